@@ -1,0 +1,9 @@
+//! Reading and writing matrices, and generating them.
+//!
+//! - [`mtx`]: Matrix Market (`.mtx`, `.mtx.gz`) reader and writer.
+//! - [`gen`]: seeded generators (stencils, Kronecker graphs, random, banded, power-law ...).
+
+pub mod gen;
+pub mod mtx;
+
+pub use mtx::{read_matrix_market, write_matrix_market};

@@ -1,0 +1,23 @@
+//! # spmv
+//!
+//! Sparse matrix–vector multiplication (y = A·x) in the storage formats of the research
+//! literature, each with its conversion from CSR, a CPU implementation and CUDA kernels,
+//! plus the tools to benchmark them against cuSPARSE and the memory-bandwidth limit.
+//!
+//! - [`matrix`]: [`Csr`], [`Coo`], the [`Scalar`] element types.
+//! - [`io`]: Matrix Market reading and writing, matrix generators.
+//! - [`reference`]: the oracle every result is checked against.
+//! - [`formats`]: the registry of storage formats.
+//! - [`gpu`]: CUDA runtime (device detection, NVRTC kernel cache, timing, cuSPARSE).
+//! - [`bench`]: the measurements behind `spmv bench`.
+
+pub mod bench;
+pub mod error;
+pub mod formats;
+pub mod gpu;
+pub mod io;
+pub mod matrix;
+pub mod reference;
+
+pub use error::{Error, Result};
+pub use matrix::{Coo, Csr, Precision, Scalar};

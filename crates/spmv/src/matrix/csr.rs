@@ -1,0 +1,188 @@
+//! Compressed sparse row storage, the hub every format converts from.
+//!
+//! ```text
+//!     | 1 . 2 |      row_ptr = [0, 2, 2, 5]      (row r is row_ptr[r]..row_ptr[r+1])
+//! A = | . . . |      col_idx = [0, 2, 0, 1, 2]
+//!     | 3 4 5 |      values  = [1, 2, 3, 4, 5]
+//! ```
+//! Row offsets are `usize` so a host matrix may hold more than 2^31 (or 2^32) entries;
+//! a GPU path that stores 32-bit offsets checks `nnz` and returns a clear error instead.
+//! Column indices are `u32`, strictly increasing within a row (no duplicates).
+
+use rayon::prelude::*;
+
+use super::{Coo, Scalar};
+use crate::error::{Error, Result};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Csr<T> {
+    nrows: usize,
+    ncols: usize,
+    row_ptr: Vec<usize>,
+    col_idx: Vec<u32>,
+    values: Vec<T>,
+}
+
+impl<T: Scalar> Csr<T> {
+    /// Builds a CSR matrix after checking every invariant: `row_ptr` has `nrows + 1`
+    /// monotone entries starting at 0 and ending at `nnz`, columns are below `ncols` and
+    /// strictly increasing within each row.
+    pub fn new_checked(
+        nrows: usize,
+        ncols: usize,
+        row_ptr: Vec<usize>,
+        col_idx: Vec<u32>,
+        values: Vec<T>,
+    ) -> Result<Self> {
+        let bad = |msg: String| Err(Error::InvalidMatrix(msg));
+        if ncols > u32::MAX as usize + 1 {
+            return bad(format!("{ncols} columns do not fit 32-bit column indices"));
+        }
+        if row_ptr.len() != nrows + 1 {
+            return bad(format!("row_ptr has {} entries, expected nrows + 1 = {}", row_ptr.len(), nrows + 1));
+        }
+        if col_idx.len() != values.len() {
+            return bad(format!("{} column indices but {} values", col_idx.len(), values.len()));
+        }
+        if row_ptr[0] != 0 || row_ptr[nrows] != col_idx.len() {
+            return bad(format!(
+                "row_ptr must run from 0 to nnz = {}, found {}..{}",
+                col_idx.len(),
+                row_ptr[0],
+                row_ptr[nrows]
+            ));
+        }
+        if let Some(r) = (0..nrows).find(|&r| row_ptr[r] > row_ptr[r + 1]) {
+            return bad(format!("row_ptr decreases at row {r}"));
+        }
+        let problem = (0..nrows).into_par_iter().find_map_first(|r| {
+            let cols = &col_idx[row_ptr[r]..row_ptr[r + 1]];
+            if let Some(&c) = cols.iter().find(|&&c| c as usize >= ncols) {
+                return Some(format!("row {r} has column {c}, beyond ncols = {ncols}"));
+            }
+            if let Some(w) = cols.windows(2).find(|w| w[0] >= w[1]) {
+                return Some(format!("row {r} has columns out of order or repeated ({} then {})", w[0], w[1]));
+            }
+            None
+        });
+        match problem {
+            Some(msg) => bad(msg),
+            None => Ok(Csr { nrows, ncols, row_ptr, col_idx, values }),
+        }
+    }
+
+    /// Builds a CSR matrix without checking.
+    ///
+    /// # Safety
+    /// The caller guarantees the invariants listed at [`Csr::new_checked`]; kernels index
+    /// `x` by column without bounds checks on the GPU, so a violation is memory-unsafe there.
+    pub unsafe fn new_unchecked(
+        nrows: usize,
+        ncols: usize,
+        row_ptr: Vec<usize>,
+        col_idx: Vec<u32>,
+        values: Vec<T>,
+    ) -> Self {
+        debug_assert_eq!(row_ptr.len(), nrows + 1);
+        debug_assert_eq!(col_idx.len(), values.len());
+        Csr { nrows, ncols, row_ptr, col_idx, values }
+    }
+
+    /// An `nrows × ncols` matrix with no entries.
+    pub fn zeros(nrows: usize, ncols: usize) -> Self {
+        Csr { nrows, ncols, row_ptr: vec![0; nrows + 1], col_idx: Vec::new(), values: Vec::new() }
+    }
+
+    pub fn nrows(&self) -> usize {
+        self.nrows
+    }
+    pub fn ncols(&self) -> usize {
+        self.ncols
+    }
+    pub fn nnz(&self) -> usize {
+        self.col_idx.len()
+    }
+    pub fn row_ptr(&self) -> &[usize] {
+        &self.row_ptr
+    }
+    pub fn col_idx(&self) -> &[u32] {
+        &self.col_idx
+    }
+    pub fn values(&self) -> &[T] {
+        &self.values
+    }
+    /// The raw parts `(nrows, ncols, row_ptr, col_idx, values)`.
+    pub fn into_parts(self) -> (usize, usize, Vec<usize>, Vec<u32>, Vec<T>) {
+        (self.nrows, self.ncols, self.row_ptr, self.col_idx, self.values)
+    }
+
+    /// Column indices and values of row `r`.
+    #[inline]
+    pub fn row(&self, r: usize) -> (&[u32], &[T]) {
+        let range = self.row_ptr[r]..self.row_ptr[r + 1];
+        (&self.col_idx[range.clone()], &self.values[range])
+    }
+    #[inline]
+    pub fn row_len(&self, r: usize) -> usize {
+        self.row_ptr[r + 1] - self.row_ptr[r]
+    }
+    pub fn max_row_len(&self) -> usize {
+        (0..self.nrows).map(|r| self.row_len(r)).max().unwrap_or(0)
+    }
+    pub fn mean_row_len(&self) -> f64 {
+        if self.nrows == 0 {
+            0.0
+        } else {
+            self.nnz() as f64 / self.nrows as f64
+        }
+    }
+
+    /// The same matrix in another precision (values rounded to nearest).
+    pub fn cast<U: Scalar>(&self) -> Csr<U> {
+        Csr {
+            nrows: self.nrows,
+            ncols: self.ncols,
+            row_ptr: self.row_ptr.clone(),
+            col_idx: self.col_idx.clone(),
+            values: self.values.par_iter().map(|v| U::from_f64(v.to_f64())).collect(),
+        }
+    }
+
+    /// Coordinate form, entries in row-major order.
+    pub fn to_coo(&self) -> Coo<T> {
+        let mut rows = Vec::with_capacity(self.nnz());
+        for r in 0..self.nrows {
+            rows.extend(std::iter::repeat_n(r as u32, self.row_len(r)));
+        }
+        // SAFETY: rows < nrows and columns < ncols by the CSR invariants.
+        unsafe { Coo::new_unchecked(self.nrows, self.ncols, rows, self.col_idx.clone(), self.values.clone()) }
+    }
+
+    /// `y = A·x` serially in the precision `T` (the simple loop; see `reference` for the oracle).
+    pub fn spmv_serial(&self, x: &[T], y: &mut [T]) {
+        assert_eq!(x.len(), self.ncols, "x has the wrong length");
+        assert_eq!(y.len(), self.nrows, "y has the wrong length");
+        for (r, yr) in y.iter_mut().enumerate() {
+            let (cols, vals) = self.row(r);
+            let mut sum = T::ZERO;
+            for (&c, &v) in cols.iter().zip(vals) {
+                sum += v * x[c as usize];
+            }
+            *yr = sum;
+        }
+    }
+
+    /// `y = A·x` with rows split over rayon's threads.
+    pub fn spmv_parallel(&self, x: &[T], y: &mut [T]) {
+        assert_eq!(x.len(), self.ncols, "x has the wrong length");
+        assert_eq!(y.len(), self.nrows, "y has the wrong length");
+        y.par_iter_mut().with_min_len(256).enumerate().for_each(|(r, yr)| {
+            let (cols, vals) = self.row(r);
+            let mut sum = T::ZERO;
+            for (&c, &v) in cols.iter().zip(vals) {
+                sum += v * x[c as usize];
+            }
+            *yr = sum;
+        });
+    }
+}

@@ -1,0 +1,9 @@
+//! Host matrix types: [`Csr`] (the hub), [`Coo`] (triplets), and the [`Scalar`] trait.
+
+mod coo;
+mod csr;
+mod scalar;
+
+pub use coo::Coo;
+pub use csr::Csr;
+pub use scalar::{Precision, Scalar};

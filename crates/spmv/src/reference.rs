@@ -1,0 +1,150 @@
+//! The oracle every SpMV path is checked against: serial CSR SpMV whose products are
+//! computed exactly (two-product with FMA) and summed with Neumaier's compensated sum in f64,
+//! so its result is correctly rounded to f64 for all practical inputs.
+//!
+//! Checking uses a bound that holds for *any* summation order (sequential, tree, atomics):
+//! a row of k terms summed in precision T with unit roundoff u has an error of at most
+//! (k + 1)·u·Σ|a_ij·x_j| (Higham, Accuracy and Stability, §3.1). A result outside
+//! (k + 2)·u·Σ|a_ij·x_j| is therefore a bug, never rounding; a missing or doubled entry, a
+//! wrong column or an unwritten output (outputs are poisoned with NaN) lands far outside.
+
+use rayon::prelude::*;
+
+use crate::matrix::{Csr, Scalar};
+
+/// The exact-as-possible product `A·x` and, per row, `Σ|a_ij·x_j|` (the scale of its error).
+#[derive(Clone, Debug)]
+pub struct Oracle {
+    pub y: Vec<f64>,
+    pub abs_sum: Vec<f64>,
+    row_len: Vec<usize>,
+}
+
+/// Neumaier's compensated accumulator.
+#[derive(Clone, Copy, Default)]
+struct Compensated {
+    sum: f64,
+    carry: f64,
+}
+
+impl Compensated {
+    #[inline]
+    fn add(&mut self, v: f64) {
+        let t = self.sum + v;
+        if self.sum.abs() >= v.abs() {
+            self.carry += (self.sum - t) + v;
+        } else {
+            self.carry += (v - t) + self.sum;
+        }
+        self.sum = t;
+    }
+    fn value(self) -> f64 {
+        self.sum + self.carry
+    }
+}
+
+/// Serial oracle for one row: exact products (value + FMA residual), compensated sum.
+fn oracle_row<T: Scalar>(cols: &[u32], vals: &[T], x: &[T]) -> (f64, f64) {
+    let mut acc = Compensated::default();
+    let mut abs = 0.0f64;
+    for (&c, &v) in cols.iter().zip(vals) {
+        let (a, b) = (v.to_f64(), x[c as usize].to_f64());
+        let p = a * b;
+        acc.add(p);
+        acc.add(a.mul_add(b, -p));
+        abs += p.abs();
+    }
+    (acc.value(), abs)
+}
+
+impl Oracle {
+    /// Computes the oracle serially, row by row (the reference definition).
+    pub fn serial<T: Scalar>(a: &Csr<T>, x: &[T]) -> Self {
+        assert_eq!(x.len(), a.ncols(), "x has the wrong length");
+        let (y, abs_sum) = (0..a.nrows()).map(|r| {
+            let (c, v) = a.row(r);
+            oracle_row(c, v, x)
+        }).unzip();
+        Oracle { y, abs_sum, row_len: (0..a.nrows()).map(|r| a.row_len(r)).collect() }
+    }
+
+    /// The same numbers as [`Oracle::serial`], rows computed in parallel (each row is still
+    /// summed serially, so the result is bit-identical).
+    pub fn new<T: Scalar>(a: &Csr<T>, x: &[T]) -> Self {
+        assert_eq!(x.len(), a.ncols(), "x has the wrong length");
+        let (y, abs_sum) = (0..a.nrows()).into_par_iter().map(|r| {
+            let (c, v) = a.row(r);
+            oracle_row(c, v, x)
+        }).unzip();
+        Oracle { y, abs_sum, row_len: (0..a.nrows()).into_par_iter().map(|r| a.row_len(r)).collect() }
+    }
+
+    /// Compares a computed `y` (precision `T`) with the oracle.
+    pub fn check<T: Scalar>(&self, y: &[T]) -> Check {
+        assert_eq!(y.len(), self.y.len(), "y has the wrong length");
+        let u = T::UNIT_ROUNDOFF;
+        let per_row = |r: usize| {
+            let err = (y[r].to_f64() - self.y[r]).abs();
+            let bound = (self.row_len[r] as f64 + 2.0) * u * self.abs_sum[r];
+            // NaN compares false, so a poisoned or NaN output fails here.
+            let ok = err <= bound;
+            let rel = if err == 0.0 {
+                0.0
+            } else if self.abs_sum[r] > 0.0 {
+                err / self.abs_sum[r]
+            } else {
+                f64::INFINITY
+            };
+            (ok, if rel.is_nan() { f64::INFINITY } else { rel }, r)
+        };
+        let (failures, max_rel, worst) = (0..y.len())
+            .into_par_iter()
+            .map(per_row)
+            .fold(
+                || (0usize, 0.0f64, None),
+                |(f, m, w), (ok, rel, r)| {
+                    let f = f + usize::from(!ok);
+                    if rel > m || (!ok && w.is_none()) { (f, rel.max(m), Some(r)) } else { (f, m, w) }
+                },
+            )
+            .reduce(
+                || (0, 0.0, None),
+                |a, b| {
+                    let worst = if b.1 > a.1 || a.2.is_none() { b.2.or(a.2) } else { a.2 };
+                    (a.0 + b.0, a.1.max(b.1), worst)
+                },
+            );
+        Check { max_rel_error: max_rel, failed_rows: failures, worst_row: worst }
+    }
+}
+
+/// The outcome of comparing one result with the oracle.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct Check {
+    /// max over rows of |y − y_oracle| / Σ|a_ij·x_j| (∞ for a wrong value in an all-zero row).
+    pub max_rel_error: f64,
+    /// Rows outside the rounding bound (k + 2)·u·Σ|a_ij·x_j|.
+    pub failed_rows: usize,
+    /// The row with the largest relative error (or the first failing row).
+    pub worst_row: Option<usize>,
+}
+
+impl Check {
+    pub fn passed(&self) -> bool {
+        self.failed_rows == 0
+    }
+}
+
+/// A reproducible test vector x with entries in [-1, 1) that are exact in f32 and f64.
+pub fn test_vector<T: Scalar>(n: usize) -> Vec<T> {
+    (0..n)
+        .map(|i| {
+            // splitmix64 of the index, top 24 bits: exact in both precisions.
+            let mut z = (i as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            T::from_f64((z >> 40) as f64 / (1u64 << 23) as f64 - 1.0)
+        })
+        .collect()
+}
