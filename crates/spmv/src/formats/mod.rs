@@ -1,1 +1,164 @@
-//! Storage formats.
+//! The registry of storage formats.
+//!
+//! A format is one folder (`formats/<name>/`): its layout doc, conversion from CSR,
+//! statistics, CPU SpMV, CUDA kernels and launch code. It implements [`SpmvFormat`] (the
+//! host side) and returns a [`DeviceSpmv`] from `upload` (the device side). This file is the
+//! only place that lists every format: adding one is a folder plus one line in [`registry`].
+
+pub mod csr;
+pub mod cusparse;
+
+use std::sync::Arc;
+
+use cudarc::driver::CudaSlice;
+
+use crate::error::{Error, Result};
+use crate::gpu::{Gpu, KernelModule};
+use crate::matrix::{Csr, Scalar};
+
+/// What a format reports about its storage, beside its kernel time.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct FormatStats {
+    /// Bytes of the format's arrays as stored on the device (x and y not included).
+    pub bytes: usize,
+    /// Matrix entries (nnz of the CSR it was built from).
+    pub nnz: usize,
+    /// Stored value slots, padding included.
+    pub stored: usize,
+    pub max_row_len: usize,
+    pub mean_row_len: f64,
+    /// Format-specific figures (block balance, slice count ...), name and value.
+    pub extra: Vec<(String, f64)>,
+}
+
+impl FormatStats {
+    /// Explicit zeros added by the format.
+    pub fn padded_zeros(&self) -> usize {
+        self.stored.saturating_sub(self.nnz)
+    }
+    /// stored / nnz (1.0 for formats without padding).
+    pub fn padding_ratio(&self) -> f64 {
+        if self.nnz == 0 {
+            1.0
+        } else {
+            self.stored as f64 / self.nnz as f64
+        }
+    }
+    /// The common figures of a matrix stored without padding in `bytes` bytes.
+    pub fn unpadded<T: Scalar>(a: &Csr<T>, bytes: usize) -> Self {
+        FormatStats {
+            bytes,
+            nnz: a.nnz(),
+            stored: a.nnz(),
+            max_row_len: a.max_row_len(),
+            mean_row_len: a.mean_row_len(),
+            extra: Vec::new(),
+        }
+    }
+}
+
+/// A matrix held in one storage format on the host.
+pub trait SpmvFormat<T: Scalar>: Send + Sync {
+    fn nrows(&self) -> usize;
+    fn ncols(&self) -> usize;
+    fn stats(&self) -> FormatStats;
+    /// `y = A·x` on the CPU with the format's own algorithm.
+    fn spmv_cpu(&self, x: &[T], y: &mut [T]);
+    /// Copies the format to the device and prepares its kernels.
+    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceSpmv<T>>>;
+}
+
+/// A matrix on the device, ready for `y = A·x`.
+pub trait DeviceSpmv<T: Scalar> {
+    /// Launches `y = A·x` on the GPU's stream (asynchronous). `x` has `ncols` entries and
+    /// `y` has `nrows`; every entry of `y` is written.
+    fn spmv(&self, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()>;
+    /// Device bytes of the format's arrays and any workspace it keeps.
+    fn device_bytes(&self) -> usize;
+}
+
+/// Builds a format from a CSR matrix.
+pub type Builder<T> = fn(&Csr<T>) -> Result<Box<dyn SpmvFormat<T>>>;
+
+/// A registered format: its name, a one-line description, its kernels and its builder.
+pub struct FormatInfo<T: Scalar> {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// CUDA C modules of the format (empty for library-backed formats such as cuSPARSE).
+    pub kernels: &'static [KernelModule],
+    pub build: Builder<T>,
+}
+
+/// Every format, in the order `spmv formats` and `spmv bench --formats all` list them.
+pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
+    vec![
+        FormatInfo {
+            name: "csr-scalar",
+            description: "CSR, one thread per row (the classic baseline)",
+            kernels: &[csr::KERNELS],
+            build: |a| Ok(Box::new(csr::CsrFormat::new(a, csr::CsrKernel::Scalar))),
+        },
+        FormatInfo {
+            name: "csr-vector",
+            description: "CSR, 2-32 lanes per row chosen from the mean row length, shuffle reduction",
+            kernels: &[csr::KERNELS],
+            build: |a| Ok(Box::new(csr::CsrFormat::new(a, csr::CsrKernel::Vector))),
+        },
+        FormatInfo {
+            name: "cusparse-alg1",
+            description: "cuSPARSE generic SpMV on CSR, CUSPARSE_SPMV_CSR_ALG1 (with preprocess)",
+            kernels: &[],
+            build: |a| Ok(Box::new(cusparse::Cusparse::new(a, cusparse::Algorithm::Alg1))),
+        },
+        FormatInfo {
+            name: "cusparse-alg2",
+            description: "cuSPARSE generic SpMV on CSR, CUSPARSE_SPMV_CSR_ALG2 (deterministic, with preprocess)",
+            kernels: &[],
+            build: |a| Ok(Box::new(cusparse::Cusparse::new(a, cusparse::Algorithm::Alg2))),
+        },
+    ]
+}
+
+/// The registered format called `name`, or an error listing the valid names.
+pub fn find<T: Scalar>(name: &str) -> Result<FormatInfo<T>> {
+    let all = registry::<T>();
+    let names: Vec<&str> = all.iter().map(|f| f.name).collect();
+    all.into_iter().find(|f| f.name.eq_ignore_ascii_case(name)).ok_or_else(|| {
+        Error::Unsupported(format!("unknown format '{name}'; known formats: {}", names.join(", ")))
+    })
+}
+
+/// Every distinct kernel module of the registry plus the runtime's own: what CI compiles.
+pub fn all_kernel_modules() -> Vec<KernelModule> {
+    let mut modules = vec![crate::gpu::jit::UTIL_MODULE];
+    for info in registry::<f64>() {
+        for m in info.kernels {
+            if !modules.iter().any(|k| k.name == m.name) {
+                modules.push(*m);
+            }
+        }
+    }
+    modules
+}
+
+/// Device row offsets are 32-bit in this project's kernels: check that `nnz` fits.
+pub(crate) fn offsets_u32<T: Scalar>(format: &'static str, a: &Csr<T>) -> Result<Vec<u32>> {
+    if a.nnz() > u32::MAX as usize {
+        return Err(Error::format(
+            format,
+            format!("{} entries exceed the 2^32 - 1 that 32-bit device row offsets can address", a.nnz()),
+        ));
+    }
+    Ok(a.row_ptr().iter().map(|&p| p as u32).collect())
+}
+
+/// Checks that `x` and `y` have the lengths of an `nrows × ncols` matrix.
+pub(crate) fn check_vectors<T>(format: &'static str, nrows: usize, ncols: usize, x: &CudaSlice<T>, y: &CudaSlice<T>) -> Result<()> {
+    if x.len() != ncols || y.len() != nrows {
+        return Err(Error::format(
+            format,
+            format!("vectors of length x = {}, y = {} given for a {nrows} x {ncols} matrix", x.len(), y.len()),
+        ));
+    }
+    Ok(())
+}

@@ -1,1 +1,203 @@
-//! GPU runtime.
+//! The CUDA runtime: device detection that never panics, the NVRTC kernel cache, device
+//! buffers, event timing and the cuSPARSE handle.
+//!
+//! Everything goes through one [`Gpu`]: one context, one stream (so buffers need no
+//! cross-stream event tracking, which cudarc would otherwise record around every launch).
+
+pub mod cusparse;
+pub mod jit;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::{
+    self, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
+    ValidAsZeroBits,
+};
+
+pub use jit::KernelModule;
+
+use crate::error::{Error, Result};
+use crate::matrix::Scalar;
+
+impl From<driver::DriverError> for Error {
+    fn from(e: driver::DriverError) -> Self {
+        Error::Cuda(e.to_string())
+    }
+}
+
+/// One CUDA device with its context, stream and compiled modules.
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    name: String,
+    arch: &'static str,
+    multiprocessors: usize,
+    l2_bytes: usize,
+    total_memory: usize,
+    modules: Mutex<HashMap<&'static str, Arc<CudaModule>>>,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Gpu({}, {})", self.name, self.arch)
+    }
+}
+
+/// Whether the CUDA driver library can be loaded (cudarc panics on first use otherwise).
+pub fn driver_available() -> bool {
+    // SAFETY: only tries to dlopen the library.
+    unsafe { driver::sys::is_culib_present() }
+}
+
+impl Gpu {
+    /// Opens device `ordinal`. Returns [`Error::NoGpu`] (never panics) when the driver or
+    /// NVRTC library is missing, no device exists, or the driver fails to initialise.
+    pub fn new(ordinal: usize) -> Result<Arc<Gpu>> {
+        if !driver_available() {
+            return Err(Error::NoGpu("the CUDA driver library (libcuda.so) was not found".into()));
+        }
+        if !jit::nvrtc_available() {
+            return Err(Error::NoGpu(
+                "the NVRTC library (libnvrtc.so.13) was not found; put its folder on LD_LIBRARY_PATH".into(),
+            ));
+        }
+        let count = CudaContext::device_count().map_err(|e| Error::NoGpu(format!("CUDA driver: {e}")))?;
+        if ordinal >= count.max(0) as usize {
+            return Err(Error::NoGpu(format!("device {ordinal} requested, {count} CUDA device(s) present")));
+        }
+        let ctx = CudaContext::new(ordinal).map_err(|e| Error::NoGpu(format!("cannot create a context: {e}")))?;
+        // SAFETY: the library uses a single stream, so no cross-stream synchronisation is needed.
+        unsafe { ctx.disable_event_tracking() };
+        let (major, minor) = ctx.compute_capability()?;
+        use driver::sys::CUdevice_attribute as A;
+        let gpu = Gpu {
+            stream: ctx.default_stream(),
+            name: ctx.name()?,
+            arch: jit::arch_name(major, minor),
+            multiprocessors: ctx.attribute(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as usize,
+            l2_bytes: ctx.attribute(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as usize,
+            total_memory: ctx.total_mem()?,
+            modules: Mutex::new(HashMap::new()),
+            ctx,
+        };
+        Ok(Arc::new(gpu))
+    }
+
+    /// The first device, or why there is none.
+    pub fn detect() -> Result<Arc<Gpu>> {
+        Self::new(0)
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// NVRTC architecture of this device, e.g. "sm_90".
+    pub fn arch(&self) -> &'static str {
+        self.arch
+    }
+    pub fn multiprocessors(&self) -> usize {
+        self.multiprocessors
+    }
+    pub fn l2_bytes(&self) -> usize {
+        self.l2_bytes
+    }
+    pub fn total_memory(&self) -> usize {
+        self.total_memory
+    }
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// Loads (compiling on first use) `module` and returns its kernel `name`.
+    pub fn function(&self, module: &KernelModule, name: &str) -> Result<CudaFunction> {
+        let loaded = {
+            let mut modules = self.modules.lock().unwrap_or_else(|p| p.into_inner());
+            match modules.get(module.name) {
+                Some(m) => m.clone(),
+                None => {
+                    let ptx = jit::compile(module, self.arch)?;
+                    let m = self.ctx.load_module(ptx)?;
+                    modules.insert(module.name, m.clone());
+                    m
+                }
+            }
+        };
+        loaded
+            .load_function(name)
+            .map_err(|e| Error::Cuda(format!("kernel '{name}' in module '{}': {e}", module.name)))
+    }
+
+    /// A zeroed device buffer; an allocation failure says how much was asked.
+    pub fn alloc<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<CudaSlice<T>> {
+        self.stream.alloc_zeros(len).map_err(|e| self.alloc_error(len * std::mem::size_of::<T>(), e))
+    }
+
+    /// Copies a host slice to a new device buffer.
+    pub fn upload<T: DeviceRepr>(&self, host: &[T]) -> Result<CudaSlice<T>> {
+        self.stream.clone_htod(host).map_err(|e| self.alloc_error(std::mem::size_of_val(host), e))
+    }
+
+    /// Copies a device buffer back to the host (waits for the stream).
+    pub fn download<T: DeviceRepr>(&self, dev: &CudaSlice<T>) -> Result<Vec<T>> {
+        Ok(self.stream.clone_dtoh(dev)?)
+    }
+
+    /// Sets every element of `dst` to `value` (used to poison outputs with NaN).
+    pub fn fill<T: Scalar>(&self, dst: &mut CudaSlice<T>, value: T) -> Result<()> {
+        let n = dst.len() as u64;
+        if n == 0 {
+            return Ok(());
+        }
+        let f = self.function(&jit::UTIL_MODULE, &format!("fill_{}", T::SUFFIX))?;
+        let blocks = n.div_ceil(256).min(65_536) as u32;
+        let mut launch = self.stream.launch_builder(&f);
+        launch.arg(dst).arg(&value).arg(&n);
+        // SAFETY: fill_<T>(T*, T, u64) matches the arguments; grid-stride loop stays in bounds.
+        unsafe { launch.launch(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }?;
+        Ok(())
+    }
+
+    pub fn synchronize(&self) -> Result<()> {
+        Ok(self.stream.synchronize()?)
+    }
+
+    /// Runs `launch` `warmup` times untimed, then `reps` times each between two CUDA events;
+    /// returns each repetition's time in milliseconds.
+    pub fn time(&self, warmup: usize, reps: usize, mut launch: impl FnMut() -> Result<()>) -> Result<Vec<f64>> {
+        for _ in 0..warmup {
+            launch()?;
+        }
+        let flags = Some(driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let events: Vec<_> = (0..2 * reps).map(|_| self.ctx.new_event(flags)).collect::<Result<_, _>>()?;
+        for pair in events.chunks(2) {
+            pair[0].record(&self.stream)?;
+            launch()?;
+            pair[1].record(&self.stream)?;
+        }
+        self.synchronize()?;
+        events.chunks(2).map(|p| Ok(p[0].elapsed_ms(&p[1])? as f64)).collect()
+    }
+
+    fn alloc_error(&self, bytes: usize, e: driver::DriverError) -> Error {
+        let free = self.ctx.mem_get_info().map(|(free, _)| free).unwrap_or(0);
+        Error::Cuda(format!(
+            "allocating {:.1} MiB on {} failed ({e}); {:.1} MiB free",
+            bytes as f64 / 1048576.0,
+            self.name,
+            free as f64 / 1048576.0
+        ))
+    }
+}
+
+/// A launch configuration of `threads` threads in blocks of `block` threads, one dimension.
+pub fn grid_for(threads: u64, block: u32) -> Result<LaunchConfig> {
+    let blocks = threads.div_ceil(block as u64).max(1);
+    if blocks > i32::MAX as u64 {
+        return Err(Error::Cuda(format!("{threads} threads exceed the grid limit")));
+    }
+    Ok(LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 })
+}

@@ -1,0 +1,21 @@
+// Helpers shared by every kernel module; prepended to each module's source before NVRTC.
+#pragma once
+
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+// Sum `v` over groups of `width` consecutive lanes (width a power of two <= 32); the
+// group's first lane gets the total.
+template <typename T>
+__device__ __forceinline__ T group_sum(T v, int width) {
+    for (int offset = width / 2; offset > 0; offset /= 2) {
+        v += __shfl_down_sync(0xffffffffu, v, offset, width);
+    }
+    return v;
+}
+
+// Read-only load through the non-coherent cache (x is gathered, never written).
+template <typename T>
+__device__ __forceinline__ T load_ro(const T* p) {
+    return __ldg(p);
+}

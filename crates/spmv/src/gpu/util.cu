@@ -1,0 +1,19 @@
+// Utility kernels of the runtime: the copy kernel that measures the bandwidth roofline,
+// and a fill kernel used to poison outputs before a run.
+
+// 16-byte vectorised copy, grid-stride: n16 = number of 16-byte words.
+extern "C" __global__ void copy_16b(const uint4* __restrict__ src, uint4* __restrict__ dst, u64 n16) {
+    u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n16; i += stride) {
+        dst[i] = src[i];
+    }
+}
+
+#define FILL(T, S)                                                                  \
+    extern "C" __global__ void fill_##S(T* __restrict__ dst, T value, u64 n) {      \
+        u64 stride = (u64)gridDim.x * blockDim.x;                                   \
+        for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) \
+            dst[i] = value;                                                         \
+    }
+FILL(double, f64)
+FILL(float, f32)

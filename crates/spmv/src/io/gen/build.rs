@@ -1,0 +1,102 @@
+//! Shared machinery: argument checks and a parallel two-pass CSR builder.
+
+use rayon::prelude::*;
+
+use crate::{Csr, Error, Result, Scalar};
+
+/// Largest row or column count: indices must fit `u32`.
+pub(crate) const MAX_DIM: u64 = 1 << 32;
+
+/// Largest number of entries a generator agrees to produce (about 800 GB in f64 CSR);
+/// beyond it the request is taken for a typo rather than run into an allocation abort.
+pub(crate) const MAX_NNZ: u64 = 1 << 36;
+
+pub(crate) fn err<T>(msg: impl Into<String>) -> Result<T> {
+    Err(Error::Generator(msg.into()))
+}
+
+/// `what` (a row or column count) must fit 32-bit indices.
+pub(crate) fn check_dim(family: &str, what: &str, n: u64) -> Result<()> {
+    if n > MAX_DIM {
+        return err(format!("{family}: {what} = {n} is too large for 32-bit indices (at most 2^32 = {MAX_DIM})"));
+    }
+    Ok(())
+}
+
+/// The (expected) entry count must stay below [`MAX_NNZ`].
+pub(crate) fn check_nnz(family: &str, nnz: f64) -> Result<()> {
+    if !(nnz <= MAX_NNZ as f64) {
+        return err(format!(
+            "{family}: would produce about {nnz:.3e} entries, more than the limit of 2^36 = {MAX_NNZ}"
+        ));
+    }
+    Ok(())
+}
+
+/// A finite, non-negative mean row length.
+pub(crate) fn check_mean(family: &str, mean: f64) -> Result<()> {
+    if !(mean.is_finite() && mean >= 0.0) {
+        return err(format!("{family}: mean row length must be a finite number >= 0, got {mean}"));
+    }
+    Ok(())
+}
+
+/// Rows per parallel task.
+const BLOCK: usize = 2048;
+
+/// Builds an `nrows × ncols` CSR matrix row by row, in parallel and in two passes: `len(r)`
+/// gives the length of row `r`, then `fill(r, scratch, cols, vals)` writes exactly that many
+/// strictly increasing columns below `ncols` and their values. `scratch` is a buffer the
+/// fill may reuse between rows of one task. Both closures must be pure functions of `r`,
+/// so the result is independent of the thread count.
+pub(crate) fn build_rows<T, L, F>(nrows: usize, ncols: usize, len: L, fill: F) -> Csr<T>
+where
+    T: Scalar,
+    L: Fn(usize) -> usize + Sync,
+    F: Fn(usize, &mut Vec<u32>, &mut [u32], &mut [T]) + Sync,
+{
+    let lens: Vec<usize> = (0..nrows).into_par_iter().with_min_len(BLOCK).map(&len).collect();
+    let mut row_ptr = Vec::with_capacity(nrows + 1);
+    row_ptr.push(0usize);
+    let mut total = 0usize;
+    for &l in &lens {
+        total += l;
+        row_ptr.push(total);
+    }
+    drop(lens);
+    let mut col_idx = vec![0u32; total];
+    let mut values = vec![T::ZERO; total];
+    {
+        // Split the arrays at block boundaries, one task per block of rows.
+        let mut tasks = Vec::with_capacity(nrows.div_ceil(BLOCK));
+        let (mut cols_rest, mut vals_rest) = (col_idx.as_mut_slice(), values.as_mut_slice());
+        let mut start = 0;
+        while start < nrows {
+            let end = (start + BLOCK).min(nrows);
+            let n = row_ptr[end] - row_ptr[start];
+            let (c, cr) = cols_rest.split_at_mut(n);
+            let (v, vr) = vals_rest.split_at_mut(n);
+            tasks.push((start, end, c, v));
+            cols_rest = cr;
+            vals_rest = vr;
+            start = end;
+        }
+        let row_ptr = &row_ptr;
+        tasks.into_par_iter().with_max_len(1).for_each_init(Vec::new, |scratch, (start, end, mut c, mut v)| {
+            for r in start..end {
+                let n = row_ptr[r + 1] - row_ptr[r];
+                let (rc, cr) = std::mem::take(&mut c).split_at_mut(n);
+                let (rv, vr) = std::mem::take(&mut v).split_at_mut(n);
+                fill(r, scratch, rc, rv);
+                debug_assert!(rc.windows(2).all(|w| w[0] < w[1]), "row {r} not strictly increasing");
+                debug_assert!(rc.iter().all(|&x| (x as usize) < ncols), "row {r} out of bounds");
+                c = cr;
+                v = vr;
+            }
+        });
+    }
+    // SAFETY: row_ptr is the prefix sum of the row lengths; every fill writes strictly
+    // increasing columns below ncols (the generators' contract, checked in debug builds
+    // and by the tests through `Csr::new_checked`).
+    unsafe { Csr::new_unchecked(nrows, ncols, row_ptr, col_idx, values) }
+}
