@@ -1,1 +1,300 @@
-//! Benchmarks.
+//! The measurements behind `spmv bench`: per matrix × format, conversion time, device
+//! bytes, median and minimum kernel time, GFLOPS, effective bandwidth against the copy
+//! roofline measured in the same run, and the error against the oracle.
+
+pub mod inputs;
+pub mod report;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use cudarc::driver::PushKernelArg;
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::formats::{FormatInfo, FormatStats};
+use crate::gpu::{grid_for, jit, Gpu};
+use crate::matrix::{Csr, Precision, Scalar};
+use crate::reference::{test_vector, Check, Oracle};
+
+/// Where the kernels run.
+#[derive(Clone, Debug)]
+pub enum Backend {
+    Gpu(Arc<Gpu>),
+    Cpu,
+}
+
+/// How to measure.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub warmup: usize,
+    pub reps: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings { warmup: 10, reps: 100 }
+    }
+}
+
+/// The machine a report was measured on, and its copy roofline.
+#[derive(Clone, Debug, Serialize)]
+pub struct Machine {
+    /// "gpu" or "cpu".
+    pub backend: String,
+    pub name: String,
+    /// NVRTC architecture (e.g. "sm_90"); empty on the CPU.
+    pub arch: String,
+    pub multiprocessors: usize,
+    pub l2_bytes: usize,
+    /// Copy bandwidth (bytes read + written per second, in GB/s) measured in this run.
+    pub copy_gbs: f64,
+    /// Buffer size of that measurement, per side.
+    pub copy_bytes: usize,
+}
+
+/// One matrix × format × precision.
+#[derive(Clone, Debug, Serialize)]
+pub struct Measurement {
+    pub matrix: String,
+    pub format: String,
+    pub precision: Precision,
+    pub nrows: usize,
+    pub ncols: usize,
+    pub nnz: usize,
+    /// "ok", "wrong" (outside the rounding bound), "unsupported" (the format declined the
+    /// matrix, see `error`) or "error" (a CUDA or other failure, see `error`).
+    pub status: String,
+    pub error: Option<String>,
+    /// Host time of the conversion from CSR, in milliseconds.
+    pub convert_ms: f64,
+    /// Host-to-device upload (and preprocessing) time, in milliseconds (GPU only).
+    pub upload_ms: Option<f64>,
+    /// The format's device bytes (including any workspace).
+    pub format_bytes: usize,
+    pub median_ms: f64,
+    pub min_ms: f64,
+    /// 2·nnz / median time, in GFLOP/s.
+    pub gflops: f64,
+    /// (format bytes + x + y) / median time, in GB/s.
+    pub effective_gbs: f64,
+    /// effective_gbs / the machine's copy bandwidth.
+    pub roofline_fraction: f64,
+    /// Format bytes + x + y fit in the L2 cache: repeated runs measure the cache.
+    pub l2_resident: bool,
+    pub max_rel_error: f64,
+    pub failed_rows: usize,
+    pub stats: FormatStats,
+}
+
+impl Measurement {
+    fn new<T: Scalar>(matrix: &str, format: &str, a: &Csr<T>) -> Self {
+        Measurement {
+            matrix: matrix.to_string(),
+            format: format.to_string(),
+            precision: T::PRECISION,
+            nrows: a.nrows(),
+            ncols: a.ncols(),
+            nnz: a.nnz(),
+            status: "error".into(),
+            error: None,
+            convert_ms: 0.0,
+            upload_ms: None,
+            format_bytes: 0,
+            median_ms: f64::NAN,
+            min_ms: f64::NAN,
+            gflops: f64::NAN,
+            effective_gbs: f64::NAN,
+            roofline_fraction: f64::NAN,
+            l2_resident: false,
+            max_rel_error: f64::NAN,
+            failed_rows: 0,
+            stats: FormatStats::default(),
+        }
+    }
+    /// Did this row find a wrong result or fail to run?
+    pub fn failed(&self) -> bool {
+        self.status == "wrong" || self.status == "error"
+    }
+}
+
+/// Median and minimum of a sample.
+pub fn median_min(times: &mut [f64]) -> (f64, f64) {
+    if times.is_empty() {
+        return (f64::NAN, f64::NAN);
+    }
+    times.sort_by(|a, b| a.total_cmp(b));
+    let n = times.len();
+    let median = if n % 2 == 1 { times[n / 2] } else { 0.5 * (times[n / 2 - 1] + times[n / 2]) };
+    (median, times[0])
+}
+
+impl Backend {
+    /// Measures this machine's copy bandwidth (read + write bytes per second) with a
+    /// 16-byte vectorised copy kernel on the GPU, or a parallel memcpy on the CPU.
+    pub fn machine(&self, settings: &Settings) -> Result<Machine> {
+        match self {
+            Backend::Gpu(gpu) => {
+                let bytes = (1usize << 30).min(gpu.total_memory() / 8);
+                let n16 = (bytes / 16) as u64;
+                let src = gpu.alloc::<u8>(bytes)?;
+                let mut dst = gpu.alloc::<u8>(bytes)?;
+                let f = gpu.function(&jit::UTIL_MODULE, "copy_16b")?;
+                let cfg = grid_for(gpu.multiprocessors() as u64 * 2048, 256)?;
+                let mut times = gpu.time(settings.warmup.max(3), settings.reps.clamp(10, 50), || {
+                    let mut launch = gpu.stream().launch_builder(&f);
+                    launch.arg(&src).arg(&mut dst).arg(&n16);
+                    // SAFETY: copy_16b(const uint4*, uint4*, u64 n16); both buffers hold n16·16 bytes.
+                    unsafe { launch.launch(cfg) }?;
+                    Ok(())
+                })?;
+                let (median, _) = median_min(&mut times);
+                Ok(Machine {
+                    backend: "gpu".into(),
+                    name: gpu.name().to_string(),
+                    arch: gpu.arch().to_string(),
+                    multiprocessors: gpu.multiprocessors(),
+                    l2_bytes: gpu.l2_bytes(),
+                    copy_gbs: 2.0 * bytes as f64 / (median * 1e-3) / 1e9,
+                    copy_bytes: bytes,
+                })
+            }
+            Backend::Cpu => {
+                let bytes = 256usize << 20;
+                let src = vec![1u8; bytes];
+                let mut dst = vec![0u8; bytes];
+                let mut times: Vec<f64> = (0..settings.reps.clamp(5, 20))
+                    .map(|_| {
+                        let t = Instant::now();
+                        dst.par_chunks_mut(1 << 20).zip(src.par_chunks(1 << 20)).for_each(|(d, s)| d.copy_from_slice(s));
+                        t.elapsed().as_secs_f64() * 1e3
+                    })
+                    .collect();
+                std::hint::black_box(&dst);
+                let (median, _) = median_min(&mut times);
+                Ok(Machine {
+                    backend: "cpu".into(),
+                    name: format!("CPU ({} threads)", rayon::current_num_threads()),
+                    arch: String::new(),
+                    multiprocessors: rayon::current_num_threads(),
+                    l2_bytes: 0,
+                    copy_gbs: 2.0 * bytes as f64 / (median * 1e-3) / 1e9,
+                    copy_bytes: bytes,
+                })
+            }
+        }
+    }
+
+    /// Benchmarks one matrix in every given format. `x` is [`test_vector`]; each result is
+    /// checked against the oracle after poisoning the output with NaN.
+    pub fn run_matrix<T: Scalar>(
+        &self,
+        name: &str,
+        a: &Csr<T>,
+        formats: &[FormatInfo<T>],
+        settings: &Settings,
+        machine: &Machine,
+        mut progress: impl FnMut(&Measurement),
+    ) -> Vec<Measurement> {
+        let x = test_vector::<T>(a.ncols());
+        let oracle = Oracle::new(a, &x);
+        let mut out = Vec::with_capacity(formats.len());
+        for info in formats {
+            let mut m = Measurement::new(name, info.name, a);
+            let t = Instant::now();
+            match (info.build)(a) {
+                Err(e) => {
+                    m.status = if matches!(e, crate::Error::Format { .. } | crate::Error::Unsupported(_)) {
+                        "unsupported".into()
+                    } else {
+                        "error".into()
+                    };
+                    m.error = Some(e.to_string());
+                }
+                Ok(format) => {
+                    m.convert_ms = t.elapsed().as_secs_f64() * 1e3;
+                    m.stats = format.stats();
+                    let result = match self {
+                        Backend::Gpu(gpu) => measure_gpu(gpu, format.as_ref(), &x, &oracle, settings, &mut m),
+                        Backend::Cpu => measure_cpu(format.as_ref(), &x, &oracle, settings, &mut m),
+                    };
+                    if let Err(e) = result {
+                        m.status = "error".into();
+                        m.error = Some(e.to_string());
+                    } else {
+                        let moved = (m.format_bytes + (a.nrows() + a.ncols()) * std::mem::size_of::<T>()) as f64;
+                        m.gflops = 2.0 * a.nnz() as f64 / (m.median_ms * 1e-3) / 1e9;
+                        m.effective_gbs = moved / (m.median_ms * 1e-3) / 1e9;
+                        m.roofline_fraction = m.effective_gbs / machine.copy_gbs;
+                        m.l2_resident = machine.l2_bytes > 0 && moved <= machine.l2_bytes as f64;
+                    }
+                }
+            }
+            progress(&m);
+            out.push(m);
+        }
+        out
+    }
+}
+
+fn record_check(m: &mut Measurement, check: Check) {
+    m.max_rel_error = check.max_rel_error;
+    m.failed_rows = check.failed_rows;
+    m.status = if check.passed() { "ok".into() } else { "wrong".into() };
+    if !check.passed() {
+        m.error = Some(format!(
+            "{} row(s) outside the rounding bound; worst row {:?}",
+            check.failed_rows, check.worst_row
+        ));
+    }
+}
+
+fn measure_gpu<T: Scalar>(
+    gpu: &Arc<Gpu>,
+    format: &dyn crate::formats::SpmvFormat<T>,
+    x: &[T],
+    oracle: &Oracle,
+    settings: &Settings,
+    m: &mut Measurement,
+) -> Result<()> {
+    let t = Instant::now();
+    let device = format.upload(gpu)?;
+    gpu.synchronize()?;
+    m.upload_ms = Some(t.elapsed().as_secs_f64() * 1e3);
+    m.format_bytes = device.device_bytes();
+    let x_dev = gpu.upload(x)?;
+    let mut y_dev = gpu.alloc::<T>(format.nrows())?;
+    gpu.fill(&mut y_dev, T::nan())?;
+    device.spmv(&x_dev, &mut y_dev)?;
+    let y = gpu.download(&y_dev)?;
+    record_check(m, oracle.check(&y));
+    let mut times = gpu.time(settings.warmup, settings.reps, || device.spmv(&x_dev, &mut y_dev))?;
+    (m.median_ms, m.min_ms) = median_min(&mut times);
+    Ok(())
+}
+
+fn measure_cpu<T: Scalar>(
+    format: &dyn crate::formats::SpmvFormat<T>,
+    x: &[T],
+    oracle: &Oracle,
+    settings: &Settings,
+    m: &mut Measurement,
+) -> Result<()> {
+    m.format_bytes = m.stats.bytes;
+    let mut y = vec![T::nan(); format.nrows()];
+    format.spmv_cpu(x, &mut y);
+    record_check(m, oracle.check(&y));
+    for _ in 0..settings.warmup.min(3) {
+        format.spmv_cpu(x, &mut y);
+    }
+    let mut times: Vec<f64> = (0..settings.reps)
+        .map(|_| {
+            let t = Instant::now();
+            format.spmv_cpu(x, &mut y);
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    (m.median_ms, m.min_ms) = median_min(&mut times);
+    Ok(())
+}

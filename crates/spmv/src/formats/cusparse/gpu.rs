@@ -16,6 +16,7 @@ use crate::matrix::{Csr, Precision, Scalar};
 pub struct DeviceCusparse<T> {
     gpu: Arc<Gpu>,
     handle: Handle,
+    /// Null for a matrix with a zero dimension.
     matrix: sys::cusparseSpMatDescr_t,
     algorithm: sys::cusparseSpMVAlg_t,
     value_type: sys::cudaDataType,
@@ -76,25 +77,29 @@ impl<T: Scalar> DeviceCusparse<T> {
             Algorithm::Alg2 => sys::cusparseSpMVAlg_t::CUSPARSE_SPMV_CSR_ALG2,
         };
         let mut matrix = std::ptr::null_mut();
-        // SAFETY: the arrays are live device allocations of the sizes given.
-        check(
-            unsafe {
-                sys::cusparseCreateCsr(
-                    &mut matrix,
-                    a.nrows() as i64,
-                    a.ncols() as i64,
-                    a.nnz() as i64,
-                    ptr(&row_ptr, gpu),
-                    ptr(&col_idx, gpu),
-                    ptr(&values, gpu),
-                    sys::cusparseIndexType_t::CUSPARSE_INDEX_32I,
-                    sys::cusparseIndexType_t::CUSPARSE_INDEX_32I,
-                    sys::cusparseIndexBase_t::CUSPARSE_INDEX_BASE_ZERO,
-                    value_type,
-                )
-            },
-            "cusparseCreateCsr",
-        )?;
+        // cuSPARSE rejects a zero dimension: such a matrix keeps a null descriptor (y = 0).
+        let degenerate = a.nrows() == 0 || a.ncols() == 0;
+        if !degenerate {
+            // SAFETY: the arrays are live device allocations of the sizes given.
+            check(
+                unsafe {
+                    sys::cusparseCreateCsr(
+                        &mut matrix,
+                        a.nrows() as i64,
+                        a.ncols() as i64,
+                        a.nnz() as i64,
+                        ptr(&row_ptr, gpu),
+                        ptr(&col_idx, gpu),
+                        ptr(&values, gpu),
+                        sys::cusparseIndexType_t::CUSPARSE_INDEX_32I,
+                        sys::cusparseIndexType_t::CUSPARSE_INDEX_32I,
+                        sys::cusparseIndexBase_t::CUSPARSE_INDEX_BASE_ZERO,
+                        value_type,
+                    )
+                },
+                "cusparseCreateCsr",
+            )?;
+        }
         let mut this = DeviceCusparse {
             gpu: gpu.clone(),
             handle,
@@ -103,12 +108,15 @@ impl<T: Scalar> DeviceCusparse<T> {
             value_type,
             nrows: a.nrows(),
             ncols: a.ncols(),
-            bytes: 4 * (a.nrows() + 1) + (4 + std::mem::size_of::<T>()) * a.nnz(),
+            bytes: crate::formats::csr::device_bytes(a),
             _row_ptr: row_ptr,
             _col_idx: col_idx,
             _values: values,
             workspace: gpu.alloc::<u8>(0)?,
         };
+        if degenerate {
+            return Ok(this);
+        }
         // Workspace size and preprocessing need vectors of the right sizes: use scratch ones.
         let x = gpu.alloc::<T>(a.ncols().max(1))?;
         let y = gpu.alloc::<T>(a.nrows().max(1))?;
@@ -163,8 +171,8 @@ impl<T: Scalar> DeviceCusparse<T> {
 impl<T: Scalar> DeviceSpmv<T> for DeviceCusparse<T> {
     fn spmv(&self, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         check_vectors("cusparse", self.nrows, self.ncols, x, y)?;
-        if self.nrows == 0 {
-            return Ok(());
+        if self.matrix.is_null() {
+            return self.gpu.fill(y, T::ZERO);
         }
         let (vx, vy) = (DnVec::new(x, &self.gpu, self.value_type)?, DnVec::new(y, &self.gpu, self.value_type)?);
         let (alpha, beta) = (T::ONE, T::ZERO);
@@ -195,8 +203,10 @@ impl<T: Scalar> DeviceSpmv<T> for DeviceCusparse<T> {
 impl<T> Drop for DeviceCusparse<T> {
     fn drop(&mut self) {
         // SAFETY: created once by cusparseCreateCsr; the arrays it points to drop after this.
-        unsafe {
-            sys::cusparseDestroySpMat(self.matrix);
+        if !self.matrix.is_null() {
+            unsafe {
+                sys::cusparseDestroySpMat(self.matrix);
+            }
         }
     }
 }

@@ -5,7 +5,7 @@ use super::rng::{entry_value, hash3, unit_from, Rng};
 use crate::{Csr, Result};
 
 const TAG_SEGMENT: u64 = 0x6272_6F6B_656E; // "broken"
-const TAG_SCATTER: u64 = 0x7363_6174_7465_72; // "scatter"
+const TAG_SCATTER: u64 = 0x0073_6361_7474_6572; // "scatter"
 
 /// Parameters of [`banded_with`]. Start from [`BandedParams::new`] and set what differs.
 #[derive(Clone, Debug, PartialEq)]

@@ -5,11 +5,11 @@ use rayon::prelude::*;
 use crate::{Csr, Error, Result, Scalar};
 
 /// Largest row or column count: indices must fit `u32`.
-pub(crate) const MAX_DIM: u64 = 1 << 32;
+pub const MAX_DIM: u64 = 1 << 32;
 
 /// Largest number of entries a generator agrees to produce (about 800 GB in f64 CSR);
 /// beyond it the request is taken for a typo rather than run into an allocation abort.
-pub(crate) const MAX_NNZ: u64 = 1 << 36;
+pub const MAX_NNZ: u64 = 1 << 36;
 
 pub(crate) fn err<T>(msg: impl Into<String>) -> Result<T> {
     Err(Error::Generator(msg.into()))
@@ -25,7 +25,7 @@ pub(crate) fn check_dim(family: &str, what: &str, n: u64) -> Result<()> {
 
 /// The (expected) entry count must stay below [`MAX_NNZ`].
 pub(crate) fn check_nnz(family: &str, nnz: f64) -> Result<()> {
-    if !(nnz <= MAX_NNZ as f64) {
+    if nnz.is_nan() || nnz > MAX_NNZ as f64 {
         return err(format!(
             "{family}: would produce about {nnz:.3e} entries, more than the limit of 2^36 = {MAX_NNZ}"
         ));

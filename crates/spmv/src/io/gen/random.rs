@@ -51,16 +51,20 @@ fn emit(seed: u64, r: usize, src: &[u32], cols: &mut [u32], vals: &mut [f64]) {
     }
 }
 
-/// An `nrows × ncols` matrix whose row lengths are uniform on `{0, 1, ..., ⌊2·mean⌋}` (mean
-/// `mean_row_len` when `2·mean` is a whole number, close to it otherwise; capped at `ncols`),
-/// with distinct uniformly random columns and values uniform in (-1, 1).
-pub fn random_uniform(nrows: usize, ncols: usize, mean_row_len: f64, seed: u64) -> Result<Csr<f64>> {
+pub(crate) fn check_random(nrows: usize, ncols: usize, mean_row_len: f64) -> Result<()> {
     const F: &str = "random";
     check_dim(F, "rows", nrows as u64)?;
     check_dim(F, "cols", ncols as u64)?;
     check_mean(F, mean_row_len)?;
+    check_nnz(F, nrows as f64 * mean_row_len.min(ncols as f64))
+}
+
+/// An `nrows × ncols` matrix whose row lengths are uniform on `{0, 1, ..., ⌊2·mean⌋}` (mean
+/// `mean_row_len` when `2·mean` is a whole number, close to it otherwise; capped at `ncols`),
+/// with distinct uniformly random columns and values uniform in (-1, 1).
+pub fn random_uniform(nrows: usize, ncols: usize, mean_row_len: f64, seed: u64) -> Result<Csr<f64>> {
+    check_random(nrows, ncols, mean_row_len)?;
     let mean = mean_row_len.min(ncols as f64);
-    check_nnz(F, nrows as f64 * mean)?;
     let width = 2.0 * mean + 1.0;
     let draw_len = move |rng: &mut Rng| ((rng.unit() * width) as usize).min(ncols);
     let len = move |r: usize| draw_len(&mut Rng::stream(seed, TAG_RANDOM, r as u64));
@@ -73,6 +77,18 @@ pub fn random_uniform(nrows: usize, ncols: usize, mean_row_len: f64, seed: u64) 
     Ok(build_rows(nrows, ncols, len, fill))
 }
 
+pub(crate) fn check_power_law(n: usize, mean_row_len: f64, exponent: f64) -> Result<()> {
+    const F: &str = "powerlaw";
+    check_dim(F, "n", n as u64)?;
+    check_mean(F, mean_row_len)?;
+    if !(exponent.is_finite() && exponent > 1.0) {
+        return err(format!(
+            "{F}: exp (exponent) must be a finite number > 1 (row-length density ∝ len^-exp), got {exponent}"
+        ));
+    }
+    check_nnz(F, n as f64 * mean_row_len.min(n as f64))
+}
+
 /// An `n × n` matrix with power-law row lengths: each row draws a Pareto weight
 /// `w = U^(-1/(exponent-1))` (density ∝ w^-exponent, w ≥ 1), and row lengths are
 /// `min(n, λ·w)`, randomly rounded, with `λ` chosen so the expected total is `n·mean_row_len`
@@ -80,16 +96,8 @@ pub fn random_uniform(nrows: usize, ncols: usize, mean_row_len: f64, seed: u64) 
 /// `exponent` must be > 1; between 1 and 2 the distribution has no mean and a few rows take
 /// most entries, above 3 the lengths are nearly uniform.
 pub fn power_law(n: usize, mean_row_len: f64, exponent: f64, seed: u64) -> Result<Csr<f64>> {
-    const F: &str = "powerlaw";
-    check_dim(F, "n", n as u64)?;
-    check_mean(F, mean_row_len)?;
-    if !(exponent.is_finite() && exponent > 1.0) {
-        return err(format!(
-            "{F}: exponent must be a finite number > 1 (row-length density ∝ len^-exponent), got {exponent}"
-        ));
-    }
+    check_power_law(n, mean_row_len, exponent)?;
     let mean = mean_row_len.min(n as f64);
-    check_nnz(F, n as f64 * mean)?;
     let inv = 1.0 / (exponent - 1.0);
     // Weights, capped far above any useful value so their sum stays finite.
     let weights: Vec<f64> = (0..n)
@@ -148,17 +156,22 @@ fn water_fill(weights: &[f64], cap: f64, target: f64) -> f64 {
     f64::INFINITY // every row capped
 }
 
-/// An `n × n` matrix where every row has `short_len` distinct random columns except
-/// `long_count` randomly chosen rows with `long_len` (both lengths capped at `n`). The
-/// classic worst case for ELLPACK-like formats and for one-thread-per-row kernels.
-pub fn long_rows(n: usize, short_len: usize, long_count: usize, long_len: usize, seed: u64) -> Result<Csr<f64>> {
+pub(crate) fn check_long_rows(n: usize, short_len: usize, long_count: usize, long_len: usize) -> Result<()> {
     const F: &str = "longrows";
     check_dim(F, "n", n as u64)?;
     if long_count > n {
         return err(format!("{F}: count = {long_count} long rows do not fit in n = {n} rows"));
     }
     let (short, long) = (short_len.min(n), long_len.min(n));
-    check_nnz(F, (n - long_count) as f64 * short as f64 + long_count as f64 * long as f64)?;
+    check_nnz(F, (n - long_count) as f64 * short as f64 + long_count as f64 * long as f64)
+}
+
+/// An `n × n` matrix where every row has `short_len` distinct random columns except
+/// `long_count` randomly chosen rows with `long_len` (both lengths capped at `n`). The
+/// classic worst case for ELLPACK-like formats and for one-thread-per-row kernels.
+pub fn long_rows(n: usize, short_len: usize, long_count: usize, long_len: usize, seed: u64) -> Result<Csr<f64>> {
+    check_long_rows(n, short_len, long_count, long_len)?;
+    let (short, long) = (short_len.min(n), long_len.min(n));
     let mut which = Vec::new();
     sample_distinct(&mut Rng::stream(seed, TAG_LONG, u64::MAX), n as u64, long_count, &mut which);
     let which = &which;

@@ -15,16 +15,20 @@ pub fn poisson2d(nx: usize, ny: usize) -> Result<Csr<f64>> {
 /// 27-point (`points = 27`: 26 on the diagonal, -1 for each of the 26 neighbours) Laplacian
 /// on an `nx × ny × nz` grid. Point `(i, j, k)` is row `i + nx·(j + ny·k)`. Symmetric.
 pub fn poisson3d(nx: usize, ny: usize, nz: usize, points: u32) -> Result<Csr<f64>> {
-    let (full, diag) = match points {
-        7 => (false, 6.0),
-        27 => (true, 26.0),
-        _ => return err(format!("poisson3d: points must be 7 or 27, got {points}")),
-    };
+    check_points(points)?;
     check_grid("poisson3d", &[nx, ny, nz], points as u64)?;
+    let (full, diag) = if points == 27 { (true, 26.0) } else { (false, 6.0) };
     Ok(stencil([nx, ny, nz], full, diag))
 }
 
-fn check_grid(family: &str, dims: &[usize], points: u64) -> Result<()> {
+pub(crate) fn check_points(points: u32) -> Result<()> {
+    match points {
+        7 | 27 => Ok(()),
+        _ => err(format!("poisson3d: points must be 7 or 27, got {points}")),
+    }
+}
+
+pub(crate) fn check_grid(family: &str, dims: &[usize], points: u64) -> Result<()> {
     let n = dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d as u64));
     let text = dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(" x ");
     match n {

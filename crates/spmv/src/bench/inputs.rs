@@ -1,0 +1,98 @@
+//! What `spmv bench` runs on: files, folders of files, generator specs, or the default set.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::io::{gen, read_matrix_market};
+use crate::matrix::Csr;
+
+/// One matrix to benchmark, not yet loaded.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Input {
+    File(PathBuf),
+    Spec(String),
+}
+
+impl Input {
+    /// Short name for tables: the file stem, or the generator spec.
+    pub fn name(&self) -> String {
+        match self {
+            Input::File(p) => {
+                let file = p.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+                file.trim_end_matches(".gz").trim_end_matches(".mtx").to_string()
+            }
+            Input::Spec(s) => s.clone(),
+        }
+    }
+
+    pub fn load(&self) -> Result<Csr<f64>> {
+        match self {
+            Input::File(p) => read_matrix_market(p),
+            Input::Spec(s) => gen::generate(s),
+        }
+    }
+}
+
+fn is_matrix_file(p: &Path) -> bool {
+    let name = p.file_name().map(|f| f.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    name.ends_with(".mtx") || name.ends_with(".mtx.gz")
+}
+
+/// Turns command-line arguments into inputs: an existing file, every `.mtx`/`.mtx.gz` of a
+/// folder (sorted by name), or else a generator spec (checked by parsing it).
+pub fn resolve(args: &[String]) -> Result<Vec<Input>> {
+    let mut inputs = Vec::new();
+    for arg in args {
+        let path = Path::new(arg);
+        if path.is_dir() {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+                .map_err(|e| Error::io(path, e))?
+                .filter_map(|entry| entry.ok().map(|e| e.path()))
+                .filter(|p| p.is_file() && is_matrix_file(p))
+                .collect();
+            if files.is_empty() {
+                return Err(Error::Unsupported(format!("{arg}: folder holds no .mtx or .mtx.gz files")));
+            }
+            files.sort();
+            inputs.extend(files.into_iter().map(Input::File));
+        } else if path.is_file() {
+            inputs.push(Input::File(path.to_path_buf()));
+        } else {
+            gen::parse_spec(arg).map_err(|e| {
+                Error::Unsupported(format!("'{arg}' is neither a file, a folder nor a generator spec ({e})"))
+            })?;
+            inputs.push(Input::Spec(arg.clone()));
+        }
+    }
+    Ok(inputs)
+}
+
+/// The generated part of the default set: one matrix of each structure the formats of the
+/// literature are designed for, large enough to be well past the L2 cache on the H200.
+pub const DEFAULT_SPECS: &[&str] = &[
+    "poisson3d:n=128",
+    "poisson3d:n=64,points=27",
+    "kron:scale=20",
+    "random:rows=2000000,cols=2000000,mean=16",
+    "powerlaw:n=2000000,mean=8,exp=2.1",
+    "banded:n=4000000,offsets=-1000;-1;0;1;1000,broken=0.1,scatter=0.001",
+    "longrows:n=1000000,short=8,count=16,long=200000",
+];
+
+/// The real matrices shipped with the repository (`data/matrices`), next to the workspace.
+pub fn shipped_matrices_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/matrices")
+}
+
+/// The default set: the shipped real matrices (when the folder is found) plus [`DEFAULT_SPECS`].
+pub fn default_set() -> Result<Vec<Input>> {
+    let mut args = Vec::new();
+    for dir in [PathBuf::from("data/matrices"), shipped_matrices_dir()] {
+        if dir.is_dir() {
+            args.push(dir.to_string_lossy().into_owned());
+            break;
+        }
+    }
+    args.extend(DEFAULT_SPECS.iter().map(|s| s.to_string()));
+    resolve(&args)
+}

@@ -1,0 +1,398 @@
+//! Generator specifications: `family:key=value,key=value`, parsed and printed canonically.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::banded::{banded_with, BandedParams};
+use super::block::block_diag;
+use super::build::err;
+use super::kron::{kronecker_with, KroneckerParams};
+use super::random::{check_long_rows, check_power_law, check_random, long_rows, power_law, random_uniform};
+use super::stencil::{check_grid, check_points, poisson2d, poisson3d};
+use crate::{Csr, Result};
+
+/// The families, by canonical name.
+pub const FAMILIES: &[&str] = &["poisson2d", "poisson3d", "kron", "random", "banded", "powerlaw", "longrows", "blockdiag"];
+
+/// A parsed generator specification. `Display` prints the canonical spec, every key
+/// spelled out in a fixed order (defaults included), so it can serve as the matrix's name
+/// and `parse_spec(&spec.to_string())` gives `spec` back.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GenSpec {
+    /// `poisson2d:nx=..,ny=..`: see [`super::poisson2d`].
+    Poisson2d { nx: usize, ny: usize },
+    /// `poisson3d:nx=..,ny=..,nz=..,points=7|27`: see [`super::poisson3d`].
+    Poisson3d { nx: usize, ny: usize, nz: usize, points: u32 },
+    /// `kron:scale=..,ef=..,seed=..,sym=0|1,perm=0|1`: see [`super::kronecker_with`].
+    Kronecker(KroneckerParams),
+    /// `random:rows=..,cols=..,mean=..,seed=..`: see [`super::random_uniform`].
+    Random { rows: usize, cols: usize, mean: f64, seed: u64 },
+    /// `banded:n=..,offsets=a;b;..,broken=..,seg=..,scatter=..,seed=..`: see [`super::banded_with`].
+    Banded(BandedParams),
+    /// `powerlaw:n=..,mean=..,exp=..,seed=..`: see [`super::power_law`].
+    PowerLaw { n: usize, mean: f64, exponent: f64, seed: u64 },
+    /// `longrows:n=..,short=..,count=..,long=..,seed=..`: see [`super::long_rows`].
+    LongRows { n: usize, short: usize, count: usize, long: usize, seed: u64 },
+    /// `blockdiag:k=..,of=<spec>` or `blockdiag:k=..,of=file=<path>`: see [`super::block_diag`].
+    BlockDiag { k: usize, of: Box<BlockSource> },
+}
+
+/// What [`GenSpec::BlockDiag`] replicates.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BlockSource {
+    /// Another generated matrix.
+    Spec(GenSpec),
+    /// A Matrix Market file.
+    File(PathBuf),
+}
+
+impl GenSpec {
+    /// The canonical family name (the part before `:`).
+    pub fn family(&self) -> &'static str {
+        match self {
+            GenSpec::Poisson2d { .. } => "poisson2d",
+            GenSpec::Poisson3d { .. } => "poisson3d",
+            GenSpec::Kronecker(_) => "kron",
+            GenSpec::Random { .. } => "random",
+            GenSpec::Banded(_) => "banded",
+            GenSpec::PowerLaw { .. } => "powerlaw",
+            GenSpec::LongRows { .. } => "longrows",
+            GenSpec::BlockDiag { .. } => "blockdiag",
+        }
+    }
+
+    /// Checks every argument that can be checked without generating (ranges, index and
+    /// size limits). [`parse_spec`] calls it; the generators check the same again.
+    pub fn validate(&self) -> Result<()> {
+        match self {
+            GenSpec::Poisson2d { nx, ny } => check_grid("poisson2d", &[*nx, *ny], 5),
+            GenSpec::Poisson3d { nx, ny, nz, points } => {
+                check_points(*points)?;
+                check_grid("poisson3d", &[*nx, *ny, *nz], *points as u64)
+            }
+            GenSpec::Kronecker(p) => p.check(),
+            GenSpec::Random { rows, cols, mean, .. } => check_random(*rows, *cols, *mean),
+            GenSpec::Banded(p) => p.check(),
+            GenSpec::PowerLaw { n, mean, exponent, .. } => check_power_law(*n, *mean, *exponent),
+            GenSpec::LongRows { n, short, count, long, .. } => check_long_rows(*n, *short, *count, *long),
+            GenSpec::BlockDiag { of, .. } => match &**of {
+                BlockSource::Spec(inner) => inner.validate(),
+                BlockSource::File(_) => Ok(()),
+            },
+        }
+    }
+
+    /// Builds the matrix.
+    pub fn generate(&self) -> Result<Csr<f64>> {
+        match self {
+            GenSpec::Poisson2d { nx, ny } => poisson2d(*nx, *ny),
+            GenSpec::Poisson3d { nx, ny, nz, points } => poisson3d(*nx, *ny, *nz, *points),
+            GenSpec::Kronecker(p) => kronecker_with(p),
+            GenSpec::Random { rows, cols, mean, seed } => random_uniform(*rows, *cols, *mean, *seed),
+            GenSpec::Banded(p) => banded_with(p),
+            GenSpec::PowerLaw { n, mean, exponent, seed } => power_law(*n, *mean, *exponent, *seed),
+            GenSpec::LongRows { n, short, count, long, seed } => long_rows(*n, *short, *count, *long, *seed),
+            GenSpec::BlockDiag { k, of } => {
+                let inner = match &**of {
+                    BlockSource::Spec(spec) => spec.generate()?,
+                    BlockSource::File(path) => crate::io::read_matrix_market::<f64>(path)?,
+                };
+                block_diag(&inner, *k)
+            }
+        }
+    }
+}
+
+impl std::str::FromStr for GenSpec {
+    type Err = crate::Error;
+    fn from_str(s: &str) -> Result<Self> {
+        parse_spec(s)
+    }
+}
+
+/// Offsets sorted, repeats dropped: the canonical form.
+fn canonical_offsets(offsets: &[i64]) -> Vec<i64> {
+    let mut o = offsets.to_vec();
+    o.sort_unstable();
+    o.dedup();
+    o
+}
+
+fn flag(b: bool) -> u8 {
+    b as u8
+}
+
+impl fmt::Display for GenSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:", self.family())?;
+        match self {
+            GenSpec::Poisson2d { nx, ny } => write!(f, "nx={nx},ny={ny}"),
+            GenSpec::Poisson3d { nx, ny, nz, points } => write!(f, "nx={nx},ny={ny},nz={nz},points={points}"),
+            GenSpec::Kronecker(p) => write!(
+                f,
+                "scale={},ef={},seed={},sym={},perm={}",
+                p.scale,
+                p.edge_factor,
+                p.seed,
+                flag(p.symmetric),
+                flag(p.permute)
+            ),
+            GenSpec::Random { rows, cols, mean, seed } => write!(f, "rows={rows},cols={cols},mean={mean},seed={seed}"),
+            GenSpec::Banded(p) => {
+                let offsets: Vec<String> = canonical_offsets(&p.offsets).iter().map(|d| d.to_string()).collect();
+                write!(
+                    f,
+                    "n={},offsets={},broken={},seg={},scatter={},seed={}",
+                    p.n,
+                    offsets.join(";"),
+                    p.broken,
+                    p.segment,
+                    p.scatter,
+                    p.seed
+                )
+            }
+            GenSpec::PowerLaw { n, mean, exponent, seed } => write!(f, "n={n},mean={mean},exp={exponent},seed={seed}"),
+            GenSpec::LongRows { n, short, count, long, seed } => {
+                write!(f, "n={n},short={short},count={count},long={long},seed={seed}")
+            }
+            GenSpec::BlockDiag { k, of } => match &**of {
+                BlockSource::Spec(inner) => write!(f, "k={k},of={inner}"),
+                BlockSource::File(path) => write!(f, "k={k},of=file={}", path.display()),
+            },
+        }
+    }
+}
+
+/// Builds the matrix a spec describes: `parse_spec(spec)?.generate()`.
+pub fn generate(spec: &str) -> Result<Csr<f64>> {
+    parse_spec(spec)?.generate()
+}
+
+/// Parses `family:key=value,key=value,...` (syntax in the module documentation and in
+/// `docs/generators.md`). Checks the values too ([`GenSpec::validate`]).
+pub fn parse_spec(s: &str) -> Result<GenSpec> {
+    let s = s.trim();
+    if s.is_empty() {
+        return err(format!("empty spec; expected family:key=value,... (families: {})", FAMILIES.join(", ")));
+    }
+    let (family, rest) = s.split_once(':').unwrap_or((s, ""));
+    let family = family.trim().to_ascii_lowercase();
+    let spec = match family.as_str() {
+        "poisson2d" => {
+            let mut k = Keys::parse("poisson2d", &["nx", "ny", "n"], rest)?;
+            let n = k.usize("n")?;
+            let nx = k.usize("nx")?.or(n).ok_or_else(|| k.missing("nx (or n)"))?;
+            let ny = k.usize("ny")?.or(n).unwrap_or(nx);
+            GenSpec::Poisson2d { nx, ny }
+        }
+        "poisson3d" => {
+            let mut k = Keys::parse("poisson3d", &["nx", "ny", "nz", "n", "points"], rest)?;
+            let n = k.usize("n")?;
+            let nx = k.usize("nx")?.or(n).ok_or_else(|| k.missing("nx (or n)"))?;
+            let ny = k.usize("ny")?.or(n).unwrap_or(nx);
+            let nz = k.usize("nz")?.or(n).unwrap_or(nx);
+            let points = k.u32("points")?.unwrap_or(7);
+            GenSpec::Poisson3d { nx, ny, nz, points }
+        }
+        "kron" | "kronecker" | "rmat" | "graph500" => {
+            let mut k = Keys::parse("kron", &["scale", "ef", "seed", "sym", "perm"], rest)?;
+            let scale = k.u32("scale")?.ok_or_else(|| k.missing("scale"))?;
+            let mut p = KroneckerParams::new(scale);
+            p.edge_factor = k.usize("ef")?.unwrap_or(p.edge_factor);
+            p.seed = k.u64("seed")?.unwrap_or(p.seed);
+            p.symmetric = k.bool("sym")?.unwrap_or(p.symmetric);
+            p.permute = k.bool("perm")?.unwrap_or(p.permute);
+            GenSpec::Kronecker(p)
+        }
+        "random" | "uniform" => {
+            let mut k = Keys::parse("random", &["rows", "cols", "n", "mean", "seed"], rest)?;
+            let n = k.usize("n")?;
+            let rows = k.usize("rows")?.or(n).ok_or_else(|| k.missing("rows (or n)"))?;
+            let cols = k.usize("cols")?.or(n).unwrap_or(rows);
+            let mean = k.f64("mean")?.unwrap_or(16.0);
+            let seed = k.u64("seed")?.unwrap_or(1);
+            GenSpec::Random { rows, cols, mean, seed }
+        }
+        "banded" | "band" | "diag" => {
+            let mut k = Keys::parse("banded", &["n", "offsets", "broken", "seg", "scatter", "seed"], rest)?;
+            let n = k.usize("n")?.ok_or_else(|| k.missing("n"))?;
+            let offsets = k.offsets("offsets")?.unwrap_or_else(|| vec![-1, 0, 1]);
+            let mut p = BandedParams::new(n, &canonical_offsets(&offsets));
+            p.broken = k.f64("broken")?.unwrap_or(p.broken);
+            p.segment = k.usize("seg")?.unwrap_or(p.segment);
+            p.scatter = k.f64("scatter")?.unwrap_or(p.scatter);
+            p.seed = k.u64("seed")?.unwrap_or(p.seed);
+            GenSpec::Banded(p)
+        }
+        "powerlaw" | "power_law" | "zipf" => {
+            let mut k = Keys::parse("powerlaw", &["n", "mean", "exp", "seed"], rest)?;
+            let n = k.usize("n")?.ok_or_else(|| k.missing("n"))?;
+            let mean = k.f64("mean")?.unwrap_or(8.0);
+            let exponent = k.f64("exp")?.unwrap_or(2.1);
+            let seed = k.u64("seed")?.unwrap_or(1);
+            GenSpec::PowerLaw { n, mean, exponent, seed }
+        }
+        "longrows" | "long_rows" => {
+            let mut k = Keys::parse("longrows", &["n", "short", "count", "long", "seed"], rest)?;
+            let n = k.usize("n")?.ok_or_else(|| k.missing("n"))?;
+            let short = k.usize("short")?.unwrap_or(4);
+            let count = k.usize("count")?.unwrap_or(4.min(n));
+            let long = k.usize("long")?.unwrap_or(n / 10);
+            let seed = k.u64("seed")?.unwrap_or(1);
+            GenSpec::LongRows { n, short, count, long, seed }
+        }
+        "blockdiag" | "block_diag" => {
+            let mut k = Keys::parse("blockdiag", &["k", "of"], rest)?;
+            let copies = k.usize("k")?.ok_or_else(|| k.missing("k"))?;
+            let of = k.take("of").ok_or_else(|| k.missing("of"))?;
+            let source = match of.trim().strip_prefix("file=") {
+                Some(path) if !path.trim().is_empty() => BlockSource::File(Path::new(path.trim()).to_path_buf()),
+                Some(_) => return err("blockdiag: of=file= needs a path (of=file=matrix.mtx)"),
+                None => BlockSource::Spec(parse_spec(of)?),
+            };
+            GenSpec::BlockDiag { k: copies, of: Box::new(source) }
+        }
+        _ => {
+            return err(format!(
+                "unknown generator family '{family}' in spec '{s}' (families: {})",
+                FAMILIES.join(", ")
+            ))
+        }
+    };
+    spec.validate()?;
+    Ok(spec)
+}
+
+/// The `key=value` pairs of one spec, checked against the family's keys.
+struct Keys<'a> {
+    family: &'static str,
+    valid: &'static [&'static str],
+    items: Vec<(&'a str, &'a str)>,
+}
+
+impl<'a> Keys<'a> {
+    /// Splits `rest` at commas into `key=value` items; the value of `of` is the whole rest
+    /// of the string (so a nested spec may contain commas). Empty items are skipped.
+    fn parse(family: &'static str, valid: &'static [&'static str], rest: &'a str) -> Result<Self> {
+        let keys = Keys { family, valid, items: Vec::new() };
+        let mut items: Vec<(&'a str, &'a str)> = Vec::new();
+        let mut rest = rest;
+        while !rest.is_empty() {
+            let (item, tail) = rest.split_once(',').unwrap_or((rest, ""));
+            if item.trim().is_empty() {
+                rest = tail;
+                continue;
+            }
+            let Some((key, _)) = item.split_once('=') else {
+                return err(format!(
+                    "{family}: expected key=value, got '{}' (valid keys: {})",
+                    item.trim(),
+                    valid.join(", ")
+                ));
+            };
+            let key = key.trim();
+            if !valid.contains(&key) {
+                return err(format!("{family}: unknown key '{key}' (valid keys: {})", valid.join(", ")));
+            }
+            if items.iter().any(|(k, _)| *k == key) {
+                return err(format!("{family}: key '{key}' given twice"));
+            }
+            let value_start = rest.find('=').unwrap() + 1;
+            if key == "of" {
+                items.push((key, &rest[value_start..]));
+                break;
+            }
+            items.push((key, item[item.find('=').unwrap() + 1..].trim()));
+            rest = tail;
+        }
+        Ok(Keys { items, ..keys })
+    }
+
+    fn take(&mut self, key: &str) -> Option<&'a str> {
+        let i = self.items.iter().position(|(k, _)| *k == key)?;
+        Some(self.items.remove(i).1)
+    }
+
+    fn missing(&self, key: &str) -> crate::Error {
+        crate::Error::Generator(format!(
+            "{}: missing required key {key} (valid keys: {})",
+            self.family,
+            self.valid.join(", ")
+        ))
+    }
+
+    fn bad(&self, key: &str, expected: &str, value: &str) -> crate::Error {
+        crate::Error::Generator(format!(
+            "{}: key '{key}' expects {expected}, got '{value}' (valid keys: {})",
+            self.family,
+            self.valid.join(", ")
+        ))
+    }
+
+    fn u64(&mut self, key: &str) -> Result<Option<u64>> {
+        let Some(v) = self.take(key) else { return Ok(None) };
+        parse_u64(v).map(Some).ok_or_else(|| self.bad(key, "a non-negative integer", v))
+    }
+
+    fn usize(&mut self, key: &str) -> Result<Option<usize>> {
+        let Some(v) = self.take(key) else { return Ok(None) };
+        parse_u64(v)
+            .and_then(|x| usize::try_from(x).ok())
+            .map(Some)
+            .ok_or_else(|| self.bad(key, "a non-negative integer", v))
+    }
+
+    fn u32(&mut self, key: &str) -> Result<Option<u32>> {
+        let Some(v) = self.take(key) else { return Ok(None) };
+        parse_u64(v)
+            .and_then(|x| u32::try_from(x).ok())
+            .map(Some)
+            .ok_or_else(|| self.bad(key, "a non-negative integer below 2^32", v))
+    }
+
+    fn f64(&mut self, key: &str) -> Result<Option<f64>> {
+        let Some(v) = self.take(key) else { return Ok(None) };
+        match v.replace('_', "").parse::<f64>() {
+            Ok(x) if x.is_finite() => Ok(Some(x)),
+            _ => Err(self.bad(key, "a finite number", v)),
+        }
+    }
+
+    fn bool(&mut self, key: &str) -> Result<Option<bool>> {
+        let Some(v) = self.take(key) else { return Ok(None) };
+        match v.to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => Ok(Some(true)),
+            "0" | "false" | "no" | "off" => Ok(Some(false)),
+            _ => Err(self.bad(key, "0 or 1", v)),
+        }
+    }
+
+    /// `;`-separated integers; an empty value is an empty list.
+    fn offsets(&mut self, key: &str) -> Result<Option<Vec<i64>>> {
+        let Some(v) = self.take(key) else { return Ok(None) };
+        if v.trim().is_empty() {
+            return Ok(Some(Vec::new()));
+        }
+        v.split(';')
+            .map(|d| d.trim().replace('_', "").parse::<i64>().ok())
+            .collect::<Option<Vec<_>>>()
+            .map(Some)
+            .ok_or_else(|| self.bad(key, "integers separated by ';' (e.g. -1;0;1)", v))
+    }
+}
+
+/// A non-negative integer: decimal digits (underscores allowed), or a number in
+/// scientific notation that is a whole number below 2^53 (`1e6`).
+fn parse_u64(v: &str) -> Option<u64> {
+    let t = v.trim().replace('_', "");
+    if let Ok(x) = t.parse::<u64>() {
+        return Some(x);
+    }
+    if t.contains(['e', 'E']) {
+        let x: f64 = t.parse().ok()?;
+        if x.is_finite() && x >= 0.0 && x.fract() == 0.0 && x < 9007199254740992.0 {
+            return Some(x as u64);
+        }
+    }
+    None
+}

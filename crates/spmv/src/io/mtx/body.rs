@@ -1,0 +1,533 @@
+//! The entries of a Matrix Market file, parsed in parallel, and the CSR built from them.
+//!
+//! The body (everything after the size line) is cut into chunks at line boundaries. Each
+//! chunk is parsed on its own (rayon) into triplets, counting its newlines; a second,
+//! sequential pass over the chunk results turns chunk-relative line numbers into file line
+//! numbers (prefix sums of the newline counts) and checks the number of entries.
+
+use rayon::prelude::*;
+
+use super::header::{is_blank, is_comment_or_blank, show, MatrixMarketHeader, MmField, MmFormat, MmSymmetry};
+use crate::error::{Error, Result};
+use crate::matrix::{Csr, Precision, Scalar};
+
+/// Chunk sizes: small files are one chunk (no thread overhead), large ones get several
+/// chunks per thread for balance.
+const MIN_CHUNK: usize = 1 << 18;
+const MAX_CHUNK: usize = 1 << 23;
+
+/// What one chunk of the body parses into.
+struct Chunk<T> {
+    /// Triplets (0-based), symmetric mirrors included; for an array file only `vals` (every
+    /// value, zeros included, in file order).
+    rows: Vec<u32>,
+    cols: Vec<u32>,
+    vals: Vec<T>,
+    /// Entry lines parsed without error.
+    entries: usize,
+    /// Newlines consumed (all of the chunk's unless it stopped at an error).
+    newlines: usize,
+    /// The first error: chunk-relative 0-based line and message.
+    error: Option<(usize, String)>,
+}
+
+/// The parsing context shared by all chunks.
+#[derive(Clone, Copy)]
+struct Ctx {
+    format: MmFormat,
+    field: MmField,
+    symmetry: MmSymmetry,
+    nrows: u64,
+    ncols: u64,
+}
+
+/// Parses the body of a file whose header is `h`; `first_line` is the body's first line number.
+pub(super) fn read_body<T: Scalar>(h: &MatrixMarketHeader, body: &[u8], first_line: usize) -> Result<Csr<T>> {
+    let ctx = Ctx { format: h.format, field: h.field, symmetry: h.symmetry, nrows: h.nrows as u64, ncols: h.ncols as u64 };
+    let pieces = split_chunks(body);
+    let chunks: Vec<Chunk<T>> = if pieces.len() == 1 {
+        vec![parse_chunk(&ctx, pieces[0])]
+    } else {
+        pieces.par_iter().map(|piece| parse_chunk(&ctx, piece)).collect()
+    };
+
+    // In file order: line numbers, the entry count and the first error.
+    let expected = h.entries;
+    let mut line0 = first_line; // file line number of the chunk's first line
+    let mut count = 0usize;
+    for (piece, chunk) in pieces.iter().zip(&chunks) {
+        if count + chunk.entries > expected {
+            let rel = nth_entry_line(piece, expected - count);
+            return Err(too_many(line0 + rel, expected));
+        }
+        if let Some((rel, message)) = &chunk.error {
+            if count + chunk.entries == expected {
+                // The line is one too many, whatever is wrong with it.
+                return Err(too_many(line0 + rel, expected));
+            }
+            return Err(Error::parse(line0 + rel, message.clone()));
+        }
+        count += chunk.entries;
+        line0 += chunk.newlines;
+    }
+    if count < expected {
+        // line0 is now the number of the line after the last newline.
+        let last_line = if body.last().is_some_and(|&b| b != b'\n') { line0 } else { line0 - 1 };
+        return Err(Error::parse(
+            last_line,
+            format!(
+                "too few entries: the file ended at line {last_line} after {count} of the {expected} entries \
+                 the size line announces (expected {expected}, found {count})"
+            ),
+        ));
+    }
+
+    let (nrows, ncols) = (h.nrows, h.ncols);
+    match h.format {
+        MmFormat::Coordinate => {
+            let parts: Vec<(&[u32], &[u32], &[T])> =
+                chunks.iter().map(|c| (&c.rows[..], &c.cols[..], &c.vals[..])).collect();
+            Ok(build_csr(nrows, ncols, &parts))
+        }
+        MmFormat::Array => {
+            let (rows, cols, vals) = array_triplets(h, chunks.iter().flat_map(|c| c.vals.iter().copied()));
+            Ok(build_csr(nrows, ncols, &[(&rows, &cols, &vals)]))
+        }
+    }
+}
+
+fn too_many(line: usize, expected: usize) -> Error {
+    Error::parse(
+        line,
+        format!("too many entries: the size line announces {expected}, and line {line} holds entry {}", expected + 1),
+    )
+}
+
+/// Cuts `body` into pieces that end at newlines.
+fn split_chunks(body: &[u8]) -> Vec<&[u8]> {
+    let threads = rayon::current_num_threads().max(1);
+    let target = (body.len() / (threads * 8)).clamp(MIN_CHUNK, MAX_CHUNK);
+    let mut pieces = Vec::with_capacity(body.len() / target + 1);
+    let mut start = 0;
+    while body.len() - start > target {
+        match body[start + target..].iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                let end = start + target + i + 1;
+                pieces.push(&body[start..end]);
+                start = end;
+            }
+            None => break,
+        }
+    }
+    if start < body.len() || pieces.is_empty() {
+        pieces.push(&body[start..]);
+    }
+    pieces
+}
+
+/// The chunk-relative line (0-based) of the entry line with 0-based index `k` in `piece`.
+fn nth_entry_line(piece: &[u8], k: usize) -> usize {
+    let mut seen = 0;
+    for (i, line) in piece.split(|&b| b == b'\n').enumerate() {
+        if !is_comment_or_blank(line) {
+            if seen == k {
+                return i;
+            }
+            seen += 1;
+        }
+    }
+    unreachable!("the chunk holds more than {k} entries")
+}
+
+fn parse_chunk<T: Scalar>(ctx: &Ctx, s: &[u8]) -> Chunk<T> {
+    let estimate = s.len() / 24 + 16;
+    let mirrored = ctx.symmetry != MmSymmetry::General && ctx.format == MmFormat::Coordinate;
+    let cap = if mirrored { 2 * estimate } else { estimate };
+    let coordinate = ctx.format == MmFormat::Coordinate;
+    let mut out = Chunk {
+        rows: Vec::with_capacity(if coordinate { cap } else { 0 }),
+        cols: Vec::with_capacity(if coordinate { cap } else { 0 }),
+        vals: Vec::with_capacity(cap),
+        entries: 0,
+        newlines: 0,
+        error: None,
+    };
+    let n = s.len();
+    let mut p = 0;
+    let mut toks: [&[u8]; 4] = [&[]; 4];
+    while p < n {
+        // Start of a line: skip leading blanks.
+        while p < n && is_blank(s[p]) {
+            p += 1;
+        }
+        if p == n {
+            break;
+        }
+        if s[p] == b'\n' {
+            p += 1;
+            out.newlines += 1;
+            continue;
+        }
+        if s[p] == b'%' {
+            match s[p..].iter().position(|&b| b == b'\n') {
+                Some(i) => {
+                    p += i + 1;
+                    out.newlines += 1;
+                    continue;
+                }
+                None => break,
+            }
+        }
+        // An entry line: up to 4 tokens kept, all counted.
+        let mut nt = 0;
+        loop {
+            let start = p;
+            while p < n && !is_blank(s[p]) && s[p] != b'\n' {
+                p += 1;
+            }
+            if nt < toks.len() {
+                toks[nt] = &s[start..p];
+            }
+            nt += 1;
+            while p < n && is_blank(s[p]) {
+                p += 1;
+            }
+            if p == n || s[p] == b'\n' {
+                break;
+            }
+        }
+        if let Err(message) = entry(ctx, &toks[..nt.min(toks.len())], nt, &mut out) {
+            out.error = Some((out.newlines, message));
+            return out;
+        }
+        out.entries += 1;
+        if p < n {
+            p += 1; // the newline
+            out.newlines += 1;
+        }
+    }
+    out
+}
+
+/// Parses one entry line (tokens `toks`, `nt` of them in all) into `out`.
+#[inline]
+fn entry<T: Scalar>(ctx: &Ctx, toks: &[&[u8]], nt: usize, out: &mut Chunk<T>) -> Result<(), String> {
+    if ctx.format == MmFormat::Array {
+        if nt != 1 {
+            return Err(format!("expected 1 value per line in an array matrix, found {nt} fields"));
+        }
+        out.vals.push(value::<T>(ctx.field, toks[0])?);
+        return Ok(());
+    }
+    let expected = if ctx.field == MmField::Pattern { 2 } else { 3 };
+    if nt != expected {
+        let what = if expected == 2 { "row column" } else { "row column value" };
+        return Err(format!(
+            "expected {expected} fields ({what}) on an entry line of a {} matrix, found {nt}",
+            ctx.field
+        ));
+    }
+    let r = index(toks[0], "row", "rows", ctx.nrows)?;
+    let c = index(toks[1], "column", "columns", ctx.ncols)?;
+    let v = if ctx.field == MmField::Pattern { T::ONE } else { value::<T>(ctx.field, toks[2])? };
+    match ctx.symmetry {
+        MmSymmetry::General => push(out, r, c, v),
+        MmSymmetry::Symmetric => {
+            push(out, r, c, v);
+            if r != c {
+                push(out, c, r, v);
+            }
+        }
+        MmSymmetry::SkewSymmetric => {
+            if r == c {
+                if v != T::ZERO {
+                    return Err(format!(
+                        "skew-symmetric matrix has a nonzero diagonal entry ({}, {}) = {} (its diagonal must be zero)",
+                        r + 1,
+                        c + 1,
+                        show(toks[2])
+                    ));
+                }
+                push(out, r, c, v);
+            } else {
+                push(out, r, c, v);
+                push(out, c, r, -v);
+            }
+        }
+    }
+    Ok(())
+}
+
+#[inline]
+fn push<T>(out: &mut Chunk<T>, r: u32, c: u32, v: T) {
+    out.rows.push(r);
+    out.cols.push(c);
+    out.vals.push(v);
+}
+
+/// A 1-based index in `1..=bound`, returned 0-based.
+#[inline]
+fn index(tok: &[u8], what: &str, plural: &str, bound: u64) -> Result<u32, String> {
+    let mut v: u64 = 0;
+    let mut ok = !tok.is_empty();
+    for &b in tok {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            ok = false;
+            break;
+        }
+        v = v.saturating_mul(10).saturating_add(u64::from(d));
+    }
+    if !ok {
+        let negative = tok.len() > 1 && tok[0] == b'-' && tok[1..].iter().all(u8::is_ascii_digit);
+        return Err(if negative {
+            format!("{what} index {} is out of range 1..={bound} (Matrix Market indices start at 1)", show(tok))
+        } else {
+            format!("{what} index '{}' is not a positive integer", show(tok))
+        });
+    }
+    if v == 0 {
+        return Err(format!("{what} index 0 is out of range 1..={bound} (Matrix Market indices start at 1)"));
+    }
+    if v > bound {
+        return Err(format!("{what} index {} exceeds the number of {plural} ({bound})", show(tok)));
+    }
+    Ok((v - 1) as u32)
+}
+
+/// A value of a `real` or `integer` field, rounded once to `T`.
+#[inline]
+fn value<T: Scalar>(field: MmField, tok: &[u8]) -> Result<T, String> {
+    match field {
+        MmField::Real => real::<T>(tok).ok_or_else(|| format!("value '{}' is not a number", show(tok))),
+        MmField::Integer => integer::<T>(tok),
+        MmField::Pattern => Ok(T::ONE),
+    }
+}
+
+/// Correctly rounded decimal-to-binary conversion straight to `T` (std's parser; parsing
+/// to f64 and then rounding to f32 could round twice).
+#[inline]
+fn real<T: Scalar>(tok: &[u8]) -> Option<T> {
+    let s = std::str::from_utf8(tok).ok()?;
+    match T::PRECISION {
+        Precision::F32 => s.parse::<f32>().ok().map(|v| T::from_f64(f64::from(v))),
+        Precision::F64 => s.parse::<f64>().ok().map(T::from_f64),
+    }
+}
+
+#[inline]
+fn integer<T: Scalar>(tok: &[u8]) -> Result<T, String> {
+    let (negative, digits) = match tok.first() {
+        Some(b'-') => (true, &tok[1..]),
+        Some(b'+') => (false, &tok[1..]),
+        _ => (false, tok),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return Err(format!("value '{}' is not an integer (the banner says integer)", show(tok)));
+    }
+    let mut v: i64 = 0;
+    for &d in digits {
+        let d = i64::from(d - b'0');
+        v = v
+            .checked_mul(10)
+            .and_then(|v| if negative { v.checked_sub(d) } else { v.checked_add(d) })
+            .ok_or_else(|| format!("integer value '{}' is out of the 64-bit range", show(tok)))?;
+    }
+    // One rounding, straight to T.
+    Ok(match T::PRECISION {
+        Precision::F32 => T::from_f64(f64::from(v as f32)),
+        Precision::F64 => T::from_f64(v as f64),
+    })
+}
+
+/// Positions of the values of a dense array file (column-major; symmetric: the lower
+/// triangle column by column; skew-symmetric: the strict lower triangle), keeping the
+/// nonzeros and mirroring the stored triangle.
+fn array_triplets<T: Scalar>(
+    h: &MatrixMarketHeader,
+    values: impl Iterator<Item = T>,
+) -> (Vec<u32>, Vec<u32>, Vec<T>) {
+    let (m, sym) = (h.nrows, h.symmetry);
+    let (mut rows, mut cols, mut vals) = (Vec::new(), Vec::new(), Vec::new());
+    let first_row = |j: usize| match sym {
+        MmSymmetry::General => 0,
+        MmSymmetry::Symmetric => j,
+        MmSymmetry::SkewSymmetric => j + 1,
+    };
+    let (mut i, mut j) = (first_row(0), 0usize);
+    for v in values {
+        // Every index is below the size (the header checked the count of values).
+        if v != T::ZERO {
+            let (r, c) = (i as u32, j as u32);
+            rows.push(r);
+            cols.push(c);
+            vals.push(v);
+            if r != c {
+                match sym {
+                    MmSymmetry::General => {}
+                    MmSymmetry::Symmetric => {
+                        rows.push(c);
+                        cols.push(r);
+                        vals.push(v);
+                    }
+                    MmSymmetry::SkewSymmetric => {
+                        rows.push(c);
+                        cols.push(r);
+                        vals.push(-v);
+                    }
+                }
+            }
+        }
+        i += 1;
+        if i >= m {
+            j += 1;
+            i = first_row(j);
+        }
+    }
+    (rows, cols, vals)
+}
+
+/// CSR from triplet parts (indices checked by the parser): counting sort by row keeping
+/// file order, then each row sorted by column (stable) with repeated positions summed in
+/// file order.
+fn build_csr<T: Scalar>(nrows: usize, ncols: usize, parts: &[(&[u32], &[u32], &[T])]) -> Csr<T> {
+    let mut row_ptr = vec![0usize; nrows + 1];
+    for (rows, _, _) in parts {
+        for &r in *rows {
+            row_ptr[r as usize + 1] += 1;
+        }
+    }
+    for r in 0..nrows {
+        row_ptr[r + 1] += row_ptr[r];
+    }
+    let nnz = row_ptr[nrows];
+    let mut col_idx = vec![0u32; nnz];
+    let mut values = vec![T::ZERO; nnz];
+    let mut next = row_ptr[..nrows].to_vec();
+    for (rows, cols, vals) in parts {
+        for ((&r, &c), &v) in rows.iter().zip(*cols).zip(*vals) {
+            let slot = &mut next[r as usize];
+            col_idx[*slot] = c;
+            values[*slot] = v;
+            *slot += 1;
+        }
+    }
+    drop(next);
+
+    // Sort and merge rows in parallel, in blocks of about equal entry counts.
+    let threads = rayon::current_num_threads().max(1);
+    let per_block = (nnz / (threads * 16)).max(1 << 14);
+    let mut blocks = Vec::new();
+    {
+        let (mut ci, mut vs) = (&mut col_idx[..], &mut values[..]);
+        let mut r0 = 0;
+        while r0 < nrows {
+            let mut r1 = r0 + 1;
+            while r1 < nrows && row_ptr[r1] - row_ptr[r0] < per_block {
+                r1 += 1;
+            }
+            let len = row_ptr[r1] - row_ptr[r0];
+            let (c_head, c_tail) = ci.split_at_mut(len);
+            let (v_head, v_tail) = vs.split_at_mut(len);
+            blocks.push((r0, r1, c_head, v_head));
+            (ci, vs) = (c_tail, v_tail);
+            r0 = r1;
+        }
+    }
+    let shrunk: Vec<Vec<(usize, usize)>> = blocks
+        .into_par_iter()
+        .map(|(r0, r1, ci, vs)| {
+            let base = row_ptr[r0];
+            let mut shrunk = Vec::new();
+            let mut scratch: Vec<(u32, T)> = Vec::new();
+            for r in r0..r1 {
+                let range = row_ptr[r] - base..row_ptr[r + 1] - base;
+                let (cols, vals) = (&mut ci[range.clone()], &mut vs[range]);
+                if cols.windows(2).all(|w| w[0] < w[1]) {
+                    continue;
+                }
+                scratch.clear();
+                scratch.extend(cols.iter().copied().zip(vals.iter().copied()));
+                scratch.sort_by_key(|e| e.0); // stable: repeats stay in file order
+                let mut len = 0;
+                for &(c, v) in &scratch {
+                    if len > 0 && cols[len - 1] == c {
+                        vals[len - 1] += v;
+                    } else {
+                        cols[len] = c;
+                        vals[len] = v;
+                        len += 1;
+                    }
+                }
+                if len < cols.len() {
+                    shrunk.push((r, len));
+                }
+            }
+            shrunk
+        })
+        .collect();
+
+    let shrunk: Vec<(usize, usize)> = shrunk.into_iter().flatten().collect();
+    if !shrunk.is_empty() {
+        // Repeated positions were merged: close the gaps (rows in order).
+        let mut new_ptr = Vec::with_capacity(nrows + 1);
+        new_ptr.push(0);
+        let mut w = 0;
+        let mut s = shrunk.iter().peekable();
+        for r in 0..nrows {
+            let start = row_ptr[r];
+            let len = match s.peek() {
+                Some(&&(row, len)) if row == r => {
+                    s.next();
+                    len
+                }
+                _ => row_ptr[r + 1] - start,
+            };
+            col_idx.copy_within(start..start + len, w);
+            values.copy_within(start..start + len, w);
+            w += len;
+            new_ptr.push(w);
+        }
+        col_idx.truncate(w);
+        values.truncate(w);
+        row_ptr = new_ptr;
+    }
+    // SAFETY: the parser checked every index against the size line, and each row is now
+    // strictly increasing in column; row_ptr runs from 0 to nnz.
+    unsafe { Csr::new_unchecked(nrows, ncols, row_ptr, col_idx, values) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_end_at_newlines_and_cover_the_body() {
+        let body: Vec<u8> = (0..200_000).flat_map(|i| format!("{} {} {}.5\n", i % 97 + 1, i % 13 + 1, i).into_bytes()).collect();
+        let pieces = split_chunks(&body);
+        assert!(pieces.len() > 1);
+        assert_eq!(pieces.iter().map(|p| p.len()).sum::<usize>(), body.len());
+        for p in &pieces {
+            assert_eq!(p.last(), Some(&b'\n'));
+        }
+    }
+
+    #[test]
+    fn integers_round_once() {
+        // 2^53 + 1 rounds to 2^53 in f64; 2^24 + 1 rounds to 2^24 in f32.
+        assert_eq!(integer::<f64>(b"9007199254740993").unwrap(), 9007199254740992.0);
+        assert_eq!(integer::<f32>(b"16777217").unwrap(), 16777216.0);
+        assert_eq!(integer::<f64>(b"-42").unwrap(), -42.0);
+        assert!(integer::<f64>(b"99999999999999999999").is_err());
+        assert!(integer::<f64>(b"1.0").is_err());
+    }
+
+    #[test]
+    fn reals_parse_straight_to_f32() {
+        // Double rounding through f64 gives a different f32 for this input.
+        let s = b"1.00000005960464477539062500000000000000000001";
+        let direct: f32 = std::str::from_utf8(s).unwrap().parse().unwrap();
+        assert_eq!(real::<f32>(s), Some(direct));
+    }
+}

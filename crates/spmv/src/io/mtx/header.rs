@@ -1,0 +1,327 @@
+//! The banner and the size line of a Matrix Market file.
+
+use std::fmt;
+
+use crate::error::{Error, Result};
+
+/// How the entries are stored: `coordinate` (sparse triplets) or `array` (dense, column-major).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MmFormat {
+    Coordinate,
+    Array,
+}
+
+/// The type of the stored values. `complex` is not supported (reading it is an
+/// [`Error::Unsupported`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MmField {
+    Real,
+    Integer,
+    /// No values: every stored entry is 1.
+    Pattern,
+}
+
+/// Which part of the matrix the file stores. `hermitian` is not supported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MmSymmetry {
+    General,
+    /// One triangle is stored; `a_ji = a_ij`.
+    Symmetric,
+    /// The strict lower triangle is stored; `a_ji = -a_ij`, the diagonal is zero.
+    SkewSymmetric,
+}
+
+impl MmFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            MmFormat::Coordinate => "coordinate",
+            MmFormat::Array => "array",
+        }
+    }
+}
+impl MmField {
+    pub fn name(self) -> &'static str {
+        match self {
+            MmField::Real => "real",
+            MmField::Integer => "integer",
+            MmField::Pattern => "pattern",
+        }
+    }
+}
+impl MmSymmetry {
+    pub fn name(self) -> &'static str {
+        match self {
+            MmSymmetry::General => "general",
+            MmSymmetry::Symmetric => "symmetric",
+            MmSymmetry::SkewSymmetric => "skew-symmetric",
+        }
+    }
+}
+impl fmt::Display for MmFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+impl fmt::Display for MmField {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+impl fmt::Display for MmSymmetry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What the banner and the size line of a Matrix Market file say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MatrixMarketHeader {
+    pub format: MmFormat,
+    pub field: MmField,
+    pub symmetry: MmSymmetry,
+    pub nrows: usize,
+    pub ncols: usize,
+    /// Entry lines the file holds: the third number of a coordinate size line (one
+    /// triangle for a symmetric file, repeats counted), or for an array the number of
+    /// values (`nrows·ncols`, `n(n+1)/2` symmetric, `n(n-1)/2` skew-symmetric).
+    pub entries: usize,
+}
+
+/// Rows and columns must fit 32-bit column indices (0 ..= 2^32 - 1).
+pub(super) const MAX_DIM: u64 = 1 << 32;
+
+/// The banner every file starts with, as the error messages spell it.
+const BANNER: &str = "%%MatrixMarket matrix <coordinate|array> <real|integer|pattern> <general|symmetric|skew-symmetric>";
+
+/// Bytes that separate tokens (ASCII whitespace except the newline).
+#[inline]
+pub(super) fn is_blank(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | 0x0b | 0x0c)
+}
+
+/// A blank line or a comment line (first non-blank byte is `%`).
+pub(super) fn is_comment_or_blank(line: &[u8]) -> bool {
+    match line.iter().find(|&&b| !is_blank(b) && b != b'\n') {
+        None => true,
+        Some(&b) => b == b'%',
+    }
+}
+
+/// A token for an error message: lossy UTF-8, shortened to 40 characters.
+pub(super) fn show(token: &[u8]) -> String {
+    let s = String::from_utf8_lossy(token);
+    let s = s.trim();
+    if s.chars().count() > 40 {
+        format!("{}...", s.chars().take(40).collect::<String>())
+    } else {
+        s.to_string()
+    }
+}
+
+fn tokens(line: &[u8]) -> Vec<&[u8]> {
+    line.split(|&b| is_blank(b) || b == b'\n').filter(|t| !t.is_empty()).collect()
+}
+
+/// Splits `text` at its first newline: (line without the newline, rest after it).
+fn split_line(text: &[u8]) -> (&[u8], &[u8]) {
+    match text.iter().position(|&b| b == b'\n') {
+        Some(i) => (&text[..i], &text[i + 1..]),
+        None => (text, &text[text.len()..]),
+    }
+}
+
+/// Parses the banner, the comment lines and the size line at the start of `text`.
+/// Returns the header, the byte offset of the body (the line after the size line) and
+/// the 1-based line number of the body's first line.
+pub(super) fn parse_header(text: &[u8]) -> Result<(MatrixMarketHeader, usize, usize)> {
+    let text_start = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text); // UTF-8 BOM
+    let bom = text.len() - text_start.len();
+    let (banner, mut rest) = split_line(text_start);
+    let (format, field, symmetry) = parse_banner(banner)?;
+
+    // Comment and blank lines, then the size line.
+    let mut line_no = 1;
+    let size_line = loop {
+        if rest.is_empty() {
+            return Err(Error::parse(
+                line_no,
+                format!("file ended at line {line_no} before the size line ('rows columns entries')"),
+            ));
+        }
+        let (line, tail) = split_line(rest);
+        rest = tail;
+        line_no += 1;
+        if !is_comment_or_blank(line) {
+            break line;
+        }
+    };
+    let (nrows, ncols, entries) = parse_size_line(size_line, line_no, format, symmetry)?;
+    let body_offset = text.len() - rest.len();
+    debug_assert!(body_offset >= bom);
+    let header = MatrixMarketHeader { format, field, symmetry, nrows, ncols, entries };
+    Ok((header, body_offset, line_no + 1))
+}
+
+fn parse_banner(line: &[u8]) -> Result<(MmFormat, MmField, MmSymmetry)> {
+    let toks = tokens(line);
+    let lower: Vec<String> = toks.iter().map(|t| String::from_utf8_lossy(t).to_ascii_lowercase()).collect();
+    if lower.first().map(String::as_str) != Some("%%matrixmarket") {
+        return Err(Error::parse(
+            1,
+            format!(
+                "missing Matrix Market banner: the first line must be '{BANNER}', found '{}'",
+                show(line)
+            ),
+        ));
+    }
+    if lower.len() != 5 {
+        return Err(Error::parse(
+            1,
+            format!("bad Matrix Market banner: expected '{BANNER}' (5 words), found '{}'", show(line)),
+        ));
+    }
+    match lower[1].as_str() {
+        "matrix" => {}
+        "vector" => {
+            return Err(Error::Unsupported(
+                "Matrix Market 'vector' objects are not supported, only 'matrix'".into(),
+            ))
+        }
+        other => {
+            return Err(Error::parse(1, format!("bad Matrix Market banner: unknown object '{other}' (expected matrix)")))
+        }
+    }
+    let format = match lower[2].as_str() {
+        "coordinate" => MmFormat::Coordinate,
+        "array" => MmFormat::Array,
+        other => {
+            return Err(Error::parse(
+                1,
+                format!("bad Matrix Market banner: unknown format '{other}' (expected coordinate or array)"),
+            ))
+        }
+    };
+    let field = match lower[3].as_str() {
+        "real" => MmField::Real,
+        "integer" => MmField::Integer,
+        "pattern" => MmField::Pattern,
+        "complex" => {
+            return Err(Error::Unsupported(
+                "Matrix Market field 'complex': complex matrices are not supported (real, integer and pattern are)"
+                    .into(),
+            ))
+        }
+        other => {
+            return Err(Error::parse(
+                1,
+                format!(
+                    "bad Matrix Market banner: unknown field '{other}' (expected real, integer, pattern or complex)"
+                ),
+            ))
+        }
+    };
+    let symmetry = match lower[4].as_str() {
+        "general" => MmSymmetry::General,
+        "symmetric" => MmSymmetry::Symmetric,
+        "skew-symmetric" => MmSymmetry::SkewSymmetric,
+        "hermitian" => {
+            return Err(Error::Unsupported(
+                "Matrix Market symmetry 'hermitian' is not supported (general, symmetric and skew-symmetric are)"
+                    .into(),
+            ))
+        }
+        other => {
+            return Err(Error::parse(
+                1,
+                format!(
+                    "bad Matrix Market banner: unknown symmetry '{other}' \
+                     (expected general, symmetric, skew-symmetric or hermitian)"
+                ),
+            ))
+        }
+    };
+    if field == MmField::Pattern && format == MmFormat::Array {
+        return Err(Error::parse(1, "bad Matrix Market banner: an array matrix cannot be 'pattern'"));
+    }
+    if field == MmField::Pattern && symmetry == MmSymmetry::SkewSymmetric {
+        return Err(Error::parse(1, "bad Matrix Market banner: a pattern matrix cannot be skew-symmetric"));
+    }
+    Ok((format, field, symmetry))
+}
+
+/// A non-negative decimal integer of the size line.
+fn size_number(tok: &[u8], what: &str, line_no: usize) -> Result<u64> {
+    let digits = tok.strip_prefix(b"+").unwrap_or(tok);
+    if !digits.is_empty() && digits.iter().all(u8::is_ascii_digit) {
+        let mut v: u64 = 0;
+        for &d in digits {
+            v = v.checked_mul(10).and_then(|v| v.checked_add(u64::from(d - b'0'))).ok_or_else(|| {
+                Error::parse(line_no, format!("bad size line: {what} '{}' is too large", show(tok)))
+            })?;
+        }
+        return Ok(v);
+    }
+    let negative = tok.len() > 1 && tok[0] == b'-' && tok[1..].iter().all(u8::is_ascii_digit);
+    let message = if negative {
+        format!("bad size line: {what} is negative ({})", show(tok))
+    } else {
+        format!("bad size line: {what} '{}' is not a non-negative integer", show(tok))
+    };
+    Err(Error::parse(line_no, message))
+}
+
+fn parse_size_line(
+    line: &[u8],
+    line_no: usize,
+    format: MmFormat,
+    symmetry: MmSymmetry,
+) -> Result<(usize, usize, usize)> {
+    let toks = tokens(line);
+    let expected = match format {
+        MmFormat::Coordinate => 3,
+        MmFormat::Array => 2,
+    };
+    if toks.len() != expected {
+        let what = match format {
+            MmFormat::Coordinate => "3 integers 'rows columns entries' for a coordinate matrix",
+            MmFormat::Array => "2 integers 'rows columns' for an array matrix",
+        };
+        return Err(Error::parse(
+            line_no,
+            format!("bad size line: expected {what}, found {} fields ('{}')", toks.len(), show(line)),
+        ));
+    }
+    let nrows = size_number(toks[0], "the number of rows", line_no)?;
+    let ncols = size_number(toks[1], "the number of columns", line_no)?;
+    for (n, what) in [(nrows, "rows"), (ncols, "columns")] {
+        if n > MAX_DIM {
+            return Err(Error::parse(
+                line_no,
+                format!("bad size line: {n} {what} do not fit 32-bit indices (at most {MAX_DIM})"),
+            ));
+        }
+    }
+    if symmetry != MmSymmetry::General && nrows != ncols {
+        return Err(Error::parse(
+            line_no,
+            format!("bad size line: a {symmetry} matrix must be square, but the size line says {nrows} x {ncols}"),
+        ));
+    }
+    let entries = match format {
+        MmFormat::Coordinate => size_number(toks[2], "the number of entries", line_no)?,
+        MmFormat::Array => {
+            let n = nrows;
+            let count = match symmetry {
+                MmSymmetry::General => nrows.checked_mul(ncols),
+                MmSymmetry::Symmetric => n.checked_mul(n + 1).map(|v| v / 2),
+                MmSymmetry::SkewSymmetric => n.checked_mul(n.saturating_sub(1)).map(|v| v / 2),
+            };
+            count.ok_or_else(|| {
+                Error::parse(line_no, format!("bad size line: a {nrows} x {ncols} array is too large"))
+            })?
+        }
+    };
+    let entries = usize::try_from(entries)
+        .map_err(|_| Error::parse(line_no, format!("bad size line: {entries} entries do not fit in memory")))?;
+    Ok((nrows as usize, ncols as usize, entries))
+}

@@ -1,0 +1,112 @@
+//! Matrices shared by the format tests: generated edge cases and the real matrices of
+//! `../shared/matrices` (or `$SPMV_MATRICES`).
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use spmv::{Coo, Csr};
+
+/// A small deterministic generator (tests must not depend on the library's generators).
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn value(&mut self) -> f64 {
+        // 20-bit fractions in [-2, 2): exact in f32.
+        (self.below(1 << 22) as f64 - (1 << 21) as f64) / (1 << 20) as f64
+    }
+}
+
+/// A random matrix whose row r has a length drawn by `len(r, rng)`.
+pub fn random(nrows: usize, ncols: usize, seed: u64, mut len: impl FnMut(usize, &mut dyn FnMut(u64) -> u64) -> usize) -> Csr<f64> {
+    let mut rng = Lcg(seed);
+    let (mut rows, mut cols, mut vals) = (Vec::new(), Vec::new(), Vec::new());
+    for r in 0..nrows {
+        let k = len(r, &mut |n| rng.below(n.max(1)));
+        for _ in 0..k.min(ncols) {
+            rows.push(r as u32);
+            cols.push(rng.below(ncols as u64) as u32);
+            vals.push(rng.value());
+        }
+    }
+    // Repeated positions are summed by to_csr: still a valid duplicate-free CSR.
+    Coo::new_checked(nrows, ncols, rows, cols, vals).unwrap().to_csr()
+}
+
+fn dense_row(nrows: usize, ncols: usize, dense: usize) -> Csr<f64> {
+    random(nrows, ncols, 7, |r, _| if r == dense { usize::MAX } else { 0 }).clone()
+}
+
+/// The generated edge cases every format must handle.
+pub fn edge_cases() -> Vec<(String, Csr<f64>)> {
+    let mut v: Vec<(String, Csr<f64>)> = vec![
+        ("empty 0x0".into(), Csr::zeros(0, 0)),
+        ("empty 0x7".into(), Csr::zeros(0, 7)),
+        ("empty 7x0".into(), Csr::zeros(7, 0)),
+        ("all-zero 50x40".into(), Csr::zeros(50, 40)),
+        ("single entry".into(), Csr::new_checked(1, 1, vec![0, 1], vec![0], vec![2.5]).unwrap()),
+        (
+            "single entry in a corner of 300x200".into(),
+            Csr::new_checked(300, 200, [vec![0; 300], vec![1]].concat(), vec![199], vec![-1.5]).unwrap(),
+        ),
+    ];
+    // One dense row: a full row of ncols entries among empty ones.
+    let mut full = vec![0usize; 101];
+    for p in full.iter_mut().skip(51) {
+        *p = 3000;
+    }
+    v.push((
+        "one dense row 100x3000".into(),
+        Csr::new_checked(100, 3000, full, (0..3000).collect(), (0..3000).map(|i| (i % 17) as f64 - 8.0).collect()).unwrap(),
+    ));
+    v.push(("dense 1x5000".into(), dense_row(1, 5000, 0)));
+    v.push(("dense 64x64".into(), random(64, 64, 3, |_, _| 64 * 4)));
+    v.push(("empty rows 1000x1000".into(), random(1000, 1000, 11, |r, _| if r % 3 == 0 { 0 } else { 5 })));
+    v.push(("tall 5000x30".into(), random(5000, 30, 13, |_, rnd| rnd(6) as usize)));
+    v.push(("wide 30x5000".into(), random(30, 5000, 17, |_, rnd| rnd(400) as usize)));
+    v.push(("one long row 20000x20000".into(), random(20000, 20000, 19, |r, rnd| if r == 777 { 20000 } else { rnd(4) as usize })));
+    v.push(("varied rows 30000x30000".into(), random(30000, 30000, 23, |_, rnd| {
+        let k = rnd(100);
+        if k < 60 { rnd(4) as usize } else if k < 95 { rnd(40) as usize } else { rnd(1000) as usize }
+    })));
+    v.push(("warp-size rows 4096x4096".into(), random(4096, 4096, 29, |r, _| 32 + (r % 3) - 1)));
+    v
+}
+
+/// The folder of real matrices: `$SPMV_MATRICES`, else `../shared/matrices` beside the checkout.
+pub fn shared_matrices_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("SPMV_MATRICES") {
+        return Some(PathBuf::from(dir));
+    }
+    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/matrices"));
+    dir.is_dir().then_some(dir)
+}
+
+/// Every real matrix, loaded in f64. Panics (a test failure) when the folder is missing,
+/// unless SPMV_SKIP_SHARED=1.
+pub fn shared_matrices() -> Vec<(String, Csr<f64>)> {
+    use rayon::prelude::*;
+    let Some(dir) = shared_matrices_dir() else {
+        assert!(std::env::var_os("SPMV_SKIP_SHARED").is_some(), "../shared/matrices not found (set SPMV_MATRICES or SPMV_SKIP_SHARED=1)");
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".mtx.gz") || p.to_string_lossy().ends_with(".mtx"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no matrices in {}", dir.display());
+    files
+        .par_iter()
+        .map(|p| {
+            let a = spmv::io::read_matrix_market::<f64>(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            (p.file_name().unwrap().to_string_lossy().into_owned(), a)
+        })
+        .collect()
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds, here, everything a GPU run needs and puts it in .device-bundle/ (git-ignored, so
+# it travels only when named in the device tool's `carry`):
+#   bin/spmv            the release CLI
+#   tests/<name>        every test binary of the workspace (cargo test --release --no-run)
+#   matrices/           the real matrices of ../shared/matrices (the device has no ../shared)
+# Then, on the device: scripts/device-run.sh (tests + benchmark, summary last).
+# Binaries are stripped so the bundle stays well inside the 64 MiB a call may carry.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=.device-bundle
+rm -rf "$out"
+mkdir -p "$out/bin" "$out/tests" "$out/matrices"
+
+cargo build --release -p spmv-cli
+cp target/release/spmv "$out/bin/"
+cargo test --workspace --release --no-run --message-format=json 2>/dev/null |
+    python3 -c '
+import json, sys
+for line in sys.stdin:
+    try: msg = json.loads(line)
+    except ValueError: continue
+    if msg.get("reason") == "compiler-artifact" and msg.get("executable") and msg["profile"]["test"]:
+        print(msg["executable"])
+' | while read -r exe; do
+    cp "$exe" "$out/tests/$(basename "$exe" | sed 's/-[0-9a-f]*$//')"
+done
+strip "$out"/bin/* "$out"/tests/*
+shared="${SPMV_SHARED:-../shared}/matrices"
+cp "$shared"/*.mtx.gz "$out/matrices/"
+du -sh "$out" "$out"/*

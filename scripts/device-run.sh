@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine from the repository root, with .device-bundle carried:
+#   1. every test binary with --include-ignored (GPU tests included), matrices from the bundle;
+#   2. `spmv bench` on the shared matrices and on the inputs in $BENCH_INPUTS (generator
+#      specs), with the formats in $BENCH_FORMATS (default all), f64 and f32;
+# and prints a summary last. Logs and JSON go to $OUT when set (the device tool returns it).
+set -uo pipefail
+bundle=.device-bundle
+out="${OUT:-/tmp/spmv-out}"
+mkdir -p "$out"
+
+# libcuda comes with the driver; NVRTC 13 and cuSPARSE 12 from the CUDA toolkit or the
+# Python wheels on the image: find them and put their folders on the library path.
+for lib in libnvrtc.so.13 libcusparse.so.12; do
+    dir=$(find /usr/local/cuda*/ /usr/lib /opt -name "$lib" -print -quit 2>/dev/null | xargs -r dirname)
+    [ -n "$dir" ] && export LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+done
+echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv,noheader
+
+export SPMV_MATRICES="$PWD/$bundle/matrices"
+export SPMV_REQUIRE_NVRTC=1
+summary=()
+status=0
+if [ "${SKIP_TESTS:-0}" != 1 ]; then
+    for t in "$bundle"/tests/*; do
+        name=$(basename "$t")
+        log=/tmp/test-$name.log
+        "$t" --include-ignored ${TEST_FILTER:-} > "$log" 2>&1
+        rc=$?
+        { echo "===== $name (rc=$rc)"; cat "$log"; } >> "$out/tests.log"
+        line=$(grep -E '^test result:' "$log" | tail -1)
+        summary+=("test $name: rc=$rc ${line:-no result line}")
+        if [ $rc -ne 0 ]; then
+            status=1
+            grep -E -A 30 '^failures:' "$log" | head -60
+        fi
+    done
+fi
+
+formats="${BENCH_FORMATS:-all}"
+reps="${BENCH_REPS:-100}"
+if [ "${SKIP_BENCH_SHARED:-0}" != 1 ]; then
+    "$bundle/bin/spmv" bench "$bundle/matrices" --formats "$formats" --precision f64,f32 --reps "$reps" \
+        --json "$out/bench-shared.json" > "$out/bench-shared.txt" 2> /tmp/bench-shared.err
+    rc=$?
+    [ $rc -ne 0 ] && status=1
+    summary+=("bench shared matrices: rc=$rc $(grep -E '^# (all|FAILED)' "$out/bench-shared.txt")")
+fi
+if [ -n "${BENCH_INPUTS:-}" ]; then
+    # shellcheck disable=SC2086
+    "$bundle/bin/spmv" bench $BENCH_INPUTS --formats "$formats" --precision f64,f32 --reps "$reps" \
+        --json "$out/bench-large.json" > "$out/bench-large.txt" 2> /tmp/bench-large.err
+    rc=$?
+    [ $rc -ne 0 ] && status=1
+    cat "$out/bench-large.txt"
+    summary+=("bench large: rc=$rc $(grep -E '^# (all|FAILED)' "$out/bench-large.txt")")
+fi
+tail -n 3 /tmp/bench-*.err 2>/dev/null
+[ -f "$out/bench-shared.txt" ] && grep -E '^#' "$out/bench-shared.txt"
+echo "==================== summary ===================="
+printf '%s\n' "${summary[@]}"
+exit $status
