@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repository root, with .device-bundle carried:
 #   1. every test binary with --include-ignored (GPU tests included), matrices from the bundle;
-#   2. `spmv bench` on the shared matrices and on the inputs in $BENCH_INPUTS (generator
-#      specs), with the formats in $BENCH_FORMATS (default all), f64 and f32;
+#   2. `spmv bench` on the shared matrices and on the inputs in $BENCH_INPUTS (files or
+#      generator specs; "default" for the default set), with the formats in $BENCH_FORMATS (default all), f64 and f32;
 # and prints a summary last. Logs and JSON go to $OUT when set (the device tool returns it).
 set -uo pipefail
 bundle=.device-bundle
@@ -48,6 +48,7 @@ if [ "${SKIP_BENCH_SHARED:-0}" != 1 ]; then
     summary+=("bench shared matrices: rc=$rc $(grep -E '^# (all|FAILED)' "$out/bench-shared.txt")")
 fi
 if [ -n "${BENCH_INPUTS:-}" ]; then
+    [ "$BENCH_INPUTS" = default ] && BENCH_INPUTS=""   # no inputs: spmv's default set
     # shellcheck disable=SC2086
     "$bundle/bin/spmv" bench $BENCH_INPUTS --formats "$formats" --precision f64,f32 --reps "$reps" \
         --json "$out/bench-large.json" > "$out/bench-large.txt" 2> /tmp/bench-large.err

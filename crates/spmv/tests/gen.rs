@@ -106,7 +106,18 @@ fn poisson3d_7_point_counts() {
     let centre = 2 + 5 * (2 + 5 * 2);
     assert_eq!(b.row(centre).1.iter().sum::<f64>(), 0.0);
     assert_eq!(get(&b, centre, centre as u32), Some(6.0));
-    assert_eq!(b.row(centre).0, &[centre as u32 - 25, centre as u32 - 5, centre as u32 - 1, centre as u32, centre as u32 + 1, centre as u32 + 5, centre as u32 + 25]);
+    assert_eq!(
+        b.row(centre).0,
+        &[
+            centre as u32 - 25,
+            centre as u32 - 5,
+            centre as u32 - 1,
+            centre as u32,
+            centre as u32 + 1,
+            centre as u32 + 5,
+            centre as u32 + 25
+        ]
+    );
 }
 
 #[test]
@@ -239,14 +250,15 @@ fn banded_full_diagonals() {
     let n = 100;
     let offsets = [-7i64, -1, 0, 3, 99, 150, -100];
     let a = valid(&gen::banded(n, &offsets, 4).unwrap());
-    let expect: usize = offsets.iter().filter(|d| d.unsigned_abs() < n as u64).map(|d| n - d.unsigned_abs() as usize).sum();
+    let expect: usize =
+        offsets.iter().filter(|d| d.unsigned_abs() < n as u64).map(|d| n - d.unsigned_abs() as usize).sum();
     assert_eq!(a.nnz(), expect);
     for r in 0..n {
         for &c in a.row(r).0 {
             assert!(offsets.contains(&(c as i64 - r as i64)));
         }
     }
-    assert_eq!(get(&a, 0, 99).is_some(), true);
+    assert!(get(&a, 0, 99).is_some());
     assert!(a.values().iter().all(|&v| (-1.0..1.0).contains(&v) && v != 0.0));
     // Repeated offsets count once; no offsets: an empty matrix.
     assert_eq!(gen::banded(n, &[0, 0, 0], 1).unwrap().nnz(), n);
@@ -271,10 +283,12 @@ fn banded_broken_and_scattered() {
     }
     // Gaps come in segments: along each diagonal, few runs (at most one per segment).
     for d in [-3i64, 0, 5] {
-        let present: Vec<bool> = (0..n).map(|r| {
-            let c = r as i64 + d;
-            (0..n as i64).contains(&c) && get(&b, r, c as u32).is_some()
-        }).collect();
+        let present: Vec<bool> = (0..n)
+            .map(|r| {
+                let c = r as i64 + d;
+                (0..n as i64).contains(&c) && get(&b, r, c as u32).is_some()
+            })
+            .collect();
         let runs = present.windows(2).filter(|w| w[0] != w[1]).count();
         assert!(runs <= n / 16 + 2, "offset {d}: {runs} run boundaries");
         assert!(runs > 10);
@@ -285,7 +299,8 @@ fn banded_broken_and_scattered() {
     let s = BandedParams { scatter: 0.05, seed: 9, ..BandedParams::new(n, &[0, 1]) };
     let a = valid(&gen::banded_with(&s).unwrap());
     let band = 2 * n - 1;
-    let off = (0..n).map(|r| a.row(r).0.iter().filter(|&&c| c as usize != r && c as usize != r + 1).count()).sum::<usize>();
+    let off =
+        (0..n).map(|r| a.row(r).0.iter().filter(|&&c| c as usize != r && c as usize != r + 1).count()).sum::<usize>();
     assert_eq!(a.nnz(), band + off);
     assert!((off as f64 - 0.05 * n as f64).abs() < 0.25 * 0.05 * n as f64, "{off} stray entries");
     // Many strays per row, on a tiny matrix: capped at the free columns.
@@ -394,6 +409,20 @@ fn block_diag_layout() {
     assert!(msg.contains("32-bit"), "{msg}");
 }
 
+#[test]
+fn block_diag_of_file() {
+    let a = gen::poisson2d(4, 3).unwrap();
+    let path = std::env::temp_dir().join(format!("spmv-gen-test-{}.mtx", std::process::id()));
+    spmv::io::write_matrix_market(&path, &a).unwrap();
+    let spec = format!("blockdiag:k=3,of=file={}", path.display());
+    let b = gen::generate(&spec);
+    std::fs::remove_file(&path).ok();
+    assert_eq!(b.unwrap(), gen::block_diag(&a, 3).unwrap());
+    // A missing file is the reader's error, not a spec error.
+    let missing = gen::generate("blockdiag:k=2,of=file=/nonexistent/spmv-gen-test.mtx");
+    assert!(matches!(missing, Err(Error::Io { .. })), "{missing:?}");
+}
+
 // ---------------------------------------------------------------- specs
 
 #[test]
@@ -419,10 +448,7 @@ fn spec_examples_and_defaults() {
         ("banded:n=10,offsets=", "banded:n=10,offsets=,broken=0,seg=64,scatter=0,seed=1"),
         ("powerlaw:n=1000000,mean=8,exp=2.1,seed=1", "powerlaw:n=1000000,mean=8,exp=2.1,seed=1"),
         ("powerlaw:n=100", "powerlaw:n=100,mean=8,exp=2.1,seed=1"),
-        (
-            "longrows:n=100000,short=4,count=5,long=50000,seed=1",
-            "longrows:n=100000,short=4,count=5,long=50000,seed=1",
-        ),
+        ("longrows:n=100000,short=4,count=5,long=50000,seed=1", "longrows:n=100000,short=4,count=5,long=50000,seed=1"),
         ("longrows:n=1000", "longrows:n=1000,short=4,count=4,long=100,seed=1"),
         ("blockdiag:k=4,of=poisson2d:nx=3", "blockdiag:k=4,of=poisson2d:nx=3,ny=3"),
         ("blockdiag:k=2,of=random:rows=10,mean=3", "blockdiag:k=2,of=random:rows=10,cols=10,mean=3,seed=1"),
@@ -432,7 +458,7 @@ fn spec_examples_and_defaults() {
         ),
         ("blockdiag:k=3,of=file=data/a,b.mtx", "blockdiag:k=3,of=file=data/a,b.mtx"),
         // Whitespace, case, separators, scientific notation.
-        (" Poisson2D : nx = 1_000 , ny=2e3 ", "poisson2d:nx=1000,ny=2000"),
+        (" Poisson2D : NX = 1_000 , ny=2e3 ", "poisson2d:nx=1000,ny=2000"),
         ("random:rows=10,,mean=1,", "random:rows=10,cols=10,mean=1,seed=1"),
     ];
     for (input, canonical) in cases {
@@ -446,10 +472,7 @@ fn spec_examples_and_defaults() {
         GenSpec::BlockDiag { k: 3, of } => assert_eq!(*of, BlockSource::File("data/a,b.mtx".into())),
         other => panic!("{other:?}"),
     }
-    assert_eq!(
-        gen::parse_spec("kron:scale=7").unwrap(),
-        GenSpec::Kronecker(KroneckerParams::new(7))
-    );
+    assert_eq!(gen::parse_spec("kron:scale=7").unwrap(), GenSpec::Kronecker(KroneckerParams::new(7)));
     assert_eq!(gen::parse_spec("poisson3d:n=3,points=27").unwrap().family(), "poisson3d");
 }
 
@@ -458,10 +481,19 @@ fn spec_generate_matches_functions() {
     assert_eq!(gen::generate("poisson2d:nx=3").unwrap(), gen::poisson2d(3, 3).unwrap());
     assert_eq!(gen::generate("poisson3d:n=4,points=27").unwrap(), gen::poisson3d(4, 4, 4, 27).unwrap());
     assert_eq!(gen::generate("kron:scale=8,ef=4,seed=3").unwrap(), gen::kronecker(8, 4, 3).unwrap());
-    assert_eq!(gen::generate("random:rows=300,cols=200,mean=5,seed=2").unwrap(), gen::random_uniform(300, 200, 5.0, 2).unwrap());
+    assert_eq!(
+        gen::generate("random:rows=300,cols=200,mean=5,seed=2").unwrap(),
+        gen::random_uniform(300, 200, 5.0, 2).unwrap()
+    );
     assert_eq!(gen::generate("banded:n=300,offsets=-1;2,seed=4").unwrap(), gen::banded(300, &[-1, 2], 4).unwrap());
-    assert_eq!(gen::generate("powerlaw:n=300,mean=4,exp=2.5,seed=3").unwrap(), gen::power_law(300, 4.0, 2.5, 3).unwrap());
-    assert_eq!(gen::generate("longrows:n=300,short=3,count=2,long=100,seed=3").unwrap(), gen::long_rows(300, 3, 2, 100, 3).unwrap());
+    assert_eq!(
+        gen::generate("powerlaw:n=300,mean=4,exp=2.5,seed=3").unwrap(),
+        gen::power_law(300, 4.0, 2.5, 3).unwrap()
+    );
+    assert_eq!(
+        gen::generate("longrows:n=300,short=3,count=2,long=100,seed=3").unwrap(),
+        gen::long_rows(300, 3, 2, 100, 3).unwrap()
+    );
     assert_eq!(
         gen::generate("blockdiag:k=3,of=poisson2d:nx=4,ny=2").unwrap(),
         gen::block_diag(&gen::poisson2d(4, 2).unwrap(), 3).unwrap()
@@ -477,13 +509,20 @@ fn spec_errors() {
     assert!(msg.contains("unknown generator family 'poisson4d'") && msg.contains(families), "{msg}");
 
     let msg = parse_err("poisson2d:nx=3,nz=4");
-    assert!(msg.contains("poisson2d") && msg.contains("unknown key 'nz'") && msg.contains("valid keys: nx, ny, n"), "{msg}");
+    assert!(
+        msg.contains("poisson2d") && msg.contains("unknown key 'nz'") && msg.contains("valid keys: nx, ny, n"),
+        "{msg}"
+    );
     let msg = parse_err("poisson2d");
     assert!(msg.contains("poisson2d: missing required key nx (or n)") && msg.contains("valid keys"), "{msg}");
     let msg = parse_err("poisson2d:ny=3");
     assert!(msg.contains("missing required key nx"), "{msg}");
     let msg = parse_err("poisson3d:n=abc");
-    assert!(msg.contains("poisson3d: key 'n' expects a non-negative integer, got 'abc'") && msg.contains("valid keys: nx, ny, nz, n, points"), "{msg}");
+    assert!(
+        msg.contains("poisson3d: key 'n' expects a non-negative integer, got 'abc'")
+            && msg.contains("valid keys: nx, ny, nz, n, points"),
+        "{msg}"
+    );
     assert!(parse_err("poisson3d:n=-3").contains("key 'n'"));
     assert!(parse_err("poisson3d:n=2.5").contains("key 'n'"));
     assert!(parse_err("poisson3d:n=1e3.5").contains("key 'n'"));
@@ -538,14 +577,15 @@ fn golden_fingerprints() {
     // These pin the generated matrices forever: a change here changes every benchmark
     // matrix with that spec. Only update them on purpose (and say so).
     let golden = [
-        ("poisson3d:n=5,points=27", 0u64),
-        ("kron:scale=8,ef=8,seed=1", 0),
-        ("random:rows=64,cols=48,mean=5,seed=3", 0),
-        ("banded:n=500,offsets=-9;0;1;40,broken=0.2,seg=8,scatter=0.05,seed=2", 0),
-        ("powerlaw:n=400,mean=6,exp=1.8,seed=4", 0),
-        ("longrows:n=300,short=3,count=3,long=120,seed=5", 0),
+        ("poisson3d:n=5,points=27", 0xb5e6_69db_ec39_aa80u64),
+        ("kron:scale=8,ef=8,seed=1", 0x07af_8b26_a050_4192),
+        ("random:rows=64,cols=48,mean=5,seed=3", 0x0a73_80b8_740f_e3ba),
+        ("banded:n=500,offsets=-9;0;1;40,broken=0.2,seg=8,scatter=0.05,seed=2", 0xc835_dc95_f9a4_c811),
+        ("powerlaw:n=400,mean=6,exp=1.8,seed=4", 0x3185_59fc_73c9_b3d8),
+        ("longrows:n=300,short=3,count=3,long=120,seed=5", 0xfba6_5cbb_da10_d413),
     ];
-    let got: Vec<(String, u64)> = golden.iter().map(|(s, _)| (s.to_string(), fingerprint(&gen::generate(s).unwrap()))).collect();
+    let got: Vec<(String, u64)> =
+        golden.iter().map(|(s, _)| (s.to_string(), fingerprint(&gen::generate(s).unwrap()))).collect();
     for ((spec, want), (_, have)) in golden.iter().zip(&got) {
         assert_eq!(*want, *have, "fingerprint of {spec} changed: {got:#x?}");
     }
@@ -562,25 +602,27 @@ fn small_spec() -> impl Strategy<Value = GenSpec> {
             nz,
             points: if p { 27 } else { 7 }
         }),
-        (0u32..9, 0usize..9, any::<u64>(), prop::bool::ANY, prop::bool::ANY).prop_map(|(scale, edge_factor, seed, symmetric, permute)| {
-            GenSpec::Kronecker(KroneckerParams { scale, edge_factor, seed, symmetric, permute })
+        (0u32..9, 0usize..9, any::<u64>(), prop::bool::ANY, prop::bool::ANY).prop_map(
+            |(scale, edge_factor, seed, symmetric, permute)| {
+                GenSpec::Kronecker(KroneckerParams { scale, edge_factor, seed, symmetric, permute })
+            }
+        ),
+        (0usize..60, 0usize..60, 0.0f64..30.0, any::<u64>()).prop_map(|(rows, cols, mean, seed)| GenSpec::Random {
+            rows,
+            cols,
+            mean,
+            seed
         }),
-        (0usize..60, 0usize..60, 0.0f64..30.0, any::<u64>()).prop_map(|(rows, cols, mean, seed)| GenSpec::Random { rows, cols, mean, seed }),
-        (0usize..80, prop::collection::vec(-90i64..90, 0..6), 0.0f64..=1.0, 1usize..20, 0.0f64..4.0, any::<u64>()).prop_map(
-            |(n, mut offsets, broken, segment, scatter, seed)| {
+        (0usize..80, prop::collection::vec(-90i64..90, 0..6), 0.0f64..=1.0, 1usize..20, 0.0f64..4.0, any::<u64>())
+            .prop_map(|(n, mut offsets, broken, segment, scatter, seed)| {
                 offsets.sort_unstable();
                 offsets.dedup();
                 GenSpec::Banded(BandedParams { n, offsets, broken, segment, scatter, seed })
-            }
-        ),
-        (0usize..80, 0.0f64..100.0, 1.01f64..6.0, any::<u64>()).prop_map(|(n, mean, exponent, seed)| GenSpec::PowerLaw { n, mean, exponent, seed }),
-        (0usize..80, 0usize..100, 0usize..80, 0usize..100, any::<u64>()).prop_map(|(n, short, count, long, seed)| GenSpec::LongRows {
-            n,
-            short,
-            count: count.min(n),
-            long,
-            seed
-        }),
+            }),
+        (0usize..80, 0.0f64..100.0, 1.01f64..6.0, any::<u64>())
+            .prop_map(|(n, mean, exponent, seed)| GenSpec::PowerLaw { n, mean, exponent, seed }),
+        (0usize..80, 0usize..100, 0usize..80, 0usize..100, any::<u64>())
+            .prop_map(|(n, short, count, long, seed)| GenSpec::LongRows { n, short, count: count.min(n), long, seed }),
     ];
     leaf.prop_recursive(2, 8, 1, |inner| {
         (0usize..4, inner).prop_map(|(k, s)| GenSpec::BlockDiag { k, of: Box::new(BlockSource::Spec(s)) })
@@ -624,6 +666,15 @@ fn timing_large() {
         let t = std::time::Instant::now();
         let a = gen::generate(spec).unwrap();
         let dt = t.elapsed();
-        println!("{spec:60} {:>9} rows {:>11} nnz max row {:>8}  {:.2} s", a.nrows(), a.nnz(), a.max_row_len(), dt.as_secs_f64());
+        let mut lens = row_lens(&a);
+        lens.sort_unstable();
+        println!(
+            "{spec:60} {:>9} rows {:>11} nnz, row length median {:>3} max {:>8}  {:.2} s",
+            a.nrows(),
+            a.nnz(),
+            lens.get(lens.len() / 2).copied().unwrap_or(0),
+            a.max_row_len(),
+            dt.as_secs_f64()
+        );
     }
 }

@@ -45,4 +45,3 @@ pub use kron::{kronecker, kronecker_with, KroneckerParams, MAX_SCALE, RMAT_A, RM
 pub use random::{long_rows, power_law, random_uniform};
 pub use spec::{generate, parse_spec, BlockSource, GenSpec, FAMILIES};
 pub use stencil::{poisson2d, poisson3d};
-

@@ -80,7 +80,6 @@ pub fn kronecker_with(p: &KroneckerParams) -> Result<Csr<f64>> {
     let t = |x: f64| (x * 4294967296.0).round() as u64;
     let (ta, tab, tabc) = (t(RMAT_A), t(RMAT_A + RMAT_B), t(RMAT_A + RMAT_B + RMAT_C));
 
-    let t0 = std::time::Instant::now();
     let perm: Option<Vec<u32>> = p.permute.then(|| {
         let mut perm: Vec<u32> = (0..n).map(|v| v as u32).collect();
         let mut rng = Rng::stream(seed, TAG_PERM, 0);
@@ -103,15 +102,10 @@ pub fn kronecker_with(p: &KroneckerParams) -> Result<Csr<f64>> {
                     bits = rng.next_u64();
                 }
                 let x = (bits >> (32 * (level % 2))) & 0xFFFF_FFFF;
-                let (bu, bv) = if x < ta {
-                    (0, 0)
-                } else if x < tab {
-                    (0, 1)
-                } else if x < tabc {
-                    (1, 0)
-                } else {
-                    (1, 1)
-                };
+                // Quadrants: [0, A) top-left, [A, A+B) top-right, [A+B, A+B+C) bottom-left,
+                // the rest bottom-right; computed without branches (they are unpredictable).
+                let bu = (x >= tab) as u64;
+                let bv = ((x >= ta) & (x < tab) | (x >= tabc)) as u64;
                 u = (u << 1) | bu;
                 v = (v << 1) | bv;
             }
@@ -122,13 +116,11 @@ pub fn kronecker_with(p: &KroneckerParams) -> Result<Csr<f64>> {
         }
     });
     drop(perm);
-    eprintln!("TIMING edges {:?}", t0.elapsed());
     Ok(adjacency(n, &edges, p.symmetric))
 }
 
 /// The `n × n` adjacency matrix of `edges` (values 1.0), without self-loops and repeats.
 fn adjacency(n: usize, edges: &[(u32, u32)], symmetric: bool) -> Csr<f64> {
-    let t0 = std::time::Instant::now();
     // Counting sort by row.
     let mut row_ptr = vec![0usize; n + 1];
     for &(u, v) in edges {
@@ -155,7 +147,6 @@ fn adjacency(n: usize, edges: &[(u32, u32)], symmetric: bool) -> Csr<f64> {
         }
     }
     drop(next);
-    eprintln!("TIMING scatter {:?}", t0.elapsed());
     // Sort and deduplicate each row in place.
     let mut rows: Vec<&mut [u32]> = Vec::with_capacity(n);
     let mut rest = cols.as_mut_slice();
@@ -180,7 +171,6 @@ fn adjacency(n: usize, edges: &[(u32, u32)], symmetric: bool) -> Csr<f64> {
         })
         .collect();
     // Compact to the front.
-    eprintln!("TIMING sort {:?}", t0.elapsed());
     let mut write = 0;
     for r in 0..n {
         let start = row_ptr[r];
@@ -192,7 +182,6 @@ fn adjacency(n: usize, edges: &[(u32, u32)], symmetric: bool) -> Csr<f64> {
     cols.truncate(write);
     cols.shrink_to_fit();
     let values = vec![1.0; write];
-    eprintln!("TIMING done {:?}", t0.elapsed());
     // SAFETY: columns are vertices < n, sorted and deduplicated per row.
     unsafe { Csr::new_unchecked(n, n, row_ptr, cols, values) }
 }

@@ -7,7 +7,7 @@
 use rayon::prelude::*;
 
 use super::build::{build_rows, check_dim, check_mean, check_nnz, err};
-use super::rng::{entry_value, Rng};
+use super::rng::{entry_value, pareto_weight, Rng};
 use crate::{Csr, Result};
 
 const TAG_RANDOM: u64 = 0x7261_6E64_6F6D; // "random"
@@ -99,14 +99,15 @@ pub fn power_law(n: usize, mean_row_len: f64, exponent: f64, seed: u64) -> Resul
     check_power_law(n, mean_row_len, exponent)?;
     let mean = mean_row_len.min(n as f64);
     let inv = 1.0 / (exponent - 1.0);
-    // Weights, capped far above any useful value so their sum stays finite.
+    // Weights (capped at 1e150 so their sum stays finite), computed without libm so the
+    // same seed gives the same bits on every platform.
     let weights: Vec<f64> = (0..n)
         .into_par_iter()
         .with_min_len(4096)
         .map(|r| {
             let mut rng = Rng::stream(seed, TAG_POWER, r as u64);
             let u = 1.0 - rng.unit(); // (0, 1]
-            u.powf(-inv).min(1e150)
+            pareto_weight(u, inv)
         })
         .collect();
     let lambda = water_fill(&weights, n as f64, n as f64 * mean);

@@ -49,6 +49,56 @@ pub(crate) fn entry_value(seed: u64, r: usize, c: u32) -> f64 {
     value_from(hash3(seed ^ 0x5641_4C55_4553_0000, r as u64, c as u64))
 }
 
+/// Natural logarithm of a positive normal `x` from +, -, ×, ÷ only (IEEE-exact operations),
+/// so unlike `f64::ln` (the platform's libm) it gives the same bits everywhere. Relative
+/// error about 1e-15.
+pub(crate) fn det_ln(x: f64) -> f64 {
+    debug_assert!(x.is_normal() && x > 0.0);
+    let bits = x.to_bits();
+    let mut e = ((bits >> 52) & 0x7FF) as i64 - 1023;
+    let mut m = f64::from_bits((bits & ((1u64 << 52) - 1)) | (1023u64 << 52)); // [1, 2)
+    if m > std::f64::consts::SQRT_2 {
+        m *= 0.5;
+        e += 1;
+    }
+    // ln m = 2 atanh(s) = 2 (s + s^3/3 + s^5/5 + ...), |s| < 0.172.
+    let s = (m - 1.0) / (m + 1.0);
+    let s2 = s * s;
+    let mut series = 0.0;
+    for k in (0..14).rev() {
+        series = series * s2 + 1.0 / (2 * k + 1) as f64;
+    }
+    e as f64 * std::f64::consts::LN_2 + 2.0 * s * series
+}
+
+/// `e^y` for `0 ≤ y ≤ 700` from basic operations only (see [`det_ln`]).
+pub(crate) fn det_exp(y: f64) -> f64 {
+    debug_assert!((0.0..=700.0).contains(&y));
+    let k = (y / std::f64::consts::LN_2 + 0.5).floor();
+    // Cody–Waite reduction (fdlibm's split of ln 2: k · LN2_HI is exact for k < 2^11).
+    const LN2_HI: f64 = 0.693_147_180_369_123_8;
+    const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
+    let r = (y - k * LN2_HI) - k * LN2_LO; // |r| ≤ ln 2 / 2
+    let mut term = 1.0;
+    let mut sum = 1.0;
+    for i in 1..=22 {
+        term = term * r / i as f64;
+        sum += term;
+    }
+    sum * f64::from_bits(((k as i64 + 1023) as u64) << 52)
+}
+
+/// A Pareto weight `u^(-inv)` for `u` in (0, 1] (`inv ≥ 0`), capped at 1e150; the same
+/// bits on every platform.
+pub(crate) fn pareto_weight(u: f64, inv: f64) -> f64 {
+    let y = -inv * det_ln(u);
+    if y >= 345.0 {
+        1e150 // e^345 ≈ 1e150
+    } else {
+        det_exp(y).min(1e150)
+    }
+}
+
 /// xoshiro256** (Blackman & Vigna), seeded through splitmix64.
 #[derive(Clone, Debug)]
 pub(crate) struct Rng {
@@ -112,6 +162,22 @@ mod tests {
         let mut s = 1234567u64;
         assert_eq!(splitmix64(&mut s), 6457827717110365317);
         assert_eq!(splitmix64(&mut s), 3203168211198807973);
+    }
+
+    #[test]
+    fn deterministic_ln_exp_are_accurate() {
+        for x in [1.0, 0.5, 0.3, 1e-16, 2f64.powi(-53), 0.999999, 0.7, 0.71, 1.41, 1.42, 123.456] {
+            let (a, b) = (det_ln(x), x.ln());
+            assert!((a - b).abs() <= 4e-16 * b.abs().max(1.0), "ln {x}: {a} vs {b}");
+        }
+        for y in [0.0, 1e-9, 0.3, 0.35, 1.0, 10.0, 36.7, 100.0, 344.9, 690.0] {
+            let (a, b) = (det_exp(y), y.exp());
+            assert!((a - b).abs() <= 1e-14 * b, "exp {y}: {a} vs {b}");
+        }
+        assert_eq!(pareto_weight(1.0, 5.0), 1.0);
+        assert_eq!(pareto_weight(2f64.powi(-53), 100.0), 1e150);
+        let w = pareto_weight(0.25, 0.5);
+        assert!((w - 2.0).abs() < 1e-14, "{w}");
     }
 
     #[test]

@@ -12,7 +12,8 @@ use super::stencil::{check_grid, check_points, poisson2d, poisson3d};
 use crate::{Csr, Result};
 
 /// The families, by canonical name.
-pub const FAMILIES: &[&str] = &["poisson2d", "poisson3d", "kron", "random", "banded", "powerlaw", "longrows", "blockdiag"];
+pub const FAMILIES: &[&str] =
+    &["poisson2d", "poisson3d", "kron", "random", "banded", "powerlaw", "longrows", "blockdiag"];
 
 /// A parsed generator specification. `Display` prints the canonical spec, every key
 /// spelled out in a fixed order (defaults included), so it can serve as the matrix's name
@@ -267,7 +268,7 @@ pub fn parse_spec(s: &str) -> Result<GenSpec> {
 struct Keys<'a> {
     family: &'static str,
     valid: &'static [&'static str],
-    items: Vec<(&'a str, &'a str)>,
+    items: Vec<(&'static str, &'a str)>,
 }
 
 impl<'a> Keys<'a> {
@@ -275,7 +276,7 @@ impl<'a> Keys<'a> {
     /// of the string (so a nested spec may contain commas). Empty items are skipped.
     fn parse(family: &'static str, valid: &'static [&'static str], rest: &'a str) -> Result<Self> {
         let keys = Keys { family, valid, items: Vec::new() };
-        let mut items: Vec<(&'a str, &'a str)> = Vec::new();
+        let mut items: Vec<(&'static str, &'a str)> = Vec::new();
         let mut rest = rest;
         while !rest.is_empty() {
             let (item, tail) = rest.split_once(',').unwrap_or((rest, ""));
@@ -291,9 +292,9 @@ impl<'a> Keys<'a> {
                 ));
             };
             let key = key.trim();
-            if !valid.contains(&key) {
+            let Some(&key) = valid.iter().find(|v| v.eq_ignore_ascii_case(key)) else {
                 return err(format!("{family}: unknown key '{key}' (valid keys: {})", valid.join(", ")));
-            }
+            };
             if items.iter().any(|(k, _)| *k == key) {
                 return err(format!("{family}: key '{key}' given twice"));
             }

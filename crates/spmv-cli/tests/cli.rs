@@ -1,0 +1,81 @@
+//! The `spmv` binary end to end (on the CPU when no GPU is present).
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn spmv(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_spmv")).args(args).output().expect("the spmv binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("spmv-cli-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn formats_lists_the_registry() {
+    let out = spmv(&["formats"]);
+    assert!(out.status.success());
+    let stdout = text(&out.stdout);
+    for name in ["csr-scalar", "csr-vector", "cusparse-alg1", "cusparse-alg2"] {
+        assert!(stdout.contains(name), "{name} missing from:\n{stdout}");
+    }
+}
+
+#[test]
+fn gen_writes_a_file_that_info_reads() {
+    let dir = temp_dir("gen");
+    let file = dir.join("p.mtx.gz");
+    let out = spmv(&["gen", "poisson2d:nx=10", "-o", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = spmv(&["info", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("100 x 100, nnz 460"), "{}", text(&out.stdout));
+}
+
+#[test]
+fn bench_runs_checks_and_writes_json() {
+    let dir = temp_dir("bench");
+    let json = dir.join("r.json");
+    let out = spmv(&["bench", "poisson2d:nx=40", "random:rows=500,cols=300,mean=7", "--precision", "f64,f32", "--reps", "3", "--warmup", "1", "--json", json.to_str().unwrap()]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains("running on the GPU") || stderr.contains("running on the CPU"), "{stderr}");
+    assert!(stdout.contains("# all 16 results match the oracle"), "{stdout}");
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let results = report["results"].as_array().unwrap();
+    assert_eq!(results.len(), 16);
+    assert!(results.iter().all(|r| r["status"] == "ok" && r["median_ms"].as_f64().unwrap() > 0.0));
+    assert!(report["machine"]["copy_gbs"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn bench_on_the_cpu_when_asked() {
+    let out = spmv(&["bench", "poisson2d:nx=8", "--cpu", "--reps", "2", "--formats", "csr-scalar"]);
+    assert!(out.status.success());
+    assert!(text(&out.stderr).contains("running on the CPU"));
+    assert!(text(&out.stdout).starts_with("# CPU"));
+}
+
+#[test]
+fn bad_inputs_fail_with_a_clear_message() {
+    let out = spmv(&["bench", "no/such/file.mtx"]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("neither a file, a folder nor a generator spec"), "{}", text(&out.stderr));
+
+    let out = spmv(&["bench", "poisson2d:nx=4", "--formats", "nope"]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("known formats: csr-scalar"), "{}", text(&out.stderr));
+
+    let dir = temp_dir("bad");
+    let file = dir.join("bad.mtx");
+    std::fs::write(&file, "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.0\n2 x 2.0\n").unwrap();
+    let out = spmv(&["bench", file.to_str().unwrap(), "--cpu", "--reps", "1"]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("line 4"), "{}", text(&out.stderr));
+}
