@@ -220,7 +220,10 @@ fn headers() {
     };
     assert_eq!(h, expect);
     let h = read_header_bytes(b"%%MatrixMarket matrix array integer skew-symmetric\n4 4\n").unwrap();
-    assert_eq!((h.format, h.field, h.symmetry, h.entries), (MmFormat::Array, MmField::Integer, MmSymmetry::SkewSymmetric, 6));
+    assert_eq!(
+        (h.format, h.field, h.symmetry, h.entries),
+        (MmFormat::Array, MmField::Integer, MmSymmetry::SkewSymmetric, 6)
+    );
     let h = read_header_bytes(b"%%MatrixMarket matrix array real symmetric\n4 4\n").unwrap();
     assert_eq!(h.entries, 10);
     let h = read_header_bytes(b"%%MatrixMarket matrix array real general\n4 3\n").unwrap();
@@ -234,7 +237,10 @@ fn headers() {
     std::fs::write(&gz, gzip(text.as_bytes())).unwrap();
     for p in [&plain, &gz] {
         let h = read_header(p).unwrap();
-        assert_eq!((h.format, h.field, h.symmetry, h.nrows, h.ncols, h.entries), (MmFormat::Coordinate, MmField::Real, MmSymmetry::General, 2, 3, 4));
+        assert_eq!(
+            (h.format, h.field, h.symmetry, h.nrows, h.ncols, h.entries),
+            (MmFormat::Coordinate, MmField::Real, MmSymmetry::General, 2, 3, 4)
+        );
     }
     match read_header(&tmp_path("missing.mtx")) {
         Err(Error::Io { .. }) => {}
@@ -295,7 +301,11 @@ fn error_bad_size_line() {
     assert_parse_error(&format!("{REAL}3 3 -1\n"), 2, &["size line", "negative"]);
     assert_parse_error(&format!("{REAL}4294967297 1 0\n"), 2, &["size line", "32-bit", "4294967297"]);
     assert_parse_error(&format!("{REAL}1 99999999999999999999999 0\n"), 2, &["size line", "too large"]);
-    assert_parse_error("%%MatrixMarket matrix array real general\n2 2 4\n1\n2\n3\n4\n", 2, &["size line", "expected 2"]);
+    assert_parse_error(
+        "%%MatrixMarket matrix array real general\n2 2 4\n1\n2\n3\n4\n",
+        2,
+        &["size line", "expected 2"],
+    );
     assert_parse_error("%%MatrixMarket matrix coordinate real symmetric\n2 3 0\n", 2, &["square", "2 x 3"]);
     // No size line at all.
     assert_parse_error(&format!("{REAL}% only comments\n\n"), 3, &["before the size line"]);
@@ -306,12 +316,20 @@ fn error_bad_size_line() {
 fn error_too_few_entries() {
     assert_parse_error(&format!("{REAL}2 2 3\n1 1 1.0\n2 2 2.0\n"), 4, &["too few", "line 4", "expected 3, found 2"]);
     // Trailing blank lines: the file ends at its last line.
-    assert_parse_error(&format!("{REAL}2 2 3\n1 1 1.0\n2 2 2.0\n\n% c\n"), 6, &["too few", "line 6", "expected 3, found 2"]);
+    assert_parse_error(
+        &format!("{REAL}2 2 3\n1 1 1.0\n2 2 2.0\n\n% c\n"),
+        6,
+        &["too few", "line 6", "expected 3, found 2"],
+    );
     // No final newline.
     assert_parse_error(&format!("{REAL}2 2 3\n1 1 1.0\n2 2 2.0"), 4, &["too few", "expected 3, found 2"]);
     // No entries at all: the file ends at the size line.
     assert_parse_error(&format!("{REAL}2 2 1\n"), 2, &["too few", "expected 1, found 0"]);
-    assert_parse_error("%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n", 5, &["too few", "expected 4, found 3"]);
+    assert_parse_error(
+        "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n",
+        5,
+        &["too few", "expected 4, found 3"],
+    );
 }
 
 #[test]
@@ -461,7 +479,9 @@ fn truncated_or_corrupt_gzip_is_an_error_not_a_panic() {
     for cut in [gz.len() - 1, gz.len() - 8, gz.len() / 2, 11, 3] {
         let bytes = &gz[..cut];
         match read_matrix_market_bytes::<f64>(bytes) {
-            Err(Error::Parse { message, .. }) => assert!(message.contains("gzip stream is truncated or corrupt"), "{message}"),
+            Err(Error::Parse { message, .. }) => {
+                assert!(message.contains("gzip stream is truncated or corrupt"), "{message}")
+            }
             other => panic!("cut at {cut}: expected an error, got {other:?}"),
         }
         std::fs::write(&path, bytes).unwrap();
@@ -527,7 +547,11 @@ fn sample_matrix(nrows: usize, ncols: usize, seed: u64) -> Csr<f64> {
             }
             rows.push(r as u32);
             cols.push((next() as usize % ncols) as u32);
-            vals.push(if k % 3 == 0 { specials[k / 3 % specials.len()] } else { (next() as f64 / (1u64 << 53) as f64 - 0.5) * 1e3 });
+            vals.push(if k % 3 == 0 {
+                specials[k / 3 % specials.len()]
+            } else {
+                (next() as f64 / (1u64 << 53) as f64 - 0.5) * 1e3
+            });
         }
     }
     // Duplicate positions are fine: Coo sums them.
@@ -700,4 +724,130 @@ fn check_shared(path: &Path, name: &str) {
         assert!(x == y as f32 as f64 || (x - y).abs() <= f64::from(f32::EPSILON) * y.abs(), "{x:e} vs {y:e}");
     }
     check_spmv(&a32, name);
+}
+
+// ---------------------------------------------------------------------------------------
+// Properties
+
+mod properties {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Writes `entries` (1-based row, column, integer value) as a coordinate file with
+    /// assorted layout: blank and comment lines, tabs, CRLF, value spellings.
+    fn layout(field: &str, symmetry: &str, m: usize, n: usize, entries: &[(u32, u32, i32, u8)]) -> String {
+        let mut s =
+            format!("%%MatrixMarket matrix coordinate {field} {symmetry}\n% comment\n{m} {n} {}\n", entries.len());
+        for &(r, c, v, style) in entries {
+            match style % 4 {
+                1 => s += "\n",
+                2 => s += "% between entries\n",
+                _ => {}
+            }
+            let value = match (field, style / 4 % 4) {
+                ("pattern", _) => String::new(),
+                ("real", 1) => format!(" {v}.0"),
+                ("real", 2) => format!(" {v}e0"),
+                (_, 3) if v >= 0 => format!(" +{v}"),
+                _ => format!(" {v}"),
+            };
+            let sep = if style & 16 != 0 { "\t " } else { " " };
+            let end = if style & 32 != 0 { "\r\n" } else { "\n" };
+            s += &format!("{}{r}{sep}{c}{value}{end}", if style & 64 != 0 { "  " } else { "" });
+        }
+        s
+    }
+
+    /// The expected CSR, by summing into an ordered map.
+    fn expected(m: usize, n: usize, symmetry: &str, pattern: bool, entries: &[(u32, u32, i32, u8)]) -> Csr<f64> {
+        let mut map: BTreeMap<(u32, u32), f64> = BTreeMap::new();
+        for &(r, c, v, _) in entries {
+            let v = if pattern { 1.0 } else { f64::from(v) };
+            *map.entry((r - 1, c - 1)).or_default() += v;
+            if r != c {
+                match symmetry {
+                    "symmetric" => *map.entry((c - 1, r - 1)).or_default() += v,
+                    "skew-symmetric" => *map.entry((c - 1, r - 1)).or_default() -= v,
+                    _ => {}
+                }
+            }
+        }
+        let mut row_ptr = vec![0usize; m + 1];
+        for &(r, _) in map.keys() {
+            row_ptr[r as usize + 1] += 1;
+        }
+        for r in 0..m {
+            row_ptr[r + 1] += row_ptr[r];
+        }
+        Csr::new_checked(m, n, row_ptr, map.keys().map(|k| k.1).collect(), map.values().copied().collect()).unwrap()
+    }
+
+    fn entries(m: u32, n: u32, max: usize) -> impl Strategy<Value = Vec<(u32, u32, i32, u8)>> {
+        prop::collection::vec((1..=m, 1..=n, -20i32..20, any::<u8>()), 0..max)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn general_files_parse_to_the_summed_triplets(
+            (m, n, e) in (1u32..9, 1u32..9).prop_flat_map(|(m, n)| (Just(m), Just(n), entries(m, n, 60))),
+            field in prop::sample::select(vec!["real", "integer", "pattern"]),
+        ) {
+            let text = layout(field, "general", m as usize, n as usize, &e);
+            let a = read(&text).unwrap();
+            prop_assert_eq!(a, expected(m as usize, n as usize, "general", field == "pattern", &e));
+            let a32 = read_matrix_market_bytes::<f32>(text.as_bytes()).unwrap();
+            prop_assert_eq!(a32, expected(m as usize, n as usize, "general", field == "pattern", &e).cast::<f32>());
+        }
+
+        #[test]
+        fn symmetric_files_are_mirrored(
+            (n, e) in (1u32..9).prop_flat_map(|n| (Just(n), entries(n, n, 40))),
+            symmetry in prop::sample::select(vec!["symmetric", "skew-symmetric"]),
+            field in prop::sample::select(vec!["real", "integer", "pattern"]),
+        ) {
+            prop_assume!(!(field == "pattern" && symmetry == "skew-symmetric"));
+            // Stored lower triangle (skew: strictly lower).
+            let e: Vec<_> = e
+                .into_iter()
+                .filter(|&(r, c, _, _)| if symmetry == "skew-symmetric" { r > c } else { r >= c })
+                .collect();
+            let text = layout(field, symmetry, n as usize, n as usize, &e);
+            prop_assert_eq!(read(&text).unwrap(), expected(n as usize, n as usize, symmetry, field == "pattern", &e));
+        }
+
+        /// Arbitrary bodies never panic, and whatever parses keeps the CSR invariants.
+        #[test]
+        fn arbitrary_input_never_panics(
+            banner in prop::sample::select(vec![
+                "%%MatrixMarket matrix coordinate real general",
+                "%%MatrixMarket matrix coordinate pattern symmetric",
+                "%%MatrixMarket matrix coordinate integer skew-symmetric",
+                "%%MatrixMarket matrix array real symmetric",
+                "%%MatrixMarket matrix array integer general",
+            ]),
+            size in "[0-9 ]{0,9}",
+            body in prop::collection::vec(prop::sample::select(b"0123456789 \t\n\n\n%-+.eE\r".to_vec()), 0..120),
+            raw in prop::collection::vec(any::<u8>(), 0..40),
+        ) {
+            for bytes in [
+                [banner.as_bytes(), b"\n", size.as_bytes(), b"\n", &body].concat(),
+                [banner.as_bytes(), b"\n3 3 4\n", &body].concat(),
+                [banner.as_bytes(), b"\n3 3\n", &body].concat(),
+                [banner.as_bytes(), b"\n", &raw].concat(),
+                raw.clone(),
+                gzip(&[banner.as_bytes(), b"\n2 2 1\n", &body].concat())[..(body.len() % 50).max(2)].to_vec(),
+            ] {
+                if let Ok(a) = read_matrix_market_bytes::<f64>(&bytes) {
+                    let (m, n, p, c, v) = a.into_parts();
+                    prop_assert!(Csr::new_checked(m, n, p, c, v).is_ok());
+                }
+                let _ = read_header_bytes(&bytes);
+            }
+        }
+    }
 }

@@ -43,7 +43,8 @@ struct Ctx {
 
 /// Parses the body of a file whose header is `h`; `first_line` is the body's first line number.
 pub(super) fn read_body<T: Scalar>(h: &MatrixMarketHeader, body: &[u8], first_line: usize) -> Result<Csr<T>> {
-    let ctx = Ctx { format: h.format, field: h.field, symmetry: h.symmetry, nrows: h.nrows as u64, ncols: h.ncols as u64 };
+    let ctx =
+        Ctx { format: h.format, field: h.field, symmetry: h.symmetry, nrows: h.nrows as u64, ncols: h.ncols as u64 };
     let pieces = split_chunks(body);
     let chunks: Vec<Chunk<T>> = if pieces.len() == 1 {
         vec![parse_chunk(&ctx, pieces[0])]
@@ -266,19 +267,31 @@ fn push<T>(out: &mut Chunk<T>, r: u32, c: u32, v: T) {
 }
 
 /// A 1-based index in `1..=bound`, returned 0-based.
-#[inline]
+#[inline(always)]
 fn index(tok: &[u8], what: &str, plural: &str, bound: u64) -> Result<u32, String> {
+    if tok.is_empty() || tok.len() > 19 {
+        return index_slow(tok, what, plural, bound);
+    }
     let mut v: u64 = 0;
-    let mut ok = !tok.is_empty();
     for &b in tok {
         let d = b.wrapping_sub(b'0');
         if d > 9 {
-            ok = false;
-            break;
+            return index_slow(tok, what, plural, bound);
         }
-        v = v.saturating_mul(10).saturating_add(u64::from(d));
+        v = v * 10 + u64::from(d);
     }
-    if !ok {
+    if v == 0 || v > bound {
+        return index_slow(tok, what, plural, bound);
+    }
+    Ok((v - 1) as u32)
+}
+
+/// [`index`] for the unusual cases: long tokens (leading zeros) and every error.
+#[cold]
+#[inline(never)]
+fn index_slow(tok: &[u8], what: &str, plural: &str, bound: u64) -> Result<u32, String> {
+    let digits = !tok.is_empty() && tok.iter().all(u8::is_ascii_digit);
+    if !digits {
         let negative = tok.len() > 1 && tok[0] == b'-' && tok[1..].iter().all(u8::is_ascii_digit);
         return Err(if negative {
             format!("{what} index {} is out of range 1..={bound} (Matrix Market indices start at 1)", show(tok))
@@ -286,6 +299,7 @@ fn index(tok: &[u8], what: &str, plural: &str, bound: u64) -> Result<u32, String
             format!("{what} index '{}' is not a positive integer", show(tok))
         });
     }
+    let v = tok.iter().fold(0u64, |v, &b| v.saturating_mul(10).saturating_add(u64::from(b - b'0')));
     if v == 0 {
         return Err(format!("{what} index 0 is out of range 1..={bound} (Matrix Market indices start at 1)"));
     }
@@ -344,10 +358,7 @@ fn integer<T: Scalar>(tok: &[u8]) -> Result<T, String> {
 /// Positions of the values of a dense array file (column-major; symmetric: the lower
 /// triangle column by column; skew-symmetric: the strict lower triangle), keeping the
 /// nonzeros and mirroring the stored triangle.
-fn array_triplets<T: Scalar>(
-    h: &MatrixMarketHeader,
-    values: impl Iterator<Item = T>,
-) -> (Vec<u32>, Vec<u32>, Vec<T>) {
+fn array_triplets<T: Scalar>(h: &MatrixMarketHeader, values: impl Iterator<Item = T>) -> (Vec<u32>, Vec<u32>, Vec<T>) {
     let (m, sym) = (h.nrows, h.symmetry);
     let (mut rows, mut cols, mut vals) = (Vec::new(), Vec::new(), Vec::new());
     let first_row = |j: usize| match sym {
@@ -388,57 +399,79 @@ fn array_triplets<T: Scalar>(
     (rows, cols, vals)
 }
 
-/// CSR from triplet parts (indices checked by the parser): counting sort by row keeping
-/// file order, then each row sorted by column (stable) with repeated positions summed in
-/// file order.
+/// CSR from triplet parts (indices checked by the parser): a counting sort by row that
+/// keeps file order, then each row sorted by column (stable) with repeated positions summed
+/// in file order.
+///
+/// Parallel and deterministic: each task owns a range of rows, scans all the triplets and
+/// takes those in its range (first to count, then, over ranges of about equal entry
+/// counts, to scatter and sort), so no two tasks write the same memory.
 fn build_csr<T: Scalar>(nrows: usize, ncols: usize, parts: &[(&[u32], &[u32], &[T])]) -> Csr<T> {
-    let mut row_ptr = vec![0usize; nrows + 1];
-    for (rows, _, _) in parts {
-        for &r in *rows {
-            row_ptr[r as usize + 1] += 1;
-        }
-    }
-    for r in 0..nrows {
-        row_ptr[r + 1] += row_ptr[r];
-    }
-    let nnz = row_ptr[nrows];
-    let mut col_idx = vec![0u32; nnz];
-    let mut values = vec![T::ZERO; nnz];
-    let mut next = row_ptr[..nrows].to_vec();
-    for (rows, cols, vals) in parts {
-        for ((&r, &c), &v) in rows.iter().zip(*cols).zip(*vals) {
-            let slot = &mut next[r as usize];
-            col_idx[*slot] = c;
-            values[*slot] = v;
-            *slot += 1;
-        }
-    }
-    drop(next);
+    let total: usize = parts.iter().map(|p| p.0.len()).sum();
+    let tasks = if total < 1 << 17 { 1 } else { rayon::current_num_threads().clamp(1, nrows.max(1)) };
 
-    // Sort and merge rows in parallel, in blocks of about equal entry counts.
-    let threads = rayon::current_num_threads().max(1);
-    let per_block = (nnz / (threads * 16)).max(1 << 14);
-    let mut blocks = Vec::new();
+    // 1. Entries per row, each task counting a uniform range of rows.
+    let uniform: Vec<(usize, usize)> = (0..tasks).map(|t| (nrows * t / tasks, nrows * (t + 1) / tasks)).collect();
+    let counts: Vec<Vec<usize>> = uniform
+        .par_iter()
+        .map(|&(r0, r1)| {
+            let mut count = vec![0usize; r1 - r0];
+            for (rows, _, _) in parts {
+                for &r in *rows {
+                    let i = (r as usize).wrapping_sub(r0);
+                    if i < count.len() {
+                        count[i] += 1;
+                    }
+                }
+            }
+            count
+        })
+        .collect();
+    let mut row_ptr = Vec::with_capacity(nrows + 1);
+    row_ptr.push(0usize);
+    let mut acc = 0;
+    for &k in counts.iter().flatten() {
+        acc += k;
+        row_ptr.push(acc);
+    }
+    drop(counts);
+    debug_assert_eq!(acc, total);
+
+    // 2. Scatter (file order) and sort/merge, over row ranges of about equal entry counts.
+    let mut col_idx = vec![0u32; total];
+    let mut values = vec![T::ZERO; total];
+    let mut ranges = Vec::with_capacity(tasks);
     {
         let (mut ci, mut vs) = (&mut col_idx[..], &mut values[..]);
         let mut r0 = 0;
-        while r0 < nrows {
-            let mut r1 = r0 + 1;
-            while r1 < nrows && row_ptr[r1] - row_ptr[r0] < per_block {
-                r1 += 1;
-            }
+        for t in 1..=tasks {
+            let r1 =
+                if t == tasks { nrows } else { row_ptr.partition_point(|&p| p < total * t / tasks).clamp(r0, nrows) };
             let len = row_ptr[r1] - row_ptr[r0];
-            let (c_head, c_tail) = ci.split_at_mut(len);
-            let (v_head, v_tail) = vs.split_at_mut(len);
-            blocks.push((r0, r1, c_head, v_head));
+            let (c_head, c_tail) = std::mem::take(&mut ci).split_at_mut(len);
+            let (v_head, v_tail) = std::mem::take(&mut vs).split_at_mut(len);
+            ranges.push((r0, r1, c_head, v_head));
             (ci, vs) = (c_tail, v_tail);
             r0 = r1;
         }
     }
-    let shrunk: Vec<Vec<(usize, usize)>> = blocks
+    let shrunk: Vec<Vec<(usize, usize)>> = ranges
         .into_par_iter()
         .map(|(r0, r1, ci, vs)| {
             let base = row_ptr[r0];
+            let mut next: Vec<usize> = row_ptr[r0..r1].iter().map(|&p| p - base).collect();
+            for (rows, cols, vals) in parts {
+                for ((&r, &c), &v) in rows.iter().zip(*cols).zip(*vals) {
+                    let i = (r as usize).wrapping_sub(r0);
+                    if i < next.len() {
+                        let slot = next[i];
+                        ci[slot] = c;
+                        vs[slot] = v;
+                        next[i] = slot + 1;
+                    }
+                }
+            }
+            drop(next);
             let mut shrunk = Vec::new();
             let mut scratch: Vec<(u32, T)> = Vec::new();
             for r in r0..r1 {
@@ -504,7 +537,8 @@ mod tests {
 
     #[test]
     fn chunks_end_at_newlines_and_cover_the_body() {
-        let body: Vec<u8> = (0..200_000).flat_map(|i| format!("{} {} {}.5\n", i % 97 + 1, i % 13 + 1, i).into_bytes()).collect();
+        let body: Vec<u8> =
+            (0..200_000).flat_map(|i| format!("{} {} {}.5\n", i % 97 + 1, i % 13 + 1, i).into_bytes()).collect();
         let pieces = split_chunks(&body);
         assert!(pieces.len() > 1);
         assert_eq!(pieces.iter().map(|p| p.len()).sum::<usize>(), body.len());
@@ -528,6 +562,8 @@ mod tests {
         // Double rounding through f64 gives a different f32 for this input.
         let s = b"1.00000005960464477539062500000000000000000001";
         let direct: f32 = std::str::from_utf8(s).unwrap().parse().unwrap();
+        let via_f64 = std::str::from_utf8(s).unwrap().parse::<f64>().unwrap() as f32;
+        assert_ne!(direct, via_f64);
         assert_eq!(real::<f32>(s), Some(direct));
     }
 }

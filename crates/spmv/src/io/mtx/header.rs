@@ -91,7 +91,8 @@ pub struct MatrixMarketHeader {
 pub(super) const MAX_DIM: u64 = 1 << 32;
 
 /// The banner every file starts with, as the error messages spell it.
-const BANNER: &str = "%%MatrixMarket matrix <coordinate|array> <real|integer|pattern> <general|symmetric|skew-symmetric>";
+const BANNER: &str =
+    "%%MatrixMarket matrix <coordinate|array> <real|integer|pattern> <general|symmetric|skew-symmetric>";
 
 /// Bytes that separate tokens (ASCII whitespace except the newline).
 #[inline]
@@ -168,10 +169,7 @@ fn parse_banner(line: &[u8]) -> Result<(MmFormat, MmField, MmSymmetry)> {
     if lower.first().map(String::as_str) != Some("%%matrixmarket") {
         return Err(Error::parse(
             1,
-            format!(
-                "missing Matrix Market banner: the first line must be '{BANNER}', found '{}'",
-                show(line)
-            ),
+            format!("missing Matrix Market banner: the first line must be '{BANNER}', found '{}'", show(line)),
         ));
     }
     if lower.len() != 5 {
@@ -183,12 +181,13 @@ fn parse_banner(line: &[u8]) -> Result<(MmFormat, MmField, MmSymmetry)> {
     match lower[1].as_str() {
         "matrix" => {}
         "vector" => {
-            return Err(Error::Unsupported(
-                "Matrix Market 'vector' objects are not supported, only 'matrix'".into(),
-            ))
+            return Err(Error::Unsupported("Matrix Market 'vector' objects are not supported, only 'matrix'".into()))
         }
         other => {
-            return Err(Error::parse(1, format!("bad Matrix Market banner: unknown object '{other}' (expected matrix)")))
+            return Err(Error::parse(
+                1,
+                format!("bad Matrix Market banner: unknown object '{other}' (expected matrix)"),
+            ))
         }
     }
     let format = match lower[2].as_str() {
@@ -255,9 +254,10 @@ fn size_number(tok: &[u8], what: &str, line_no: usize) -> Result<u64> {
     if !digits.is_empty() && digits.iter().all(u8::is_ascii_digit) {
         let mut v: u64 = 0;
         for &d in digits {
-            v = v.checked_mul(10).and_then(|v| v.checked_add(u64::from(d - b'0'))).ok_or_else(|| {
-                Error::parse(line_no, format!("bad size line: {what} '{}' is too large", show(tok)))
-            })?;
+            v = v
+                .checked_mul(10)
+                .and_then(|v| v.checked_add(u64::from(d - b'0')))
+                .ok_or_else(|| Error::parse(line_no, format!("bad size line: {what} '{}' is too large", show(tok))))?;
         }
         return Ok(v);
     }

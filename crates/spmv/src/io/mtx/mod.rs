@@ -80,9 +80,9 @@ pub fn read_header(path: &Path) -> Result<MatrixMarketHeader> {
     let mut lines = 0;
     loop {
         let start = buf.len();
-        let n = reader.read_until(b'\n', &mut buf).map_err(|source| {
-            GzipError { decompressed: std::mem::take(&mut buf), source }.into_io_error(path)
-        })?;
+        let n = reader
+            .read_until(b'\n', &mut buf)
+            .map_err(|source| GzipError { decompressed: std::mem::take(&mut buf), source }.into_io_error(path))?;
         if n == 0 {
             break;
         }
