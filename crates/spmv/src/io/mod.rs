@@ -6,4 +6,4 @@
 pub mod gen;
 pub mod mtx;
 
-pub use mtx::{read_matrix_market, write_matrix_market};
+pub use mtx::{read_header, read_matrix_market, read_matrix_market_bytes, write_matrix_market, write_matrix_market_to, MatrixMarketHeader};

@@ -1,0 +1,333 @@
+//! ELL (ELLPACK): every row padded to the width K = the longest row, stored column-major.
+//!
+//! ```text
+//!     | 1 . 2 . |      K = 3, m = 4; slot t of row r at t*m + r
+//! A = | . . . . |      row_len = [2, 0, 3, 1]
+//!     | 3 4 5 . |      col = [0, 0, 0, 1,   2, 0, 1, 1,   2, 0, 2, 1]
+//!     | . 6 . . |      val = [1, 0, 3, 6,   2, 0, 4, 0,   0, 0, 5, 0]
+//!                             t = 0         t = 1         t = 2
+//! ```
+//! `col` and `val` are m×K arrays; a padding slot has value 0 and a valid column (the row's
+//! last real column, or 0 for an empty row) so that even a kernel that read it would touch
+//! a valid `x`. `row_len` holds each row's real length: thread r (one thread per row) loops
+//! `t < row_len[r]` and stops early. Neighbouring threads read neighbouring slots, so the
+//! loads are coalesced; a warp runs as long as its longest row.
+//!
+//! **Padding limit.** One long row makes every row that long. Before allocating, the
+//! conversion computes `stored = m·K` and refuses (`Error::Format`, naming the padding
+//! ratio) when `stored > PADDING_LIMIT_RATIO · max(nnz, 1)` = 20·nnz — unless the arrays are
+//! tiny (`stored ≤ PADDING_FLOOR_SLOTS` = 2^20 slots, a few MiB at most, always accepted) —
+//! or when the arrays would exceed `MAX_STORED_BYTES` = 16 GiB. Slot offsets are 64-bit in
+//! the kernel (m·K may exceed 2^32); rows and columns are 32-bit.
+//!
+//! HYB reuses this module for its ELL part, with K chosen by its own rule and rows cut at K
+//! (`row_len[r] = min(len(r), K)`).
+
+pub(crate) mod cpu;
+pub(crate) mod gpu;
+
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use super::{DeviceSpmv, FormatStats, SpmvFormat};
+use crate::error::{Error, Result};
+use crate::gpu::{Gpu, KernelModule};
+use crate::matrix::{Csr, Scalar};
+
+pub const KERNELS: KernelModule = KernelModule { name: "ell", source: include_str!("kernel.cu") };
+
+/// Largest accepted stored/nnz ratio (above [`PADDING_FLOOR_SLOTS`]).
+pub const PADDING_LIMIT_RATIO: usize = 20;
+/// Arrays of at most this many slots are accepted whatever their padding ratio.
+pub const PADDING_FLOOR_SLOTS: usize = 1 << 20;
+/// Largest accepted size of the ELL arrays (`col`, `val`, `row_len`), in bytes.
+pub const MAX_STORED_BYTES: u64 = 16 << 30;
+
+/// Device bytes of ELL arrays of width `width` for `m` rows with `elem`-byte values.
+fn stored_bytes(m: usize, width: usize, elem: usize) -> u128 {
+    m as u128 * width as u128 * (4 + elem) as u128 + 4 * m as u128
+}
+
+/// Whether `m` rows of width `width` obey the padding limit for `nnz` entries.
+fn within_limit(m: usize, width: usize, nnz: usize, elem: usize) -> bool {
+    let stored = m as u128 * width as u128;
+    let ratio_ok = stored <= PADDING_FLOOR_SLOTS as u128 || stored <= PADDING_LIMIT_RATIO as u128 * nnz.max(1) as u128;
+    ratio_ok && stored_bytes(m, width, elem) <= MAX_STORED_BYTES as u128
+}
+
+/// Checks the padding limit for `m` rows of width `width` holding `nnz` entries, before
+/// anything is allocated; the error names the padding ratio or the size.
+pub(crate) fn check_padding(format: &'static str, m: usize, width: usize, nnz: usize, elem: usize) -> Result<()> {
+    if m > u32::MAX as usize {
+        return Err(Error::format(format, format!("{m} rows exceed 32-bit row indices")));
+    }
+    if within_limit(m, width, nnz, elem) {
+        return Ok(());
+    }
+    let stored = m as f64 * width as f64;
+    let bytes = stored_bytes(m, width, elem);
+    let ratio = stored / nnz.max(1) as f64;
+    let reason = if ratio > PADDING_LIMIT_RATIO as f64 && stored > PADDING_FLOOR_SLOTS as f64 {
+        format!(
+            "padding ratio {ratio:.1} (stored {stored:.1e} slots for {nnz:.1e} entries, width {width} x {m} rows) exceeds the limit {PADDING_LIMIT_RATIO}",
+            nnz = nnz as f64
+        )
+    } else {
+        format!(
+            "the arrays would take {:.1} GiB (width {width} x {m} rows, padding ratio {ratio:.1}), above the cap of {} GiB",
+            bytes as f64 / (1u64 << 30) as f64,
+            MAX_STORED_BYTES >> 30
+        )
+    };
+    Err(Error::format(format, reason))
+}
+
+/// The widest K ≤ `want` for which `m` rows of width K obey the padding limit (HYB's cap).
+pub(crate) fn max_width_within_limit(m: usize, want: usize, nnz: usize, elem: usize) -> usize {
+    if m == 0 || within_limit(m, want, nnz, elem) {
+        return want;
+    }
+    // within_limit is monotone in the width: binary search for the last accepted width.
+    let (mut lo, mut hi) = (0, want); // lo accepted, hi refused
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if within_limit(m, mid, nnz, elem) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// The ELL arrays (column-major m×K) of a matrix, or of its first K entries per row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ell<T> {
+    nrows: usize,
+    ncols: usize,
+    width: usize,
+    /// Real entries per row (≤ width).
+    row_len: Vec<u32>,
+    col: Vec<u32>,
+    val: Vec<T>,
+}
+
+impl<T: Scalar> Ell<T> {
+    /// All of `a`, K = the longest row. Refuses (before allocating) beyond the padding limit.
+    pub fn new(a: &Csr<T>) -> Result<Self> {
+        let width = a.max_row_len();
+        check_padding("ell", a.nrows(), width, a.nnz(), std::mem::size_of::<T>())?;
+        Ok(Self::truncated(a, width))
+    }
+
+    /// The first `width` entries of each row of `a` (the caller has checked the limit).
+    pub(crate) fn truncated(a: &Csr<T>, width: usize) -> Self {
+        let m = a.nrows();
+        let row_len: Vec<u32> = (0..m).into_par_iter().map(|r| a.row_len(r).min(width) as u32).collect();
+        let mut col = vec![0u32; m * width];
+        let mut val = vec![T::ZERO; m * width];
+        if m > 0 {
+            col.par_chunks_mut(m).zip(val.par_chunks_mut(m)).enumerate().for_each(|(t, (col_t, val_t))| {
+                for r in 0..m {
+                    let (cols, vals) = a.row(r);
+                    if t < cols.len() {
+                        col_t[r] = cols[t];
+                        val_t[r] = vals[t];
+                    } else {
+                        // Padding: value 0 (from the allocation), the row's last real column.
+                        col_t[r] = cols.last().copied().unwrap_or(0);
+                    }
+                }
+            });
+        }
+        Ell { nrows: m, ncols: a.ncols(), width, row_len, col, val }
+    }
+
+    pub fn width(&self) -> usize {
+        self.width
+    }
+    pub fn row_len(&self) -> &[u32] {
+        &self.row_len
+    }
+    pub fn col(&self) -> &[u32] {
+        &self.col
+    }
+    pub fn val(&self) -> &[T] {
+        &self.val
+    }
+    /// Slots, padding included (m·K).
+    pub fn stored(&self) -> usize {
+        self.val.len()
+    }
+    /// Real entries held.
+    pub fn entries(&self) -> usize {
+        self.row_len.iter().map(|&l| l as usize).sum()
+    }
+    /// Device bytes of `col`, `val` and `row_len`.
+    pub fn bytes(&self) -> usize {
+        stored_bytes(self.nrows, self.width, std::mem::size_of::<T>()) as usize
+    }
+
+    /// `y = A·x` (of the entries held) on the CPU.
+    pub fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
+        cpu::spmv(self, x, y)
+    }
+}
+
+/// The `ell` format: an [`Ell`] of the whole matrix.
+pub struct EllFormat<T> {
+    ell: Ell<T>,
+    nnz: usize,
+    mean_row_len: f64,
+}
+
+impl<T: Scalar> EllFormat<T> {
+    pub fn new(a: &Csr<T>) -> Result<Self> {
+        Ok(EllFormat { ell: Ell::new(a)?, nnz: a.nnz(), mean_row_len: a.mean_row_len() })
+    }
+    pub fn ell(&self) -> &Ell<T> {
+        &self.ell
+    }
+}
+
+impl<T: Scalar> SpmvFormat<T> for EllFormat<T> {
+    fn nrows(&self) -> usize {
+        self.ell.nrows
+    }
+    fn ncols(&self) -> usize {
+        self.ell.ncols
+    }
+    fn stats(&self) -> FormatStats {
+        FormatStats {
+            bytes: self.ell.bytes(),
+            nnz: self.nnz,
+            stored: self.ell.stored(),
+            max_row_len: self.ell.width,
+            mean_row_len: self.mean_row_len,
+            extra: vec![("ell_width".into(), self.ell.width as f64)],
+        }
+    }
+    fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
+        self.ell.spmv_cpu(x, y)
+    }
+    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceSpmv<T>>> {
+        Ok(Box::new(gpu::DeviceEll::new(gpu, &self.ell, "ell")?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reference::{test_vector, Oracle};
+    use proptest::prelude::*;
+
+    /// The matrix of the module doc.
+    fn example() -> Csr<f64> {
+        Csr::new_checked(4, 3, vec![0, 2, 2, 5, 6], vec![0, 2, 0, 1, 2, 1], vec![1., 2., 3., 4., 5., 6.]).unwrap()
+    }
+
+    #[test]
+    fn worked_example_gives_the_documented_arrays() {
+        let f = EllFormat::new(&example()).unwrap();
+        let e = f.ell();
+        assert_eq!(e.width(), 3);
+        assert_eq!(e.row_len(), [2, 0, 3, 1]);
+        assert_eq!(e.col(), [0, 0, 0, 1, 2, 0, 1, 1, 2, 0, 2, 1]);
+        assert_eq!(e.val(), [1., 0., 3., 6., 2., 0., 4., 0., 0., 0., 5., 0.]);
+        let s = f.stats();
+        assert_eq!((s.nnz, s.stored, s.max_row_len, s.padded_zeros()), (6, 12, 3, 6));
+        assert_eq!(s.bytes, 12 * 12 + 4 * 4);
+        assert_eq!(s.padding_ratio(), 2.0);
+        let x = [1.0, 10.0, 100.0];
+        let mut y = [f64::NAN; 4];
+        f.spmv_cpu(&x, &mut y);
+        assert_eq!(y, [201.0, 0.0, 543.0, 60.0]);
+    }
+
+    /// 4000 rows of one entry and one row of 1000: K = 1000, 4·10^6 slots for 4999 entries.
+    fn one_long_row() -> Csr<f64> {
+        let m = 4000;
+        let mut row_ptr = vec![0];
+        let mut cols = Vec::new();
+        for r in 0..m {
+            if r == 17 {
+                cols.extend(0..1000u32);
+            } else {
+                cols.push((r % 1000) as u32);
+            }
+            row_ptr.push(cols.len());
+        }
+        let vals = vec![1.0; cols.len()];
+        Csr::new_checked(m, 1000, row_ptr, cols, vals).unwrap()
+    }
+
+    #[test]
+    fn padding_limit_refuses_one_long_row_and_names_the_ratio() {
+        let a = one_long_row();
+        let e = EllFormat::new(&a).err().expect("ELL must refuse this matrix");
+        let Error::Format { format, reason } = &e else { panic!("expected Error::Format, got {e}") };
+        assert_eq!(*format, "ell");
+        assert!(reason.contains("padding ratio 800.2"), "{reason}");
+        assert!(reason.contains("exceeds the limit 20"), "{reason}");
+        // The same matrix without its long row fits.
+        let short: Csr<f64> = {
+            let b = one_long_row();
+            let (m, n, ptr, cols, vals) = b.into_parts();
+            let keep: Vec<usize> = (0..m).filter(|&r| r != 17).collect();
+            let mut row_ptr = vec![0];
+            let (mut c2, mut v2) = (Vec::new(), Vec::new());
+            for &r in &keep {
+                c2.extend_from_slice(&cols[ptr[r]..ptr[r + 1]]);
+                v2.extend_from_slice(&vals[ptr[r]..ptr[r + 1]]);
+                row_ptr.push(c2.len());
+            }
+            Csr::new_checked(keep.len(), n, row_ptr, c2, v2).unwrap()
+        };
+        assert_eq!(EllFormat::new(&short).unwrap().ell().width(), 1);
+    }
+
+    #[test]
+    fn padding_limit_rules() {
+        // Tiny arrays always pass; beyond the floor the ratio decides; the byte cap holds.
+        assert!(within_limit(1000, 1000, 1, 8));
+        assert!(!within_limit(2000, 1000, 1, 8));
+        assert!(within_limit(2000, 1000, 100_000, 8));
+        assert!(!within_limit(2000, 1000, 99_999, 8));
+        assert!(!within_limit(1 << 30, 3, 1 << 30, 8), "36 GiB of arrays");
+        assert!(check_padding("ell", 1 << 30, 3, 1 << 30, 8).unwrap_err().to_string().contains("GiB"));
+        assert_eq!(max_width_within_limit(2000, 1000, 10_000, 8), 524);
+        assert_eq!(max_width_within_limit(2000, 50, 10_000, 8), 50);
+        assert_eq!(max_width_within_limit(0, 50, 0, 8), 50);
+    }
+
+    #[test]
+    fn truncated_keeps_the_first_entries_of_each_row() {
+        let e = Ell::truncated(&example(), 2);
+        assert_eq!(e.row_len(), [2, 0, 2, 1]);
+        assert_eq!(e.col(), [0, 0, 0, 1, 2, 0, 1, 1]);
+        assert_eq!(e.val(), [1., 0., 3., 6., 2., 0., 4., 0.]);
+        assert_eq!(e.entries(), 5);
+        let e = Ell::truncated(&example(), 0);
+        assert_eq!((e.stored(), e.row_len()), (0, &[0, 0, 0, 0][..]));
+        let mut y = [f64::NAN; 4];
+        e.spmv_cpu(&[1.0, 1.0, 1.0], &mut y);
+        assert_eq!(y, [0.0; 4]);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+        #[test]
+        fn cpu_path_matches_the_oracle(a in crate::formats::coo::tests::random_csr()) {
+            let x = test_vector::<f64>(a.ncols());
+            let f = EllFormat::new(&a).unwrap(); // small: always under the floor
+            let mut y = vec![f64::NAN; a.nrows()];
+            f.spmv_cpu(&x, &mut y);
+            prop_assert!(Oracle::new(&a, &x).check(&y).passed(), "{y:?}");
+            // Padding columns are valid and padding values zero.
+            prop_assert!(f.ell().col().iter().all(|&c| (c as usize) < a.ncols().max(1)));
+            let padded = f.ell().val().len() - a.nnz();
+            prop_assert_eq!(f.stats().padded_zeros(), padded);
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! `coo-segmented` on the GPU gives bit-identical results run after run (and passes the
+//! oracle), on matrices with very uneven rows: rows spanning many chunks, runs of empty
+//! rows, every edge case. Run on a CUDA machine with `--include-ignored`.
+
+mod common;
+
+use spmv::formats::find;
+use spmv::gpu::Gpu;
+use spmv::reference::{test_vector, Oracle};
+use spmv::{Csr, Scalar};
+
+const RUNS: usize = 5;
+const FORMAT: &str = "coo-segmented";
+
+/// Runs the format `RUNS` times, each into a NaN-poisoned `y`; returns what went wrong.
+fn check<T: Scalar>(gpu: &std::sync::Arc<Gpu>, name: &str, a64: &Csr<f64>) -> Vec<String> {
+    let a: Csr<T> = a64.cast();
+    let x = test_vector::<T>(a.ncols());
+    let oracle = Oracle::new(&a, &x);
+    let label = format!("{name} / {FORMAT} / {}", T::SUFFIX);
+    let runs = || -> spmv::Result<Vec<Vec<T>>> {
+        let device = (find::<T>(FORMAT)?.build)(&a)?.upload(gpu)?;
+        let x_dev = gpu.upload(&x)?;
+        let mut y_dev = gpu.alloc::<T>(a.nrows())?;
+        (0..RUNS)
+            .map(|_| {
+                gpu.fill(&mut y_dev, T::nan())?;
+                device.spmv(&x_dev, &mut y_dev)?;
+                gpu.download(&y_dev)
+            })
+            .collect()
+    };
+    let ys = match runs() {
+        Ok(ys) => ys,
+        Err(e) => return vec![format!("{label}: {e}")],
+    };
+    let mut failures = Vec::new();
+    let bits = |y: &[T]| y.iter().map(|v| v.to_f64().to_bits()).collect::<Vec<u64>>();
+    let first = bits(&ys[0]);
+    for (i, y) in ys.iter().enumerate() {
+        let check = oracle.check(y);
+        if !check.passed() {
+            failures.push(format!("{label} (run {i}): {check:?}"));
+        }
+        let b = bits(y);
+        if b != first {
+            let rows = b.iter().zip(&first).filter(|(p, q)| p != q).count();
+            let row = b.iter().zip(&first).position(|(p, q)| p != q).unwrap();
+            failures.push(format!("{label}: run {i} differs from run 0 in {rows} rows (first: row {row})"));
+        }
+    }
+    failures
+}
+
+fn matrices() -> Vec<(String, Csr<f64>)> {
+    let mut v: Vec<(String, Csr<f64>)> = ["powerlaw:n=200000,mean=8,exp=2.1", "longrows:n=100000,short=4,count=3,long=50000"]
+        .iter()
+        .map(|spec| (spec.to_string(), spmv::io::gen::generate(spec).unwrap_or_else(|e| panic!("{spec}: {e}"))))
+        .collect();
+    v.extend(common::edge_cases());
+    v
+}
+
+fn gpu() -> std::sync::Arc<Gpu> {
+    Gpu::detect().unwrap_or_else(|e| panic!("this test needs a CUDA device: {e}"))
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn coo_segmented_is_bit_identical_across_runs() {
+    let gpu = gpu();
+    let mut failures = Vec::new();
+    for (name, a) in matrices() {
+        failures.extend(check::<f64>(&gpu, &name, &a));
+        failures.extend(check::<f32>(&gpu, &name, &a));
+    }
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}
