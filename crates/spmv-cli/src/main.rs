@@ -185,13 +185,7 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
         Backend::Gpu(_) => "cusparse-alg1",
         Backend::Cpu => "csr-scalar",
     };
-    let speedups = report.speedups(baseline);
-    if !speedups.is_empty() {
-        println!("# geometric-mean speed-up over {baseline} (same run):");
-        for (format, speedup, n) in speedups {
-            println!("#   {format:<16} {speedup:6.2}x  over {n} matrix/precision pairs");
-        }
-    }
+    print!("{}", report.summary_table(baseline));
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&report)?;
         std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;

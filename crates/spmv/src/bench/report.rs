@@ -102,25 +102,90 @@ impl Report {
         s
     }
 
-    /// Per format: the geometric mean of its speed-up over `baseline` on the matrices both
-    /// ran correctly, with the count; a summary line for the end of a run.
-    pub fn speedups(&self, baseline: &str) -> Vec<(String, f64, usize)> {
-        let mut out: Vec<(String, f64, usize)> = Vec::new();
-        for m in self.results.iter().filter(|m| m.status == "ok" && m.format != baseline) {
-            let Some(base) = self.results.iter().find(|b| {
-                b.format == baseline && b.matrix == m.matrix && b.precision == m.precision && b.status == "ok"
-            }) else {
-                continue;
-            };
-            let ratio = base.median_ms / m.median_ms;
-            match out.iter_mut().find(|(f, _, _)| *f == m.format) {
-                Some(entry) => {
-                    entry.1 += ratio.ln();
-                    entry.2 += 1;
+    /// Per format, over all matrices and precisions of the run: how often it ran correctly,
+    /// how often it declined the matrix, how often it was the fastest correct format, the
+    /// geometric mean of its speed-up over `baseline` (on pairs where both ran correctly),
+    /// and its median roofline fraction on matrices that do not fit in L2.
+    pub fn summary(&self, baseline: &str) -> Vec<FormatSummary> {
+        let mut out: Vec<FormatSummary> = Vec::new();
+        let entry = |out: &mut Vec<FormatSummary>, format: &str| -> usize {
+            match out.iter().position(|f| f.format == format) {
+                Some(i) => i,
+                None => {
+                    out.push(FormatSummary { format: format.to_string(), ..Default::default() });
+                    out.len() - 1
                 }
-                None => out.push((m.format.clone(), ratio.ln(), 1)),
+            }
+        };
+        let same_problem = |a: &Measurement, b: &Measurement| a.matrix == b.matrix && a.precision == b.precision;
+        let mut log_speedups: Vec<Vec<f64>> = Vec::new();
+        let mut roofline: Vec<Vec<f64>> = Vec::new();
+        for m in &self.results {
+            let i = entry(&mut out, &m.format);
+            log_speedups.resize(out.len(), Vec::new());
+            roofline.resize(out.len(), Vec::new());
+            match m.status.as_str() {
+                "ok" => out[i].ok += 1,
+                "unsupported" => out[i].unsupported += 1,
+                _ => out[i].failed += 1,
+            }
+            if m.status != "ok" {
+                continue;
+            }
+            let peers = || self.results.iter().filter(|b| same_problem(m, b) && b.status == "ok");
+            if peers().all(|b| b.median_ms >= m.median_ms) {
+                out[i].wins += 1;
+            }
+            if let Some(base) = peers().find(|b| b.format == baseline) {
+                log_speedups[i].push((base.median_ms / m.median_ms).ln());
+            }
+            if !m.l2_resident {
+                roofline[i].push(m.roofline_fraction);
             }
         }
-        out.into_iter().map(|(f, log_sum, n)| (f, (log_sum / n as f64).exp(), n)).collect()
+        for (i, f) in out.iter_mut().enumerate() {
+            let logs = &log_speedups[i];
+            f.speedup_pairs = logs.len();
+            f.geomean_speedup = if logs.is_empty() { f64::NAN } else { (logs.iter().sum::<f64>() / logs.len() as f64).exp() };
+            f.median_roofline_beyond_l2 = super::median_min(&mut roofline[i]).0;
+        }
+        out
     }
+
+    /// [`Report::summary`] as comment lines for the end of the table.
+    pub fn summary_table(&self, baseline: &str) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "# per format: ok / unsupported / failed runs, wins (fastest correct), geometric-mean speed-up over {baseline}, median %roofline beyond L2"
+        );
+        for f in self.summary(baseline) {
+            let _ = writeln!(
+                s,
+                "#   {:<16} {:>5} {:>5} {:>3}  wins {:>5}  speed-up {:>6.2}x ({} pairs)  %roof {:>4.0}%",
+                f.format,
+                f.ok,
+                f.unsupported,
+                f.failed,
+                f.wins,
+                f.geomean_speedup,
+                f.speedup_pairs,
+                f.median_roofline_beyond_l2 * 100.0
+            );
+        }
+        s
+    }
+}
+
+/// One format's line of [`Report::summary`].
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FormatSummary {
+    pub format: String,
+    pub ok: usize,
+    pub unsupported: usize,
+    pub failed: usize,
+    pub wins: usize,
+    pub geomean_speedup: f64,
+    pub speedup_pairs: usize,
+    pub median_roofline_beyond_l2: f64,
 }

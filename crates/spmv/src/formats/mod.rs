@@ -5,8 +5,13 @@
 //! host side) and returns a [`DeviceSpmv`] from `upload` (the device side). This file is the
 //! only place that lists every format: adding one is a folder plus one line in [`registry`].
 
+pub mod coo;
 pub mod csr;
 pub mod cusparse;
+pub mod ell;
+pub mod hyb;
+pub mod jds;
+pub mod sell;
 
 use std::sync::Arc;
 
@@ -103,6 +108,42 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             description: "CSR, 2-32 lanes per row chosen from the mean row length, shuffle reduction",
             kernels: &[csr::KERNELS],
             build: |a| Ok(Box::new(csr::CsrFormat::new(a, csr::CsrKernel::Vector))),
+        },
+        FormatInfo {
+            name: "coo-atomic",
+            description: "COO, one atomicAdd per entry (y zeroed first, timed); not deterministic",
+            kernels: &[coo::KERNELS],
+            build: |a| Ok(Box::new(coo::CooFormat::new(a, coo::CooKernel::Atomic)?)),
+        },
+        FormatInfo {
+            name: "coo-segmented",
+            description: "COO, segmented reduction over chunks of 1024 entries plus a carry pass; deterministic",
+            kernels: &[coo::KERNELS],
+            build: |a| Ok(Box::new(coo::CooFormat::new(a, coo::CooKernel::Segmented)?)),
+        },
+        FormatInfo {
+            name: "ell",
+            description: "ELLPACK, rows padded to the longest, column-major, one thread per row (refused above 20x padding)",
+            kernels: &[ell::KERNELS],
+            build: |a| Ok(Box::new(ell::EllFormat::new(a)?)),
+        },
+        FormatInfo {
+            name: "hyb",
+            description: "HYB, ELL part of Bell & Garland's width, the rest of each row in COO (atomics aggregated per warp)",
+            kernels: &[ell::KERNELS, coo::KERNELS],
+            build: |a| Ok(Box::new(hyb::Hyb::new(a)?)),
+        },
+        FormatInfo {
+            name: "jds",
+            description: "JDS, rows sorted by length, jagged diagonals column-major; one thread per sorted row",
+            kernels: &[jds::KERNELS],
+            build: |a| Ok(Box::new(jds::Jds::new(a)?)),
+        },
+        FormatInfo {
+            name: "sell-c-sigma",
+            description: "sliced ELL, C = 32 rows per slice, rows sorted by length within windows of σ rows (default: full sort)",
+            kernels: &[sell::KERNELS],
+            build: |a| Ok(Box::new(sell::SellCSigma::new(a, sell::DEFAULT_C, a.nrows())?)),
         },
         FormatInfo {
             name: "cusparse-alg1",

@@ -1,0 +1,59 @@
+//! SELL-C-σ SpMV on the CPU: slices over rayon's threads.
+//!
+//! Each slice is an ELL block of `h` rows by `w` columns stored column-major, so column `t`
+//! of the slice is `h` contiguous slots: the loop streams over it into a per-row
+//! accumulator (in groups of `GROUP` rows, so any C works with a fixed-size accumulator),
+//! padding included (value 0, valid column), then writes `y[perm[i]]`.
+
+use rayon::prelude::*;
+
+use super::SellCSigma;
+use crate::matrix::Scalar;
+
+/// Rows of a slice accumulated together.
+const GROUP: usize = 64;
+
+/// `y` shared by the tasks, each writing its own rows.
+#[derive(Clone, Copy)]
+struct RowWriter<T>(*mut T);
+// SAFETY: the tasks write disjoint elements (see `write`).
+unsafe impl<T: Send> Send for RowWriter<T> {}
+unsafe impl<T: Send> Sync for RowWriter<T> {}
+
+impl<T> RowWriter<T> {
+    /// # Safety
+    /// `i` is inside the slice, and no other task reads or writes element `i` meanwhile.
+    unsafe fn write(&self, i: usize, v: T) {
+        *self.0.add(i) = v;
+    }
+}
+
+pub fn spmv<T: Scalar>(a: &SellCSigma<T>, x: &[T], y: &mut [T]) {
+    assert_eq!(x.len(), a.ncols, "x has the wrong length");
+    assert_eq!(y.len(), a.nrows, "y has the wrong length");
+    let (m, c) = (a.nrows, a.c);
+    let (cols, vals, perm) = (&a.col_idx, &a.values, &a.perm);
+    let out = RowWriter(y.as_mut_ptr());
+    let min_len = (256 / c).max(1);
+    (0..a.slices()).into_par_iter().with_min_len(min_len).for_each(|s| {
+        let first = s * c;
+        let h = c.min(m - first);
+        let (base, w) = (a.slice_ptr[s] as usize, a.slice_width[s] as usize);
+        for g0 in (0..h).step_by(GROUP) {
+            let g1 = (g0 + GROUP).min(h);
+            let mut acc = [T::ZERO; GROUP];
+            for t in 0..w {
+                let off = base + t * h;
+                let (c, v) = (&cols[off + g0..off + g1], &vals[off + g0..off + g1]);
+                for ((s, &c), &v) in acc.iter_mut().zip(c).zip(v) {
+                    *s += v * x[c as usize];
+                }
+            }
+            for lane in g0..g1 {
+                // SAFETY: perm is a permutation of 0..m (built by SellCSigma::new) and
+                // y.len() == m, so every element of y is written by exactly one task, once.
+                unsafe { out.write(perm[first + lane] as usize, acc[lane - g0]) };
+            }
+        }
+    });
+}

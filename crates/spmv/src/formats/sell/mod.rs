@@ -1,0 +1,465 @@
+//! SELL-C-σ (sliced ELL, Kreutzer et al. 2014): rows sorted by length within windows of σ
+//! rows, cut into slices of C rows, each slice stored as its own column-major ELL.
+//!
+//! - **Sorting.** The rows are cut into windows of σ consecutive rows (`0..σ`, `σ..2σ`, ...);
+//!   each window is sorted by row length, longest first, with a *stable* sort (rows of equal
+//!   length keep their original order). `perm[i]` is the original row at sorted position
+//!   `i`. σ may be any value ≥ 1: σ = 1 keeps the original order (plain sliced ELL), σ ≥ m
+//!   is a full sort (σ is clamped to m), which is JDS with ELL sections. A σ that is a
+//!   multiple of C keeps each window's slices to itself; any other σ is valid too (slices
+//!   then straddle windows, which only costs padding). Sorting within a window of exactly
+//!   C aligned rows changes nothing in the padding, so useful values are 1 and multiples
+//!   of C from 2C up. The registered `sell-c-sigma` uses C = 32 and σ = m (full sort).
+//! - **Slices.** Sorted rows `s·C .. s·C + h_s` form slice `s`, with `h_s = min(C, m − s·C)`
+//!   (the last slice holds only the rows that exist: no padding rows are stored). The slice
+//!   is padded to its longest row, `slice_width[s]`, and stored column-major: entry `t` of
+//!   the slice's row `l` sits at `slice_ptr[s] + t·h_s + l`. Padding slots hold the value 0
+//!   and a valid column (the row's last real column, or 0 for an empty row), so the kernel
+//!   reads `x` without a branch.
+//!
+//! With C = 2 (C = 32 on the GPU; a small C keeps the example short):
+//! ```text
+//!     | 1 . 2 . |  row 0: 2 entries
+//!     | . . . . |  row 1: 0
+//! A = | 3 4 5 . |  row 2: 3
+//!     | . 6 . . |  row 3: 1
+//!     | . . 7 8 |  row 4: 2
+//!
+//! σ = 5 (full sort):  perm        = [2, 0, 4, 3, 1]
+//!                     slice_width = [3, 2, 0]              slices {2,0} {4,3} {1}
+//!                     slice_ptr   = [0, 6, 10, 10]
+//!                                   |slice 0 (3 x 2)  |slice 1  |
+//!                     values      = [3, 1, 4, 2, 5, 0, 7, 6, 8, 0]
+//!                     col_idx     = [0, 0, 1, 2, 2, 2, 2, 1, 3, 1]      10 slots, 2 padding
+//!
+//! σ = 1 (no sort):    perm        = [0, 1, 2, 3, 4]
+//!                     slice_width = [2, 3, 2]              slices {0,1} {2,3} {4}
+//!                     slice_ptr   = [0, 4, 10, 12]
+//!                     values      = [1, 0, 2, 0, 3, 6, 4, 0, 5, 0, 7, 8]
+//!                     col_idx     = [0, 0, 2, 0, 0, 1, 1, 1, 2, 1, 2, 3]  12 slots, 4 padding
+//! ```
+//! The kernel runs one thread per sorted row: thread `i` finds its slice `s = i / C` and
+//! lane `l = i − s·C`, walks the slice's `slice_width[s]` columns with stride `h_s` and
+//! writes `y[perm[i]]`. C is a run-time argument, so any C ≥ 1 runs on the GPU; with
+//! C = 32 (and blocks of 256 threads) each warp is exactly one slice: the same trip count
+//! for all its lanes and 32 consecutive values per load (coalesced). Rows with no entries
+//! write 0; threads past the last row exit, so the partial last slice writes nothing out
+//! of bounds.
+//!
+//! Device indices are 32-bit (`perm`, `slice_ptr`, `slice_width`, `col_idx` are `u32`):
+//! conversion fails with [`Error::Format`] when the rows or the stored slots (entries plus
+//! padding, counted in 64 bits) exceed 2^32 − 1.
+
+mod cpu;
+mod gpu;
+
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use super::jds::sort_rows_by_length;
+use super::{DeviceSpmv, FormatStats, SpmvFormat};
+use crate::error::{Error, Result};
+use crate::gpu::{Gpu, KernelModule};
+use crate::matrix::{Csr, Scalar};
+
+pub const KERNELS: KernelModule = KernelModule { name: "sell", source: include_str!("kernel.cu") };
+
+/// Rows per slice of the registered format: one warp.
+pub const DEFAULT_C: usize = 32;
+
+const NAME: &str = "sell-c-sigma";
+
+/// A matrix in SELL-C-σ (see the module doc for the layout).
+pub struct SellCSigma<T> {
+    nrows: usize,
+    ncols: usize,
+    nnz: usize,
+    /// Rows per slice.
+    c: usize,
+    /// Sorting window, clamped to 1..=max(m, 1).
+    sigma: usize,
+    /// Sorted position → original row.
+    perm: Vec<u32>,
+    /// Start of each slice, `slices + 1` entries, the last is `stored`.
+    slice_ptr: Vec<u32>,
+    /// Longest row of each slice.
+    slice_width: Vec<u32>,
+    col_idx: Vec<u32>,
+    values: Vec<T>,
+    max_row_len: usize,
+    mean_row_len: f64,
+}
+
+impl<T: Scalar> SellCSigma<T> {
+    /// Converts from CSR with `c` rows per slice and sorting windows of `sigma` rows.
+    ///
+    /// `c ≥ 1`; `sigma ≥ 1` (values above m mean a full sort; `sigma = m` is accepted for
+    /// an empty matrix too). Windows are sorted in parallel and slices filled in parallel.
+    pub fn new(a: &Csr<T>, c: usize, sigma: usize) -> Result<Self> {
+        let (m, nnz) = (a.nrows(), a.nnz());
+        if c == 0 || c > u32::MAX as usize {
+            return Err(Error::format(NAME, format!("C = {c} rows per slice: C must be in 1..=2^32 - 1")));
+        }
+        if sigma == 0 && m > 0 {
+            return Err(Error::format(NAME, "σ = 0: the sorting window must hold at least one row"));
+        }
+        if m > u32::MAX as usize {
+            return Err(Error::format(NAME, format!("{m} rows exceed 32-bit row indices")));
+        }
+        let sigma = sigma.clamp(1, m.max(1));
+        let row_ptr = a.row_ptr();
+        let len = |r: u32| row_ptr[r as usize + 1] - row_ptr[r as usize];
+
+        let mut perm: Vec<u32> = (0..m as u32).into_par_iter().collect();
+        if sigma > 1 {
+            perm.par_chunks_mut(sigma).for_each(|window| sort_rows_by_length(row_ptr, window));
+        }
+        let widths: Vec<usize> = perm.par_chunks(c).map(|s| s.iter().map(|&r| len(r)).max().unwrap_or(0)).collect();
+
+        // Slice offsets in 64 bits first: padded slots can pass 2^32 even when nnz does not.
+        let mut offsets = Vec::with_capacity(widths.len() + 1);
+        offsets.push(0usize);
+        for (s, &w) in widths.iter().enumerate() {
+            let h = c.min(m - s * c);
+            let next = h.checked_mul(w).and_then(|slots| offsets[s].checked_add(slots));
+            match next {
+                Some(n) if n <= u32::MAX as usize => offsets.push(n),
+                _ => {
+                    return Err(Error::format(
+                        NAME,
+                        format!(
+                            "{nnz} entries padded to slices of C = {c} rows (σ = {sigma}) need more than \
+                             2^32 - 1 stored slots, beyond 32-bit slice offsets"
+                        ),
+                    ))
+                }
+            }
+        }
+        let stored = offsets[widths.len()];
+
+        // One output slice per SELL slice, filled in parallel.
+        let mut col_idx = vec![0u32; stored];
+        let mut values = vec![T::ZERO; stored];
+        let mut slices = Vec::with_capacity(widths.len());
+        let (mut cols_rest, mut vals_rest) = (col_idx.as_mut_slice(), values.as_mut_slice());
+        for s in 0..widths.len() {
+            let n = offsets[s + 1] - offsets[s];
+            let (cs, cr) = std::mem::take(&mut cols_rest).split_at_mut(n);
+            let (vs, vr) = std::mem::take(&mut vals_rest).split_at_mut(n);
+            (cols_rest, vals_rest) = (cr, vr);
+            slices.push((s, cs, vs));
+        }
+        slices.into_par_iter().with_min_len(16).for_each(|(s, cols, vals)| {
+            let rows = &perm[s * c..(s * c + c).min(m)];
+            let (h, w) = (rows.len(), widths[s]);
+            for (lane, &r) in rows.iter().enumerate() {
+                let (rc, rv) = a.row(r as usize);
+                let pad = rc.last().copied().unwrap_or(0);
+                for t in 0..w {
+                    let p = t * h + lane;
+                    (cols[p], vals[p]) = if t < rc.len() { (rc[t], rv[t]) } else { (pad, T::ZERO) };
+                }
+            }
+        });
+
+        Ok(SellCSigma {
+            nrows: m,
+            ncols: a.ncols(),
+            nnz,
+            c,
+            sigma,
+            perm,
+            slice_ptr: offsets.iter().map(|&o| o as u32).collect(),
+            slice_width: widths.iter().map(|&w| w as u32).collect(),
+            col_idx,
+            values,
+            max_row_len: a.max_row_len(),
+            mean_row_len: a.mean_row_len(),
+        })
+    }
+
+    /// Rows per slice (C).
+    pub fn chunk_rows(&self) -> usize {
+        self.c
+    }
+    /// The sorting window (σ, clamped to 1..=max(m, 1)).
+    pub fn sigma(&self) -> usize {
+        self.sigma
+    }
+    pub fn slices(&self) -> usize {
+        self.slice_width.len()
+    }
+    /// Sorted position → original row.
+    pub fn perm(&self) -> &[u32] {
+        &self.perm
+    }
+    /// Start of each slice (`slices + 1` entries, the last is the stored slot count).
+    pub fn slice_ptr(&self) -> &[u32] {
+        &self.slice_ptr
+    }
+    /// Longest row (= padded width) of each slice.
+    pub fn slice_width(&self) -> &[u32] {
+        &self.slice_width
+    }
+    pub fn col_idx(&self) -> &[u32] {
+        &self.col_idx
+    }
+    pub fn values(&self) -> &[T] {
+        &self.values
+    }
+    /// Stored slots, padding included.
+    pub fn stored(&self) -> usize {
+        self.values.len()
+    }
+    /// Device bytes: `perm`, `slice_ptr`, `slice_width`, `col_idx` (all `u32`) and `values`.
+    pub fn device_bytes(&self) -> usize {
+        4 * (self.perm.len() + self.slice_ptr.len() + self.slice_width.len() + self.col_idx.len())
+            + std::mem::size_of::<T>() * self.values.len()
+    }
+}
+
+impl<T: Scalar> SpmvFormat<T> for SellCSigma<T> {
+    fn nrows(&self) -> usize {
+        self.nrows
+    }
+    fn ncols(&self) -> usize {
+        self.ncols
+    }
+    fn stats(&self) -> FormatStats {
+        FormatStats {
+            bytes: self.device_bytes(),
+            nnz: self.nnz,
+            stored: self.stored(),
+            max_row_len: self.max_row_len,
+            mean_row_len: self.mean_row_len,
+            extra: vec![
+                ("slices".into(), self.slices() as f64),
+                ("sigma".into(), self.sigma as f64),
+                ("chunk_rows".into(), self.c as f64),
+            ],
+        }
+    }
+    fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
+        cpu::spmv(self, x, y)
+    }
+    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceSpmv<T>>> {
+        Ok(Box::new(gpu::DeviceSell::new(gpu, self)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reference::{test_vector, Oracle};
+    use crate::Coo;
+    use proptest::prelude::*;
+
+    /// The matrix of the module doc.
+    fn example() -> Csr<f64> {
+        Csr::new_checked(
+            5,
+            4,
+            vec![0, 2, 2, 5, 6, 8],
+            vec![0, 2, 0, 1, 2, 1, 2, 3],
+            vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0],
+        )
+        .unwrap()
+    }
+
+    fn check<T: Scalar>(f: &SellCSigma<T>, a: &Csr<T>) -> bool {
+        let x = test_vector::<T>(a.ncols());
+        let mut y = vec![T::nan(); a.nrows()];
+        f.spmv_cpu(&x, &mut y);
+        Oracle::new(a, &x).check(&y).passed()
+    }
+
+    #[test]
+    fn worked_example_gives_the_documented_arrays() {
+        let a = example();
+        let full = SellCSigma::new(&a, 2, 5).unwrap();
+        assert_eq!(full.perm(), &[2, 0, 4, 3, 1]);
+        assert_eq!(full.slice_width(), &[3, 2, 0]);
+        assert_eq!(full.slice_ptr(), &[0, 6, 10, 10]);
+        assert_eq!(full.values(), &[3.0, 1.0, 4.0, 2.0, 5.0, 0.0, 7.0, 6.0, 8.0, 0.0]);
+        assert_eq!(full.col_idx(), &[0, 0, 1, 2, 2, 2, 2, 1, 3, 1]);
+
+        let unsorted = SellCSigma::new(&a, 2, 1).unwrap();
+        assert_eq!(unsorted.perm(), &[0, 1, 2, 3, 4]);
+        assert_eq!(unsorted.slice_width(), &[2, 3, 2]);
+        assert_eq!(unsorted.slice_ptr(), &[0, 4, 10, 12]);
+        assert_eq!(unsorted.values(), &[1.0, 0.0, 2.0, 0.0, 3.0, 6.0, 4.0, 0.0, 5.0, 0.0, 7.0, 8.0]);
+        assert_eq!(unsorted.col_idx(), &[0, 0, 2, 0, 0, 1, 1, 1, 2, 1, 2, 3]);
+
+        let s = full.stats();
+        assert_eq!((s.nnz, s.stored, s.padded_zeros(), s.max_row_len), (8, 10, 2, 3));
+        assert_eq!(s.bytes, 4 * (5 + 4 + 3 + 10) + 8 * 10);
+        let extra: Vec<(String, f64)> = vec![("slices".into(), 3.0), ("sigma".into(), 5.0), ("chunk_rows".into(), 2.0)];
+        assert_eq!(s.extra, extra);
+        assert_eq!(unsorted.stats().padded_zeros(), 4);
+
+        let x = [1.0, 10.0, 100.0, 1000.0];
+        for f in [&full, &unsorted] {
+            let mut y = [f64::NAN; 5];
+            f.spmv_cpu(&x, &mut y);
+            assert_eq!(y, [201.0, 0.0, 543.0, 60.0, 8700.0]);
+        }
+        // σ above m is a full sort; σ = m is accepted for an empty matrix.
+        assert_eq!(SellCSigma::new(&a, 2, 99).unwrap().perm(), full.perm());
+        assert_eq!(SellCSigma::new(&a, 2, 99).unwrap().sigma(), 5);
+        assert!(SellCSigma::new(&Csr::<f64>::zeros(0, 3), 32, 0).is_ok());
+    }
+
+    #[test]
+    fn bad_parameters_are_format_errors() {
+        let a = example();
+        assert!(matches!(SellCSigma::new(&a, 0, 5), Err(Error::Format { .. })));
+        assert!(matches!(SellCSigma::new(&a, 32, 0), Err(Error::Format { .. })));
+    }
+
+    /// Rows of very different lengths (mostly short, a few long), deterministic.
+    fn varied(m: usize, n: usize) -> Csr<f64> {
+        let mut state = 12345u64;
+        let mut next = |k: u64| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 33) % k
+        };
+        let (mut rows, mut cols, mut vals) = (Vec::new(), Vec::new(), Vec::new());
+        for r in 0..m {
+            let class = next(100);
+            let k = if class < 20 {
+                0
+            } else if class < 70 {
+                next(5)
+            } else if class < 95 {
+                next(40)
+            } else {
+                next(300)
+            };
+            for _ in 0..k {
+                rows.push(r as u32);
+                cols.push(next(n as u64) as u32);
+                vals.push(next(1 << 20) as f64 / (1 << 19) as f64 - 1.0);
+            }
+        }
+        Coo::new_checked(m, n, rows, cols, vals).unwrap().to_csr()
+    }
+
+    #[test]
+    fn padding_shrinks_as_sigma_grows_and_every_sigma_is_correct() {
+        let a = varied(5003, 4000); // 5003 = 156 full slices + a partial one of 11 rows
+        let mut stored = Vec::new();
+        for sigma in [1, 32, 64, 256, a.nrows()] {
+            let f = SellCSigma::new(&a, 32, sigma).unwrap();
+            assert!(check(&f, &a), "σ = {sigma}");
+            assert!(check(&SellCSigma::new(&a.cast::<f32>(), 32, sigma).unwrap(), &a.cast::<f32>()), "σ = {sigma}");
+            assert_eq!(f.slices(), 157);
+            assert_eq!(*f.slice_ptr().last().unwrap() as usize, f.stored());
+            stored.push(f.stored());
+        }
+        assert!(stored.windows(2).all(|w| w[0] >= w[1]), "{stored:?}");
+        assert_eq!(stored[0], stored[1], "a window of one aligned slice changes nothing");
+        assert!(stored[4] < stored[0] / 2, "full sort must cut the padding: {stored:?}");
+        assert!(stored[4] >= a.nnz());
+        // σ that are not multiples of C, and other C, are correct too.
+        for (c, sigma) in [(32, 45), (32, 1000), (7, 50), (1, 5003), (64, 5003), (6000, 5003)] {
+            assert!(check(&SellCSigma::new(&a, c, sigma).unwrap(), &a), "C = {c}, σ = {sigma}");
+        }
+    }
+
+    #[test]
+    fn empty_rows_and_partial_last_slice() {
+        for (m, n) in [(0, 0), (0, 5), (5, 0), (70, 3)] {
+            let a = Csr::<f32>::zeros(m, n);
+            let f = SellCSigma::new(&a, 32, m).unwrap();
+            assert_eq!(f.stored(), 0);
+            assert_eq!(f.slices(), m.div_ceil(32));
+            let mut y = vec![f32::NAN; m];
+            f.spmv_cpu(&vec![1.0; n], &mut y);
+            assert!(y.iter().all(|&v| v == 0.0));
+        }
+        // 70 rows: slices of 32, 32 and 6 rows; only every fifth row has entries.
+        let (mut rows, mut cols, mut vals) = (Vec::new(), Vec::new(), Vec::new());
+        for r in (0..70u32).filter(|r| r % 5 == 0) {
+            for k in 0..=(r % 7) {
+                rows.push(r);
+                cols.push((r + 7 * k) % 50);
+                vals.push(1.0 + k as f64 / 4.0);
+            }
+        }
+        let a = Coo::new_checked(70, 50, rows, cols, vals).unwrap().to_csr();
+        for sigma in [1, 32, 70] {
+            let f = SellCSigma::new(&a, 32, sigma).unwrap();
+            let heights = [32, 32, 6];
+            let expect: usize = f.slice_width().iter().zip(heights).map(|(&w, h)| w as usize * h).sum();
+            assert_eq!(f.stored(), expect);
+            assert!(check(&f, &a));
+        }
+    }
+
+    /// SELL-C-σ with the given C and σ on the GPU, into a NaN-poisoned y, against the oracle.
+    fn gpu_check<T: Scalar>(gpu: &Arc<Gpu>, a: &Csr<f64>, c: usize, sigma: usize) -> Result<bool> {
+        let a: Csr<T> = a.cast();
+        let x = test_vector::<T>(a.ncols());
+        let device = SellCSigma::new(&a, c, sigma)?.upload(gpu)?;
+        let x_dev = gpu.upload(&x)?;
+        let mut y_dev = gpu.alloc::<T>(a.nrows())?;
+        gpu.fill(&mut y_dev, T::nan())?;
+        device.spmv(&x_dev, &mut y_dev)?;
+        Ok(Oracle::new(&a, &x).check(&gpu.download(&y_dev)?).passed())
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA device"]
+    fn gpu_matches_the_oracle_for_several_c_and_sigma() {
+        let gpu = Gpu::detect().unwrap_or_else(|e| panic!("this test needs a CUDA device: {e}"));
+        let a = varied(5003, 4000);
+        let cases = [(32, 1), (32, 45), (32, 64), (32, 5003), (1, 5003), (7, 50), (64, 5003), (100, 300), (6000, 5003)];
+        let mut failures = Vec::new();
+        for (c, sigma) in cases {
+            for (precision, ok) in
+                [("f64", gpu_check::<f64>(&gpu, &a, c, sigma)), ("f32", gpu_check::<f32>(&gpu, &a, c, sigma))]
+            {
+                if !matches!(ok, Ok(true)) {
+                    failures.push(format!("C = {c}, σ = {sigma}, {precision}: {ok:?}"));
+                }
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    fn random_csr() -> impl Strategy<Value = Csr<f64>> {
+        (0usize..40, 0usize..40)
+            .prop_flat_map(|(m, n)| {
+                let entry = (0..m.max(1) as u32, 0..n.max(1) as u32, -4i32..5);
+                (Just(m), Just(n), prop::collection::vec(entry, 0..if m * n == 0 { 1 } else { 200 }))
+            })
+            .prop_map(|(m, n, entries)| {
+                let entries: Vec<_> = entries.into_iter().filter(|_| m * n > 0).collect();
+                let rows = entries.iter().map(|e| e.0).collect();
+                let cols = entries.iter().map(|e| e.1).collect();
+                let vals = entries.iter().map(|e| e.2 as f64 / 4.0).collect();
+                Coo::new_checked(m, n, rows, cols, vals).unwrap().to_csr()
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+        #[test]
+        fn random_matrices_and_sigmas_match_the_oracle(a in random_csr(), c in 1usize..40, s in 1usize..50) {
+            let sigma = s.min(a.nrows() + 3);
+            let f = SellCSigma::new(&a, c, sigma).unwrap();
+            prop_assert_eq!(f.slices(), a.nrows().div_ceil(c));
+            prop_assert_eq!(*f.slice_ptr().last().unwrap() as usize, f.stored());
+            prop_assert!(f.stored() >= a.nnz());
+            let mut sorted = f.perm().to_vec();
+            sorted.sort_unstable();
+            prop_assert_eq!(sorted, (0..a.nrows() as u32).collect::<Vec<_>>());
+            prop_assert!(check(&f, &a));
+            let a32: Csr<f32> = a.cast();
+            prop_assert!(check(&SellCSigma::new(&a32, c, sigma).unwrap(), &a32));
+            // The registered configuration.
+            prop_assert!(check(&SellCSigma::new(&a, DEFAULT_C, a.nrows()).unwrap(), &a));
+        }
+    }
+}
