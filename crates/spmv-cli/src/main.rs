@@ -86,7 +86,7 @@ fn main() -> ExitCode {
     })
 }
 
-fn generate(spec: &str, output: &PathBuf) -> Result<ExitCode> {
+fn generate(spec: &str, output: &std::path::Path) -> Result<ExitCode> {
     let a = spmv::io::gen::generate(spec)?;
     spmv::io::write_matrix_market(output, &a).with_context(|| format!("writing {}", output.display()))?;
     eprintln!("{spec}: {} x {}, {} entries -> {}", a.nrows(), a.ncols(), a.nnz(), output.display());
