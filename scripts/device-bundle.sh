@@ -21,9 +21,14 @@ for line in sys.stdin:
     try: msg = json.loads(line)
     except ValueError: continue
     if msg.get("reason") == "compiler-artifact" and msg.get("executable") and msg["profile"]["test"]:
-        print(msg["executable"])
-' | while read -r exe; do
-    cp "$exe" "$out/tests/$(basename "$exe" | sed 's/-[0-9a-f]*$//')"
+        # Unit tests of a lib or bin are named after the crate target plus its kind
+        # (spmv-lib, spmv-bin); integration tests keep their file name (gpu, cli ...).
+        target = msg["target"]
+        kind = target["kind"][0]
+        name = target["name"] if kind == "test" else target["name"] + "-" + kind
+        print(msg["executable"], name)
+' | while read -r exe name; do
+    cp "$exe" "$out/tests/$name"
 done
 strip "$out"/bin/* "$out"/tests/*
 shared="${SPMV_SHARED:-../shared}/matrices"

@@ -26,7 +26,7 @@ status=0
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
     # The test binaries with GPU tests (and cheap CPU ones); `cli` and `mtx` need paths of
     # the build machine and run in CI instead.
-    for name in ${DEVICE_TESTS:-spmv gpu gpu_deterministic formats_cpu kernels_compile}; do
+    for name in ${DEVICE_TESTS:-spmv-lib gpu gpu_deterministic formats_cpu kernels_compile}; do
         t="$bundle/tests/$name"
         log=/tmp/test-$name.log
         "$t" --include-ignored ${TEST_FILTER:-} > "$log" 2>&1

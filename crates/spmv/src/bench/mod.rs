@@ -73,11 +73,13 @@ pub struct Measurement {
     pub upload_ms: Option<f64>,
     /// The format's device bytes (including any workspace).
     pub format_bytes: usize,
+    /// Bytes of the format one product reads (padding skipped by the kernel not counted).
+    pub bytes_read: usize,
     pub median_ms: f64,
     pub min_ms: f64,
     /// 2·nnz / median time, in GFLOP/s.
     pub gflops: f64,
-    /// (format bytes + x + y) / median time, in GB/s.
+    /// (bytes read + x + y) / median time, in GB/s.
     pub effective_gbs: f64,
     /// effective_gbs / the machine's copy bandwidth.
     pub roofline_fraction: f64,
@@ -102,6 +104,7 @@ impl Measurement {
             convert_ms: 0.0,
             upload_ms: None,
             format_bytes: 0,
+            bytes_read: 0,
             median_ms: f64::NAN,
             min_ms: f64::NAN,
             gflops: f64::NAN,
@@ -223,7 +226,7 @@ impl Backend {
                         m.status = "error".into();
                         m.error = Some(e.to_string());
                     } else {
-                        let moved = (m.format_bytes + (a.nrows() + a.ncols()) * std::mem::size_of::<T>()) as f64;
+                        let moved = (m.bytes_read + (a.nrows() + a.ncols()) * std::mem::size_of::<T>()) as f64;
                         m.gflops = 2.0 * a.nnz() as f64 / (m.median_ms * 1e-3) / 1e9;
                         m.effective_gbs = moved / (m.median_ms * 1e-3) / 1e9;
                         m.roofline_fraction = m.effective_gbs / machine.copy_gbs;
@@ -263,6 +266,7 @@ fn measure_gpu<T: Scalar>(
     gpu.synchronize()?;
     m.upload_ms = Some(t.elapsed().as_secs_f64() * 1e3);
     m.format_bytes = device.device_bytes();
+    m.bytes_read = device.bytes_read();
     let x_dev = gpu.upload(x)?;
     let mut y_dev = gpu.alloc::<T>(format.nrows())?;
     gpu.fill(&mut y_dev, T::nan())?;
@@ -282,6 +286,7 @@ fn measure_cpu<T: Scalar>(
     m: &mut Measurement,
 ) -> Result<()> {
     m.format_bytes = m.stats.bytes;
+    m.bytes_read = m.stats.bytes;
     let mut y = vec![T::nan(); format.nrows()];
     format.spmv_cpu(x, &mut y);
     record_check(m, oracle.check(&y));

@@ -162,7 +162,7 @@ impl Report {
         for f in self.summary(baseline) {
             let _ = writeln!(
                 s,
-                "#   {:<16} {:>5} {:>5} {:>3}  wins {:>5}  speed-up {:>6.2}x ({} pairs)  %roof {:>4.0}%",
+                "#   {:<16} {:>5} {:>5} {:>3}  wins {:>5}  speed-up {:>6.2}x ({} pairs)  %roof {}",
                 f.format,
                 f.ok,
                 f.unsupported,
@@ -170,7 +170,11 @@ impl Report {
                 f.wins,
                 f.geomean_speedup,
                 f.speedup_pairs,
-                f.median_roofline_beyond_l2 * 100.0
+                if f.median_roofline_beyond_l2.is_nan() {
+                    "- (all in L2)".to_string()
+                } else {
+                    format!("{:.0}%", f.median_roofline_beyond_l2 * 100.0)
+                }
             );
         }
         s

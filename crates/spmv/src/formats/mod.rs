@@ -80,6 +80,12 @@ pub trait DeviceSpmv<T: Scalar> {
     fn spmv(&self, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()>;
     /// Device bytes of the format's arrays and any workspace it keeps.
     fn device_bytes(&self) -> usize;
+    /// Bytes of the format one product must read: `device_bytes` less what the kernel
+    /// provably skips (padding behind a row-length early exit). The benchmark's effective
+    /// bandwidth counts these, plus x and y.
+    fn bytes_read(&self) -> usize {
+        self.device_bytes()
+    }
 }
 
 /// Builds a format from a CSR matrix.

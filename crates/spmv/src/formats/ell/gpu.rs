@@ -24,6 +24,8 @@ pub struct DeviceEll<T> {
     function: CudaFunction,
     config: LaunchConfig,
     bytes: usize,
+    /// Real entries and row lengths only: the kernel stops at each row's length.
+    bytes_read: usize,
 }
 
 impl<T: Scalar> DeviceEll<T> {
@@ -41,6 +43,7 @@ impl<T: Scalar> DeviceEll<T> {
             function: gpu.function(&KERNELS, &format!("ell_{}", T::SUFFIX))?,
             config: grid_for(ell.nrows as u64, BLOCK)?,
             bytes: ell.bytes(),
+            bytes_read: ell.entries() * (4 + std::mem::size_of::<T>()) + 4 * ell.nrows,
         })
     }
 
@@ -62,6 +65,9 @@ impl<T: Scalar> DeviceEll<T> {
     pub(crate) fn bytes(&self) -> usize {
         self.bytes
     }
+    pub(crate) fn bytes_read(&self) -> usize {
+        self.bytes_read
+    }
 }
 
 impl<T: Scalar> DeviceSpmv<T> for DeviceEll<T> {
@@ -71,5 +77,8 @@ impl<T: Scalar> DeviceSpmv<T> for DeviceEll<T> {
     }
     fn device_bytes(&self) -> usize {
         self.bytes
+    }
+    fn bytes_read(&self) -> usize {
+        self.bytes_read
     }
 }

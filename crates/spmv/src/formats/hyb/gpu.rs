@@ -43,4 +43,7 @@ impl<T: Scalar> DeviceSpmv<T> for DeviceHyb<T> {
     fn device_bytes(&self) -> usize {
         self.bytes
     }
+    fn bytes_read(&self) -> usize {
+        self.bytes - self.ell.bytes() + self.ell.bytes_read()
+    }
 }

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Turns `spmv bench --json` files into the Markdown tables of docs/results-*.md.
+
+usage: scripts/bench-to-markdown.py RESULTS.json [--manifest ../shared/matrices/MANIFEST.tsv]
+
+Prints, per precision: a table of median kernel times (µs) with one column per format and
+the best format's share of the copy roofline; then, when a manifest is given, the fastest
+format counted per matrix kind. Only figures from the same run are put side by side.
+"""
+import argparse
+import collections
+import json
+import math
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("json")
+    ap.add_argument("--manifest")
+    ap.add_argument("--times", action="store_true", help="print the per-matrix time table")
+    args = ap.parse_args()
+    report = json.load(open(args.json))
+    m = report["machine"]
+    print(f"Machine: {m['name']} ({m['arch']}), copy roofline {m['copy_gbs']:.0f} GB/s "
+          f"(read + write, {m['copy_bytes'] >> 20} MiB buffers); median of {report['reps']} runs "
+          f"after {report['warmup']} warm-up runs.\n")
+    results = report["results"]
+    formats = list(dict.fromkeys(r["format"] for r in results))
+    by_problem = collections.OrderedDict()
+    for r in results:
+        by_problem.setdefault((r["matrix"], r["precision"]), {})[r["format"]] = r
+
+    if args.times:
+        for precision in ("f64", "f32"):
+            rows = [(k, v) for k, v in by_problem.items() if k[1] == precision]
+            if not rows:
+                continue
+            print(f"### {precision}: median time in µs (fastest in bold; — = format declined the matrix)\n")
+            print("| matrix | rows | nnz | " + " | ".join(formats) + " | best | best GB/s | best % roofline |")
+            print("|" + " --- |" * (len(formats) + 6))
+            for (name, _), fs in rows:
+                ok = {f: r for f, r in fs.items() if r["status"] == "ok"}
+                best = min(ok, key=lambda f: ok[f]["median_ms"]) if ok else None
+                any_r = next(iter(fs.values()))
+                cells = []
+                for f in formats:
+                    r = fs.get(f)
+                    if r is None or r["status"] == "unsupported":
+                        cells.append("—")
+                    elif r["status"] != "ok":
+                        cells.append("FAIL")
+                    else:
+                        t = f"{r['median_ms'] * 1e3:.1f}"
+                        cells.append(f"**{t}**" if f == best else t)
+                b = ok[best] if best else None
+                l2 = " (L2)" if b and b["l2_resident"] else ""
+                print(f"| {name} | {any_r['nrows']} | {any_r['nnz']} | " + " | ".join(cells) +
+                      (f" | {best} | {b['effective_gbs']:.0f} | {b['roofline_fraction'] * 100:.0f}%{l2} |" if b else " | | | |"))
+            print()
+
+    # Per format: geometric-mean speed-up over cuSPARSE ALG1 and wins, per precision.
+    base = "cusparse-alg1" if "cusparse-alg1" in formats else formats[0]
+    print(f"### Per format: wins and geometric-mean speed-up over {base} (same run)\n")
+    print("| format | precision | ran | declined | wins | geo-mean speed-up | median % roofline (beyond L2) |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for precision in ("f64", "f32"):
+        for f in formats:
+            rs = [fs[f] for (n, p), fs in by_problem.items() if p == precision and f in fs]
+            if not rs:
+                continue
+            ok = [r for r in rs if r["status"] == "ok"]
+            wins = sum(1 for (n, p), fs in by_problem.items() if p == precision and f in fs and fs[f]["status"] == "ok"
+                       and all(o["median_ms"] >= fs[f]["median_ms"] for o in fs.values() if o["status"] == "ok"))
+            logs = [math.log(by_problem[(r["matrix"], precision)][base]["median_ms"] / r["median_ms"]) for r in ok
+                    if by_problem[(r["matrix"], precision)].get(base, {}).get("status") == "ok"]
+            roof = sorted(r["roofline_fraction"] for r in ok if not r["l2_resident"])
+            med = f"{roof[len(roof) // 2] * 100:.0f}%" if roof else "— (all in L2)"
+            gm = f"{math.exp(sum(logs) / len(logs)):.2f}x" if logs else "—"
+            declined = sum(1 for r in rs if r["status"] == "unsupported")
+            print(f"| {f} | {precision} | {len(ok)} | {declined} | {wins} | {gm} | {med} |")
+    print()
+
+    if args.manifest:
+        kinds = {}
+        for line in open(args.manifest):
+            cols = line.rstrip("\n").split("\t")
+            if cols[0] != "name" and len(cols) > 2:
+                kinds[cols[0]] = cols[2]
+        table = collections.defaultdict(collections.Counter)
+        for (name, precision), fs in by_problem.items():
+            ok = {f: r for f, r in fs.items() if r["status"] == "ok"}
+            if ok and name in kinds:
+                table[kinds[name]][min(ok, key=lambda f: ok[f]["median_ms"])] += 1
+        print("### Fastest format by matrix kind (f64 and f32 counted together)\n")
+        print("| kind | problems | fastest formats (count) |")
+        print("| --- | --- | --- |")
+        for kind, counter in sorted(table.items(), key=lambda kv: -sum(kv[1].values())):
+            top = ", ".join(f"{f} ({c})" for f, c in counter.most_common(3))
+            print(f"| {kind} | {sum(counter.values())} | {top} |")
+        print()
+
+
+if __name__ == "__main__":
+    main()
