@@ -46,10 +46,13 @@ fn bench_runs_checks_and_writes_json() {
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(stderr.contains("running on the GPU") || stderr.contains("running on the CPU"), "{stderr}");
-    assert!(stdout.contains("# all 16 results match the oracle"), "{stdout}");
+    // 2 matrices x 2 precisions x every registered format
+    let formats = text(&spmv(&["formats"]).stdout).lines().count();
+    let expected = 2 * 2 * formats;
+    assert!(stdout.contains(&format!("# all {expected} results match the oracle")), "{stdout}");
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let results = report["results"].as_array().unwrap();
-    assert_eq!(results.len(), 16);
+    assert_eq!(results.len(), expected);
     assert!(results.iter().all(|r| r["status"] == "ok" && r["median_ms"].as_f64().unwrap() > 0.0));
     assert!(report["machine"]["copy_gbs"].as_f64().unwrap() > 0.0);
 }
