@@ -97,6 +97,9 @@ pub struct FormatInfo<T: Scalar> {
     pub description: &'static str,
     /// CUDA C modules of the format (empty for library-backed formats such as cuSPARSE).
     pub kernels: &'static [KernelModule],
+    /// The GPU result is bitwise identical from run to run (no float atomics or
+    /// order-dependent reductions); the format's doc states the mechanism.
+    pub deterministic: bool,
     pub build: Builder<T>,
 }
 
@@ -107,60 +110,70 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             name: "csr-scalar",
             description: "CSR, one thread per row (the classic baseline)",
             kernels: &[csr::KERNELS],
+            deterministic: true,
             build: |a| Ok(Box::new(csr::CsrFormat::new(a, csr::CsrKernel::Scalar))),
         },
         FormatInfo {
             name: "csr-vector",
             description: "CSR, 2-32 lanes per row chosen from the mean row length, shuffle reduction",
             kernels: &[csr::KERNELS],
+            deterministic: true,
             build: |a| Ok(Box::new(csr::CsrFormat::new(a, csr::CsrKernel::Vector))),
         },
         FormatInfo {
             name: "coo-atomic",
             description: "COO, one atomicAdd per entry (y zeroed first, timed); not deterministic",
             kernels: &[coo::KERNELS],
+            deterministic: false,
             build: |a| Ok(Box::new(coo::CooFormat::new(a, coo::CooKernel::Atomic)?)),
         },
         FormatInfo {
             name: "coo-segmented",
             description: "COO, segmented reduction over chunks of 1024 entries plus a carry pass; deterministic",
             kernels: &[coo::KERNELS],
+            deterministic: true,
             build: |a| Ok(Box::new(coo::CooFormat::new(a, coo::CooKernel::Segmented)?)),
         },
         FormatInfo {
             name: "ell",
             description: "ELLPACK, rows padded to the longest, column-major, one thread per row (refused above 20x padding)",
             kernels: &[ell::KERNELS],
+            deterministic: true,
             build: |a| Ok(Box::new(ell::EllFormat::new(a)?)),
         },
         FormatInfo {
             name: "hyb",
             description: "HYB, ELL part of Bell & Garland's width, the rest of each row in COO (atomics aggregated per warp)",
             kernels: &[ell::KERNELS, coo::KERNELS],
+            deterministic: false,
             build: |a| Ok(Box::new(hyb::Hyb::new(a)?)),
         },
         FormatInfo {
             name: "jds",
             description: "JDS, rows sorted by length, jagged diagonals column-major; one thread per sorted row",
             kernels: &[jds::KERNELS],
+            deterministic: true,
             build: |a| Ok(Box::new(jds::Jds::new(a)?)),
         },
         FormatInfo {
             name: "sell-c-sigma",
             description: "sliced ELL, C = 32 rows per slice, rows sorted by length within windows of σ rows (default: full sort)",
             kernels: &[sell::KERNELS],
+            deterministic: true,
             build: |a| Ok(Box::new(sell::SellCSigma::new(a, sell::DEFAULT_C, a.nrows())?)),
         },
         FormatInfo {
             name: "cusparse-alg1",
             description: "cuSPARSE generic SpMV on CSR, CUSPARSE_SPMV_CSR_ALG1 (with preprocess)",
             kernels: &[],
+            deterministic: false,
             build: |a| Ok(Box::new(cusparse::Cusparse::new(a, cusparse::Algorithm::Alg1))),
         },
         FormatInfo {
             name: "cusparse-alg2",
             description: "cuSPARSE generic SpMV on CSR, CUSPARSE_SPMV_CSR_ALG2 (deterministic, with preprocess)",
             kernels: &[],
+            deterministic: true,
             build: |a| Ok(Box::new(cusparse::Cusparse::new(a, cusparse::Algorithm::Alg2))),
         },
     ]
