@@ -11,6 +11,7 @@ pub mod cusparse;
 pub mod ell;
 pub mod hyb;
 pub mod jds;
+mod row_writer;
 pub mod sell;
 
 use std::sync::Arc;

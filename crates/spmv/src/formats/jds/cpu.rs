@@ -8,31 +8,17 @@
 use rayon::prelude::*;
 
 use super::Jds;
+use crate::formats::row_writer::RowWriter;
 use crate::matrix::Scalar;
 
 /// Sorted rows per rayon task.
 const BLOCK: usize = 64;
 
-/// `y` shared by the tasks, each writing its own rows.
-#[derive(Clone, Copy)]
-struct RowWriter<T>(*mut T);
-// SAFETY: the tasks write disjoint elements (see `write`).
-unsafe impl<T: Send> Send for RowWriter<T> {}
-unsafe impl<T: Send> Sync for RowWriter<T> {}
-
-impl<T> RowWriter<T> {
-    /// # Safety
-    /// `i` is inside the slice, and no other task reads or writes element `i` meanwhile.
-    unsafe fn write(&self, i: usize, v: T) {
-        *self.0.add(i) = v;
-    }
-}
-
 pub fn spmv<T: Scalar>(a: &Jds<T>, x: &[T], y: &mut [T]) {
     assert_eq!(x.len(), a.ncols, "x has the wrong length");
     assert_eq!(y.len(), a.nrows, "y has the wrong length");
     let (m, ptr, cols, vals, perm) = (a.nrows, &a.iter_ptr, &a.col_idx, &a.values, &a.perm);
-    let out = RowWriter(y.as_mut_ptr());
+    let out = RowWriter::new(y);
     (0..m.div_ceil(BLOCK)).into_par_iter().with_min_len(4).for_each(|b| {
         let (lo, hi) = (b * BLOCK, ((b + 1) * BLOCK).min(m));
         let mut acc = [T::ZERO; BLOCK];

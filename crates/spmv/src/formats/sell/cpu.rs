@@ -8,32 +8,18 @@
 use rayon::prelude::*;
 
 use super::SellCSigma;
+use crate::formats::row_writer::RowWriter;
 use crate::matrix::Scalar;
 
 /// Rows of a slice accumulated together.
 const GROUP: usize = 64;
-
-/// `y` shared by the tasks, each writing its own rows.
-#[derive(Clone, Copy)]
-struct RowWriter<T>(*mut T);
-// SAFETY: the tasks write disjoint elements (see `write`).
-unsafe impl<T: Send> Send for RowWriter<T> {}
-unsafe impl<T: Send> Sync for RowWriter<T> {}
-
-impl<T> RowWriter<T> {
-    /// # Safety
-    /// `i` is inside the slice, and no other task reads or writes element `i` meanwhile.
-    unsafe fn write(&self, i: usize, v: T) {
-        *self.0.add(i) = v;
-    }
-}
 
 pub fn spmv<T: Scalar>(a: &SellCSigma<T>, x: &[T], y: &mut [T]) {
     assert_eq!(x.len(), a.ncols, "x has the wrong length");
     assert_eq!(y.len(), a.nrows, "y has the wrong length");
     let (m, c) = (a.nrows, a.c);
     let (cols, vals, perm) = (&a.col_idx, &a.values, &a.perm);
-    let out = RowWriter(y.as_mut_ptr());
+    let out = RowWriter::new(y);
     let min_len = (256 / c).max(1);
     (0..a.slices()).into_par_iter().with_min_len(min_len).for_each(|s| {
         let first = s * c;
