@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds, here, everything a GPU run needs and puts it in .device-bundle/ (git-ignored, so
 # it travels only when named in the device tool's `carry`):
-#   bin/spmv            the release CLI
+#   bin/spmv            the release CLI (and bin/brcp_errors, an example program)
 #   tests/<name>        every test binary of the workspace (cargo test --release --no-run)
 #   matrices/           the real matrices of ../shared/matrices (the device has no ../shared)
 # Then, on the device: scripts/device-run.sh (tests + benchmark, summary last).
@@ -14,6 +14,9 @@ mkdir -p "$out/bin" "$out/tests" "$out/matrices"
 
 cargo build --release -p spmv-cli
 cp target/release/spmv "$out/bin/"
+# Example programs that device runs use (the BRCP paper's error experiment).
+cargo build --release -p spmv --example brcp_errors
+cp target/release/examples/brcp_errors "$out/bin/"
 cargo test --workspace --release --no-run --message-format=json 2>/dev/null |
     python3 -c '
 import json, sys

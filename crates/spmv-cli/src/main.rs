@@ -1,5 +1,7 @@
 //! `spmv`: benchmark, generate and inspect sparse matrices in every storage format.
 
+mod pagerank;
+
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -41,6 +43,8 @@ enum Command {
         #[arg(required = true)]
         inputs: Vec<String>,
     },
+    /// PageRank of graphs over any format, on the GPU or the CPU (see docs/pagerank.md).
+    Pagerank(pagerank::PagerankArgs),
 }
 
 #[derive(clap::Args)]
@@ -65,6 +69,10 @@ struct BenchArgs {
     /// Run on the CPU even when a GPU is present.
     #[arg(long)]
     cpu: bool,
+    /// Keep only the formats whose GPU result is bitwise identical from run to run; naming
+    /// one that is not with --formats is an error.
+    #[arg(long)]
+    deterministic: bool,
 }
 
 fn main() -> ExitCode {
@@ -79,6 +87,7 @@ fn main() -> ExitCode {
         }
         Command::Gen { spec, output } => generate(&spec, &output),
         Command::Info { inputs } => info(&inputs),
+        Command::Pagerank(args) => pagerank::run(args),
     };
     result.unwrap_or_else(|e| {
         eprintln!("error: {e:#}");
@@ -123,15 +132,36 @@ fn select_formats<T: Scalar>(names: &[String]) -> Result<Vec<FormatInfo<T>>> {
     names.iter().map(|n| Ok(formats::find::<T>(n)?)).collect()
 }
 
+/// `--deterministic`: "all" becomes every deterministic format; a named format that is not
+/// deterministic is an error.
+fn deterministic_names(names: &[String]) -> Result<Vec<String>> {
+    let deterministic: Vec<&str> = formats::deterministic_registry::<f64>().iter().map(|f| f.name).collect();
+    if names.iter().any(|n| n.eq_ignore_ascii_case("all")) {
+        return Ok(deterministic.iter().map(|n| n.to_string()).collect());
+    }
+    let refused: Vec<&str> = select_formats::<f64>(names)?.iter().filter(|f| !f.deterministic).map(|f| f.name).collect();
+    if !refused.is_empty() {
+        bail!(
+            "--deterministic: {} may give different bits from run to run; deterministic formats: {}",
+            refused.join(", "),
+            deterministic.join(", ")
+        );
+    }
+    Ok(names.to_vec())
+}
+
 fn bench(args: BenchArgs) -> Result<ExitCode> {
     let settings = Settings { warmup: args.warmup, reps: args.reps.max(1) };
     let precisions: Vec<Precision> = parse_list(&args.precision)
         .iter()
         .map(|p| p.parse().map_err(anyhow::Error::msg))
         .collect::<Result<_>>()?;
-    let format_names = parse_list(&args.formats);
+    let mut format_names = parse_list(&args.formats);
     // Fail on a bad format name before loading anything.
     select_formats::<f64>(&format_names)?;
+    if args.deterministic {
+        format_names = deterministic_names(&format_names)?;
+    }
     let inputs = if args.inputs.is_empty() { inputs::default_set()? } else { inputs::resolve(&args.inputs)? };
     if inputs.is_empty() {
         bail!("no matrices to benchmark");

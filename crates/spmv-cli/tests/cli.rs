@@ -82,3 +82,22 @@ fn bad_inputs_fail_with_a_clear_message() {
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("line 4"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn deterministic_keeps_only_deterministic_formats() {
+    let dir = temp_dir("deterministic");
+    let json = dir.join("r.json");
+    let out = spmv(&["bench", "poisson2d:nx=8", "--cpu", "--reps", "1", "--deterministic", "--json", json.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let ran: Vec<&str> = report["results"].as_array().unwrap().iter().map(|r| r["format"].as_str().unwrap()).collect();
+    let expected: Vec<&str> = spmv::formats::deterministic_registry::<f64>().iter().map(|f| f.name).collect();
+    assert_eq!(ran, expected);
+    assert!(ran.contains(&"brcp") && !ran.contains(&"brc") && !ran.contains(&"coo-atomic"), "{ran:?}");
+
+    let out = spmv(&["bench", "poisson2d:nx=8", "--cpu", "--deterministic", "--formats", "brcp,brc"]);
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("--deterministic: brc may give different bits"), "{stderr}");
+    assert!(stderr.contains("deterministic formats: csr-scalar"), "{stderr}");
+}

@@ -10,6 +10,7 @@
 //! - [`formats`]: the registry of storage formats.
 //! - [`gpu`]: CUDA runtime (device detection, NVRTC kernel cache, timing, cuSPARSE).
 //! - [`bench`]: the measurements behind `spmv bench`.
+//! - [`solve`]: solvers on top of any format (PageRank).
 
 pub mod bench;
 pub mod error;
@@ -18,6 +19,7 @@ pub mod gpu;
 pub mod io;
 pub mod matrix;
 pub mod reference;
+pub mod solve;
 
 pub use error::{Error, Result};
 pub use matrix::{Coo, Csr, Precision, Scalar};

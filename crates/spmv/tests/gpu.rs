@@ -88,7 +88,13 @@ fn gpu_rejects_wrong_vector_lengths() {
     let gpu = gpu();
     let a = common::edge_cases().into_iter().find(|(n, _)| n.starts_with("tall")).unwrap().1;
     for info in registry::<f64>() {
-        let device = (info.build)(&a).unwrap().upload(&gpu).unwrap();
+        let format = match (info.build)(&a) {
+            Ok(f) => f,
+            // A format may refuse the matrix (DIA: 4570 diagonals); its own tests check it.
+            Err(Error::Format { .. }) => continue,
+            Err(e) => panic!("{}: {e}", info.name),
+        };
+        let device = format.upload(&gpu).unwrap();
         let x = gpu.alloc::<f64>(a.ncols() + 1).unwrap();
         let mut y = gpu.alloc::<f64>(a.nrows()).unwrap();
         assert!(matches!(device.spmv(&x, &mut y), Err(Error::Format { .. })), "{}", info.name);

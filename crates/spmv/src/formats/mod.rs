@@ -5,14 +5,25 @@
 //! host side) and returns a [`DeviceSpmv`] from `upload` (the device side). This file is the
 //! only place that lists every format: adding one is a folder plus one line in [`registry`].
 
+pub mod amf_csr;
+pub mod brc;
+pub mod brcp;
 pub mod coo;
 pub mod csr;
 pub mod cusparse;
+pub mod dia;
+pub mod dia_adaptive;
+pub mod drm;
 pub mod ell;
+pub mod hdc;
+pub mod hdia;
 pub mod hyb;
 pub mod jds;
+pub mod lightspmv;
+pub mod pbc;
 mod row_writer;
 pub mod sell;
+pub mod teb;
 
 use std::sync::Arc;
 
@@ -164,6 +175,90 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             build: |a| Ok(Box::new(sell::SellCSigma::new(a, sell::DEFAULT_C, a.nrows())?)),
         },
         FormatInfo {
+            name: "lightspmv",
+            description: "LightSpMV: CSR-vector, rows handed to vectors of 2-32 lanes by a global atomic counter",
+            kernels: &[lightspmv::KERNELS],
+            deterministic: true,
+            build: |a| Ok(Box::new(lightspmv::LightSpmv::new(a)?)),
+        },
+        FormatInfo {
+            name: "brc",
+            description: "BRC: sorted rows cut into pieces of T = round(mean + sd) entries, blocks of 32 pieces, one atomicAdd per piece (y zeroed first); not deterministic",
+            kernels: &[brc::KERNELS],
+            deterministic: false,
+            build: |a| Ok(Box::new(brc::Brc::new(a)?)),
+        },
+        FormatInfo {
+            name: "brcp",
+            description: "BRCP: sorted rows filled row-major into blocks of 32 slots (the paper's width rule), warp segmented sum, rows across blocks summed in block order; deterministic",
+            kernels: &[brcp::KERNELS],
+            deterministic: true,
+            build: |a| Ok(Box::new(brcp::Brcp::new(a)?)),
+        },
+        FormatInfo {
+            name: "teb",
+            description: "TEB (threshold-exchangeorder block): rows merged into blocks of near-equal nnz, one thread block per block, one thread per row (Algorithm 3)",
+            kernels: &[teb::KERNELS],
+            deterministic: true,
+            build: |a| Ok(Box::new(teb::Teb::new(a, teb::TebKernel::RowPerThread)?)),
+        },
+        FormatInfo {
+            name: "teb-lanes",
+            description: "TEB arrays and blocks with an improved kernel: lanes per row chosen per block from its mean row length",
+            kernels: &[teb::KERNELS],
+            deterministic: true,
+            build: |a| Ok(Box::new(teb::Teb::new(a, teb::TebKernel::LanesPerRow)?)),
+        },
+        FormatInfo {
+            name: "pbc",
+            description: "PBC (partition-block-CSR): rows sorted by length, cut into blocks of near-equal nnz (smallest std), each an ELL of its own width",
+            kernels: &[pbc::KERNELS],
+            deterministic: true,
+            build: |a| Ok(Box::new(pbc::Pbc::new(a)?)),
+        },
+        FormatInfo {
+            name: "amf-csr",
+            description: "AMF-CSR (adaptive multi-row folding): rows folded below Ts nnz, row-blocks into sub-blocks below Tl; a warp per folded row",
+            kernels: &[amf_csr::KERNELS],
+            deterministic: true,
+            build: |a| Ok(Box::new(amf_csr::AmfCsr::new(a)?)),
+        },
+        FormatInfo {
+            name: "dia",
+            description: "DIA, every occupied diagonal stored in full, one thread per row (refused above 20x padding)",
+            kernels: &[dia::KERNELS],
+            deterministic: true,
+            build: |a| Ok(Box::new(dia::Dia::new(a)?)),
+        },
+        FormatInfo {
+            name: "hdia",
+            description: "HDIA, hacks of 32 rows each stored DIA-style with its own diagonals, one thread per row",
+            kernels: &[hdia::KERNELS],
+            deterministic: true,
+            build: |a| Ok(Box::new(hdia::Hdia::new(a)?)),
+        },
+        FormatInfo {
+            name: "hdc",
+            description: "HDC, DIA for diagonals filled above s/(s+4) (2/3 in f64, 1/2 in f32), CSR for the rest",
+            kernels: &[hdc::KERNELS],
+            deterministic: true,
+            build: |a| Ok(Box::new(hdc::Hdc::new(a)?)),
+        },
+        FormatInfo {
+            name: "dia-adaptive",
+            description: "DIA-Adaptive, picks DIA, BRCSD-I (cross-point row blocks) or BRCSD-II (32-row blocks) by stored slots",
+            kernels: &[dia::KERNELS, dia_adaptive::KERNELS],
+            deterministic: true,
+            build: |a| Ok(Box::new(dia_adaptive::DiaAdaptive::new(a)?)),
+        },
+        FormatInfo {
+            name: "drm",
+            description: "DRM, 32-row DIA segments merged into balanced sub-blocks (Algorithm 1), one CUDA block per sub-block",
+            kernels: &[drm::KERNELS],
+            deterministic: true,
+            build: |a| Ok(Box::new(drm::Drm::new(a)?)),
+        },
+        FormatInfo {
             name: "cusparse-alg1",
             description: "cuSPARSE generic SpMV on CSR, CUSPARSE_SPMV_CSR_ALG1 (with preprocess)",
             kernels: &[],
@@ -189,9 +284,17 @@ pub fn find<T: Scalar>(name: &str) -> Result<FormatInfo<T>> {
     })
 }
 
-/// Every distinct kernel module of the registry plus the runtime's own: what CI compiles.
+/// The registered formats whose GPU result is bitwise identical from run to run
+/// (`deterministic`), in registry order: what `spmv bench --deterministic` runs.
+pub fn deterministic_registry<T: Scalar>() -> Vec<FormatInfo<T>> {
+    registry::<T>().into_iter().filter(|f| f.deterministic).collect()
+}
+
+/// Every distinct kernel module of the registry plus the runtime's and the solvers' own: what
+/// CI compiles.
 pub fn all_kernel_modules() -> Vec<KernelModule> {
     let mut modules = vec![crate::gpu::jit::UTIL_MODULE];
+    modules.extend_from_slice(crate::solve::KERNEL_MODULES);
     for info in registry::<f64>() {
         for m in info.kernels {
             if !modules.iter().any(|k| k.name == m.name) {

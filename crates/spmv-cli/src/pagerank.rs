@@ -1,0 +1,461 @@
+//! `spmv pagerank`: PageRank over any registered format, on the GPU (whole iteration on the
+//! device) or the CPU, with iterations, times, the top ranks and, with `--exact`, the
+//! agreement of the top ranks with the exact ranking (see docs/pagerank.md).
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+
+use spmv::bench::inputs;
+use spmv::formats::{self, FormatInfo};
+use spmv::gpu::Gpu;
+use spmv::solve::pagerank::{self, Agreement, EdgeWeights, PageRank, Settings, Transition};
+use spmv::{Error, Precision, Scalar};
+
+#[derive(clap::Args)]
+pub struct PagerankArgs {
+    /// Adjacency matrices (row = source node, column = target): .mtx/.mtx.gz files, folders
+    /// of them, or generator specs.
+    #[arg(required = true)]
+    inputs: Vec<String>,
+    /// Format(s) for the products y = Gᵀ·r: a name, a comma-separated list, or "all".
+    #[arg(long, default_value = "csr-vector")]
+    format: String,
+    /// Comma-separated precisions: f64, f32.
+    #[arg(long, default_value = "f64")]
+    precision: String,
+    /// Damping factor α.
+    #[arg(long, default_value_t = 0.85)]
+    alpha: f64,
+    /// Stop when max |r_{k+1} − r_k| < tol (ranks have mean 1).
+    #[arg(long, default_value_t = 1e-5)]
+    tol: f64,
+    /// Most iterations.
+    #[arg(long, default_value_t = 1000)]
+    max_iter: usize,
+    /// GPU: read the residual (one scalar) every this many iterations.
+    #[arg(long, default_value_t = 1)]
+    check_every: usize,
+    /// How many of the highest-ranked nodes to print.
+    #[arg(long, default_value_t = 10)]
+    top: usize,
+    /// Run on the CPU even when a GPU is present.
+    #[arg(long)]
+    cpu: bool,
+    /// Weigh edges by |value| instead of counting every stored entry as one edge.
+    #[arg(long)]
+    weighted: bool,
+    /// Timed runs per format (times: mean and min; ranks from the first run).
+    #[arg(long, default_value_t = 1)]
+    runs: usize,
+    /// Also compute the exact ranking (oracle SpMV, f64, CPU) and compare the top ranks.
+    #[arg(long)]
+    exact: bool,
+    /// Tolerance of the exact ranking.
+    #[arg(long, default_value_t = 1e-12)]
+    exact_tol: f64,
+    /// Top ranks compared with the exact ranking.
+    #[arg(long, default_value_t = 100)]
+    agreement: usize,
+    /// Exact ranks closer than this count as tied in the tie-aware agreement.
+    #[arg(long, default_value_t = 1e-9)]
+    tie_tol: f64,
+    /// Write every result as JSON (schema: docs/pagerank.md).
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+/// The JSON report.
+#[derive(Serialize)]
+struct Report {
+    schema_version: u32,
+    spmv_version: String,
+    /// "gpu" or "cpu".
+    backend: String,
+    device: String,
+    settings: Settings,
+    weights: EdgeWeights,
+    runs: usize,
+    exact_tol: Option<f64>,
+    tie_tol: f64,
+    graphs: Vec<GraphReport>,
+}
+
+#[derive(Serialize)]
+struct GraphReport {
+    matrix: String,
+    nodes: usize,
+    /// Entries of the adjacency matrix, and the weighted edges kept in Gᵀ.
+    adjacency_nnz: usize,
+    edges: usize,
+    dangling: usize,
+    transition_ms: f64,
+    exact: Option<ExactReport>,
+    results: Vec<RunReport>,
+}
+
+#[derive(Serialize)]
+struct ExactReport {
+    iterations: usize,
+    converged: bool,
+    residual: f64,
+    total_ms: f64,
+    top: Vec<(usize, f64)>,
+}
+
+#[derive(Serialize)]
+struct RunReport {
+    format: String,
+    precision: Precision,
+    /// "ok", "unsupported" (the format declined Gᵀ) or "error".
+    status: String,
+    error: Option<String>,
+    convert_ms: f64,
+    upload_ms: Option<f64>,
+    iterations: usize,
+    converged: bool,
+    residual: f64,
+    /// Mean and min over the runs of the iteration time.
+    total_ms: f64,
+    min_total_ms: f64,
+    ms_per_iteration: f64,
+    /// Every run gave bitwise the same ranks (null with one run).
+    identical_runs: Option<bool>,
+    agreement: Option<Agreement>,
+    /// Max |r − r_exact| over the nodes.
+    max_abs_error: Option<f64>,
+    /// The largest rank (the scale of the rounding in the residual).
+    largest_rank: f64,
+    /// The top nodes (0-based) and their ranks.
+    top: Vec<(usize, f64)>,
+}
+
+impl RunReport {
+    fn new(format: &str, precision: Precision) -> Self {
+        RunReport {
+            format: format.to_string(),
+            precision,
+            status: "error".into(),
+            error: None,
+            convert_ms: f64::NAN,
+            upload_ms: None,
+            iterations: 0,
+            converged: false,
+            residual: f64::NAN,
+            total_ms: f64::NAN,
+            min_total_ms: f64::NAN,
+            ms_per_iteration: f64::NAN,
+            identical_runs: None,
+            agreement: None,
+            max_abs_error: None,
+            largest_rank: f64::NAN,
+            top: Vec::new(),
+        }
+    }
+}
+
+fn parse_list(s: &str) -> Vec<String> {
+    s.split(',').map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect()
+}
+
+fn select_formats<T: Scalar>(names: &[String]) -> Result<Vec<FormatInfo<T>>> {
+    if names.iter().any(|n| n.eq_ignore_ascii_case("all")) {
+        return Ok(formats::registry::<T>());
+    }
+    names.iter().map(|n| Ok(formats::find::<T>(n)?)).collect()
+}
+
+pub fn run(args: PagerankArgs) -> Result<ExitCode> {
+    let settings =
+        Settings { alpha: args.alpha, tol: args.tol, max_iter: args.max_iter, check_every: args.check_every };
+    settings.validate()?;
+    let precisions: Vec<Precision> =
+        parse_list(&args.precision).iter().map(|p| p.parse().map_err(anyhow::Error::msg)).collect::<Result<_>>()?;
+    let names = parse_list(&args.format);
+    if names.is_empty() || precisions.is_empty() {
+        bail!("no format or no precision given");
+    }
+    select_formats::<f64>(&names)?;
+    let weights = if args.weighted { EdgeWeights::Values } else { EdgeWeights::Pattern };
+    let inputs = inputs::resolve(&args.inputs)?;
+    let gpu = if args.cpu {
+        eprintln!("running on the CPU (--cpu)");
+        None
+    } else {
+        match Gpu::detect() {
+            Ok(gpu) => {
+                eprintln!("running on the GPU: {} ({})", gpu.name(), gpu.arch());
+                Some(gpu)
+            }
+            Err(e) => {
+                eprintln!("{e}; running on the CPU instead");
+                None
+            }
+        }
+    };
+    let mut report = Report {
+        schema_version: 1,
+        spmv_version: env!("CARGO_PKG_VERSION").to_string(),
+        backend: if gpu.is_some() { "gpu" } else { "cpu" }.into(),
+        device: match &gpu {
+            Some(g) => g.name().to_string(),
+            None => format!("CPU ({} threads)", std::thread::available_parallelism().map_or(1, |n| n.get())),
+        },
+        settings: settings.clone(),
+        weights,
+        runs: args.runs.max(1),
+        exact_tol: args.exact.then_some(args.exact_tol),
+        tie_tol: args.tie_tol,
+        graphs: Vec::new(),
+    };
+    let mut failed = 0;
+    for input in &inputs {
+        let name = input.name();
+        let adjacency = match input.load() {
+            Ok(a) => a,
+            Err(e) => {
+                eprintln!("error: {name}: {e}");
+                failed += 1;
+                continue;
+            }
+        };
+        let t = Transition::new(&adjacency, weights).with_context(|| name.clone())?;
+        println!(
+            "# {name}: {} nodes, {} edges, {} dangling ({} weights); Gᵀ built in {:.1} ms",
+            t.nodes(),
+            t.edges(),
+            t.dangling_count(),
+            if args.weighted { "|value|" } else { "pattern" },
+            t.build_ms()
+        );
+        let exact = if args.exact {
+            let e = pagerank::pagerank_exact(&t, args.alpha, args.exact_tol, args.max_iter.max(10_000))?;
+            println!(
+                "# exact ranking: oracle SpMV in f64 on the CPU to tol {:e}: {} iterations in {:.0} ms{}",
+                args.exact_tol,
+                e.iterations,
+                e.total_ms,
+                if e.converged { "" } else { " (NOT converged)" }
+            );
+            Some(e)
+        } else {
+            None
+        };
+        let mut graph = GraphReport {
+            matrix: name.clone(),
+            nodes: t.nodes(),
+            adjacency_nnz: adjacency.nnz(),
+            edges: t.edges(),
+            dangling: t.dangling_count(),
+            transition_ms: t.build_ms(),
+            exact: exact.as_ref().map(|e| ExactReport {
+                iterations: e.iterations,
+                converged: e.converged,
+                residual: e.residual,
+                total_ms: e.total_ms,
+                top: e.top(args.top),
+            }),
+            results: Vec::new(),
+        };
+        let exact_scores = exact.as_ref().map(|e| e.scores());
+        for &precision in &precisions {
+            for format in &names_for(&names)? {
+                let mut r = match precision {
+                    Precision::F64 => run_one::<f64>(&gpu, &t, format, &settings, &args)?,
+                    Precision::F32 => run_one::<f32>(&gpu, &t, format, &settings, &args)?,
+                };
+                if let (Some(exact), Some(scores)) = (&exact_scores, r.1.take()) {
+                    r.0.agreement = Some(pagerank::top_k_agreement(exact, &scores, args.agreement, args.tie_tol));
+                    r.0.max_abs_error = Some(exact.iter().zip(&scores).map(|(e, s)| (e - s).abs()).fold(0.0, f64::max));
+                }
+                failed += usize::from(r.0.status == "error");
+                graph.results.push(r.0);
+            }
+        }
+        print!("{}", table(&graph, args.exact));
+        if let Some(first) = graph.results.iter().find(|r| r.status == "ok") {
+            print!("{}", top_table(first, exact.as_ref()));
+        }
+        report.graphs.push(graph);
+    }
+    if let Some(path) = &args.json {
+        std::fs::write(path, serde_json::to_string_pretty(&report)?)
+            .with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("results written to {}", path.display());
+    }
+    if failed > 0 {
+        eprintln!("FAILED: {failed} run(s) or input(s) failed (see above)");
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The format names, "all" expanded.
+fn names_for(names: &[String]) -> Result<Vec<String>> {
+    Ok(select_formats::<f64>(names)?.iter().map(|f| f.name.to_string()).collect())
+}
+
+/// One format × precision: conversion, upload, `runs` PageRank runs. Returns the report and
+/// the ranks of the first run (for the comparison with the exact ranking).
+fn run_one<T: Scalar>(
+    gpu: &Option<Arc<Gpu>>,
+    t: &Transition,
+    format: &str,
+    settings: &Settings,
+    args: &PagerankArgs,
+) -> Result<(RunReport, Option<Vec<f64>>)> {
+    let info = formats::find::<T>(format)?;
+    let mut report = RunReport::new(info.name, T::PRECISION);
+    let gt = t.matrix().cast::<T>();
+    let start = Instant::now();
+    let host = match (info.build)(&gt) {
+        Ok(f) => f,
+        Err(e) => {
+            report.status = if matches!(e, Error::Format { .. }) { "unsupported" } else { "error" }.into();
+            report.error = Some(e.to_string());
+            return Ok((report, None));
+        }
+    };
+    report.convert_ms = start.elapsed().as_secs_f64() * 1e3;
+    let outcome = (|| -> spmv::Result<Vec<PageRank<T>>> {
+        match gpu {
+            Some(gpu) => {
+                let start = Instant::now();
+                let device = host.upload(gpu)?;
+                gpu.synchronize()?;
+                report.upload_ms = Some(start.elapsed().as_secs_f64() * 1e3);
+                (0..args.runs.max(1)).map(|_| pagerank::pagerank_gpu(gpu, device.as_ref(), t, settings)).collect()
+            }
+            None => (0..args.runs.max(1)).map(|_| pagerank::pagerank_host(host.as_ref(), t, settings)).collect(),
+        }
+    })();
+    let runs = match outcome {
+        Ok(runs) => runs,
+        Err(e) => {
+            report.error = Some(e.to_string());
+            return Ok((report, None));
+        }
+    };
+    let first = &runs[0];
+    report.status = "ok".into();
+    report.iterations = first.iterations;
+    report.converged = first.converged;
+    report.residual = first.residual;
+    report.total_ms = runs.iter().map(|r| r.total_ms).sum::<f64>() / runs.len() as f64;
+    report.min_total_ms = runs.iter().map(|r| r.total_ms).fold(f64::INFINITY, f64::min);
+    report.ms_per_iteration = if first.iterations == 0 { f64::NAN } else { report.total_ms / first.iterations as f64 };
+    if runs.len() > 1 {
+        let bits = |r: &PageRank<T>| r.ranks.iter().map(|v| v.to_f64().to_bits()).collect::<Vec<_>>();
+        let b0 = bits(first);
+        report.identical_runs = Some(runs[1..].iter().all(|r| r.iterations == first.iterations && bits(r) == b0));
+    }
+    report.top = first.top(args.top);
+    report.largest_rank = first.ranks.iter().map(|r| r.to_f64()).fold(f64::NAN, f64::max);
+    Ok((report, Some(first.scores())))
+}
+
+fn table(graph: &GraphReport, exact: bool) -> String {
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "{:<14} {:>4} {:>9} {:>9} {:>6} {:>4} {:>10} {:>9} {:>9} {:>9}",
+        "format", "prec", "conv ms", "upload ms", "iters", "conv", "total ms", "ms/iter", "residual", "same runs"
+    );
+    if exact {
+        let _ = write!(s, " {:>10} {:>9} {:>9} {:>9}", "top-k same", "up to tie", "overlap", "max err");
+    }
+    let _ = writeln!(s, "  status");
+    for r in &graph.results {
+        let same = match r.identical_runs {
+            Some(true) => "yes",
+            Some(false) => "NO",
+            None => "-",
+        };
+        let _ = write!(
+            s,
+            "{:<14} {:>4} {:>9.2} {:>9} {:>6} {:>4} {:>10.3} {:>9.4} {:>9.1e} {:>9}",
+            r.format,
+            r.precision.name(),
+            r.convert_ms,
+            r.upload_ms.map_or("-".to_string(), |u| format!("{u:.2}")),
+            r.iterations,
+            if r.converged { "yes" } else { "NO" },
+            r.total_ms,
+            r.ms_per_iteration,
+            r.residual,
+            same
+        );
+        if exact {
+            match (&r.agreement, r.max_abs_error) {
+                (Some(a), Some(e)) => {
+                    let _ = write!(
+                        s,
+                        " {:>10} {:>9} {:>9} {:>9.1e}",
+                        format!("{}/{}", a.same_position, a.k),
+                        a.same_position_up_to_ties,
+                        a.overlap,
+                        e
+                    );
+                }
+                _ => {
+                    let _ = write!(s, " {:>10} {:>9} {:>9} {:>9}", "-", "-", "-", "-");
+                }
+            }
+        }
+        let status = match (&r.status[..], &r.error) {
+            ("ok", _) => "ok".to_string(),
+            (st, Some(e)) => format!("{} ({})", st.to_uppercase(), e.lines().next().unwrap_or("")),
+            (st, None) => st.to_uppercase(),
+        };
+        let _ = writeln!(s, "  {status}");
+    }
+    // A residual that stalls above tol is usually rounding: say so, with the spacing of the
+    // precision's numbers at the largest rank.
+    for r in graph.results.iter().filter(|r| r.status == "ok" && !r.converged && r.largest_rank > 0.0) {
+        let bits = if r.precision == Precision::F32 { 23 } else { 52 };
+        let spacing = 2f64.powi(r.largest_rank.log2().floor() as i32 - bits);
+        let stalled = r.residual <= 16.0 * spacing;
+        let _ = writeln!(
+            s,
+            "# {} {}: not converged after {} iterations (residual {:.1e}): {}",
+            r.format,
+            r.precision,
+            r.iterations,
+            r.residual,
+            if stalled {
+                format!(
+                    "{} numbers near the largest rank, {:.1}, are {:.1e} apart, so the residual stalls at rounding level",
+                    r.precision, r.largest_rank, spacing
+                )
+            } else {
+                "raise --max-iter".to_string()
+            }
+        );
+    }
+    s
+}
+
+/// The top nodes of one run (1-based node numbers, as in the Matrix Market file).
+fn top_table(r: &RunReport, exact: Option<&PageRank<f64>>) -> String {
+    let mut s = String::new();
+    let _ =
+        writeln!(s, "# top {} by {} {} (nodes numbered from 1, as in the file)", r.top.len(), r.format, r.precision);
+    let _ = write!(s, "{:>5} {:>10} {:>14}", "rank", "node", "score");
+    if exact.is_some() {
+        let _ = write!(s, " {:>14}", "exact score");
+    }
+    let _ = writeln!(s);
+    for (p, &(node, score)) in r.top.iter().enumerate() {
+        let _ = write!(s, "{:>5} {:>10} {:>14.6}", p + 1, node + 1, score);
+        if let Some(e) = exact {
+            let _ = write!(s, " {:>14.6}", e.ranks[node]);
+        }
+        let _ = writeln!(s);
+    }
+    s
+}

@@ -1,0 +1,345 @@
+//! DIA (diagonal storage, Bell & Garland 2009): every occupied diagonal stored as a dense
+//! array of `m` slots, one offset per diagonal.
+//!
+//! Diagonal `d = col − row` holds the entries `(r, r + d)`. `offsets` lists the occupied
+//! diagonals in ascending order; `data` is `offsets.len() × m`, diagonal-major: the slot of
+//! row `r` on diagonal `i` is `data[i·m + r]`, holding `A(r, r + offsets[i])` or an explicit
+//! zero (a gap on the diagonal, or a column outside the matrix). Stored slots = S·m (the
+//! paper's `ope_DIA = S × N`), padded zeros = S·m − nnz.
+//!
+//! The example matrix of the diagonal family (8 × 8, 18 entries, 4 diagonals; built so that
+//! its figures match the DRM paper's Fig. 5–7: DIA pads 14 zeros, segments of 2 rows pad 2,
+//! segments of 4 rows pad 6, and the segments' operand counts are {2, 4, 8, 6}):
+//! ```text
+//!      c0 c1 c2 c3 c4 c5 c6 c7
+//! r0 |  1  .  .  .  .  .  .  . |      offsets = [-2, 0, 1, 3]
+//! r1 |  .  2  .  .  .  .  .  . |
+//! r2 |  .  .  3  4  .  .  .  . |      data (4 x 8, one line per diagonal):
+//! r3 |  .  .  .  5  6  .  .  . |      d = -2:  [ 0,  0,  0,  0,  7, 11, 14, 17]
+//! r4 |  .  .  7  .  8  9  . 10 |      d =  0:  [ 1,  2,  3,  5,  8, 12, 15, 18]
+//! r5 |  .  .  . 11  . 12 13  . |      d =  1:  [ 0,  0,  4,  6,  9, 13, 16,  0]
+//! r6 |  .  .  .  . 14  . 15 16 |      d =  3:  [ 0,  0,  0,  0, 10,  0,  0,  0]
+//! r7 |  .  .  .  .  . 17  . 18 |      32 slots, 18 entries, 14 padded zeros
+//! ```
+//! Slots `d = -2` rows 0–1 and `d = 1` row 7 and `d = 3` rows 5–7 lie outside the matrix.
+//!
+//! **Kernel.** One thread per row loops over the diagonals: column `c = r + offsets[i]`; when
+//! `c` lies inside the matrix it adds `data[i·m + r] · x[c]` (the guard is one unsigned
+//! compare: a negative `c` wraps past `n`). Neighbouring threads read neighbouring slots of
+//! each diagonal (coalesced) and neighbouring `x` entries; every thread of a warp reads the
+//! same offset (a broadcast). No column indices are stored, which is DIA's whole appeal, and
+//! its weakness: one stray entry adds a whole diagonal of `m` slots (add32: 3,767 diagonals
+//! for 19,848 entries). Each row adds its diagonals in ascending order, so the result is
+//! deterministic; the CPU path streams the same blocks diagonal by diagonal, over chunks of
+//! rows in parallel.
+//!
+//! **Limits.** Offsets are 32-bit signed (rows and columns below 2^31), slot offsets 64-bit.
+//! Before allocating, the conversion refuses ([`Error::Format`](crate::Error::Format), naming
+//! the padded zeros and the ratio) any matrix whose S·m slots exceed
+//! [`PADDING_LIMIT_RATIO`] = 20 × nnz (unless at most [`PADDING_FLOOR_SLOTS`] = 2^20 slots) or
+//! whose values would exceed [`MAX_STORED_BYTES`] = 16 GiB. HDIA, DIA-Adaptive and DRM apply
+//! the same limit to their own stored slots; HDC's DIA part stays within it by construction.
+//!
+//! [`diagonals`] holds what the whole family shares (census, fills, CPU block product,
+//! padding limit, operand figures).
+
+pub(crate) mod cpu;
+pub mod diagonals;
+pub(crate) mod gpu;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+pub use diagonals::{OperandSpread, MAX_STORED_BYTES, PADDING_FLOOR_SLOTS, PADDING_LIMIT_RATIO, SEGMENT_ROWS};
+
+use super::{DeviceSpmv, FormatStats, SpmvFormat};
+use crate::error::Result;
+use crate::gpu::{Gpu, KernelModule};
+use crate::matrix::{Csr, Scalar};
+
+pub const KERNELS: KernelModule = KernelModule { name: "dia", source: include_str!("kernel.cu") };
+
+const NAME: &str = "dia";
+
+/// A matrix in DIA (see the module doc for the layout).
+pub struct Dia<T> {
+    nrows: usize,
+    ncols: usize,
+    nnz: usize,
+    offsets: Vec<i32>,
+    /// `offsets.len() × nrows`, diagonal-major.
+    data: Vec<T>,
+    /// Slots whose column lies inside the matrix (what the kernel reads of `data`).
+    in_range: usize,
+    max_row_len: usize,
+    mean_row_len: f64,
+    scan_ms: f64,
+    fill_ms: f64,
+}
+
+impl<T: Scalar> Dia<T> {
+    /// Converts from CSR; refuses beyond the padding limit (see the module doc).
+    pub fn new(a: &Csr<T>) -> Result<Self> {
+        Self::build(NAME, a)
+    }
+
+    /// The conversion, with errors under the name of `format` (DIA-Adaptive's DIA layout).
+    pub(crate) fn build(format: &'static str, a: &Csr<T>) -> Result<Self> {
+        diagonals::check_shape(format, a)?;
+        let t = Instant::now();
+        let offsets: Vec<i32> = diagonals::census(a).iter().map(|d| d.offset).collect();
+        Self::with_offsets(format, a, offsets, diagonals::ms_since(t))
+    }
+
+    /// DIA on the given occupied diagonals (every entry's offset among them), found in
+    /// `scan_ms`; checks the padding limit before allocating.
+    pub(crate) fn with_offsets(format: &'static str, a: &Csr<T>, offsets: Vec<i32>, scan_ms: f64) -> Result<Self> {
+        let (m, n) = (a.nrows(), a.ncols());
+        let stored = offsets.len() as u128 * m as u128;
+        let layout = format!("DIA with {} diagonals x {m} rows", offsets.len());
+        diagonals::check_padding(format, &layout, stored, a.nnz(), std::mem::size_of::<T>())?;
+
+        let t = Instant::now();
+        let mut data = vec![T::ZERO; stored as usize];
+        diagonals::fill_diagonals(a, 0..m, &offsets, &mut data);
+        let in_range = diagonals::slots_in_range(0, m, &offsets, m, n);
+        Ok(Dia {
+            nrows: m,
+            ncols: n,
+            nnz: a.nnz(),
+            offsets,
+            data,
+            in_range,
+            max_row_len: a.max_row_len(),
+            mean_row_len: a.mean_row_len(),
+            scan_ms,
+            fill_ms: diagonals::ms_since(t),
+        })
+    }
+
+    /// The occupied diagonals, ascending.
+    pub fn offsets(&self) -> &[i32] {
+        &self.offsets
+    }
+    /// `offsets().len() × nrows` slots, diagonal-major.
+    pub fn data(&self) -> &[T] {
+        &self.data
+    }
+    /// Stored slots, padding included (S·m).
+    pub fn stored(&self) -> usize {
+        self.data.len()
+    }
+    /// Device bytes: `offsets` (`i32`) and `data`.
+    pub fn device_bytes(&self) -> usize {
+        4 * self.offsets.len() + std::mem::size_of::<T>() * self.data.len()
+    }
+    /// Device bytes one product reads: the offsets and the slots whose column is inside the
+    /// matrix (the kernel's guard skips the others).
+    pub fn bytes_read(&self) -> usize {
+        4 * self.offsets.len() + std::mem::size_of::<T>() * self.in_range
+    }
+    /// Operands (stored slots) per warp of 32 rows: S·32 each (the last warp's real rows).
+    pub fn operand_spread(&self) -> OperandSpread {
+        let (m, s) = (self.nrows, self.offsets.len() as u64);
+        OperandSpread::of(
+            (0..m.div_ceil(SEGMENT_ROWS)).map(move |w| s * diagonals::segment_rows(w, SEGMENT_ROWS, m).len() as u64),
+        )
+    }
+}
+
+impl<T: Scalar> SpmvFormat<T> for Dia<T> {
+    fn nrows(&self) -> usize {
+        self.nrows
+    }
+    fn ncols(&self) -> usize {
+        self.ncols
+    }
+    fn stats(&self) -> FormatStats {
+        let mut extra = vec![
+            ("diagonals".into(), self.offsets.len() as f64),
+            ("padded_zeros".into(), (self.stored() - self.nnz) as f64),
+        ];
+        extra.extend(self.operand_spread().extra("operand"));
+        extra.extend([
+            ("scan_ms".into(), self.scan_ms),
+            ("fill_ms".into(), self.fill_ms),
+            ("preprocess_ms".into(), self.scan_ms + self.fill_ms),
+        ]);
+        FormatStats {
+            bytes: self.device_bytes(),
+            nnz: self.nnz,
+            stored: self.stored(),
+            max_row_len: self.max_row_len,
+            mean_row_len: self.mean_row_len,
+            extra,
+        }
+    }
+    fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
+        cpu::spmv(self, x, y)
+    }
+    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceSpmv<T>>> {
+        Ok(Box::new(gpu::DeviceDia::new(gpu, self, NAME)?))
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::reference::{test_vector, Oracle};
+    use crate::{Coo, Error};
+    use proptest::prelude::*;
+
+    /// The example matrix of the module doc (entries numbered 1..=18 in row order).
+    pub(crate) fn example() -> Csr<f64> {
+        let entries: [(u32, u32); 18] = [
+            (0, 0),
+            (1, 1),
+            (2, 2),
+            (2, 3),
+            (3, 3),
+            (3, 4),
+            (4, 2),
+            (4, 4),
+            (4, 5),
+            (4, 7),
+            (5, 3),
+            (5, 5),
+            (5, 6),
+            (6, 4),
+            (6, 6),
+            (6, 7),
+            (7, 5),
+            (7, 7),
+        ];
+        let rows = entries.iter().map(|e| e.0).collect();
+        let cols = entries.iter().map(|e| e.1).collect();
+        Coo::new_checked(8, 8, rows, cols, (1..=18).map(f64::from).collect()).unwrap().to_csr()
+    }
+
+    /// `y = A·x` of the example for x = [1, 10, 100, ...]: every entry identifiable.
+    pub(crate) fn example_product() -> (Vec<f64>, Vec<f64>) {
+        let x: Vec<f64> = (0..8).map(|i| 10f64.powi(i)).collect();
+        let a = example();
+        let mut y = vec![0.0; 8];
+        a.spmv_serial(&x, &mut y);
+        (x, y)
+    }
+
+    /// A format's CPU product against the oracle, into a NaN-poisoned y.
+    pub(crate) fn cpu_matches<T: Scalar>(f: &dyn SpmvFormat<T>, a: &Csr<T>) -> bool {
+        let x = test_vector::<T>(a.ncols());
+        let mut y = vec![T::nan(); a.nrows()];
+        f.spmv_cpu(&x, &mut y);
+        Oracle::new(a, &x).check(&y).passed()
+    }
+
+    /// Random sparse matrices plus a few diagonals: mostly diagonal structure, any shape.
+    pub(crate) fn random_diagonal_csr() -> impl Strategy<Value = Csr<f64>> {
+        (0usize..90, 0usize..90)
+            .prop_flat_map(|(m, n)| {
+                let diagonal = (-(m as i64)..n.max(1) as i64, 0.0f64..1.0);
+                let stray = (0..m.max(1) as u32, 0..n.max(1) as u32, -4i32..5);
+                (Just(m), Just(n), prop::collection::vec(diagonal, 0..5), prop::collection::vec(stray, 0..30))
+            })
+            .prop_map(|(m, n, diagonals, strays)| {
+                let (mut rows, mut cols, mut vals) = (Vec::new(), Vec::new(), Vec::new());
+                if m * n > 0 {
+                    for (k, &(d, keep)) in diagonals.iter().enumerate() {
+                        for r in 0..m as i64 {
+                            let c = r + d;
+                            // Keep a pseudo-random subset: broken diagonals.
+                            let h = ((r as u64 + 1 + 1000 * k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as f64
+                                / (1u64 << 24) as f64;
+                            if (0..n as i64).contains(&c) && h < keep.max(0.3) {
+                                rows.push(r as u32);
+                                cols.push(c as u32);
+                                vals.push((k as f64 + 1.0) * 0.25 + r as f64 / 64.0);
+                            }
+                        }
+                    }
+                    for &(r, c, v) in &strays {
+                        rows.push(r);
+                        cols.push(c);
+                        vals.push(v as f64 / 4.0);
+                    }
+                }
+                Coo::new_checked(m, n, rows, cols, vals).unwrap().to_csr()
+            })
+    }
+
+    #[test]
+    fn worked_example_gives_the_documented_arrays() {
+        let a = example();
+        let f = Dia::new(&a).unwrap();
+        assert_eq!(f.offsets(), &[-2, 0, 1, 3]);
+        #[rustfmt::skip]
+        let data = [
+            0.0, 0.0, 0.0, 0.0, 7.0, 11.0, 14.0, 17.0,
+            1.0, 2.0, 3.0, 5.0, 8.0, 12.0, 15.0, 18.0,
+            0.0, 0.0, 4.0, 6.0, 9.0, 13.0, 16.0, 0.0,
+            0.0, 0.0, 0.0, 0.0, 10.0, 0.0, 0.0, 0.0,
+        ];
+        assert_eq!(f.data(), &data);
+        let s = f.stats();
+        assert_eq!((s.nnz, s.stored, s.padded_zeros()), (18, 32, 14));
+        assert_eq!(s.bytes, 4 * 4 + 8 * 32);
+        // Out of the matrix: d = -2 rows 0-1, d = 1 row 7, d = 3 rows 5-7.
+        assert_eq!(f.bytes_read(), 4 * 4 + 8 * (32 - 6));
+        let (x, expect) = example_product();
+        let mut y = vec![f64::NAN; 8];
+        f.spmv_cpu(&x, &mut y);
+        assert_eq!(y, expect);
+        assert_eq!(f.operand_spread().variance, 0.0);
+    }
+
+    #[test]
+    fn padding_beyond_the_limit_is_refused_with_its_size() {
+        // Main diagonal plus one stray entry per 1000 rows, each on its own diagonal.
+        let m = 200_000;
+        let mut coo = (Vec::new(), Vec::new(), Vec::new());
+        for r in 0..m as u32 {
+            coo.0.push(r);
+            coo.1.push(r);
+            coo.2.push(1.0);
+            if r % 1000 == 7 && r + 5 + r / 1000 < m as u32 {
+                coo.0.push(r);
+                coo.1.push(r + 5 + r / 1000);
+                coo.2.push(2.0);
+            }
+        }
+        let a = Coo::new_checked(m, m, coo.0, coo.1, coo.2).unwrap().to_csr();
+        match Dia::new(&a) {
+            Err(Error::Format { format: "dia", reason }) => {
+                assert!(reason.contains("padded zeros") && reason.contains("201 diagonals"), "{reason}")
+            }
+            other => panic!("expected a padding refusal, got {:?}", other.map(|f| f.stored())),
+        }
+        // Small matrices are accepted whatever their padding.
+        assert!(Dia::new(&crate::formats::dia::tests::example()).is_ok());
+    }
+
+    #[test]
+    fn empty_shapes_and_rectangular_matrices() {
+        for (m, n) in [(0, 0), (0, 5), (5, 0), (40, 3), (3, 40)] {
+            let a = Csr::<f32>::zeros(m, n);
+            let f = Dia::new(&a).unwrap();
+            assert_eq!(f.stored(), 0);
+            let mut y = vec![f32::NAN; m];
+            f.spmv_cpu(&vec![1.0; n], &mut y);
+            assert!(y.iter().all(|&v| v == 0.0));
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+        #[test]
+        fn random_diagonal_matrices_match_the_oracle(a in random_diagonal_csr()) {
+            let f = Dia::new(&a).unwrap();
+            prop_assert_eq!(f.stored(), f.offsets().len() * a.nrows());
+            prop_assert!(f.stored() >= a.nnz() || a.nrows() == 0);
+            prop_assert!(cpu_matches(&f, &a));
+            let a32: Csr<f32> = a.cast();
+            prop_assert!(cpu_matches(&Dia::new(&a32).unwrap(), &a32));
+        }
+    }
+}

@@ -1,0 +1,303 @@
+use super::*;
+use crate::reference::{test_vector, Oracle};
+use crate::Coo;
+use proptest::prelude::*;
+
+/// Matrix A of the paper's Fig. 1.
+pub(crate) fn paper_matrix() -> Csr<f64> {
+    #[rustfmt::skip]
+    let entries: [(u32, u32, f64); 16] = [
+        (0, 2, 2.0), (0, 6, 1.0), (0, 7, 8.0),
+        (1, 0, 3.0),
+        (2, 3, 6.0), (2, 7, 9.0),
+        (3, 0, 6.0), (3, 1, 7.0),
+        (4, 6, 2.0),
+        (5, 4, 5.0), (5, 5, 8.0),
+        (6, 4, 6.0),
+        (7, 0, 5.0), (7, 5, 4.0), (7, 6, 2.0), (7, 7, 1.0),
+    ];
+    let (rows, cols, vals) =
+        (entries.map(|e| e.0).to_vec(), entries.map(|e| e.1).to_vec(), entries.map(|e| e.2).to_vec());
+    Coo::new_checked(8, 8, rows, cols, vals).unwrap().to_csr()
+}
+
+/// Rows of very different lengths (mostly short, a few long, some empty), deterministic.
+pub(crate) fn varied(m: usize, n: usize, seed: u64) -> Csr<f64> {
+    let mut state = seed;
+    let mut next = |k: u64| {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 33) % k
+    };
+    let (mut rows, mut cols, mut vals) = (Vec::new(), Vec::new(), Vec::new());
+    for r in 0..m {
+        let class = next(100);
+        let k = match class {
+            0..=14 => 0,
+            15..=69 => next(6),
+            70..=96 => next(40),
+            _ => next(1500),
+        };
+        for _ in 0..k {
+            rows.push(r as u32);
+            cols.push(next(n as u64) as u32);
+            vals.push(next(1 << 20) as f64 / (1 << 19) as f64 - 1.0);
+        }
+    }
+    Coo::new_checked(m, n, rows, cols, vals).unwrap().to_csr()
+}
+
+fn check<T: Scalar>(f: &dyn SpmvFormat<T>, a: &Csr<T>) -> bool {
+    let x = test_vector::<T>(a.ncols());
+    let mut y = vec![T::nan(); a.nrows()];
+    f.spmv_cpu(&x, &mut y);
+    Oracle::new(a, &x).check(&y).passed()
+}
+
+/// The structural invariants of any TEB conversion.
+fn assert_invariants<T: Scalar>(f: &Teb<T>, a: &Csr<T>) {
+    let m = a.nrows();
+    let mut sorted = f.perm().to_vec();
+    sorted.sort_unstable();
+    assert_eq!(sorted, (0..m as u32).collect::<Vec<_>>(), "perm is a permutation");
+    assert_eq!(f.blo_idx().first(), Some(&0));
+    assert_eq!(*f.blo_idx().last().unwrap() as usize, m);
+    assert!(f.blo_idx().windows(2).all(|w| w[0] <= w[1]));
+    assert_eq!(f.row_ptr().len(), m + 1);
+    for (i, &r) in f.perm().iter().enumerate() {
+        let (s, e) = (f.row_ptr()[i] as usize, f.row_ptr()[i + 1] as usize);
+        let (cols, vals) = a.row(r as usize);
+        assert_eq!(&f.col_idx()[s..e], cols);
+        assert_eq!(&f.values()[s..e], vals);
+    }
+    // Every block but the last stays within the threshold unless its first row alone
+    // exceeds it; each block starts with its longest row.
+    let t = f.choice().threshold;
+    let len = |r: usize| f.row_ptr()[r + 1] - f.row_ptr()[r];
+    for (b, (w, &nnz)) in f.blo_idx().windows(2).zip(&f.block_nnz()).enumerate() {
+        let (r0, r1) = (w[0] as usize, w[1] as usize);
+        if r0 == r1 {
+            continue;
+        }
+        assert_eq!((r0..r1).map(len).max(), Some(len(r0)), "block {b} starts with its longest row");
+        if b + 1 < f.blocks() {
+            assert!(nnz as f64 <= t.max(len(r0) as f64), "block {b}: {nnz} > {t}");
+        }
+    }
+}
+
+#[test]
+fn the_papers_example_gives_the_blocks_and_arrays_of_fig_15() {
+    let a = paper_matrix();
+    let f = Teb::with_blocks(&a, 4, 1.0, TebKernel::RowPerThread).unwrap();
+    assert_eq!(f.choice().threshold, 4.0);
+    assert_eq!(f.blocks(), 4);
+    assert_eq!(f.block_nnz(), [4, 4, 4, 4]);
+    // Blocks {4}, {3,1}, {2,1,1}, {2,2} as row lengths:
+    let lens: Vec<Vec<u32>> = f
+        .blo_idx()
+        .windows(2)
+        .map(|w| (w[0]..w[1]).map(|r| f.row_ptr()[r as usize + 1] - f.row_ptr()[r as usize]).collect())
+        .collect();
+    assert_eq!(lens, [vec![4], vec![3, 1], vec![2, 1, 1], vec![2, 2]]);
+    assert_eq!(f.choice().variance, 0.0);
+    assert_eq!(f.perm(), &[7, 0, 6, 2, 4, 1, 3, 5]);
+    assert_eq!(f.blo_idx(), &[0, 1, 3, 6, 8]);
+    assert_eq!(f.row_ptr(), &[0, 4, 7, 8, 10, 11, 12, 14, 16]);
+    assert_eq!(f.values(), &[5.0, 4.0, 2.0, 1.0, 2.0, 1.0, 8.0, 6.0, 6.0, 9.0, 2.0, 3.0, 6.0, 7.0, 5.0, 8.0]);
+    assert_eq!(f.col_idx(), &[0, 5, 6, 7, 2, 6, 7, 4, 3, 7, 6, 0, 0, 1, 4, 5]);
+    let s = f.stats();
+    assert_eq!((s.nnz, s.stored, s.padded_zeros()), (16, 16, 0));
+    assert_eq!(s.bytes, 4 * (5 + 9 + 8 + 16) + 8 * 16);
+    let extra = |name: &str| s.extra.iter().find(|(n, _)| n == name).unwrap().1;
+    assert_eq!(extra("block_nnz_variance"), 0.0);
+    assert_eq!(extra("blocks"), 4.0);
+    assert_eq!(extra("paper_flops"), 24.0);
+
+    let x = [1.0, 10.0, 100.0, 1000.0, 1e4, 1e5, 1e6, 1e7];
+    let mut y = [f64::NAN; 8];
+    f.spmv_cpu(&x, &mut y);
+    assert_eq!(y, [81_000_200.0, 3.0, 90_006_000.0, 76.0, 2e6, 850_000.0, 60_000.0, 12_400_005.0]);
+}
+
+#[test]
+fn the_heuristic_on_the_papers_example() {
+    let a = paper_matrix();
+    let f = Teb::new(&a, TebKernel::RowPerThread).unwrap();
+    let c = f.choice();
+    // k = 1.01 never lowers S² below k = 1 here: no critical count, so k = 1.005 throughout.
+    assert_eq!((c.blocks, c.critical, c.k, c.tried), (4, None, partition::K_LARGE_BLOCKS, 7));
+    assert_eq!(c.threshold, 16.0 / 4.0 * 1.005);
+    assert_eq!(f.block_nnz(), [4, 4, 4, 4]);
+    assert_eq!(f.perm(), &[7, 0, 6, 2, 4, 1, 3, 5]);
+    assert!(check(&f, &a));
+}
+
+#[test]
+fn bad_parameters_are_format_errors() {
+    let a = paper_matrix();
+    for (blocks, k) in [(0, 1.0), (9, 1.0), (4, 0.0), (4, -1.0), (4, f64::NAN), (4, f64::INFINITY)] {
+        let r = Teb::with_blocks(&a, blocks, k, TebKernel::RowPerThread);
+        assert!(matches!(r, Err(Error::Format { .. })), "bLN = {blocks}, k = {k}");
+    }
+    // An empty matrix takes any block count.
+    assert_eq!(Teb::with_blocks(&Csr::<f64>::zeros(0, 4), 3, 1.0, TebKernel::RowPerThread).unwrap().blocks(), 0);
+}
+
+#[test]
+fn heuristic_partitions_are_valid_and_correct() {
+    for (m, n, seed) in [(5003, 4000, 1), (20000, 300, 2), (700, 9000, 3), (4500, 4500, 4)] {
+        let a = varied(m, n, seed);
+        let f = Teb::new(&a, TebKernel::RowPerThread).unwrap();
+        assert_invariants(&f, &a);
+        assert!(check(&f, &a), "m = {m}");
+        let a32: Csr<f32> = a.cast();
+        assert!(check(&Teb::new(&a32, TebKernel::LanesPerRow).unwrap(), &a32));
+        let c = f.choice();
+        assert!(a.max_row_len() as f64 <= 2.0 * c.threshold, "eq. (10) holds for the chosen count: {c:?}");
+        assert!(f.threads_per_block().is_multiple_of(32) && (32..=1024).contains(&f.threads_per_block()));
+        let s = f.stats();
+        assert!(s.extra.iter().any(|(n, v)| n == "threshold_selection_ms" && *v >= 0.0));
+        assert!(s.extra.iter().any(|(n, v)| n == "merge_ms" && *v >= 0.0));
+    }
+}
+
+#[test]
+fn empty_rows_gather_in_one_block_after_its_first_row() {
+    for (m, n, seed) in [(5003, 4000, 1), (20000, 300, 2), (4500, 4500, 4)] {
+        let a = varied(m, n, seed);
+        let f = Teb::new(&a, TebKernel::LanesPerRow).unwrap();
+        let empty = (0..m).filter(|&r| a.row_len(r) == 0).count();
+        let (block, begin, end) = f.empty_rows().expect("varied matrices have empty rows");
+        assert_eq!(begin, f.blo_idx()[block as usize] + 1);
+        assert!(end <= f.blo_idx()[block as usize + 1]);
+        assert_eq!((end - begin) as usize, empty, "every empty row is in the run");
+        assert!((begin..end).all(|r| f.row_ptr()[r as usize + 1] == f.row_ptr()[r as usize]));
+    }
+    // No empty rows, or a single block: none.
+    assert_eq!(Teb::new(&paper_matrix(), TebKernel::LanesPerRow).unwrap().empty_rows(), None);
+    let a = varied(300, 300, 7);
+    assert_eq!(Teb::with_blocks(&a, 1, 1.0, TebKernel::LanesPerRow).unwrap().empty_rows(), None);
+}
+
+#[test]
+fn every_block_count_is_correct() {
+    let a = varied(3000, 2000, 9);
+    for blocks in [1, 2, 3, 7, 64, 100, 131, 132, 1000, 2999, 3000] {
+        for k in [1.0, 1.005, 1.03, 2.0] {
+            let f = Teb::with_blocks(&a, blocks, k, TebKernel::RowPerThread).unwrap();
+            assert_eq!(f.blocks(), blocks);
+            assert_invariants(&f, &a);
+            assert!(check(&f, &a), "bLN = {blocks}, k = {k}");
+        }
+    }
+}
+
+#[test]
+fn edge_shapes() {
+    for (m, n) in [(0, 0), (0, 5), (5, 0), (1, 1), (70, 3)] {
+        let a = Csr::<f32>::zeros(m, n);
+        for kernel in [TebKernel::RowPerThread, TebKernel::LanesPerRow] {
+            let f = Teb::new(&a, kernel).unwrap();
+            if m <= 1 {
+                assert_eq!(f.blocks(), m);
+            }
+            assert_invariants(&f, &a);
+            let mut y = vec![f32::NAN; m];
+            f.spmv_cpu(&vec![1.0; n], &mut y);
+            assert!(y.iter().all(|&v| v == 0.0));
+        }
+    }
+    // One row.
+    let a = Csr::new_checked(1, 3, vec![0, 2], vec![0, 2], vec![1.5, -2.0]).unwrap();
+    let f = Teb::new(&a, TebKernel::RowPerThread).unwrap();
+    assert_eq!(f.blocks(), 1);
+    assert!(check(&f, &a));
+}
+
+fn random_csr() -> impl Strategy<Value = Csr<f64>> {
+    (0usize..50, 0usize..40)
+        .prop_flat_map(|(m, n)| {
+            let entry = (0..m.max(1) as u32, 0..n.max(1) as u32, -4i32..5);
+            (Just(m), Just(n), prop::collection::vec(entry, 0..if m * n == 0 { 1 } else { 300 }))
+        })
+        .prop_map(|(m, n, entries)| {
+            let entries: Vec<_> = entries.into_iter().filter(|_| m * n > 0).collect();
+            let rows = entries.iter().map(|e| e.0).collect();
+            let cols = entries.iter().map(|e| e.1).collect();
+            let vals = entries.iter().map(|e| e.2 as f64 / 4.0).collect();
+            Coo::new_checked(m, n, rows, cols, vals).unwrap().to_csr()
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+    #[test]
+    fn random_matrices_match_the_oracle(a in random_csr(), b in 1usize..60, k in 0.5f64..2.0) {
+        let f = Teb::new(&a, TebKernel::RowPerThread).unwrap();
+        assert_invariants(&f, &a);
+        prop_assert!(check(&f, &a));
+        let blocks = b.min(a.nrows().max(1));
+        let fixed = Teb::with_blocks(&a, blocks, k, TebKernel::LanesPerRow).unwrap();
+        assert_invariants(&fixed, &a);
+        prop_assert!(check(&fixed, &a));
+        let a32: Csr<f32> = a.cast();
+        prop_assert!(check(&Teb::new(&a32, TebKernel::LanesPerRow).unwrap(), &a32));
+    }
+}
+
+/// Runs `f` on the GPU three times into NaN-poisoned outputs: all must pass the oracle and
+/// be bitwise equal.
+fn gpu_check<T: Scalar>(gpu: &Arc<Gpu>, f: &dyn SpmvFormat<T>, a: &Csr<T>) -> Result<bool> {
+    let x = test_vector::<T>(a.ncols());
+    let device = f.upload(gpu)?;
+    let x_dev = gpu.upload(&x)?;
+    let mut y_dev = gpu.alloc::<T>(a.nrows())?;
+    let oracle = Oracle::new(a, &x);
+    let mut first: Option<Vec<u64>> = None;
+    for _ in 0..3 {
+        gpu.fill(&mut y_dev, T::nan())?;
+        device.spmv(&x_dev, &mut y_dev)?;
+        let y = gpu.download(&y_dev)?;
+        if !oracle.check(&y).passed() {
+            return Ok(false);
+        }
+        let bits: Vec<u64> = y.iter().map(|v| v.to_f64().to_bits()).collect();
+        if first.get_or_insert_with(|| bits.clone()) != &bits {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_matches_the_oracle_for_many_block_counts_bitwise_reproducibly() {
+    let gpu = Gpu::detect().unwrap_or_else(|e| panic!("this test needs a CUDA device: {e}"));
+    let mut failures = Vec::new();
+    let matrices = [("paper", paper_matrix()), ("varied", varied(5003, 4000, 1)), ("tall", varied(40000, 500, 5))];
+    for (name, a) in &matrices {
+        let mut configs: Vec<Option<(usize, f64)>> = vec![None];
+        configs.extend([1, 2, 4, 7, 132, 1000].iter().filter(|&&b| b <= a.nrows()).map(|&b| Some((b, 1.0))));
+        for config in configs {
+            for kernel in [TebKernel::RowPerThread, TebKernel::LanesPerRow] {
+                let run = |prec: &str, ok: Result<bool>| {
+                    (!matches!(ok, Ok(true))).then(|| format!("{name}, {config:?}, {kernel:?}, {prec}: {ok:?}"))
+                };
+                let a32: Csr<f32> = a.cast();
+                let (f64_ok, f32_ok) = match config {
+                    None => (
+                        Teb::new(a, kernel).and_then(|f| gpu_check(&gpu, &f, a)),
+                        Teb::new(&a32, kernel).and_then(|f| gpu_check(&gpu, &f, &a32)),
+                    ),
+                    Some((b, k)) => (
+                        Teb::with_blocks(a, b, k, kernel).and_then(|f| gpu_check(&gpu, &f, a)),
+                        Teb::with_blocks(&a32, b, k, kernel).and_then(|f| gpu_check(&gpu, &f, &a32)),
+                    ),
+                };
+                failures.extend(run("f64", f64_ok));
+                failures.extend(run("f32", f32_ok));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -1,0 +1,64 @@
+//! Iterative methods on top of any storage format.
+//!
+//! A solver needs only "something that does y = A·x": on the host a [`HostOperator`] (any
+//! registered format's CPU path, a plain [`Csr`], the oracle, or a closure through
+//! [`FnOperator`]); on the GPU a [`DeviceSpmv`](crate::formats::DeviceSpmv), i.e. any format
+//! after `upload`. The solvers' own vector work on the GPU is in small CUDA kernels of their
+//! own ([`KERNEL_MODULES`], compiled with the formats' by `tests/kernels_compile.rs`).
+//!
+//! - [`pagerank`]: PageRank by power iteration, dangling nodes redistributed, on the CPU or
+//!   entirely on the GPU; the exact reference ranking and the top-k agreement of the BRCP
+//!   paper's experiment.
+
+pub mod pagerank;
+
+pub use pagerank::{
+    pagerank_exact, pagerank_gpu, pagerank_host, top_k, top_k_agreement, Agreement, EdgeWeights, PageRank, Settings,
+    Transition,
+};
+
+use crate::formats::SpmvFormat;
+use crate::gpu::KernelModule;
+use crate::matrix::{Csr, Scalar};
+use crate::reference::Oracle;
+
+/// The CUDA modules of the solvers.
+pub const KERNEL_MODULES: &[KernelModule] = &[pagerank::KERNELS];
+
+/// `y = A·x` on the host.
+pub trait HostOperator<T> {
+    /// `x` has `ncols` entries, `y` has `nrows`; every entry of `y` is written.
+    fn apply(&self, x: &[T], y: &mut [T]);
+}
+
+/// Any registered format, with its own CPU algorithm.
+impl<T: Scalar> HostOperator<T> for dyn SpmvFormat<T> + '_ {
+    fn apply(&self, x: &[T], y: &mut [T]) {
+        self.spmv_cpu(x, y)
+    }
+}
+
+/// Plain CSR, rows over rayon's threads.
+impl<T: Scalar> HostOperator<T> for Csr<T> {
+    fn apply(&self, x: &[T], y: &mut [T]) {
+        self.spmv_parallel(x, y)
+    }
+}
+
+/// The oracle's product (exact products, compensated sums; f64 only): the reference.
+pub struct OracleOperator<'a>(pub &'a Csr<f64>);
+
+impl HostOperator<f64> for OracleOperator<'_> {
+    fn apply(&self, x: &[f64], y: &mut [f64]) {
+        y.copy_from_slice(&Oracle::new(self.0, x).y)
+    }
+}
+
+/// A closure `|x, y| ...` that writes `y = A·x`.
+pub struct FnOperator<F>(pub F);
+
+impl<T, F: Fn(&[T], &mut [T])> HostOperator<T> for FnOperator<F> {
+    fn apply(&self, x: &[T], y: &mut [T]) {
+        (self.0)(x, y)
+    }
+}
