@@ -65,7 +65,7 @@ impl SortedLengths {
     pub fn nnz(&self) -> usize {
         self.nnz
     }
-    /// The longest row (the paper's Row_NNZNum[0]).
+    /// The longest row (the paper's `Row_NNZNum[0]`).
     pub fn max_len(&self) -> usize {
         self.len.first().copied().unwrap_or(0)
     }
