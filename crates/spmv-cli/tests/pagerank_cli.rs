@@ -1,0 +1,85 @@
+//! `spmv pagerank` end to end (on the CPU when no GPU is present).
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn spmv(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_spmv")).args(args).output().expect("the spmv binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("spmv-pagerank-cli-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn ranks_a_small_graph_and_writes_json() {
+    // 1 -> 2, 1 -> 3, 2 -> 3 (1-based); node 3 is dangling and ranks first.
+    let dir = temp_dir("small");
+    let file = dir.join("g.mtx");
+    std::fs::write(&file, "%%MatrixMarket matrix coordinate pattern general\n3 3 3\n1 2\n1 3\n2 3\n").unwrap();
+    let json = dir.join("r.json");
+    let out = spmv(&[
+        "pagerank",
+        file.to_str().unwrap(),
+        "--format",
+        "csr-vector,lightspmv",
+        "--precision",
+        "f64,f32",
+        "--tol",
+        "1e-10",
+        "--exact",
+        "--top",
+        "3",
+        "--runs",
+        "2",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("3 nodes, 3 edges, 1 dangling"), "{stdout}");
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let results = report["graphs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 4);
+    for r in results {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["top"][0][0], 2, "node 3 (0-based 2) ranks first: {r}");
+        assert_eq!(r["agreement"]["same_position"], 3, "{r}");
+        assert_eq!(r["identical_runs"], true, "{r}");
+    }
+    // The hand-computed rank of node 3 (see the library's unit tests).
+    let (a, c) = (0.85f64, 0.15f64);
+    let r2 = (3.0 - c * (2.0 + a / 2.0)) / (1.0 + 2.0 * a / 3.0 + a * a / 6.0);
+    let got = results[0]["top"][0][1].as_f64().unwrap();
+    assert!((got - r2).abs() < 1e-8, "{got} vs {r2}");
+    assert!(report["graphs"][0]["exact"]["converged"].as_bool().unwrap());
+}
+
+#[test]
+fn every_format_on_a_generated_graph() {
+    let out = spmv(&["pagerank", "powerlaw:n=3000,mean=5,exp=2.1", "--format", "all", "--exact", "--top", "0"]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let formats = text(&spmv(&["formats"]).stdout).lines().count();
+    let rows = stdout.lines().filter(|l| l.ends_with("  ok") || l.contains("UNSUPPORTED")).count();
+    assert_eq!(rows, formats, "{stdout}");
+}
+
+#[test]
+fn bad_input_is_an_error_not_a_panic() {
+    let out = spmv(&["pagerank", "random:rows=10,cols=5,mean=2"]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("square"), "{}", text(&out.stderr));
+    let out = spmv(&["pagerank", "poisson2d:n=4", "--format", "no-such-format"]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("unknown format"), "{}", text(&out.stderr));
+    let out = spmv(&["pagerank", "poisson2d:n=4", "--alpha", "1.5"]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("alpha"), "{}", text(&out.stderr));
+}
