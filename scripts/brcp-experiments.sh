@@ -29,6 +29,8 @@ for name in NotreDame_www wiki-Vote cond-mat-2005 ca-GrQc hep-th PGPgiantcompo E
 done
 formats="${BRCP_FORMATS:-brc,brcp,lightspmv,cusparse-alg1,cusparse-alg2}"
 large="${BRCP_LARGE:-kron:scale=20 kron:scale=21 powerlaw:n=1000000,mean=8,exp=2.1 powerlaw:n=4000000,mean=8,exp=2.1}"
+# The error experiment's large inputs (PageRank matrices; its JSON is written at the end).
+errors_large="${BRCP_ERRORS_LARGE:-kron:scale=20 powerlaw:n=1000000,mean=8,exp=2.1}"
 reps="${BRCP_REPS:-100}"
 summary=()
 
@@ -47,7 +49,7 @@ timeout "${ERRORS_TIMEOUT:-25}" "$bundle/bin/brcp_errors" "$graphs" --formats "$
     --json "$out/brcp-errors-file.json" > /tmp/errors-file.md
 summary+=("errors (file values): rc=$?")
 # shellcheck disable=SC2086
-timeout "${ERRORS_TIMEOUT:-25}" "$bundle/bin/brcp_errors" "$graphs" $large --formats "$formats" --values pagerank \
+timeout "${ERRORS_TIMEOUT:-25}" "$bundle/bin/brcp_errors" "$graphs" $errors_large --formats "$formats" --values pagerank \
     --runs 10 --json "$out/brcp-errors-pagerank.json" > /tmp/errors-pagerank.md
 summary+=("errors (PageRank values): rc=$?")
 

@@ -48,23 +48,29 @@ fn long_row_matrices() -> Vec<(String, Csr<f64>)> {
     v
 }
 
-/// The most blocks one row spans in BRCP, over the matrices.
-fn most_blocks_per_row(matrices: &[(String, Csr<f64>)]) -> Vec<(String, usize, usize)> {
+/// Per matrix: the most blocks one row spans in BRCP, the rows spanning three or more, and
+/// the most chunks (CUDA blocks) one BRCP block is cut into.
+fn layout_figures(matrices: &[(String, Csr<f64>)]) -> Vec<(String, usize, usize, u32)> {
     matrices
         .iter()
         .map(|(name, a)| {
             let f = Brcp::new(a).unwrap();
-            (name.clone(), f.max_blocks_per_row(), f.spans().iter().filter(|s| s.last - s.first >= 2).count())
+            let three = f.spans().iter().filter(|s| s.last - s.first >= 2).count();
+            (name.clone(), f.max_blocks_per_row(), three, f.tile_chunk().iter().max().map_or(0, |c| c + 1))
         })
         .collect()
 }
 
 #[test]
-fn the_matrices_have_rows_spanning_three_or_more_blocks() {
-    let figures = most_blocks_per_row(&long_row_matrices());
-    eprintln!("(matrix, most blocks per row, rows over 3+ blocks): {figures:?}");
+fn the_matrices_have_rows_spanning_three_or_more_blocks_and_chunked_blocks() {
+    let mut matrices = long_row_matrices();
+    matrices.extend(common::edge_cases());
+    let figures = layout_figures(&matrices);
+    eprintln!("(matrix, most blocks per row, rows over 3+ blocks, most chunks per block): {figures:?}");
     assert!(figures.iter().filter(|f| f.1 >= 3).count() >= 3, "{figures:?}");
     assert!(figures.iter().map(|f| f.2).sum::<usize>() >= 20, "{figures:?}");
+    // Blocks summed by several CUDA blocks (the last chunk to finish adds them up).
+    assert!(figures.iter().filter(|f| f.3 >= 2).count() >= 2, "{figures:?}");
 }
 
 /// `RUNS` results of `format` on the GPU (half on each of two uploads), as bit patterns,

@@ -26,6 +26,7 @@ pub struct DeviceBrcp<T> {
     empty_count: u32,
     span_count: u32,
     tiles: CudaSlice<u32>,
+    tile_chunk: CudaSlice<u32>,
     block_ptr: CudaSlice<u32>,
     row_perm: CudaSlice<u32>,
     row_seg_len: CudaSlice<u8>,
@@ -37,6 +38,9 @@ pub struct DeviceBrcp<T> {
     span_last: CudaSlice<u32>,
     enter: CudaSlice<T>,
     leave: CudaSlice<T>,
+    /// 32 lane sums per tile and one arrival counter per tile (blocks of several chunks).
+    chunk_sums: CudaSlice<T>,
+    chunk_count: CudaSlice<u32>,
     main: CudaFunction,
     spans: CudaFunction,
     main_config: LaunchConfig,
@@ -64,6 +68,8 @@ impl<T: Scalar> DeviceBrcp<T> {
         let rows: Vec<u32> = a.spans.iter().map(|s| s.row).collect();
         let firsts: Vec<u32> = a.spans.iter().map(|s| s.first).collect();
         let lasts: Vec<u32> = a.spans.iter().map(|s| s.last).collect();
+        // Counters start at 0 (alloc zeroes them) and the kernel resets each one it completes.
+        let chunk_tiles = if a.has_chunked_blocks() { a.tile_chunk.len() } else { 1 };
         Ok(DeviceBrcp {
             gpu: gpu.clone(),
             nrows: a.nrows,
@@ -73,6 +79,7 @@ impl<T: Scalar> DeviceBrcp<T> {
             empty_count,
             span_count: count(a.spans.len(), "spanning rows")?,
             tiles: gpu.upload(&a.tiles)?,
+            tile_chunk: upload_or_one(gpu, &a.tile_chunk)?,
             block_ptr: gpu.upload(&a.block_ptr)?,
             row_perm: upload_or_one(gpu, &a.row_perm)?,
             row_seg_len: upload_or_one(gpu, &a.row_seg_len)?,
@@ -84,6 +91,8 @@ impl<T: Scalar> DeviceBrcp<T> {
             span_last: upload_or_one(gpu, &lasts)?,
             enter: gpu.alloc(a.blocks().max(1))?,
             leave: gpu.alloc(a.blocks().max(1))?,
+            chunk_sums: gpu.alloc(32 * chunk_tiles)?,
+            chunk_count: gpu.alloc(chunk_tiles)?,
             main: gpu.function(&KERNELS, &format!("brcp_{}", T::SUFFIX))?,
             spans: gpu.function(&KERNELS, &format!("brcp_spans_{}", T::SUFFIX))?,
             main_config: LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 },
@@ -105,6 +114,7 @@ impl<T: Scalar> DeviceSpmv<T> for DeviceBrcp<T> {
             launch
                 .arg(&self.tile_count)
                 .arg(&self.tiles)
+                .arg(&self.tile_chunk)
                 .arg(&self.blocks)
                 .arg(&self.block_ptr)
                 .arg(&self.row_perm)
@@ -116,12 +126,18 @@ impl<T: Scalar> DeviceSpmv<T> for DeviceBrcp<T> {
                 .arg(&self.enter)
                 .arg(&self.leave)
                 .arg(&self.empty_count)
-                .arg(&self.empty_rows);
-            // SAFETY: the arguments match brcp_<T>(u32, const u32*, u32, const u32*, const u32*,
-            // const u8*, const u32*, const T*, const T*, T*, T*, T*, u32, const u32*). CUDA blocks
-            // past tile_count only run the grid-stride loop over the empty_count entries of
-            // empty_rows (rows < nrows = y.len()). Tile t reads tiles[t + 1] (tile_count + 1
-            // entries); its blocks b < blocks read block_ptr[b + 1], slots b*32 .. b*32 + 31 of
+                .arg(&self.empty_rows)
+                .arg(&self.chunk_sums)
+                .arg(&self.chunk_count);
+            // SAFETY: the arguments match brcp_<T>(u32, const u32*, const u32*, u32, const u32*,
+            // const u32*, const u8*, const u32*, const T*, const T*, T*, T*, T*, u32, const u32*,
+            // T*, u32*). CUDA blocks past tile_count only run the grid-stride loop over the
+            // empty_count entries of empty_rows (rows < nrows = y.len()). Tile t reads
+            // tiles[t + 1] (tile_count + 1 entries) and tile_chunk[t] (tile_count entries); a
+            // chunk of a block of several chunks uses chunk_sums[t'*32 .. t'*32 + 31] and
+            // chunk_count[t'] for tiles t' of its block only (both sized for every tile when
+            // some block has several chunks, and only then used); its blocks b < blocks read
+            // block_ptr[b + 1], slots b*32 .. b*32 + 31 of
             // row_perm and row_seg_len (blocks * 32 entries, and slot ± 1 only when b > 0 or
             // b + 1 < blocks), entries block_ptr[b] .. block_ptr[b + 1] of col_idx and values;
             // columns < ncols = x.len(); stored rows < nrows; enter and leave have one slot per

@@ -7,20 +7,21 @@
 // Device indices are 32-bit: stored slots < 2^32 (checked at conversion) and every block is at
 // least one entry wide, so slot numbers (blocks * 32) fit a u32; blocks < 2^31 (tile flag).
 
-// Must match TILE_WARPS, WIDE_TILE and NO_ROW in mod.rs (a unit test checks the text).
+// Must match TILE_WARPS, CHUNK_WIDTH, WIDE_TILE and NO_ROW in mod.rs (a unit test checks the text).
 #define BRCP_TILE_WARPS 32
+#define BRCP_CHUNK 1024
 #define BRCP_WIDE 0x80000000u
 #define BRCP_NO_ROW 0xffffffffu
 #define BRCP_BLOCK (BRCP_TILE_WARPS * 32)
 
-// Sum of the products of one slot over entries t = first, first + step, ... < width; p is
+// Sum of the products of one slot over entries t = first, first + step, ... < end; p is
 // the slot's first entry (block_ptr[b] + lane), entry t at p + 32 t.
 template <typename T>
 __device__ __forceinline__ T brcp_slot_sum(const u32* __restrict__ col, const T* __restrict__ val,
-                                           const T* __restrict__ x, u32 p, u32 first, u32 width, u32 step) {
+                                           const T* __restrict__ x, u32 p, u32 first, u32 end, u32 step) {
     T sum = 0;
 #pragma unroll 4
-    for (u32 t = first; t < width; t += step) {
+    for (u32 t = first; t < end; t += step) {
         const u32 q = p + t * 32;
         sum += val[q] * load_ro(x + col[q]);
     }
@@ -63,17 +64,22 @@ __device__ __forceinline__ void brcp_runs(u32 b, u32 lane, T v, u32 blocks, cons
 }
 
 // One CUDA block per tile (tiles[t], tiles[t + 1] & ~BRCP_WIDE = its block range): a narrow
-// tile gives each warp one block, a wide tile gives all warps one block, warp w summing the
-// entries t = w (mod BRCP_TILE_WARPS) and warp 0 adding the partial sums in warp order.
-// Every thread of the grid also zeroes empty rows (grid-stride), so the grid may have more
-// CUDA blocks than tiles.
+// tile gives each warp one block. A wide tile is chunk c = tile_chunk[t] of one block: entries
+// c*BRCP_CHUNK .. of every slot, warp w summing those = w (mod BRCP_TILE_WARPS) and warp 0
+// adding the partial sums in warp order. A block of several chunks (consecutive tiles) meets
+// in its last chunk to finish: each chunk stores its lane sums in chunk_sums[t][lane], then
+// counts itself in chunk_count[first tile]; the one that sees the count complete adds the
+// chunks' sums in chunk order (read through L2: other SMs wrote them), resets the counter for
+// the next product and goes on to the runs. Every thread of the grid also zeroes empty rows
+// (grid-stride), so the grid may have more CUDA blocks than tiles.
 template <typename T>
-__device__ __forceinline__ void brcp(u32 tile_count, const u32* __restrict__ tiles, u32 blocks,
+__device__ __forceinline__ void brcp(u32 tile_count, const u32* __restrict__ tiles,
+                                     const u32* __restrict__ tile_chunk, u32 blocks,
                                      const u32* __restrict__ block_ptr, const u32* __restrict__ row_perm,
                                      const unsigned char* __restrict__ row_seg_len, const u32* __restrict__ col,
                                      const T* __restrict__ val, const T* __restrict__ x, T* __restrict__ y,
                                      T* __restrict__ enter, T* __restrict__ leave, u32 empty_count,
-                                     const u32* __restrict__ empty_rows) {
+                                     const u32* __restrict__ empty_rows, T* chunk_sums, u32* chunk_count) {
     __shared__ T partial[BRCP_TILE_WARPS][32];
     const u64 stride = (u64)gridDim.x * blockDim.x;
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < empty_count; i += stride) y[empty_rows[i]] = T(0);
@@ -93,13 +99,32 @@ __device__ __forceinline__ void brcp(u32 tile_count, const u32* __restrict__ til
         // The whole CUDA block takes this branch, so __syncthreads is safe.
         b = first;
         const u32 base = block_ptr[b];
+        const u32 width = (block_ptr[b + 1] - base) >> 5;
+        const u32 chunk = tile_chunk[blockIdx.x];
+        const u32 chunks = (width + BRCP_CHUNK - 1) / BRCP_CHUNK;
+        const u32 t0 = chunk * BRCP_CHUNK;
         partial[warp][lane] =
-            brcp_slot_sum(col, val, x, base + lane, warp, (block_ptr[b + 1] - base) >> 5, BRCP_TILE_WARPS);
+            brcp_slot_sum(col, val, x, base + lane, t0 + warp, min(width, t0 + BRCP_CHUNK), BRCP_TILE_WARPS);
         __syncthreads();
         if (warp != 0) return;
         v = partial[0][lane];
 #pragma unroll
         for (u32 w = 1; w < BRCP_TILE_WARPS; ++w) v += partial[w][lane];
+        if (chunks > 1) {
+            const u32 first_tile = blockIdx.x - chunk;
+            chunk_sums[(u64)blockIdx.x * 32 + lane] = v;
+            __threadfence();  // the sums are visible before the count says so
+            __syncwarp();     // every lane's sum and fence come before lane 0's count
+            u32 arrived = 0;
+            if (lane == 0) arrived = atomicAdd(chunk_count + first_tile, 1u);
+            arrived = __shfl_sync(0xffffffffu, arrived, 0);
+            if (arrived != chunks - 1) return;  // another chunk finishes this block
+            __threadfence();
+            const T* sums = chunk_sums + (u64)first_tile * 32 + lane;
+            v = __ldcg(sums);
+            for (u32 c = 1; c < chunks; ++c) v += __ldcg(sums + (u64)c * 32);
+            if (lane == 0) chunk_count[first_tile] = 0;  // ready for the next product
+        }
     }
     brcp_runs(b, lane, v, blocks, row_perm, row_seg_len, y, enter, leave);
 }
@@ -121,13 +146,14 @@ __device__ __forceinline__ void brcp_spans(u32 span_count, const u32* __restrict
 
 #define BRCP_KERNELS(T, S)                                                                                    \
     extern "C" __global__ void __launch_bounds__(BRCP_BLOCK)                                                 \
-        brcp_##S(u32 tile_count, const u32* __restrict__ tiles, u32 blocks, const u32* __restrict__ block_ptr, \
-                 const u32* __restrict__ row_perm, const unsigned char* __restrict__ row_seg_len,             \
-                 const u32* __restrict__ col, const T* __restrict__ val, const T* __restrict__ x,             \
-                 T* __restrict__ y, T* __restrict__ enter, T* __restrict__ leave, u32 empty_count,            \
-                 const u32* __restrict__ empty_rows) {                                                        \
-        brcp<T>(tile_count, tiles, blocks, block_ptr, row_perm, row_seg_len, col, val, x, y, enter, leave,    \
-                empty_count, empty_rows);                                                                     \
+        brcp_##S(u32 tile_count, const u32* __restrict__ tiles, const u32* __restrict__ tile_chunk,          \
+                 u32 blocks, const u32* __restrict__ block_ptr, const u32* __restrict__ row_perm,             \
+                 const unsigned char* __restrict__ row_seg_len, const u32* __restrict__ col,                  \
+                 const T* __restrict__ val, const T* __restrict__ x, T* __restrict__ y, T* __restrict__ enter, \
+                 T* __restrict__ leave, u32 empty_count, const u32* __restrict__ empty_rows, T* chunk_sums,   \
+                 u32* chunk_count) {                                                                          \
+        brcp<T>(tile_count, tiles, tile_chunk, blocks, block_ptr, row_perm, row_seg_len, col, val, x, y, enter, \
+                leave, empty_count, empty_rows, chunk_sums, chunk_count);                                     \
     }                                                                                                         \
     extern "C" __global__ void brcp_spans_##S(u32 span_count, const u32* __restrict__ span_row,              \
                                               const u32* __restrict__ span_first,                             \

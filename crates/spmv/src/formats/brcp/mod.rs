@@ -30,10 +30,16 @@
 //!   unsegmented, `prefix[l + len − 1] − prefix[l] + in[l]`: deterministic too, but the
 //!   difference cancels when an earlier run in the warp is much larger (two rows of sums
 //!   1e16 and 1 leave nothing of the second); the segmented scan only adds a run's own values.
-//!   Blocks of width ≥ [`WIDE_WIDTH`] (the long rows the `ceil(k / 2H)` rule makes wide)
-//!   get all 32 warps of a CUDA block of 1024 threads: warp `w` sums entries `t ≡ w (mod 32)`
-//!   of every slot and warp 0 adds the 32 partial sums in warp order; narrower blocks go 32
-//!   to a CUDA block, one per warp (`tiles` lists the CUDA blocks' work).
+//!   Blocks of width ≥ [`WIDE_WIDTH`] (T ≥ 64, or a row above 2H·T widened by the rule)
+//!   are cut into chunks of [`CHUNK_WIDTH`] entries per slot, each chunk a CUDA block of
+//!   1024 threads: warp `w` sums the chunk's entries `t ≡ w (mod 32)` of every slot and warp 0
+//!   adds the 32 partial sums in warp order. A block of one chunk goes on to its runs at
+//!   once; in a block of several chunks each chunk stores its 32 lane sums, and the chunk
+//!   that finishes last (an atomic counter per block says which) adds all chunks' sums in
+//!   chunk order before the runs. Narrower blocks go 32 to a CUDA block, one per warp.
+//!   (`tiles` and `tile_chunk` list the CUDA blocks' work.) This is the kernel's own division
+//!   of the paper's layout: one warp per block, as the paper has it, would leave a row of
+//!   millions of entries, which the rule packs into at most 64 slots, to one warp.
 //!
 //! **Determinism (bitwise identical results on every run).** The paper adds each run's sum
 //! into `y` with one `atomicAdd` per (row, block); with two blocks per row the order does not
@@ -41,7 +47,10 @@
 //! rare. Here no floating-point atomic is used at all: every value is computed by a fixed
 //! thread in a fixed order and written once.
 //! 1. A row whose slots all lie in one block is summed inside its warp (fixed lane order,
-//!    fixed scan tree) and stored to `y[row]` by the run's first lane.
+//!    fixed scan tree) and stored to `y[row]` by the run's first lane. In a block of
+//!    several chunks, each lane's slot sum is ((chunk 0 + chunk 1) + …) in chunk order,
+//!    whichever CUDA block happens to add them up: the atomic counter picks the thread, never
+//!    the order of the additions.
 //! 2. A row whose slots span blocks `b0 .. b1` (the list `spans`, built at conversion) has
 //!    one run per block: the run that ends block `b0` is stored to `leave[b0]`, the run
 //!    that starts block `b` (`b0 < b ≤ b1`, a middle block being a single run) to
@@ -53,7 +62,8 @@
 //!
 //! Any number of blocks per row is therefore deterministic, and so is the width rule's
 //! choice (T from exact integer sums, stable sorts). The cost: the second kernel (only
-//! when some row spans blocks) and 2·blocks partial slots.
+//! when some row spans blocks), 2·blocks partial slots and, when some block has several
+//! chunks, 32 lane sums and a counter per tile.
 //!
 //! The paper's matrix A (§1.3) with 2 × 2 blocks (H = 2, T = 2) as in its Fig. 3:
 //! ```text
@@ -73,7 +83,7 @@
 //!   empty_rows  = [1]               spans = []  (no row leaves its block)
 //! ```
 //! Block 0's lanes hold 3·x0 + 4·x1 and 5·x3; the scan gives lane 1 their sum, which lane 0
-//! (row_seg_len 2) stores to y[2]. The rule's own T for A is round(1.5 + 1.118) = 3: then
+//! (row_seg_len 2) stores to `y[2]`. The rule's own T for A is round(1.5 + 1.118) = 3: then
 //! block 0 has V = 3 (row 2 in slot 0, row 0 in slot 1) and block 1 has V = 1 (row 3 and a
 //! dummy). With T = 1 row 2 spans blocks 0 and 1 and row 0 blocks 1 and 2 (the unit tests
 //! check all three layouts).
@@ -108,6 +118,10 @@ pub const TILE_WARPS: usize = 32;
 
 /// Blocks at least this wide are summed by all [`TILE_WARPS`] warps of a CUDA block.
 pub const WIDE_WIDTH: usize = 64;
+
+/// Entries per slot that one CUDA block sums of a wide block (`BRCP_CHUNK` in kernel.cu):
+/// 32 per warp.
+pub const CHUNK_WIDTH: usize = 1024;
 
 /// Flag of a wide tile in `tiles` (`BRCP_WIDE` in kernel.cu).
 const WIDE_TILE: u32 = 1 << 31;
@@ -161,17 +175,22 @@ fn layout(lens: &[usize], h: usize, t: usize) -> Vec<BlockStart> {
     blocks
 }
 
-/// The CUDA blocks' work: a wide block alone (flagged), else up to [`TILE_WARPS`]
-/// consecutive narrow blocks; the last entry is the block count.
-fn tiles(widths: &[usize]) -> Vec<u32> {
-    let mut tiles = Vec::new();
+/// The CUDA blocks' work: `(tiles, tile_chunk)`. A wide block gets one tile per chunk of
+/// [`CHUNK_WIDTH`] entries (flagged, `tile_chunk` = the chunk's number), else a tile holds up
+/// to [`TILE_WARPS`] consecutive narrow blocks; the last entry of `tiles` is the block count.
+fn tiles(widths: &[usize]) -> (Vec<u32>, Vec<u32>) {
+    let (mut tiles, mut tile_chunk) = (Vec::new(), Vec::new());
     let mut b = 0;
     while b < widths.len() {
         if widths[b] >= WIDE_WIDTH {
-            tiles.push(b as u32 | WIDE_TILE);
+            for chunk in 0..widths[b].div_ceil(CHUNK_WIDTH) {
+                tiles.push(b as u32 | WIDE_TILE);
+                tile_chunk.push(chunk as u32);
+            }
             b += 1;
         } else {
             tiles.push(b as u32);
+            tile_chunk.push(0);
             let end = (b + TILE_WARPS).min(widths.len());
             b += 1;
             while b < end && widths[b] < WIDE_WIDTH {
@@ -180,7 +199,7 @@ fn tiles(widths: &[usize]) -> Vec<u32> {
         }
     }
     tiles.push(widths.len() as u32);
-    tiles
+    (tiles, tile_chunk)
 }
 
 /// A matrix in BRCP (see the module doc for the layout and the determinism).
@@ -200,6 +219,7 @@ pub struct Brcp<T> {
     empty_rows: Vec<u32>,
     spans: Vec<Span>,
     tiles: Vec<u32>,
+    tile_chunk: Vec<u32>,
     block_nnz: Vec<usize>,
     widened_blocks: usize,
     max_row_len: usize,
@@ -269,7 +289,7 @@ impl<T: Scalar> Brcp<T> {
             }
         }
         let widths: Vec<usize> = starts.iter().map(|s| s.width).collect();
-        let tiles = tiles(&widths);
+        let (tiles, tile_chunk) = tiles(&widths);
         let layout_ms = start.elapsed().as_secs_f64() * 1e3;
 
         let start = Instant::now();
@@ -338,6 +358,7 @@ impl<T: Scalar> Brcp<T> {
             empty_rows,
             spans,
             tiles,
+            tile_chunk,
             block_nnz,
             widened_blocks: starts.iter().filter(|s| s.widened).count(),
             max_row_len: a.max_row_len(),
@@ -398,13 +419,23 @@ impl<T: Scalar> Brcp<T> {
     pub fn tiles(&self) -> &[u32] {
         &self.tiles
     }
+    /// The chunk number of each tile (0 for narrow tiles and one-chunk wide blocks).
+    pub fn tile_chunk(&self) -> &[u32] {
+        &self.tile_chunk
+    }
+    /// Tiles that share their block with other chunks: their lane sums and counters need
+    /// device buffers (32 sums and one counter per tile, all tiles counted).
+    fn has_chunked_blocks(&self) -> bool {
+        self.tile_chunk.iter().any(|&c| c > 0)
+    }
     /// Stored value slots, padding and dummy slots included.
     pub fn stored(&self) -> usize {
         self.values.len()
     }
-    /// Device bytes: `block_ptr`, `row_perm`, `col_idx`, `empty_rows`, `tiles`, the spans
-    /// (3 × `u32` each) and the `enter`/`leave` partial sums (2 per block), `row_seg_len`
-    /// (`u8`) and `values`.
+    /// Device bytes: `block_ptr`, `row_perm`, `col_idx`, `empty_rows`, `tiles`,
+    /// `tile_chunk`, the spans (3 × `u32` each) and the `enter`/`leave` partial sums (2 per
+    /// block), `row_seg_len` (`u8`), `values` and, when a block has several chunks, 32 lane
+    /// sums and a `u32` counter per tile.
     pub fn device_bytes(&self) -> usize {
         let size = std::mem::size_of::<T>();
         4 * (self.block_ptr.len()
@@ -412,14 +443,24 @@ impl<T: Scalar> Brcp<T> {
             + self.col_idx.len()
             + self.empty_rows.len()
             + self.tiles.len()
+            + self.tile_chunk.len()
             + 3 * self.spans.len())
             + self.row_seg_len.len()
             + size * (self.values.len() + 2 * self.blocks())
+            + self.chunk_workspace_bytes()
     }
-    /// What one product reads: everything but the `enter`/`leave` slots (written, and read
-    /// back only for the spans).
+    /// Bytes of the chunks' lane sums and counters (0 when no block has several chunks).
+    fn chunk_workspace_bytes(&self) -> usize {
+        if self.has_chunked_blocks() {
+            self.tile_chunk.len() * (32 * std::mem::size_of::<T>() + 4)
+        } else {
+            0
+        }
+    }
+    /// What one product reads: everything but the written workspaces (`enter`/`leave`, the
+    /// chunks' lane sums and counters).
     fn bytes_read(&self) -> usize {
-        self.device_bytes() - 2 * self.blocks() * std::mem::size_of::<T>()
+        self.device_bytes() - 2 * self.blocks() * std::mem::size_of::<T>() - self.chunk_workspace_bytes()
     }
 }
 
@@ -431,7 +472,8 @@ impl<T: Scalar> SpmvFormat<T> for Brcp<T> {
         self.ncols
     }
     fn stats(&self) -> FormatStats {
-        let wide = self.tiles.iter().filter(|&&t| t & WIDE_TILE != 0).count();
+        let wide_tiles = self.tiles.iter().filter(|&&t| t & WIDE_TILE != 0).count();
+        let wide = self.tile_chunk.iter().zip(&self.tiles).filter(|&(&c, &t)| c == 0 && t & WIDE_TILE != 0).count();
         FormatStats {
             bytes: self.device_bytes(),
             nnz: self.nnz,
@@ -443,6 +485,7 @@ impl<T: Scalar> SpmvFormat<T> for Brcp<T> {
                 ("blocks".into(), self.blocks() as f64),
                 ("widened_blocks".into(), self.widened_blocks as f64),
                 ("wide_blocks".into(), wide as f64),
+                ("wide_chunks".into(), wide_tiles as f64),
                 ("spanning_rows".into(), self.spans.len() as f64),
                 ("max_blocks_per_row".into(), self.max_blocks_per_row() as f64),
                 ("block_nnz_cv".into(), coefficient_of_variation(&self.block_nnz)),
@@ -517,11 +560,12 @@ mod tests {
         assert!(f.spans().is_empty());
         assert_eq!(f.max_blocks_per_row(), 1);
         assert_eq!(f.tiles(), &[0, 2]);
+        assert_eq!(f.tile_chunk(), &[0]);
         let s = f.stats();
         assert_eq!((s.nnz, s.stored, s.padded_zeros(), s.max_row_len), (6, 8, 2, 3));
-        // block_ptr 3, row_perm 4, col_idx 8, empty_rows 1, tiles 2; row_seg_len 4 bytes;
-        // values 8 and enter/leave 2 x 2 doubles.
-        assert_eq!(s.bytes, 4 * (3 + 4 + 8 + 1 + 2) + 4 + 8 * (8 + 4));
+        // block_ptr 3, row_perm 4, col_idx 8, empty_rows 1, tiles 2, tile_chunk 1;
+        // row_seg_len 4 bytes; values 8 and enter/leave 2 x 2 doubles.
+        assert_eq!(s.bytes, 4 * (3 + 4 + 8 + 1 + 2 + 1) + 4 + 8 * (8 + 4));
         let x = [1.0, 10.0, 100.0, 1000.0];
         let mut y = [f64::NAN; 4];
         f.spmv_cpu(&x, &mut y);
@@ -607,19 +651,44 @@ mod tests {
     }
 
     #[test]
-    fn tiles_group_narrow_blocks_and_isolate_wide_ones() {
-        assert_eq!(tiles(&[]), vec![0]);
-        assert_eq!(tiles(&[1; 20]), vec![0, 20]);
-        assert_eq!(tiles(&[1; 70]), vec![0, 32, 64, 70]);
-        assert_eq!(tiles(&[100, 3, 3, 64, 63]), vec![WIDE_TILE, 1, 3 | WIDE_TILE, 4, 5]);
+    fn tiles_group_narrow_blocks_and_chunk_wide_ones() {
+        assert_eq!(tiles(&[]), (vec![0], vec![]));
+        assert_eq!(tiles(&[1; 20]), (vec![0, 20], vec![0]));
+        assert_eq!(tiles(&[1; 70]), (vec![0, 32, 64, 70], vec![0, 0, 0]));
+        assert_eq!(tiles(&[100, 3, 3, 64, 63]), (vec![WIDE_TILE, 1, 3 | WIDE_TILE, 4, 5], vec![0; 4]));
         // A narrow run cut by a wide block.
-        assert_eq!(tiles(&[1, 1, 70, 1]), vec![0, 2 | WIDE_TILE, 3, 4]);
+        assert_eq!(tiles(&[1, 1, 70, 1]), (vec![0, 2 | WIDE_TILE, 3, 4], vec![0; 3]));
+        // Wide blocks of 1024 and 2049 entries per slot: 1 and 3 chunks.
+        let (t, c) = tiles(&[2049, 1024, 5]);
+        assert_eq!(t, vec![WIDE_TILE, WIDE_TILE, WIDE_TILE, 1 | WIDE_TILE, 2, 3]);
+        assert_eq!(c, vec![0, 1, 2, 0, 0]);
+    }
+
+    #[test]
+    fn very_wide_blocks_are_cut_into_chunks() {
+        // One row of 5000 entries and 40 of 30: T = round(μ + σ) = round(151.2 + 766.7) = 918;
+        // 5000 is not above 2H·T, so block 0 is V = min(918, 5000) = 918 wide (one chunk)...
+        let mut lens = vec![5000];
+        lens.extend([30; 40]);
+        let a = rows_of(&lens, 6000);
+        let f = Brcp::new(&a).unwrap();
+        assert_eq!(f.threshold(), 918);
+        assert!(!f.has_chunked_blocks());
+        // ... and with T = 3000 it is 3000 wide: 3 chunks of 1024.
+        let f = Brcp::with_params(&a, 32, 3000).unwrap();
+        assert_eq!(f.block_width(0), 3000);
+        assert_eq!(&f.tile_chunk()[..3], &[0, 1, 2]);
+        assert!(f.has_chunked_blocks());
+        let tiles = f.tile_chunk().len();
+        assert_eq!(f.device_bytes() - f.bytes_read(), 2 * f.blocks() * 8 + tiles * (32 * 8 + 4));
+        assert!(check(&f, &a));
     }
 
     #[test]
     fn kernel_constants_match_the_rust_side() {
         let src = KERNELS.source;
         assert!(src.contains(&format!("#define BRCP_TILE_WARPS {TILE_WARPS}\n")));
+        assert!(src.contains(&format!("#define BRCP_CHUNK {CHUNK_WIDTH}\n")));
         assert!(src.contains(&format!("#define BRCP_WIDE 0x{WIDE_TILE:x}u\n")));
         assert!(src.contains(&format!("#define BRCP_NO_ROW 0x{NO_ROW:x}u\n")));
     }
