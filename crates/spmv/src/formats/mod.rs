@@ -24,6 +24,8 @@ pub mod pbc;
 mod row_writer;
 pub mod sell;
 pub mod teb;
+#[cfg(test)]
+mod test_support;
 
 use std::sync::Arc;
 

@@ -506,20 +506,14 @@ impl<T: Scalar> SpmvFormat<T> for Brcp<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reference::{test_vector, Oracle};
+    use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
+    use crate::reference::test_vector;
     use crate::Coo;
     use proptest::prelude::*;
 
     /// Matrix A of the paper's §1.3.
     fn paper_matrix() -> Csr<f64> {
         Csr::new_checked(4, 4, vec![0, 2, 2, 5, 6], vec![0, 2, 0, 1, 3, 2], vec![1., 2., 3., 4., 5., 6.]).unwrap()
-    }
-
-    fn check<T: Scalar>(f: &Brcp<T>, a: &Csr<T>) -> bool {
-        let x = test_vector::<T>(a.ncols());
-        let mut y = vec![T::nan(); a.nrows()];
-        f.spmv_cpu(&x, &mut y);
-        Oracle::new(a, &x).check(&y).passed()
     }
 
     /// Rows of the given lengths (columns 0.., values exact in f32), in that order.
@@ -782,7 +776,7 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
         #[test]
-        fn random_matrices_match_the_oracle(a in crate::formats::coo::tests::random_csr(), h in 1usize..=32, t in 1usize..20) {
+        fn random_matrices_match_the_oracle(a in random_csr(), h in 1usize..=32, t in 1usize..20) {
             let f = Brcp::with_params(&a, h, t).unwrap();
             prop_assert!(check(&f, &a));
             prop_assert_eq!(*f.block_ptr().last().unwrap() as usize, f.stored());

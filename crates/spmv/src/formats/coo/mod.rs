@@ -262,6 +262,7 @@ impl<T: Scalar> SpmvFormat<T> for CooFormat<T> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::formats::test_support::random_csr;
     use crate::reference::{test_vector, Oracle};
     use proptest::prelude::*;
 
@@ -390,27 +391,6 @@ pub(crate) mod tests {
         let e = check_rows("coo-atomic", u32::MAX as usize).expect_err("must fail");
         assert!(matches!(e, Error::Format { format: "coo-atomic", .. }), "{e}");
         assert!(check_rows("coo-atomic", u32::MAX as usize - 1).is_ok());
-    }
-
-    /// A random CSR matrix: shape (including 0 rows or columns), row lengths and columns.
-    pub(crate) fn random_csr() -> impl Strategy<Value = Csr<f64>> {
-        (0usize..40, 0usize..40).prop_flat_map(|(m, n)| {
-            let row = proptest::collection::btree_map(0..n.max(1) as u32, -8i32..8, 0..=n.min(12));
-            proptest::collection::vec(row, m).prop_map(move |rows| {
-                let mut row_ptr = vec![0];
-                let (mut cols, mut vals) = (Vec::new(), Vec::new());
-                for r in rows {
-                    if n > 0 {
-                        for (c, v) in r {
-                            cols.push(c);
-                            vals.push(v as f64 * 0.5);
-                        }
-                    }
-                    row_ptr.push(cols.len());
-                }
-                Csr::new_checked(m, n, row_ptr, cols, vals).unwrap()
-            })
-        })
     }
 
     proptest! {

@@ -219,6 +219,7 @@ impl<T: Scalar> SpmvFormat<T> for EllFormat<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::formats::test_support::random_csr;
     use crate::reference::{test_vector, Oracle};
     use proptest::prelude::*;
 
@@ -318,7 +319,7 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
         #[test]
-        fn cpu_path_matches_the_oracle(a in crate::formats::coo::tests::random_csr()) {
+        fn cpu_path_matches_the_oracle(a in random_csr()) {
             let x = test_vector::<f64>(a.ncols());
             let f = EllFormat::new(&a).unwrap(); // small: always under the floor
             let mut y = vec![f64::NAN; a.nrows()];

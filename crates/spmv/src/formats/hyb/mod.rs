@@ -144,6 +144,7 @@ impl<T: Scalar> SpmvFormat<T> for Hyb<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::formats::test_support::random_csr;
     use crate::reference::{test_vector, Oracle};
     use crate::Error;
     use proptest::prelude::*;
@@ -218,7 +219,7 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
         #[test]
-        fn cpu_path_matches_the_oracle(a in crate::formats::coo::tests::random_csr(), width in 0usize..6) {
+        fn cpu_path_matches_the_oracle(a in random_csr(), width in 0usize..6) {
             let x = test_vector::<f64>(a.ncols());
             let oracle = Oracle::new(&a, &x);
             for h in [Hyb::new(&a).unwrap(), Hyb::with_width(&a, width).unwrap()] {

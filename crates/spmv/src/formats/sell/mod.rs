@@ -251,6 +251,7 @@ impl<T: Scalar> SpmvFormat<T> for SellCSigma<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
     use crate::reference::{test_vector, Oracle};
     use crate::Coo;
     use proptest::prelude::*;
@@ -265,13 +266,6 @@ mod tests {
             vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0],
         )
         .unwrap()
-    }
-
-    fn check<T: Scalar>(f: &SellCSigma<T>, a: &Csr<T>) -> bool {
-        let x = test_vector::<T>(a.ncols());
-        let mut y = vec![T::nan(); a.nrows()];
-        f.spmv_cpu(&x, &mut y);
-        Oracle::new(a, &x).check(&y).passed()
     }
 
     #[test]
@@ -426,21 +420,6 @@ mod tests {
             }
         }
         assert!(failures.is_empty(), "{}", failures.join("\n"));
-    }
-
-    fn random_csr() -> impl Strategy<Value = Csr<f64>> {
-        (0usize..40, 0usize..40)
-            .prop_flat_map(|(m, n)| {
-                let entry = (0..m.max(1) as u32, 0..n.max(1) as u32, -4i32..5);
-                (Just(m), Just(n), prop::collection::vec(entry, 0..if m * n == 0 { 1 } else { 200 }))
-            })
-            .prop_map(|(m, n, entries)| {
-                let entries: Vec<_> = entries.into_iter().filter(|_| m * n > 0).collect();
-                let rows = entries.iter().map(|e| e.0).collect();
-                let cols = entries.iter().map(|e| e.1).collect();
-                let vals = entries.iter().map(|e| e.2 as f64 / 4.0).collect();
-                Coo::new_checked(m, n, rows, cols, vals).unwrap().to_csr()
-            })
     }
 
     proptest! {

@@ -1,4 +1,5 @@
 use super::*;
+use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
 use crate::reference::{test_vector, Oracle};
 use crate::Coo;
 use proptest::prelude::*;
@@ -44,13 +45,6 @@ pub(crate) fn varied(m: usize, n: usize, seed: u64) -> Csr<f64> {
         }
     }
     Coo::new_checked(m, n, rows, cols, vals).unwrap().to_csr()
-}
-
-fn check<T: Scalar>(f: &dyn SpmvFormat<T>, a: &Csr<T>) -> bool {
-    let x = test_vector::<T>(a.ncols());
-    let mut y = vec![T::nan(); a.nrows()];
-    f.spmv_cpu(&x, &mut y);
-    Oracle::new(a, &x).check(&y).passed()
 }
 
 /// The structural invariants of any TEB conversion.
@@ -212,21 +206,6 @@ fn edge_shapes() {
     let f = Teb::new(&a, TebKernel::RowPerThread).unwrap();
     assert_eq!(f.blocks(), 1);
     assert!(check(&f, &a));
-}
-
-fn random_csr() -> impl Strategy<Value = Csr<f64>> {
-    (0usize..50, 0usize..40)
-        .prop_flat_map(|(m, n)| {
-            let entry = (0..m.max(1) as u32, 0..n.max(1) as u32, -4i32..5);
-            (Just(m), Just(n), prop::collection::vec(entry, 0..if m * n == 0 { 1 } else { 300 }))
-        })
-        .prop_map(|(m, n, entries)| {
-            let entries: Vec<_> = entries.into_iter().filter(|_| m * n > 0).collect();
-            let rows = entries.iter().map(|e| e.0).collect();
-            let cols = entries.iter().map(|e| e.1).collect();
-            let vals = entries.iter().map(|e| e.2 as f64 / 4.0).collect();
-            Coo::new_checked(m, n, rows, cols, vals).unwrap().to_csr()
-        })
 }
 
 proptest! {
