@@ -36,7 +36,7 @@ use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
 /// What a format reports about its storage, beside its kernel time.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FormatStats {
     /// Bytes of the format's arrays as stored on the device (x and y not included).
     pub bytes: usize,
@@ -73,6 +73,23 @@ impl FormatStats {
             mean_row_len: a.mean_row_len(),
             extra: Vec::new(),
         }
+    }
+}
+
+/// JSON carries the derived padding figures too, so no format has to repeat them in `extra`.
+impl serde::Serialize for FormatStats {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut s = serializer.serialize_struct("FormatStats", 8)?;
+        s.serialize_field("bytes", &self.bytes)?;
+        s.serialize_field("nnz", &self.nnz)?;
+        s.serialize_field("stored", &self.stored)?;
+        s.serialize_field("padded_zeros", &self.padded_zeros())?;
+        s.serialize_field("padding_ratio", &self.padding_ratio())?;
+        s.serialize_field("max_row_len", &self.max_row_len)?;
+        s.serialize_field("mean_row_len", &self.mean_row_len)?;
+        s.serialize_field("extra", &self.extra)?;
+        s.end()
     }
 }
 

@@ -157,7 +157,6 @@ impl<T: Scalar> SpmvFormat<T> for Dia<T> {
     fn stats(&self) -> FormatStats {
         let mut extra = vec![
             ("diagonals".into(), self.offsets.len() as f64),
-            ("padded_zeros".into(), (self.stored() - self.nnz) as f64),
         ];
         extra.extend(self.operand_spread().extra("operand"));
         extra.extend([

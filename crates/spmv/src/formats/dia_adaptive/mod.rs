@@ -279,7 +279,6 @@ impl<T: Scalar> SpmvFormat<T> for DiaAdaptive<T> {
             ("brcsd2_slots".into(), c.brcsd2_slots as f64),
             // BRCSD-I: its blocks; BRCSD-II: its offset groups; DIA: 0.
             ("blocks_or_groups".into(), units),
-            ("padded_zeros".into(), (self.stored() - self.nnz) as f64),
         ];
         extra.extend(self.operand_spread().extra("operand"));
         extra.extend([

@@ -296,7 +296,6 @@ impl<T: Scalar> SpmvFormat<T> for Drm<T> {
             ("size_classes".into(), self.launches.len() as f64),
             ("max_segments_per_sub_block".into(), self.launches.first().map_or(0, |l| l.segments) as f64),
             ("diagonals".into(), self.blocks.offsets.len() as f64),
-            ("padded_zeros".into(), (self.stored() - self.nnz) as f64),
         ];
         extra.extend(self.sub_block_spread.extra("operand"));
         extra.extend(self.segment_spread.extra("segment_operand"));

@@ -213,7 +213,6 @@ impl<T: Scalar> SpmvFormat<T> for Hdc<T> {
             ("diagonals".into(), self.offsets.len() as f64),
             ("dia_entries".into(), self.dia_entries() as f64),
             ("csr_entries".into(), self.values.len() as f64),
-            ("padded_zeros".into(), (self.stored() - self.nnz) as f64),
         ];
         extra.extend(self.operand_spread().extra("operand"));
         extra.extend([

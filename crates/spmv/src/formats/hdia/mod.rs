@@ -170,7 +170,6 @@ impl<T: Scalar> SpmvFormat<T> for Hdia<T> {
         let mut extra = vec![
             ("hack_rows".into(), self.hack_rows as f64),
             ("diagonals".into(), self.blocks.offsets.len() as f64),
-            ("padded_zeros".into(), (self.stored() - self.nnz) as f64),
         ];
         extra.extend(self.operands.extra("operand"));
         extra.extend([
