@@ -20,6 +20,8 @@ pub struct DeviceCusparse<T> {
     matrix: sys::cusparseSpMatDescr_t,
     algorithm: sys::cusparseSpMVAlg_t,
     value_type: sys::cudaDataType,
+    /// The registered format name, for errors.
+    name: &'static str,
     nrows: usize,
     ncols: usize,
     // The descriptor points into these: they must live as long as it does.
@@ -34,6 +36,20 @@ fn ptr<T>(s: &CudaSlice<T>, gpu: &Gpu) -> *mut c_void {
     let (p, _sync) = s.device_ptr(gpu.stream());
     p as *mut c_void
 }
+
+/// The signature shared by `cusparseSpMV` and `cusparseSpMV_preprocess`.
+type SpmvCall = unsafe fn(
+    sys::cusparseHandle_t,
+    sys::cusparseOperation_t,
+    *const c_void,
+    sys::cusparseConstSpMatDescr_t,
+    sys::cusparseConstDnVecDescr_t,
+    *const c_void,
+    sys::cusparseDnVecDescr_t,
+    sys::cudaDataType,
+    sys::cusparseSpMVAlg_t,
+    *mut c_void,
+) -> sys::cusparseStatus_t;
 
 /// A dense-vector descriptor destroyed on drop.
 struct DnVec(sys::cusparseDnVecDescr_t);
@@ -106,6 +122,7 @@ impl<T: Scalar> DeviceCusparse<T> {
             matrix,
             algorithm,
             value_type,
+            name,
             nrows: a.nrows(),
             ncols: a.ncols(),
             bytes: crate::formats::csr::device_bytes(a),
@@ -144,42 +161,21 @@ impl<T: Scalar> DeviceCusparse<T> {
         this.workspace = gpu.alloc::<u8>(size.max(1))?;
         this.bytes += size;
         if a.nnz() > 0 {
-            // SAFETY: as above; the workspace has the size cuSPARSE asked for.
-            check(
-                unsafe {
-                    sys::cusparseSpMV_preprocess(
-                        this.handle.raw(),
-                        sys::cusparseOperation_t::CUSPARSE_OPERATION_NON_TRANSPOSE,
-                        &alpha as *const T as *const c_void,
-                        this.matrix,
-                        vx.0,
-                        &beta as *const T as *const c_void,
-                        vy.0,
-                        value_type,
-                        algorithm,
-                        ptr(&this.workspace, gpu),
-                    )
-                },
-                "cusparseSpMV_preprocess",
-            )?;
+            this.call(sys::cusparseSpMV_preprocess, "cusparseSpMV_preprocess", &vx, &vy)?;
         }
         gpu.synchronize()?;
         Ok(this)
     }
-}
 
-impl<T: Scalar> DeviceSpmv<T> for DeviceCusparse<T> {
-    fn spmv(&self, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
-        check_vectors("cusparse", self.nrows, self.ncols, x, y)?;
-        if self.matrix.is_null() {
-            return self.gpu.fill(y, T::ZERO);
-        }
-        let (vx, vy) = (DnVec::new(x, &self.gpu, self.value_type)?, DnVec::new(y, &self.gpu, self.value_type)?);
+    /// Calls `cusparseSpMV` or `cusparseSpMV_preprocess` (the same signature) for
+    /// y = 1·A·x + 0·y with this matrix, algorithm and workspace.
+    fn call(&self, f: SpmvCall, name: &str, vx: &DnVec, vy: &DnVec) -> Result<()> {
         let (alpha, beta) = (T::ONE, T::ZERO);
-        // SAFETY: descriptors are valid; beta = 0 so y is written, not read.
+        // SAFETY: the descriptors are valid, alpha/beta are host scalars of the value type,
+        // the workspace has the size cuSPARSE asked for; beta = 0 so y is written, not read.
         check(
             unsafe {
-                sys::cusparseSpMV(
+                f(
                     self.handle.raw(),
                     sys::cusparseOperation_t::CUSPARSE_OPERATION_NON_TRANSPOSE,
                     &alpha as *const T as *const c_void,
@@ -192,8 +188,19 @@ impl<T: Scalar> DeviceSpmv<T> for DeviceCusparse<T> {
                     ptr(&self.workspace, &self.gpu),
                 )
             },
-            "cusparseSpMV",
+            name,
         )
+    }
+}
+
+impl<T: Scalar> DeviceSpmv<T> for DeviceCusparse<T> {
+    fn spmv(&self, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+        check_vectors(self.name, self.nrows, self.ncols, x, y)?;
+        if self.matrix.is_null() {
+            return self.gpu.fill(y, T::ZERO);
+        }
+        let (vx, vy) = (DnVec::new(x, &self.gpu, self.value_type)?, DnVec::new(y, &self.gpu, self.value_type)?);
+        self.call(sys::cusparseSpMV, "cusparseSpMV", &vx, &vy)
     }
     fn device_bytes(&self) -> usize {
         self.bytes
