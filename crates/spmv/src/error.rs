@@ -35,9 +35,14 @@ pub enum Error {
     #[error("no GPU: {0}")]
     NoGpu(String),
 
-    /// A CUDA driver, NVRTC or cuSPARSE call failed.
-    #[error("CUDA: {0}")]
-    Cuda(String),
+    /// Vectors whose lengths do not fit the matrix (`x` needs `ncols` entries, `y` `nrows`).
+    #[error("{0}")]
+    Shape(String),
+
+    /// A CUDA driver, NVRTC or cuSPARSE call failed. `code` is the driver's result when a
+    /// driver call failed (match it, e.g. with [`Error::is_out_of_memory`]).
+    #[error("CUDA: {message}")]
+    Cuda { code: Option<cudarc::driver::sys::CUresult>, message: String },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -49,7 +54,15 @@ impl Error {
     pub(crate) fn parse(line: usize, message: impl Into<String>) -> Self {
         Error::Parse { line, message: message.into() }
     }
+    pub(crate) fn cuda(message: impl Into<String>) -> Self {
+        Error::Cuda { code: None, message: message.into() }
+    }
     pub(crate) fn format(format: &'static str, reason: impl Into<String>) -> Self {
         Error::Format { format, reason: reason.into() }
+    }
+
+    /// A device allocation failed for lack of memory.
+    pub fn is_out_of_memory(&self) -> bool {
+        matches!(self, Error::Cuda { code: Some(cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY), .. })
     }
 }

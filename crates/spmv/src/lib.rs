@@ -22,4 +22,13 @@ pub mod reference;
 pub mod solve;
 
 pub use error::{Error, Result};
+
+/// Every CUDA C module of the library: the runtime's, the formats' and the solvers'. CI
+/// compiles each for `sm_90` (`tests/kernels_compile.rs`).
+pub fn all_kernel_modules() -> Vec<gpu::KernelModule> {
+    let mut modules = vec![gpu::jit::UTIL_MODULE];
+    modules.extend_from_slice(solve::KERNEL_MODULES);
+    modules.extend(formats::kernel_modules());
+    modules
+}
 pub use matrix::{Coo, Csr, Precision, Scalar};

@@ -13,26 +13,29 @@ pub mod csr;
 pub mod cusparse;
 pub mod dia;
 pub mod dia_adaptive;
+mod device;
 pub mod drm;
 pub mod ell;
 pub mod hdc;
 pub mod hdia;
+mod host;
 pub mod hyb;
 pub mod jds;
 pub mod lightspmv;
 pub mod pbc;
 mod row_writer;
 pub mod sell;
+pub mod spec;
 pub mod teb;
 #[cfg(test)]
 mod test_support;
 
-use std::sync::Arc;
-
-use cudarc::driver::CudaSlice;
+pub use device::{DeviceFormat, DeviceMatrix};
+pub use host::{HostMatrix, SpmvFormat};
+pub use spec::{FormatSpec, Param};
 
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, KernelModule};
+use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
 
 /// What a format reports about its storage, beside its kernel time.
@@ -93,45 +96,43 @@ impl serde::Serialize for FormatStats {
     }
 }
 
-/// A matrix held in one storage format on the host.
-pub trait SpmvFormat<T: Scalar>: Send + Sync {
-    fn nrows(&self) -> usize;
-    fn ncols(&self) -> usize;
-    fn stats(&self) -> FormatStats;
-    /// `y = A·x` on the CPU with the format's own algorithm.
-    fn spmv_cpu(&self, x: &[T], y: &mut [T]);
-    /// Copies the format to the device and prepares its kernels.
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceSpmv<T>>>;
-}
+/// Builds a format from a CSR matrix and its resolved spec.
+pub type Builder<T> = fn(&Csr<T>, &FormatSpec) -> Result<Box<dyn SpmvFormat<T>>>;
 
-/// A matrix on the device, ready for `y = A·x`.
-pub trait DeviceSpmv<T: Scalar> {
-    /// Launches `y = A·x` on the GPU's stream (asynchronous). `x` has `ncols` entries and
-    /// `y` has `nrows`; every entry of `y` is written.
-    fn spmv(&self, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()>;
-    /// Device bytes of the format's arrays and any workspace it keeps.
-    fn device_bytes(&self) -> usize;
-    /// Bytes of the format one product must read: `device_bytes` less what the kernel
-    /// provably skips (padding behind a row-length early exit). The benchmark's effective
-    /// bandwidth counts these, plus x and y.
-    fn bytes_read(&self) -> usize {
-        self.device_bytes()
-    }
-}
-
-/// Builds a format from a CSR matrix.
-pub type Builder<T> = fn(&Csr<T>) -> Result<Box<dyn SpmvFormat<T>>>;
-
-/// A registered format: its name, a one-line description, its kernels and its builder.
+/// A registered format: its name, a one-line description, its parameters, its kernels and
+/// its builder.
 pub struct FormatInfo<T: Scalar> {
     pub name: &'static str,
     pub description: &'static str,
+    /// Every tunable, with its default (see [`spec`]).
+    pub params: &'static [Param],
     /// CUDA C modules of the format (empty for library-backed formats such as cuSPARSE).
     pub kernels: &'static [KernelModule],
     /// The GPU result is bitwise identical from run to run (no float atomics or
     /// order-dependent reductions); the format's doc states the mechanism.
     pub deterministic: bool,
-    pub build: Builder<T>,
+    build: Builder<T>,
+}
+
+impl<T: Scalar> FormatInfo<T> {
+    /// This format's spec with every parameter at its default.
+    pub fn default_spec(&self) -> FormatSpec {
+        FormatSpec::resolve(self.name, self.params, &[]).expect("defaults are valid keys")
+    }
+
+    /// Builds the format from `a` with its default parameters.
+    pub fn build(&self, a: &Csr<T>) -> Result<HostMatrix<T>> {
+        self.build_spec(a, &self.default_spec())
+    }
+
+    /// Builds the format from `a` with the parameters of `spec` (a spec of this format).
+    pub fn build_spec(&self, a: &Csr<T>, spec: &FormatSpec) -> Result<HostMatrix<T>> {
+        if spec.name() != self.name {
+            return Err(Error::Unsupported(format!("spec {spec} given to format {}", self.name)));
+        }
+        let format = (self.build)(a, spec)?;
+        Ok(HostMatrix::new(spec.clone(), self.deterministic, format, a.nnz()))
+    }
 }
 
 /// Every format, in the order `spmv formats` and `spmv bench --formats all` list them.
@@ -140,158 +141,257 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
         FormatInfo {
             name: "csr-scalar",
             description: "CSR, one thread per row (the classic baseline)",
+            params: &[],
             kernels: &[csr::KERNELS],
             deterministic: true,
-            build: |a| Ok(Box::new(csr::CsrFormat::new(a, csr::CsrKernel::Scalar))),
+            build: |a, _| Ok(Box::new(csr::CsrFormat::new(a, csr::CsrKernel::Scalar))),
         },
         FormatInfo {
             name: "csr-vector",
             description: "CSR, 2-32 lanes per row chosen from the mean row length, shuffle reduction",
+            params: &[LANES],
             kernels: &[csr::KERNELS],
             deterministic: true,
-            build: |a| Ok(Box::new(csr::CsrFormat::new(a, csr::CsrKernel::Vector))),
+            build: |a, s| Ok(Box::new(csr::CsrFormat::vector(a, lanes(s)?)?)),
         },
         FormatInfo {
             name: "coo-atomic",
             description: "COO, one atomicAdd per entry (y zeroed first, timed); not deterministic",
+            params: &[],
             kernels: &[coo::KERNELS],
             deterministic: false,
-            build: |a| Ok(Box::new(coo::CooFormat::new(a, coo::CooKernel::Atomic)?)),
+            build: |a, _| Ok(Box::new(coo::CooFormat::new(a, coo::CooKernel::Atomic)?)),
         },
         FormatInfo {
             name: "coo-segmented",
             description: "COO, segmented reduction over chunks of 1024 entries plus a carry pass; deterministic",
+            params: &[],
             kernels: &[coo::KERNELS],
             deterministic: true,
-            build: |a| Ok(Box::new(coo::CooFormat::new(a, coo::CooKernel::Segmented)?)),
+            build: |a, _| Ok(Box::new(coo::CooFormat::new(a, coo::CooKernel::Segmented)?)),
         },
         FormatInfo {
             name: "ell",
             description: "ELLPACK, rows padded to the longest, column-major, one thread per row (refused above 20x padding)",
+            params: &[MAX_PADDING],
             kernels: &[ell::KERNELS],
             deterministic: true,
-            build: |a| Ok(Box::new(ell::EllFormat::new(a)?)),
+            build: |a, s| Ok(Box::new(ell::EllFormat::with_limit(a, max_padding(s)?)?)),
         },
         FormatInfo {
             name: "hyb",
             description: "HYB, ELL part of Bell & Garland's width, the rest of each row in COO (atomics aggregated per warp)",
+            params: &[Param { key: "width", default: "auto", doc: "ELL width K (auto: Bell & Garland's rule, capped by ELL's padding limit)" }],
             kernels: &[ell::KERNELS, coo::KERNELS],
             deterministic: false,
-            build: |a| Ok(Box::new(hyb::Hyb::new(a)?)),
+            build: |a, s| match s.auto_usize("width", 0)? {
+                None => Ok(Box::new(hyb::Hyb::new(a)?)),
+                Some(k) => Ok(Box::new(hyb::Hyb::with_width(a, k)?)),
+            },
         },
         FormatInfo {
             name: "jds",
             description: "JDS, rows sorted by length, jagged diagonals column-major; one thread per sorted row",
+            params: &[],
             kernels: &[jds::KERNELS],
             deterministic: true,
-            build: |a| Ok(Box::new(jds::Jds::new(a)?)),
+            build: |a, _| Ok(Box::new(jds::Jds::new(a)?)),
         },
         FormatInfo {
             name: "sell-c-sigma",
             description: "sliced ELL, C = 32 rows per slice, rows sorted by length within windows of σ rows (default: full sort)",
+            params: &[
+                Param { key: "c", default: "32", doc: "rows per slice (≥ 1; 32 makes a slice one warp)" },
+                Param { key: "sigma", default: "auto", doc: "rows per sorting window (≥ 1; auto: all rows, a full sort)" },
+            ],
             kernels: &[sell::KERNELS],
             deterministic: true,
-            build: |a| Ok(Box::new(sell::SellCSigma::new(a, sell::DEFAULT_C, a.nrows())?)),
+            build: |a, s| {
+                let sigma = s.auto_usize("sigma", 1)?.unwrap_or(a.nrows());
+                Ok(Box::new(sell::SellCSigma::new(a, s.usize("c", 1)?, sigma)?))
+            },
         },
         FormatInfo {
             name: "lightspmv",
             description: "LightSpMV: CSR-vector, rows handed to vectors of 2-32 lanes by a global atomic counter",
+            params: &[LANES],
             kernels: &[lightspmv::KERNELS],
             deterministic: true,
-            build: |a| Ok(Box::new(lightspmv::LightSpmv::new(a)?)),
+            build: |a, s| match lanes(s)? {
+                None => Ok(Box::new(lightspmv::LightSpmv::new(a)?)),
+                Some(l) => Ok(Box::new(lightspmv::LightSpmv::with_lanes(a, l)?)),
+            },
         },
         FormatInfo {
             name: "brc",
             description: "BRC: sorted rows cut into pieces of T = round(mean + sd) entries, blocks of 32 pieces, one atomicAdd per piece (y zeroed first); not deterministic",
+            params: &[Param { key: "threshold", default: "auto", doc: "T, the longest piece (≥ 1; auto: round(mean + sd) of the row lengths)" }],
             kernels: &[brc::KERNELS],
             deterministic: false,
-            build: |a| Ok(Box::new(brc::Brc::new(a)?)),
+            build: |a, s| match s.auto_usize("threshold", 1)? {
+                None => Ok(Box::new(brc::Brc::new(a)?)),
+                Some(t) => Ok(Box::new(brc::Brc::with_params(a, brc::WARP_BLOCK_ROWS, t)?)),
+            },
         },
         FormatInfo {
             name: "brcp",
             description: "BRCP: sorted rows filled row-major into blocks of 32 slots (the paper's width rule), warp segmented sum, rows across blocks summed in block order; deterministic",
+            params: &[Param { key: "threshold", default: "auto", doc: "T, the widest block (≥ 1; auto: round(mean + sd) of the row lengths)" }],
             kernels: &[brcp::KERNELS],
             deterministic: true,
-            build: |a| Ok(Box::new(brcp::Brcp::new(a)?)),
+            build: |a, s| match s.auto_usize("threshold", 1)? {
+                None => Ok(Box::new(brcp::Brcp::new(a)?)),
+                Some(t) => Ok(Box::new(brcp::Brcp::with_params(a, brc::WARP_BLOCK_ROWS, t)?)),
+            },
         },
         FormatInfo {
             name: "teb",
             description: "TEB (threshold-exchangeorder block): rows merged into blocks of near-equal nnz, one thread block per block, one thread per row (Algorithm 3)",
+            params: TEB_PARAMS,
             kernels: &[teb::KERNELS],
             deterministic: true,
-            build: |a| Ok(Box::new(teb::Teb::new(a, teb::TebKernel::RowPerThread)?)),
+            build: |a, s| Ok(Box::new(teb_with(a, s, teb::TebKernel::RowPerThread)?)),
         },
         FormatInfo {
             name: "teb-lanes",
             description: "TEB arrays and blocks with an improved kernel: lanes per row chosen per block from its mean row length",
+            params: TEB_PARAMS,
             kernels: &[teb::KERNELS],
             deterministic: true,
-            build: |a| Ok(Box::new(teb::Teb::new(a, teb::TebKernel::LanesPerRow)?)),
+            build: |a, s| Ok(Box::new(teb_with(a, s, teb::TebKernel::LanesPerRow)?)),
         },
         FormatInfo {
             name: "pbc",
             description: "PBC (partition-block-CSR): rows sorted by length, cut into blocks of near-equal nnz (smallest std), each an ELL of its own width",
+            params: &[Param { key: "blocks", default: "auto", doc: "P, the number of blocks (1..=rows; auto: the smallest-std search)" }],
             kernels: &[pbc::KERNELS],
             deterministic: true,
-            build: |a| Ok(Box::new(pbc::Pbc::new(a)?)),
+            build: |a, s| match s.auto_usize("blocks", 1)? {
+                None => Ok(Box::new(pbc::Pbc::new(a)?)),
+                Some(p) => Ok(Box::new(pbc::Pbc::with_blocks(a, p)?)),
+            },
         },
         FormatInfo {
             name: "amf-csr",
             description: "AMF-CSR (adaptive multi-row folding): rows folded below Ts nnz, row-blocks into sub-blocks below Tl; a warp per folded row",
+            params: &[
+                Param { key: "ts", default: "auto", doc: "Ts, the folding threshold (≥ 1; auto: mean row length rounded up to 32)" },
+                Param { key: "tl", default: "auto", doc: "Tl, the sub-block threshold (≥ 1; auto: max(8·Ts, nnz/8448))" },
+            ],
             kernels: &[amf_csr::KERNELS],
             deterministic: true,
-            build: |a| Ok(Box::new(amf_csr::AmfCsr::new(a)?)),
+            build: |a, s| {
+                let (ts, tl) = amf_csr::thresholds(a.nrows(), a.nnz());
+                let ts = s.auto_usize("ts", 1)?.unwrap_or(ts);
+                let tl = s.auto_usize("tl", 1)?.unwrap_or(tl);
+                Ok(Box::new(amf_csr::AmfCsr::with_thresholds(a, ts, tl)?))
+            },
         },
         FormatInfo {
             name: "dia",
             description: "DIA, every occupied diagonal stored in full, one thread per row (refused above 20x padding)",
+            params: &[MAX_PADDING],
             kernels: &[dia::KERNELS],
             deterministic: true,
-            build: |a| Ok(Box::new(dia::Dia::new(a)?)),
+            build: |a, s| Ok(Box::new(dia::Dia::with_limit(a, max_padding(s)?)?)),
         },
         FormatInfo {
             name: "hdia",
             description: "HDIA, hacks of 32 rows each stored DIA-style with its own diagonals, one thread per row",
+            params: &[Param { key: "hack_rows", default: "32", doc: "rows per hack (≥ 1)" }],
             kernels: &[hdia::KERNELS],
             deterministic: true,
-            build: |a| Ok(Box::new(hdia::Hdia::new(a)?)),
+            build: |a, s| Ok(Box::new(hdia::Hdia::with_hack_rows(a, s.usize("hack_rows", 1)?)?)),
         },
         FormatInfo {
             name: "hdc",
             description: "HDC, DIA for diagonals filled above s/(s+4) (2/3 in f64, 1/2 in f32), CSR for the rest",
+            params: &[],
             kernels: &[hdc::KERNELS],
             deterministic: true,
-            build: |a| Ok(Box::new(hdc::Hdc::new(a)?)),
+            build: |a, _| Ok(Box::new(hdc::Hdc::new(a)?)),
         },
         FormatInfo {
             name: "dia-adaptive",
             description: "DIA-Adaptive, picks DIA, BRCSD-I (cross-point row blocks) or BRCSD-II (32-row blocks) by stored slots",
+            params: &[
+                Param { key: "layout", default: "auto", doc: "auto (the classification), dia, brcsd1 or brcsd2" },
+                Param { key: "block_rows", default: "32", doc: "rows per BRCSD-II block (≥ 1)" },
+                Param { key: "piece_rows", default: "64", doc: "rows per BRCSD-I piece (1..=1024)" },
+            ],
             kernels: &[dia::KERNELS, dia_adaptive::KERNELS],
             deterministic: true,
-            build: |a| Ok(Box::new(dia_adaptive::DiaAdaptive::new(a)?)),
+            build: |a, s| {
+                use dia_adaptive::Layout;
+                let layout = match s.choice("layout", &["auto", "dia", "brcsd1", "brcsd2"])? {
+                    "dia" => Some(Layout::Dia),
+                    "brcsd1" => Some(Layout::Brcsd1),
+                    "brcsd2" => Some(Layout::Brcsd2),
+                    _ => None,
+                };
+                let (block_rows, piece_rows) = (s.usize("block_rows", 1)?, s.usize("piece_rows", 1)?);
+                Ok(Box::new(dia_adaptive::DiaAdaptive::with_layout(a, layout, block_rows, piece_rows)?))
+            },
         },
         FormatInfo {
             name: "drm",
             description: "DRM, 32-row DIA segments merged into balanced sub-blocks (Algorithm 1), one CUDA block per sub-block",
+            params: &[Param { key: "segment_rows", default: "32", doc: "rows per DIA segment (1..=1024)" }],
             kernels: &[drm::KERNELS],
             deterministic: true,
-            build: |a| Ok(Box::new(drm::Drm::new(a)?)),
+            build: |a, s| Ok(Box::new(drm::Drm::with_segment_rows(a, s.usize("segment_rows", 1)?)?)),
         },
         FormatInfo {
             name: "cusparse-alg1",
             description: "cuSPARSE generic SpMV on CSR, CUSPARSE_SPMV_CSR_ALG1 (with preprocess)",
+            params: &[],
             kernels: &[],
             deterministic: false,
-            build: |a| Ok(Box::new(cusparse::Cusparse::new(a, cusparse::Algorithm::Alg1))),
+            build: |a, _| Ok(Box::new(cusparse::Cusparse::new(a, cusparse::Algorithm::Alg1))),
         },
         FormatInfo {
             name: "cusparse-alg2",
             description: "cuSPARSE generic SpMV on CSR, CUSPARSE_SPMV_CSR_ALG2 (deterministic, with preprocess)",
+            params: &[],
             kernels: &[],
             deterministic: true,
-            build: |a| Ok(Box::new(cusparse::Cusparse::new(a, cusparse::Algorithm::Alg2))),
+            build: |a, _| Ok(Box::new(cusparse::Cusparse::new(a, cusparse::Algorithm::Alg2))),
         },
     ]
+}
+
+const LANES: Param = Param { key: "lanes", default: "auto", doc: "lanes per row: 2, 4, 8, 16 or 32 (auto: the smallest power of two ≥ the mean row length)" };
+const MAX_PADDING: Param = Param { key: "max_padding", default: "20", doc: "largest stored/nnz ratio accepted (≥ 1; arrays of ≤ 2^20 slots are always accepted)" };
+const TEB_PARAMS: &[Param] = &[
+    Param { key: "blocks", default: "auto", doc: "bLN, the number of blocks (1..=rows; auto: the paper's search)" },
+    Param { key: "k", default: "auto", doc: "the threshold's offset parameter (> 0; needs blocks; auto: 1 with given blocks)" },
+];
+
+/// `lanes`: `None` for auto, else a power of two in 2..=32.
+fn lanes(s: &FormatSpec) -> Result<Option<u32>> {
+    match s.auto_usize("lanes", 2)? {
+        Some(l) if l > 32 || !l.is_power_of_two() => Err(Error::Unsupported(format!(
+            "format {}: parameter lanes={l} must be 2, 4, 8, 16, 32 or auto",
+            s.name()
+        ))),
+        l => Ok(l.map(|l| l as u32)),
+    }
+}
+
+fn max_padding(s: &FormatSpec) -> Result<f64> {
+    s.f64("max_padding", 1.0)
+}
+
+fn teb_with<T: Scalar>(a: &Csr<T>, s: &FormatSpec, kernel: teb::TebKernel) -> Result<teb::Teb<T>> {
+    let k = match s.get("k") {
+        Some("auto") => None,
+        _ => Some(s.f64("k", 0.0)?),
+    };
+    match (s.auto_usize("blocks", 1)?, k) {
+        (None, None) => teb::Teb::new(a, kernel),
+        (Some(blocks), k) => teb::Teb::with_blocks(a, blocks, k.unwrap_or(1.0), kernel),
+        (None, Some(_)) => Err(Error::Unsupported(format!("format {}: parameter k needs blocks (the search picks its own k)", s.name()))),
+    }
 }
 
 /// The registered format called `name`, or an error listing the valid names.
@@ -303,17 +403,55 @@ pub fn find<T: Scalar>(name: &str) -> Result<FormatInfo<T>> {
     })
 }
 
+/// Parses and validates a format spec (`sell-c-sigma:c=32,sigma=1024`, `brcp`).
+pub fn parse_spec(spec: &str) -> Result<FormatSpec> {
+    let (name, pairs) = spec::split(spec)?;
+    let info = find::<f64>(name)?;
+    FormatSpec::resolve(info.name, info.params, &pairs)
+}
+
+/// Parses a list of specs separated by commas, or `all`. A comma also separates a spec's
+/// parameters: a piece with `=` and no `:` continues the spec before it, so
+/// `csr-vector,sell-c-sigma:c=32,sigma=1024` is two specs.
+pub fn parse_spec_list(list: &str) -> Result<Vec<FormatSpec>> {
+    let mut specs: Vec<String> = Vec::new();
+    for piece in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        if piece.eq_ignore_ascii_case("all") {
+            specs.extend(registry::<f64>().iter().map(|f| f.name.to_string()));
+        } else if piece.contains('=') && !piece.contains(':') {
+            match specs.last_mut() {
+                Some(last) => {
+                    last.push(if last.contains(':') { ',' } else { ':' });
+                    last.push_str(piece);
+                }
+                None => return Err(Error::Unsupported(format!("'{piece}' names no format (expected name:key=value)"))),
+            }
+        } else {
+            specs.push(piece.to_string());
+        }
+    }
+    specs.iter().map(|s| parse_spec(s)).collect()
+}
+
+/// Builds the format that `spec` names from `a`.
+pub fn build<T: Scalar>(spec: &FormatSpec, a: &Csr<T>) -> Result<HostMatrix<T>> {
+    find::<T>(spec.name())?.build_spec(a, spec)
+}
+
+/// Whether the format `spec` names gives bitwise identical GPU results run to run.
+pub fn is_deterministic(spec: &FormatSpec) -> bool {
+    registry::<f64>().iter().any(|f| f.name == spec.name() && f.deterministic)
+}
+
 /// The registered formats whose GPU result is bitwise identical from run to run
 /// (`deterministic`), in registry order: what `spmv bench --deterministic` runs.
 pub fn deterministic_registry<T: Scalar>() -> Vec<FormatInfo<T>> {
     registry::<T>().into_iter().filter(|f| f.deterministic).collect()
 }
 
-/// Every distinct kernel module of the registry plus the runtime's and the solvers' own: what
-/// CI compiles.
-pub fn all_kernel_modules() -> Vec<KernelModule> {
-    let mut modules = vec![crate::gpu::jit::UTIL_MODULE];
-    modules.extend_from_slice(crate::solve::KERNEL_MODULES);
+/// Every distinct kernel module of the registry.
+pub fn kernel_modules() -> Vec<KernelModule> {
+    let mut modules: Vec<KernelModule> = Vec::new();
     for info in registry::<f64>() {
         for m in info.kernels {
             if !modules.iter().any(|k| k.name == m.name) {
@@ -333,15 +471,4 @@ pub(crate) fn offsets_u32<T: Scalar>(format: &'static str, a: &Csr<T>) -> Result
         ));
     }
     Ok(a.row_ptr().iter().map(|&p| p as u32).collect())
-}
-
-/// Checks that `x` and `y` have the lengths of an `nrows × ncols` matrix.
-pub(crate) fn check_vectors<T>(format: &'static str, nrows: usize, ncols: usize, x: &CudaSlice<T>, y: &CudaSlice<T>) -> Result<()> {
-    if x.len() != ncols || y.len() != nrows {
-        return Err(Error::format(
-            format,
-            format!("vectors of length x = {}, y = {} given for a {nrows} x {ncols} matrix", x.len(), y.len()),
-        ));
-    }
-    Ok(())
 }

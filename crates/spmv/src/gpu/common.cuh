@@ -19,3 +19,15 @@ template <typename T>
 __device__ __forceinline__ T load_ro(const T* p) {
     return __ldg(p);
 }
+
+// Writes a row's result: y = sum, or with SCALED y = alpha·sum + beta·y (y read only when
+// beta != 0, so a NaN-poisoned y is fine with beta = 0). Kernels instantiate both, so the
+// plain y = A·x path carries no extra argument or branch.
+template <typename T, bool SCALED>
+__device__ __forceinline__ void store_y(T* y, T sum, T alpha, T beta) {
+    if (SCALED) {
+        *y = beta == (T)0 ? alpha * sum : alpha * sum + beta * *y;
+    } else {
+        *y = sum;
+    }
+}

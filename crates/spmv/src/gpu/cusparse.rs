@@ -15,7 +15,7 @@ pub fn check(status: sys::cusparseStatus_t, call: &str) -> Result<()> {
     if status == sys::cusparseStatus_t::CUSPARSE_STATUS_SUCCESS {
         Ok(())
     } else {
-        Err(Error::Cuda(format!("{call} failed: {status:?}")))
+        Err(Error::cuda(format!("{call} failed: {status:?}")))
     }
 }
 

@@ -44,12 +44,12 @@ pub fn compile(module: &KernelModule, arch: &'static str) -> Result<Ptx> {
         ..Default::default()
     };
     nvrtc::compile_ptx_with_opts(source, opts).map_err(|e| match e {
-        nvrtc::CompileError::CompileError { log, .. } => Error::Cuda(format!(
+        nvrtc::CompileError::CompileError { log, .. } => Error::cuda(format!(
             "kernel module '{}' failed to compile for {arch}:\n{}",
             module.name,
             log.to_string_lossy()
         )),
-        other => Error::Cuda(format!("kernel module '{}': NVRTC: {other:?}", module.name)),
+        other => Error::cuda(format!("kernel module '{}': NVRTC: {other:?}", module.name)),
     })
 }
 

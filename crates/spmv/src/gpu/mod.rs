@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{
-    self, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
-    ValidAsZeroBits,
+    self, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchArgs, LaunchConfig,
+    PushKernelArg, ValidAsZeroBits,
 };
 
 pub use jit::KernelModule;
@@ -22,7 +22,7 @@ use crate::matrix::Scalar;
 
 impl From<driver::DriverError> for Error {
     fn from(e: driver::DriverError) -> Self {
-        Error::Cuda(e.to_string())
+        Error::Cuda { code: Some(e.0), message: e.to_string() }
     }
 }
 
@@ -128,7 +128,7 @@ impl Gpu {
         };
         loaded
             .load_function(name)
-            .map_err(|e| Error::Cuda(format!("kernel '{name}' in module '{}': {e}", module.name)))
+            .map_err(|e| Error::Cuda { code: Some(e.0), message: format!("kernel '{name}' in module '{}': {e}", module.name) })
     }
 
     /// A zeroed device buffer; an allocation failure says how much was asked.
@@ -139,6 +139,16 @@ impl Gpu {
     /// Copies a host slice to a new device buffer.
     pub fn upload<T: DeviceRepr>(&self, host: &[T]) -> Result<CudaSlice<T>> {
         self.stream.clone_htod(host).map_err(|e| self.alloc_error(std::mem::size_of_val(host), e))
+    }
+
+    /// Uploads `host`, or allocates one zero element when it is empty, so that no format
+    /// depends on how the driver treats zero-byte allocations (kernels never read it).
+    pub fn upload_nonempty<T: DeviceRepr + ValidAsZeroBits>(&self, host: &[T]) -> Result<CudaSlice<T>> {
+        if host.is_empty() {
+            self.alloc(1)
+        } else {
+            self.upload(host)
+        }
     }
 
     /// Copies a device buffer back to the host (waits for the stream).
@@ -152,13 +162,9 @@ impl Gpu {
         if n == 0 {
             return Ok(());
         }
-        let f = self.function(&jit::UTIL_MODULE, &format!("fill_{}", T::SUFFIX))?;
-        let blocks = n.div_ceil(256).min(65_536) as u32;
-        let mut launch = self.stream.launch_builder(&f);
-        launch.arg(dst).arg(&value).arg(&n);
-        // SAFETY: fill_<T>(T*, T, u64) matches the arguments; grid-stride loop stays in bounds.
-        unsafe { launch.launch(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }?;
-        Ok(())
+        let kernel = Kernel::new(self, &jit::UTIL_MODULE, &format!("fill_{}", T::SUFFIX), grid_stride(n))?;
+        // SAFETY: fill_<T>(T*, T, u64) matches the arguments; the grid-stride loop stays below n.
+        unsafe { kernel.launch(self, |a| { a.arg(dst).arg(&value).arg(&n); }) }
     }
 
     pub fn synchronize(&self) -> Result<()> {
@@ -184,20 +190,68 @@ impl Gpu {
 
     fn alloc_error(&self, bytes: usize, e: driver::DriverError) -> Error {
         let free = self.ctx.mem_get_info().map(|(free, _)| free).unwrap_or(0);
-        Error::Cuda(format!(
-            "allocating {:.1} MiB on {} failed ({e}); {:.1} MiB free",
-            bytes as f64 / 1048576.0,
-            self.name,
-            free as f64 / 1048576.0
-        ))
+        Error::Cuda {
+            code: Some(e.0),
+            message: format!(
+                "allocating {:.1} MiB on {} failed ({e}); {:.1} MiB free",
+                bytes as f64 / 1048576.0,
+                self.name,
+                free as f64 / 1048576.0
+            ),
+        }
     }
+}
+
+/// A compiled kernel and the grid it is launched with: what a format keeps per kernel.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    function: CudaFunction,
+    config: LaunchConfig,
+}
+
+impl Kernel {
+    /// Loads kernel `name` of `module` (compiling the module on first use).
+    pub fn new(gpu: &Gpu, module: &KernelModule, name: &str, config: LaunchConfig) -> Result<Self> {
+        Ok(Kernel { function: gpu.function(module, name)?, config })
+    }
+
+    pub fn config(&self) -> LaunchConfig {
+        self.config
+    }
+
+    /// Launches the kernel on the GPU's stream (asynchronous) with the arguments `args` pushes.
+    ///
+    /// # Safety
+    /// The arguments must match the kernel's parameter list in number, order and type, and
+    /// every memory access the kernel makes with them must stay inside the buffers passed:
+    /// each call site says why in a SAFETY comment.
+    pub unsafe fn launch<'a>(&'a self, gpu: &'a Gpu, args: impl FnOnce(&mut LaunchArgs<'a>)) -> Result<()> {
+        self.launch_with(gpu, self.config, args)
+    }
+
+    /// [`Kernel::launch`] with another grid than the one stored.
+    ///
+    /// # Safety
+    /// As for [`Kernel::launch`], for the grid given.
+    pub unsafe fn launch_with<'a>(&'a self, gpu: &'a Gpu, config: LaunchConfig, args: impl FnOnce(&mut LaunchArgs<'a>)) -> Result<()> {
+        let mut launch = gpu.stream().launch_builder(&self.function);
+        args(&mut launch);
+        launch.launch(config)?;
+        Ok(())
+    }
+}
+
+/// A grid-stride launch over `n` items: blocks of 256 threads, at most 65,536 blocks.
+pub fn grid_stride(n: u64) -> LaunchConfig {
+    let blocks = n.div_ceil(256).clamp(1, 65_536) as u32;
+    LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }
 }
 
 /// A launch configuration of `threads` threads in blocks of `block` threads, one dimension.
 pub fn grid_for(threads: u64, block: u32) -> Result<LaunchConfig> {
     let blocks = threads.div_ceil(block as u64).max(1);
     if blocks > i32::MAX as u64 {
-        return Err(Error::Cuda(format!("{threads} threads exceed the grid limit")));
+        return Err(Error::cuda(format!("{threads} threads exceed the grid limit")));
     }
     Ok(LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 })
 }

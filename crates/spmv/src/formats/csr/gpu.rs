@@ -1,70 +1,64 @@
 //! Upload and launch of the CSR kernels.
 
-use std::sync::Arc;
+use cudarc::driver::{CudaSlice, PushKernelArg};
 
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
-
-use super::{vector_lanes, CsrKernel, KERNELS};
+use super::{CsrKernel, KERNELS};
 use crate::error::{Error, Result};
-use crate::formats::{check_vectors, offsets_u32, DeviceSpmv};
-use crate::gpu::{grid_for, Gpu};
+use crate::formats::{offsets_u32, DeviceFormat};
+use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::{Csr, Scalar};
 
 const BLOCK: u32 = 256;
 
 pub struct DeviceCsr<T> {
-    gpu: Arc<Gpu>,
     nrows: u32,
-    ncols: usize,
-    format: &'static str,
     row_ptr: CudaSlice<u32>,
     col_idx: CudaSlice<u32>,
     values: CudaSlice<T>,
-    function: CudaFunction,
-    config: LaunchConfig,
-    bytes: usize,
+    plain: Kernel,
+    /// The same kernel with α and β (`_ab`).
+    scaled: Kernel,
 }
 
 impl<T: Scalar> DeviceCsr<T> {
-    pub fn new(gpu: &Arc<Gpu>, a: &Csr<T>, kernel: CsrKernel, format: &'static str) -> Result<Self> {
+    pub fn new(gpu: &Gpu, a: &Csr<T>, kernel: CsrKernel, format: &'static str) -> Result<Self> {
         let nrows = u32::try_from(a.nrows())
             .map_err(|_| Error::format(format, format!("{} rows exceed 32-bit row indices", a.nrows())))?;
         let (name, threads) = match kernel {
-            CsrKernel::Scalar => (format!("csr_scalar_{}", T::SUFFIX), a.nrows() as u64),
-            CsrKernel::Vector => {
-                let lanes = vector_lanes(a.mean_row_len());
-                (format!("csr_vector_{lanes}_{}", T::SUFFIX), a.nrows() as u64 * lanes as u64)
-            }
+            CsrKernel::Scalar => ("csr_scalar".to_string(), a.nrows() as u64),
+            CsrKernel::Vector(lanes) => (format!("csr_vector_{lanes}"), a.nrows() as u64 * lanes as u64),
         };
+        let config = grid_for(threads, BLOCK)?;
         Ok(DeviceCsr {
-            gpu: gpu.clone(),
             nrows,
-            ncols: a.ncols(),
-            format,
             row_ptr: gpu.upload(&offsets_u32(format, a)?)?,
-            col_idx: gpu.upload(a.col_idx())?,
-            values: gpu.upload(a.values())?,
-            function: gpu.function(&KERNELS, &name)?,
-            config: grid_for(threads, BLOCK)?,
-            bytes: super::device_bytes(a),
+            col_idx: gpu.upload_nonempty(a.col_idx())?,
+            values: gpu.upload_nonempty(a.values())?,
+            plain: Kernel::new(gpu, &KERNELS, &format!("{name}_{}", T::SUFFIX), config)?,
+            scaled: Kernel::new(gpu, &KERNELS, &format!("{name}_ab_{}", T::SUFFIX), config)?,
         })
     }
 }
 
-impl<T: Scalar> DeviceSpmv<T> for DeviceCsr<T> {
-    fn spmv(&self, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
-        check_vectors(self.format, self.nrows as usize, self.ncols, x, y)?;
-        if self.nrows == 0 {
-            return Ok(());
+// SAFETY (both launches): the arguments match CSR_ARGS(T) (then T alpha, T beta for `_ab`);
+// columns < ncols = x.len() by the CSR invariants, rows < nrows = y.len() by the bound check
+// in the kernel; entries row_ptr[r]..row_ptr[r + 1] lie inside col_idx and values.
+impl<T: Scalar> DeviceFormat<T> for DeviceCsr<T> {
+    fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+        // SAFETY: see above.
+        unsafe {
+            self.plain.launch(gpu, |a| {
+                a.arg(&self.nrows).arg(&self.row_ptr).arg(&self.col_idx).arg(&self.values).arg(x).arg(y);
+            })
         }
-        let mut launch = self.gpu.stream().launch_builder(&self.function);
-        launch.arg(&self.nrows).arg(&self.row_ptr).arg(&self.col_idx).arg(&self.values).arg(x).arg(y);
-        // SAFETY: argument list matches CSR_ARGS(T); columns < ncols = x.len() by the CSR
-        // invariants, rows < nrows = y.len() by the bound check in the kernel.
-        unsafe { launch.launch(self.config) }?;
-        Ok(())
     }
-    fn device_bytes(&self) -> usize {
-        self.bytes
+    fn launch_scaled(&self, gpu: &Gpu, alpha: T, x: &CudaSlice<T>, beta: T, y: &mut CudaSlice<T>) -> Option<Result<()>> {
+        // SAFETY: see above.
+        Some(unsafe {
+            self.scaled.launch(gpu, |a| {
+                a.arg(&self.nrows).arg(&self.row_ptr).arg(&self.col_idx).arg(&self.values).arg(x).arg(y);
+                a.arg(&alpha).arg(&beta);
+            })
+        })
     }
 }

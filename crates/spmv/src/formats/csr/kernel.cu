@@ -1,22 +1,26 @@
 // CSR kernels. Device row offsets and column indices are 32-bit (checked on upload).
+// Each kernel comes plain (y = A·x) and with `_ab` (y = alpha·A·x + beta·y, see
+// store_scaled in common.cuh): the plain ones take no extra arguments or branches.
 
 // CSR-scalar: one thread per row, serial loop over the row.
-template <typename T>
+template <typename T, bool SCALED>
 __device__ __forceinline__ void csr_scalar(u32 m, const u32* __restrict__ row_ptr, const u32* __restrict__ col,
-                                           const T* __restrict__ val, const T* __restrict__ x, T* __restrict__ y) {
+                                           const T* __restrict__ val, const T* __restrict__ x, T* __restrict__ y,
+                                           T alpha, T beta) {
     u64 row = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (row >= m) return;
     T sum = 0;
     u32 end = row_ptr[row + 1];
     for (u32 i = row_ptr[row]; i < end; ++i) sum += val[i] * load_ro(x + col[i]);
-    y[row] = sum;
+    store_y<T, SCALED>(y + row, sum, alpha, beta);
 }
 
 // CSR-vector: LANES consecutive threads per row, strided loop, shuffle reduction.
 // Groups past the last row stay alive (sum 0) so the full-warp shuffle mask is valid.
-template <typename T, int LANES>
+template <typename T, int LANES, bool SCALED>
 __device__ __forceinline__ void csr_vector(u32 m, const u32* __restrict__ row_ptr, const u32* __restrict__ col,
-                                           const T* __restrict__ val, const T* __restrict__ x, T* __restrict__ y) {
+                                           const T* __restrict__ val, const T* __restrict__ x, T* __restrict__ y,
+                                           T alpha, T beta) {
     u64 row = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / LANES;
     int lane = threadIdx.x % LANES;
     bool active = row < m;
@@ -26,20 +30,33 @@ __device__ __forceinline__ void csr_vector(u32 m, const u32* __restrict__ row_pt
         for (u32 i = row_ptr[row] + lane; i < end; i += LANES) sum += val[i] * load_ro(x + col[i]);
     }
     sum = group_sum(sum, LANES);
-    if (active && lane == 0) y[row] = sum;
+    if (active && lane == 0) store_y<T, SCALED>(y + row, sum, alpha, beta);
 }
 
 #define CSR_ARGS(T) u32 m, const u32* __restrict__ row_ptr, const u32* __restrict__ col, \
                     const T* __restrict__ val, const T* __restrict__ x, T* __restrict__ y
 #define CSR_PASS m, row_ptr, col, val, x, y
 
+#define CSR_KERNEL(NAME, S, T, CALL)                                                                   \
+    extern "C" __global__ void NAME##_##S(CSR_ARGS(T)) { CALL<T, false>(CSR_PASS, 1, 0); }            \
+    extern "C" __global__ void NAME##_ab_##S(CSR_ARGS(T), T alpha, T beta) {                           \
+        CALL<T, true>(CSR_PASS, alpha, beta);                                                          \
+    }
+
 #define CSR_KERNELS(T, S)                                                                              \
-    extern "C" __global__ void csr_scalar_##S(CSR_ARGS(T)) { csr_scalar<T>(CSR_PASS); }               \
-    extern "C" __global__ void csr_vector_2_##S(CSR_ARGS(T)) { csr_vector<T, 2>(CSR_PASS); }          \
-    extern "C" __global__ void csr_vector_4_##S(CSR_ARGS(T)) { csr_vector<T, 4>(CSR_PASS); }          \
-    extern "C" __global__ void csr_vector_8_##S(CSR_ARGS(T)) { csr_vector<T, 8>(CSR_PASS); }          \
-    extern "C" __global__ void csr_vector_16_##S(CSR_ARGS(T)) { csr_vector<T, 16>(CSR_PASS); }        \
-    extern "C" __global__ void csr_vector_32_##S(CSR_ARGS(T)) { csr_vector<T, 32>(CSR_PASS); }
+    CSR_KERNEL(csr_scalar, S, T, csr_scalar)                                                           \
+    CSR_KERNEL(csr_vector_2, S, T, vector2)                                                            \
+    CSR_KERNEL(csr_vector_4, S, T, vector4)                                                            \
+    CSR_KERNEL(csr_vector_8, S, T, vector8)                                                            \
+    CSR_KERNEL(csr_vector_16, S, T, vector16)                                                          \
+    CSR_KERNEL(csr_vector_32, S, T, vector32)
+
+// csr_vector with LANES fixed, in the shape CSR_KERNEL calls (T, SCALED).
+template <typename T, bool SCALED> __device__ __forceinline__ void vector2(CSR_ARGS(T), T a, T b) { csr_vector<T, 2, SCALED>(CSR_PASS, a, b); }
+template <typename T, bool SCALED> __device__ __forceinline__ void vector4(CSR_ARGS(T), T a, T b) { csr_vector<T, 4, SCALED>(CSR_PASS, a, b); }
+template <typename T, bool SCALED> __device__ __forceinline__ void vector8(CSR_ARGS(T), T a, T b) { csr_vector<T, 8, SCALED>(CSR_PASS, a, b); }
+template <typename T, bool SCALED> __device__ __forceinline__ void vector16(CSR_ARGS(T), T a, T b) { csr_vector<T, 16, SCALED>(CSR_PASS, a, b); }
+template <typename T, bool SCALED> __device__ __forceinline__ void vector32(CSR_ARGS(T), T a, T b) { csr_vector<T, 32, SCALED>(CSR_PASS, a, b); }
 
 CSR_KERNELS(double, f64)
 CSR_KERNELS(float, f32)

@@ -17,8 +17,8 @@ mod gpu;
 
 use std::sync::Arc;
 
-use super::{DeviceSpmv, FormatStats, SpmvFormat};
-use crate::error::Result;
+use super::{DeviceFormat, FormatStats, SpmvFormat};
+use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
@@ -28,7 +28,8 @@ pub const KERNELS: KernelModule = KernelModule { name: "csr", source: include_st
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CsrKernel {
     Scalar,
-    Vector,
+    /// CSR-vector with this many lanes per row (2, 4, 8, 16 or 32).
+    Vector(u32),
 }
 
 /// Lanes per row for CSR-vector: smallest power of two ≥ the mean row length, in 2..=32.
@@ -50,10 +51,18 @@ impl<T: Scalar> CsrFormat<T> {
     pub fn new(a: &Csr<T>, kernel: CsrKernel) -> Self {
         CsrFormat { csr: a.clone(), kernel }
     }
+    /// CSR-vector with `lanes` per row, or [`vector_lanes`] of the mean row length.
+    pub fn vector(a: &Csr<T>, lanes: Option<u32>) -> Result<Self> {
+        let lanes = lanes.unwrap_or_else(|| vector_lanes(a.mean_row_len()));
+        if !(2..=32).contains(&lanes) || !lanes.is_power_of_two() {
+            return Err(Error::format("csr-vector", format!("{lanes} lanes per row: must be 2, 4, 8, 16 or 32")));
+        }
+        Ok(Self::new(a, CsrKernel::Vector(lanes)))
+    }
     fn name(&self) -> &'static str {
         match self.kernel {
             CsrKernel::Scalar => "csr-scalar",
-            CsrKernel::Vector => "csr-vector",
+            CsrKernel::Vector(_) => "csr-vector",
         }
     }
 }
@@ -72,15 +81,15 @@ impl<T: Scalar> SpmvFormat<T> for CsrFormat<T> {
     }
     fn stats(&self) -> FormatStats {
         let mut stats = FormatStats::unpadded(&self.csr, device_bytes(&self.csr));
-        if self.kernel == CsrKernel::Vector {
-            stats.extra.push(("lanes_per_row".into(), vector_lanes(self.csr.mean_row_len()) as f64));
+        if let CsrKernel::Vector(lanes) = self.kernel {
+            stats.extra.push(("lanes_per_row".into(), lanes as f64));
         }
         stats
     }
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
         cpu::spmv(&self.csr, x, y)
     }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceSpmv<T>>> {
+    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         Ok(Box::new(gpu::DeviceCsr::new(gpu, &self.csr, self.kernel, self.name())?))
     }
 }

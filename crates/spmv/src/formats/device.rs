@@ -1,0 +1,189 @@
+//! The device side of every format: the [`DeviceFormat`] trait a format's `gpu.rs`
+//! implements (its launches and nothing else), and [`DeviceMatrix`], the one concrete
+//! handle every upload returns. The handle checks shapes once, handles empty matrices once,
+//! applies α and β, and serialises each product's launches (see [`DeviceMatrix`] on threads).
+
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::{CudaSlice, PushKernelArg};
+
+use super::host::{shape_error, HostMatrix};
+use super::spec::FormatSpec;
+use super::FormatStats;
+use crate::error::Result;
+use crate::gpu::{grid_stride, jit, Gpu, Kernel};
+use crate::matrix::Scalar;
+
+/// What a format implements on the device: the launches of `y = A·x`.
+///
+/// [`DeviceMatrix`] calls these only with `x.len() == ncols`, `y.len() == nrows` and
+/// `nrows > 0`, and never from two threads at once; the launches go to `gpu`'s stream.
+pub trait DeviceFormat<T: Scalar>: Send {
+    /// Launches `y = A·x` (asynchronous); every entry of `y` is written.
+    fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()>;
+
+    /// Launches `y = α·A·x + β·y` in the format's own kernels, where it has them (reading
+    /// `y` only when β ≠ 0). `None`: the handle computes `A·x` into a scratch vector with
+    /// [`DeviceFormat::launch`] and combines it with `y` in one more pass.
+    fn launch_scaled(&self, _gpu: &Gpu, _alpha: T, _x: &CudaSlice<T>, _beta: T, _y: &mut CudaSlice<T>) -> Option<Result<()>> {
+        None
+    }
+
+    /// Device bytes the format allocated beyond its arrays (a library's workspace).
+    fn workspace_bytes(&self) -> usize {
+        0
+    }
+}
+
+/// The parts of a [`DeviceMatrix`] one product uses, behind its lock.
+struct Product<T: Scalar> {
+    format: Box<dyn DeviceFormat<T>>,
+    /// `A·x` for the α/β epilogue of formats without scaled kernels; allocated on first use.
+    scratch: Option<CudaSlice<T>>,
+}
+
+/// A matrix in one format on one GPU, ready for `y = α·A·x + β·y`.
+///
+/// Every format's upload returns this type. `apply` checks the vector lengths (an
+/// [`Error::Shape`](crate::Error::Shape), never a panic), returns at once for a matrix
+/// without rows, and runs the format's launches on the GPU's stream (asynchronously:
+/// downloading `y` or [`Gpu::synchronize`] waits for it).
+///
+/// **Threads.** A `DeviceMatrix` is `Send` and `Sync`. Each product enqueues its launches
+/// while holding the handle's lock, so products from several threads run one after another
+/// in the order they took the lock, on the GPU's one stream, and a format's scratch buffers
+/// (carries, counters, partial sums, the α/β scratch vector) belong to one handle and are
+/// never shared with another. Two threads that share a `y` still race on it, as on the CPU.
+pub struct DeviceMatrix<T: Scalar> {
+    gpu: Arc<Gpu>,
+    spec: FormatSpec,
+    deterministic: bool,
+    nrows: usize,
+    ncols: usize,
+    nnz: usize,
+    stats: FormatStats,
+    device_bytes: usize,
+    bytes_read: usize,
+    axpby: Kernel,
+    product: Mutex<Product<T>>,
+}
+
+impl<T: Scalar> DeviceMatrix<T> {
+    pub(crate) fn new(gpu: &Arc<Gpu>, host: &HostMatrix<T>, format: Box<dyn DeviceFormat<T>>) -> Result<Self> {
+        let stats = host.stats();
+        let axpby = Kernel::new(gpu, &jit::UTIL_MODULE, &format!("axpby_{}", T::SUFFIX), grid_stride(host.nrows() as u64))?;
+        Ok(DeviceMatrix {
+            gpu: gpu.clone(),
+            spec: host.spec().clone(),
+            deterministic: host.deterministic(),
+            nrows: host.nrows(),
+            ncols: host.ncols(),
+            nnz: host.nnz(),
+            device_bytes: stats.bytes + format.workspace_bytes(),
+            bytes_read: host.bytes_read(),
+            stats,
+            axpby,
+            product: Mutex::new(Product { format, scratch: None }),
+        })
+    }
+
+    pub fn nrows(&self) -> usize {
+        self.nrows
+    }
+    pub fn ncols(&self) -> usize {
+        self.ncols
+    }
+    pub fn nnz(&self) -> usize {
+        self.nnz
+    }
+    /// The registered name, e.g. `brcp`.
+    pub fn name(&self) -> &'static str {
+        self.spec.name()
+    }
+    /// The canonical spec, every parameter spelled out.
+    pub fn spec(&self) -> &FormatSpec {
+        &self.spec
+    }
+    /// Whether the result is bitwise identical from run to run.
+    pub fn deterministic(&self) -> bool {
+        self.deterministic
+    }
+    pub fn stats(&self) -> &FormatStats {
+        &self.stats
+    }
+    /// Device bytes of the format's arrays and any workspace it keeps (not the α/β scratch).
+    pub fn device_bytes(&self) -> usize {
+        self.device_bytes
+    }
+    /// Bytes of the format one product reads (padding the kernel skips not counted).
+    pub fn bytes_read(&self) -> usize {
+        self.bytes_read
+    }
+    pub fn gpu(&self) -> &Arc<Gpu> {
+        &self.gpu
+    }
+
+    /// `y = α·A·x + β·y` on the GPU's stream. β = 0 never reads `y` (a NaN-poisoned `y`
+    /// is fine); α = 0 does not run the product.
+    pub fn apply(&self, alpha: T, x: &CudaSlice<T>, beta: T, y: &mut CudaSlice<T>) -> Result<()> {
+        if let Some(e) = shape_error(&self.spec, self.nrows, self.ncols, x.len(), y.len()) {
+            return Err(e);
+        }
+        if self.nrows == 0 {
+            return Ok(());
+        }
+        let gpu = &*self.gpu;
+        gpu.context().bind_to_thread()?;
+        let mut product = self.product.lock().unwrap_or_else(|p| p.into_inner());
+        if alpha == T::ZERO {
+            return self.epilogue(T::ZERO, None, beta, y);
+        }
+        if alpha == T::ONE && beta == T::ZERO {
+            return product.format.launch(gpu, x, y);
+        }
+        if let Some(done) = product.format.launch_scaled(gpu, alpha, x, beta, y) {
+            return done;
+        }
+        let Product { format, scratch } = &mut *product;
+        let scratch = match scratch {
+            Some(s) => s,
+            None => scratch.insert(gpu.alloc::<T>(self.nrows)?),
+        };
+        format.launch(gpu, x, scratch)?;
+        self.epilogue(alpha, Some(scratch), beta, y)
+    }
+
+    /// `y = A·x` (`apply` with α = 1, β = 0).
+    pub fn spmv(&self, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+        self.apply(T::ONE, x, T::ZERO, y)
+    }
+
+    /// `y = α·t + β·y`, or `y = β·y` without `t`.
+    fn epilogue(&self, alpha: T, t: Option<&CudaSlice<T>>, beta: T, y: &mut CudaSlice<T>) -> Result<()> {
+        let n = self.nrows as u64;
+        match t {
+            // SAFETY: axpby_<T>(u64 n, T alpha, const T* t, T beta, T* y); t and y hold
+            // nrows = n entries (scratch is allocated with nrows, y was checked); the
+            // grid-stride loop stays below n.
+            Some(t) => unsafe {
+                self.axpby.launch(&self.gpu, |a| {
+                    a.arg(&n).arg(&alpha).arg(t).arg(&beta).arg(y);
+                })
+            },
+            None if beta == T::ZERO => self.gpu.fill(y, T::ZERO),
+            // SAFETY: as above with t = y (in place, each entry read then written by one thread).
+            None => unsafe {
+                let y_ptr: &CudaSlice<T> = y;
+                self.axpby.launch(&self.gpu, |a| {
+                    a.arg(&n).arg(&beta).arg(y_ptr).arg(&T::ZERO).arg(y_ptr);
+                })
+            },
+        }
+    }
+}
+
+impl<T: Scalar> std::fmt::Debug for DeviceMatrix<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DeviceMatrix({}, {} x {}, nnz {}, on {})", self.spec, self.nrows, self.ncols, self.nnz, self.gpu.name())
+    }
+}

@@ -1,0 +1,140 @@
+//! The host side of every format: the [`SpmvFormat`] trait a format implements, and
+//! [`HostMatrix`], the one concrete handle that checks shapes and applies α and β once.
+
+use std::sync::Arc;
+
+use super::device::{DeviceFormat, DeviceMatrix};
+use super::spec::FormatSpec;
+use super::FormatStats;
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+use crate::matrix::Scalar;
+
+/// What a format implements on the host: its statistics, its CPU algorithm and its upload.
+/// Only the format's own work goes here; [`HostMatrix`] and [`DeviceMatrix`] do the checks.
+pub trait SpmvFormat<T: Scalar>: Send + Sync {
+    fn nrows(&self) -> usize;
+    fn ncols(&self) -> usize;
+    fn stats(&self) -> FormatStats;
+    /// Bytes of the format one product must read: the device bytes less what the kernel
+    /// provably skips (padding behind a row-length early exit). The benchmark's effective
+    /// bandwidth counts these, plus x and y.
+    fn bytes_read(&self) -> usize {
+        self.stats().bytes
+    }
+    /// `y = A·x` on the CPU with the format's own algorithm. The caller guarantees
+    /// `x.len() == ncols` and `y.len() == nrows`; every entry of `y` is written.
+    fn spmv_cpu(&self, x: &[T], y: &mut [T]);
+    /// Copies the format's arrays to the device and loads its kernels.
+    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>>;
+}
+
+/// The message for vectors that do not fit an `nrows × ncols` matrix, or `None`.
+pub(crate) fn shape_error(spec: &FormatSpec, nrows: usize, ncols: usize, x: usize, y: usize) -> Option<Error> {
+    (x != ncols || y != nrows).then(|| {
+        Error::Shape(format!(
+            "format {}: vectors of length x = {x}, y = {y} given for a {nrows} x {ncols} matrix (x needs {ncols}, y {nrows})",
+            spec.name()
+        ))
+    })
+}
+
+/// A matrix in one registered format on the host, with the spec it was built from.
+///
+/// `apply` computes `y = α·A·x + β·y` on the CPU: lengths are checked (an [`Error::Shape`],
+/// never a panic), β = 0 never reads `y` (it may hold NaN), α = 0 does not run the product.
+pub struct HostMatrix<T: Scalar> {
+    spec: FormatSpec,
+    deterministic: bool,
+    format: Box<dyn SpmvFormat<T>>,
+    nnz: usize,
+}
+
+impl<T: Scalar> HostMatrix<T> {
+    pub(crate) fn new(spec: FormatSpec, deterministic: bool, format: Box<dyn SpmvFormat<T>>, nnz: usize) -> Self {
+        HostMatrix { spec, deterministic, format, nnz }
+    }
+    pub fn nrows(&self) -> usize {
+        self.format.nrows()
+    }
+    pub fn ncols(&self) -> usize {
+        self.format.ncols()
+    }
+    pub fn nnz(&self) -> usize {
+        self.nnz
+    }
+    /// The registered name, e.g. `sell-c-sigma`.
+    pub fn name(&self) -> &'static str {
+        self.spec.name()
+    }
+    /// The canonical spec, every parameter spelled out: `sell-c-sigma:c=32,sigma=auto`.
+    pub fn spec(&self) -> &FormatSpec {
+        &self.spec
+    }
+    /// Whether the format's GPU result is bitwise identical from run to run.
+    pub fn deterministic(&self) -> bool {
+        self.deterministic
+    }
+    pub fn stats(&self) -> FormatStats {
+        self.format.stats()
+    }
+    pub fn bytes_read(&self) -> usize {
+        self.format.bytes_read()
+    }
+    /// The format itself (for format-specific inspection in tests and tools).
+    pub fn format(&self) -> &dyn SpmvFormat<T> {
+        self.format.as_ref()
+    }
+
+    /// `y = α·A·x + β·y` on the CPU.
+    pub fn apply(&self, alpha: T, x: &[T], beta: T, y: &mut [T]) -> Result<()> {
+        if let Some(e) = shape_error(&self.spec, self.nrows(), self.ncols(), x.len(), y.len()) {
+            return Err(e);
+        }
+        if alpha == T::ZERO {
+            scale_cpu(beta, y);
+        } else if alpha == T::ONE && beta == T::ZERO {
+            self.format.spmv_cpu(x, y);
+        } else {
+            let mut ax = vec![T::ZERO; y.len()];
+            self.format.spmv_cpu(x, &mut ax);
+            axpby_cpu(alpha, &ax, beta, y);
+        }
+        Ok(())
+    }
+
+    /// `y = A·x` on the CPU (`apply` with α = 1, β = 0).
+    pub fn spmv(&self, x: &[T], y: &mut [T]) -> Result<()> {
+        self.apply(T::ONE, x, T::ZERO, y)
+    }
+
+    /// Uploads the matrix to `gpu`: a [`DeviceMatrix`] with the same spec and statistics.
+    pub fn upload(&self, gpu: &Arc<Gpu>) -> Result<DeviceMatrix<T>> {
+        let device = self.format.upload(gpu)?;
+        DeviceMatrix::new(gpu, self, device)
+    }
+}
+
+impl<T: Scalar> std::fmt::Debug for HostMatrix<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "HostMatrix({}, {} x {}, nnz {})", self.spec, self.nrows(), self.ncols(), self.nnz)
+    }
+}
+
+/// `y = β·y` (β = 0 writes zeros without reading).
+fn scale_cpu<T: Scalar>(beta: T, y: &mut [T]) {
+    use rayon::prelude::*;
+    if beta == T::ZERO {
+        y.par_iter_mut().with_min_len(1 << 14).for_each(|v| *v = T::ZERO);
+    } else if beta != T::ONE {
+        y.par_iter_mut().with_min_len(1 << 14).for_each(|v| *v = beta * *v);
+    }
+}
+
+/// `y = α·t + β·y` (β = 0 does not read `y`), as the GPU's `axpby` kernel.
+fn axpby_cpu<T: Scalar>(alpha: T, t: &[T], beta: T, y: &mut [T]) {
+    use rayon::prelude::*;
+    y.par_iter_mut().zip(t).with_min_len(1 << 14).for_each(|(v, &t)| {
+        *v = if beta == T::ZERO { alpha * t } else { alpha * t + beta * *v };
+    });
+}
