@@ -1,6 +1,7 @@
 //! `spmv`: benchmark, generate and inspect sparse matrices in every storage format.
 
 mod pagerank;
+mod select;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -10,12 +11,11 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use spmv::bench::inputs::{self, Input};
 use spmv::bench::report::Report;
-use spmv::bench::{Backend, Settings};
-use spmv::formats::{self, FormatInfo};
-use spmv::gpu::Gpu;
-use spmv::{Csr, Precision, Scalar};
+use spmv::bench::Settings;
+use spmv::formats::{self, FormatSpec};
+use spmv::io::inputs::{self, Input};
+use spmv::{Backend, Csr, Precision, Scalar};
 
 #[derive(Parser)]
 #[command(name = "spmv", version, about = "Sparse matrix-vector multiplication formats on NVIDIA GPUs")]
@@ -51,7 +51,8 @@ enum Command {
 struct BenchArgs {
     /// Matrix files (.mtx, .mtx.gz), folders of them, or generator specs. None: the default set.
     inputs: Vec<String>,
-    /// Comma-separated format names, or "all" (see `spmv formats`).
+    /// Comma-separated format specs, or "all" (see `spmv formats`): a name, or a name with
+    /// parameters such as sell-c-sigma:c=32,sigma=1024.
     #[arg(long, default_value = "all")]
     formats: String,
     /// Comma-separated precisions: f64, f32.
@@ -80,9 +81,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Bench(args) => bench(args),
         Command::Formats => {
-            for f in formats::registry::<f64>() {
-                println!("{:<16} {}", f.name, f.description);
-            }
+            print!("{}", format_list());
             Ok(ExitCode::SUCCESS)
         }
         Command::Gen { spec, output } => generate(&spec, &output),
@@ -120,72 +119,36 @@ fn info(args: &[String]) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn parse_list(s: &str) -> Vec<String> {
-    s.split(',').map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect()
-}
-
-/// The registered formats named on the command line (all of them for "all").
-fn select_formats<T: Scalar>(names: &[String]) -> Result<Vec<FormatInfo<T>>> {
-    if names.iter().any(|n| n.eq_ignore_ascii_case("all")) {
-        return Ok(formats::registry::<T>());
+/// `spmv formats`: every format, whether it is deterministic, and its parameters.
+fn format_list() -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    for f in formats::registry::<f64>() {
+        let det = if f.deterministic { "" } else { " [not deterministic]" };
+        let _ = writeln!(s, "{:<16} {}{det}", f.name, f.description);
+        for p in f.params {
+            let _ = writeln!(s, "{:<18}{}={:<8} {}", "", p.key, p.default, p.doc);
+        }
     }
-    names.iter().map(|n| Ok(formats::find::<T>(n)?)).collect()
-}
-
-/// `--deterministic`: "all" becomes every deterministic format; a named format that is not
-/// deterministic is an error.
-fn deterministic_names(names: &[String]) -> Result<Vec<String>> {
-    let deterministic: Vec<&str> = formats::deterministic_registry::<f64>().iter().map(|f| f.name).collect();
-    if names.iter().any(|n| n.eq_ignore_ascii_case("all")) {
-        return Ok(deterministic.iter().map(|n| n.to_string()).collect());
-    }
-    let refused: Vec<&str> = select_formats::<f64>(names)?.iter().filter(|f| !f.deterministic).map(|f| f.name).collect();
-    if !refused.is_empty() {
-        bail!(
-            "--deterministic: {} may give different bits from run to run; deterministic formats: {}",
-            refused.join(", "),
-            deterministic.join(", ")
-        );
-    }
-    Ok(names.to_vec())
+    let _ = writeln!(s, "\nSpecs take parameters as name:key=value,key=value (e.g. sell-c-sigma:c=32,sigma=1024).");
+    s
 }
 
 fn bench(args: BenchArgs) -> Result<ExitCode> {
     let settings = Settings { warmup: args.warmup, reps: args.reps.max(1) };
-    let precisions: Vec<Precision> = parse_list(&args.precision)
-        .iter()
-        .map(|p| p.parse().map_err(anyhow::Error::msg))
-        .collect::<Result<_>>()?;
-    let mut format_names = parse_list(&args.formats);
-    // Fail on a bad format name before loading anything.
-    select_formats::<f64>(&format_names)?;
-    if args.deterministic {
-        format_names = deterministic_names(&format_names)?;
-    }
+    let precisions = select::precisions(&args.precision)?;
+    // Fail on a bad format spec before loading anything.
+    let specs = select::format_specs(&args.formats, args.deterministic)?;
     let inputs = if args.inputs.is_empty() { inputs::default_set()? } else { inputs::resolve(&args.inputs)? };
     if inputs.is_empty() {
         bail!("no matrices to benchmark");
     }
 
-    let backend = if args.cpu {
-        eprintln!("running on the CPU (--cpu)");
-        Backend::Cpu
-    } else {
-        match Gpu::detect() {
-            Ok(gpu) => {
-                eprintln!("running on the GPU: {} ({})", gpu.name(), gpu.arch());
-                Backend::Gpu(gpu)
-            }
-            Err(e) => {
-                eprintln!("{e}; running on the CPU instead");
-                Backend::Cpu
-            }
-        }
-    };
+    let backend = select::backend(args.cpu);
     let machine = backend.machine(&settings)?;
     let mut report = Report::new(machine, &settings);
 
-    let total = (inputs.len() * precisions.len() * select_formats::<f64>(&format_names)?.len()) as u64;
+    let total = (inputs.len() * precisions.len() * specs.len()) as u64;
     let bar = if std::io::stderr().is_terminal() { ProgressBar::new(total) } else { ProgressBar::hidden() };
     bar.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("valid template"));
     let mut load_failures = Vec::new();
@@ -196,14 +159,14 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
             Err(e) => {
                 bar.suspend(|| eprintln!("error: {}: {e}", input.name()));
                 load_failures.push(input.name());
-                bar.inc((precisions.len() * format_names.len()) as u64);
+                bar.inc((precisions.len() * specs.len()) as u64);
                 continue;
             }
         };
         for &precision in &precisions {
             let results = match precision {
-                Precision::F64 => run::<f64>(&backend, input, &a, &format_names, &settings, &report, &bar)?,
-                Precision::F32 => run::<f32>(&backend, input, &a.cast(), &format_names, &settings, &report, &bar)?,
+                Precision::F64 => run::<f64>(&backend, input, &a, &specs, &settings, &report, &bar),
+                Precision::F32 => run::<f32>(&backend, input, &a.cast(), &specs, &settings, &report, &bar),
             };
             report.results.extend(results);
         }
@@ -233,15 +196,13 @@ fn run<T: Scalar>(
     backend: &Backend,
     input: &Input,
     a: &Csr<T>,
-    names: &[String],
+    specs: &[FormatSpec],
     settings: &Settings,
     report: &Report,
     bar: &ProgressBar,
-) -> Result<Vec<spmv::bench::Measurement>> {
-    let formats = select_formats::<T>(names)?;
-    let name = input.name();
-    Ok(backend.run_matrix(&name, a, &formats, settings, &report.machine, |m| {
+) -> Vec<spmv::bench::Measurement> {
+    backend.run_matrix(&input.name(), a, specs, settings, &report.machine, |m| {
         bar.set_message(format!("{} {} {}", m.matrix, m.format, m.precision));
         bar.inc(1);
-    }))
+    })
 }

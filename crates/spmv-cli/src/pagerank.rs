@@ -5,17 +5,18 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use serde::Serialize;
 
-use spmv::bench::inputs;
-use spmv::formats::{self, FormatInfo};
-use spmv::gpu::Gpu;
+use spmv::bench::Status;
+use spmv::formats::{self, FormatSpec};
+use spmv::io::inputs;
 use spmv::solve::pagerank::{self, Agreement, EdgeWeights, PageRank, Settings, Transition};
-use spmv::{Error, Precision, Scalar};
+use spmv::{Backend, Precision, Scalar};
+
+use crate::select;
 
 #[derive(clap::Args)]
 pub struct PagerankArgs {
@@ -23,9 +24,13 @@ pub struct PagerankArgs {
     /// of them, or generator specs.
     #[arg(required = true)]
     inputs: Vec<String>,
-    /// Format(s) for the products y = Gᵀ·r: a name, a comma-separated list, or "all".
+    /// Format spec(s) for the products y = Gᵀ·r: a name or spec, a comma-separated list, or
+    /// "all" (see `spmv formats`).
     #[arg(long, default_value = "csr-vector")]
     format: String,
+    /// Keep only the formats whose GPU result is bitwise identical from run to run.
+    #[arg(long)]
+    deterministic: bool,
     /// Comma-separated precisions: f64, f32.
     #[arg(long, default_value = "f64")]
     precision: String,
@@ -113,7 +118,7 @@ struct RunReport {
     format: String,
     precision: Precision,
     /// "ok", "unsupported" (the format declined Gᵀ) or "error".
-    status: String,
+    status: Status,
     error: Option<String>,
     convert_ms: f64,
     upload_ms: Option<f64>,
@@ -136,11 +141,11 @@ struct RunReport {
 }
 
 impl RunReport {
-    fn new(format: &str, precision: Precision) -> Self {
+    fn new(spec: &FormatSpec, precision: Precision) -> Self {
         RunReport {
-            format: format.to_string(),
+            format: spec.label(),
             precision,
-            status: "error".into(),
+            status: Status::Error,
             error: None,
             convert_ms: f64::NAN,
             upload_ms: None,
@@ -159,52 +164,26 @@ impl RunReport {
     }
 }
 
-fn parse_list(s: &str) -> Vec<String> {
-    s.split(',').map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect()
-}
-
-fn select_formats<T: Scalar>(names: &[String]) -> Result<Vec<FormatInfo<T>>> {
-    if names.iter().any(|n| n.eq_ignore_ascii_case("all")) {
-        return Ok(formats::registry::<T>());
-    }
-    names.iter().map(|n| Ok(formats::find::<T>(n)?)).collect()
-}
-
 pub fn run(args: PagerankArgs) -> Result<ExitCode> {
     let settings =
         Settings { alpha: args.alpha, tol: args.tol, max_iter: args.max_iter, check_every: args.check_every };
     settings.validate()?;
-    let precisions: Vec<Precision> =
-        parse_list(&args.precision).iter().map(|p| p.parse().map_err(anyhow::Error::msg)).collect::<Result<_>>()?;
-    let names = parse_list(&args.format);
-    if names.is_empty() || precisions.is_empty() {
-        bail!("no format or no precision given");
-    }
-    select_formats::<f64>(&names)?;
+    let precisions = select::precisions(&args.precision)?;
+    let specs = select::format_specs(&args.format, args.deterministic)?;
     let weights = if args.weighted { EdgeWeights::Values } else { EdgeWeights::Pattern };
     let inputs = inputs::resolve(&args.inputs)?;
-    let gpu = if args.cpu {
-        eprintln!("running on the CPU (--cpu)");
-        None
-    } else {
-        match Gpu::detect() {
-            Ok(gpu) => {
-                eprintln!("running on the GPU: {} ({})", gpu.name(), gpu.arch());
-                Some(gpu)
-            }
-            Err(e) => {
-                eprintln!("{e}; running on the CPU instead");
-                None
-            }
-        }
-    };
+    let backend = select::backend(args.cpu);
     let mut report = Report {
         schema_version: 1,
         spmv_version: env!("CARGO_PKG_VERSION").to_string(),
-        backend: if gpu.is_some() { "gpu" } else { "cpu" }.into(),
-        device: match &gpu {
-            Some(g) => g.name().to_string(),
-            None => format!("CPU ({} threads)", std::thread::available_parallelism().map_or(1, |n| n.get())),
+        backend: match backend {
+            Backend::Gpu(_) => "gpu",
+            Backend::Cpu => "cpu",
+        }
+        .into(),
+        device: match &backend {
+            Backend::Gpu(g) => g.name().to_string(),
+            Backend::Cpu => backend.describe(),
         },
         settings: settings.clone(),
         weights,
@@ -264,21 +243,21 @@ pub fn run(args: PagerankArgs) -> Result<ExitCode> {
         };
         let exact_scores = exact.as_ref().map(|e| e.scores());
         for &precision in &precisions {
-            for format in &names_for(&names)? {
+            for spec in &specs {
                 let mut r = match precision {
-                    Precision::F64 => run_one::<f64>(&gpu, &t, format, &settings, &args)?,
-                    Precision::F32 => run_one::<f32>(&gpu, &t, format, &settings, &args)?,
+                    Precision::F64 => run_one::<f64>(&backend, &t, spec, &settings, &args),
+                    Precision::F32 => run_one::<f32>(&backend, &t, spec, &settings, &args),
                 };
                 if let (Some(exact), Some(scores)) = (&exact_scores, r.1.take()) {
                     r.0.agreement = Some(pagerank::top_k_agreement(exact, &scores, args.agreement, args.tie_tol));
                     r.0.max_abs_error = Some(exact.iter().zip(&scores).map(|(e, s)| (e - s).abs()).fold(0.0, f64::max));
                 }
-                failed += usize::from(r.0.status == "error");
+                failed += usize::from(r.0.status.failed());
                 graph.results.push(r.0);
             }
         }
         print!("{}", table(&graph, args.exact));
-        if let Some(first) = graph.results.iter().find(|r| r.status == "ok") {
+        if let Some(first) = graph.results.iter().find(|r| r.status == Status::Ok) {
             print!("{}", top_table(first, exact.as_ref()));
         }
         report.graphs.push(graph);
@@ -295,54 +274,48 @@ pub fn run(args: PagerankArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The format names, "all" expanded.
-fn names_for(names: &[String]) -> Result<Vec<String>> {
-    Ok(select_formats::<f64>(names)?.iter().map(|f| f.name.to_string()).collect())
-}
-
 /// One format × precision: conversion, upload, `runs` PageRank runs. Returns the report and
 /// the ranks of the first run (for the comparison with the exact ranking).
 fn run_one<T: Scalar>(
-    gpu: &Option<Arc<Gpu>>,
+    backend: &Backend,
     t: &Transition,
-    format: &str,
+    spec: &FormatSpec,
     settings: &Settings,
     args: &PagerankArgs,
-) -> Result<(RunReport, Option<Vec<f64>>)> {
-    let info = formats::find::<T>(format)?;
-    let mut report = RunReport::new(info.name, T::PRECISION);
+) -> (RunReport, Option<Vec<f64>>) {
+    let mut report = RunReport::new(spec, T::PRECISION);
     let gt = t.matrix().cast::<T>();
     let start = Instant::now();
-    let host = match (info.build)(&gt) {
+    let host = match formats::build(spec, &gt) {
         Ok(f) => f,
         Err(e) => {
-            report.status = if matches!(e, Error::Format { .. }) { "unsupported" } else { "error" }.into();
+            report.status = Status::of_error(&e);
             report.error = Some(e.to_string());
-            return Ok((report, None));
+            return (report, None);
         }
     };
     report.convert_ms = start.elapsed().as_secs_f64() * 1e3;
     let outcome = (|| -> spmv::Result<Vec<PageRank<T>>> {
-        match gpu {
-            Some(gpu) => {
+        match backend {
+            Backend::Gpu(gpu) => {
                 let start = Instant::now();
                 let device = host.upload(gpu)?;
                 gpu.synchronize()?;
                 report.upload_ms = Some(start.elapsed().as_secs_f64() * 1e3);
-                (0..args.runs.max(1)).map(|_| pagerank::pagerank_gpu(gpu, device.as_ref(), t, settings)).collect()
+                (0..args.runs.max(1)).map(|_| pagerank::pagerank_gpu(gpu, &device, t, settings)).collect()
             }
-            None => (0..args.runs.max(1)).map(|_| pagerank::pagerank_host(host.as_ref(), t, settings)).collect(),
+            Backend::Cpu => (0..args.runs.max(1)).map(|_| pagerank::pagerank_host(&host, t, settings)).collect(),
         }
     })();
     let runs = match outcome {
         Ok(runs) => runs,
         Err(e) => {
             report.error = Some(e.to_string());
-            return Ok((report, None));
+            return (report, None);
         }
     };
     let first = &runs[0];
-    report.status = "ok".into();
+    report.status = Status::Ok;
     report.iterations = first.iterations;
     report.converged = first.converged;
     report.residual = first.residual;
@@ -356,7 +329,7 @@ fn run_one<T: Scalar>(
     }
     report.top = first.top(args.top);
     report.largest_rank = first.ranks.iter().map(|r| r.to_f64()).fold(f64::NAN, f64::max);
-    Ok((report, Some(first.scores())))
+    (report, Some(first.scores()))
 }
 
 fn table(graph: &GraphReport, exact: bool) -> String {
@@ -407,16 +380,16 @@ fn table(graph: &GraphReport, exact: bool) -> String {
                 }
             }
         }
-        let status = match (&r.status[..], &r.error) {
-            ("ok", _) => "ok".to_string(),
-            (st, Some(e)) => format!("{} ({})", st.to_uppercase(), e.lines().next().unwrap_or("")),
-            (st, None) => st.to_uppercase(),
+        let status = match (r.status, &r.error) {
+            (Status::Ok, _) => "ok".to_string(),
+            (st, Some(e)) => format!("{} ({})", st.as_str().to_uppercase(), e.lines().next().unwrap_or("")),
+            (st, None) => st.as_str().to_uppercase(),
         };
         let _ = writeln!(s, "  {status}");
     }
     // A residual that stalls above tol is usually rounding: say so, with the spacing of the
     // precision's numbers at the largest rank.
-    for r in graph.results.iter().filter(|r| r.status == "ok" && !r.converged && r.largest_rank > 0.0) {
+    for r in graph.results.iter().filter(|r| r.status == Status::Ok && !r.converged && r.largest_rank > 0.0) {
         let bits = if r.precision == Precision::F32 { 23 } else { 52 };
         let spacing = 2f64.powi(r.largest_rank.log2().floor() as i32 - bits);
         let stalled = r.residual <= 16.0 * spacing;

@@ -24,8 +24,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use spmv::bench::inputs;
+use spmv::bench::Status;
 use spmv::formats::{find, FormatInfo};
+use spmv::io::inputs;
 use spmv::gpu::Gpu;
 use spmv::reference::Oracle;
 use spmv::{Coo, Csr, Scalar};
@@ -95,7 +96,7 @@ struct Outcome {
     precision: String,
     nrows: usize,
     nnz: usize,
-    status: String,
+    status: Status,
     error: Option<String>,
     runs: usize,
     /// Rows left out of the relative errors: μ_i = 0.
@@ -131,7 +132,7 @@ fn products<T: Scalar>(
     a: &Csr<T>,
     runs: usize,
 ) -> spmv::Result<Vec<Vec<T>>> {
-    let format = (info.build)(a)?;
+    let format = info.build(a)?;
     let ones = vec![T::ONE; a.ncols()];
     match gpu {
         Some(gpu) => {
@@ -146,13 +147,13 @@ fn products<T: Scalar>(
                 })
                 .collect()
         }
-        None => Ok((0..runs)
+        None => (0..runs)
             .map(|_| {
                 let mut y = vec![T::nan(); a.nrows()];
-                format.spmv_cpu(&ones, &mut y);
-                y
+                format.spmv(&ones, &mut y)?;
+                Ok(y)
             })
-            .collect()),
+            .collect(),
     }
 }
 
@@ -175,7 +176,7 @@ fn measure<T: Scalar>(
                 precision: T::SUFFIX.into(),
                 nrows: a.nrows(),
                 nnz: a.nnz(),
-                status: "ok".into(),
+                status: Status::Ok,
                 error: None,
                 runs,
                 zero_rows,
@@ -189,7 +190,7 @@ fn measure<T: Scalar>(
             };
             match find::<T>(format).and_then(|info| products(gpu, &info, &a, runs)) {
                 Err(e) => {
-                    o.status = if matches!(e, spmv::Error::Format { .. }) { "unsupported" } else { "error" }.into();
+                    o.status = Status::of_error(&e);
                     o.error = Some(e.to_string());
                 }
                 Ok(ys) => {
@@ -203,7 +204,7 @@ fn measure<T: Scalar>(
                     o.inexact_rows =
                         ys[0].iter().zip(&exact).filter(|(v, &mu)| v.to_f64() != T::from_f64(mu).to_f64()).count();
                     if ys[0].iter().any(|v| v.to_f64().is_nan()) {
-                        o.status = "wrong".into();
+                        o.status = Status::Wrong;
                     }
                 }
             }
@@ -263,12 +264,12 @@ fn main() -> std::process::ExitCode {
                 }
             };
             for o in &found {
-                if o.status != "ok" {
+                if o.status != Status::Ok {
                     println!(
                         "| {name} | {} | {} | {}: {} | | | | | |",
                         o.format,
                         o.precision,
-                        o.status,
+                        o.status.as_str(),
                         o.error.as_deref().unwrap_or("")
                     );
                 } else {

@@ -4,14 +4,18 @@
 //! literature, each with its conversion from CSR, a CPU implementation and CUDA kernels,
 //! plus the tools to benchmark them against cuSPARSE and the memory-bandwidth limit.
 //!
+//! - [`Matrix`], [`Backend`], [`Operator`]: the front door — read or generate a matrix, put
+//!   it in any format on the GPU (or the CPU), multiply: `y = α·A·x + β·y`.
 //! - [`matrix`]: [`Csr`], [`Coo`], the [`Scalar`] element types.
 //! - [`io`]: Matrix Market reading and writing, matrix generators.
 //! - [`reference`]: the oracle every result is checked against.
-//! - [`formats`]: the registry of storage formats.
+//! - [`formats`]: the registry of storage formats with their parameters, and the two handles
+//!   every format is used through: [`HostMatrix`] (CPU) and [`DeviceMatrix`] (GPU).
 //! - [`gpu`]: CUDA runtime (device detection, NVRTC kernel cache, timing, cuSPARSE).
 //! - [`bench`]: the measurements behind `spmv bench`.
 //! - [`solve`]: solvers on top of any format (PageRank).
 
+mod api;
 pub mod bench;
 pub mod error;
 pub mod formats;
@@ -21,7 +25,9 @@ pub mod matrix;
 pub mod reference;
 pub mod solve;
 
+pub use api::{Backend, Matrix, Operator};
 pub use error::{Error, Result};
+pub use formats::{DeviceMatrix, FormatSpec, HostMatrix};
 
 /// Every CUDA C module of the library: the runtime's, the formats' and the solvers'. CI
 /// compiles each for `sm_90` (`tests/kernels_compile.rs`).

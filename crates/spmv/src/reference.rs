@@ -79,13 +79,32 @@ impl Oracle {
         Oracle { y, abs_sum, row_len: (0..a.nrows()).into_par_iter().map(|r| a.row_len(r)).collect() }
     }
 
-    /// Compares a computed `y` (precision `T`) with the oracle.
+    /// Compares a computed `y = A·x` (precision `T`) with the oracle.
     pub fn check<T: Scalar>(&self, y: &[T]) -> Check {
         assert_eq!(y.len(), self.y.len(), "y has the wrong length");
         let u = T::UNIT_ROUNDOFF;
+        self.compare(y, |r| (self.y[r], (self.row_len[r] as f64 + 2.0) * u * self.abs_sum[r]))
+    }
+
+    /// Compares a computed `y = α·A·x + β·y0` (precision `T`) with the oracle. The bound
+    /// adds to the sum's (k + 2)·u·Σ|a·x|, scaled by |α|, three roundings of the final
+    /// α·s + β·y0 (products and sum): 3·u·(|α|·Σ|a·x| + |β·y0|).
+    pub fn check_scaled<T: Scalar>(&self, alpha: T, beta: T, y0: &[T], y: &[T]) -> Check {
+        assert_eq!(y.len(), self.y.len(), "y has the wrong length");
+        assert_eq!(y0.len(), self.y.len(), "y0 has the wrong length");
+        let (u, a, b) = (T::UNIT_ROUNDOFF, alpha.to_f64(), beta.to_f64());
+        self.compare(y, |r| {
+            let by0 = if b == 0.0 { 0.0 } else { b * y0[r].to_f64() };
+            let bound = a.abs() * (self.row_len[r] as f64 + 5.0) * u * self.abs_sum[r] + 3.0 * u * by0.abs();
+            (a * self.y[r] + by0, bound)
+        })
+    }
+
+    /// Counts the rows where |y − expected| exceeds the bound; `row(r)` = (expected, bound).
+    fn compare<T: Scalar>(&self, y: &[T], row: impl Fn(usize) -> (f64, f64) + Sync) -> Check {
         let per_row = |r: usize| {
-            let err = (y[r].to_f64() - self.y[r]).abs();
-            let bound = (self.row_len[r] as f64 + 2.0) * u * self.abs_sum[r];
+            let (expected, bound) = row(r);
+            let err = (y[r].to_f64() - expected).abs();
             // NaN compares false, so a poisoned or NaN output fails here.
             let ok = err <= bound;
             let rel = if err == 0.0 {

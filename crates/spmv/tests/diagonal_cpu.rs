@@ -18,7 +18,7 @@ fn check<T: Scalar>(name: &str, a64: &Csr<f64>) -> (Vec<String>, Vec<String>) {
     let (mut failures, mut refused) = (Vec::new(), Vec::new());
     for format in diagonal::FORMATS {
         let label = format!("{name} / {format} / {}", T::SUFFIX);
-        let f = match (find::<T>(format).unwrap().build)(&a) {
+        let f = match find::<T>(format).unwrap().build(&a) {
             Ok(f) => f,
             Err(Error::Format { reason, .. }) => {
                 if !reason.contains("padded zeros") {
@@ -33,7 +33,7 @@ fn check<T: Scalar>(name: &str, a64: &Csr<f64>) -> (Vec<String>, Vec<String>) {
             }
         };
         let mut y = vec![T::nan(); a.nrows()];
-        f.spmv_cpu(&x, &mut y);
+        f.spmv(&x, &mut y).unwrap();
         let c = oracle.check(&y);
         if !c.passed() {
             failures.push(format!("{label}: {c:?}"));
@@ -82,7 +82,7 @@ fn diagonal_formats_match_the_oracle_on_edge_cases() {
 #[test]
 fn hdia_and_drm_store_the_same_slots_and_drm_balances_them() {
     for (name, a, _) in diagonal::matrices() {
-        let stats = |format: &str| (find::<f64>(format).unwrap().build)(&a).unwrap().stats();
+        let stats = |format: &str| find::<f64>(format).unwrap().build(&a).unwrap().stats();
         let (hdia, drm) = (stats("hdia"), stats("drm"));
         assert_eq!(hdia.stored, drm.stored, "{name}");
         let extra = |s: &spmv::formats::FormatStats, key: &str| s.extra.iter().find(|(k, _)| k == key).unwrap().1;
@@ -97,7 +97,7 @@ fn hdia_and_drm_store_the_same_slots_and_drm_balances_them() {
 fn refusals_name_the_padding_and_the_limit() {
     // Main diagonal plus scattered points: DIA would need one diagonal per point.
     let a = spmv::io::gen::generate("banded:n=300000,offsets=0,scatter=0.01").unwrap();
-    let reason = match (find::<f64>("dia").unwrap().build)(&a) {
+    let reason = match find::<f64>("dia").unwrap().build(&a) {
         Err(Error::Format { format: "dia", reason }) => reason,
         other => panic!("DIA should refuse: {:?}", other.map(|f| f.stats())),
     };
@@ -109,8 +109,8 @@ fn refusals_name_the_padding_and_the_limit() {
     // HDC (whose DIA part is bounded by construction) keeps it all in CSR.
     let a = spmv::io::gen::generate("random:n=100000,mean=8").unwrap();
     for format in ["dia", "hdia", "dia-adaptive", "drm"] {
-        assert!(matches!((find::<f64>(format).unwrap().build)(&a), Err(Error::Format { .. })), "{format}");
+        assert!(matches!(find::<f64>(format).unwrap().build(&a), Err(Error::Format { .. })), "{format}");
     }
-    let hdc = (find::<f64>("hdc").unwrap().build)(&a).unwrap().stats();
+    let hdc = find::<f64>("hdc").unwrap().build(&a).unwrap().stats();
     assert_eq!(hdc.stored, hdc.nnz);
 }

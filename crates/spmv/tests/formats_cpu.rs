@@ -1,5 +1,6 @@
 //! Every registered format's CPU SpMV against the oracle, in f64 and f32, on the edge cases
-//! and on every real matrix.
+//! and on every real matrix: y = A·x into a NaN-poisoned y, and y = α·A·x + β·y for
+//! α, β ∈ {0, 1, −2.5}.
 
 mod common;
 
@@ -16,7 +17,7 @@ fn check_all<T: Scalar>(matrices: &[(String, Csr<f64>)]) -> Vec<String> {
             let x = test_vector::<T>(a.ncols());
             let oracle = Oracle::new(&a, &x);
             registry::<T>().into_iter().filter_map(move |info| {
-                let format = match (info.build)(&a) {
+                let format = match info.build(&a) {
                     Ok(f) => f,
                     // A format may refuse a matrix it cannot hold (too much padding, index
                     // overflow): the benchmark's "unsupported"; each format's unit tests check
@@ -24,10 +25,25 @@ fn check_all<T: Scalar>(matrices: &[(String, Csr<f64>)]) -> Vec<String> {
                     Err(spmv::Error::Format { .. }) => return None,
                     Err(e) => return Some(format!("{name} / {} / {}: conversion failed: {e}", info.name, T::SUFFIX)),
                 };
+                let label = format!("{name} / {} / {}", info.name, T::SUFFIX);
+                let mut bad = Vec::new();
                 let mut y = vec![T::nan(); a.nrows()];
-                format.spmv_cpu(&x, &mut y);
+                format.spmv(&x, &mut y).unwrap();
                 let check = oracle.check(&y);
-                (!check.passed()).then(|| format!("{name} / {} / {}: {check:?}", info.name, T::SUFFIX))
+                if !check.passed() {
+                    bad.push(format!("{label}: {check:?}"));
+                }
+                let y0 = common::start_vector::<T>(a.nrows());
+                for (alpha, beta) in common::alpha_beta::<T>() {
+                    // β = 0 must not read y: poison it; otherwise start from y0.
+                    let mut y = if beta == T::ZERO { vec![T::nan(); a.nrows()] } else { y0.clone() };
+                    format.apply(alpha, &x, beta, &mut y).unwrap();
+                    let check = oracle.check_scaled(alpha, beta, &y0, &y);
+                    if !check.passed() {
+                        bad.push(format!("{label} (α = {alpha}, β = {beta}): {check:?}"));
+                    }
+                }
+                (!bad.is_empty()).then(|| bad.join("\n"))
             }).collect::<Vec<_>>()
         })
         .collect()
@@ -47,6 +63,37 @@ fn cpu_formats_match_oracle_on_shared_matrices() {
     let mut failures = check_all::<f64>(&matrices);
     failures.extend(check_all::<f32>(&matrices));
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn cpu_wrong_vector_lengths_are_errors_naming_the_format() {
+    let a = common::edge_cases().into_iter().find(|(n, _)| n.starts_with("tall")).unwrap().1;
+    for info in registry::<f64>() {
+        let Ok(format) = info.build(&a) else { continue };
+        let mut y = vec![0.0; a.nrows()];
+        let e = format.apply(1.0, &vec![0.0; a.ncols() + 1], 0.0, &mut y).unwrap_err();
+        assert!(matches!(e, spmv::Error::Shape(_)) && e.to_string().contains(info.name), "{e}");
+        let mut short = vec![0.0; a.nrows() - 1];
+        assert!(matches!(format.spmv(&vec![0.0; a.ncols()], &mut short), Err(spmv::Error::Shape(_))));
+    }
+}
+
+#[test]
+fn scaled_check_catches_wrong_scaling() {
+    let a = common::edge_cases().into_iter().find(|(n, _)| n.starts_with("empty rows")).unwrap().1;
+    let x = test_vector::<f64>(a.ncols());
+    let oracle = Oracle::new(&a, &x);
+    let y0 = common::start_vector::<f64>(a.nrows());
+    let mut ax = vec![0.0; a.nrows()];
+    a.spmv_serial(&x, &mut ax);
+    let right: Vec<f64> = ax.iter().zip(&y0).map(|(s, y)| -2.5 * s + y).collect();
+    assert!(oracle.check_scaled(-2.5, 1.0, &y0, &right).passed());
+    // β ignored, α applied twice, α dropped: all fail.
+    let no_beta: Vec<f64> = ax.iter().map(|s| -2.5 * s).collect();
+    assert!(!oracle.check_scaled(-2.5, 1.0, &y0, &no_beta).passed());
+    let twice: Vec<f64> = ax.iter().zip(&y0).map(|(s, y)| 6.25 * s + y).collect();
+    assert!(!oracle.check_scaled(-2.5, 1.0, &y0, &twice).passed());
+    assert!(!oracle.check_scaled(-2.5, 1.0, &y0, &ax).passed());
 }
 
 #[test]

@@ -1,22 +1,26 @@
 //! Every registered format on the GPU against the oracle, f64 and f32, on the edge cases
-//! and every real matrix. Run on a CUDA machine with `--include-ignored`.
+//! and every real matrix: y = A·x into a NaN-poisoned y (twice), and y = α·A·x + β·y for
+//! α, β ∈ {0, 1, −2.5}. Run on a CUDA machine with `--include-ignored`.
 
 mod common;
+
+use std::sync::Arc;
 
 use spmv::formats::registry;
 use spmv::gpu::Gpu;
 use spmv::reference::{test_vector, Oracle};
 use spmv::{Csr, Error, Scalar};
 
-fn check_all<T: Scalar>(gpu: &std::sync::Arc<Gpu>, matrices: &[(String, Csr<f64>)]) -> Vec<String> {
+fn check_all<T: Scalar>(gpu: &Arc<Gpu>, matrices: &[(String, Csr<f64>)]) -> Vec<String> {
     let mut failures = Vec::new();
     for (name, a64) in matrices {
         let a: Csr<T> = a64.cast();
         let x = test_vector::<T>(a.ncols());
+        let y0 = common::start_vector::<T>(a.nrows());
         let oracle = Oracle::new(&a, &x);
         for info in registry::<T>() {
             let label = format!("{name} / {} / {}", info.name, T::SUFFIX);
-            let format = match (info.build)(&a) {
+            let format = match info.build(&a) {
                 Ok(f) => f,
                 // A format may refuse a matrix it cannot hold (the benchmark's "unsupported");
                 // each format's unit tests check its own limits.
@@ -26,27 +30,38 @@ fn check_all<T: Scalar>(gpu: &std::sync::Arc<Gpu>, matrices: &[(String, Csr<f64>
                     continue;
                 }
             };
-            let run = || -> spmv::Result<_> {
+            let run = || -> spmv::Result<Vec<String>> {
+                let mut bad = Vec::new();
                 let device = format.upload(gpu)?;
                 let x_dev = gpu.upload(&x)?;
+                let y0_dev = gpu.upload(&y0)?;
                 let mut y_dev = gpu.alloc::<T>(a.nrows())?;
-                gpu.fill(&mut y_dev, T::nan())?;
-                device.spmv(&x_dev, &mut y_dev)?;
-                let first = gpu.download(&y_dev)?;
-                // A second run into a poisoned buffer must give a correct result again.
-                gpu.fill(&mut y_dev, T::nan())?;
-                device.spmv(&x_dev, &mut y_dev)?;
-                Ok((first, gpu.download(&y_dev)?))
-            };
-            match run() {
-                Ok((first, second)) => {
-                    for (which, y) in [("first", first), ("second", second)] {
-                        let check = oracle.check(&y);
-                        if !check.passed() {
-                            failures.push(format!("{label} ({which} run): {check:?}"));
-                        }
+                // y = A·x twice into a poisoned y: a second run must be right again.
+                for run in ["first", "second"] {
+                    gpu.fill(&mut y_dev, T::nan())?;
+                    device.spmv(&x_dev, &mut y_dev)?;
+                    let check = oracle.check(&gpu.download(&y_dev)?);
+                    if !check.passed() {
+                        bad.push(format!("{label} ({run} run): {check:?}"));
                     }
                 }
+                for (alpha, beta) in common::alpha_beta::<T>() {
+                    // β = 0 must not read y: poison it; otherwise start from y0.
+                    if beta == T::ZERO {
+                        gpu.fill(&mut y_dev, T::nan())?;
+                    } else {
+                        gpu.stream().memcpy_dtod(&y0_dev, &mut y_dev)?;
+                    }
+                    device.apply(alpha, &x_dev, beta, &mut y_dev)?;
+                    let check = oracle.check_scaled(alpha, beta, &y0, &gpu.download(&y_dev)?);
+                    if !check.passed() {
+                        bad.push(format!("{label} (α = {alpha}, β = {beta}): {check:?}"));
+                    }
+                }
+                Ok(bad)
+            };
+            match run() {
+                Ok(bad) => failures.extend(bad),
                 Err(e) => failures.push(format!("{label}: {e}")),
             }
         }
@@ -54,7 +69,7 @@ fn check_all<T: Scalar>(gpu: &std::sync::Arc<Gpu>, matrices: &[(String, Csr<f64>
     failures
 }
 
-fn gpu() -> std::sync::Arc<Gpu> {
+fn gpu() -> Arc<Gpu> {
     Gpu::detect().unwrap_or_else(|e| panic!("this test needs a CUDA device: {e}"))
 }
 
@@ -88,17 +103,50 @@ fn gpu_rejects_wrong_vector_lengths() {
     let gpu = gpu();
     let a = common::edge_cases().into_iter().find(|(n, _)| n.starts_with("tall")).unwrap().1;
     for info in registry::<f64>() {
-        let format = match (info.build)(&a) {
+        let format = match info.build(&a) {
             Ok(f) => f,
-            // A format may refuse the matrix (DIA: 4570 diagonals); its own tests check it.
+            // A format may refuse the matrix; its own tests check it.
             Err(Error::Format { .. }) => continue,
             Err(e) => panic!("{}: {e}", info.name),
         };
         let device = format.upload(&gpu).unwrap();
         let x = gpu.alloc::<f64>(a.ncols() + 1).unwrap();
         let mut y = gpu.alloc::<f64>(a.nrows()).unwrap();
-        assert!(matches!(device.spmv(&x, &mut y), Err(Error::Format { .. })), "{}", info.name);
+        let e = device.apply(2.0, &x, 1.0, &mut y).unwrap_err();
+        assert!(matches!(e, Error::Shape(_)) && e.to_string().contains(info.name), "{}: {e}", info.name);
+        let x = gpu.alloc::<f64>(a.ncols()).unwrap();
+        let mut y = gpu.alloc::<f64>(a.nrows() - 1).unwrap();
+        assert!(matches!(device.spmv(&x, &mut y), Err(Error::Shape(_))), "{}", info.name);
     }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn device_matrix_reports_what_it_holds_and_serves_two_threads() {
+    let gpu = gpu();
+    let a = common::edge_cases().into_iter().find(|(n, _)| n.starts_with("varied")).unwrap().1;
+    let spec = spmv::formats::parse_spec("sell-c-sigma:c=64,sigma=128").unwrap();
+    let host = spmv::formats::build(&spec, &a).unwrap();
+    let device = host.upload(&gpu).unwrap();
+    assert_eq!((device.nrows(), device.ncols(), device.nnz()), (a.nrows(), a.ncols(), a.nnz()));
+    assert_eq!(device.spec().to_string(), "sell-c-sigma:c=64,sigma=128");
+    assert!(device.device_bytes() >= device.stats().bytes && device.stats().nnz == a.nnz());
+    // One handle shared by two threads, each with its own vectors: both results are right.
+    let x = test_vector::<f64>(a.ncols());
+    let oracle = Oracle::new(&a, &x);
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                let x_dev = gpu.upload(&x).unwrap();
+                let mut y_dev = gpu.alloc::<f64>(a.nrows()).unwrap();
+                for _ in 0..20 {
+                    device.apply(-2.5, &x_dev, 0.0, &mut y_dev).unwrap();
+                }
+                let y = gpu.download(&y_dev).unwrap();
+                assert!(oracle.check_scaled(-2.5, 0.0, &vec![0.0; y.len()], &y).passed());
+            });
+        }
+    });
 }
 
 #[test]

@@ -19,7 +19,7 @@ fn check<T: Scalar>(gpu: &std::sync::Arc<Gpu>, name: &str, a64: &Csr<f64>) -> Ve
     let oracle = Oracle::new(&a, &x);
     let label = format!("{name} / {FORMAT} / {}", T::SUFFIX);
     let runs = || -> spmv::Result<Vec<Vec<T>>> {
-        let device = (find::<T>(FORMAT)?.build)(&a)?.upload(gpu)?;
+        let device = find::<T>(FORMAT)?.build(&a)?.upload(gpu)?;
         let x_dev = gpu.upload(&x)?;
         let mut y_dev = gpu.alloc::<T>(a.nrows())?;
         (0..RUNS)

@@ -1,7 +1,8 @@
 //! Every registered CUDA kernel module compiles for sm_90 with NVRTC — no GPU needed.
 //! CI sets SPMV_REQUIRE_NVRTC=1 (and installs NVRTC from PyPI) so a missing library fails.
 
-use spmv::formats::{all_kernel_modules, registry};
+use spmv::all_kernel_modules;
+use spmv::formats::registry;
 use spmv::gpu::jit;
 
 #[test]

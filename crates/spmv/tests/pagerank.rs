@@ -59,12 +59,12 @@ fn every_format_on_the_cpu_gives_the_exact_top_100_of_wiki_vote() {
     let settings = Settings { tol: 1e-11, ..Settings::default() };
     let mut failures = Vec::new();
     for info in registry::<f64>() {
-        let format = match (info.build)(t.matrix()) {
+        let format = match info.build(t.matrix()) {
             Ok(f) => f,
             Err(Error::Format { .. }) => continue,
             Err(e) => panic!("{}: {e}", info.name),
         };
-        let r = pagerank_host(format.as_ref(), &t, &settings).unwrap();
+        let r = pagerank_host(&format, &t, &settings).unwrap();
         let agreement = top_k_agreement(&exact.ranks, &r.scores(), 100, 1e-9);
         let err = max_abs_diff(&r.ranks, &exact.ranks);
         if !r.converged || agreement.same_position_up_to_ties != 100 || err > 1e-8 {
@@ -82,12 +82,12 @@ fn gpu() -> Arc<Gpu> {
 /// declines the matrix.
 fn on_gpu<T: Scalar>(gpu: &Arc<Gpu>, format: &str, t: &Transition, s: &Settings) -> Option<spmv::Result<PageRank<T>>> {
     let info = spmv::formats::find::<T>(format).unwrap();
-    let host = match (info.build)(&t.matrix().cast::<T>()) {
+    let host = match info.build(&t.matrix().cast::<T>()) {
         Ok(f) => f,
         Err(Error::Format { .. }) => return None,
         Err(e) => return Some(Err(e)),
     };
-    Some(host.upload(gpu).and_then(|d| pagerank_gpu(gpu, d.as_ref(), t, s)))
+    Some(host.upload(gpu).and_then(|d| pagerank_gpu(gpu, &d, t, s)))
 }
 
 #[test]
@@ -126,7 +126,7 @@ fn gpu_agrees_with_the_cpu() {
         let t = generated(spec);
         for format in ["csr-vector", "lightspmv"] {
             let info = spmv::formats::find::<f64>(format).unwrap();
-            let cpu = pagerank_host((info.build)(t.matrix()).unwrap().as_ref(), &t, &settings).unwrap();
+            let cpu = pagerank_host(&info.build(t.matrix()).unwrap(), &t, &settings).unwrap();
             let g = on_gpu::<f64>(&gpu, format, &t, &settings).unwrap().unwrap();
             let err = max_abs_diff(&g.ranks, &cpu.ranks);
             let agreement = top_k_agreement(&cpu.scores(), &g.scores(), 100, 1e-9);
@@ -143,7 +143,7 @@ fn gpu_agrees_with_the_cpu() {
             // f32 may stall above the tolerance (hubs' ranks are large): cap the iterations.
             let settings32 = Settings { max_iter: 300, ..settings.clone() };
             let info32 = spmv::formats::find::<f32>(format).unwrap();
-            let cpu32 = pagerank_host((info32.build)(&t.matrix().cast()).unwrap().as_ref(), &t, &settings32).unwrap();
+            let cpu32 = pagerank_host(&info32.build(&t.matrix().cast()).unwrap(), &t, &settings32).unwrap();
             let g32 = on_gpu::<f32>(&gpu, format, &t, &settings32).unwrap().unwrap();
             let scale = cpu32.scores().iter().fold(1.0f64, |m, v| m.max(*v));
             let err32 = max_abs_diff(&g32.scores(), &cpu32.scores());

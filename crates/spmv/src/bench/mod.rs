@@ -2,7 +2,6 @@
 //! bytes, median and minimum kernel time, GFLOPS, effective bandwidth against the copy
 //! roofline measured in the same run, and the error against the oracle.
 
-pub mod inputs;
 pub mod report;
 
 use std::sync::Arc;
@@ -12,17 +11,49 @@ use cudarc::driver::PushKernelArg;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::error::Result;
-use crate::formats::{FormatInfo, FormatStats};
-use crate::gpu::{grid_for, jit, Gpu};
+use crate::error::{Error, Result};
+use crate::formats::{self, FormatSpec, FormatStats, HostMatrix};
+use crate::gpu::{grid_for, jit, Gpu, Kernel};
 use crate::matrix::{Csr, Precision, Scalar};
 use crate::reference::{test_vector, Check, Oracle};
+pub use crate::Backend;
 
-/// Where the kernels run.
-#[derive(Clone, Debug)]
-pub enum Backend {
-    Gpu(Arc<Gpu>),
-    Cpu,
+/// The outcome of one run (a benchmark result, a PageRank run ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Ran, and the result is within the oracle's rounding bound.
+    Ok,
+    /// Ran, and the result is outside the rounding bound.
+    Wrong,
+    /// The format declined the matrix (see the error).
+    Unsupported,
+    /// A CUDA or other failure (see the error).
+    Error,
+}
+
+impl Status {
+    /// The status of a run that failed with `e`: a format that declines a matrix (or a
+    /// spec it cannot take) is `Unsupported`, anything else an `Error`.
+    pub fn of_error(e: &Error) -> Status {
+        if matches!(e, Error::Format { .. } | Error::Unsupported(_)) {
+            Status::Unsupported
+        } else {
+            Status::Error
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Wrong => "wrong",
+            Status::Unsupported => "unsupported",
+            Status::Error => "error",
+        }
+    }
+    /// A wrong result or a failure to run (declining a matrix is neither).
+    pub fn failed(self) -> bool {
+        matches!(self, Status::Wrong | Status::Error)
+    }
 }
 
 /// How to measure.
@@ -58,14 +89,17 @@ pub struct Machine {
 #[derive(Clone, Debug, Serialize)]
 pub struct Measurement {
     pub matrix: String,
+    /// The format's name with the parameters that differ from their defaults (its label).
     pub format: String,
+    /// The canonical spec, every parameter spelled out.
+    pub spec: String,
     pub precision: Precision,
     pub nrows: usize,
     pub ncols: usize,
     pub nnz: usize,
     /// "ok", "wrong" (outside the rounding bound), "unsupported" (the format declined the
     /// matrix, see `error`) or "error" (a CUDA or other failure, see `error`).
-    pub status: String,
+    pub status: Status,
     pub error: Option<String>,
     /// Host time of the conversion from CSR, in milliseconds.
     pub convert_ms: f64,
@@ -91,15 +125,16 @@ pub struct Measurement {
 }
 
 impl Measurement {
-    fn new<T: Scalar>(matrix: &str, format: &str, a: &Csr<T>) -> Self {
+    fn new<T: Scalar>(matrix: &str, spec: &FormatSpec, a: &Csr<T>) -> Self {
         Measurement {
             matrix: matrix.to_string(),
-            format: format.to_string(),
+            format: spec.label(),
+            spec: spec.to_string(),
             precision: T::PRECISION,
             nrows: a.nrows(),
             ncols: a.ncols(),
             nnz: a.nnz(),
-            status: "error".into(),
+            status: Status::Error,
             error: None,
             convert_ms: 0.0,
             upload_ms: None,
@@ -118,7 +153,7 @@ impl Measurement {
     }
     /// Did this row find a wrong result or fail to run?
     pub fn failed(&self) -> bool {
-        self.status == "wrong" || self.status == "error"
+        self.status.failed()
     }
 }
 
@@ -143,14 +178,10 @@ impl Backend {
                 let n16 = (bytes / 16) as u64;
                 let src = gpu.alloc::<u8>(bytes)?;
                 let mut dst = gpu.alloc::<u8>(bytes)?;
-                let f = gpu.function(&jit::UTIL_MODULE, "copy_16b")?;
-                let cfg = grid_for(gpu.multiprocessors() as u64 * 2048, 256)?;
+                let copy = Kernel::new(gpu, &jit::UTIL_MODULE, "copy_16b", grid_for(gpu.multiprocessors() as u64 * 2048, 256)?)?;
                 let mut times = gpu.time(settings.warmup.max(3), settings.reps.clamp(10, 50), || {
-                    let mut launch = gpu.stream().launch_builder(&f);
-                    launch.arg(&src).arg(&mut dst).arg(&n16);
                     // SAFETY: copy_16b(const uint4*, uint4*, u64 n16); both buffers hold n16·16 bytes.
-                    unsafe { launch.launch(cfg) }?;
-                    Ok(())
+                    unsafe { copy.launch(gpu, |a| { a.arg(&src).arg(&mut dst).arg(&n16); }) }
                 })?;
                 let (median, _) = median_min(&mut times);
                 Ok(Machine {
@@ -195,35 +226,31 @@ impl Backend {
         &self,
         name: &str,
         a: &Csr<T>,
-        formats: &[FormatInfo<T>],
+        specs: &[FormatSpec],
         settings: &Settings,
         machine: &Machine,
         mut progress: impl FnMut(&Measurement),
     ) -> Vec<Measurement> {
         let x = test_vector::<T>(a.ncols());
         let oracle = Oracle::new(a, &x);
-        let mut out = Vec::with_capacity(formats.len());
-        for info in formats {
-            let mut m = Measurement::new(name, info.name, a);
+        let mut out = Vec::with_capacity(specs.len());
+        for spec in specs {
+            let mut m = Measurement::new(name, spec, a);
             let t = Instant::now();
-            match (info.build)(a) {
+            match formats::build(spec, a) {
                 Err(e) => {
-                    m.status = if matches!(e, crate::Error::Format { .. } | crate::Error::Unsupported(_)) {
-                        "unsupported".into()
-                    } else {
-                        "error".into()
-                    };
+                    m.status = Status::of_error(&e);
                     m.error = Some(e.to_string());
                 }
                 Ok(format) => {
                     m.convert_ms = t.elapsed().as_secs_f64() * 1e3;
                     m.stats = format.stats();
                     let result = match self {
-                        Backend::Gpu(gpu) => measure_gpu(gpu, format.as_ref(), &x, &oracle, settings, &mut m),
-                        Backend::Cpu => measure_cpu(format.as_ref(), &x, &oracle, settings, &mut m),
+                        Backend::Gpu(gpu) => measure_gpu(gpu, &format, &x, &oracle, settings, &mut m),
+                        Backend::Cpu => measure_cpu(&format, &x, &oracle, settings, &mut m),
                     };
                     if let Err(e) = result {
-                        m.status = "error".into();
+                        m.status = Status::Error;
                         m.error = Some(e.to_string());
                     } else {
                         let moved = (m.bytes_read + (a.nrows() + a.ncols()) * std::mem::size_of::<T>()) as f64;
@@ -244,7 +271,7 @@ impl Backend {
 fn record_check(m: &mut Measurement, check: Check) {
     m.max_rel_error = check.max_rel_error;
     m.failed_rows = check.failed_rows;
-    m.status = if check.passed() { "ok".into() } else { "wrong".into() };
+    m.status = if check.passed() { Status::Ok } else { Status::Wrong };
     if !check.passed() {
         m.error = Some(format!(
             "{} row(s) outside the rounding bound; worst row {:?}",
@@ -255,7 +282,7 @@ fn record_check(m: &mut Measurement, check: Check) {
 
 fn measure_gpu<T: Scalar>(
     gpu: &Arc<Gpu>,
-    format: &dyn crate::formats::SpmvFormat<T>,
+    format: &HostMatrix<T>,
     x: &[T],
     oracle: &Oracle,
     settings: &Settings,
@@ -279,27 +306,26 @@ fn measure_gpu<T: Scalar>(
 }
 
 fn measure_cpu<T: Scalar>(
-    format: &dyn crate::formats::SpmvFormat<T>,
+    format: &HostMatrix<T>,
     x: &[T],
     oracle: &Oracle,
     settings: &Settings,
     m: &mut Measurement,
 ) -> Result<()> {
     m.format_bytes = m.stats.bytes;
-    m.bytes_read = m.stats.bytes;
+    m.bytes_read = format.bytes_read();
     let mut y = vec![T::nan(); format.nrows()];
-    format.spmv_cpu(x, &mut y);
+    format.spmv(x, &mut y)?;
     record_check(m, oracle.check(&y));
     for _ in 0..settings.warmup.min(3) {
-        format.spmv_cpu(x, &mut y);
+        format.spmv(x, &mut y)?;
     }
-    let mut times: Vec<f64> = (0..settings.reps)
-        .map(|_| {
-            let t = Instant::now();
-            format.spmv_cpu(x, &mut y);
-            t.elapsed().as_secs_f64() * 1e3
-        })
-        .collect();
+    let mut times = Vec::with_capacity(settings.reps);
+    for _ in 0..settings.reps {
+        let t = Instant::now();
+        format.spmv(x, &mut y)?;
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
     (m.median_ms, m.min_ms) = median_min(&mut times);
     Ok(())
 }

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::{Machine, Measurement, Settings};
+use super::{Machine, Measurement, Settings, Status};
 
 /// Everything one run measured.
 #[derive(Clone, Debug, Serialize)]
@@ -58,10 +58,10 @@ impl Report {
         );
         for m in &self.results {
             let name = if m.matrix.len() > 34 { format!("{}…", &m.matrix[..33]) } else { m.matrix.clone() };
-            let status = match (&m.status[..], &m.error) {
-                ("ok", _) => "ok".to_string(),
-                (st, Some(e)) => format!("{} ({})", st.to_uppercase(), e.lines().next().unwrap_or("")),
-                (st, None) => st.to_uppercase(),
+            let status = match (m.status, &m.error) {
+                (Status::Ok, _) => "ok".to_string(),
+                (st, Some(e)) => format!("{} ({})", st.as_str().to_uppercase(), e.lines().next().unwrap_or("")),
+                (st, None) => st.as_str().to_uppercase(),
             };
             let _ = writeln!(
                 s,
@@ -85,7 +85,7 @@ impl Report {
         }
         let failures: Vec<_> = self.failures().collect();
         if failures.is_empty() {
-            let _ = writeln!(s, "# all {} results match the oracle", self.results.iter().filter(|m| m.status == "ok").count());
+            let _ = writeln!(s, "# all {} results match the oracle", self.results.iter().filter(|m| m.status == Status::Ok).count());
         } else {
             let _ = writeln!(s, "# FAILED: {} result(s) wrong or not run:", failures.len());
             for m in failures {
@@ -95,7 +95,7 @@ impl Report {
                     m.matrix,
                     m.format,
                     m.precision,
-                    m.error.as_deref().unwrap_or(&m.status)
+                    m.error.as_deref().unwrap_or(m.status.as_str())
                 );
             }
         }
@@ -124,15 +124,15 @@ impl Report {
             let i = entry(&mut out, &m.format);
             log_speedups.resize(out.len(), Vec::new());
             roofline.resize(out.len(), Vec::new());
-            match m.status.as_str() {
-                "ok" => out[i].ok += 1,
-                "unsupported" => out[i].unsupported += 1,
-                _ => out[i].failed += 1,
+            match m.status {
+                Status::Ok => out[i].ok += 1,
+                Status::Unsupported => out[i].unsupported += 1,
+                Status::Wrong | Status::Error => out[i].failed += 1,
             }
-            if m.status != "ok" {
+            if m.status != Status::Ok {
                 continue;
             }
-            let peers = || self.results.iter().filter(|b| same_problem(m, b) && b.status == "ok");
+            let peers = || self.results.iter().filter(|b| same_problem(m, b) && b.status == Status::Ok);
             if peers().all(|b| b.median_ms >= m.median_ms) {
                 out[i].wins += 1;
             }

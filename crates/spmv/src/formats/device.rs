@@ -173,9 +173,9 @@ impl<T: Scalar> DeviceMatrix<T> {
             None if beta == T::ZERO => self.gpu.fill(y, T::ZERO),
             // SAFETY: as above with t = y (in place, each entry read then written by one thread).
             None => unsafe {
-                let y_ptr: &CudaSlice<T> = y;
+                let (y_in, zero) = (&*y, T::ZERO);
                 self.axpby.launch(&self.gpu, |a| {
-                    a.arg(&n).arg(&beta).arg(y_ptr).arg(&T::ZERO).arg(y_ptr);
+                    a.arg(&n).arg(&beta).arg(y_in).arg(&zero).arg(y_in);
                 })
             },
         }

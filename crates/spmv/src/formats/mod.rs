@@ -1,9 +1,13 @@
-//! The registry of storage formats.
+//! The registry of storage formats, and the two handles every format is used through.
 //!
 //! A format is one folder (`formats/<name>/`): its layout doc, conversion from CSR,
 //! statistics, CPU SpMV, CUDA kernels and launch code. It implements [`SpmvFormat`] (the
-//! host side) and returns a [`DeviceSpmv`] from `upload` (the device side). This file is the
-//! only place that lists every format: adding one is a folder plus one line in [`registry`].
+//! host part) and returns a [`DeviceFormat`] from `upload` (its launches). Users get a
+//! [`HostMatrix`] from [`build`] (or [`FormatInfo::build`]) and a [`DeviceMatrix`] from
+//! [`HostMatrix::upload`]: the handles check shapes, handle empty matrices and apply
+//! `y = α·A·x + β·y` once for every format. Formats take parameters through specs
+//! ([`spec`]: `sell-c-sigma:c=32,sigma=1024`). This file is the only place that lists every
+//! format: adding one is a folder plus one entry in [`registry`] (docs/architecture.md).
 
 pub mod amf_csr;
 pub mod brc;
@@ -18,11 +22,12 @@ pub mod drm;
 pub mod ell;
 pub mod hdc;
 pub mod hdia;
-mod host;
+pub(crate) mod host;
 pub mod hyb;
 pub mod jds;
 pub mod lightspmv;
 pub mod pbc;
+mod atomic_add;
 mod row_writer;
 pub mod sell;
 pub mod spec;
@@ -172,7 +177,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
         },
         FormatInfo {
             name: "ell",
-            description: "ELLPACK, rows padded to the longest, column-major, one thread per row (refused above 20x padding)",
+            description: "ELLPACK, rows padded to the longest, column-major, one thread per row (refused above max_padding, default 20x)",
             params: &[MAX_PADDING],
             kernels: &[ell::KERNELS],
             deterministic: true,
@@ -289,7 +294,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
         },
         FormatInfo {
             name: "dia",
-            description: "DIA, every occupied diagonal stored in full, one thread per row (refused above 20x padding)",
+            description: "DIA, every occupied diagonal stored in full, one thread per row (refused above max_padding, default 20x)",
             params: &[MAX_PADDING],
             kernels: &[dia::KERNELS],
             deterministic: true,

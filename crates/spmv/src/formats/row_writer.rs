@@ -9,7 +9,11 @@ unsafe impl<T: Send> Send for RowWriter<T> {}
 unsafe impl<T: Send> Sync for RowWriter<T> {}
 
 impl<T> RowWriter<T> {
-    pub(crate) fn new(y: &mut [T]) -> Self {
+    /// `rows` is the format's row count, which bounds every index it writes. `SpmvFormat::spmv_cpu`
+    /// is safe to call directly, so a wrong `y` must stop here (a panic) rather than be
+    /// written out of bounds; `HostMatrix::apply` checks first and returns an error.
+    pub(crate) fn new(y: &mut [T], rows: usize) -> Self {
+        assert_eq!(y.len(), rows, "y has {} entries for a matrix of {rows} rows", y.len());
         RowWriter(y.as_mut_ptr())
     }
 

@@ -27,6 +27,8 @@ pub struct Param {
 pub struct FormatSpec {
     name: &'static str,
     values: Vec<(&'static str, String)>,
+    /// Keys whose value differs from the default (what [`FormatSpec::label`] shows).
+    changed: Vec<&'static str>,
 }
 
 impl FormatSpec {
@@ -46,19 +48,30 @@ impl FormatSpec {
                 return Err(Error::Unsupported(format!("format {name}: parameter '{key}' has no value")));
             }
         }
-        let values = params
+        let values: Vec<(&'static str, String)> = params
             .iter()
             .map(|p| {
                 let v = given.iter().find(|(k, _)| *k == p.key).map_or(p.default, |(_, v)| v);
                 (p.key, v.to_ascii_lowercase())
             })
             .collect();
-        Ok(FormatSpec { name, values })
+        let changed = params.iter().zip(&values).filter(|(p, (_, v))| p.default != v).map(|(p, _)| p.key).collect();
+        Ok(FormatSpec { name, values, changed })
     }
 
     /// The registered format name.
     pub fn name(&self) -> &'static str {
         self.name
+    }
+
+    /// The short form for tables: the name and only the parameters that differ from their
+    /// defaults (`sell-c-sigma:c=64`, or `sell-c-sigma` for the defaults).
+    pub fn label(&self) -> String {
+        let mut s = self.name.to_string();
+        for (i, (k, v)) in self.values.iter().filter(|(k, _)| self.changed.contains(k)).enumerate() {
+            s.push_str(&format!("{}{k}={v}", if i == 0 { ':' } else { ',' }));
+        }
+        s
     }
 
     /// The value of `key` as given or defaulted.
@@ -155,12 +168,14 @@ mod tests {
     fn defaults_fill_in_and_print_canonically() {
         let s = FormatSpec::resolve("sell-c-sigma", PARAMS, &[("sigma", "1024")]).unwrap();
         assert_eq!(s.to_string(), "sell-c-sigma:c=32,sigma=1024");
+        assert_eq!(s.label(), "sell-c-sigma:sigma=1024");
         assert_eq!((s.usize("c", 1).unwrap(), s.auto_usize("sigma", 1).unwrap()), (32, Some(1024)));
-        let (name, pairs) = split(&s.to_string()).unwrap();
+        let text = s.to_string();
+        let (name, pairs) = split(&text).unwrap();
         assert_eq!(FormatSpec::resolve("sell-c-sigma", PARAMS, &pairs).unwrap(), s);
         assert_eq!(name, "sell-c-sigma");
         let none = FormatSpec::resolve("csr-scalar", &[], &[]).unwrap();
-        assert_eq!(none.to_string(), "csr-scalar");
+        assert_eq!((none.to_string(), none.label()), ("csr-scalar".to_string(), "csr-scalar".to_string()));
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! A cuSPARSE handle bound to the [`Gpu`](super::Gpu)'s stream, and status checking.
 
+use std::sync::{Arc, Mutex, MutexGuard};
+
 use cudarc::cusparse::sys;
+use cudarc::driver::CudaStream;
 
 use crate::error::{Error, Result};
 
@@ -19,11 +22,24 @@ pub fn check(status: sys::cusparseStatus_t, call: &str) -> Result<()> {
     }
 }
 
-/// An owned cuSPARSE handle whose work goes to `stream`.
-pub struct Handle(sys::cusparseHandle_t);
+/// A cuSPARSE handle whose work goes to one stream; [`Gpu::cusparse`](super::Gpu::cusparse)
+/// makes one per device, shared by every cuSPARSE matrix on it.
+pub struct Handle {
+    raw: sys::cusparseHandle_t,
+    /// Held around every call through the handle, so that matrices used from different
+    /// threads never call cuSPARSE through the same handle at once.
+    lock: Mutex<()>,
+    /// Keeps the context alive until the handle is destroyed.
+    _stream: Arc<CudaStream>,
+}
+
+// SAFETY: the handle is only used through `raw` while `lock` is held (every caller takes it),
+// so one thread at a time; the stream it is bound to never changes.
+unsafe impl Send for Handle {}
+unsafe impl Sync for Handle {}
 
 impl Handle {
-    pub fn new(stream: &cudarc::driver::CudaStream) -> Result<Self> {
+    pub fn new(stream: &Arc<CudaStream>) -> Result<Self> {
         if !available() {
             return Err(Error::NoGpu("the cuSPARSE library (libcusparse.so.12) was not found".into()));
         }
@@ -32,21 +48,23 @@ impl Handle {
         // SAFETY: plain FFI; the handle is destroyed once in Drop.
         unsafe {
             check(sys::cusparseCreate(&mut raw), "cusparseCreate")?;
-            let handle = Handle(raw);
+            let handle = Handle { raw, lock: Mutex::new(()), _stream: stream.clone() };
             check(sys::cusparseSetStream(raw, stream.cu_stream() as sys::cudaStream_t), "cusparseSetStream")?;
             Ok(handle)
         }
     }
-    pub fn raw(&self) -> sys::cusparseHandle_t {
-        self.0
+
+    /// The raw handle, with the guard that must be held while it is used.
+    pub fn lock(&self) -> (MutexGuard<'_, ()>, sys::cusparseHandle_t) {
+        (self.lock.lock().unwrap_or_else(|p| p.into_inner()), self.raw)
     }
 }
 
 impl Drop for Handle {
     fn drop(&mut self) {
-        // SAFETY: created by cusparseCreate, destroyed once.
+        // SAFETY: created by cusparseCreate, destroyed once; the context is still alive.
         unsafe {
-            sys::cusparseDestroy(self.0);
+            sys::cusparseDestroy(self.raw);
         }
     }
 }

@@ -36,6 +36,8 @@ pub struct Gpu {
     l2_bytes: usize,
     total_memory: usize,
     modules: Mutex<HashMap<&'static str, Arc<CudaModule>>>,
+    /// Made on first use by [`Gpu::cusparse`].
+    cusparse: Mutex<Option<Arc<cusparse::Handle>>>,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -79,6 +81,7 @@ impl Gpu {
             l2_bytes: ctx.attribute(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as usize,
             total_memory: ctx.total_mem()?,
             modules: Mutex::new(HashMap::new()),
+            cusparse: Mutex::new(None),
             ctx,
         };
         Ok(Arc::new(gpu))
@@ -110,6 +113,15 @@ impl Gpu {
     }
     pub fn context(&self) -> &Arc<CudaContext> {
         &self.ctx
+    }
+
+    /// This device's cuSPARSE handle (created on first use, then shared by every matrix).
+    pub fn cusparse(&self) -> Result<Arc<cusparse::Handle>> {
+        let mut handle = self.cusparse.lock().unwrap_or_else(|p| p.into_inner());
+        match &*handle {
+            Some(h) => Ok(h.clone()),
+            None => Ok(handle.insert(Arc::new(cusparse::Handle::new(&self.stream)?)).clone()),
+        }
     }
 
     /// Loads (compiling on first use) `module` and returns its kernel `name`.

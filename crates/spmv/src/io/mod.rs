@@ -4,6 +4,7 @@
 //! - [`gen`]: seeded generators (stencils, Kronecker graphs, random, banded, power-law ...).
 
 pub mod gen;
+pub mod inputs;
 pub mod mtx;
 
 pub use mtx::{read_header, read_matrix_market, read_matrix_market_bytes, write_matrix_market, write_matrix_market_to, MatrixMarketHeader};

@@ -2,9 +2,9 @@
 //!
 //! A solver needs only "something that does y = A·x": on the host a [`HostOperator`] (any
 //! registered format's CPU path, a plain [`Csr`], the oracle, or a closure through
-//! [`FnOperator`]); on the GPU a [`DeviceSpmv`](crate::formats::DeviceSpmv), i.e. any format
-//! after `upload`. The solvers' own vector work on the GPU is in small CUDA kernels of their
-//! own ([`KERNEL_MODULES`], compiled with the formats' by `tests/kernels_compile.rs`).
+//! [`FnOperator`]); on the GPU a [`DeviceMatrix`](crate::formats::DeviceMatrix), i.e. any
+//! format after `upload`. The solvers' own vector work on the GPU is in small CUDA kernels
+//! of their own ([`KERNEL_MODULES`], compiled with the formats' by `tests/kernels_compile.rs`).
 //!
 //! - [`pagerank`]: PageRank by power iteration, dangling nodes redistributed, on the CPU or
 //!   entirely on the GPU; the exact reference ranking and the top-k agreement of the BRCP
@@ -17,7 +17,8 @@ pub use pagerank::{
     Transition,
 };
 
-use crate::formats::SpmvFormat;
+use crate::formats::HostMatrix;
+use crate::error::{Error, Result};
 use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
 use crate::reference::Oracle;
@@ -27,30 +28,46 @@ pub const KERNEL_MODULES: &[KernelModule] = &[pagerank::KERNELS];
 
 /// `y = A·x` on the host.
 pub trait HostOperator<T> {
-    /// `x` has `ncols` entries, `y` has `nrows`; every entry of `y` is written.
-    fn apply(&self, x: &[T], y: &mut [T]);
+    /// `x` has `ncols` entries, `y` has `nrows`; every entry of `y` is written. Wrong
+    /// lengths are an [`Error::Shape`](crate::Error::Shape) where the operator knows its shape.
+    fn apply(&self, x: &[T], y: &mut [T]) -> Result<()>;
 }
 
 /// Any registered format, with its own CPU algorithm.
-impl<T: Scalar> HostOperator<T> for dyn SpmvFormat<T> + '_ {
-    fn apply(&self, x: &[T], y: &mut [T]) {
-        self.spmv_cpu(x, y)
+impl<T: Scalar> HostOperator<T> for HostMatrix<T> {
+    fn apply(&self, x: &[T], y: &mut [T]) -> Result<()> {
+        self.spmv(x, y)
     }
 }
 
 /// Plain CSR, rows over rayon's threads.
 impl<T: Scalar> HostOperator<T> for Csr<T> {
-    fn apply(&self, x: &[T], y: &mut [T]) {
-        self.spmv_parallel(x, y)
+    fn apply(&self, x: &[T], y: &mut [T]) -> Result<()> {
+        check_lengths(self, x.len(), y.len())?;
+        self.spmv_parallel(x, y);
+        Ok(())
     }
+}
+
+fn check_lengths<T: Scalar>(a: &Csr<T>, x: usize, y: usize) -> Result<()> {
+    if x != a.ncols() || y != a.nrows() {
+        return Err(Error::Shape(format!(
+            "vectors of length x = {x}, y = {y} given for a {} x {} matrix",
+            a.nrows(),
+            a.ncols()
+        )));
+    }
+    Ok(())
 }
 
 /// The oracle's product (exact products, compensated sums; f64 only): the reference.
 pub struct OracleOperator<'a>(pub &'a Csr<f64>);
 
 impl HostOperator<f64> for OracleOperator<'_> {
-    fn apply(&self, x: &[f64], y: &mut [f64]) {
-        y.copy_from_slice(&Oracle::new(self.0, x).y)
+    fn apply(&self, x: &[f64], y: &mut [f64]) -> Result<()> {
+        check_lengths(self.0, x.len(), y.len())?;
+        y.copy_from_slice(&Oracle::new(self.0, x).y);
+        Ok(())
     }
 }
 
@@ -58,7 +75,8 @@ impl HostOperator<f64> for OracleOperator<'_> {
 pub struct FnOperator<F>(pub F);
 
 impl<T, F: Fn(&[T], &mut [T])> HostOperator<T> for FnOperator<F> {
-    fn apply(&self, x: &[T], y: &mut [T]) {
-        (self.0)(x, y)
+    fn apply(&self, x: &[T], y: &mut [T]) -> Result<()> {
+        (self.0)(x, y);
+        Ok(())
     }
 }

@@ -58,7 +58,7 @@ use serde::Serialize;
 
 use super::{HostOperator, OracleOperator};
 use crate::error::{Error, Result};
-use crate::formats::DeviceSpmv;
+use crate::formats::DeviceMatrix;
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
@@ -317,7 +317,7 @@ fn update_blocks(n: usize) -> usize {
 /// iteration runs on the device; the host reads one scalar per check (see the module doc).
 pub fn pagerank_gpu<T: Scalar>(
     gpu: &Arc<Gpu>,
-    gt: &dyn DeviceSpmv<T>,
+    gt: &DeviceMatrix<T>,
     t: &Transition,
     settings: &Settings,
 ) -> Result<PageRank<T>> {
@@ -416,7 +416,7 @@ pub fn pagerank_host<T: Scalar, Op: HostOperator<T> + ?Sized>(
     let start = Instant::now();
     let (mut iterations, mut residual, mut converged) = (0, f64::INFINITY, false);
     while iterations < settings.max_iter {
-        gt.apply(&rank, &mut next);
+        gt.apply(&rank, &mut next)?;
         let share = dangling_sum * inv_n;
         let partials: Vec<(f64, T)> = next
             .par_chunks_mut(HOST_CHUNK)
@@ -631,12 +631,12 @@ mod tests {
         assert!(exact.converged);
         let settings = Settings { tol: 1e-11, ..Settings::default() };
         for info in registry::<f64>() {
-            let format = match (info.build)(t.matrix()) {
+            let format = match info.build(t.matrix()) {
                 Ok(f) => f,
                 Err(Error::Format { .. }) => continue, // a format may decline a matrix
                 Err(e) => panic!("{}: {e}", info.name),
             };
-            let r = pagerank_host(format.as_ref(), &t, &settings).unwrap();
+            let r = pagerank_host(&format, &t, &settings).unwrap();
             assert!(r.converged, "{}", info.name);
             let agreement = top_k_agreement(&exact.ranks, &r.scores(), 100, 1e-9);
             assert_eq!(agreement.same_position_up_to_ties, 100, "{}: {agreement:?}", info.name);

@@ -110,3 +110,14 @@ pub fn shared_matrices() -> Vec<(String, Csr<f64>)> {
         })
         .collect()
 }
+
+/// Every (α, β) with α, β ∈ {0, 1, −2.5}.
+pub fn alpha_beta<T: spmv::Scalar>() -> Vec<(T, T)> {
+    let v = [0.0, 1.0, -2.5].map(T::from_f64);
+    v.iter().flat_map(|&a| v.iter().map(move |&b| (a, b))).collect()
+}
+
+/// A start vector y0 for y = α·A·x + β·y0: entries in [-1, 1), exact in f32, unlike x.
+pub fn start_vector<T: spmv::Scalar>(n: usize) -> Vec<T> {
+    (0..n).map(|i| T::from_f64(((i * 7919 + 13) % 2048) as f64 / 1024.0 - 1.0)).collect()
+}

@@ -8,8 +8,6 @@ use super::AmfCsr;
 use crate::matrix::Scalar;
 
 pub fn spmv<T: Scalar>(a: &AmfCsr<T>, x: &[T], y: &mut [T]) {
-    assert_eq!(x.len(), a.ncols, "x has the wrong length");
-    assert_eq!(y.len(), a.nrows, "y has the wrong length");
     let (row_ptr, cols, vals) = (&a.row_ptr, &a.col_idx, &a.values);
     // Each sub-block's rows, as a slice of y.
     let mut pieces = Vec::with_capacity(a.sub_blocks());

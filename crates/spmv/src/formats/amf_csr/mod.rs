@@ -51,7 +51,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::teb::partition::variance;
-use super::{DeviceSpmv, FormatStats, SpmvFormat};
+use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
@@ -102,7 +102,8 @@ fn fold(sizes: impl ExactSizeIterator<Item = usize>, limit: usize) -> Vec<u32> {
     starts
 }
 
-/// The thresholds of the module doc's rules for `nnz` entries in `rows` rows.
+/// `(Ts, Tl)` by the module doc's rules 1 and 2 for `nnz` entries in `rows` rows: the
+/// thresholds of [`AmfCsr::new`].
 pub fn thresholds(rows: usize, nnz: usize) -> (usize, usize) {
     let mean = nnz.div_ceil(rows.max(1));
     let ts = (mean.div_ceil(32) * 32).max(32);
@@ -215,7 +216,7 @@ impl<T: Scalar> SpmvFormat<T> for AmfCsr<T> {
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
         cpu::spmv(self, x, y)
     }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceSpmv<T>>> {
+    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         Ok(Box::new(gpu::DeviceAmfCsr::new(gpu, self)?))
     }
 }
@@ -348,7 +349,7 @@ mod tests {
                     let mut first = None;
                     for _ in 0..3 {
                         gpu.fill(&mut y, f64::NAN)?;
-                        device.spmv(&x_dev, &mut y)?;
+                        device.launch(&gpu, &x_dev, &mut y)?;
                         let out = gpu.download(&y)?;
                         if !Oracle::new(&a, &x).check(&out).passed() {
                             return Ok(false);

@@ -9,11 +9,9 @@ use crate::formats::row_writer::RowWriter;
 use crate::matrix::Scalar;
 
 pub fn spmv<T: Scalar>(a: &Brc<T>, x: &[T], y: &mut [T]) {
-    assert_eq!(x.len(), a.ncols, "x has the wrong length");
-    assert_eq!(y.len(), a.nrows, "y has the wrong length");
     let h = a.block_rows;
     y.par_iter_mut().for_each(|v| *v = T::ZERO);
-    let out = RowWriter::new(y);
+    let out = RowWriter::new(y, a.nrows);
     // Partial sums of the split rows' pieces, per block in slot order.
     let split_sums: Vec<Vec<(u32, T)>> = (0..a.blocks())
         .into_par_iter()

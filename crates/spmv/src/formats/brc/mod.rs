@@ -60,7 +60,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::jds::sort_rows_by_length;
-use super::{DeviceSpmv, FormatStats, SpmvFormat};
+use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
@@ -89,6 +89,23 @@ pub fn threshold<T: Scalar>(a: &Csr<T>) -> usize {
     let mean = a.nnz() as f64 / m as f64;
     let variance = (squares as f64 / m as f64 - mean * mean).max(0.0);
     ((mean + variance.sqrt()).round() as usize).max(1)
+}
+
+/// Width of block `b` of a column-major block layout with `block_rows` slots per block:
+/// `(block_ptr[b+1] − block_ptr[b]) / H` (BRC and BRCP store their blocks alike).
+pub(crate) fn block_width(block_ptr: &[u32], block_rows: usize, b: usize) -> usize {
+    (block_ptr[b + 1] - block_ptr[b]) as usize / block_rows
+}
+
+/// Refuses a layout the GPU kernels of BRC and BRCP cannot run: one warp per block, H = 32.
+pub(crate) fn check_warp_blocks(format: &'static str, block_rows: usize) -> Result<()> {
+    if block_rows != WARP_BLOCK_ROWS {
+        return Err(Error::format(
+            format,
+            format!("the GPU kernel runs one warp per block: H must be 32, not {block_rows}"),
+        ));
+    }
+    Ok(())
 }
 
 /// Coefficient of variation (σ / μ) of the real entries per block: 0 for perfectly equal blocks.
@@ -269,7 +286,7 @@ impl<T: Scalar> Brc<T> {
     }
     /// Width of block `b`: `(block_ptr[b+1] − block_ptr[b]) / H`.
     pub fn block_width(&self, b: usize) -> usize {
-        (self.block_ptr[b + 1] - self.block_ptr[b]) as usize / self.block_rows
+        block_width(&self.block_ptr, self.block_rows, b)
     }
     /// Row of each slot ([`NO_ROW`] for dummy slots).
     pub fn row_perm(&self) -> &[u32] {
@@ -323,7 +340,7 @@ impl<T: Scalar> SpmvFormat<T> for Brc<T> {
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
         cpu::spmv(self, x, y)
     }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceSpmv<T>>> {
+    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         Ok(Box::new(gpu::DeviceBrc::new(gpu, self)?))
     }
 }

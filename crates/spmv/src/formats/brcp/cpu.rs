@@ -10,11 +10,9 @@ use crate::formats::row_writer::RowWriter;
 use crate::matrix::Scalar;
 
 pub fn spmv<T: Scalar>(a: &Brcp<T>, x: &[T], y: &mut [T]) {
-    assert_eq!(x.len(), a.ncols, "x has the wrong length");
-    assert_eq!(y.len(), a.nrows, "y has the wrong length");
     let h = a.block_rows;
     let blocks = a.blocks();
-    let out = RowWriter::new(y);
+    let out = RowWriter::new(y, a.nrows);
     // SAFETY (all writes below): rows are < nrows = y.len() (built by Brcp::with_params);
     // each row is written by exactly one of: its only run (a row inside one block), its span,
     // or the empty-row list, which are disjoint by construction.

@@ -103,9 +103,9 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::brc::{coefficient_of_variation, threshold, NO_ROW, WARP_BLOCK_ROWS};
+use super::brc::{block_width, coefficient_of_variation, threshold, NO_ROW, WARP_BLOCK_ROWS};
 use super::jds::sort_rows_by_length;
-use super::{DeviceSpmv, FormatStats, SpmvFormat};
+use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
@@ -386,7 +386,7 @@ impl<T: Scalar> Brcp<T> {
     }
     /// Width of block `b`: `(block_ptr[b+1] − block_ptr[b]) / H`.
     pub fn block_width(&self, b: usize) -> usize {
-        (self.block_ptr[b + 1] - self.block_ptr[b]) as usize / self.block_rows
+        block_width(&self.block_ptr, self.block_rows, b)
     }
     /// Row of each slot ([`NO_ROW`] for dummy slots).
     pub fn row_perm(&self) -> &[u32] {
@@ -457,11 +457,6 @@ impl<T: Scalar> Brcp<T> {
             0
         }
     }
-    /// What one product reads: everything but the written workspaces (`enter`/`leave`, the
-    /// chunks' lane sums and counters).
-    fn bytes_read(&self) -> usize {
-        self.device_bytes() - 2 * self.blocks() * std::mem::size_of::<T>() - self.chunk_workspace_bytes()
-    }
 }
 
 impl<T: Scalar> SpmvFormat<T> for Brcp<T> {
@@ -495,10 +490,15 @@ impl<T: Scalar> SpmvFormat<T> for Brcp<T> {
             ],
         }
     }
+    /// What one product reads: everything but the written workspaces (`enter`/`leave`, the
+    /// chunks' lane sums and counters).
+    fn bytes_read(&self) -> usize {
+        self.device_bytes() - 2 * self.blocks() * std::mem::size_of::<T>() - self.chunk_workspace_bytes()
+    }
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
         cpu::spmv(self, x, y)
     }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceSpmv<T>>> {
+    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         Ok(Box::new(gpu::DeviceBrcp::new(gpu, self)?))
     }
 }

@@ -13,8 +13,8 @@
 //!
 //! **coo-atomic.** Consecutive threads take consecutive entries (a grid-stride loop, about
 //! [`ATOMIC_ENTRIES_PER_THREAD`] entries per thread, loads coalesced) and do
-//! `atomicAdd(&y[row], val * x[col])`. `y` must start at zero: `spmv` launches a fill of
-//! `y` with 0 on the same stream first, so **the measured time includes that fill**. The
+//! `atomicAdd(&y[row], val * x[col])`. `y` must start at zero: the launch first fills
+//! `y` with 0 on the same stream, so **the measured time includes that fill**. The
 //! order in which the atomics land varies between runs, so the float result is not
 //! bit-reproducible.
 //!
@@ -37,7 +37,7 @@
 //! Every sum is formed in a fixed order, so results are bit-identical across runs. Empty
 //! rows get 0: the thread holding the first entry of a row writes 0 to the empty rows just
 //! before it (and the last entry's thread to the empty rows after it), unless some run of
-//! empty rows is longer than [`ZERO_GAP_LIMIT`] rows; then `spmv` fills `y` with 0 first
+//! empty rows is longer than [`ZERO_GAP_LIMIT`] rows; then the launch fills `y` with 0 first
 //! instead (one extra pass over `y`, included in the time) so that no thread writes a long
 //! run serially. The chunk offsets are 32-bit: `nnz` must fit `u32`.
 //!
@@ -53,13 +53,13 @@
 //! parallel chunks cut at row starts (the CPU needs no atomics for that).
 
 pub(crate) mod cpu;
-pub(crate) mod gpu;
+mod gpu;
 
 use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::{DeviceSpmv, FormatStats, SpmvFormat};
+use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
@@ -73,7 +73,7 @@ pub const SEGMENT_ITEMS: usize = 4;
 /// Entries per chunk (one thread block) of the segmented kernel.
 pub const SEGMENT_CHUNK: usize = SEGMENT_BLOCK * SEGMENT_ITEMS;
 /// Longest run of empty rows that the segmented kernel zeroes from inside (one thread per
-/// run); beyond it `spmv` fills `y` with 0 first.
+/// run); beyond it the launch fills `y` with 0 first.
 pub const ZERO_GAP_LIMIT: usize = 256;
 /// Nominal entries per thread of the atomic kernel's grid-stride loop.
 pub const ATOMIC_ENTRIES_PER_THREAD: usize = 4;
@@ -243,8 +243,6 @@ impl<T: Scalar> SpmvFormat<T> for CooFormat<T> {
         }
     }
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
-        assert_eq!(x.len(), self.ncols, "x has the wrong length");
-        assert_eq!(y.len(), self.nrows, "y has the wrong length");
         let e = &self.entries;
         match self.kernel {
             CooKernel::Atomic => {
@@ -254,8 +252,8 @@ impl<T: Scalar> SpmvFormat<T> for CooFormat<T> {
             CooKernel::Segmented => cpu::spmv_segmented(&e.rows, &e.cols, &e.vals, x, y, SEGMENT_CHUNK),
         }
     }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceSpmv<T>>> {
-        Ok(Box::new(gpu::DeviceCoo::new(gpu, self, self.kernel)?))
+    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
+        Ok(Box::new(gpu::DeviceCoo::new(gpu, self)?))
     }
 }
 

@@ -1,39 +1,61 @@
 //! cuSPARSE descriptors, preprocessing and the SpMV call.
+//!
+//! Every descriptor is created once, on upload: the matrix, and the two dense-vector
+//! descriptors (made over scratch vectors for the workspace query and the preprocessing).
+//! A launch only points the vector descriptors at its `x` and `y`
+//! (`cusparseDnVecSetValues`) and calls `cusparseSpMV`.
 
 use std::ffi::c_void;
 use std::sync::Arc;
 
 use cudarc::cusparse::sys;
-use cudarc::driver::{CudaSlice, DevicePtr};
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use super::Algorithm;
 use crate::error::{Error, Result};
-use crate::formats::{check_vectors, DeviceSpmv};
+use crate::formats::DeviceFormat;
 use crate::gpu::cusparse::{check, Handle};
 use crate::gpu::Gpu;
 use crate::matrix::{Csr, Precision, Scalar};
 
-pub struct DeviceCusparse<T> {
-    gpu: Arc<Gpu>,
-    handle: Handle,
-    /// Null for a matrix with a zero dimension.
-    matrix: sys::cusparseSpMatDescr_t,
+pub(super) struct DeviceCusparse<T> {
+    /// `None` for a matrix with a zero dimension, which cuSPARSE rejects (y = 0).
+    prepared: Option<Prepared>,
+    /// The device's handle, shared with its other cuSPARSE matrices.
+    handle: Arc<Handle>,
     algorithm: sys::cusparseSpMVAlg_t,
     value_type: sys::cudaDataType,
-    /// The registered format name, for errors.
-    name: &'static str,
-    nrows: usize,
-    ncols: usize,
-    // The descriptor points into these: they must live as long as it does.
-    _row_ptr: CudaSlice<i32>,
-    _col_idx: CudaSlice<i32>,
-    _values: CudaSlice<T>,
+    // The matrix descriptor points into these: they must live as long as it does (fields
+    // drop in order, so `prepared` goes first).
+    row_ptr: CudaSlice<i32>,
+    col_idx: CudaSlice<i32>,
+    values: CudaSlice<T>,
+}
+
+// SAFETY: the descriptors are raw cuSPARSE pointers that nothing else holds. They are used
+// only through the `DeviceMatrix` that owns this value, under its lock, so by one thread at a
+// time, which first binds the GPU's context; the shared handle is used under its own lock.
+unsafe impl<T: Send> Send for DeviceCusparse<T> {}
+
+/// The descriptors and workspace of a matrix without a zero dimension.
+struct Prepared {
+    matrix: SpMat,
+    /// Over `ncols` elements; each launch points it at its `x`.
+    x: DnVec,
+    /// Over `nrows` elements; each launch points it at its `y`.
+    y: DnVec,
     workspace: CudaSlice<u8>,
-    bytes: usize,
+    /// The size cuSPARSE asked for (the allocation holds at least one byte).
+    workspace_bytes: usize,
 }
 
 fn ptr<T>(s: &CudaSlice<T>, gpu: &Gpu) -> *mut c_void {
     let (p, _sync) = s.device_ptr(gpu.stream());
+    p as *mut c_void
+}
+
+fn ptr_mut<T>(s: &mut CudaSlice<T>, gpu: &Gpu) -> *mut c_void {
+    let (p, _sync) = s.device_ptr_mut(gpu.stream());
     p as *mut c_void
 }
 
@@ -51,6 +73,18 @@ type SpmvCall = unsafe fn(
     *mut c_void,
 ) -> sys::cusparseStatus_t;
 
+/// A sparse-matrix descriptor destroyed on drop.
+struct SpMat(sys::cusparseSpMatDescr_t);
+
+impl Drop for SpMat {
+    fn drop(&mut self) {
+        // SAFETY: created once by cusparseCreateCsr; the arrays it points to drop after this.
+        unsafe {
+            sys::cusparseDestroySpMat(self.0);
+        }
+    }
+}
+
 /// A dense-vector descriptor destroyed on drop.
 struct DnVec(sys::cusparseDnVecDescr_t);
 
@@ -60,6 +94,12 @@ impl DnVec {
         // SAFETY: the pointer is a live device allocation of v.len() elements of T.
         check(unsafe { sys::cusparseCreateDnVec(&mut raw, v.len() as i64, ptr(v, gpu), value_type) }, "cusparseCreateDnVec")?;
         Ok(DnVec(raw))
+    }
+
+    /// Points the descriptor at `values`, which must hold as many elements as it was created with.
+    fn set(&self, values: *mut c_void) -> Result<()> {
+        // SAFETY: a live descriptor; the caller passes a device allocation of its length.
+        check(unsafe { sys::cusparseDnVecSetValues(self.0, values) }, "cusparseDnVecSetValues")
     }
 }
 
@@ -73,147 +113,144 @@ impl Drop for DnVec {
 }
 
 impl<T: Scalar> DeviceCusparse<T> {
-    pub fn new(gpu: &Arc<Gpu>, a: &Csr<T>, algorithm: Algorithm) -> Result<Self> {
+    pub(super) fn new(gpu: &Gpu, a: &Csr<T>, algorithm: Algorithm) -> Result<Self> {
         let name = algorithm.format_name();
         if a.nnz() > i32::MAX as usize || a.ncols() > i32::MAX as usize || a.nrows() > i32::MAX as usize {
             return Err(Error::format(name, "cuSPARSE with 32-bit indices needs nnz, rows and columns below 2^31"));
         }
-        let handle = Handle::new(gpu.stream())?;
         let row_ptr: Vec<i32> = a.row_ptr().iter().map(|&p| p as i32).collect();
         let col_idx: Vec<i32> = a.col_idx().iter().map(|&c| c as i32).collect();
-        let row_ptr = gpu.upload(&row_ptr)?;
-        let col_idx = gpu.upload(&col_idx)?;
-        let values = gpu.upload(a.values())?;
-        let value_type = match T::PRECISION {
-            Precision::F64 => sys::cudaDataType::CUDA_R_64F,
-            Precision::F32 => sys::cudaDataType::CUDA_R_32F,
-        };
-        let algorithm = match algorithm {
-            Algorithm::Alg1 => sys::cusparseSpMVAlg_t::CUSPARSE_SPMV_CSR_ALG1,
-            Algorithm::Alg2 => sys::cusparseSpMVAlg_t::CUSPARSE_SPMV_CSR_ALG2,
-        };
-        let mut matrix = std::ptr::null_mut();
-        // cuSPARSE rejects a zero dimension: such a matrix keeps a null descriptor (y = 0).
-        let degenerate = a.nrows() == 0 || a.ncols() == 0;
-        if !degenerate {
-            // SAFETY: the arrays are live device allocations of the sizes given.
-            check(
-                unsafe {
-                    sys::cusparseCreateCsr(
-                        &mut matrix,
-                        a.nrows() as i64,
-                        a.ncols() as i64,
-                        a.nnz() as i64,
-                        ptr(&row_ptr, gpu),
-                        ptr(&col_idx, gpu),
-                        ptr(&values, gpu),
-                        sys::cusparseIndexType_t::CUSPARSE_INDEX_32I,
-                        sys::cusparseIndexType_t::CUSPARSE_INDEX_32I,
-                        sys::cusparseIndexBase_t::CUSPARSE_INDEX_BASE_ZERO,
-                        value_type,
-                    )
-                },
-                "cusparseCreateCsr",
-            )?;
-        }
         let mut this = DeviceCusparse {
-            gpu: gpu.clone(),
-            handle,
-            matrix,
-            algorithm,
-            value_type,
-            name,
-            nrows: a.nrows(),
-            ncols: a.ncols(),
-            bytes: crate::formats::csr::device_bytes(a),
-            _row_ptr: row_ptr,
-            _col_idx: col_idx,
-            _values: values,
-            workspace: gpu.alloc::<u8>(0)?,
+            prepared: None,
+            handle: gpu.cusparse()?,
+            algorithm: match algorithm {
+                Algorithm::Alg1 => sys::cusparseSpMVAlg_t::CUSPARSE_SPMV_CSR_ALG1,
+                Algorithm::Alg2 => sys::cusparseSpMVAlg_t::CUSPARSE_SPMV_CSR_ALG2,
+            },
+            value_type: match T::PRECISION {
+                Precision::F64 => sys::cudaDataType::CUDA_R_64F,
+                Precision::F32 => sys::cudaDataType::CUDA_R_32F,
+            },
+            row_ptr: gpu.upload(&row_ptr)?,
+            col_idx: gpu.upload(&col_idx)?,
+            values: gpu.upload(a.values())?,
         };
-        if degenerate {
-            return Ok(this);
+        // cuSPARSE rejects a zero dimension: such a matrix keeps no descriptors (y = 0).
+        if a.nrows() > 0 && a.ncols() > 0 {
+            this.prepared = Some(this.prepare(gpu, a)?);
         }
-        // Workspace size and preprocessing need vectors of the right sizes: use scratch ones.
-        let x = gpu.alloc::<T>(a.ncols().max(1))?;
-        let y = gpu.alloc::<T>(a.nrows().max(1))?;
-        let (vx, vy) = (DnVec::new(&x, gpu, value_type)?, DnVec::new(&y, gpu, value_type)?);
+        Ok(this)
+    }
+
+    /// Creates the descriptors, queries and allocates the workspace, and preprocesses.
+    fn prepare(&self, gpu: &Gpu, a: &Csr<T>) -> Result<Prepared> {
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: the arrays are live device allocations of the sizes given.
+        check(
+            unsafe {
+                sys::cusparseCreateCsr(
+                    &mut raw,
+                    a.nrows() as i64,
+                    a.ncols() as i64,
+                    a.nnz() as i64,
+                    ptr(&self.row_ptr, gpu),
+                    ptr(&self.col_idx, gpu),
+                    ptr(&self.values, gpu),
+                    sys::cusparseIndexType_t::CUSPARSE_INDEX_32I,
+                    sys::cusparseIndexType_t::CUSPARSE_INDEX_32I,
+                    sys::cusparseIndexBase_t::CUSPARSE_INDEX_BASE_ZERO,
+                    self.value_type,
+                )
+            },
+            "cusparseCreateCsr",
+        )?;
+        let matrix = SpMat(raw);
+        // Workspace size and preprocessing need vectors of the right sizes: use scratch ones
+        // (freed on return; every launch points the descriptors at its own vectors first).
+        let x = gpu.alloc::<T>(a.ncols())?;
+        let y = gpu.alloc::<T>(a.nrows())?;
+        let (vx, vy) = (DnVec::new(&x, gpu, self.value_type)?, DnVec::new(&y, gpu, self.value_type)?);
         let (alpha, beta) = (T::ONE, T::ZERO);
         let mut size = 0usize;
+        let (_guard, handle) = self.handle.lock();
         // SAFETY: descriptors are valid; alpha/beta are host scalars of the value type.
         check(
             unsafe {
                 sys::cusparseSpMV_bufferSize(
-                    this.handle.raw(),
+                    handle,
                     sys::cusparseOperation_t::CUSPARSE_OPERATION_NON_TRANSPOSE,
                     &alpha as *const T as *const c_void,
-                    this.matrix,
-                    vx.0,
-                    &beta as *const T as *const c_void,
-                    vy.0,
-                    value_type,
-                    algorithm,
-                    &mut size,
-                )
-            },
-            "cusparseSpMV_bufferSize",
-        )?;
-        this.workspace = gpu.alloc::<u8>(size.max(1))?;
-        this.bytes += size;
-        if a.nnz() > 0 {
-            this.call(sys::cusparseSpMV_preprocess, "cusparseSpMV_preprocess", &vx, &vy)?;
-        }
-        gpu.synchronize()?;
-        Ok(this)
-    }
-
-    /// Calls `cusparseSpMV` or `cusparseSpMV_preprocess` (the same signature) for
-    /// y = 1·A·x + 0·y with this matrix, algorithm and workspace.
-    fn call(&self, f: SpmvCall, name: &str, vx: &DnVec, vy: &DnVec) -> Result<()> {
-        let (alpha, beta) = (T::ONE, T::ZERO);
-        // SAFETY: the descriptors are valid, alpha/beta are host scalars of the value type,
-        // the workspace has the size cuSPARSE asked for; beta = 0 so y is written, not read.
-        check(
-            unsafe {
-                f(
-                    self.handle.raw(),
-                    sys::cusparseOperation_t::CUSPARSE_OPERATION_NON_TRANSPOSE,
-                    &alpha as *const T as *const c_void,
-                    self.matrix,
+                    matrix.0,
                     vx.0,
                     &beta as *const T as *const c_void,
                     vy.0,
                     self.value_type,
                     self.algorithm,
-                    ptr(&self.workspace, &self.gpu),
+                    &mut size,
+                )
+            },
+            "cusparseSpMV_bufferSize",
+        )?;
+        drop(_guard);
+        let prepared =
+            Prepared { matrix, x: vx, y: vy, workspace: gpu.alloc::<u8>(size.max(1))?, workspace_bytes: size };
+        if a.nnz() > 0 {
+            self.call(gpu, &prepared, sys::cusparseSpMV_preprocess, "cusparseSpMV_preprocess", alpha, beta)?;
+        }
+        // Finish the preprocessing here, not inside the first timed product.
+        gpu.synchronize()?;
+        Ok(prepared)
+    }
+
+    /// Calls `cusparseSpMV` or `cusparseSpMV_preprocess` (the same signature) for
+    /// y = α·A·x + β·y with this matrix, algorithm and workspace, on the vectors the
+    /// descriptors point at.
+    fn call(&self, gpu: &Gpu, p: &Prepared, f: SpmvCall, name: &str, alpha: T, beta: T) -> Result<()> {
+        // SAFETY: the descriptors are valid and point at vectors of their lengths, alpha and
+        // beta are host scalars of the value type, the workspace has the size cuSPARSE asked
+        // for; with beta = 0 cuSPARSE writes y without reading it.
+        let (_guard, handle) = self.handle.lock();
+        check(
+            unsafe {
+                f(
+                    handle,
+                    sys::cusparseOperation_t::CUSPARSE_OPERATION_NON_TRANSPOSE,
+                    &alpha as *const T as *const c_void,
+                    p.matrix.0,
+                    p.x.0,
+                    &beta as *const T as *const c_void,
+                    p.y.0,
+                    self.value_type,
+                    self.algorithm,
+                    ptr(&p.workspace, gpu),
                 )
             },
             name,
         )
     }
-}
 
-impl<T: Scalar> DeviceSpmv<T> for DeviceCusparse<T> {
-    fn spmv(&self, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
-        check_vectors(self.name, self.nrows, self.ncols, x, y)?;
-        if self.matrix.is_null() {
-            return self.gpu.fill(y, T::ZERO);
-        }
-        let (vx, vy) = (DnVec::new(x, &self.gpu, self.value_type)?, DnVec::new(y, &self.gpu, self.value_type)?);
-        self.call(sys::cusparseSpMV, "cusparseSpMV", &vx, &vy)
-    }
-    fn device_bytes(&self) -> usize {
-        self.bytes
+    /// `y = α·A·x + β·y` with cuSPARSE, for a matrix without a zero dimension.
+    fn spmv(&self, gpu: &Gpu, p: &Prepared, alpha: T, x: &CudaSlice<T>, beta: T, y: &mut CudaSlice<T>) -> Result<()> {
+        // x has ncols and y nrows elements (DeviceMatrix checked them): the descriptors' lengths.
+        p.x.set(ptr(x, gpu))?;
+        p.y.set(ptr_mut(y, gpu))?;
+        self.call(gpu, p, sys::cusparseSpMV, "cusparseSpMV", alpha, beta)
     }
 }
 
-impl<T> Drop for DeviceCusparse<T> {
-    fn drop(&mut self) {
-        // SAFETY: created once by cusparseCreateCsr; the arrays it points to drop after this.
-        if !self.matrix.is_null() {
-            unsafe {
-                sys::cusparseDestroySpMat(self.matrix);
-            }
+impl<T: Scalar> DeviceFormat<T> for DeviceCusparse<T> {
+    fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+        match &self.prepared {
+            Some(p) => self.spmv(gpu, p, T::ONE, x, T::ZERO, y),
+            None => gpu.fill(y, T::ZERO),
         }
+    }
+    /// cuSPARSE applies α and β itself; a matrix with a zero dimension leaves them to the layer.
+    fn launch_scaled(&self, gpu: &Gpu, alpha: T, x: &CudaSlice<T>, beta: T, y: &mut CudaSlice<T>) -> Option<Result<()>> {
+        let p = self.prepared.as_ref()?;
+        Some(self.spmv(gpu, p, alpha, x, beta, y))
+    }
+    fn workspace_bytes(&self) -> usize {
+        self.prepared.as_ref().map_or(0, |p| p.workspace_bytes)
     }
 }

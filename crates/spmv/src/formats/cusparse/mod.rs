@@ -6,14 +6,14 @@
 //! - `cusparse-alg2` — `CUSPARSE_SPMV_CSR_ALG2`: deterministic (same bits every run).
 //!
 //! Both call `cusparseSpMV_preprocess` once on upload, so the timed call is the steady
-//! state a solver sees. cuSPARSE's CSR needs 32-bit signed indices here: a matrix with more
+//! state a solver sees, and apply α and β of `y = α·A·x + β·y` in the same call. cuSPARSE's CSR needs 32-bit signed indices here: a matrix with more
 //! than 2^31 − 1 entries or columns gets a clear error. The CPU path is plain CSR.
 
 mod gpu;
 
 use std::sync::Arc;
 
-use super::{DeviceSpmv, FormatStats, SpmvFormat};
+use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::Result;
 use crate::gpu::Gpu;
 use crate::matrix::{Csr, Scalar};
@@ -57,7 +57,7 @@ impl<T: Scalar> SpmvFormat<T> for Cusparse<T> {
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
         self.csr.spmv_parallel(x, y)
     }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceSpmv<T>>> {
+    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         Ok(Box::new(gpu::DeviceCusparse::new(gpu, &self.csr, self.algorithm)?))
     }
 }

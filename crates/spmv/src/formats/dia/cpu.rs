@@ -10,8 +10,6 @@ use crate::matrix::Scalar;
 const CHUNK: usize = 2048;
 
 pub fn spmv<T: Scalar>(a: &Dia<T>, x: &[T], y: &mut [T]) {
-    assert_eq!(x.len(), a.ncols, "x has the wrong length");
-    assert_eq!(y.len(), a.nrows, "y has the wrong length");
     let m = a.nrows;
     y.par_chunks_mut(CHUNK).enumerate().for_each(|(k, out)| {
         let row0 = k * CHUNK;

@@ -1,6 +1,7 @@
 //! Building blocks shared by the diagonal family (DIA, HDIA, HDC, DIA-Adaptive, DRM): the
 //! census of a matrix's diagonals, the offsets of a range of rows, filling DIA-style blocks,
-//! the DIA-style product of a block on the CPU, the padding limit and the operand figures.
+//! the DIA-style product of a block on the CPU, the padding limit, the operand figures and
+//! the kernel set-up the family's launches share.
 //!
 //! Conventions of the whole family: a diagonal is named by its offset `d = col − row` (0 the
 //! main diagonal, `d > 0` above it), held as `i32`, so both dimensions must stay below 2^31
@@ -11,17 +12,20 @@
 use std::ops::Range;
 use std::time::Instant;
 
+use cudarc::driver::CudaSlice;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::gpu::{grid_for, Gpu, Kernel, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
 /// Rows of an HDIA hack, a DRM segment and a BRCSD-II block in the registered formats: one
 /// warp (the paper's nrows = 32). The layouts take any height ≥ 1; the worked examples use 2.
 pub const SEGMENT_ROWS: usize = 32;
 
-/// Largest accepted stored/nnz ratio of the DIA-based formats (above [`PADDING_FLOOR_SLOTS`]);
-/// the same figure as ELL's limit.
+/// Largest accepted stored/nnz ratio of the DIA-based formats (above [`PADDING_FLOOR_SLOTS`])
+/// by default, the same figure as ELL's limit; DIA takes another through
+/// [`Dia::with_limit`](super::Dia::with_limit).
 pub const PADDING_LIMIT_RATIO: usize = 20;
 /// Layouts of at most this many stored slots are accepted whatever their padding ratio (a
 /// few MiB: small matrices always convert).
@@ -46,19 +50,28 @@ pub(crate) fn check_shape<T: Scalar>(format: &'static str, a: &Csr<T>) -> Result
 }
 
 /// Checks the padding limit for a layout of `stored` value slots holding `nnz` entries,
-/// before anything is allocated. `layout` describes the layout for the message (e.g.
-/// "3767 diagonals x 4960 rows"); the error names the padded zeros and the ratio.
-pub(crate) fn check_padding(format: &'static str, layout: &str, stored: u128, nnz: usize, elem: usize) -> Result<()> {
+/// before anything is allocated: at most `max_padding` × nnz slots (the registered formats
+/// pass [`PADDING_LIMIT_RATIO`]) unless at most [`PADDING_FLOOR_SLOTS`], and at most
+/// [`MAX_STORED_BYTES`] of values. `layout` describes the layout for the message (e.g.
+/// "3767 diagonals x 4960 rows"); the error names the padded zeros, the ratio and the limit.
+pub(crate) fn check_padding(
+    format: &'static str,
+    layout: &str,
+    stored: u128,
+    nnz: usize,
+    elem: usize,
+    max_padding: f64,
+) -> Result<()> {
     let bytes = stored * elem as u128;
     let ratio = stored as f64 / nnz.max(1) as f64;
     let padded = stored.saturating_sub(nnz as u128);
-    let ratio_ok = stored <= PADDING_FLOOR_SLOTS as u128 || stored <= PADDING_LIMIT_RATIO as u128 * nnz.max(1) as u128;
+    let ratio_ok = stored <= PADDING_FLOOR_SLOTS as u128 || stored as f64 <= max_padding * nnz.max(1) as f64;
     if !ratio_ok {
         return Err(Error::format(
             format,
             format!(
                 "{layout} would store {stored} slots for {nnz} entries: {padded} padded zeros, padding ratio \
-                 {ratio:.1} (stored/nnz) above the limit {PADDING_LIMIT_RATIO} (this format suits diagonal-structured \
+                 {ratio:.1} (stored/nnz) above the limit {max_padding} (this format suits diagonal-structured \
                  matrices only)"
             ),
         ));
@@ -328,6 +341,28 @@ pub(crate) fn ms_since(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
+/// Threads per block of the family's one-thread-per-row kernels.
+const ROW_BLOCK: u32 = 256;
+
+/// Kernel `<name>_<T>` of `module`, one thread per row of `m` rows in blocks of 256: the
+/// grid of DIA, HDIA, HDC and BRCSD-II.
+pub(crate) fn row_kernel<T: Scalar>(gpu: &Gpu, module: &KernelModule, name: &str, m: usize) -> Result<Kernel> {
+    Kernel::new(gpu, module, &format!("{name}_{}", T::SUFFIX), grid_for(m as u64, ROW_BLOCK)?)
+}
+
+/// A count as a 32-bit kernel argument (the conversions' checks keep every count of the
+/// family below 2^32: rows and columns below 2^31, stored diagonals below 2^32).
+pub(crate) fn arg_u32(format: &'static str, v: usize) -> Result<u32> {
+    u32::try_from(v).map_err(|_| Error::format(format, format!("{v} exceeds a 32-bit kernel argument")))
+}
+
+/// The kernels' `m` and `n` at a launch: `y.len()` and `x.len()`, which the device layer has
+/// checked against the matrix, below 2^31 by [`check_shape`]. Taking them from the vectors
+/// bounds the kernels' `y` and `x` indices by the buffers themselves.
+pub(crate) fn launch_dims<T>(x: &CudaSlice<T>, y: &CudaSlice<T>) -> (u32, u32) {
+    (y.len() as u32, x.len() as u32)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -368,12 +403,16 @@ mod tests {
 
     #[test]
     fn padding_limit_names_the_padding() {
-        let err = check_padding("dia", "3 diagonals x 2000000 rows", 6_000_000, 100, 8).unwrap_err().to_string();
+        let check = |layout, stored, nnz, max_padding| check_padding("dia", layout, stored, nnz, 8, max_padding);
+        let err = check("3 diagonals x 2000000 rows", 6_000_000, 100, 20.0).unwrap_err().to_string();
         assert!(err.contains("5999900 padded zeros") && err.contains("padding ratio 60000.0"), "{err}");
-        assert!(check_padding("dia", "x", PADDING_FLOOR_SLOTS as u128, 1, 8).is_ok());
-        assert!(check_padding("dia", "x", 20 * 100_000, 100_000, 8).is_ok());
-        assert!(check_padding("dia", "x", 20 * 100_000 + 1, 100_000, 8).is_err());
-        let err = check_padding("dia", "x", 3 << 30, 1 << 30, 8).unwrap_err().to_string();
+        assert!(err.contains("above the limit 20 "), "{err}");
+        assert!(check("x", PADDING_FLOOR_SLOTS as u128, 1, 20.0).is_ok());
+        assert!(check("x", 20 * 100_000, 100_000, 20.0).is_ok());
+        assert!(check("x", 20 * 100_000 + 1, 100_000, 20.0).is_err());
+        assert!(check("x", 5 * 1_000_000, 1_000_000, 5.0).is_ok());
+        assert!(check("x", 5 * 1_000_000, 1_000_000, 4.5).unwrap_err().to_string().contains("above the limit 4.5 "));
+        let err = check("x", 3 << 30, 1 << 30, 20.0).unwrap_err().to_string();
         assert!(err.contains("GiB"), "{err}");
     }
 }

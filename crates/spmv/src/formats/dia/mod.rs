@@ -35,13 +35,15 @@
 //!
 //! **Limits.** Offsets are 32-bit signed (rows and columns below 2^31), slot offsets 64-bit.
 //! Before allocating, the conversion refuses ([`Error::Format`](crate::Error::Format), naming
-//! the padded zeros and the ratio) any matrix whose S·m slots exceed
-//! [`PADDING_LIMIT_RATIO`] = 20 × nnz (unless at most [`PADDING_FLOOR_SLOTS`] = 2^20 slots) or
-//! whose values would exceed [`MAX_STORED_BYTES`] = 16 GiB. HDIA, DIA-Adaptive and DRM apply
-//! the same limit to their own stored slots; HDC's DIA part stays within it by construction.
+//! the padded zeros, the ratio and the limit) any matrix whose S·m slots exceed
+//! `max_padding` × nnz (unless at most [`PADDING_FLOOR_SLOTS`] = 2^20 slots) or whose values
+//! would exceed [`MAX_STORED_BYTES`] = 16 GiB. `max_padding` is the registry's parameter of
+//! that name ([`Dia::with_limit`]), by default [`PADDING_LIMIT_RATIO`] = 20. HDIA,
+//! DIA-Adaptive and DRM apply the default limit to their own stored slots; HDC's DIA part
+//! stays within it by construction.
 //!
 //! [`diagonals`] holds what the whole family shares (census, fills, CPU block product,
-//! padding limit, operand figures).
+//! padding limit, operand figures, kernel set-up).
 
 pub(crate) mod cpu;
 pub mod diagonals;
@@ -52,8 +54,8 @@ use std::time::Instant;
 
 pub use diagonals::{OperandSpread, MAX_STORED_BYTES, PADDING_FLOOR_SLOTS, PADDING_LIMIT_RATIO, SEGMENT_ROWS};
 
-use super::{DeviceSpmv, FormatStats, SpmvFormat};
-use crate::error::Result;
+use super::{DeviceFormat, FormatStats, SpmvFormat};
+use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
@@ -78,26 +80,37 @@ pub struct Dia<T> {
 }
 
 impl<T: Scalar> Dia<T> {
-    /// Converts from CSR; refuses beyond the padding limit (see the module doc).
+    /// Converts from CSR; refuses beyond the default padding limit (see the module doc).
     pub fn new(a: &Csr<T>) -> Result<Self> {
-        Self::build(NAME, a)
+        Self::with_limit(a, PADDING_LIMIT_RATIO as f64)
     }
 
-    /// The conversion, with errors under the name of `format` (DIA-Adaptive's DIA layout).
-    pub(crate) fn build(format: &'static str, a: &Csr<T>) -> Result<Self> {
-        diagonals::check_shape(format, a)?;
+    /// Converts from CSR; refuses when the stored slots exceed `max_padding ≥ 1` times the
+    /// entries (arrays of at most [`PADDING_FLOOR_SLOTS`] slots are always accepted).
+    pub fn with_limit(a: &Csr<T>, max_padding: f64) -> Result<Self> {
+        if max_padding.is_nan() || max_padding < 1.0 {
+            return Err(Error::format(NAME, format!("padding limit {max_padding}: must be a number ≥ 1")));
+        }
+        diagonals::check_shape(NAME, a)?;
         let t = Instant::now();
         let offsets: Vec<i32> = diagonals::census(a).iter().map(|d| d.offset).collect();
-        Self::with_offsets(format, a, offsets, diagonals::ms_since(t))
+        Self::with_offsets(NAME, a, offsets, diagonals::ms_since(t), max_padding)
     }
 
     /// DIA on the given occupied diagonals (every entry's offset among them), found in
-    /// `scan_ms`; checks the padding limit before allocating.
-    pub(crate) fn with_offsets(format: &'static str, a: &Csr<T>, offsets: Vec<i32>, scan_ms: f64) -> Result<Self> {
+    /// `scan_ms`, with errors under the name of `format` (DIA-Adaptive's DIA layout); checks
+    /// the padding limit `max_padding` before allocating.
+    pub(crate) fn with_offsets(
+        format: &'static str,
+        a: &Csr<T>,
+        offsets: Vec<i32>,
+        scan_ms: f64,
+        max_padding: f64,
+    ) -> Result<Self> {
         let (m, n) = (a.nrows(), a.ncols());
         let stored = offsets.len() as u128 * m as u128;
         let layout = format!("DIA with {} diagonals x {m} rows", offsets.len());
-        diagonals::check_padding(format, &layout, stored, a.nnz(), std::mem::size_of::<T>())?;
+        diagonals::check_padding(format, &layout, stored, a.nnz(), std::mem::size_of::<T>(), max_padding)?;
 
         let t = Instant::now();
         let mut data = vec![T::ZERO; stored as usize];
@@ -132,11 +145,6 @@ impl<T: Scalar> Dia<T> {
     /// Device bytes: `offsets` (`i32`) and `data`.
     pub fn device_bytes(&self) -> usize {
         4 * self.offsets.len() + std::mem::size_of::<T>() * self.data.len()
-    }
-    /// Device bytes one product reads: the offsets and the slots whose column is inside the
-    /// matrix (the kernel's guard skips the others).
-    pub fn bytes_read(&self) -> usize {
-        4 * self.offsets.len() + std::mem::size_of::<T>() * self.in_range
     }
     /// Operands (stored slots) per warp of 32 rows: S·32 each (the last warp's real rows).
     pub fn operand_spread(&self) -> OperandSpread {
@@ -173,98 +181,27 @@ impl<T: Scalar> SpmvFormat<T> for Dia<T> {
             extra,
         }
     }
+    /// The offsets and the slots whose column is inside the matrix (the kernel's guard skips
+    /// the others).
+    fn bytes_read(&self) -> usize {
+        4 * self.offsets.len() + std::mem::size_of::<T>() * self.in_range
+    }
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
         cpu::spmv(self, x, y)
     }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceSpmv<T>>> {
+    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         Ok(Box::new(gpu::DeviceDia::new(gpu, self, NAME)?))
     }
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-    use crate::reference::{test_vector, Oracle};
-    use crate::{Coo, Error};
+    use crate::formats::test_support::{
+        cpu_matches_oracle as cpu_matches, example, example_product, random_diagonal_csr,
+    };
+    use crate::Coo;
     use proptest::prelude::*;
-
-    /// The example matrix of the module doc (entries numbered 1..=18 in row order).
-    pub(crate) fn example() -> Csr<f64> {
-        let entries: [(u32, u32); 18] = [
-            (0, 0),
-            (1, 1),
-            (2, 2),
-            (2, 3),
-            (3, 3),
-            (3, 4),
-            (4, 2),
-            (4, 4),
-            (4, 5),
-            (4, 7),
-            (5, 3),
-            (5, 5),
-            (5, 6),
-            (6, 4),
-            (6, 6),
-            (6, 7),
-            (7, 5),
-            (7, 7),
-        ];
-        let rows = entries.iter().map(|e| e.0).collect();
-        let cols = entries.iter().map(|e| e.1).collect();
-        Coo::new_checked(8, 8, rows, cols, (1..=18).map(f64::from).collect()).unwrap().to_csr()
-    }
-
-    /// `y = A·x` of the example for x = [1, 10, 100, ...]: every entry identifiable.
-    pub(crate) fn example_product() -> (Vec<f64>, Vec<f64>) {
-        let x: Vec<f64> = (0..8).map(|i| 10f64.powi(i)).collect();
-        let a = example();
-        let mut y = vec![0.0; 8];
-        a.spmv_serial(&x, &mut y);
-        (x, y)
-    }
-
-    /// A format's CPU product against the oracle, into a NaN-poisoned y.
-    pub(crate) fn cpu_matches<T: Scalar>(f: &dyn SpmvFormat<T>, a: &Csr<T>) -> bool {
-        let x = test_vector::<T>(a.ncols());
-        let mut y = vec![T::nan(); a.nrows()];
-        f.spmv_cpu(&x, &mut y);
-        Oracle::new(a, &x).check(&y).passed()
-    }
-
-    /// Random sparse matrices plus a few diagonals: mostly diagonal structure, any shape.
-    pub(crate) fn random_diagonal_csr() -> impl Strategy<Value = Csr<f64>> {
-        (0usize..90, 0usize..90)
-            .prop_flat_map(|(m, n)| {
-                let diagonal = (-(m as i64)..n.max(1) as i64, 0.0f64..1.0);
-                let stray = (0..m.max(1) as u32, 0..n.max(1) as u32, -4i32..5);
-                (Just(m), Just(n), prop::collection::vec(diagonal, 0..5), prop::collection::vec(stray, 0..30))
-            })
-            .prop_map(|(m, n, diagonals, strays)| {
-                let (mut rows, mut cols, mut vals) = (Vec::new(), Vec::new(), Vec::new());
-                if m * n > 0 {
-                    for (k, &(d, keep)) in diagonals.iter().enumerate() {
-                        for r in 0..m as i64 {
-                            let c = r + d;
-                            // Keep a pseudo-random subset: broken diagonals.
-                            let h = ((r as u64 + 1 + 1000 * k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as f64
-                                / (1u64 << 24) as f64;
-                            if (0..n as i64).contains(&c) && h < keep.max(0.3) {
-                                rows.push(r as u32);
-                                cols.push(c as u32);
-                                vals.push((k as f64 + 1.0) * 0.25 + r as f64 / 64.0);
-                            }
-                        }
-                    }
-                    for &(r, c, v) in &strays {
-                        rows.push(r);
-                        cols.push(c);
-                        vals.push(v as f64 / 4.0);
-                    }
-                }
-                Coo::new_checked(m, n, rows, cols, vals).unwrap().to_csr()
-            })
-    }
 
     #[test]
     fn worked_example_gives_the_documented_arrays() {
@@ -314,7 +251,28 @@ pub(crate) mod tests {
             other => panic!("expected a padding refusal, got {:?}", other.map(|f| f.stored())),
         }
         // Small matrices are accepted whatever their padding.
-        assert!(Dia::new(&crate::formats::dia::tests::example()).is_ok());
+        assert!(Dia::new(&example()).is_ok());
+    }
+
+    #[test]
+    fn a_lower_padding_limit_refuses_what_the_default_accepts() {
+        // The main diagonal of 400 000 rows and two diagonals of one entry each: 1.2 million
+        // slots (above the floor) for 400 002 entries, padding ratio 3.0.
+        let m = 400_000u32;
+        let (mut rows, mut cols): (Vec<u32>, Vec<u32>) = ((0..m).collect(), (0..m).collect());
+        rows.extend([0, 1]);
+        cols.extend([1, 0]);
+        let a = Coo::new_checked(m as usize, m as usize, rows, cols, vec![1.0; m as usize + 2]).unwrap().to_csr();
+        assert_eq!(Dia::new(&a).unwrap().stored(), 3 * m as usize);
+        assert!(Dia::with_limit(&a, 3.0).is_ok());
+        match Dia::with_limit(&a, 2.5) {
+            Err(Error::Format { format: "dia", reason }) => {
+                assert!(reason.contains("padding ratio 3.0") && reason.contains("above the limit 2.5 "), "{reason}")
+            }
+            other => panic!("expected a padding refusal, got {:?}", other.map(|f| f.stored())),
+        }
+        assert!(matches!(Dia::with_limit(&a, 0.5), Err(Error::Format { .. })));
+        assert!(matches!(Dia::with_limit(&a, f64::NAN), Err(Error::Format { .. })));
     }
 
     #[test]

@@ -9,11 +9,9 @@ use crate::formats::row_writer::RowWriter;
 use crate::matrix::Scalar;
 
 pub fn spmv<T: Scalar>(a: &Drm<T>, x: &[T], y: &mut [T]) {
-    assert_eq!(x.len(), a.ncols, "x has the wrong length");
-    assert_eq!(y.len(), a.nrows, "y has the wrong length");
     let (m, h) = (a.nrows, a.seg_rows);
     let b = &a.blocks;
-    let out = RowWriter::new(y);
+    let out = RowWriter::new(y, a.nrows);
     (0..a.sub_blocks()).into_par_iter().for_each_init(
         || vec![T::ZERO; h],
         |acc, sub_block| {

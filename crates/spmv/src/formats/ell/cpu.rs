@@ -10,8 +10,7 @@ use crate::matrix::Scalar;
 const ROWS_PER_TASK: usize = 64;
 
 pub fn spmv<T: Scalar>(a: &Ell<T>, x: &[T], y: &mut [T]) {
-    assert_eq!(x.len(), a.ncols, "x has the wrong length");
-    assert_eq!(y.len(), a.nrows, "y has the wrong length");
+    debug_assert_eq!((x.len(), y.len()), (a.ncols, a.nrows), "callers check the lengths");
     let m = a.nrows;
     y.par_chunks_mut(ROWS_PER_TASK).enumerate().for_each(|(b, y_block)| {
         let r0 = b * ROWS_PER_TASK;

@@ -15,13 +15,14 @@
 //!
 //! **Padding limit.** One long row makes every row that long. Before allocating, the
 //! conversion computes `stored = m·K` and refuses (`Error::Format`, naming the padding
-//! ratio) when `stored > PADDING_LIMIT_RATIO · max(nnz, 1)` = 20·nnz — unless the arrays are
-//! tiny (`stored ≤ PADDING_FLOOR_SLOTS` = 2^20 slots, a few MiB at most, always accepted) —
-//! or when the arrays would exceed `MAX_STORED_BYTES` = 16 GiB. Slot offsets are 64-bit in
-//! the kernel (m·K may exceed 2^32); rows and columns are 32-bit.
+//! ratio and the limit) when `stored > max_padding · max(nnz, 1)` — `max_padding` is the
+//! `ell:max_padding` parameter, by default `PADDING_LIMIT_RATIO` = 20 — unless the arrays
+//! are tiny (`stored ≤ PADDING_FLOOR_SLOTS` = 2^20 slots, a few MiB at most, always
+//! accepted), or when the arrays would exceed `MAX_STORED_BYTES` = 16 GiB. Slot offsets are
+//! 64-bit in the kernel (m·K may exceed 2^32); rows and columns are 32-bit.
 //!
 //! HYB reuses this module for its ELL part, with K chosen by its own rule and rows cut at K
-//! (`row_len[r] = min(len(r), K)`).
+//! (`row_len[r] = min(len(r), K)`), under the default limit.
 
 pub(crate) mod cpu;
 pub(crate) mod gpu;
@@ -30,14 +31,15 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::{DeviceSpmv, FormatStats, SpmvFormat};
+use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
 pub const KERNELS: KernelModule = KernelModule { name: "ell", source: include_str!("kernel.cu") };
 
-/// Largest accepted stored/nnz ratio (above [`PADDING_FLOOR_SLOTS`]).
+/// Largest accepted stored/nnz ratio (above [`PADDING_FLOOR_SLOTS`]) unless a format is
+/// given another (`ell:max_padding`).
 pub const PADDING_LIMIT_RATIO: usize = 20;
 /// Arrays of at most this many slots are accepted whatever their padding ratio.
 pub const PADDING_FLOOR_SLOTS: usize = 1 << 20;
@@ -49,28 +51,37 @@ fn stored_bytes(m: usize, width: usize, elem: usize) -> u128 {
     m as u128 * width as u128 * (4 + elem) as u128 + 4 * m as u128
 }
 
-/// Whether `m` rows of width `width` obey the padding limit for `nnz` entries.
-fn within_limit(m: usize, width: usize, nnz: usize, elem: usize) -> bool {
+/// Whether `m` rows of width `width` obey the padding limit `max_padding` (stored/nnz) for
+/// `nnz` entries.
+fn within_limit(m: usize, width: usize, nnz: usize, elem: usize, max_padding: f64) -> bool {
     let stored = m as u128 * width as u128;
-    let ratio_ok = stored <= PADDING_FLOOR_SLOTS as u128 || stored <= PADDING_LIMIT_RATIO as u128 * nnz.max(1) as u128;
+    let ratio_ok = stored <= PADDING_FLOOR_SLOTS as u128 || stored as f64 <= max_padding * nnz.max(1) as f64;
     ratio_ok && stored_bytes(m, width, elem) <= MAX_STORED_BYTES as u128
 }
 
-/// Checks the padding limit for `m` rows of width `width` holding `nnz` entries, before
-/// anything is allocated; the error names the padding ratio or the size.
-pub(crate) fn check_padding(format: &'static str, m: usize, width: usize, nnz: usize, elem: usize) -> Result<()> {
+/// Checks the padding limit `max_padding` for `m` rows of width `width` holding `nnz`
+/// entries, before anything is allocated; the error names the padding ratio and the limit,
+/// or the size.
+pub(crate) fn check_padding(
+    format: &'static str,
+    m: usize,
+    width: usize,
+    nnz: usize,
+    elem: usize,
+    max_padding: f64,
+) -> Result<()> {
     if m > u32::MAX as usize {
         return Err(Error::format(format, format!("{m} rows exceed 32-bit row indices")));
     }
-    if within_limit(m, width, nnz, elem) {
+    if within_limit(m, width, nnz, elem, max_padding) {
         return Ok(());
     }
     let stored = m as f64 * width as f64;
     let bytes = stored_bytes(m, width, elem);
     let ratio = stored / nnz.max(1) as f64;
-    let reason = if ratio > PADDING_LIMIT_RATIO as f64 && stored > PADDING_FLOOR_SLOTS as f64 {
+    let reason = if ratio > max_padding && stored > PADDING_FLOOR_SLOTS as f64 {
         format!(
-            "padding ratio {ratio:.1} (stored {stored:.1e} slots for {nnz:.1e} entries, width {width} x {m} rows) exceeds the limit {PADDING_LIMIT_RATIO}",
+            "padding ratio {ratio:.1} (stored {stored:.1e} slots for {nnz:.1e} entries, width {width} x {m} rows) exceeds the limit {max_padding}",
             nnz = nnz as f64
         )
     } else {
@@ -83,16 +94,17 @@ pub(crate) fn check_padding(format: &'static str, m: usize, width: usize, nnz: u
     Err(Error::format(format, reason))
 }
 
-/// The widest K ≤ `want` for which `m` rows of width K obey the padding limit (HYB's cap).
-pub(crate) fn max_width_within_limit(m: usize, want: usize, nnz: usize, elem: usize) -> usize {
-    if m == 0 || within_limit(m, want, nnz, elem) {
+/// The widest K ≤ `want` for which `m` rows of width K obey the padding limit `max_padding`
+/// (HYB's cap).
+pub(crate) fn max_width_within_limit(m: usize, want: usize, nnz: usize, elem: usize, max_padding: f64) -> usize {
+    if m == 0 || within_limit(m, want, nnz, elem, max_padding) {
         return want;
     }
     // within_limit is monotone in the width: binary search for the last accepted width.
     let (mut lo, mut hi) = (0, want); // lo accepted, hi refused
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
-        if within_limit(m, mid, nnz, elem) {
+        if within_limit(m, mid, nnz, elem, max_padding) {
             lo = mid;
         } else {
             hi = mid;
@@ -114,10 +126,11 @@ pub struct Ell<T> {
 }
 
 impl<T: Scalar> Ell<T> {
-    /// All of `a`, K = the longest row. Refuses (before allocating) beyond the padding limit.
-    pub fn new(a: &Csr<T>) -> Result<Self> {
+    /// All of `a`, K = the longest row. Refuses (before allocating) beyond the padding limit
+    /// `max_padding` (stored/nnz, see the module doc).
+    pub fn with_limit(a: &Csr<T>, max_padding: f64) -> Result<Self> {
         let width = a.max_row_len();
-        check_padding("ell", a.nrows(), width, a.nnz(), std::mem::size_of::<T>())?;
+        check_padding("ell", a.nrows(), width, a.nnz(), std::mem::size_of::<T>(), max_padding)?;
         Ok(Self::truncated(a, width))
     }
 
@@ -168,6 +181,11 @@ impl<T: Scalar> Ell<T> {
     pub fn bytes(&self) -> usize {
         stored_bytes(self.nrows, self.width, std::mem::size_of::<T>()) as usize
     }
+    /// Bytes one product reads: `row_len` and the real entries only (the kernel stops at
+    /// each row's length, so it never loads the padding).
+    pub fn bytes_read(&self) -> usize {
+        self.entries() * (4 + std::mem::size_of::<T>()) + 4 * self.nrows
+    }
 
     /// `y = A·x` (of the entries held) on the CPU.
     pub fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
@@ -183,8 +201,14 @@ pub struct EllFormat<T> {
 }
 
 impl<T: Scalar> EllFormat<T> {
+    /// [`EllFormat::with_limit`] with the default limit, [`PADDING_LIMIT_RATIO`].
     pub fn new(a: &Csr<T>) -> Result<Self> {
-        Ok(EllFormat { ell: Ell::new(a)?, nnz: a.nnz(), mean_row_len: a.mean_row_len() })
+        Self::with_limit(a, PADDING_LIMIT_RATIO as f64)
+    }
+    /// All of `a`, refused when the padding exceeds `max_padding` (stored/nnz ≥ 1; arrays of
+    /// at most [`PADDING_FLOOR_SLOTS`] slots are always accepted).
+    pub fn with_limit(a: &Csr<T>, max_padding: f64) -> Result<Self> {
+        Ok(EllFormat { ell: Ell::with_limit(a, max_padding)?, nnz: a.nnz(), mean_row_len: a.mean_row_len() })
     }
     pub fn ell(&self) -> &Ell<T> {
         &self.ell
@@ -208,10 +232,13 @@ impl<T: Scalar> SpmvFormat<T> for EllFormat<T> {
             extra: vec![("ell_width".into(), self.ell.width as f64)],
         }
     }
+    fn bytes_read(&self) -> usize {
+        self.ell.bytes_read()
+    }
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
         self.ell.spmv_cpu(x, y)
     }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceSpmv<T>>> {
+    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         Ok(Box::new(gpu::DeviceEll::new(gpu, &self.ell, "ell")?))
     }
 }
@@ -291,15 +318,43 @@ mod tests {
     #[test]
     fn padding_limit_rules() {
         // Tiny arrays always pass; beyond the floor the ratio decides; the byte cap holds.
-        assert!(within_limit(1000, 1000, 1, 8));
-        assert!(!within_limit(2000, 1000, 1, 8));
-        assert!(within_limit(2000, 1000, 100_000, 8));
-        assert!(!within_limit(2000, 1000, 99_999, 8));
-        assert!(!within_limit(1 << 30, 3, 1 << 30, 8), "36 GiB of arrays");
-        assert!(check_padding("ell", 1 << 30, 3, 1 << 30, 8).unwrap_err().to_string().contains("GiB"));
-        assert_eq!(max_width_within_limit(2000, 1000, 10_000, 8), 524);
-        assert_eq!(max_width_within_limit(2000, 50, 10_000, 8), 50);
-        assert_eq!(max_width_within_limit(0, 50, 0, 8), 50);
+        let limit = PADDING_LIMIT_RATIO as f64;
+        assert!(within_limit(1000, 1000, 1, 8, limit));
+        assert!(!within_limit(2000, 1000, 1, 8, limit));
+        assert!(within_limit(2000, 1000, 100_000, 8, limit));
+        assert!(!within_limit(2000, 1000, 99_999, 8, limit));
+        assert!(!within_limit(2000, 1000, 100_000, 8, 19.5));
+        assert!(!within_limit(1 << 30, 3, 1 << 30, 8, limit), "36 GiB of arrays");
+        assert!(check_padding("ell", 1 << 30, 3, 1 << 30, 8, limit).unwrap_err().to_string().contains("GiB"));
+        assert_eq!(max_width_within_limit(2000, 1000, 10_000, 8, limit), 524);
+        assert_eq!(max_width_within_limit(2000, 50, 10_000, 8, limit), 50);
+        assert_eq!(max_width_within_limit(0, 50, 0, 8, limit), 50);
+    }
+
+    #[test]
+    fn a_lower_limit_refuses_what_the_default_accepts_and_names_the_limit() {
+        // 300000 rows of one entry, one of five: K = 5, 1.5·10^6 slots (above the floor) for
+        // 300004 entries, a padding ratio of 5.0.
+        let m = 300_000;
+        let mut row_ptr = vec![0];
+        let mut cols = Vec::new();
+        for r in 0..m {
+            if r == 0 {
+                cols.extend(0..5u32);
+            } else {
+                cols.push((r % 8) as u32);
+            }
+            row_ptr.push(cols.len());
+        }
+        let vals = vec![1.0; cols.len()];
+        let a = Csr::new_checked(m, 8, row_ptr, cols, vals).unwrap();
+        assert_eq!(EllFormat::new(&a).unwrap().ell().width(), 5);
+        assert_eq!(EllFormat::with_limit(&a, 5.0).unwrap().stats().padded_zeros(), 4 * m - 4);
+        let e = EllFormat::with_limit(&a, 2.5).err().expect("a limit of 2.5 must refuse a ratio of 5");
+        let Error::Format { format, reason } = &e else { panic!("expected Error::Format, got {e}") };
+        assert_eq!(*format, "ell");
+        assert!(reason.contains("padding ratio 5.0"), "{reason}");
+        assert!(reason.contains("exceeds the limit 2.5"), "{reason}");
     }
 
     #[test]

@@ -1,22 +1,15 @@
 //! Upload and launch of the HDC kernel.
 
-use std::sync::Arc;
-
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::{Hdc, KERNELS, NAME};
-use crate::error::{Error, Result};
-use crate::formats::coo::gpu::upload_or_one;
-use crate::formats::{check_vectors, DeviceSpmv};
-use crate::gpu::{grid_for, Gpu};
+use crate::error::Result;
+use crate::formats::dia::diagonals;
+use crate::formats::DeviceFormat;
+use crate::gpu::{Gpu, Kernel};
 use crate::matrix::Scalar;
 
-const BLOCK: u32 = 256;
-
 pub struct DeviceHdc<T> {
-    gpu: Arc<Gpu>,
-    nrows: u32,
-    ncols: u32,
     diagonals: u32,
     offsets: CudaSlice<i32>,
     data: CudaSlice<T>,
@@ -24,64 +17,37 @@ pub struct DeviceHdc<T> {
     row_ptr: CudaSlice<u32>,
     col_idx: CudaSlice<u32>,
     values: CudaSlice<T>,
-    function: CudaFunction,
-    config: LaunchConfig,
-    bytes: usize,
-    bytes_read: usize,
+    kernel: Kernel,
 }
 
 impl<T: Scalar> DeviceHdc<T> {
-    pub fn new(gpu: &Arc<Gpu>, a: &Hdc<T>) -> Result<Self> {
-        // All below 2^32 by the conversion's checks.
-        let dim = |v: usize| u32::try_from(v).map_err(|_| Error::format(NAME, "dimension exceeds 32 bits"));
+    pub fn new(gpu: &Gpu, a: &Hdc<T>) -> Result<Self> {
         Ok(DeviceHdc {
-            gpu: gpu.clone(),
-            nrows: dim(a.nrows)?,
-            ncols: dim(a.ncols)?,
-            diagonals: dim(a.offsets.len())?,
-            offsets: upload_or_one(gpu, &a.offsets)?,
-            data: upload_or_one(gpu, &a.data)?,
-            csr_entries: dim(a.values.len())?,
+            // Both below 2^32 by the conversion's checks.
+            diagonals: diagonals::arg_u32(NAME, a.offsets.len())?,
+            offsets: gpu.upload_nonempty(&a.offsets)?,
+            data: gpu.upload_nonempty(&a.data)?,
+            csr_entries: diagonals::arg_u32(NAME, a.values.len())?,
             row_ptr: gpu.upload(&a.row_ptr)?,
-            col_idx: upload_or_one(gpu, &a.col_idx)?,
-            values: upload_or_one(gpu, &a.values)?,
-            function: gpu.function(&KERNELS, &format!("hdc_{}", T::SUFFIX))?,
-            config: grid_for(a.nrows as u64, BLOCK)?,
-            bytes: a.device_bytes(),
-            bytes_read: a.bytes_read(),
+            col_idx: gpu.upload_nonempty(&a.col_idx)?,
+            values: gpu.upload_nonempty(&a.values)?,
+            kernel: diagonals::row_kernel::<T>(gpu, &KERNELS, "hdc", a.nrows)?,
         })
     }
 }
 
-impl<T: Scalar> DeviceSpmv<T> for DeviceHdc<T> {
-    fn spmv(&self, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
-        check_vectors(NAME, self.nrows as usize, self.ncols as usize, x, y)?;
-        if self.nrows == 0 {
-            return Ok(());
-        }
-        let mut launch = self.gpu.stream().launch_builder(&self.function);
-        launch
-            .arg(&self.nrows)
-            .arg(&self.ncols)
-            .arg(&self.diagonals)
-            .arg(&self.offsets)
-            .arg(&self.data)
-            .arg(&self.csr_entries)
-            .arg(&self.row_ptr)
-            .arg(&self.col_idx)
-            .arg(&self.values)
-            .arg(x)
-            .arg(y);
+impl<T: Scalar> DeviceFormat<T> for DeviceHdc<T> {
+    fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+        let (m, n) = diagonals::launch_dims(x, y);
         // SAFETY: the arguments match HDC_ARGS(T). Threads stop at m = y.len(); data holds
         // diagonals·m slots; row_ptr has m + 1 entries bounding col_idx and values, whose
         // columns are < n by the CSR invariants; the DIA column guard keeps x indices < n.
-        unsafe { launch.launch(self.config) }?;
-        Ok(())
-    }
-    fn device_bytes(&self) -> usize {
-        self.bytes
-    }
-    fn bytes_read(&self) -> usize {
-        self.bytes_read
+        unsafe {
+            self.kernel.launch(gpu, |a| {
+                a.arg(&m).arg(&n).arg(&self.diagonals).arg(&self.offsets).arg(&self.data);
+                a.arg(&self.csr_entries).arg(&self.row_ptr).arg(&self.col_idx).arg(&self.values);
+                a.arg(x).arg(y);
+            })
+        }
     }
 }

@@ -44,8 +44,8 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::dia::diagonals::{self, OperandSpread, SEGMENT_ROWS};
-use super::{DeviceSpmv, FormatStats, SpmvFormat};
+use super::dia::diagonals::{self, OperandSpread, PADDING_LIMIT_RATIO, SEGMENT_ROWS};
+use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
@@ -98,7 +98,8 @@ impl<T: Scalar> Hdc<T> {
             .collect();
         let scan_ms = diagonals::ms_since(t);
         let layout = format!("HDC's DIA part of {} diagonals x {m} rows", offsets.len());
-        diagonals::check_padding(NAME, &layout, offsets.len() as u128 * m as u128, a.nnz(), s as usize)?;
+        let stored = offsets.len() as u128 * m as u128;
+        diagonals::check_padding(NAME, &layout, stored, a.nnz(), s as usize, PADDING_LIMIT_RATIO as f64)?;
 
         let t = Instant::now();
         let mut data = vec![T::ZERO; offsets.len() * m];
@@ -185,11 +186,6 @@ impl<T: Scalar> Hdc<T> {
     pub fn device_bytes(&self) -> usize {
         4 * self.offsets.len() + std::mem::size_of::<T>() * self.data.len() + self.csr_bytes()
     }
-    /// Device bytes one product reads: DIA slots inside the matrix; no CSR part when it is empty.
-    pub fn bytes_read(&self) -> usize {
-        let csr = if self.values.is_empty() { 0 } else { self.csr_bytes() };
-        4 * self.offsets.len() + std::mem::size_of::<T>() * self.in_range + csr
-    }
     /// Operands per warp of 32 rows: its DIA slots plus its CSR entries.
     pub fn operand_spread(&self) -> OperandSpread {
         let (m, s) = (self.nrows, self.offsets.len());
@@ -229,10 +225,15 @@ impl<T: Scalar> SpmvFormat<T> for Hdc<T> {
             extra,
         }
     }
+    /// DIA slots inside the matrix; no CSR part when it is empty (the kernel skips it).
+    fn bytes_read(&self) -> usize {
+        let csr = if self.values.is_empty() { 0 } else { self.csr_bytes() };
+        4 * self.offsets.len() + std::mem::size_of::<T>() * self.in_range + csr
+    }
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
         cpu::spmv(self, x, y)
     }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceSpmv<T>>> {
+    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         Ok(Box::new(gpu::DeviceHdc::new(gpu, self)?))
     }
 }
@@ -240,7 +241,9 @@ impl<T: Scalar> SpmvFormat<T> for Hdc<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::dia::tests::{cpu_matches, example, example_product, random_diagonal_csr};
+    use crate::formats::test_support::{
+        cpu_matches_oracle as cpu_matches, example, example_product, random_diagonal_csr,
+    };
     use proptest::prelude::*;
 
     #[test]

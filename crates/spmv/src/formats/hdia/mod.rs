@@ -48,8 +48,8 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::dia::diagonals::{self, OperandSpread, SegmentBlocks, SEGMENT_ROWS};
-use super::{DeviceSpmv, FormatStats, SpmvFormat};
+use super::dia::diagonals::{self, OperandSpread, SegmentBlocks, PADDING_LIMIT_RATIO, SEGMENT_ROWS};
+use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
@@ -95,7 +95,7 @@ impl<T: Scalar> Hdia<T> {
         let stored = diagonals::segment_slots(&hack_diagonals, h);
         let total: usize = hack_diagonals.iter().map(Vec::len).sum();
         let layout = format!("HDIA with {} hacks of {h} rows ({total} diagonals)", hack_diagonals.len());
-        diagonals::check_padding(NAME, &layout, stored, a.nnz(), std::mem::size_of::<T>())?;
+        diagonals::check_padding(NAME, &layout, stored, a.nnz(), std::mem::size_of::<T>(), PADDING_LIMIT_RATIO as f64)?;
         if total > u32::MAX as usize {
             return Err(Error::format(NAME, format!("{layout}: more than 2^32 - 1 stored diagonals")));
         }
@@ -149,13 +149,12 @@ impl<T: Scalar> Hdia<T> {
     pub fn operand_spread(&self) -> OperandSpread {
         self.operands
     }
+    fn index_bytes(&self) -> usize {
+        4 * (self.blocks.diag_ptr.len() + self.blocks.offsets.len())
+    }
     /// Device bytes: `hack_offsets` (`u32`), `offsets` (`i32`), `data`.
     pub fn device_bytes(&self) -> usize {
-        4 * (self.blocks.diag_ptr.len() + self.blocks.offsets.len()) + std::mem::size_of::<T>() * self.stored()
-    }
-    /// Device bytes one product reads: all but the slots outside the matrix.
-    pub fn bytes_read(&self) -> usize {
-        4 * (self.blocks.diag_ptr.len() + self.blocks.offsets.len()) + std::mem::size_of::<T>() * self.in_range
+        self.index_bytes() + std::mem::size_of::<T>() * self.stored()
     }
 }
 
@@ -186,10 +185,14 @@ impl<T: Scalar> SpmvFormat<T> for Hdia<T> {
             extra,
         }
     }
+    /// All but the slots outside the matrix.
+    fn bytes_read(&self) -> usize {
+        self.index_bytes() + std::mem::size_of::<T>() * self.in_range
+    }
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
         cpu::spmv(self, x, y)
     }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceSpmv<T>>> {
+    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         Ok(Box::new(gpu::DeviceHdia::new(gpu, self)?))
     }
 }
@@ -197,8 +200,10 @@ impl<T: Scalar> SpmvFormat<T> for Hdia<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::dia::tests::{cpu_matches, example, example_product, random_diagonal_csr};
     use crate::formats::dia::Dia;
+    use crate::formats::test_support::{
+        cpu_matches_oracle as cpu_matches, example, example_product, random_diagonal_csr,
+    };
     use crate::reference::{test_vector, Oracle};
     use proptest::prelude::*;
 
@@ -256,7 +261,7 @@ mod tests {
         let x_dev = gpu.upload(&x)?;
         let mut y_dev = gpu.alloc::<T>(a.nrows())?;
         gpu.fill(&mut y_dev, T::nan())?;
-        device.spmv(&x_dev, &mut y_dev)?;
+        device.launch(gpu, &x_dev, &mut y_dev)?;
         Ok(Oracle::new(&a, &x).check(&gpu.download(&y_dev)?).passed())
     }
 

@@ -33,7 +33,7 @@ use std::sync::Arc;
 
 use super::coo::{self, Triplets};
 use super::ell::{self, Ell};
-use super::{DeviceSpmv, FormatStats, SpmvFormat};
+use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::Result;
 use crate::gpu::Gpu;
 use crate::matrix::{Csr, Scalar};
@@ -62,6 +62,9 @@ pub fn bell_garland_width(lens: &[usize]) -> usize {
     longest
 }
 
+/// HYB's ELL part obeys ELL's default padding limit.
+const LIMIT: f64 = ell::PADDING_LIMIT_RATIO as f64;
+
 /// A matrix split into an ELL part of width K and a COO part.
 pub struct Hyb<T> {
     nrows: usize,
@@ -78,14 +81,14 @@ impl<T: Scalar> Hyb<T> {
     pub fn new(a: &Csr<T>) -> Result<Self> {
         let lens: Vec<usize> = (0..a.nrows()).map(|r| a.row_len(r)).collect();
         let want = bell_garland_width(&lens);
-        let width = ell::max_width_within_limit(a.nrows(), want, a.nnz(), std::mem::size_of::<T>());
+        let width = ell::max_width_within_limit(a.nrows(), want, a.nnz(), std::mem::size_of::<T>(), LIMIT);
         Self::with_width(a, width)
     }
 
     /// A given width (checked against ELL's padding limit).
     pub fn with_width(a: &Csr<T>, width: usize) -> Result<Self> {
         coo::check_rows("hyb", a.nrows())?;
-        ell::check_padding("hyb", a.nrows(), width, a.nnz(), std::mem::size_of::<T>())?;
+        ell::check_padding("hyb", a.nrows(), width, a.nnz(), std::mem::size_of::<T>(), LIMIT)?;
         Ok(Hyb {
             nrows: a.nrows(),
             ncols: a.ncols(),
@@ -132,11 +135,15 @@ impl<T: Scalar> SpmvFormat<T> for Hyb<T> {
             ],
         }
     }
+    /// The ELL part without its padding (the kernel stops at each row's length), and the COO part.
+    fn bytes_read(&self) -> usize {
+        self.ell.bytes_read() + self.coo.bytes()
+    }
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
         self.ell.spmv_cpu(x, y);
         coo::cpu::accumulate(&self.coo.rows, &self.coo.cols, &self.coo.vals, x, y);
     }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceSpmv<T>>> {
+    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         Ok(Box::new(gpu::DeviceHyb::new(gpu, self)?))
     }
 }

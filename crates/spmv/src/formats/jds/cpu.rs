@@ -15,10 +15,9 @@ use crate::matrix::Scalar;
 const BLOCK: usize = 64;
 
 pub fn spmv<T: Scalar>(a: &Jds<T>, x: &[T], y: &mut [T]) {
-    assert_eq!(x.len(), a.ncols, "x has the wrong length");
-    assert_eq!(y.len(), a.nrows, "y has the wrong length");
+    debug_assert_eq!(x.len(), a.ncols, "callers check the lengths");
     let (m, ptr, cols, vals, perm) = (a.nrows, &a.iter_ptr, &a.col_idx, &a.values, &a.perm);
-    let out = RowWriter::new(y);
+    let out = RowWriter::new(y, a.nrows);
     (0..m.div_ceil(BLOCK)).into_par_iter().with_min_len(4).for_each(|b| {
         let (lo, hi) = (b * BLOCK, ((b + 1) * BLOCK).min(m));
         let mut acc = [T::ZERO; BLOCK];

@@ -48,12 +48,11 @@ pub(super) fn row_sum<T: Scalar>(start: usize, cols: &[u32], vals: &[T], x: &[T]
 
 pub fn spmv<T: Scalar>(a: &LightSpmv<T>, x: &[T], y: &mut [T]) {
     let csr = &a.csr;
-    assert_eq!(x.len(), csr.ncols(), "x has the wrong length");
-    assert_eq!(y.len(), csr.nrows(), "y has the wrong length");
+    debug_assert_eq!(x.len(), csr.ncols(), "callers check the lengths");
     let (m, lanes) = (csr.nrows(), a.lanes as usize);
     let batch = rows_per_fetch(csr.mean_row_len());
     let row_counter = AtomicUsize::new(0);
-    let out = RowWriter::new(y);
+    let out = RowWriter::new(y, csr.nrows());
     // One worker per thread; a worker that starts late (or runs after another on the same
     // thread) finds fewer rows left, which is the point of the counter.
     (0..rayon::current_num_threads()).into_par_iter().with_max_len(1).for_each(|_| loop {

@@ -2,34 +2,30 @@
 //! every launch, and the grid holds as many warps as the device keeps resident (each warp
 //! loops, taking rows from the counter until they run out).
 
-use std::sync::{Arc, Mutex};
+use std::cell::RefCell;
 
 use cudarc::driver::sys::CUdevice_attribute;
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::{LightSpmv, KERNELS, NAME};
 use crate::error::{Error, Result};
-use crate::formats::coo::gpu::upload_or_one;
-use crate::formats::{check_vectors, offsets_u32, DeviceSpmv};
-use crate::gpu::{grid_for, Gpu};
+use crate::formats::{offsets_u32, DeviceFormat};
+use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::Scalar;
 
 /// Threads per block (8 warps).
 const BLOCK: u32 = 256;
 
-pub struct DeviceLightSpmv<T> {
-    gpu: Arc<Gpu>,
+pub(super) struct DeviceLightSpmv<T> {
     nrows: u32,
-    ncols: usize,
     row_ptr: CudaSlice<u32>,
     col_idx: CudaSlice<u32>,
     values: CudaSlice<T>,
-    /// The global row counter. `spmv` takes `&self` but must zero it on the stream first:
-    /// the lock gives that write exclusive access (launches are serialised on one stream anyway).
-    row_counter: Mutex<CudaSlice<u32>>,
-    function: CudaFunction,
-    config: LaunchConfig,
-    bytes: usize,
+    /// The global row counter. `launch` takes `&self` but must zero it on the stream first;
+    /// launches never run concurrently (`DeviceFormat` is not `Sync`, and the owning
+    /// `DeviceMatrix` serialises them), so a `RefCell` gives that write its `&mut`.
+    row_counter: RefCell<CudaSlice<u32>>,
+    kernel: Kernel,
 }
 
 /// Warps the grid launches: enough for every row to be taken in one round, at most as many as
@@ -40,7 +36,7 @@ fn grid_warps(nrows: u64, vectors_per_warp: u64, resident_warps: u64) -> u64 {
 }
 
 impl<T: Scalar> DeviceLightSpmv<T> {
-    pub fn new(gpu: &Arc<Gpu>, a: &LightSpmv<T>) -> Result<Self> {
+    pub(super) fn new(gpu: &Gpu, a: &LightSpmv<T>) -> Result<Self> {
         // Checked on conversion; repeated here so that the launch can rely on it.
         let nrows = u32::try_from(a.csr.nrows()).ok().filter(|&m| m <= super::MAX_ROWS).ok_or_else(|| {
             Error::format(NAME, format!("{} rows exceed the 2^31 - 1 of the row counter", a.csr.nrows()))
@@ -48,43 +44,35 @@ impl<T: Scalar> DeviceLightSpmv<T> {
         let per_sm = gpu.context().attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?;
         let resident_warps = gpu.multiprocessors() as u64 * (per_sm.max(32) as u64 / 32);
         let warps = grid_warps(nrows as u64, a.vectors_per_warp() as u64, resident_warps);
+        let name = format!("lightspmv_{}_{}", a.lanes, T::SUFFIX);
         Ok(DeviceLightSpmv {
-            gpu: gpu.clone(),
             nrows,
-            ncols: a.csr.ncols(),
             row_ptr: gpu.upload(&offsets_u32(NAME, &a.csr)?)?,
-            col_idx: upload_or_one(gpu, a.csr.col_idx())?,
-            values: upload_or_one(gpu, a.csr.values())?,
-            row_counter: Mutex::new(gpu.alloc::<u32>(1)?),
-            function: gpu.function(&KERNELS, &format!("lightspmv_{}_{}", a.lanes, T::SUFFIX))?,
-            config: grid_for(warps * 32, BLOCK)?,
-            bytes: a.device_bytes(),
+            col_idx: gpu.upload_nonempty(a.csr.col_idx())?,
+            values: gpu.upload_nonempty(a.csr.values())?,
+            row_counter: RefCell::new(gpu.alloc::<u32>(1)?),
+            kernel: Kernel::new(gpu, &KERNELS, &name, grid_for(warps * 32, BLOCK)?)?,
         })
     }
 }
 
-impl<T: Scalar> DeviceSpmv<T> for DeviceLightSpmv<T> {
-    fn spmv(&self, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
-        check_vectors(NAME, self.nrows as usize, self.ncols, x, y)?;
-        if self.nrows == 0 {
-            return Ok(());
-        }
-        let mut counter = self.row_counter.lock().unwrap_or_else(|p| p.into_inner());
+impl<T: Scalar> DeviceFormat<T> for DeviceLightSpmv<T> {
+    fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+        let mut counter = self.row_counter.borrow_mut();
         // Zeroed on the stream, so it is 0 when this launch starts and no earlier launch can
         // still be using it (same stream: in order).
-        self.gpu.stream().memset_zeros(&mut *counter)?;
-        let mut launch = self.gpu.stream().launch_builder(&self.function);
-        launch.arg(&self.nrows).arg(&*counter).arg(&self.row_ptr).arg(&self.col_idx).arg(&self.values).arg(x).arg(y);
+        gpu.stream().memset_zeros(&mut *counter)?;
+        let counter = &*counter;
         // SAFETY: the arguments match LIGHTSPMV_ARGS(T). Rows come from the counter and are
         // used only below nrows = y.len(); their entries lie in row_ptr[row]..row_ptr[row+1]
         // ≤ nnz (the length of col_idx and values); columns < ncols = x.len() by the CSR
         // invariants. Blocks are whole warps (BLOCK = 256), as the full-warp shuffles need;
         // the counter cannot wrap (nrows < 2^31, at most one fetch per warp past nrows).
-        unsafe { launch.launch(self.config) }?;
-        Ok(())
-    }
-    fn device_bytes(&self) -> usize {
-        self.bytes
+        unsafe {
+            self.kernel.launch(gpu, |a| {
+                a.arg(&self.nrows).arg(counter).arg(&self.row_ptr).arg(&self.col_idx).arg(&self.values).arg(x).arg(y);
+            })
+        }
     }
 }
 

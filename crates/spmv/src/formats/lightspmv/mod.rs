@@ -37,7 +37,7 @@
 //! changes only *where* a row is computed, never the order of its additions, so results are
 //! bitwise identical from run to run (`deterministic: true` in the registry).
 //!
-//! The counter must start at 0 for every product: `spmv` zeroes it on the stream right before
+//! The counter must start at 0 for every product: it is zeroed on the stream right before
 //! each launch (a 4-byte memset, inside the timed region). Rows are limited to 2^31 − 1 so
 //! that the counter, which overshoots the last row by at most one fetch per warp, never wraps;
 //! larger matrices are refused with [`Error::Format`].
@@ -50,7 +50,7 @@ mod gpu;
 
 use std::sync::Arc;
 
-use super::{DeviceSpmv, FormatStats, SpmvFormat};
+use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
@@ -124,7 +124,7 @@ impl<T: Scalar> SpmvFormat<T> for LightSpmv<T> {
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
         cpu::spmv(self, x, y)
     }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceSpmv<T>>> {
+    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         Ok(Box::new(gpu::DeviceLightSpmv::new(gpu, self)?))
     }
 }
@@ -241,7 +241,8 @@ mod tests {
         let a: Csr<T> = a.cast();
         let x = test_vector::<T>(a.ncols());
         let oracle = Oracle::new(&a, &x);
-        let device = LightSpmv::with_lanes(&a, lanes)?.upload(gpu)?;
+        let spec = crate::formats::parse_spec(&format!("{NAME}:lanes={lanes}"))?;
+        let device = crate::formats::build(&spec, &a)?.upload(gpu)?;
         let x_dev = gpu.upload(&x)?;
         let mut y_dev = gpu.alloc::<T>(a.nrows())?;
         let (mut all_pass, mut identical, mut first) = (true, true, None::<Vec<u64>>);

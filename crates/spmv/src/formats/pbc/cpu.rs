@@ -12,8 +12,6 @@ use crate::matrix::Scalar;
 const GROUP: usize = 64;
 
 pub fn spmv<T: Scalar>(a: &Pbc<T>, x: &[T], y: &mut [T]) {
-    assert_eq!(x.len(), a.ncols, "x has the wrong length");
-    assert_eq!(y.len(), a.nrows, "y has the wrong length");
     let (cols, vals, perm) = (&a.col_idx, &a.values, &a.perm);
     let out = PermutedWriter::new(y);
     (0..a.blocks()).into_par_iter().for_each(|b| {

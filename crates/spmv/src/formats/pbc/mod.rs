@@ -66,7 +66,7 @@ use rayon::prelude::*;
 use super::ell::{PADDING_FLOOR_SLOTS, PADDING_LIMIT_RATIO};
 use super::teb::partition::{variance, wave_counts};
 use super::teb::rows_longest_first;
-use super::{DeviceSpmv, FormatStats, SpmvFormat};
+use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
@@ -311,7 +311,7 @@ impl<T: Scalar> SpmvFormat<T> for Pbc<T> {
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
         cpu::spmv(self, x, y)
     }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceSpmv<T>>> {
+    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         Ok(Box::new(gpu::DevicePbc::new(gpu, self)?))
     }
 }
@@ -467,7 +467,7 @@ mod tests {
                     let device = f.upload(&gpu)?;
                     let mut y = gpu.alloc::<f64>(a.nrows())?;
                     gpu.fill(&mut y, f64::NAN)?;
-                    device.spmv(&gpu.upload(&x)?, &mut y)?;
+                    device.launch(&gpu, &gpu.upload(&x)?, &mut y)?;
                     Ok(Oracle::new(a, &x).check(&gpu.download(&y)?).passed())
                 };
                 let ok = run(&a);

@@ -15,11 +15,10 @@ use crate::matrix::Scalar;
 const GROUP: usize = 64;
 
 pub fn spmv<T: Scalar>(a: &SellCSigma<T>, x: &[T], y: &mut [T]) {
-    assert_eq!(x.len(), a.ncols, "x has the wrong length");
-    assert_eq!(y.len(), a.nrows, "y has the wrong length");
+    debug_assert_eq!(x.len(), a.ncols, "callers check the lengths");
     let (m, c) = (a.nrows, a.c);
     let (cols, vals, perm) = (&a.col_idx, &a.values, &a.perm);
-    let out = RowWriter::new(y);
+    let out = RowWriter::new(y, a.nrows);
     let min_len = (256 / c).max(1);
     (0..a.slices()).into_par_iter().with_min_len(min_len).for_each(|s| {
         let first = s * c;

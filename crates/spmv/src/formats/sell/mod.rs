@@ -58,7 +58,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::jds::sort_rows_by_length;
-use super::{DeviceSpmv, FormatStats, SpmvFormat};
+use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
@@ -243,7 +243,7 @@ impl<T: Scalar> SpmvFormat<T> for SellCSigma<T> {
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
         cpu::spmv(self, x, y)
     }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceSpmv<T>>> {
+    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         Ok(Box::new(gpu::DeviceSell::new(gpu, self)?))
     }
 }
@@ -391,11 +391,13 @@ mod tests {
         }
     }
 
-    /// SELL-C-σ with the given C and σ on the GPU, into a NaN-poisoned y, against the oracle.
+    /// SELL-C-σ with the given C and σ on the GPU (through the registry's spec), into a
+    /// NaN-poisoned y, against the oracle.
     fn gpu_check<T: Scalar>(gpu: &Arc<Gpu>, a: &Csr<f64>, c: usize, sigma: usize) -> Result<bool> {
         let a: Csr<T> = a.cast();
         let x = test_vector::<T>(a.ncols());
-        let device = SellCSigma::new(&a, c, sigma)?.upload(gpu)?;
+        let spec = crate::formats::parse_spec(&format!("{NAME}:c={c},sigma={sigma}"))?;
+        let device = crate::formats::build(&spec, &a)?.upload(gpu)?;
         let x_dev = gpu.upload(&x)?;
         let mut y_dev = gpu.alloc::<T>(a.nrows())?;
         gpu.fill(&mut y_dev, T::nan())?;

@@ -26,8 +26,6 @@ impl<T> PermutedWriter<T> {
 }
 
 pub fn spmv<T: Scalar>(a: &Teb<T>, x: &[T], y: &mut [T]) {
-    assert_eq!(x.len(), a.ncols, "x has the wrong length");
-    assert_eq!(y.len(), a.nrows, "y has the wrong length");
     let (row_ptr, cols, vals, perm) = (&a.row_ptr, &a.col_idx, &a.values, &a.perm);
     let out = PermutedWriter::new(y);
     a.blo_idx.par_windows(2).for_each(|w| {

@@ -88,7 +88,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::{DeviceSpmv, FormatStats, SpmvFormat};
+use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
@@ -404,7 +404,7 @@ impl<T: Scalar> SpmvFormat<T> for Teb<T> {
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
         cpu::spmv(self, x, y)
     }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceSpmv<T>>> {
+    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         Ok(Box::new(gpu::DeviceTeb::new(gpu, self)?))
     }
 }

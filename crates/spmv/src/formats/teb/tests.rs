@@ -235,7 +235,7 @@ fn gpu_check<T: Scalar>(gpu: &Arc<Gpu>, f: &dyn SpmvFormat<T>, a: &Csr<T>) -> Re
     let mut first: Option<Vec<u64>> = None;
     for _ in 0..3 {
         gpu.fill(&mut y_dev, T::nan())?;
-        device.spmv(&x_dev, &mut y_dev)?;
+        device.launch(gpu, &x_dev, &mut y_dev)?;
         let y = gpu.download(&y_dev)?;
         if !oracle.check(&y).passed() {
             return Ok(false);

@@ -1,4 +1,5 @@
-//! What `spmv bench` runs on: files, folders of files, generator specs, or the default set.
+//! Matrices named on a command line: files, folders of files, generator specs, or the
+//! default set of `spmv bench`.
 
 use std::path::{Path, PathBuf};
 
@@ -6,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::io::{gen, read_matrix_market};
 use crate::matrix::Csr;
 
-/// One matrix to benchmark, not yet loaded.
+/// One matrix named by the user, not yet loaded.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Input {
     File(PathBuf),

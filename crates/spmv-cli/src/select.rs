@@ -1,0 +1,65 @@
+//! What `bench` and `pagerank` share: the backend (GPU unless `--cpu` or none is usable),
+//! the format specs of `--formats`, and the precisions of `--precision`.
+
+use anyhow::{bail, Result};
+
+use spmv::formats::{self, FormatSpec};
+use spmv::{Backend, Precision};
+
+/// The GPU unless `cpu` is set or none can be used; says on stderr which and why.
+pub fn backend(cpu: bool) -> Backend {
+    if cpu {
+        eprintln!("running on the CPU (--cpu)");
+        return Backend::Cpu;
+    }
+    match Backend::gpu() {
+        Ok(gpu) => {
+            eprintln!("running on the {}", gpu.describe());
+            gpu
+        }
+        Err(e) => {
+            eprintln!("{e}; running on the CPU instead");
+            Backend::Cpu
+        }
+    }
+}
+
+/// The specs of a `--formats` list (`all`, names, `name:key=value,...`). With
+/// `deterministic`, `all` keeps only the deterministic formats and naming another is an error.
+pub fn format_specs(list: &str, deterministic: bool) -> Result<Vec<FormatSpec>> {
+    let specs = formats::parse_spec_list(list)?;
+    if specs.is_empty() {
+        bail!("no format given (see `spmv formats`)");
+    }
+    if !deterministic {
+        return Ok(specs);
+    }
+    let all = list.split(',').any(|p| p.trim().eq_ignore_ascii_case("all"));
+    let names = || formats::deterministic_registry::<f64>().iter().map(|f| f.name).collect::<Vec<_>>().join(", ");
+    if all {
+        return Ok(specs.into_iter().filter(formats::is_deterministic).collect());
+    }
+    let refused: Vec<String> = specs.iter().filter(|s| !formats::is_deterministic(s)).map(|s| s.label()).collect();
+    if !refused.is_empty() {
+        bail!(
+            "--deterministic: {} may give different bits from run to run; deterministic formats: {}",
+            refused.join(", "),
+            names()
+        );
+    }
+    Ok(specs)
+}
+
+/// The precisions of a `--precision` list (`f64,f32`).
+pub fn precisions(list: &str) -> Result<Vec<Precision>> {
+    let p: Vec<Precision> = list
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| p.parse().map_err(anyhow::Error::msg))
+        .collect::<Result<_>>()?;
+    if p.is_empty() {
+        bail!("no precision given (f64, f32)");
+    }
+    Ok(p)
+}

@@ -1,0 +1,250 @@
+//! The front door: read or build a matrix, put it in a format on the GPU (or the CPU when
+//! there is none), multiply with host vectors.
+//!
+//! ```
+//! use spmv::{Backend, Matrix};
+//!
+//! // A 2-D Poisson matrix (or Matrix::read("m.mtx.gz")).
+//! let a = Matrix::<f64>::generate("poisson2d:n=64")?;
+//! // The first GPU, or the CPU with a message on stderr when there is none.
+//! let backend = Backend::detect();
+//! let op = a.to_device(&backend, "sell-c-sigma:c=32")?;
+//! let x = vec![1.0; op.ncols()];
+//! let mut y = vec![0.0; op.nrows()];
+//! op.apply(1.0, &x, 0.0, &mut y)?; // y = 1·A·x + 0·y
+//! assert_eq!(y[0], 2.0); // a corner row of the 5-point stencil: 4 − 1 − 1
+//! # Ok::<(), spmv::Error>(())
+//! ```
+//!
+//! **Choosing where it runs.** [`Backend::detect`] takes the first CUDA device and falls
+//! back to the CPU (saying why on stderr); [`Backend::gpu`] insists on a GPU (an
+//! [`Error::NoGpu`] otherwise) and [`Backend::Cpu`] runs every format's CPU algorithm. The
+//! same [`Operator`] API serves both. For vectors that already live on the device, use
+//! [`Operator::device_matrix`] and [`DeviceMatrix::apply`] with `CudaSlice`s.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::CudaSlice;
+
+use crate::error::Result;
+use crate::formats::{self, DeviceMatrix, FormatSpec, FormatStats, HostMatrix};
+use crate::gpu::Gpu;
+use crate::matrix::{Csr, Scalar};
+
+/// Where products run.
+#[derive(Clone, Debug)]
+pub enum Backend {
+    Gpu(Arc<Gpu>),
+    Cpu,
+}
+
+impl Backend {
+    /// The first CUDA device, or the CPU when none can be used (the reason goes to stderr).
+    pub fn detect() -> Backend {
+        match Self::gpu() {
+            Ok(gpu) => gpu,
+            Err(e) => {
+                eprintln!("spmv: {e}; running on the CPU instead");
+                Backend::Cpu
+            }
+        }
+    }
+
+    /// The first CUDA device, or [`Error::NoGpu`] saying why there is none.
+    pub fn gpu() -> Result<Backend> {
+        Ok(Backend::Gpu(Gpu::detect()?))
+    }
+
+    /// "GPU: NVIDIA H200 (sm_90)" or "CPU (n threads)".
+    pub fn describe(&self) -> String {
+        match self {
+            Backend::Gpu(gpu) => format!("GPU: {} ({})", gpu.name(), gpu.arch()),
+            Backend::Cpu => format!("CPU ({} threads)", rayon::current_num_threads()),
+        }
+    }
+}
+
+/// A sparse matrix on the host, in CSR: what every format is built from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Matrix<T: Scalar = f64> {
+    csr: Csr<T>,
+}
+
+impl<T: Scalar> Matrix<T> {
+    /// Reads a Matrix Market file (`.mtx` or `.mtx.gz`).
+    pub fn read(path: impl AsRef<Path>) -> Result<Self> {
+        Ok(Matrix { csr: crate::io::read_matrix_market(path.as_ref())? })
+    }
+
+    /// Generates a matrix from a spec such as `poisson3d:n=64` (docs/generators.md).
+    pub fn generate(spec: &str) -> Result<Self> {
+        Ok(Matrix { csr: crate::io::gen::generate(spec)?.cast() })
+    }
+
+    pub fn from_csr(csr: Csr<T>) -> Self {
+        Matrix { csr }
+    }
+    pub fn csr(&self) -> &Csr<T> {
+        &self.csr
+    }
+    pub fn into_csr(self) -> Csr<T> {
+        self.csr
+    }
+    pub fn nrows(&self) -> usize {
+        self.csr.nrows()
+    }
+    pub fn ncols(&self) -> usize {
+        self.csr.ncols()
+    }
+    pub fn nnz(&self) -> usize {
+        self.csr.nnz()
+    }
+
+    /// Converts the matrix to the format `spec` names (`brcp`, `sell-c-sigma:c=32,sigma=1024`,
+    /// see `spmv formats`) and, on a GPU backend, uploads it.
+    pub fn to_device(&self, backend: &Backend, spec: &str) -> Result<Operator<T>> {
+        let spec = formats::parse_spec(spec)?;
+        self.to_device_spec(backend, &spec)
+    }
+
+    /// [`Matrix::to_device`] with a parsed spec.
+    pub fn to_device_spec(&self, backend: &Backend, spec: &FormatSpec) -> Result<Operator<T>> {
+        let host = formats::build(spec, &self.csr)?;
+        let place = match backend {
+            Backend::Cpu => Place::Cpu(host),
+            Backend::Gpu(gpu) => Place::Gpu { device: Box::new(host.upload(gpu)?), vectors: Mutex::new(None) },
+        };
+        Ok(Operator { place })
+    }
+}
+
+impl<T: Scalar> From<Csr<T>> for Matrix<T> {
+    fn from(csr: Csr<T>) -> Self {
+        Matrix { csr }
+    }
+}
+
+enum Place<T: Scalar> {
+    Cpu(HostMatrix<T>),
+    /// The device matrix, and device copies of x and y reused from product to product.
+    Gpu { device: Box<DeviceMatrix<T>>, vectors: Mutex<Option<(CudaSlice<T>, CudaSlice<T>)>> },
+}
+
+/// A matrix in one format on one backend, ready for `y = α·A·x + β·y` with host vectors.
+///
+/// On the GPU each product copies `x` (and `y` when β ≠ 0) to the device and `y` back; a
+/// solver that keeps its vectors on the device uses [`Operator::device_matrix`] instead.
+/// `Send` and `Sync`: products from several threads run one after another.
+pub struct Operator<T: Scalar> {
+    place: Place<T>,
+}
+
+impl<T: Scalar> Operator<T> {
+    /// `y = α·A·x + β·y`. Wrong lengths are an [`Error::Shape`]; β = 0 never reads `y`.
+    pub fn apply(&self, alpha: T, x: &[T], beta: T, y: &mut [T]) -> Result<()> {
+        match &self.place {
+            Place::Cpu(host) => host.apply(alpha, x, beta, y),
+            Place::Gpu { device, vectors } => {
+                if let Some(e) = formats::host::shape_error(device.spec(), device.nrows(), device.ncols(), x.len(), y.len()) {
+                    return Err(e);
+                }
+                if y.is_empty() {
+                    return Ok(());
+                }
+                if x.is_empty() {
+                    // A·x = 0 for a matrix without columns: y = β·y, no device work.
+                    y.iter_mut().for_each(|v| *v = if beta == T::ZERO { T::ZERO } else { beta * *v });
+                    return Ok(());
+                }
+                let gpu = device.gpu();
+                let mut vectors = vectors.lock().unwrap_or_else(|p| p.into_inner());
+                let (x_dev, y_dev) = match &mut *vectors {
+                    Some(v) => v,
+                    None => vectors.insert((gpu.alloc(x.len())?, gpu.alloc(y.len())?)),
+                };
+                let stream = gpu.stream();
+                stream.memcpy_htod(x, x_dev)?;
+                if beta != T::ZERO {
+                    stream.memcpy_htod(&*y, y_dev)?;
+                }
+                device.apply(alpha, x_dev, beta, y_dev)?;
+                stream.memcpy_dtoh(y_dev, y)?;
+                gpu.synchronize()
+            }
+        }
+    }
+
+    /// `y = A·x`.
+    pub fn spmv(&self, x: &[T], y: &mut [T]) -> Result<()> {
+        self.apply(T::ONE, x, T::ZERO, y)
+    }
+
+    pub fn nrows(&self) -> usize {
+        match &self.place {
+            Place::Cpu(h) => h.nrows(),
+            Place::Gpu { device, .. } => device.nrows(),
+        }
+    }
+    pub fn ncols(&self) -> usize {
+        match &self.place {
+            Place::Cpu(h) => h.ncols(),
+            Place::Gpu { device, .. } => device.ncols(),
+        }
+    }
+    pub fn nnz(&self) -> usize {
+        match &self.place {
+            Place::Cpu(h) => h.nnz(),
+            Place::Gpu { device, .. } => device.nnz(),
+        }
+    }
+    /// The canonical spec of the format, every parameter spelled out.
+    pub fn spec(&self) -> &FormatSpec {
+        match &self.place {
+            Place::Cpu(h) => h.spec(),
+            Place::Gpu { device, .. } => device.spec(),
+        }
+    }
+    pub fn stats(&self) -> FormatStats {
+        match &self.place {
+            Place::Cpu(h) => h.stats(),
+            Place::Gpu { device, .. } => device.stats().clone(),
+        }
+    }
+    /// Whether products run on a GPU.
+    pub fn on_gpu(&self) -> bool {
+        matches!(self.place, Place::Gpu { .. })
+    }
+    /// The device handle, for products with vectors that live on the GPU.
+    pub fn device_matrix(&self) -> Option<&DeviceMatrix<T>> {
+        match &self.place {
+            Place::Gpu { device, .. } => Some(device),
+            Place::Cpu(_) => None,
+        }
+    }
+    /// The host handle, on the CPU backend.
+    pub fn host_matrix(&self) -> Option<&HostMatrix<T>> {
+        match &self.place {
+            Place::Cpu(h) => Some(h),
+            Place::Gpu { .. } => None,
+        }
+    }
+}
+
+impl<T: Scalar> std::fmt::Debug for Operator<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.place {
+            Place::Cpu(h) => write!(f, "Operator(CPU, {h:?})"),
+            Place::Gpu { device, .. } => write!(f, "Operator(GPU, {device:?})"),
+        }
+    }
+}
+
+/// The handles can be shared between threads (checked at compile time).
+#[allow(dead_code)]
+fn handles_are_send_and_sync<T: Scalar>() {
+    fn check<X: Send + Sync>() {}
+    check::<Operator<T>>();
+    check::<DeviceMatrix<T>>();
+    check::<HostMatrix<T>>();
+}
