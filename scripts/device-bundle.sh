@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds, here, everything a GPU run needs and puts it in .device-bundle/ (git-ignored, so
 # it travels only when named in the device tool's `carry`):
-#   bin/spmv            the release CLI (and bin/brcp_errors, an example program)
-#   tests/<name>        every test binary of the workspace (cargo test --release --no-run)
+#   bin/spmv            the release CLI (and bin/brcp_errors, an example program;
+#                       bin/spmv-old, the previous CLI, when SPMV_OLD names it)
+#   tests/<name>        the test binaries with GPU tests (cargo test --release --no-run)
 #   matrices/           the real matrices of ../shared/matrices (the device has no ../shared)
 # Then, on the device: scripts/device-run.sh (tests + benchmark, summary last).
 # Binaries are stripped so the bundle stays well inside the 64 MiB a call may carry.
@@ -14,6 +15,8 @@ mkdir -p "$out/bin" "$out/tests" "$out/matrices"
 
 cargo build --release -p spmv-cli
 cp target/release/spmv "$out/bin/"
+# The previous binary, for a same-run comparison (SPMV_OLD=path/to/old/spmv).
+if [ -n "${SPMV_OLD:-}" ]; then cp "$SPMV_OLD" "$out/bin/spmv-old"; fi
 # Example programs that device runs use (the BRCP paper's error experiment).
 cargo build --release -p spmv --example brcp_errors
 cp target/release/examples/brcp_errors "$out/bin/"
@@ -31,6 +34,8 @@ for line in sys.stdin:
         name = target["name"] if kind == "test" else target["name"] + "-" + kind
         print(msg["executable"], name)
 ' | while read -r exe name; do
+    # Test binaries without GPU tests run in CI; leaving them out keeps the bundle small.
+    case "$name" in cli | gen | mtx | pagerank_cli | spmv-bin | diagonal_cpu | formats_cpu) continue ;; esac
     cp "$exe" "$out/tests/$name"
 done
 strip "$out"/bin/* "$out"/tests/*

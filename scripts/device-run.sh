@@ -4,6 +4,8 @@
 #      matrices from the bundle;
 #   2. `spmv bench` on the shared matrices and on the inputs in $BENCH_INPUTS (files or
 #      generator specs; "default" for the default set), with the formats in $BENCH_FORMATS (default all), f64 and f32;
+#   3. with $COMPARE_INPUTS and bin/spmv-old in the bundle: both binaries on those inputs,
+#      and scripts/compare-bench.py's ratios (new/old median time);
 # and prints a summary last. Logs and JSON go to $OUT when set (the device tool returns it).
 set -uo pipefail
 bundle=.device-bundle
@@ -24,9 +26,8 @@ export SPMV_REQUIRE_NVRTC=1
 summary=()
 status=0
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
-    # The test binaries with GPU tests (and cheap CPU ones); `cli` and `mtx` need paths of
-    # the build machine and run in CI instead.
-    for name in ${DEVICE_TESTS:-spmv-lib gpu gpu_deterministic formats_cpu kernels_compile}; do
+    # The test binaries with GPU tests; the CPU-only ones run in CI instead.
+    for name in ${DEVICE_TESTS:-spmv-lib gpu gpu_deterministic gpu_diagonal gpu_brcp pagerank quickstart-example kernels_compile}; do
         t="$bundle/tests/$name"
         log=/tmp/test-$name.log
         "$t" --include-ignored ${TEST_FILTER:-} > "$log" 2>&1
@@ -59,6 +60,17 @@ if [ -n "${BENCH_INPUTS:-}" ]; then
     [ $rc -ne 0 ] && status=1
     cat "$out/bench-large.txt"
     summary+=("bench large: rc=$rc $(grep -E '^# (all|FAILED)' "$out/bench-large.txt")")
+fi
+if [ -n "${COMPARE_INPUTS:-}" ] && [ -x "$bundle/bin/spmv-old" ]; then
+    # The previous binary and this one on the same inputs, one after the other, f64 and f32.
+    for which in spmv-old spmv; do
+        # shellcheck disable=SC2086
+        "$bundle/bin/$which" bench $COMPARE_INPUTS --formats "$formats" --precision f64,f32 --reps "$reps" \
+            --json "$out/compare-$which.json" > "$out/compare-$which.txt" 2> /tmp/bench-compare-$which.err
+    done
+    python3 scripts/compare-bench.py "$out/compare-spmv-old.json" "$out/compare-spmv.json" > "$out/compare.txt"
+    grep -E '^#' "$out/compare.txt"
+    summary+=("compare with the previous binary: $(grep -E 'geometric mean|slower' "$out/compare.txt" | tr '\n' ' ')")
 fi
 tail -n 3 /tmp/bench-*.err 2>/dev/null
 [ -f "$out/bench-shared.txt" ] && grep -E '^#' "$out/bench-shared.txt"

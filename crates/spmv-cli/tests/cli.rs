@@ -28,6 +28,52 @@ fn formats_lists_the_registry() {
 }
 
 #[test]
+fn formats_lists_every_parameter_with_its_default() {
+    let stdout = text(&spmv(&["formats"]).stdout);
+    for info in spmv::formats::registry::<f64>() {
+        for p in info.params {
+            assert!(stdout.contains(&format!("{}={}", p.key, p.default)), "{} {} missing:\n{stdout}", info.name, p.key);
+        }
+    }
+    assert!(stdout.contains("sigma=auto") && stdout.contains("max_padding=20"), "{stdout}");
+}
+
+#[test]
+fn bench_takes_format_specs_and_records_the_canonical_spec() {
+    let dir = temp_dir("specs");
+    let json = dir.join("r.json");
+    let out = spmv(&[
+        "bench", "poisson2d:nx=30", "--cpu", "--reps", "1", "--formats",
+        "csr-vector:lanes=4,sell-c-sigma:c=16,sigma=64,ell", "--json", json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let got: Vec<(&str, &str)> = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["format"].as_str().unwrap(), r["spec"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("csr-vector:lanes=4", "csr-vector:lanes=4"),
+            ("sell-c-sigma:c=16,sigma=64", "sell-c-sigma:c=16,sigma=64"),
+            ("ell", "ell:max_padding=20"),
+        ]
+    );
+    for (spec, want) in [
+        ("sell-c-sigma:width=3", "format sell-c-sigma: unknown parameter 'width'; valid keys: c, sigma"),
+        ("csr-vector:lanes=3", "lanes=3 must be 2, 4, 8, 16, 32 or auto"),
+        ("ell:max_padding=x", "max_padding=x must be a number"),
+    ] {
+        let out = spmv(&["bench", "poisson2d:nx=4", "--cpu", "--formats", spec]);
+        assert!(!out.status.success(), "{spec}");
+        assert!(text(&out.stderr).contains(want), "{spec}: {}", text(&out.stderr));
+    }
+}
+
+#[test]
 fn gen_writes_a_file_that_info_reads() {
     let dir = temp_dir("gen");
     let file = dir.join("p.mtx.gz");
@@ -47,8 +93,7 @@ fn bench_runs_checks_and_writes_json() {
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(stderr.contains("running on the GPU") || stderr.contains("running on the CPU"), "{stderr}");
     // 2 matrices x 2 precisions x every registered format
-    let formats = text(&spmv(&["formats"]).stdout).lines().count();
-    let expected = 2 * 2 * formats;
+    let expected = 2 * 2 * spmv::formats::registry::<f64>().len();
     assert!(stdout.contains(&format!("# all {expected} results match the oracle")), "{stdout}");
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let results = report["results"].as_array().unwrap();

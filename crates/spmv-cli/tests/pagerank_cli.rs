@@ -66,7 +66,7 @@ fn every_format_on_a_generated_graph() {
     let out = spmv(&["pagerank", "powerlaw:n=3000,mean=5,exp=2.1", "--format", "all", "--exact", "--top", "0"]);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stdout}\n{stderr}");
-    let formats = text(&spmv(&["formats"]).stdout).lines().count();
+    let formats = spmv::formats::registry::<f64>().len();
     let rows = stdout.lines().filter(|l| l.ends_with("  ok") || l.contains("UNSUPPORTED")).count();
     assert_eq!(rows, formats, "{stdout}");
 }
@@ -79,6 +79,9 @@ fn bad_input_is_an_error_not_a_panic() {
     let out = spmv(&["pagerank", "poisson2d:n=4", "--format", "no-such-format"]);
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("unknown format"), "{}", text(&out.stderr));
+    let out = spmv(&["pagerank", "poisson2d:n=4", "--format", "brc", "--deterministic"]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("--deterministic: brc"), "{}", text(&out.stderr));
     let out = spmv(&["pagerank", "poisson2d:n=4", "--alpha", "1.5"]);
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("alpha"), "{}", text(&out.stderr));

@@ -8,13 +8,12 @@ use super::spec::FormatSpec;
 use super::FormatStats;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
-use crate::matrix::Scalar;
+use crate::matrix::{Csr, Scalar};
 
 /// What a format implements on the host: its statistics, its CPU algorithm and its upload.
-/// Only the format's own work goes here; [`HostMatrix`] and [`DeviceMatrix`] do the checks.
+/// Only the format's own work goes here; [`HostMatrix`] and [`DeviceMatrix`] know the shape
+/// (from the CSR the format was built from) and do the checks.
 pub trait SpmvFormat<T: Scalar>: Send + Sync {
-    fn nrows(&self) -> usize;
-    fn ncols(&self) -> usize;
     fn stats(&self) -> FormatStats;
     /// Bytes of the format one product must read: the device bytes less what the kernel
     /// provably skips (padding behind a row-length early exit). The benchmark's effective
@@ -47,18 +46,21 @@ pub struct HostMatrix<T: Scalar> {
     spec: FormatSpec,
     deterministic: bool,
     format: Box<dyn SpmvFormat<T>>,
+    nrows: usize,
+    ncols: usize,
     nnz: usize,
 }
 
 impl<T: Scalar> HostMatrix<T> {
-    pub(crate) fn new(spec: FormatSpec, deterministic: bool, format: Box<dyn SpmvFormat<T>>, nnz: usize) -> Self {
-        HostMatrix { spec, deterministic, format, nnz }
+    /// `format` built from `a` as `spec` says.
+    pub(crate) fn new(spec: FormatSpec, deterministic: bool, format: Box<dyn SpmvFormat<T>>, a: &Csr<T>) -> Self {
+        HostMatrix { spec, deterministic, format, nrows: a.nrows(), ncols: a.ncols(), nnz: a.nnz() }
     }
     pub fn nrows(&self) -> usize {
-        self.format.nrows()
+        self.nrows
     }
     pub fn ncols(&self) -> usize {
-        self.format.ncols()
+        self.ncols
     }
     pub fn nnz(&self) -> usize {
         self.nnz

@@ -71,6 +71,15 @@ impl FormatStats {
             self.stored as f64 / self.nnz as f64
         }
     }
+    /// The common figures, with no format-specific ones yet (see [`FormatStats::with`]).
+    pub fn new(bytes: usize, nnz: usize, stored: usize, max_row_len: usize, mean_row_len: f64) -> Self {
+        FormatStats { bytes, nnz, stored, max_row_len, mean_row_len, extra: Vec::new() }
+    }
+    /// These statistics with the format-specific figures `extra` added.
+    pub fn with(mut self, extra: impl IntoIterator<Item = (&'static str, f64)>) -> Self {
+        self.extra.extend(extra.into_iter().map(|(k, v)| (k.to_string(), v)));
+        self
+    }
     /// The common figures of a matrix stored without padding in `bytes` bytes.
     pub fn unpadded<T: Scalar>(a: &Csr<T>, bytes: usize) -> Self {
         FormatStats {
@@ -136,7 +145,7 @@ impl<T: Scalar> FormatInfo<T> {
             return Err(Error::Unsupported(format!("spec {spec} given to format {}", self.name)));
         }
         let format = (self.build)(a, spec)?;
-        Ok(HostMatrix::new(spec.clone(), self.deterministic, format, a.nnz()))
+        Ok(HostMatrix::new(spec.clone(), self.deterministic, format, a))
     }
 }
 
@@ -408,11 +417,15 @@ pub fn find<T: Scalar>(name: &str) -> Result<FormatInfo<T>> {
     })
 }
 
-/// Parses and validates a format spec (`sell-c-sigma:c=32,sigma=1024`, `brcp`).
+/// Parses and validates a format spec (`sell-c-sigma:c=32,sigma=1024`, `brcp`): the name,
+/// the keys and the values, so that a bad value fails here and not on every matrix.
 pub fn parse_spec(spec: &str) -> Result<FormatSpec> {
     let (name, pairs) = spec::split(spec)?;
     let info = find::<f64>(name)?;
-    FormatSpec::resolve(info.name, info.params, &pairs)
+    let spec = FormatSpec::resolve(info.name, info.params, &pairs)?;
+    // Every format takes an empty matrix, so an error building one is the spec's values'.
+    info.build_spec(&Csr::zeros(0, 0), &spec)?;
+    Ok(spec)
 }
 
 /// Parses a list of specs separated by commas, or `all`. A comma also separates a spec's
@@ -476,4 +489,36 @@ pub(crate) fn offsets_u32<T: Scalar>(format: &'static str, a: &Csr<T>) -> Result
         ));
     }
     Ok(a.row_ptr().iter().map(|&p| p as u32).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_default_spec_round_trips_and_builds() {
+        for info in registry::<f64>() {
+            let spec = info.default_spec();
+            assert_eq!(parse_spec(&spec.to_string()).unwrap(), spec, "{}", info.name);
+            assert_eq!(spec.label(), info.name);
+            let a = Csr::new_checked(2, 2, vec![0, 1, 2], vec![0, 1], vec![1.0, 2.0]).unwrap();
+            let m = build(&spec, &a).unwrap();
+            assert_eq!((m.name(), m.nrows(), m.nnz(), m.deterministic()), (info.name, 2, 2, info.deterministic));
+        }
+    }
+
+    #[test]
+    fn spec_lists_split_on_names_and_bad_values_fail_at_parse_time() {
+        let specs = parse_spec_list("csr-vector, sell-c-sigma:c=16,sigma=64,ell:max_padding=5,brcp").unwrap();
+        let labels: Vec<String> = specs.iter().map(|s| s.label()).collect();
+        assert_eq!(labels, ["csr-vector", "sell-c-sigma:c=16,sigma=64", "ell:max_padding=5", "brcp"]);
+        assert_eq!(parse_spec_list("all").unwrap().len(), registry::<f64>().len());
+        assert!(parse_spec_list("c=3").is_err());
+        for bad in ["csr-vector:lanes=3", "drm:segment_rows=5000", "teb:k=2", "dia-adaptive:layout=ell", "sell-c-sigma:c=0"] {
+            let e = parse_spec(bad).unwrap_err().to_string();
+            let name = bad.split(':').next().unwrap();
+            assert!(e.contains(name), "{bad}: {e}");
+        }
+        assert!(parse_spec("nope").unwrap_err().to_string().contains("known formats: csr-scalar"));
+    }
 }

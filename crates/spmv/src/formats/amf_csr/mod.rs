@@ -185,12 +185,6 @@ impl<T: Scalar> AmfCsr<T> {
 }
 
 impl<T: Scalar> SpmvFormat<T> for AmfCsr<T> {
-    fn nrows(&self) -> usize {
-        self.nrows
-    }
-    fn ncols(&self) -> usize {
-        self.ncols
-    }
     fn stats(&self) -> FormatStats {
         let nnz = self.values.len();
         let sub_nnz = self.sub_block_nnz();

@@ -314,12 +314,6 @@ impl<T: Scalar> Brc<T> {
 }
 
 impl<T: Scalar> SpmvFormat<T> for Brc<T> {
-    fn nrows(&self) -> usize {
-        self.nrows
-    }
-    fn ncols(&self) -> usize {
-        self.ncols
-    }
     fn stats(&self) -> FormatStats {
         FormatStats {
             bytes: self.device_bytes(),

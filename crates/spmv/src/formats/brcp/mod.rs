@@ -460,12 +460,6 @@ impl<T: Scalar> Brcp<T> {
 }
 
 impl<T: Scalar> SpmvFormat<T> for Brcp<T> {
-    fn nrows(&self) -> usize {
-        self.nrows
-    }
-    fn ncols(&self) -> usize {
-        self.ncols
-    }
     fn stats(&self) -> FormatStats {
         let wide_tiles = self.tiles.iter().filter(|&&t| t & WIDE_TILE != 0).count();
         let wide = self.tile_chunk.iter().zip(&self.tiles).filter(|&(&c, &t)| c == 0 && t & WIDE_TILE != 0).count();

@@ -220,12 +220,6 @@ impl<T: Scalar> CooFormat<T> {
 }
 
 impl<T: Scalar> SpmvFormat<T> for CooFormat<T> {
-    fn nrows(&self) -> usize {
-        self.nrows
-    }
-    fn ncols(&self) -> usize {
-        self.ncols
-    }
     fn stats(&self) -> FormatStats {
         let mut extra = Vec::new();
         if self.kernel == CooKernel::Segmented {

@@ -73,12 +73,6 @@ pub(crate) fn device_bytes<T: Scalar>(a: &Csr<T>) -> usize {
 }
 
 impl<T: Scalar> SpmvFormat<T> for CsrFormat<T> {
-    fn nrows(&self) -> usize {
-        self.csr.nrows()
-    }
-    fn ncols(&self) -> usize {
-        self.csr.ncols()
-    }
     fn stats(&self) -> FormatStats {
         let mut stats = FormatStats::unpadded(&self.csr, device_bytes(&self.csr));
         if let CsrKernel::Vector(lanes) = self.kernel {

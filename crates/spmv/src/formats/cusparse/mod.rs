@@ -45,12 +45,6 @@ impl<T: Scalar> Cusparse<T> {
 }
 
 impl<T: Scalar> SpmvFormat<T> for Cusparse<T> {
-    fn nrows(&self) -> usize {
-        self.csr.nrows()
-    }
-    fn ncols(&self) -> usize {
-        self.csr.ncols()
-    }
     fn stats(&self) -> FormatStats {
         FormatStats::unpadded(&self.csr, super::csr::device_bytes(&self.csr))
     }

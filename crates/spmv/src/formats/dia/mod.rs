@@ -156,12 +156,6 @@ impl<T: Scalar> Dia<T> {
 }
 
 impl<T: Scalar> SpmvFormat<T> for Dia<T> {
-    fn nrows(&self) -> usize {
-        self.nrows
-    }
-    fn ncols(&self) -> usize {
-        self.ncols
-    }
     fn stats(&self) -> FormatStats {
         let mut extra = vec![
             ("diagonals".into(), self.offsets.len() as f64),

@@ -258,12 +258,6 @@ impl<T: Scalar> DiaAdaptive<T> {
 }
 
 impl<T: Scalar> SpmvFormat<T> for DiaAdaptive<T> {
-    fn nrows(&self) -> usize {
-        self.nrows
-    }
-    fn ncols(&self) -> usize {
-        self.ncols
-    }
     fn stats(&self) -> FormatStats {
         let c = &self.classification;
         let units = match &self.stored {

@@ -278,12 +278,6 @@ impl<T: Scalar> Drm<T> {
 }
 
 impl<T: Scalar> SpmvFormat<T> for Drm<T> {
-    fn nrows(&self) -> usize {
-        self.nrows
-    }
-    fn ncols(&self) -> usize {
-        self.ncols
-    }
     fn stats(&self) -> FormatStats {
         let mut extra = vec![
             ("segment_rows".into(), self.seg_rows as f64),

@@ -216,12 +216,6 @@ impl<T: Scalar> EllFormat<T> {
 }
 
 impl<T: Scalar> SpmvFormat<T> for EllFormat<T> {
-    fn nrows(&self) -> usize {
-        self.ell.nrows
-    }
-    fn ncols(&self) -> usize {
-        self.ell.ncols
-    }
     fn stats(&self) -> FormatStats {
         FormatStats {
             bytes: self.ell.bytes(),

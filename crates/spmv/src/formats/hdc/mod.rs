@@ -197,12 +197,6 @@ impl<T: Scalar> Hdc<T> {
 }
 
 impl<T: Scalar> SpmvFormat<T> for Hdc<T> {
-    fn nrows(&self) -> usize {
-        self.nrows
-    }
-    fn ncols(&self) -> usize {
-        self.ncols
-    }
     fn stats(&self) -> FormatStats {
         let mut extra = vec![
             ("fill_threshold".into(), fill_threshold::<T>()),

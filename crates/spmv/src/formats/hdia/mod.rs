@@ -159,12 +159,6 @@ impl<T: Scalar> Hdia<T> {
 }
 
 impl<T: Scalar> SpmvFormat<T> for Hdia<T> {
-    fn nrows(&self) -> usize {
-        self.nrows
-    }
-    fn ncols(&self) -> usize {
-        self.ncols
-    }
     fn stats(&self) -> FormatStats {
         let mut extra = vec![
             ("hack_rows".into(), self.hack_rows as f64),

@@ -115,12 +115,6 @@ impl<T: Scalar> Hyb<T> {
 }
 
 impl<T: Scalar> SpmvFormat<T> for Hyb<T> {
-    fn nrows(&self) -> usize {
-        self.nrows
-    }
-    fn ncols(&self) -> usize {
-        self.ncols
-    }
     fn stats(&self) -> FormatStats {
         FormatStats {
             bytes: self.bytes(),

@@ -169,12 +169,6 @@ impl<T: Scalar> Jds<T> {
 }
 
 impl<T: Scalar> SpmvFormat<T> for Jds<T> {
-    fn nrows(&self) -> usize {
-        self.nrows
-    }
-    fn ncols(&self) -> usize {
-        self.ncols
-    }
     fn stats(&self) -> FormatStats {
         FormatStats {
             bytes: self.device_bytes(),

@@ -108,12 +108,6 @@ impl<T: Scalar> LightSpmv<T> {
 }
 
 impl<T: Scalar> SpmvFormat<T> for LightSpmv<T> {
-    fn nrows(&self) -> usize {
-        self.csr.nrows()
-    }
-    fn ncols(&self) -> usize {
-        self.csr.ncols()
-    }
     fn stats(&self) -> FormatStats {
         let mut stats = FormatStats::unpadded(&self.csr, self.device_bytes());
         stats.extra.push(("lanes_per_vector".into(), self.lanes as f64));

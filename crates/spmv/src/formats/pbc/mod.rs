@@ -280,12 +280,6 @@ impl<T: Scalar> Pbc<T> {
 }
 
 impl<T: Scalar> SpmvFormat<T> for Pbc<T> {
-    fn nrows(&self) -> usize {
-        self.nrows
-    }
-    fn ncols(&self) -> usize {
-        self.ncols
-    }
     fn stats(&self) -> FormatStats {
         let var = variance(&self.block_nnz);
         let mean = self.nnz as f64 / self.blocks().max(1) as f64;

@@ -220,12 +220,6 @@ impl<T: Scalar> SellCSigma<T> {
 }
 
 impl<T: Scalar> SpmvFormat<T> for SellCSigma<T> {
-    fn nrows(&self) -> usize {
-        self.nrows
-    }
-    fn ncols(&self) -> usize {
-        self.ncols
-    }
     fn stats(&self) -> FormatStats {
         FormatStats {
             bytes: self.device_bytes(),

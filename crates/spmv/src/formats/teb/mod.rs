@@ -368,12 +368,6 @@ impl<T: Scalar> Teb<T> {
 }
 
 impl<T: Scalar> SpmvFormat<T> for Teb<T> {
-    fn nrows(&self) -> usize {
-        self.nrows
-    }
-    fn ncols(&self) -> usize {
-        self.ncols
-    }
     fn stats(&self) -> FormatStats {
         let nnz = self.values.len();
         let block_nnz = self.block_nnz();

@@ -103,3 +103,8 @@ pub(crate) fn random_diagonal_csr() -> impl Strategy<Value = Csr<f64>> {
             Coo::new_checked(m, n, rows, cols, vals).unwrap().to_csr()
         })
 }
+
+// Helpers shared by one family's tests (each file is owned by that family).
+pub(crate) mod blocks;
+pub(crate) mod diagonal;
+pub(crate) mod rows;
