@@ -12,6 +12,8 @@ import collections
 import json
 import math
 
+import mdcells
+
 
 def main():
     ap = argparse.ArgumentParser()
@@ -39,20 +41,9 @@ def main():
             print("| matrix | rows | nnz | " + " | ".join(formats) + " | best | best GB/s | best % roofline |")
             print("|" + " --- |" * (len(formats) + 6))
             for (name, _), fs in rows:
-                ok = {f: r for f, r in fs.items() if r["status"] == "ok"}
-                best = min(ok, key=lambda f: ok[f]["median_ms"]) if ok else None
                 any_r = next(iter(fs.values()))
-                cells = []
-                for f in formats:
-                    r = fs.get(f)
-                    if r is None or r["status"] == "unsupported":
-                        cells.append("—")
-                    elif r["status"] != "ok":
-                        cells.append("FAIL")
-                    else:
-                        t = f"{r['median_ms'] * 1e3:.1f}"
-                        cells.append(f"**{t}**" if f == best else t)
-                b = ok[best] if best else None
+                cells, best = mdcells.cells(fs, formats, "median_ms", lambda r: f"{r['median_ms'] * 1e3:.1f}")
+                b = fs[best] if best else None
                 l2 = " (L2)" if b and b["l2_resident"] else ""
                 print(f"| {name} | {any_r['nrows']} | {any_r['nnz']} | " + " | ".join(cells) +
                       (f" | {best} | {b['effective_gbs']:.0f} | {b['roofline_fraction'] * 100:.0f}%{l2} |" if b else " | | | |"))

@@ -10,13 +10,8 @@
 # each step has a time limit so that a slow one leaves the others their results. BUNDLE
 # names another bundle folder (one holding bin/, tests/gpu, tests/gpu_brcp and matrices/).
 set -uo pipefail
-bundle="${BUNDLE:-.device-bundle}"
-out="${OUT:-/tmp/spmv-out}"
-mkdir -p "$out"
-for lib in libnvrtc.so.13 libcusparse.so.12; do
-    dir=$(find /usr/local/cuda*/ /usr/lib /opt -name "$lib" -print -quit 2>/dev/null | xargs -r dirname)
-    [ -n "$dir" ] && export LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-done
+# shellcheck source=device-env.sh
+. "$(dirname "$0")/device-env.sh"
 export SPMV_MATRICES="$PWD/$bundle/matrices" SPMV_REQUIRE_NVRTC=1
 
 # The graph matrices among the shared ones (MANIFEST.tsv kinds "graph"), 1000 rows and up.

@@ -8,16 +8,8 @@
 #      and scripts/compare-bench.py's ratios (new/old median time);
 # and prints a summary last. Logs and JSON go to $OUT when set (the device tool returns it).
 set -uo pipefail
-bundle=.device-bundle
-out="${OUT:-/tmp/spmv-out}"
-mkdir -p "$out"
-
-# libcuda comes with the driver; NVRTC 13 and cuSPARSE 12 from the CUDA toolkit or the
-# Python wheels on the image: find them and put their folders on the library path.
-for lib in libnvrtc.so.13 libcusparse.so.12; do
-    dir=$(find /usr/local/cuda*/ /usr/lib /opt -name "$lib" -print -quit 2>/dev/null | xargs -r dirname)
-    [ -n "$dir" ] && export LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-done
+# shellcheck source=device-env.sh
+. "$(dirname "$0")/device-env.sh"
 echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv,noheader
 

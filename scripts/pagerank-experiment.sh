@@ -7,13 +7,8 @@
 # for the top-100 agreement. Text and JSON go to $OUT (stderr to $OUT/experiment.log);
 # scripts/pagerank-to-markdown.py makes the tables.
 set -uo pipefail
-bundle="${BUNDLE:-.device-bundle}"
-out="${OUT:-/tmp/spmv-out}"
-mkdir -p "$out"
-for lib in libnvrtc.so.13 libcusparse.so.12; do
-    dir=$(find /usr/local/cuda*/ /usr/lib /opt -name "$lib" -print -quit 2>/dev/null | xargs -r dirname)
-    [ -n "$dir" ] && export LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-done
+# shellcheck source=device-env.sh
+. "$(dirname "$0")/device-env.sh"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader
 
 # Directed web/social graphs, collaboration networks and the DIMACS10 graphs of the shared set.

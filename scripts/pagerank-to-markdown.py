@@ -13,6 +13,8 @@ import gzip
 import json
 import math
 
+import mdcells
+
 
 def fmt_ms(ms):
     return f"{ms:.2f}" if ms < 100 else f"{ms:.0f}"
@@ -46,17 +48,9 @@ def main():
         for g in graphs:
             rs = {r["format"]: r for r in g["results"] if r["precision"] == p}
             ok = {f: r for f, r in rs.items() if r["status"] == "ok"}
-            best = min(ok, key=lambda f: ok[f]["total_ms"]) if ok else None
-            cells = []
-            for f in formats:
-                r = rs.get(f)
-                if r is None or r["status"] == "unsupported":
-                    cells.append("—")
-                elif r["status"] != "ok":
-                    cells.append("ERROR")
-                else:
-                    c = f"{fmt_ms(r['total_ms'])} ({r['iterations']}{'' if r['converged'] else '*'})"
-                    cells.append(f"**{c}**" if f == best else c)
+            cells, best = mdcells.cells(
+                rs, formats, "total_ms",
+                lambda r: f"{fmt_ms(r['total_ms'])} ({r['iterations']}{'' if r['converged'] else '*'})", "ERROR")
             print(f"| {g['matrix']} | {g['nodes']} | {g['edges']} | {g['dangling']} | " + " | ".join(cells) + " |")
             base = ok.get(args.baseline)
             if base:

@@ -17,6 +17,8 @@ import math
 import statistics
 import sys
 
+import mdcells
+
 TEBS = ["teb", "teb-lanes"]
 COMPARATORS = ["amf-csr", "pbc", "csr-scalar", "cusparse-alg1"]
 PAPER = {"amf-csr": 3.23, "pbc": 5.83, "csr-scalar": 2.33, "cusparse-alg1": None}
@@ -88,15 +90,7 @@ def large_table(by):
             if p != precision:
                 continue
             ok = {f: r for f, r in fs.items() if r["status"] == "ok"}
-            best = min(ok, key=lambda f: ok[f]["median_ms"])
-            cells = []
-            for f in formats:
-                r = fs.get(f)
-                if r is None or r["status"] != "ok":
-                    cells.append("—")
-                else:
-                    t = f"{r['median_ms'] * 1e3:.1f}"
-                    cells.append(f"**{t}**" if f == best else t)
+            cells, best = mdcells.cells(fs, formats, "median_ms", lambda r: f"{r['median_ms'] * 1e3:.1f}", "—")
             e = extra(fs["teb"])
             others = min(ok[f]["median_ms"] for f in ok if f not in TEBS)
             any_r = fs["teb"]

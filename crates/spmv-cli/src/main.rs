@@ -179,17 +179,9 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
         Backend::Cpu => "csr-scalar",
     };
     print!("{}", report.summary_table(baseline));
-    if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&report)?;
-        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
-        eprintln!("results written to {}", path.display());
-    }
+    select::write_json(args.json.as_deref(), &report)?;
     let failed = report.failures().count() + load_failures.len();
-    if failed > 0 {
-        eprintln!("FAILED: {failed} result(s) wrong or not run (see the table)");
-        return Ok(ExitCode::FAILURE);
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(select::exit_code(failed, "result(s) wrong or not run (see the table)"))
 }
 
 fn run<T: Scalar>(

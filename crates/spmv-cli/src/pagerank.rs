@@ -262,16 +262,8 @@ pub fn run(args: PagerankArgs) -> Result<ExitCode> {
         }
         report.graphs.push(graph);
     }
-    if let Some(path) = &args.json {
-        std::fs::write(path, serde_json::to_string_pretty(&report)?)
-            .with_context(|| format!("writing {}", path.display()))?;
-        eprintln!("results written to {}", path.display());
-    }
-    if failed > 0 {
-        eprintln!("FAILED: {failed} run(s) or input(s) failed (see above)");
-        return Ok(ExitCode::FAILURE);
-    }
-    Ok(ExitCode::SUCCESS)
+    select::write_json(args.json.as_deref(), &report)?;
+    Ok(select::exit_code(failed, "run(s) or input(s) failed (see above)"))
 }
 
 /// One format × precision: conversion, upload, `runs` PageRank runs. Returns the report and

@@ -1,7 +1,11 @@
 //! What `bench` and `pagerank` share: the backend (GPU unless `--cpu` or none is usable),
-//! the format specs of `--formats`, and the precisions of `--precision`.
+//! the format specs of `--formats`, the precisions of `--precision`, and the end of a run
+//! (the JSON report, the exit code).
 
-use anyhow::{bail, Result};
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
 
 use spmv::formats::{self, FormatSpec};
 use spmv::{Backend, Precision};
@@ -62,4 +66,22 @@ pub fn precisions(list: &str) -> Result<Vec<Precision>> {
         bail!("no precision given (f64, f32)");
     }
     Ok(p)
+}
+
+/// Writes `report` as JSON to `path`, when one is given.
+pub fn write_json(path: Option<&Path>, report: &impl serde::Serialize) -> Result<()> {
+    if let Some(path) = path {
+        std::fs::write(path, serde_json::to_string_pretty(report)?).with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("results written to {}", path.display());
+    }
+    Ok(())
+}
+
+/// Failure when anything failed (`what` says what and where to look), success otherwise.
+pub fn exit_code(failed: usize, what: &str) -> ExitCode {
+    if failed > 0 {
+        eprintln!("FAILED: {failed} {what}");
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
 }

@@ -1,21 +1,8 @@
 //! The `spmv` binary end to end (on the CPU when no GPU is present).
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
 
-fn spmv(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_spmv")).args(args).output().expect("the spmv binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("spmv-cli-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use common::{fails_with, spmv, temp_dir, text};
 
 #[test]
 fn formats_lists_the_registry() {
@@ -67,9 +54,7 @@ fn bench_takes_format_specs_and_records_the_canonical_spec() {
         ("csr-vector:lanes=3", "lanes=3 must be 2, 4, 8, 16, 32 or auto"),
         ("ell:max_padding=x", "max_padding=x must be a number"),
     ] {
-        let out = spmv(&["bench", "poisson2d:nx=4", "--cpu", "--formats", spec]);
-        assert!(!out.status.success(), "{spec}");
-        assert!(text(&out.stderr).contains(want), "{spec}: {}", text(&out.stderr));
+        fails_with(&["bench", "poisson2d:nx=4", "--cpu", "--formats", spec], want);
     }
 }
 
@@ -112,20 +97,14 @@ fn bench_on_the_cpu_when_asked() {
 
 #[test]
 fn bad_inputs_fail_with_a_clear_message() {
-    let out = spmv(&["bench", "no/such/file.mtx"]);
-    assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("neither a file, a folder nor a generator spec"), "{}", text(&out.stderr));
+    fails_with(&["bench", "no/such/file.mtx"], "neither a file, a folder nor a generator spec");
 
-    let out = spmv(&["bench", "poisson2d:nx=4", "--formats", "nope"]);
-    assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("known formats: csr-scalar"), "{}", text(&out.stderr));
+    fails_with(&["bench", "poisson2d:nx=4", "--formats", "nope"], "known formats: csr-scalar");
 
     let dir = temp_dir("bad");
     let file = dir.join("bad.mtx");
     std::fs::write(&file, "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.0\n2 x 2.0\n").unwrap();
-    let out = spmv(&["bench", file.to_str().unwrap(), "--cpu", "--reps", "1"]);
-    assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("line 4"), "{}", text(&out.stderr));
+    fails_with(&["bench", file.to_str().unwrap(), "--cpu", "--reps", "1"], "line 4");
 }
 
 #[test]

@@ -1,21 +1,8 @@
 //! `spmv pagerank` end to end (on the CPU when no GPU is present).
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
 
-fn spmv(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_spmv")).args(args).output().expect("the spmv binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("spmv-pagerank-cli-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use common::{fails_with, spmv, temp_dir, text};
 
 #[test]
 fn ranks_a_small_graph_and_writes_json() {
@@ -73,16 +60,8 @@ fn every_format_on_a_generated_graph() {
 
 #[test]
 fn bad_input_is_an_error_not_a_panic() {
-    let out = spmv(&["pagerank", "random:rows=10,cols=5,mean=2"]);
-    assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("square"), "{}", text(&out.stderr));
-    let out = spmv(&["pagerank", "poisson2d:n=4", "--format", "no-such-format"]);
-    assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("unknown format"), "{}", text(&out.stderr));
-    let out = spmv(&["pagerank", "poisson2d:n=4", "--format", "brc", "--deterministic"]);
-    assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("--deterministic: brc"), "{}", text(&out.stderr));
-    let out = spmv(&["pagerank", "poisson2d:n=4", "--alpha", "1.5"]);
-    assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("alpha"), "{}", text(&out.stderr));
+    fails_with(&["pagerank", "random:rows=10,cols=5,mean=2"], "square");
+    fails_with(&["pagerank", "poisson2d:n=4", "--format", "no-such-format"], "unknown format");
+    fails_with(&["pagerank", "poisson2d:n=4", "--format", "brc", "--deterministic"], "--deterministic: brc");
+    fails_with(&["pagerank", "poisson2d:n=4", "--alpha", "1.5"], "alpha");
 }

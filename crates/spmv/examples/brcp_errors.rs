@@ -22,14 +22,11 @@
 //! - `inexact rows`: rows of run 0 that differ from μ rounded to the precision.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use spmv::bench::Status;
-use spmv::formats::{find, FormatInfo};
 use spmv::io::inputs;
-use spmv::gpu::Gpu;
 use spmv::reference::Oracle;
-use spmv::{Coo, Csr, Scalar};
+use spmv::{Backend, Coo, Csr, Matrix, Scalar};
 
 const USAGE: &str = "usage: brcp_errors [INPUTS...] [--formats LIST] [--precision f32,f64] \
                      [--values file|pagerank] [--runs N] [--json FILE]";
@@ -125,40 +122,21 @@ fn errors<T: Scalar>(y: &[T], exact: &[f64]) -> (f64, f64, f64) {
     (max, if rows == 0 { 0.0 } else { abs_sum / rows as f64 }, signed)
 }
 
-/// `runs` results of y = A·1 (NaN-poisoned before each run).
-fn products<T: Scalar>(
-    gpu: Option<&Arc<Gpu>>,
-    info: &FormatInfo<T>,
-    a: &Csr<T>,
-    runs: usize,
-) -> spmv::Result<Vec<Vec<T>>> {
-    let format = info.build(a)?;
+/// `runs` results of y = A·1 in the format `spec` (each into a NaN-filled y).
+fn products<T: Scalar>(backend: &Backend, spec: &str, a: &Csr<T>, runs: usize) -> spmv::Result<Vec<Vec<T>>> {
+    let op = Matrix::from_csr(a.clone()).to_device(backend, spec)?;
     let ones = vec![T::ONE; a.ncols()];
-    match gpu {
-        Some(gpu) => {
-            let device = format.upload(gpu)?;
-            let x = gpu.upload(&ones)?;
-            let mut y = gpu.alloc::<T>(a.nrows())?;
-            (0..runs)
-                .map(|_| {
-                    gpu.fill(&mut y, T::nan())?;
-                    device.spmv(&x, &mut y)?;
-                    gpu.download(&y)
-                })
-                .collect()
-        }
-        None => (0..runs)
-            .map(|_| {
-                let mut y = vec![T::nan(); a.nrows()];
-                format.spmv(&ones, &mut y)?;
-                Ok(y)
-            })
-            .collect(),
-    }
+    (0..runs)
+        .map(|_| {
+            let mut y = vec![T::nan(); a.nrows()];
+            op.spmv(&ones, &mut y)?;
+            Ok(y)
+        })
+        .collect()
 }
 
 fn measure<T: Scalar>(
-    gpu: Option<&Arc<Gpu>>,
+    backend: &Backend,
     name: &str,
     a64: &Csr<f64>,
     formats: &[String],
@@ -188,7 +166,7 @@ fn measure<T: Scalar>(
                 differing_rows: 0,
                 inexact_rows: 0,
             };
-            match find::<T>(format).and_then(|info| products(gpu, &info, &a, runs)) {
+            match products(backend, format, &a, runs) {
                 Err(e) => {
                     o.status = Status::of_error(&e);
                     o.error = Some(e.to_string());
@@ -228,16 +206,8 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    let gpu = match Gpu::detect() {
-        Ok(gpu) => {
-            eprintln!("running on the GPU: {} ({})", gpu.name(), gpu.arch());
-            Some(gpu)
-        }
-        Err(e) => {
-            eprintln!("{e}; running on the CPU instead");
-            None
-        }
-    };
+    let backend = Backend::detect();
+    eprintln!("running on the {}", backend.describe());
     let mut outcomes = Vec::new();
     println!(
         "| matrix | format | prec | max rel err | mean rel err | RE (run 0) | RE min..max over {} runs | differing rows | inexact rows |",
@@ -256,8 +226,8 @@ fn main() -> std::process::ExitCode {
         };
         for precision in &args.precisions {
             let found = match precision.as_str() {
-                "f64" => measure::<f64>(gpu.as_ref(), &name, &a, &args.formats, args.runs),
-                "f32" => measure::<f32>(gpu.as_ref(), &name, &a, &args.formats, args.runs),
+                "f64" => measure::<f64>(&backend, &name, &a, &args.formats, args.runs),
+                "f32" => measure::<f32>(&backend, &name, &a, &args.formats, args.runs),
                 other => {
                     eprintln!("unknown precision '{other}' (f32, f64)");
                     return std::process::ExitCode::FAILURE;
@@ -292,7 +262,7 @@ fn main() -> std::process::ExitCode {
     }
     if let Some(path) = &args.json {
         let report = serde_json::json!({
-            "device": gpu.as_ref().map(|g| g.name().to_string()).unwrap_or_else(|| "CPU".into()),
+            "device": backend.describe(),
             "values": if args.pagerank { "pagerank" } else { "file" },
             "runs": args.runs,
             "results": outcomes,

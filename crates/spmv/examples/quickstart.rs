@@ -8,7 +8,7 @@
 //! ```
 //! `spmv formats` (or `spmv::formats::registry()`) lists the formats and their parameters.
 
-use spmv::{Backend, Matrix};
+use spmv::{Backend, FormatHandle, Matrix};
 
 fn run(path: Option<&str>, spec: &str) -> spmv::Result<()> {
     let a = match path {

@@ -2,7 +2,7 @@
 //! there is none), multiply with host vectors.
 //!
 //! ```
-//! use spmv::{Backend, Matrix};
+//! use spmv::{Backend, FormatHandle, Matrix};
 //!
 //! // A 2-D Poisson matrix (or Matrix::read("m.mtx.gz")).
 //! let a = Matrix::<f64>::generate("poisson2d:n=64")?;
@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::CudaSlice;
 
 use crate::error::Result;
-use crate::formats::{self, DeviceMatrix, FormatSpec, FormatStats, HostMatrix};
+use crate::formats::{self, DeviceMatrix, FormatHandle, FormatSpec, FormatStats, HostMatrix, MatrixInfo};
 use crate::gpu::Gpu;
 use crate::matrix::{Csr, Scalar};
 
@@ -140,13 +140,23 @@ pub struct Operator<T: Scalar> {
     place: Place<T>,
 }
 
+/// `nrows()`, `ncols()`, `nnz()`, `spec()` ... of the matrix and its format.
+impl<T: Scalar> FormatHandle for Operator<T> {
+    fn info(&self) -> &MatrixInfo {
+        match &self.place {
+            Place::Cpu(h) => h.info(),
+            Place::Gpu { device, .. } => device.info(),
+        }
+    }
+}
+
 impl<T: Scalar> Operator<T> {
     /// `y = α·A·x + β·y`. Wrong lengths are an [`Error::Shape`]; β = 0 never reads `y`.
     pub fn apply(&self, alpha: T, x: &[T], beta: T, y: &mut [T]) -> Result<()> {
         match &self.place {
             Place::Cpu(host) => host.apply(alpha, x, beta, y),
             Place::Gpu { device, vectors } => {
-                if let Some(e) = formats::host::shape_error(device.spec(), device.nrows(), device.ncols(), x.len(), y.len()) {
+                if let Some(e) = formats::host::shape_error(device.info(), x.len(), y.len()) {
                     return Err(e);
                 }
                 if y.is_empty() {
@@ -180,31 +190,6 @@ impl<T: Scalar> Operator<T> {
         self.apply(T::ONE, x, T::ZERO, y)
     }
 
-    pub fn nrows(&self) -> usize {
-        match &self.place {
-            Place::Cpu(h) => h.nrows(),
-            Place::Gpu { device, .. } => device.nrows(),
-        }
-    }
-    pub fn ncols(&self) -> usize {
-        match &self.place {
-            Place::Cpu(h) => h.ncols(),
-            Place::Gpu { device, .. } => device.ncols(),
-        }
-    }
-    pub fn nnz(&self) -> usize {
-        match &self.place {
-            Place::Cpu(h) => h.nnz(),
-            Place::Gpu { device, .. } => device.nnz(),
-        }
-    }
-    /// The canonical spec of the format, every parameter spelled out.
-    pub fn spec(&self) -> &FormatSpec {
-        match &self.place {
-            Place::Cpu(h) => h.spec(),
-            Place::Gpu { device, .. } => device.spec(),
-        }
-    }
     pub fn stats(&self) -> FormatStats {
         match &self.place {
             Place::Cpu(h) => h.stats(),

@@ -27,7 +27,7 @@ pub mod solve;
 
 pub use api::{Backend, Matrix, Operator};
 pub use error::{Error, Result};
-pub use formats::{DeviceMatrix, FormatSpec, HostMatrix};
+pub use formats::{DeviceMatrix, FormatHandle, FormatSpec, HostMatrix, MatrixInfo};
 
 /// Every CUDA C module of the library: the runtime's, the formats' and the solvers'. CI
 /// compiles each for `sm_90` (`tests/kernels_compile.rs`).

@@ -66,7 +66,7 @@ fn diagonal_formats_match_the_oracle_on_generated_diagonal_matrices() {
             }
         }
     }
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    common::assert_clean(failures);
 }
 
 #[test]
@@ -76,7 +76,7 @@ fn diagonal_formats_match_the_oracle_on_edge_cases() {
         failures.extend(check::<f64>(&name, &a).0);
         failures.extend(check::<f32>(&name, &a).0);
     }
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    common::assert_clean(failures);
 }
 
 #[test]

@@ -49,20 +49,21 @@ fn check_all<T: Scalar>(matrices: &[(String, Csr<f64>)]) -> Vec<String> {
         .collect()
 }
 
+/// Every format on `matrices` in f64 and f32.
+fn check_both(matrices: &[(String, Csr<f64>)]) {
+    let mut failures = check_all::<f64>(matrices);
+    failures.extend(check_all::<f32>(matrices));
+    common::assert_clean(failures);
+}
+
 #[test]
 fn cpu_formats_match_oracle_on_edge_cases() {
-    let cases = common::edge_cases();
-    let mut failures = check_all::<f64>(&cases);
-    failures.extend(check_all::<f32>(&cases));
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    check_both(&common::edge_cases());
 }
 
 #[test]
 fn cpu_formats_match_oracle_on_shared_matrices() {
-    let matrices = common::shared_matrices();
-    let mut failures = check_all::<f64>(&matrices);
-    failures.extend(check_all::<f32>(&matrices));
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    check_both(&common::shared_matrices());
 }
 
 #[test]

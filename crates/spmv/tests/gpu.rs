@@ -9,7 +9,7 @@ use std::sync::Arc;
 use spmv::formats::registry;
 use spmv::gpu::Gpu;
 use spmv::reference::{test_vector, Oracle};
-use spmv::{Csr, Error, Scalar};
+use spmv::{Csr, Error, FormatHandle, Scalar};
 
 fn check_all<T: Scalar>(gpu: &Arc<Gpu>, matrices: &[(String, Csr<f64>)]) -> Vec<String> {
     let mut failures = Vec::new();
@@ -69,38 +69,31 @@ fn check_all<T: Scalar>(gpu: &Arc<Gpu>, matrices: &[(String, Csr<f64>)]) -> Vec<
     failures
 }
 
-fn gpu() -> Arc<Gpu> {
-    Gpu::detect().unwrap_or_else(|e| panic!("this test needs a CUDA device: {e}"))
+
+/// Every format on `matrices` in f64 and f32.
+fn check_both(matrices: &[(String, Csr<f64>)]) {
+    let gpu = common::gpu();
+    let mut failures = check_all::<f64>(&gpu, matrices);
+    failures.extend(check_all::<f32>(&gpu, matrices));
+    common::assert_clean(failures);
 }
 
 #[test]
 #[ignore = "needs a CUDA device"]
-fn gpu_formats_match_oracle_on_edge_cases_f64() {
-    let f = check_all::<f64>(&gpu(), &common::edge_cases());
-    assert!(f.is_empty(), "{} failures:\n{}", f.len(), f.join("\n"));
-}
-
-#[test]
-#[ignore = "needs a CUDA device"]
-fn gpu_formats_match_oracle_on_edge_cases_f32() {
-    let f = check_all::<f32>(&gpu(), &common::edge_cases());
-    assert!(f.is_empty(), "{} failures:\n{}", f.len(), f.join("\n"));
+fn gpu_formats_match_oracle_on_edge_cases() {
+    check_both(&common::edge_cases());
 }
 
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_formats_match_oracle_on_shared_matrices() {
-    let gpu = gpu();
-    let matrices = common::shared_matrices();
-    let mut f = check_all::<f64>(&gpu, &matrices);
-    f.extend(check_all::<f32>(&gpu, &matrices));
-    assert!(f.is_empty(), "{} failures:\n{}", f.len(), f.join("\n"));
+    check_both(&common::shared_matrices());
 }
 
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_rejects_wrong_vector_lengths() {
-    let gpu = gpu();
+    let gpu = common::gpu();
     let a = common::edge_cases().into_iter().find(|(n, _)| n.starts_with("tall")).unwrap().1;
     for info in registry::<f64>() {
         let format = match info.build(&a) {
@@ -123,7 +116,7 @@ fn gpu_rejects_wrong_vector_lengths() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn device_matrix_reports_what_it_holds_and_serves_two_threads() {
-    let gpu = gpu();
+    let gpu = common::gpu();
     let a = common::edge_cases().into_iter().find(|(n, _)| n.starts_with("varied")).unwrap().1;
     let spec = spmv::formats::parse_spec("sell-c-sigma:c=64,sigma=128").unwrap();
     let host = spmv::formats::build(&spec, &a).unwrap();

@@ -155,5 +155,5 @@ fn brcp_is_bit_identical_over_20_runs() {
         failures.extend(check::<f64>(&gpu, name, a));
         failures.extend(check::<f32>(&gpu, name, a));
     }
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    common::assert_clean(failures);
 }

@@ -61,18 +61,15 @@ fn matrices() -> Vec<(String, Csr<f64>)> {
     v
 }
 
-fn gpu() -> std::sync::Arc<Gpu> {
-    Gpu::detect().unwrap_or_else(|e| panic!("this test needs a CUDA device: {e}"))
-}
 
 #[test]
 #[ignore = "needs a CUDA device"]
 fn coo_segmented_is_bit_identical_across_runs() {
-    let gpu = gpu();
+    let gpu = common::gpu();
     let mut failures = Vec::new();
     for (name, a) in matrices() {
         failures.extend(check::<f64>(&gpu, &name, &a));
         failures.extend(check::<f32>(&gpu, &name, &a));
     }
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    common::assert_clean(failures);
 }

@@ -71,12 +71,9 @@ fn every_format_on_the_cpu_gives_the_exact_top_100_of_wiki_vote() {
             failures.push(format!("{}: converged {}, {agreement:?}, max error {err:e}", info.name, r.converged));
         }
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    common::assert_clean(failures);
 }
 
-fn gpu() -> Arc<Gpu> {
-    Gpu::detect().unwrap_or_else(|e| panic!("this test needs a CUDA device: {e}"))
-}
 
 /// PageRank on the GPU with `format` built from Gᵀ in precision T, or None if the format
 /// declines the matrix.
@@ -93,7 +90,7 @@ fn on_gpu<T: Scalar>(gpu: &Arc<Gpu>, format: &str, t: &Transition, s: &Settings)
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_every_format_gives_the_hand_computed_ranks() {
-    let gpu = gpu();
+    let gpu = common::gpu();
     let settings = Settings { tol: 1e-14, ..Settings::default() };
     let mut failures = Vec::new();
     for (name, a, want) in hand_computed() {
@@ -113,13 +110,13 @@ fn gpu_every_format_gives_the_hand_computed_ranks() {
             }
         }
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    common::assert_clean(failures);
 }
 
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_agrees_with_the_cpu() {
-    let gpu = gpu();
+    let gpu = common::gpu();
     let settings = Settings::default();
     let mut failures = Vec::new();
     for spec in ["powerlaw:n=200000,mean=8,exp=2.1", "kron:scale=16"] {
@@ -152,13 +149,13 @@ fn gpu_agrees_with_the_cpu() {
             }
         }
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    common::assert_clean(failures);
 }
 
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_every_format_gives_the_exact_top_100() {
-    let gpu = gpu();
+    let gpu = common::gpu();
     let t = generated("powerlaw:n=100000,mean=8,exp=2.1");
     let exact = pagerank_exact(&t, 0.85, 1e-13, 5000).unwrap();
     let settings = Settings { tol: 1e-11, ..Settings::default() };
@@ -177,13 +174,13 @@ fn gpu_every_format_gives_the_exact_top_100() {
             Some(Err(e)) => failures.push(format!("{}: {e}", info.name)),
         }
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    common::assert_clean(failures);
 }
 
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_deterministic_formats_repeat_the_ranks_bit_for_bit() {
-    let gpu = gpu();
+    let gpu = common::gpu();
     let t = generated("kron:scale=16");
     let settings = Settings { max_iter: 200, ..Settings::default() };
     fn bits<T: Scalar>(r: &PageRank<T>) -> Vec<u64> {
@@ -207,13 +204,13 @@ fn gpu_deterministic_formats_repeat_the_ranks_bit_for_bit() {
             (a, b) => failures.push(format!("{}: {:?} {:?}", info.name, a.err(), b.err())),
         }
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    common::assert_clean(failures);
 }
 
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_checking_every_k_iterations_stops_on_a_multiple_of_k() {
-    let gpu = gpu();
+    let gpu = common::gpu();
     let t = generated("powerlaw:n=50000,mean=8,exp=2.1");
     let every = on_gpu::<f64>(&gpu, "lightspmv", &t, &Settings::default()).unwrap().unwrap();
     let sparse =

@@ -4,7 +4,6 @@
 
 pub mod report;
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use cudarc::driver::PushKernelArg;
@@ -12,8 +11,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::formats::{self, FormatSpec, FormatStats, HostMatrix};
-use crate::gpu::{grid_for, jit, Gpu, Kernel};
+use crate::formats::{self, FormatHandle, FormatSpec, FormatStats, HostMatrix};
+use crate::gpu::{grid_for, jit, Kernel};
 use crate::matrix::{Csr, Precision, Scalar};
 use crate::reference::{test_vector, Check, Oracle};
 pub use crate::Backend;
@@ -245,11 +244,7 @@ impl Backend {
                 Ok(format) => {
                     m.convert_ms = t.elapsed().as_secs_f64() * 1e3;
                     m.stats = format.stats();
-                    let result = match self {
-                        Backend::Gpu(gpu) => measure_gpu(gpu, &format, &x, &oracle, settings, &mut m),
-                        Backend::Cpu => measure_cpu(&format, &x, &oracle, settings, &mut m),
-                    };
-                    if let Err(e) = result {
+                    if let Err(e) = measure(self, &format, &x, &oracle, settings, &mut m) {
                         m.status = Status::Error;
                         m.error = Some(e.to_string());
                     } else {
@@ -280,14 +275,19 @@ fn record_check(m: &mut Measurement, check: Check) {
     }
 }
 
-fn measure_gpu<T: Scalar>(
-    gpu: &Arc<Gpu>,
+/// Runs `format` once into a NaN-poisoned `y`, checks it against the oracle, then times
+/// `settings.reps` runs (CUDA events on the GPU, wall clock on the CPU).
+fn measure<T: Scalar>(
+    backend: &Backend,
     format: &HostMatrix<T>,
     x: &[T],
     oracle: &Oracle,
     settings: &Settings,
     m: &mut Measurement,
 ) -> Result<()> {
+    let Backend::Gpu(gpu) = backend else {
+        return measure_cpu(format, x, oracle, settings, m);
+    };
     let t = Instant::now();
     let device = format.upload(gpu)?;
     gpu.synchronize()?;
@@ -305,13 +305,7 @@ fn measure_gpu<T: Scalar>(
     Ok(())
 }
 
-fn measure_cpu<T: Scalar>(
-    format: &HostMatrix<T>,
-    x: &[T],
-    oracle: &Oracle,
-    settings: &Settings,
-    m: &mut Measurement,
-) -> Result<()> {
+fn measure_cpu<T: Scalar>(format: &HostMatrix<T>, x: &[T], oracle: &Oracle, settings: &Settings, m: &mut Measurement) -> Result<()> {
     m.format_bytes = m.stats.bytes;
     m.bytes_read = format.bytes_read();
     let mut y = vec![T::nan(); format.nrows()];

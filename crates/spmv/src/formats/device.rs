@@ -7,8 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
-use super::host::{shape_error, HostMatrix};
-use super::spec::FormatSpec;
+use super::host::{shape_error, FormatHandle, HostMatrix, MatrixInfo};
 use super::FormatStats;
 use crate::error::Result;
 use crate::gpu::{grid_stride, jit, Gpu, Kernel};
@@ -35,6 +34,23 @@ pub trait DeviceFormat<T: Scalar>: Send {
     }
 }
 
+/// A format's stored entries on the device: the column and the value of each slot, in the
+/// format's own order (padding included). Almost every format has them; a kernel takes them
+/// as two pointers (`entries.col_idx`, `entries.values`).
+pub struct DeviceEntries<T> {
+    pub col_idx: CudaSlice<u32>,
+    pub values: CudaSlice<T>,
+}
+
+impl<T: Scalar> DeviceEntries<T> {
+    /// Uploads the two arrays (of equal length; empty ones as one unread element, see
+    /// [`Gpu::upload_nonempty`]).
+    pub fn upload(gpu: &Gpu, col_idx: &[u32], values: &[T]) -> Result<Self> {
+        debug_assert_eq!(col_idx.len(), values.len());
+        Ok(DeviceEntries { col_idx: gpu.upload_nonempty(col_idx)?, values: gpu.upload_nonempty(values)? })
+    }
+}
+
 /// The parts of a [`DeviceMatrix`] one product uses, behind its lock.
 struct Product<T: Scalar> {
     format: Box<dyn DeviceFormat<T>>,
@@ -56,16 +72,18 @@ struct Product<T: Scalar> {
 /// never shared with another. Two threads that share a `y` still race on it, as on the CPU.
 pub struct DeviceMatrix<T: Scalar> {
     gpu: Arc<Gpu>,
-    spec: FormatSpec,
-    deterministic: bool,
-    nrows: usize,
-    ncols: usize,
-    nnz: usize,
+    info: MatrixInfo,
     stats: FormatStats,
     device_bytes: usize,
     bytes_read: usize,
     axpby: Kernel,
     product: Mutex<Product<T>>,
+}
+
+impl<T: Scalar> FormatHandle for DeviceMatrix<T> {
+    fn info(&self) -> &MatrixInfo {
+        &self.info
+    }
 }
 
 impl<T: Scalar> DeviceMatrix<T> {
@@ -74,11 +92,7 @@ impl<T: Scalar> DeviceMatrix<T> {
         let axpby = Kernel::new(gpu, &jit::UTIL_MODULE, &format!("axpby_{}", T::SUFFIX), grid_stride(host.nrows() as u64))?;
         Ok(DeviceMatrix {
             gpu: gpu.clone(),
-            spec: host.spec().clone(),
-            deterministic: host.deterministic(),
-            nrows: host.nrows(),
-            ncols: host.ncols(),
-            nnz: host.nnz(),
+            info: host.info().clone(),
             device_bytes: stats.bytes + format.workspace_bytes(),
             bytes_read: host.bytes_read(),
             stats,
@@ -87,27 +101,6 @@ impl<T: Scalar> DeviceMatrix<T> {
         })
     }
 
-    pub fn nrows(&self) -> usize {
-        self.nrows
-    }
-    pub fn ncols(&self) -> usize {
-        self.ncols
-    }
-    pub fn nnz(&self) -> usize {
-        self.nnz
-    }
-    /// The registered name, e.g. `brcp`.
-    pub fn name(&self) -> &'static str {
-        self.spec.name()
-    }
-    /// The canonical spec, every parameter spelled out.
-    pub fn spec(&self) -> &FormatSpec {
-        &self.spec
-    }
-    /// Whether the result is bitwise identical from run to run.
-    pub fn deterministic(&self) -> bool {
-        self.deterministic
-    }
     pub fn stats(&self) -> &FormatStats {
         &self.stats
     }
@@ -126,10 +119,10 @@ impl<T: Scalar> DeviceMatrix<T> {
     /// `y = α·A·x + β·y` on the GPU's stream. β = 0 never reads `y` (a NaN-poisoned `y`
     /// is fine); α = 0 does not run the product.
     pub fn apply(&self, alpha: T, x: &CudaSlice<T>, beta: T, y: &mut CudaSlice<T>) -> Result<()> {
-        if let Some(e) = shape_error(&self.spec, self.nrows, self.ncols, x.len(), y.len()) {
+        if let Some(e) = shape_error(&self.info, x.len(), y.len()) {
             return Err(e);
         }
-        if self.nrows == 0 {
+        if self.info.nrows == 0 {
             return Ok(());
         }
         let gpu = &*self.gpu;
@@ -147,7 +140,7 @@ impl<T: Scalar> DeviceMatrix<T> {
         let Product { format, scratch } = &mut *product;
         let scratch = match scratch {
             Some(s) => s,
-            None => scratch.insert(gpu.alloc::<T>(self.nrows)?),
+            None => scratch.insert(gpu.alloc::<T>(self.info.nrows)?),
         };
         format.launch(gpu, x, scratch)?;
         self.epilogue(alpha, Some(scratch), beta, y)
@@ -160,7 +153,7 @@ impl<T: Scalar> DeviceMatrix<T> {
 
     /// `y = α·t + β·y`, or `y = β·y` without `t`.
     fn epilogue(&self, alpha: T, t: Option<&CudaSlice<T>>, beta: T, y: &mut CudaSlice<T>) -> Result<()> {
-        let n = self.nrows as u64;
+        let n = self.info.nrows as u64;
         match t {
             // SAFETY: axpby_<T>(u64 n, T alpha, const T* t, T beta, T* y); t and y hold
             // nrows = n entries (scratch is allocated with nrows, y was checked); the
@@ -184,6 +177,7 @@ impl<T: Scalar> DeviceMatrix<T> {
 
 impl<T: Scalar> std::fmt::Debug for DeviceMatrix<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "DeviceMatrix({}, {} x {}, nnz {}, on {})", self.spec, self.nrows, self.ncols, self.nnz, self.gpu.name())
+        let i = &self.info;
+        write!(f, "DeviceMatrix({}, {} x {}, nnz {}, on {})", i.spec, i.nrows, i.ncols, i.nnz, self.gpu.name())
     }
 }

@@ -28,12 +28,13 @@ pub trait SpmvFormat<T: Scalar>: Send + Sync {
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>>;
 }
 
-/// The message for vectors that do not fit an `nrows × ncols` matrix, or `None`.
-pub(crate) fn shape_error(spec: &FormatSpec, nrows: usize, ncols: usize, x: usize, y: usize) -> Option<Error> {
+/// The error for vectors of lengths `x` and `y` that do not fit the matrix, or `None`.
+pub(crate) fn shape_error(info: &MatrixInfo, x: usize, y: usize) -> Option<Error> {
+    let (nrows, ncols) = (info.nrows, info.ncols);
     (x != ncols || y != nrows).then(|| {
         Error::Shape(format!(
             "format {}: vectors of length x = {x}, y = {y} given for a {nrows} x {ncols} matrix (x needs {ncols}, y {nrows})",
-            spec.name()
+            info.spec.name()
         ))
     })
 }
@@ -43,39 +44,57 @@ pub(crate) fn shape_error(spec: &FormatSpec, nrows: usize, ncols: usize, x: usiz
 /// `apply` computes `y = α·A·x + β·y` on the CPU: lengths are checked (an [`Error::Shape`],
 /// never a panic), β = 0 never reads `y` (it may hold NaN), α = 0 does not run the product.
 pub struct HostMatrix<T: Scalar> {
-    spec: FormatSpec,
-    deterministic: bool,
+    info: MatrixInfo,
     format: Box<dyn SpmvFormat<T>>,
-    nrows: usize,
-    ncols: usize,
-    nnz: usize,
+}
+
+/// What a handle knows about its matrix and the format holding it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatrixInfo {
+    pub nrows: usize,
+    pub ncols: usize,
+    pub nnz: usize,
+    /// The canonical spec, every parameter spelled out: `sell-c-sigma:c=32,sigma=auto`.
+    pub spec: FormatSpec,
+    /// Whether the format's GPU result is bitwise identical from run to run.
+    pub deterministic: bool,
+}
+
+/// The accessors [`HostMatrix`] and [`DeviceMatrix`] share, from their [`MatrixInfo`].
+pub trait FormatHandle {
+    fn info(&self) -> &MatrixInfo;
+    fn nrows(&self) -> usize {
+        self.info().nrows
+    }
+    fn ncols(&self) -> usize {
+        self.info().ncols
+    }
+    fn nnz(&self) -> usize {
+        self.info().nnz
+    }
+    /// The registered name, e.g. `sell-c-sigma`.
+    fn name(&self) -> &'static str {
+        self.info().spec.name()
+    }
+    fn spec(&self) -> &FormatSpec {
+        &self.info().spec
+    }
+    fn deterministic(&self) -> bool {
+        self.info().deterministic
+    }
+}
+
+impl<T: Scalar> FormatHandle for HostMatrix<T> {
+    fn info(&self) -> &MatrixInfo {
+        &self.info
+    }
 }
 
 impl<T: Scalar> HostMatrix<T> {
     /// `format` built from `a` as `spec` says.
     pub(crate) fn new(spec: FormatSpec, deterministic: bool, format: Box<dyn SpmvFormat<T>>, a: &Csr<T>) -> Self {
-        HostMatrix { spec, deterministic, format, nrows: a.nrows(), ncols: a.ncols(), nnz: a.nnz() }
-    }
-    pub fn nrows(&self) -> usize {
-        self.nrows
-    }
-    pub fn ncols(&self) -> usize {
-        self.ncols
-    }
-    pub fn nnz(&self) -> usize {
-        self.nnz
-    }
-    /// The registered name, e.g. `sell-c-sigma`.
-    pub fn name(&self) -> &'static str {
-        self.spec.name()
-    }
-    /// The canonical spec, every parameter spelled out: `sell-c-sigma:c=32,sigma=auto`.
-    pub fn spec(&self) -> &FormatSpec {
-        &self.spec
-    }
-    /// Whether the format's GPU result is bitwise identical from run to run.
-    pub fn deterministic(&self) -> bool {
-        self.deterministic
+        let info = MatrixInfo { nrows: a.nrows(), ncols: a.ncols(), nnz: a.nnz(), spec, deterministic };
+        HostMatrix { info, format }
     }
     pub fn stats(&self) -> FormatStats {
         self.format.stats()
@@ -90,7 +109,7 @@ impl<T: Scalar> HostMatrix<T> {
 
     /// `y = α·A·x + β·y` on the CPU.
     pub fn apply(&self, alpha: T, x: &[T], beta: T, y: &mut [T]) -> Result<()> {
-        if let Some(e) = shape_error(&self.spec, self.nrows(), self.ncols(), x.len(), y.len()) {
+        if let Some(e) = shape_error(&self.info, x.len(), y.len()) {
             return Err(e);
         }
         if alpha == T::ZERO {
@@ -119,7 +138,7 @@ impl<T: Scalar> HostMatrix<T> {
 
 impl<T: Scalar> std::fmt::Debug for HostMatrix<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "HostMatrix({}, {} x {}, nnz {})", self.spec, self.nrows(), self.ncols(), self.nnz)
+        write!(f, "HostMatrix({}, {} x {}, nnz {})", self.info.spec, self.info.nrows, self.info.ncols, self.info.nnz)
     }
 }
 

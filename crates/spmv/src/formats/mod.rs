@@ -35,8 +35,8 @@ pub mod teb;
 #[cfg(test)]
 mod test_support;
 
-pub use device::{DeviceFormat, DeviceMatrix};
-pub use host::{HostMatrix, SpmvFormat};
+pub use device::{DeviceEntries, DeviceFormat, DeviceMatrix};
+pub use host::{FormatHandle, HostMatrix, MatrixInfo, SpmvFormat};
 pub use spec::{FormatSpec, Param};
 
 use crate::error::{Error, Result};

@@ -12,15 +12,18 @@ use crate::error::{Error, Result};
 /// Source of [`common.cuh`], prepended to every module.
 pub const COMMON_HEADER: &str = include_str!("common.cuh");
 
-/// One CUDA C translation unit: a name (the cache key) and its source.
+/// One CUDA C translation unit: a name (the cache key), its source, and the headers of
+/// device code it shares with other modules of its family (prepended, in order, after
+/// `common.cuh`).
 #[derive(Clone, Copy, Debug)]
 pub struct KernelModule {
     pub name: &'static str,
     pub source: &'static str,
+    pub headers: &'static [&'static str],
 }
 
 /// The runtime's own kernels (bandwidth copy, fill).
-pub const UTIL_MODULE: KernelModule = KernelModule { name: "util", source: include_str!("util.cu") };
+pub const UTIL_MODULE: KernelModule = KernelModule { name: "util", source: include_str!("util.cu"), headers: &[] };
 
 /// Whether the NVRTC library can be loaded (checked before any call, since cudarc panics
 /// when a library is missing).
@@ -36,7 +39,8 @@ pub fn compile(module: &KernelModule, arch: &'static str) -> Result<Ptx> {
             "the NVRTC library (libnvrtc.so.13) was not found; put its folder on LD_LIBRARY_PATH".into(),
         ));
     }
-    let source = format!("{COMMON_HEADER}\n#line 1 \"{}.cu\"\n{}", module.name, module.source);
+    let headers: String = module.headers.concat();
+    let source = format!("{COMMON_HEADER}\n{headers}\n#line 1 \"{}.cu\"\n{}", module.name, module.source);
     let opts = CompileOptions {
         arch: Some(arch),
         options: vec!["-std=c++17".into(), "-default-device".into()],

@@ -90,14 +90,7 @@ impl<T: Scalar> Coo<T> {
             next[r] += 1;
         }
         // Sort each row and merge repeats in place; remember each row's merged length.
-        let mut bounds: Vec<&mut [(u32, T)]> = Vec::with_capacity(m);
-        let mut rest = entries.as_mut_slice();
-        for r in 0..m {
-            let (head, tail) = rest.split_at_mut(row_ptr[r + 1] - row_ptr[r]);
-            bounds.push(head);
-            rest = tail;
-        }
-        let lengths: Vec<usize> = bounds
+        let lengths: Vec<usize> = split_rows_mut(&mut entries, &row_ptr)
             .into_par_iter()
             .map(|row| {
                 row.sort_unstable_by_key(|e| e.0);
@@ -129,4 +122,17 @@ impl<T: Scalar> Coo<T> {
         // SAFETY: indices were in range (Coo invariant), rows are sorted and merged.
         unsafe { Csr::new_unchecked(m, self.ncols, new_ptr, col_idx, values) }
     }
+}
+
+/// `data` cut into one mutable slice per row: row `r` is `data[row_ptr[r]..row_ptr[r + 1]]`
+/// (`row_ptr` starts at 0 and ends at `data.len()`), so rows can be worked on in parallel.
+pub(crate) fn split_rows_mut<'a, E>(data: &'a mut [E], row_ptr: &[usize]) -> Vec<&'a mut [E]> {
+    let mut rows = Vec::with_capacity(row_ptr.len().saturating_sub(1));
+    let mut rest = data;
+    for w in row_ptr.windows(2) {
+        let (head, tail) = rest.split_at_mut(w[1] - w[0]);
+        rows.push(head);
+        rest = tail;
+    }
+    rows
 }

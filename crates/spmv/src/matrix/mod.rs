@@ -1,6 +1,6 @@
 //! Host matrix types: [`Csr`] (the hub), [`Coo`] (triplets), and the [`Scalar`] trait.
 
-mod coo;
+pub(crate) mod coo;
 mod csr;
 mod scalar;
 

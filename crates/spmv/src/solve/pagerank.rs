@@ -63,7 +63,7 @@ use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
 /// The CUDA kernels of the GPU iteration.
-pub const KERNELS: KernelModule = KernelModule { name: "pagerank", source: include_str!("pagerank.cu") };
+pub const KERNELS: KernelModule = KernelModule { name: "pagerank", source: include_str!("pagerank.cu"), headers: &[] };
 
 /// Threads per block of `pagerank_update` and `pagerank_finish` (`PR_UPDATE_BLOCK`,
 /// `PR_FINISH_BLOCK` in `pagerank.cu`).
@@ -239,6 +239,10 @@ pub struct PageRank<T> {
 }
 
 impl<T: Scalar> PageRank<T> {
+    /// The result for a graph without nodes.
+    fn empty() -> Self {
+        PageRank { ranks: Vec::new(), iterations: 0, converged: true, residual: 0.0, total_ms: 0.0 }
+    }
     /// Milliseconds per iteration (NaN with no iteration).
     pub fn ms_per_iteration(&self) -> f64 {
         if self.iterations == 0 {
@@ -313,6 +317,14 @@ fn update_blocks(n: usize) -> usize {
     n.div_ceil(UPDATE_BLOCK as usize).clamp(1, MAX_UPDATE_BLOCKS)
 }
 
+/// Checks the settings; for a graph with nodes, its node count and α, 1 − α and 1/n in T.
+fn start<T: Scalar>(t: &Transition, settings: &Settings) -> Result<Option<(usize, [T; 3])>> {
+    settings.validate()?;
+    let n = t.nodes();
+    let factors = [settings.alpha, 1.0 - settings.alpha, 1.0 / n as f64].map(T::from_f64);
+    Ok((n > 0).then_some((n, factors)))
+}
+
 /// PageRank on the GPU with `gt` = the uploaded `Gᵀ` of `t` (any format). The whole
 /// iteration runs on the device; the host reads one scalar per check (see the module doc).
 pub fn pagerank_gpu<T: Scalar>(
@@ -321,11 +333,9 @@ pub fn pagerank_gpu<T: Scalar>(
     t: &Transition,
     settings: &Settings,
 ) -> Result<PageRank<T>> {
-    settings.validate()?;
-    let n = t.nodes();
-    if n == 0 {
-        return Ok(PageRank { ranks: Vec::new(), iterations: 0, converged: true, residual: 0.0, total_ms: 0.0 });
-    }
+    let Some((n, [alpha, teleport, inv_n])) = start::<T>(t, settings)? else {
+        return Ok(PageRank::empty());
+    };
     let n32 = u32::try_from(n)
         .map_err(|_| Error::Unsupported(format!("PageRank on the GPU: {n} nodes exceed 32-bit indices")))?;
     let update = gpu.function(&KERNELS, &format!("pagerank_update_{}", T::SUFFIX))?;
@@ -343,8 +353,6 @@ pub fn pagerank_gpu<T: Scalar>(
     let block_dangling_sum: CudaSlice<T> = gpu.alloc(blocks)?;
     let mut dangling_sum = gpu.upload(&[T::from_f64(t.dangling_count() as f64)])?;
     let mut max_diff: CudaSlice<T> = gpu.alloc(1)?;
-    let (alpha, teleport, inv_n) =
-        (T::from_f64(settings.alpha), T::from_f64(1.0 - settings.alpha), T::from_f64(1.0 / n as f64));
     let blocks32 = blocks as u32;
 
     gpu.synchronize()?;
@@ -403,13 +411,9 @@ pub fn pagerank_host<T: Scalar, Op: HostOperator<T> + ?Sized>(
     t: &Transition,
     settings: &Settings,
 ) -> Result<PageRank<T>> {
-    settings.validate()?;
-    let n = t.nodes();
-    if n == 0 {
-        return Ok(PageRank { ranks: Vec::new(), iterations: 0, converged: true, residual: 0.0, total_ms: 0.0 });
-    }
-    let (alpha, teleport, inv_n) =
-        (T::from_f64(settings.alpha), T::from_f64(1.0 - settings.alpha), T::from_f64(1.0 / n as f64));
+    let Some((n, [alpha, teleport, inv_n])) = start::<T>(t, settings)? else {
+        return Ok(PageRank::empty());
+    };
     let mut rank = vec![T::ONE; n];
     let mut next = vec![T::ZERO; n];
     let mut dangling_sum = T::from_f64(t.dangling_count() as f64);

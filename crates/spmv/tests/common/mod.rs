@@ -121,3 +121,13 @@ pub fn alpha_beta<T: spmv::Scalar>() -> Vec<(T, T)> {
 pub fn start_vector<T: spmv::Scalar>(n: usize) -> Vec<T> {
     (0..n).map(|i| T::from_f64(((i * 7919 + 13) % 2048) as f64 / 1024.0 - 1.0)).collect()
 }
+
+/// The first CUDA device; a GPU test without one fails and says why.
+pub fn gpu() -> std::sync::Arc<spmv::gpu::Gpu> {
+    spmv::gpu::Gpu::detect().unwrap_or_else(|e| panic!("this test needs a CUDA device: {e}"))
+}
+
+/// Fails with every failure listed, one per line.
+pub fn assert_clean(failures: Vec<String>) {
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}

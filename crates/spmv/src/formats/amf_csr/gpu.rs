@@ -1,10 +1,11 @@
 //! Upload and launch of the AMF-CSR kernel.
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::{AmfCsr, BLOCK, KERNELS, NAME};
-use crate::error::{Error, Result};
-use crate::formats::DeviceFormat;
+use crate::error::Result;
+use crate::formats::teb::block_grid;
+use crate::formats::{DeviceEntries, DeviceFormat};
 use crate::gpu::{Gpu, Kernel};
 use crate::matrix::Scalar;
 
@@ -12,24 +13,18 @@ pub struct DeviceAmfCsr<T> {
     sub_block_ptr: CudaSlice<u32>,
     row_block_ptr: CudaSlice<u32>,
     row_ptr: CudaSlice<u32>,
-    col_idx: CudaSlice<u32>,
-    values: CudaSlice<T>,
+    entries: DeviceEntries<T>,
     kernel: Kernel,
 }
 
 impl<T: Scalar> DeviceAmfCsr<T> {
     pub fn new(gpu: &Gpu, a: &AmfCsr<T>) -> Result<Self> {
-        let blocks = u32::try_from(a.sub_blocks())
-            .ok()
-            .filter(|&b| b <= i32::MAX as u32)
-            .ok_or_else(|| Error::format(NAME, format!("{} sub-blocks exceed the grid limit", a.sub_blocks())))?;
-        let config = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
+        let config = block_grid(NAME, "sub-blocks", a.sub_blocks(), BLOCK)?;
         Ok(DeviceAmfCsr {
             sub_block_ptr: gpu.upload(&a.sub_block_ptr)?,
             row_block_ptr: gpu.upload(&a.row_block_ptr)?,
             row_ptr: gpu.upload(&a.row_ptr)?,
-            col_idx: gpu.upload_nonempty(&a.col_idx)?,
-            values: gpu.upload_nonempty(&a.values)?,
+            entries: DeviceEntries::upload(gpu, &a.col_idx, &a.values)?,
             kernel: Kernel::new(gpu, &KERNELS, &format!("amf_csr_{}", T::SUFFIX), config)?,
         })
     }
@@ -47,7 +42,7 @@ impl<T: Scalar> DeviceFormat<T> for DeviceAmfCsr<T> {
         unsafe {
             self.kernel.launch(gpu, |a| {
                 a.arg(&self.sub_block_ptr).arg(&self.row_block_ptr).arg(&self.row_ptr);
-                a.arg(&self.col_idx).arg(&self.values).arg(x).arg(y);
+                a.arg(&self.entries.col_idx).arg(&self.entries.values).arg(x).arg(y);
             })
         }
     }

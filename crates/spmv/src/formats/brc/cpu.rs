@@ -9,7 +9,8 @@ use crate::formats::row_writer::RowWriter;
 use crate::matrix::Scalar;
 
 pub fn spmv<T: Scalar>(a: &Brc<T>, x: &[T], y: &mut [T]) {
-    let h = a.block_rows;
+    let h = a.block_rows();
+    let (row_perm, cols, vals) = (a.row_perm(), a.col_idx(), a.values());
     y.par_iter_mut().for_each(|v| *v = T::ZERO);
     let out = RowWriter::new(y, a.nrows);
     // Partial sums of the split rows' pieces, per block in slot order.
@@ -17,18 +18,18 @@ pub fn spmv<T: Scalar>(a: &Brc<T>, x: &[T], y: &mut [T]) {
         .into_par_iter()
         .with_min_len((256 / h).max(1))
         .map(|b| {
-            let (base, w) = (a.block_ptr[b] as usize, a.block_width(b));
+            let (base, w) = (a.block_ptr()[b] as usize, a.block_width(b));
             let mut split = Vec::new();
             for lane in 0..h {
                 let slot = b * h + lane;
-                let row = a.row_perm[slot];
+                let row = row_perm[slot];
                 if row == NO_ROW {
                     break; // dummy slots are the last block's tail
                 }
                 let mut sum = T::ZERO;
                 for t in 0..w {
                     let p = base + t * h + lane;
-                    sum += a.values[p] * x[a.col_idx[p] as usize];
+                    sum += vals[p] * x[cols[p] as usize];
                 }
                 if a.split[slot] {
                     split.push((row, sum));

@@ -4,7 +4,7 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::{check_warp_blocks, Brc, KERNELS, NAME};
 use crate::error::{Error, Result};
-use crate::formats::DeviceFormat;
+use crate::formats::{DeviceEntries, DeviceFormat};
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::Scalar;
 
@@ -15,23 +15,21 @@ pub struct DeviceBrc<T> {
     blocks: u32,
     block_ptr: CudaSlice<u32>,
     row_perm: CudaSlice<u32>,
-    col_idx: CudaSlice<u32>,
-    values: CudaSlice<T>,
+    entries: DeviceEntries<T>,
     kernel: Kernel,
 }
 
 impl<T: Scalar> DeviceBrc<T> {
     pub fn new(gpu: &Gpu, a: &Brc<T>) -> Result<Self> {
-        check_warp_blocks(NAME, a.block_rows)?;
+        check_warp_blocks(NAME, a.block_rows())?;
         // Holds by construction (slots <= stored slots < 2^32).
         let blocks = u32::try_from(a.blocks()).map_err(|_| Error::format(NAME, "blocks exceed 32 bits"))?;
-        let config = grid_for(a.row_perm.len() as u64, BLOCK)?;
+        let config = grid_for(a.row_perm().len() as u64, BLOCK)?;
         Ok(DeviceBrc {
             blocks,
-            block_ptr: gpu.upload(&a.block_ptr)?,
-            row_perm: gpu.upload_nonempty(&a.row_perm)?,
-            col_idx: gpu.upload_nonempty(&a.col_idx)?,
-            values: gpu.upload_nonempty(&a.values)?,
+            block_ptr: gpu.upload(a.block_ptr())?,
+            row_perm: gpu.upload_nonempty(a.row_perm())?,
+            entries: DeviceEntries::upload(gpu, a.col_idx(), a.values())?,
             kernel: Kernel::new(gpu, &KERNELS, &format!("brc_{}", T::SUFFIX), config)?,
         })
     }
@@ -51,8 +49,8 @@ impl<T: Scalar> DeviceFormat<T> for DeviceBrc<T> {
         // x.len() (padding repeats a real column) and every row but NO_ROW is < nrows = y.len().
         unsafe {
             self.kernel.launch(gpu, |a| {
-                a.arg(&self.blocks).arg(&self.block_ptr).arg(&self.row_perm).arg(&self.col_idx);
-                a.arg(&self.values).arg(x).arg(y);
+                a.arg(&self.blocks).arg(&self.block_ptr).arg(&self.row_perm).arg(&self.entries.col_idx);
+                a.arg(&self.entries.values).arg(x).arg(y);
             })
         }
     }

@@ -65,7 +65,7 @@ use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule = KernelModule { name: "brc", source: include_str!("kernel.cu") };
+pub const KERNELS: KernelModule = KernelModule { name: "brc", source: include_str!("kernel.cu"), headers: &[] };
 
 /// Slots per block of the registered format, and the only value the GPU kernel takes: one warp.
 pub const WARP_BLOCK_ROWS: usize = 32;
@@ -89,12 +89,6 @@ pub fn threshold<T: Scalar>(a: &Csr<T>) -> usize {
     let mean = a.nnz() as f64 / m as f64;
     let variance = (squares as f64 / m as f64 - mean * mean).max(0.0);
     ((mean + variance.sqrt()).round() as usize).max(1)
-}
-
-/// Width of block `b` of a column-major block layout with `block_rows` slots per block:
-/// `(block_ptr[b+1] − block_ptr[b]) / H` (BRC and BRCP store their blocks alike).
-pub(crate) fn block_width(block_ptr: &[u32], block_rows: usize, b: usize) -> usize {
-    (block_ptr[b + 1] - block_ptr[b]) as usize / block_rows
 }
 
 /// Refuses a layout the GPU kernels of BRC and BRCP cannot run: one warp per block, H = 32.
@@ -122,6 +116,131 @@ pub(crate) fn coefficient_of_variation(counts: &[usize]) -> f64 {
     variance.sqrt() / mean
 }
 
+/// The rows of `a`, longest first (stable: equal lengths keep their order), as the 32-bit
+/// row indices of BRC and BRCP: refused when the rows reach [`NO_ROW`].
+pub(crate) fn sorted_rows<T: Scalar>(format: &'static str, a: &Csr<T>) -> Result<Vec<u32>> {
+    let m = a.nrows();
+    if m >= NO_ROW as usize {
+        return Err(Error::format(format, format!("{m} rows exceed the 2^32 - 2 that 32-bit row indices allow")));
+    }
+    let mut sorted: Vec<u32> = (0..m as u32).into_par_iter().collect();
+    sort_rows_by_length(a.row_ptr(), &mut sorted);
+    Ok(sorted)
+}
+
+/// Start of each block of `block_rows` slots and the given widths (`blocks + 1` offsets, the
+/// last the stored slots), or `None` when the stored slots exceed the 2^32 − 1 that 32-bit
+/// offsets address.
+pub(crate) fn block_offsets(widths: impl ExactSizeIterator<Item = usize>, block_rows: usize) -> Option<Vec<usize>> {
+    let mut block_ptr = Vec::with_capacity(widths.len() + 1);
+    block_ptr.push(0usize);
+    for w in widths {
+        let p = block_ptr.last().and_then(|&p: &usize| p.checked_add(w * block_rows));
+        block_ptr.push(p.filter(|&p| p <= u32::MAX as usize)?);
+    }
+    Some(block_ptr)
+}
+
+/// The blocks BRC and BRCP store alike: H slots per block, each block padded to its width
+/// `w_b` and stored column-major (entry `t` of slot `l` of block `b` at
+/// `block_ptr[b] + t·H + l`), the row of every slot in `row_perm`. [`Brc`] and
+/// [`Brcp`](super::brcp::Brcp) dereference to theirs, so these are their accessors too.
+pub struct BlockArrays<T> {
+    /// Slots per block (H).
+    block_rows: usize,
+    /// Start of each block in `values`/`col_idx`, `blocks + 1` entries.
+    block_ptr: Vec<u32>,
+    /// Row of each slot (`blocks · H` entries), [`NO_ROW`] for dummy slots.
+    row_perm: Vec<u32>,
+    col_idx: Vec<u32>,
+    values: Vec<T>,
+    /// Real entries per block (for the balance figure).
+    block_nnz: Vec<usize>,
+}
+
+impl<T: Scalar> BlockArrays<T> {
+    /// The blocks of `block_rows` slots starting at `block_ptr` (from [`block_offsets`]),
+    /// filled in parallel: `fill(b, rows, slots, cols, vals)` gets block `b`'s slots in
+    /// `row_perm` (all [`NO_ROW`] until written) and in the format's own per-slot array
+    /// `slot_data`, and its entries in `col_idx` and `values` (zeros until written), and
+    /// returns the block's real entries.
+    pub(crate) fn fill<S: Send>(
+        block_rows: usize,
+        block_ptr: &[usize],
+        slot_data: &mut [S],
+        fill: impl Fn(usize, &mut [u32], &mut [S], &mut [u32], &mut [T]) -> usize + Sync,
+    ) -> Self {
+        let blocks = block_ptr.len() - 1;
+        let stored = block_ptr[blocks];
+        let mut col_idx = vec![0u32; stored];
+        let mut values = vec![T::ZERO; stored];
+        let mut row_perm = vec![NO_ROW; blocks * block_rows];
+        // One output slice per block, filled in parallel.
+        let mut parts = Vec::with_capacity(blocks);
+        let (mut cols_rest, mut vals_rest) = (col_idx.as_mut_slice(), values.as_mut_slice());
+        for (b, (rows, slots)) in row_perm.chunks_mut(block_rows).zip(slot_data.chunks_mut(block_rows)).enumerate() {
+            let n = block_ptr[b + 1] - block_ptr[b];
+            let (cs, cr) = std::mem::take(&mut cols_rest).split_at_mut(n);
+            let (vs, vr) = std::mem::take(&mut vals_rest).split_at_mut(n);
+            (cols_rest, vals_rest) = (cr, vr);
+            parts.push((b, rows, slots, cs, vs));
+        }
+        let block_nnz: Vec<usize> = parts
+            .into_par_iter()
+            .with_min_len(16)
+            .map(|(b, rows, slots, cols, vals)| fill(b, rows, slots, cols, vals))
+            .collect();
+        BlockArrays {
+            block_rows,
+            block_ptr: block_ptr.iter().map(|&p| p as u32).collect(),
+            row_perm,
+            col_idx,
+            values,
+            block_nnz,
+        }
+    }
+
+    /// Slots per block (H).
+    pub fn block_rows(&self) -> usize {
+        self.block_rows
+    }
+    pub fn blocks(&self) -> usize {
+        self.block_ptr.len() - 1
+    }
+    /// Stored value slots, padding and dummy slots included.
+    pub fn stored(&self) -> usize {
+        self.values.len()
+    }
+    /// Start of each block (`blocks + 1` entries; the last is the stored slot count).
+    pub fn block_ptr(&self) -> &[u32] {
+        &self.block_ptr
+    }
+    /// Width of block `b`: `(block_ptr[b+1] − block_ptr[b]) / H`.
+    pub fn block_width(&self, b: usize) -> usize {
+        (self.block_ptr[b + 1] - self.block_ptr[b]) as usize / self.block_rows
+    }
+    /// Real entries per block.
+    pub fn block_nnz(&self) -> &[usize] {
+        &self.block_nnz
+    }
+    /// Row of each slot ([`NO_ROW`] for dummy slots).
+    pub fn row_perm(&self) -> &[u32] {
+        &self.row_perm
+    }
+    pub fn col_idx(&self) -> &[u32] {
+        &self.col_idx
+    }
+    pub fn values(&self) -> &[T] {
+        &self.values
+    }
+    /// Device bytes of the blocks: `block_ptr`, `row_perm`, `col_idx` (all `u32`) and
+    /// `values` (all that BRC uploads; BRCP adds its own arrays).
+    pub fn device_bytes(&self) -> usize {
+        4 * (self.block_ptr.len() + self.row_perm.len() + self.col_idx.len())
+            + std::mem::size_of::<T>() * self.values.len()
+    }
+}
+
 /// One piece of a row: `len` entries of `row` starting at entry `start` of the row.
 #[derive(Clone, Copy, Debug)]
 struct Piece {
@@ -130,26 +249,17 @@ struct Piece {
     len: u32,
 }
 
-/// A matrix in BRC (see the module doc for the layout).
+/// A matrix in BRC (see the module doc for the layout): its blocks (one slot per piece,
+/// [`BlockArrays`], which it dereferences to) and BRC's own figures.
 pub struct Brc<T> {
     nrows: usize,
-    ncols: usize,
     nnz: usize,
-    /// Slots per block (H).
-    block_rows: usize,
     /// Piece length (T).
     threshold: usize,
-    /// Start of each block in `values`/`col_idx`, `blocks + 1` entries.
-    block_ptr: Vec<u32>,
-    /// Row of each slot (`blocks · H` entries), [`NO_ROW`] for dummy slots.
-    row_perm: Vec<u32>,
-    col_idx: Vec<u32>,
-    values: Vec<T>,
+    arrays: BlockArrays<T>,
     /// Per slot: its row has more than one piece (host only: the CPU path adds those last).
     split: Vec<bool>,
     split_rows: usize,
-    /// Real entries per block (for the balance figure).
-    block_nnz: Vec<usize>,
     max_row_len: usize,
     mean_row_len: f64,
     sort_ms: f64,
@@ -172,13 +282,8 @@ impl<T: Scalar> Brc<T> {
         if threshold == 0 {
             return Err(Error::format(NAME, "T = 0: pieces must hold at least one entry"));
         }
-        if m >= NO_ROW as usize {
-            return Err(Error::format(NAME, format!("{m} rows exceed the 2^32 - 2 that 32-bit row indices allow")));
-        }
         let start = Instant::now();
-        let row_ptr = a.row_ptr();
-        let mut sorted: Vec<u32> = (0..m as u32).into_par_iter().collect();
-        sort_rows_by_length(row_ptr, &mut sorted);
+        let sorted = sorted_rows(NAME, a)?;
         let pieces_of = |r: u32| a.row_len(r as usize).div_ceil(threshold);
         let split_rows = sorted.par_iter().filter(|&&r| pieces_of(r) > 1).count();
         let mut pieces: Vec<Piece> = sorted
@@ -197,71 +302,40 @@ impl<T: Scalar> Brc<T> {
         let start = Instant::now();
         let blocks = pieces.len().div_ceil(block_rows);
         let widths: Vec<usize> = (0..blocks).map(|b| pieces[b * block_rows].len as usize).collect();
-        let mut block_ptr = Vec::with_capacity(blocks + 1);
-        block_ptr.push(0usize);
-        for &w in &widths {
-            match block_ptr.last().and_then(|&p: &usize| p.checked_add(w * block_rows)) {
-                Some(p) if p <= u32::MAX as usize => block_ptr.push(p),
-                _ => {
-                    return Err(Error::format(
-                        NAME,
-                        format!("{nnz} entries in blocks of {block_rows} pieces of up to T = {threshold} need more than 2^32 - 1 stored slots"),
-                    ))
-                }
-            }
-        }
-        let stored = block_ptr[blocks];
-        let mut col_idx = vec![0u32; stored];
-        let mut values = vec![T::ZERO; stored];
-        let mut row_perm = vec![NO_ROW; blocks * block_rows];
+        let block_ptr = block_offsets(widths.iter().copied(), block_rows).ok_or_else(|| {
+            Error::format(
+                NAME,
+                format!("{nnz} entries in blocks of {block_rows} pieces of up to T = {threshold} need more than 2^32 - 1 stored slots"),
+            )
+        })?;
         let mut split = vec![false; blocks * block_rows];
-        // One output slice per block, filled in parallel.
-        let mut parts = Vec::with_capacity(blocks);
-        let (mut cols_rest, mut vals_rest) = (col_idx.as_mut_slice(), values.as_mut_slice());
-        for (b, (rows, flags)) in row_perm.chunks_mut(block_rows).zip(split.chunks_mut(block_rows)).enumerate() {
-            let n = block_ptr[b + 1] - block_ptr[b];
-            let (cs, cr) = std::mem::take(&mut cols_rest).split_at_mut(n);
-            let (vs, vr) = std::mem::take(&mut vals_rest).split_at_mut(n);
-            (cols_rest, vals_rest) = (cr, vr);
-            parts.push((b, rows, flags, cs, vs));
-        }
-        let block_nnz: Vec<usize> = parts
-            .into_par_iter()
-            .with_min_len(16)
-            .map(|(b, rows, flags, cols, vals)| {
-                let first = b * block_rows;
-                let w = widths[b];
-                let mut entries = 0;
-                for (lane, piece) in pieces[first..pieces.len().min(first + block_rows)].iter().enumerate() {
-                    let (rc, rv) = a.row(piece.row as usize);
-                    let (s, len) = (piece.start as usize, piece.len as usize);
-                    let pad = rc[s + len - 1];
-                    for t in 0..w {
-                        let p = t * block_rows + lane;
-                        (cols[p], vals[p]) = if t < len { (rc[s + t], rv[s + t]) } else { (pad, T::ZERO) };
-                    }
-                    rows[lane] = piece.row;
-                    flags[lane] = rc.len() > threshold;
-                    entries += len;
+        let arrays = BlockArrays::fill(block_rows, &block_ptr, &mut split, |b, rows, flags, cols, vals| {
+            let first = b * block_rows;
+            let w = widths[b];
+            let mut entries = 0;
+            for (lane, piece) in pieces[first..pieces.len().min(first + block_rows)].iter().enumerate() {
+                let (rc, rv) = a.row(piece.row as usize);
+                let (s, len) = (piece.start as usize, piece.len as usize);
+                let pad = rc[s + len - 1];
+                for t in 0..w {
+                    let p = t * block_rows + lane;
+                    (cols[p], vals[p]) = if t < len { (rc[s + t], rv[s + t]) } else { (pad, T::ZERO) };
                 }
-                entries
-            })
-            .collect();
+                rows[lane] = piece.row;
+                flags[lane] = rc.len() > threshold;
+                entries += len;
+            }
+            entries
+        });
         let fill_ms = start.elapsed().as_secs_f64() * 1e3;
 
         Ok(Brc {
             nrows: m,
-            ncols: a.ncols(),
             nnz,
-            block_rows,
             threshold,
-            block_ptr: block_ptr.iter().map(|&p| p as u32).collect(),
-            row_perm,
-            col_idx,
-            values,
+            arrays,
             split,
             split_rows,
-            block_nnz,
             max_row_len: a.max_row_len(),
             mean_row_len: a.mean_row_len(),
             sort_ms,
@@ -269,67 +343,33 @@ impl<T: Scalar> Brc<T> {
         })
     }
 
-    /// Slots per block (H).
-    pub fn block_rows(&self) -> usize {
-        self.block_rows
-    }
     /// Piece length (T).
     pub fn threshold(&self) -> usize {
         self.threshold
-    }
-    pub fn blocks(&self) -> usize {
-        self.block_ptr.len() - 1
-    }
-    /// Start of each block (`blocks + 1` entries; the last is the stored slot count).
-    pub fn block_ptr(&self) -> &[u32] {
-        &self.block_ptr
-    }
-    /// Width of block `b`: `(block_ptr[b+1] − block_ptr[b]) / H`.
-    pub fn block_width(&self, b: usize) -> usize {
-        block_width(&self.block_ptr, self.block_rows, b)
-    }
-    /// Row of each slot ([`NO_ROW`] for dummy slots).
-    pub fn row_perm(&self) -> &[u32] {
-        &self.row_perm
-    }
-    pub fn col_idx(&self) -> &[u32] {
-        &self.col_idx
-    }
-    pub fn values(&self) -> &[T] {
-        &self.values
     }
     /// Rows cut into more than one piece (their sums take several atomics).
     pub fn split_rows(&self) -> usize {
         self.split_rows
     }
-    /// Stored value slots, padding included.
-    pub fn stored(&self) -> usize {
-        self.values.len()
-    }
-    /// Device bytes: `block_ptr`, `row_perm`, `col_idx` (all `u32`) and `values`.
-    pub fn device_bytes(&self) -> usize {
-        4 * (self.block_ptr.len() + self.row_perm.len() + self.col_idx.len())
-            + std::mem::size_of::<T>() * self.values.len()
+}
+
+impl<T> std::ops::Deref for Brc<T> {
+    type Target = BlockArrays<T>;
+    fn deref(&self) -> &BlockArrays<T> {
+        &self.arrays
     }
 }
 
 impl<T: Scalar> SpmvFormat<T> for Brc<T> {
     fn stats(&self) -> FormatStats {
-        FormatStats {
-            bytes: self.device_bytes(),
-            nnz: self.nnz,
-            stored: self.stored(),
-            max_row_len: self.max_row_len,
-            mean_row_len: self.mean_row_len,
-            extra: vec![
-                ("threshold".into(), self.threshold as f64),
-                ("blocks".into(), self.blocks() as f64),
-                ("split_rows".into(), self.split_rows as f64),
-                ("block_nnz_cv".into(), coefficient_of_variation(&self.block_nnz)),
-                ("sort_ms".into(), self.sort_ms),
-                ("fill_ms".into(), self.fill_ms),
-            ],
-        }
+        FormatStats::new(self.device_bytes(), self.nnz, self.stored(), self.max_row_len, self.mean_row_len).with([
+            ("threshold", self.threshold as f64),
+            ("blocks", self.blocks() as f64),
+            ("split_rows", self.split_rows as f64),
+            ("block_nnz_cv", coefficient_of_variation(self.block_nnz())),
+            ("sort_ms", self.sort_ms),
+            ("fill_ms", self.fill_ms),
+        ])
     }
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
         cpu::spmv(self, x, y)
@@ -340,118 +380,4 @@ impl<T: Scalar> SpmvFormat<T> for Brc<T> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
-    use proptest::prelude::*;
-
-    /// Matrix A of the paper's §1.3.
-    pub(crate) fn paper_matrix() -> Csr<f64> {
-        Csr::new_checked(4, 4, vec![0, 2, 2, 5, 6], vec![0, 2, 0, 1, 3, 2], vec![1., 2., 3., 4., 5., 6.]).unwrap()
-    }
-
-    #[test]
-    fn threshold_is_mean_plus_deviation_rounded() {
-        // Row lengths 2, 0, 3, 1: μ = 1.5, σ = sqrt(1.25) = 1.118, T = round(2.618) = 3.
-        assert_eq!(threshold(&paper_matrix()), 3);
-        assert_eq!(threshold(&Csr::<f64>::zeros(0, 0)), 1);
-        assert_eq!(threshold(&Csr::<f64>::zeros(5, 5)), 1);
-        // Equal rows: σ = 0, T = the row length.
-        let a = Csr::new_checked(2, 3, vec![0, 3, 6], vec![0, 1, 2, 0, 1, 2], vec![1.0; 6]).unwrap();
-        assert_eq!(threshold::<f64>(&a), 3);
-    }
-
-    #[test]
-    fn worked_example_gives_the_documented_arrays() {
-        let a = paper_matrix();
-        let f = Brc::with_params(&a, 2, 2).unwrap();
-        assert_eq!(f.block_ptr(), &[0, 4, 6]);
-        assert_eq!((f.block_width(0), f.block_width(1)), (2, 1));
-        assert_eq!(f.values(), &[3., 1., 4., 2., 5., 6.]);
-        assert_eq!(f.col_idx(), &[0, 0, 1, 2, 3, 2]);
-        assert_eq!(f.row_perm(), &[2, 0, 2, 3]);
-        assert_eq!(f.split_rows(), 1);
-        let s = f.stats();
-        assert_eq!((s.nnz, s.stored, s.padded_zeros(), s.max_row_len), (6, 6, 0, 3));
-        assert_eq!(s.bytes, 4 * (3 + 4 + 6) + 8 * 6);
-        let x = [1.0, 10.0, 100.0, 1000.0];
-        let mut y = [f64::NAN; 4];
-        f.spmv_cpu(&x, &mut y);
-        assert_eq!(y, [201.0, 0.0, 5043.0, 600.0]);
-
-        // The rule's own T = 3 splits nothing: blocks {row 2, row 0} of width 3 and
-        // {row 3, dummy} of width 1.
-        let f = Brc::with_params(&a, 2, threshold(&a)).unwrap();
-        assert_eq!(f.block_ptr(), &[0, 6, 8]);
-        assert_eq!(f.values(), &[3., 1., 4., 2., 5., 0., 6., 0.]);
-        assert_eq!(f.col_idx(), &[0, 0, 1, 2, 3, 2, 2, 0]);
-        assert_eq!(f.row_perm(), &[2, 0, 3, NO_ROW]);
-        assert_eq!(f.split_rows(), 0);
-        let mut y = [f64::NAN; 4];
-        f.spmv_cpu(&x, &mut y);
-        assert_eq!(y, [201.0, 0.0, 5043.0, 600.0]);
-    }
-
-    #[test]
-    fn bad_parameters_are_format_errors() {
-        let a = paper_matrix();
-        assert!(matches!(Brc::with_params(&a, 0, 3), Err(Error::Format { .. })));
-        assert!(matches!(Brc::with_params(&a, 32, 0), Err(Error::Format { .. })));
-    }
-
-    #[test]
-    fn long_rows_are_split_into_pieces_of_t() {
-        // Row r has r entries: 0..=99; T = 7 splits every row above 7.
-        let mut row_ptr = vec![0];
-        let (mut cols, mut vals) = (Vec::new(), Vec::new());
-        for r in 0..100usize {
-            for c in 0..r {
-                cols.push(c as u32);
-                vals.push((r + c) as f64 / 8.0 - 3.0);
-            }
-            row_ptr.push(cols.len());
-        }
-        let a = Csr::new_checked(100, 100, row_ptr, cols, vals).unwrap();
-        for (h, t) in [(32, 7), (1, 1), (3, 100), (32, 1), (5, 13)] {
-            let f = Brc::with_params(&a, h, t).unwrap();
-            assert!(check(&f, &a), "H = {h}, T = {t}");
-            let pieces: usize = (0..100).map(|k: usize| k.div_ceil(t)).sum();
-            assert_eq!(f.row_perm().iter().filter(|&&r| r != NO_ROW).count(), pieces);
-            assert_eq!(f.split_rows(), (0..100).filter(|&k| k > t).count());
-            assert!((0..f.blocks()).all(|b| f.block_width(b) <= t));
-            // Sorted pieces: block widths never grow.
-            assert!((1..f.blocks()).all(|b| f.block_width(b) <= f.block_width(b - 1)));
-        }
-        assert_eq!(Brc::new(&a).unwrap().threshold(), threshold(&a));
-        assert!(check(&Brc::new(&a.cast::<f32>()).unwrap(), &a.cast::<f32>()));
-    }
-
-    #[test]
-    fn empty_matrices() {
-        for (m, n) in [(0, 0), (0, 5), (5, 0), (70, 3)] {
-            let a = Csr::<f32>::zeros(m, n);
-            let f = Brc::new(&a).unwrap();
-            assert_eq!((f.stored(), f.blocks()), (0, 0));
-            let mut y = vec![f32::NAN; m];
-            f.spmv_cpu(&vec![1.0; n], &mut y);
-            assert!(y.iter().all(|&v| v == 0.0));
-        }
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
-        #[test]
-        fn random_matrices_match_the_oracle(a in random_csr(), h in 1usize..40, t in 1usize..20) {
-            let f = Brc::with_params(&a, h, t).unwrap();
-            prop_assert!(check(&f, &a));
-            prop_assert_eq!(*f.block_ptr().last().unwrap() as usize, f.stored());
-            prop_assert!(f.stored() >= a.nnz());
-            prop_assert_eq!(f.row_perm().len(), f.blocks() * h);
-            let real: usize = (0..a.nrows()).map(|r| a.row_len(r).div_ceil(t)).sum();
-            prop_assert_eq!(f.row_perm().iter().filter(|&&r| r != NO_ROW).count(), real);
-            let a32: Csr<f32> = a.cast();
-            prop_assert!(check(&Brc::with_params(&a32, h, t).unwrap(), &a32));
-            prop_assert!(check(&Brc::new(&a).unwrap(), &a));
-        }
-    }
-}
+pub(crate) mod tests;

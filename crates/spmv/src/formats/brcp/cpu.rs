@@ -10,8 +10,8 @@ use crate::formats::row_writer::RowWriter;
 use crate::matrix::Scalar;
 
 pub fn spmv<T: Scalar>(a: &Brcp<T>, x: &[T], y: &mut [T]) {
-    let h = a.block_rows;
-    let blocks = a.blocks();
+    let (h, blocks) = (a.block_rows(), a.blocks());
+    let (row_perm, cols, vals) = (a.row_perm(), a.col_idx(), a.values());
     let out = RowWriter::new(y, a.nrows);
     // SAFETY (all writes below): rows are < nrows = y.len() (built by Brcp::with_params);
     // each row is written by exactly one of: its only run (a row inside one block), its span,
@@ -24,8 +24,8 @@ pub fn spmv<T: Scalar>(a: &Brcp<T>, x: &[T], y: &mut [T]) {
         .into_par_iter()
         .with_min_len((256 / h).max(1))
         .map(|b| {
-            let (base, w) = (a.block_ptr[b] as usize, a.block_width(b));
-            let slots = &a.row_perm[b * h..b * h + h];
+            let (base, w) = (a.block_ptr()[b] as usize, a.block_width(b));
+            let slots = &row_perm[b * h..b * h + h];
             let mut lane_sum = [T::ZERO; 32]; // h <= 32
             for (lane, sum) in lane_sum.iter_mut().enumerate().take(h) {
                 if slots[lane] == NO_ROW {
@@ -33,7 +33,7 @@ pub fn spmv<T: Scalar>(a: &Brcp<T>, x: &[T], y: &mut [T]) {
                 }
                 for t in 0..w {
                     let p = base + t * h + lane;
-                    *sum += a.values[p] * x[a.col_idx[p] as usize];
+                    *sum += vals[p] * x[cols[p] as usize];
                 }
             }
             let (mut enter, mut leave) = (T::ZERO, T::ZERO);
@@ -47,8 +47,8 @@ pub fn spmv<T: Scalar>(a: &Brcp<T>, x: &[T], y: &mut [T]) {
                 for &v in &lane_sum[lane + 1..lane + len] {
                     sum += v;
                 }
-                let from_previous = lane == 0 && b > 0 && a.row_perm[b * h - 1] == row;
-                let into_next = lane + len == h && b + 1 < blocks && a.row_perm[b * h + h] == row;
+                let from_previous = lane == 0 && b > 0 && row_perm[b * h - 1] == row;
+                let into_next = lane + len == h && b + 1 < blocks && row_perm[b * h + h] == row;
                 if from_previous {
                     enter = sum;
                 } else if into_next {

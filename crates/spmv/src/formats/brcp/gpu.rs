@@ -5,7 +5,7 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use super::{Brcp, KERNELS, NAME, TILE_WARPS};
 use crate::error::{Error, Result};
 use crate::formats::brc::check_warp_blocks;
-use crate::formats::DeviceFormat;
+use crate::formats::{DeviceEntries, DeviceFormat};
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::Scalar;
 
@@ -24,8 +24,7 @@ pub struct DeviceBrcp<T> {
     block_ptr: CudaSlice<u32>,
     row_perm: CudaSlice<u32>,
     row_seg_len: CudaSlice<u8>,
-    col_idx: CudaSlice<u32>,
-    values: CudaSlice<T>,
+    entries: DeviceEntries<T>,
     empty_rows: CudaSlice<u32>,
     span_row: CudaSlice<u32>,
     span_first: CudaSlice<u32>,
@@ -41,7 +40,7 @@ pub struct DeviceBrcp<T> {
 
 impl<T: Scalar> DeviceBrcp<T> {
     pub fn new(gpu: &Gpu, a: &Brcp<T>) -> Result<Self> {
-        check_warp_blocks(NAME, a.block_rows)?;
+        check_warp_blocks(NAME, a.block_rows())?;
         // All hold by construction (rows < 2^32 - 1, blocks < 2^31).
         let count = |n: usize, what: &str| {
             u32::try_from(n).map_err(|_| Error::format(NAME, format!("{n} {what} exceed 32-bit counts")))
@@ -63,11 +62,10 @@ impl<T: Scalar> DeviceBrcp<T> {
             span_count: count(a.spans.len(), "spanning rows")?,
             tiles: gpu.upload(&a.tiles)?,
             tile_chunk: gpu.upload_nonempty(&a.tile_chunk)?,
-            block_ptr: gpu.upload(&a.block_ptr)?,
-            row_perm: gpu.upload_nonempty(&a.row_perm)?,
+            block_ptr: gpu.upload(a.block_ptr())?,
+            row_perm: gpu.upload_nonempty(a.row_perm())?,
             row_seg_len: gpu.upload_nonempty(&a.row_seg_len)?,
-            col_idx: gpu.upload_nonempty(&a.col_idx)?,
-            values: gpu.upload_nonempty(&a.values)?,
+            entries: DeviceEntries::upload(gpu, a.col_idx(), a.values())?,
             empty_rows: gpu.upload_nonempty(&a.empty_rows)?,
             span_row: gpu.upload_nonempty(&rows)?,
             span_first: gpu.upload_nonempty(&firsts)?,
@@ -101,7 +99,7 @@ impl<T: Scalar> DeviceFormat<T> for DeviceBrcp<T> {
             self.main.launch(gpu, |a| {
                 a.arg(&self.tile_count).arg(&self.tiles).arg(&self.tile_chunk);
                 a.arg(&self.blocks).arg(&self.block_ptr).arg(&self.row_perm).arg(&self.row_seg_len);
-                a.arg(&self.col_idx).arg(&self.values).arg(x).arg(&mut *y);
+                a.arg(&self.entries.col_idx).arg(&self.entries.values).arg(x).arg(&mut *y);
                 a.arg(&self.enter).arg(&self.leave).arg(&self.empty_count).arg(&self.empty_rows);
                 a.arg(&self.chunk_sums).arg(&self.chunk_count);
             })

@@ -64,7 +64,7 @@ use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule = KernelModule { name: "coo", source: include_str!("kernel.cu") };
+pub const KERNELS: KernelModule = KernelModule { name: "coo", source: include_str!("kernel.cu"), headers: &[] };
 
 /// Threads per block of the segmented kernel (`COO_SEG_BLOCK` in kernel.cu).
 pub const SEGMENT_BLOCK: usize = 256;
@@ -164,7 +164,6 @@ fn longest_empty_run(nrows: usize, rows: &[u32]) -> usize {
 /// A matrix in COO storage and the kernel to run it with.
 pub struct CooFormat<T> {
     nrows: usize,
-    ncols: usize,
     entries: Triplets<T>,
     kernel: CooKernel,
     max_row_len: usize,
@@ -187,7 +186,6 @@ impl<T: Scalar> CooFormat<T> {
         let entries = Triplets::from_csr(a);
         Ok(CooFormat {
             nrows: a.nrows(),
-            ncols: a.ncols(),
             longest_empty_run: longest_empty_run(a.nrows(), &entries.rows),
             entries,
             kernel,
@@ -221,19 +219,15 @@ impl<T: Scalar> CooFormat<T> {
 
 impl<T: Scalar> SpmvFormat<T> for CooFormat<T> {
     fn stats(&self) -> FormatStats {
-        let mut extra = Vec::new();
-        if self.kernel == CooKernel::Segmented {
-            extra.push(("chunk_entries".into(), SEGMENT_CHUNK as f64));
-            extra.push(("chunks".into(), self.chunks() as f64));
-            extra.push(("zero_fill_first".into(), f64::from(u8::from(self.zero_fill_first()))));
-        }
-        FormatStats {
-            bytes: self.device_bytes(),
-            nnz: self.entries.len(),
-            stored: self.entries.len(),
-            max_row_len: self.max_row_len,
-            mean_row_len: self.mean_row_len,
-            extra,
+        let nnz = self.entries.len();
+        let stats = FormatStats::new(self.device_bytes(), nnz, nnz, self.max_row_len, self.mean_row_len);
+        match self.kernel {
+            CooKernel::Atomic => stats,
+            CooKernel::Segmented => stats.with([
+                ("chunk_entries", SEGMENT_CHUNK as f64),
+                ("chunks", self.chunks() as f64),
+                ("zero_fill_first", f64::from(u8::from(self.zero_fill_first()))),
+            ]),
         }
     }
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
@@ -254,29 +248,28 @@ impl<T: Scalar> SpmvFormat<T> for CooFormat<T> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::formats::test_support::random_csr;
+    use crate::formats::test_support::rows::{assert_example_product, example_4x3, rows_of_lengths};
+    use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
     use crate::reference::{test_vector, Oracle};
     use proptest::prelude::*;
 
-    /// The matrix of the module doc.
-    fn example() -> Csr<f64> {
-        Csr::new_checked(4, 3, vec![0, 2, 2, 5, 6], vec![0, 2, 0, 1, 2, 1], vec![1., 2., 3., 4., 5., 6.]).unwrap()
-    }
-
     #[test]
     fn worked_example_gives_the_documented_arrays() {
-        let coo = CooFormat::new(&example(), CooKernel::Segmented).unwrap();
+        let a = example_4x3();
+        let coo = CooFormat::new(&a, CooKernel::Segmented).unwrap();
         assert_eq!(coo.entries().rows, [0, 0, 2, 2, 2, 3]);
         assert_eq!(coo.entries().cols, [0, 2, 0, 1, 2, 1]);
         assert_eq!(coo.entries().vals, [1., 2., 3., 4., 5., 6.]);
         let s = coo.stats();
         assert_eq!((s.nnz, s.stored, s.max_row_len), (6, 6, 3));
         assert_eq!(s.bytes, 6 * 16 + 12, "entries plus one carry slot");
+        assert_example_product(&coo, &a);
+        assert_example_product(&CooFormat::new(&a, CooKernel::Atomic).unwrap(), &a);
     }
 
     #[test]
     fn worked_example_chunks_of_four() {
-        let a = example();
+        let a = example_4x3();
         let e = Triplets::from_csr(&a);
         let x = [1.0, 10.0, 100.0];
         let mut y = [f64::NAN; 4];
@@ -291,9 +284,9 @@ pub(crate) mod tests {
 
     #[test]
     fn tail_triplets_skip_the_first_entries_of_each_row() {
-        let t = Triplets::from_csr_tail(&example(), 2);
+        let t = Triplets::from_csr_tail(&example_4x3(), 2);
         assert_eq!((t.rows, t.cols, t.vals), (vec![2], vec![2], vec![5.0]));
-        let t = Triplets::from_csr_tail(&example(), 1);
+        let t = Triplets::from_csr_tail(&example_4x3(), 1);
         assert_eq!((t.rows, t.cols), (vec![0, 2, 2], vec![2, 1, 2]));
     }
 
@@ -318,16 +311,7 @@ pub(crate) mod tests {
     /// chunks, rows ending exactly at a boundary, empty rows at the start, inside and end.
     fn boundary_matrix() -> Csr<f64> {
         let lens = [0, 0, 1, 7, 0, 2, 3, 0, 0, 11, 1, 1, 4, 0, 5, 0];
-        let mut row_ptr = vec![0];
-        let (mut cols, mut vals) = (Vec::new(), Vec::new());
-        for (r, &k) in lens.iter().enumerate() {
-            for c in 0..k {
-                cols.push(c as u32);
-                vals.push((r * 16 + c) as f64 * 0.25 - 3.0);
-            }
-            row_ptr.push(cols.len());
-        }
-        Csr::new_checked(lens.len(), 11, row_ptr, cols, vals).unwrap()
+        rows_of_lengths(&lens, 11, |r, c| (r * 16 + c) as f64 * 0.25 - 3.0)
     }
 
     #[test]
@@ -389,18 +373,14 @@ pub(crate) mod tests {
         #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
         #[test]
         fn cpu_paths_match_the_oracle(a in random_csr(), chunk in 1usize..9) {
-            let x = test_vector::<f64>(a.ncols());
-            let oracle = Oracle::new(&a, &x);
             for kernel in [CooKernel::Atomic, CooKernel::Segmented] {
-                let f = CooFormat::new(&a, kernel).unwrap();
-                let mut y = vec![f64::NAN; a.nrows()];
-                f.spmv_cpu(&x, &mut y);
-                prop_assert!(oracle.check(&y).passed(), "{kernel:?}: {y:?}");
+                prop_assert!(check(&CooFormat::new(&a, kernel).unwrap(), &a), "{kernel:?}");
             }
             let e = Triplets::from_csr(&a);
+            let x = test_vector::<f64>(a.ncols());
             let mut y = vec![f64::NAN; a.nrows()];
             cpu::spmv_segmented(&e.rows, &e.cols, &e.vals, &x, &mut y, chunk);
-            prop_assert!(oracle.check(&y).passed(), "chunk {chunk}: {y:?}");
+            prop_assert!(Oracle::new(&a, &x).check(&y).passed(), "chunk {chunk}: {y:?}");
         }
     }
 }

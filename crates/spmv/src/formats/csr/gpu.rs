@@ -4,7 +4,7 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::{CsrKernel, KERNELS};
 use crate::error::{Error, Result};
-use crate::formats::{offsets_u32, DeviceFormat};
+use crate::formats::{offsets_u32, DeviceEntries, DeviceFormat};
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::{Csr, Scalar};
 
@@ -13,8 +13,7 @@ const BLOCK: u32 = 256;
 pub struct DeviceCsr<T> {
     nrows: u32,
     row_ptr: CudaSlice<u32>,
-    col_idx: CudaSlice<u32>,
-    values: CudaSlice<T>,
+    entries: DeviceEntries<T>,
     plain: Kernel,
     /// The same kernel with α and β (`_ab`).
     scaled: Kernel,
@@ -32,8 +31,7 @@ impl<T: Scalar> DeviceCsr<T> {
         Ok(DeviceCsr {
             nrows,
             row_ptr: gpu.upload(&offsets_u32(format, a)?)?,
-            col_idx: gpu.upload_nonempty(a.col_idx())?,
-            values: gpu.upload_nonempty(a.values())?,
+            entries: DeviceEntries::upload(gpu, a.col_idx(), a.values())?,
             plain: Kernel::new(gpu, &KERNELS, &format!("{name}_{}", T::SUFFIX), config)?,
             scaled: Kernel::new(gpu, &KERNELS, &format!("{name}_ab_{}", T::SUFFIX), config)?,
         })
@@ -48,7 +46,7 @@ impl<T: Scalar> DeviceFormat<T> for DeviceCsr<T> {
         // SAFETY: see above.
         unsafe {
             self.plain.launch(gpu, |a| {
-                a.arg(&self.nrows).arg(&self.row_ptr).arg(&self.col_idx).arg(&self.values).arg(x).arg(y);
+                a.arg(&self.nrows).arg(&self.row_ptr).arg(&self.entries.col_idx).arg(&self.entries.values).arg(x).arg(y);
             })
         }
     }
@@ -56,7 +54,7 @@ impl<T: Scalar> DeviceFormat<T> for DeviceCsr<T> {
         // SAFETY: see above.
         Some(unsafe {
             self.scaled.launch(gpu, |a| {
-                a.arg(&self.nrows).arg(&self.row_ptr).arg(&self.col_idx).arg(&self.values).arg(x).arg(y);
+                a.arg(&self.nrows).arg(&self.row_ptr).arg(&self.entries.col_idx).arg(&self.entries.values).arg(x).arg(y);
                 a.arg(&alpha).arg(&beta);
             })
         })

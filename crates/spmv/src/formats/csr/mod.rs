@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule = KernelModule { name: "csr", source: include_str!("kernel.cu") };
+pub const KERNELS: KernelModule = KernelModule { name: "csr", source: include_str!("kernel.cu"), headers: &[] };
 
 /// Which CSR kernel runs on the GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,13 +1,15 @@
 //! Building blocks shared by the diagonal family (DIA, HDIA, HDC, DIA-Adaptive, DRM): the
 //! census of a matrix's diagonals, the offsets of a range of rows, filling DIA-style blocks,
-//! the DIA-style product of a block on the CPU, the padding limit, the operand figures and
-//! the kernel set-up the family's launches share.
+//! the DIA-style product of a block on the CPU (and the CPU loops of whole-matrix DIA and of
+//! blocks of fixed height), the padding limit, the operand figures and statistics, and the
+//! kernel set-up the family's launches share.
 //!
 //! Conventions of the whole family: a diagonal is named by its offset `d = col − row` (0 the
 //! main diagonal, `d > 0` above it), held as `i32`, so both dimensions must stay below 2^31
 //! ([`check_shape`]). A *DIA-style block* of `h` rows and diagonals `offsets[0..k]` (sorted
 //! ascending) stores the entry of its local row `l` on diagonal `i` at `i·stride + l`
 //! (`stride ≥ h`), and an explicit zero where the diagonal has no entry in that row.
+
 
 use std::ops::Range;
 use std::time::Instant;
@@ -16,6 +18,7 @@ use cudarc::driver::CudaSlice;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::formats::FormatStats;
 use crate::gpu::{grid_for, Gpu, Kernel, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
@@ -246,6 +249,48 @@ pub(crate) fn accumulate_block<T: Scalar>(
     }
 }
 
+/// Rows per task of [`spmv_dia`]: long enough runs along each diagonal, enough tasks to
+/// balance.
+const DIA_CHUNK: usize = 2048;
+
+/// `y = A·x` on the CPU for a DIA block of the whole matrix (diagonal `i` at
+/// `data[i·m .. (i+1)·m]`, `m = y.len()`), then `rest(row0, out)` adds whatever else the
+/// rows `row0 .. row0 + out.len()` hold (HDC's CSR part; nothing for DIA): chunks of rows
+/// over rayon's threads, each chunk's block streamed diagonal by diagonal.
+pub(crate) fn spmv_dia<T: Scalar>(
+    offsets: &[i32],
+    data: &[T],
+    x: &[T],
+    y: &mut [T],
+    rest: impl Fn(usize, &mut [T]) + Sync,
+) {
+    let m = y.len();
+    y.par_chunks_mut(DIA_CHUNK).enumerate().for_each(|(k, out)| {
+        let row0 = k * DIA_CHUNK;
+        out.fill(T::ZERO);
+        // Block = rows row0.. of every diagonal: data[i·m + row0 + l], stride m.
+        accumulate_block(out, row0, offsets, &data[row0.min(data.len())..], m, x);
+        rest(row0, out);
+    });
+}
+
+/// `y = A·x` on the CPU for blocks of `h` rows stored DIA-style with stride `h`, one after
+/// the other (HDIA's hacks, BRCSD-II's blocks; a short last block padded to `h` rows): blocks
+/// over rayon's threads; `block(k)` gives block `k`'s offsets and its slots from its first
+/// diagonal on.
+pub(crate) fn spmv_row_blocks<'a, T: Scalar>(
+    h: usize,
+    x: &[T],
+    y: &mut [T],
+    block: impl Fn(usize) -> (&'a [i32], &'a [T]) + Sync,
+) {
+    y.par_chunks_mut(h).with_min_len((256 / h).max(1)).enumerate().for_each(|(k, out)| {
+        let (offsets, data) = block(k);
+        out.fill(T::ZERO);
+        accumulate_block(out, k * h, offsets, data, h, x);
+    });
+}
+
 /// Segments of `h` rows stored DIA-style one after the other, each with its own diagonals
 /// and a stride of `h` (the layout of HDIA, DRM and BRCSD-II; a short last segment is padded
 /// to `h` rows, as the paper's `ope_h = dig_h × nrows` counts it).
@@ -262,6 +307,36 @@ pub(crate) struct SegmentBlocks<T> {
 /// Stored slots of segments of `h` rows with these offset lists: `Σ diagonals · h`.
 pub(crate) fn segment_slots(offsets: &[Vec<i32>], h: usize) -> u128 {
     offsets.iter().map(|o| o.len() as u128).sum::<u128>() * h as u128
+}
+
+/// The offsets of every segment of `h` rows ([`segment_offsets`]) and the milliseconds that
+/// scan took, checked before anything is stored: the default padding limit on the segments'
+/// slots, and 32-bit indices for their stored diagonals (HDIA's and DRM's first step). The
+/// errors describe the layout as "`name` with `k` `unit` of `h` rows (`d` diagonals)".
+pub(crate) fn scan_segments<T: Scalar>(
+    format: &'static str,
+    a: &Csr<T>,
+    h: usize,
+    name: &str,
+    unit: &str,
+) -> Result<(Vec<Vec<i32>>, f64)> {
+    let t = Instant::now();
+    let offsets = segment_offsets(a, h);
+    let scan_ms = ms_since(t);
+    let total: usize = offsets.iter().map(Vec::len).sum();
+    let layout = format!("{name} with {} {unit} of {h} rows ({total} diagonals)", offsets.len());
+    let stored = segment_slots(&offsets, h);
+    check_padding(format, &layout, stored, a.nnz(), std::mem::size_of::<T>(), PADDING_LIMIT_RATIO as f64)?;
+    if total > u32::MAX as usize {
+        return Err(Error::format(format, format!("{layout}: more than 2^32 - 1 stored diagonals")));
+    }
+    Ok((offsets, scan_ms))
+}
+
+/// Stored slots of segments of `h` rows with these offset lists whose row and column lie
+/// inside the `nrows × ncols` matrix (what the kernels read), segments in parallel.
+pub(crate) fn segment_slots_in_range(offsets: &[Vec<i32>], h: usize, nrows: usize, ncols: usize) -> usize {
+    offsets.par_iter().enumerate().map(|(s, o)| slots_in_range(s * h, h, o, nrows, ncols)).sum()
 }
 
 /// Stores the segments of `a` in the given `order` (original segment ids), each with its
@@ -336,6 +411,48 @@ impl OperandSpread {
     }
 }
 
+/// What the family's statistics take from a conversion: the source matrix's figures and the
+/// milliseconds of each preprocessing phase.
+#[derive(Clone, Debug)]
+pub(crate) struct Conversion {
+    /// Entries of the source matrix.
+    pub nnz: usize,
+    max_row_len: usize,
+    mean_row_len: f64,
+    /// Each phase's name as reported (`scan_ms` ...) and its milliseconds, in order.
+    phases: Vec<(&'static str, f64)>,
+}
+
+impl Conversion {
+    /// The figures of `a`, converted in the given phases.
+    pub fn of<T: Scalar>(a: &Csr<T>, phases: impl IntoIterator<Item = (&'static str, f64)>) -> Self {
+        Conversion {
+            nnz: a.nnz(),
+            max_row_len: a.max_row_len(),
+            mean_row_len: a.mean_row_len(),
+            phases: phases.into_iter().collect(),
+        }
+    }
+
+    /// The statistics of a format of the family storing `stored` slots in `bytes` bytes: the
+    /// format's own figures `own`, each operand spread under its prefix
+    /// ([`OperandSpread::extra`]), then the phases and their sum as `preprocess_ms`.
+    pub fn stats(
+        &self,
+        bytes: usize,
+        stored: usize,
+        own: impl IntoIterator<Item = (&'static str, f64)>,
+        spreads: &[(&str, OperandSpread)],
+    ) -> FormatStats {
+        let mut stats = FormatStats::new(bytes, self.nnz, stored, self.max_row_len, self.mean_row_len).with(own);
+        for (prefix, spread) in spreads {
+            stats.extra.extend(spread.extra(prefix));
+        }
+        let total = self.phases.iter().map(|p| p.1).sum();
+        stats.with(self.phases.iter().copied().chain([("preprocess_ms", total)]))
+    }
+}
+
 /// Milliseconds since `t`.
 pub(crate) fn ms_since(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
@@ -343,6 +460,9 @@ pub(crate) fn ms_since(t: Instant) -> f64 {
 
 /// Threads per block of the family's one-thread-per-row kernels.
 const ROW_BLOCK: u32 = 256;
+
+/// Device code the family's kernel modules share (prepended to each).
+pub const CUDA_HEADER: &str = include_str!("diagonals.cuh");
 
 /// Kernel `<name>_<T>` of `module`, one thread per row of `m` rows in blocks of 256: the
 /// grid of DIA, HDIA, HDC and BRCSD-II.
@@ -366,6 +486,7 @@ pub(crate) fn launch_dims<T>(x: &CudaSlice<T>, y: &CudaSlice<T>) -> (u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::formats::test_support::diagonal::assert_empty_shapes_give_zeros;
 
     #[test]
     fn rows_in_range_clips_at_both_edges() {
@@ -399,6 +520,15 @@ mod tests {
         assert_eq!((s.mean, s.variance), (5.0, 5.0));
         assert!((s.cv() - 5f64.sqrt() / 5.0).abs() < 1e-12);
         assert_eq!(OperandSpread::of(std::iter::empty()), OperandSpread::default());
+    }
+
+    #[test]
+    fn every_format_of_the_family_stores_nothing_without_entries() {
+        let specs = ["dia", "hdc", "hdia", "hdia:hack_rows=1", "hdia:hack_rows=7", "drm", "drm:segment_rows=7"];
+        let layouts = ["dia", "brcsd1", "brcsd2"].map(|l| format!("dia-adaptive:layout={l},block_rows=7,piece_rows=5"));
+        for spec in specs.into_iter().chain(["dia-adaptive"]).chain(layouts.iter().map(String::as_str)) {
+            assert_empty_shapes_give_zeros(spec);
+        }
     }
 
     #[test]

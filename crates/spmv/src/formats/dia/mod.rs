@@ -42,8 +42,8 @@
 //! DIA-Adaptive and DRM apply the default limit to their own stored slots; HDC's DIA part
 //! stays within it by construction.
 //!
-//! [`diagonals`] holds what the whole family shares (census, fills, CPU block product,
-//! padding limit, operand figures, kernel set-up).
+//! [`diagonals`] holds what the whole family shares (census, fills, CPU block product and
+//! loops, padding limit, operand figures and statistics, kernel set-up).
 
 pub(crate) mod cpu;
 pub mod diagonals;
@@ -59,24 +59,19 @@ use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule = KernelModule { name: "dia", source: include_str!("kernel.cu") };
+pub const KERNELS: KernelModule = KernelModule { name: "dia", source: include_str!("kernel.cu"), headers: &[diagonals::CUDA_HEADER] };
 
 const NAME: &str = "dia";
 
 /// A matrix in DIA (see the module doc for the layout).
 pub struct Dia<T> {
     nrows: usize,
-    ncols: usize,
-    nnz: usize,
     offsets: Vec<i32>,
     /// `offsets.len() × nrows`, diagonal-major.
     data: Vec<T>,
     /// Slots whose column lies inside the matrix (what the kernel reads of `data`).
     in_range: usize,
-    max_row_len: usize,
-    mean_row_len: f64,
-    scan_ms: f64,
-    fill_ms: f64,
+    conversion: diagonals::Conversion,
 }
 
 impl<T: Scalar> Dia<T> {
@@ -116,18 +111,8 @@ impl<T: Scalar> Dia<T> {
         let mut data = vec![T::ZERO; stored as usize];
         diagonals::fill_diagonals(a, 0..m, &offsets, &mut data);
         let in_range = diagonals::slots_in_range(0, m, &offsets, m, n);
-        Ok(Dia {
-            nrows: m,
-            ncols: n,
-            nnz: a.nnz(),
-            offsets,
-            data,
-            in_range,
-            max_row_len: a.max_row_len(),
-            mean_row_len: a.mean_row_len(),
-            scan_ms,
-            fill_ms: diagonals::ms_since(t),
-        })
+        let conversion = diagonals::Conversion::of(a, [("scan_ms", scan_ms), ("fill_ms", diagonals::ms_since(t))]);
+        Ok(Dia { nrows: m, offsets, data, in_range, conversion })
     }
 
     /// The occupied diagonals, ascending.
@@ -157,23 +142,8 @@ impl<T: Scalar> Dia<T> {
 
 impl<T: Scalar> SpmvFormat<T> for Dia<T> {
     fn stats(&self) -> FormatStats {
-        let mut extra = vec![
-            ("diagonals".into(), self.offsets.len() as f64),
-        ];
-        extra.extend(self.operand_spread().extra("operand"));
-        extra.extend([
-            ("scan_ms".into(), self.scan_ms),
-            ("fill_ms".into(), self.fill_ms),
-            ("preprocess_ms".into(), self.scan_ms + self.fill_ms),
-        ]);
-        FormatStats {
-            bytes: self.device_bytes(),
-            nnz: self.nnz,
-            stored: self.stored(),
-            max_row_len: self.max_row_len,
-            mean_row_len: self.mean_row_len,
-            extra,
-        }
+        let own = [("diagonals", self.offsets.len() as f64)];
+        self.conversion.stats(self.device_bytes(), self.stored(), own, &[("operand", self.operand_spread())])
     }
     /// The offsets and the slots whose column is inside the matrix (the kernel's guard skips
     /// the others).
@@ -189,108 +159,4 @@ impl<T: Scalar> SpmvFormat<T> for Dia<T> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::formats::test_support::{
-        cpu_matches_oracle as cpu_matches, example, example_product, random_diagonal_csr,
-    };
-    use crate::Coo;
-    use proptest::prelude::*;
-
-    #[test]
-    fn worked_example_gives_the_documented_arrays() {
-        let a = example();
-        let f = Dia::new(&a).unwrap();
-        assert_eq!(f.offsets(), &[-2, 0, 1, 3]);
-        #[rustfmt::skip]
-        let data = [
-            0.0, 0.0, 0.0, 0.0, 7.0, 11.0, 14.0, 17.0,
-            1.0, 2.0, 3.0, 5.0, 8.0, 12.0, 15.0, 18.0,
-            0.0, 0.0, 4.0, 6.0, 9.0, 13.0, 16.0, 0.0,
-            0.0, 0.0, 0.0, 0.0, 10.0, 0.0, 0.0, 0.0,
-        ];
-        assert_eq!(f.data(), &data);
-        let s = f.stats();
-        assert_eq!((s.nnz, s.stored, s.padded_zeros()), (18, 32, 14));
-        assert_eq!(s.bytes, 4 * 4 + 8 * 32);
-        // Out of the matrix: d = -2 rows 0-1, d = 1 row 7, d = 3 rows 5-7.
-        assert_eq!(f.bytes_read(), 4 * 4 + 8 * (32 - 6));
-        let (x, expect) = example_product();
-        let mut y = vec![f64::NAN; 8];
-        f.spmv_cpu(&x, &mut y);
-        assert_eq!(y, expect);
-        assert_eq!(f.operand_spread().variance, 0.0);
-    }
-
-    #[test]
-    fn padding_beyond_the_limit_is_refused_with_its_size() {
-        // Main diagonal plus one stray entry per 1000 rows, each on its own diagonal.
-        let m = 200_000;
-        let mut coo = (Vec::new(), Vec::new(), Vec::new());
-        for r in 0..m as u32 {
-            coo.0.push(r);
-            coo.1.push(r);
-            coo.2.push(1.0);
-            if r % 1000 == 7 && r + 5 + r / 1000 < m as u32 {
-                coo.0.push(r);
-                coo.1.push(r + 5 + r / 1000);
-                coo.2.push(2.0);
-            }
-        }
-        let a = Coo::new_checked(m, m, coo.0, coo.1, coo.2).unwrap().to_csr();
-        match Dia::new(&a) {
-            Err(Error::Format { format: "dia", reason }) => {
-                assert!(reason.contains("padded zeros") && reason.contains("201 diagonals"), "{reason}")
-            }
-            other => panic!("expected a padding refusal, got {:?}", other.map(|f| f.stored())),
-        }
-        // Small matrices are accepted whatever their padding.
-        assert!(Dia::new(&example()).is_ok());
-    }
-
-    #[test]
-    fn a_lower_padding_limit_refuses_what_the_default_accepts() {
-        // The main diagonal of 400 000 rows and two diagonals of one entry each: 1.2 million
-        // slots (above the floor) for 400 002 entries, padding ratio 3.0.
-        let m = 400_000u32;
-        let (mut rows, mut cols): (Vec<u32>, Vec<u32>) = ((0..m).collect(), (0..m).collect());
-        rows.extend([0, 1]);
-        cols.extend([1, 0]);
-        let a = Coo::new_checked(m as usize, m as usize, rows, cols, vec![1.0; m as usize + 2]).unwrap().to_csr();
-        assert_eq!(Dia::new(&a).unwrap().stored(), 3 * m as usize);
-        assert!(Dia::with_limit(&a, 3.0).is_ok());
-        match Dia::with_limit(&a, 2.5) {
-            Err(Error::Format { format: "dia", reason }) => {
-                assert!(reason.contains("padding ratio 3.0") && reason.contains("above the limit 2.5 "), "{reason}")
-            }
-            other => panic!("expected a padding refusal, got {:?}", other.map(|f| f.stored())),
-        }
-        assert!(matches!(Dia::with_limit(&a, 0.5), Err(Error::Format { .. })));
-        assert!(matches!(Dia::with_limit(&a, f64::NAN), Err(Error::Format { .. })));
-    }
-
-    #[test]
-    fn empty_shapes_and_rectangular_matrices() {
-        for (m, n) in [(0, 0), (0, 5), (5, 0), (40, 3), (3, 40)] {
-            let a = Csr::<f32>::zeros(m, n);
-            let f = Dia::new(&a).unwrap();
-            assert_eq!(f.stored(), 0);
-            let mut y = vec![f32::NAN; m];
-            f.spmv_cpu(&vec![1.0; n], &mut y);
-            assert!(y.iter().all(|&v| v == 0.0));
-        }
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
-        #[test]
-        fn random_diagonal_matrices_match_the_oracle(a in random_diagonal_csr()) {
-            let f = Dia::new(&a).unwrap();
-            prop_assert_eq!(f.stored(), f.offsets().len() * a.nrows());
-            prop_assert!(f.stored() >= a.nnz() || a.nrows() == 0);
-            prop_assert!(cpu_matches(&f, &a));
-            let a32: Csr<f32> = a.cast();
-            prop_assert!(cpu_matches(&Dia::new(&a32).unwrap(), &a32));
-        }
-    }
-}
+mod tests;

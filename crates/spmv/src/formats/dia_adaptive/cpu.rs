@@ -33,11 +33,10 @@ pub fn brcsd1<T: Scalar>(a: &Brcsd1<T>, x: &[T], y: &mut [T]) {
 /// Blocks of `block_rows` rows over rayon's threads, each finding its offset group.
 pub fn brcsd2<T: Scalar>(a: &Brcsd2<T>, x: &[T], y: &mut [T]) {
     let h = a.block_rows;
-    y.par_chunks_mut(h).with_min_len((256 / h).max(1)).enumerate().for_each(|(k, out)| {
+    diagonals::spmv_row_blocks(h, x, y, |k| {
         let g = a.group_block.partition_point(|&b| b as usize <= k) - 1;
         let (begin, end) = (a.group_diag[g] as usize, a.group_diag[g + 1] as usize);
         let start = a.group_data[g] as usize + (k - a.group_block[g] as usize) * (end - begin) * h;
-        out.fill(T::ZERO);
-        diagonals::accumulate_block(out, k * h, &a.offsets[begin..end], &a.data[start..], h, x);
+        (&a.offsets[begin..end], &a.data[start..])
     });
 }

@@ -1,6 +1,5 @@
 // DIA-Adaptive's blocked layouts (its DIA layout runs DIA's kernel). One thread per row,
-// each row adding its diagonals in ascending order. Rows and columns are below 2^31, so the
-// 32-bit unsigned column r + offset is < n exactly when it lies inside the matrix.
+// each row adding its diagonals in ascending order (diagonal_sum of diagonals.cuh).
 
 // BRCSD-I: one CUDA block per piece (at most blockDim.x rows of one row block). Row block b
 // spans rows block_row[b] .. block_row[b+1] (height h) with the diagonals
@@ -18,13 +17,7 @@ __device__ __forceinline__ void brcsd1_rows(u32 n, const u32* __restrict__ piece
     u32 first = block_row[b];
     u32 h = block_row[b + 1] - first;
     u32 begin = block_diag[b], end = block_diag[b + 1];
-    const T* q = data + block_data[b] + (r - first);
-    T sum = 0;
-    for (u32 i = begin; i < end; ++i, q += h) {
-        u32 c = r + (u32)load_ro(offsets + i);
-        if (c < n) sum += *q * load_ro(x + c);
-    }
-    y[r] = sum;
+    y[r] = diagonal_sum(r, n, offsets, begin, end, data + block_data[b] + (r - first), h, x);
 }
 
 // BRCSD-II: blocks of bh rows; group g holds blocks group_block[g] .. group_block[g+1], all
@@ -36,9 +29,8 @@ __device__ __forceinline__ void brcsd2_rows(u32 m, u32 n, u32 bh, u32 groups, co
                                             const u32* __restrict__ group_diag, const int* __restrict__ offsets,
                                             const u64* __restrict__ group_data, const T* __restrict__ data,
                                             const T* __restrict__ x, T* __restrict__ y) {
-    u64 g = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (g >= m) return;
-    u32 r = (u32)g;
+    u32 r;
+    if (!thread_row(m, r)) return;
     u32 blk = r / bh;
     u32 lane = r - blk * bh;
     u32 lo = 0, hi = groups;  // group_block[lo] <= blk < group_block[hi]
@@ -49,12 +41,7 @@ __device__ __forceinline__ void brcsd2_rows(u32 m, u32 n, u32 bh, u32 groups, co
     u32 begin = group_diag[lo];
     u32 dig = group_diag[lo + 1] - begin;
     const T* q = data + group_data[lo] + (u64)(blk - group_block[lo]) * dig * bh + lane;
-    T sum = 0;
-    for (u32 i = 0; i < dig; ++i, q += bh) {
-        u32 c = r + (u32)load_ro(offsets + begin + i);
-        if (c < n) sum += *q * load_ro(x + c);
-    }
-    y[r] = sum;
+    y[r] = diagonal_sum(r, n, offsets, begin, begin + dig, q, bh, x);
 }
 
 #define BRCSD1_ARGS(T) u32 n, const u32* __restrict__ piece_row, const u32* __restrict__ piece_block,          \

@@ -69,7 +69,7 @@ use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule = KernelModule { name: "dia_adaptive", source: include_str!("kernel.cu") };
+pub const KERNELS: KernelModule = KernelModule { name: "dia_adaptive", source: include_str!("kernel.cu"), headers: &[diagonals::CUDA_HEADER] };
 
 const NAME: &str = "dia-adaptive";
 
@@ -128,14 +128,9 @@ enum Stored<T> {
 /// A matrix in DIA-Adaptive (see the module doc).
 pub struct DiaAdaptive<T> {
     nrows: usize,
-    ncols: usize,
-    nnz: usize,
     stored: Stored<T>,
     classification: Classification,
-    max_row_len: usize,
-    mean_row_len: f64,
-    classify_ms: f64,
-    fill_ms: f64,
+    conversion: diagonals::Conversion,
 }
 
 impl<T: Scalar> DiaAdaptive<T> {
@@ -194,17 +189,8 @@ impl<T: Scalar> DiaAdaptive<T> {
                 (Stored::Brcsd2(f?), ms)
             }
         };
-        Ok(DiaAdaptive {
-            nrows: m,
-            ncols: a.ncols(),
-            nnz: a.nnz(),
-            stored,
-            classification,
-            max_row_len: a.max_row_len(),
-            mean_row_len: a.mean_row_len(),
-            classify_ms,
-            fill_ms,
-        })
+        let conversion = diagonals::Conversion::of(a, [("classify_ms", classify_ms), ("fill_ms", fill_ms)]);
+        Ok(DiaAdaptive { nrows: m, stored, classification, conversion })
     }
 
     pub fn classification(&self) -> Classification {
@@ -265,29 +251,16 @@ impl<T: Scalar> SpmvFormat<T> for DiaAdaptive<T> {
             Stored::Brcsd1(f) => f.blocks() as f64,
             Stored::Brcsd2(f) => f.groups() as f64,
         };
-        let mut extra = vec![
-            ("layout".into(), self.layout() as u8 as f64),
-            ("dia_slots".into(), c.dia_slots as f64),
-            ("brcsd1_slots".into(), c.brcsd1_slots as f64),
-            ("brcsd1_blocks".into(), c.brcsd1_blocks as f64),
-            ("brcsd2_slots".into(), c.brcsd2_slots as f64),
+        let own = [
+            ("layout", self.layout() as u8 as f64),
+            ("dia_slots", c.dia_slots as f64),
+            ("brcsd1_slots", c.brcsd1_slots as f64),
+            ("brcsd1_blocks", c.brcsd1_blocks as f64),
+            ("brcsd2_slots", c.brcsd2_slots as f64),
             // BRCSD-I: its blocks; BRCSD-II: its offset groups; DIA: 0.
-            ("blocks_or_groups".into(), units),
+            ("blocks_or_groups", units),
         ];
-        extra.extend(self.operand_spread().extra("operand"));
-        extra.extend([
-            ("classify_ms".into(), self.classify_ms),
-            ("fill_ms".into(), self.fill_ms),
-            ("preprocess_ms".into(), self.classify_ms + self.fill_ms),
-        ]);
-        FormatStats {
-            bytes: self.device_bytes(),
-            nnz: self.nnz,
-            stored: self.stored(),
-            max_row_len: self.max_row_len,
-            mean_row_len: self.mean_row_len,
-            extra,
-        }
+        self.conversion.stats(self.device_bytes(), self.stored(), own, &[("operand", self.operand_spread())])
     }
     /// DIA's figure for the DIA layout (its kernel skips the slots outside the matrix); the
     /// BRCSD kernels read every stored slot.
@@ -314,143 +287,4 @@ impl<T: Scalar> SpmvFormat<T> for DiaAdaptive<T> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::formats::test_support::{
-        cpu_matches_oracle as cpu_matches, example, example_product, random_diagonal_csr,
-    };
-    use crate::reference::{test_vector, Oracle};
-    use proptest::prelude::*;
-
-    const ALL: [Layout; 3] = [Layout::Dia, Layout::Brcsd1, Layout::Brcsd2];
-
-    #[test]
-    fn worked_example_gives_the_documented_arrays() {
-        let a = example();
-        let f = DiaAdaptive::new(&a).unwrap();
-        let c = f.classification();
-        assert_eq!((c.dia_slots, c.brcsd1_slots, c.brcsd1_blocks, c.brcsd2_slots), (32, 18, 5, 128));
-        assert_eq!(f.layout(), Layout::Dia);
-
-        let f = DiaAdaptive::with_layout(&a, Some(Layout::Brcsd1), BLOCK_ROWS, PIECE_ROWS).unwrap();
-        let one = f.brcsd1().unwrap();
-        assert_eq!(one.block_row, [0, 2, 4, 5, 7, 8]);
-        assert_eq!(one.block_diag, [0, 1, 3, 7, 10, 12]);
-        assert_eq!(one.offsets, [0, 0, 1, -2, 0, 1, 3, -2, 0, 1, -2, 0]);
-        assert_eq!(one.block_data, [0, 2, 6, 10, 16, 18]);
-        #[rustfmt::skip]
-        let data = [1.0, 2.0, 3.0, 5.0, 4.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 14.0, 12.0, 15.0, 13.0, 16.0, 17.0, 18.0];
-        assert_eq!(one.data, data);
-        assert_eq!(
-            (one.piece_row.as_slice(), one.piece_block.as_slice()),
-            (&[0, 2, 4, 5, 7, 8][..], &[0, 1, 2, 3, 4][..])
-        );
-        assert_eq!(f.stats().padded_zeros(), 0);
-
-        let f = DiaAdaptive::with_layout(&a, Some(Layout::Brcsd2), 2, PIECE_ROWS).unwrap();
-        let two = f.brcsd2().unwrap();
-        assert_eq!(two.group_block, [0, 1, 2, 3, 4]);
-        assert_eq!(two.group_diag, [0, 1, 3, 7, 10]);
-        assert_eq!(two.group_data, [0, 2, 6, 14, 20]);
-        assert_eq!(f.stored(), 20);
-
-        let (x, expect) = example_product();
-        for layout in ALL {
-            for rows in [1, 2, 3, 32] {
-                let f = DiaAdaptive::with_layout(&a, Some(layout), rows, rows).unwrap();
-                let mut y = vec![f64::NAN; 8];
-                f.spmv_cpu(&x, &mut y);
-                assert_eq!(y, expect, "{layout:?}, {rows} rows");
-            }
-        }
-    }
-
-    #[test]
-    fn identical_blocks_share_one_offset_list() {
-        // Paper's Fig. 4 idea: blocks with the same offsets are one group.
-        let a = crate::io::gen::generate("banded:n=3200,offsets=-1;0;1").unwrap();
-        let f = DiaAdaptive::with_layout(&a, Some(Layout::Brcsd2), 32, 64).unwrap();
-        let two = f.brcsd2().unwrap();
-        assert_eq!((two.groups(), two.offsets.as_slice()), (1, &[-1, 0, 1][..]));
-        assert!(cpu_matches(&f, &a));
-    }
-
-    #[test]
-    fn the_classification_picks_the_layout_of_each_kind_of_matrix() {
-        let layout = |spec: &str| DiaAdaptive::new(&crate::io::gen::generate(spec).unwrap()).unwrap().layout();
-        // Full diagonals near the main one: DIA.
-        assert_eq!(layout("banded:n=20000,offsets=-2;0;1;3"), Layout::Dia);
-        // Long offsets (a diagonal far from the main one spans a fifth of the rows) and a
-        // diagonal that stops: BRCSD-I.
-        assert_eq!(layout("banded:n=20000,offsets=-16000;-1;0;1;16000"), Layout::Brcsd1);
-        // Scattered points and long broken diagonals: BRCSD-II.
-        assert_eq!(layout("banded:n=20000,offsets=-1;0;1,broken=0.3,seg=2000,scatter=0.01"), Layout::Brcsd2);
-        assert_eq!(classify(100, 50, 10, 200, 5), Layout::Dia); // BRCSD-I no candidate
-        assert_eq!(classify(100, 95, 5, 200, 10), Layout::Dia); // within 10%
-        assert_eq!(classify(100, 80, 5, 200, 10), Layout::Brcsd1);
-        assert_eq!(classify(100, 80, 5, 70, 10), Layout::Brcsd2);
-    }
-
-    #[test]
-    fn every_layout_matches_the_oracle_on_generated_diagonal_matrices() {
-        let a = crate::io::gen::generate("banded:n=9000,offsets=-7000;-3;0;2;60;7000,broken=0.3,seg=500,scatter=0.01")
-            .unwrap();
-        for layout in ALL {
-            for (block_rows, piece_rows) in [(32, 64), (7, 5), (100, 1024)] {
-                let f = DiaAdaptive::with_layout(&a, Some(layout), block_rows, piece_rows).unwrap();
-                assert!(cpu_matches(&f, &a), "{layout:?}, {block_rows}, {piece_rows}");
-            }
-        }
-    }
-
-    fn gpu_check<T: Scalar>(gpu: &Arc<Gpu>, a: &Csr<f64>, layout: Layout, rows: (usize, usize)) -> Result<bool> {
-        let a: Csr<T> = a.cast();
-        let x = test_vector::<T>(a.ncols());
-        let device = DiaAdaptive::with_layout(&a, Some(layout), rows.0, rows.1)?.upload(gpu)?;
-        let x_dev = gpu.upload(&x)?;
-        let mut y_dev = gpu.alloc::<T>(a.nrows())?;
-        gpu.fill(&mut y_dev, T::nan())?;
-        device.launch(gpu, &x_dev, &mut y_dev)?;
-        Ok(Oracle::new(&a, &x).check(&gpu.download(&y_dev)?).passed())
-    }
-
-    #[test]
-    #[ignore = "needs a CUDA device"]
-    fn gpu_every_layout_matches_the_oracle() {
-        let gpu = Gpu::detect().unwrap_or_else(|e| panic!("this test needs a CUDA device: {e}"));
-        let a = crate::io::gen::generate("banded:n=9001,offsets=-7000;-3;0;2;60;7000,broken=0.3,seg=500,scatter=0.01")
-            .unwrap();
-        let mut failures = Vec::new();
-        for layout in ALL {
-            for rows in [(32, 64), (7, 5), (100, 1024), (1, 1)] {
-                for (precision, ok) in [
-                    ("f64", gpu_check::<f64>(&gpu, &a, layout, rows)),
-                    ("f32", gpu_check::<f32>(&gpu, &a, layout, rows)),
-                ] {
-                    if !matches!(ok, Ok(true)) {
-                        failures.push(format!("{layout:?} {rows:?}, {precision}: {ok:?}"));
-                    }
-                }
-            }
-        }
-        assert!(failures.is_empty(), "{}", failures.join("\n"));
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
-        #[test]
-        fn random_diagonal_matrices_match_the_oracle(a in random_diagonal_csr(), rows in 1usize..40) {
-            for layout in ALL {
-                let f = DiaAdaptive::with_layout(&a, Some(layout), rows, rows).unwrap();
-                prop_assert!(f.stored() >= a.nnz());
-                prop_assert!(cpu_matches(&f, &a), "{:?}", layout);
-                let a32: Csr<f32> = a.cast();
-                prop_assert!(cpu_matches(&DiaAdaptive::with_layout(&a32, Some(layout), rows, rows).unwrap(), &a32));
-            }
-            prop_assert!(cpu_matches(&DiaAdaptive::new(&a).unwrap(), &a));
-            // BRCSD-I never pads more than DIA (it stores a subset of DIA's slots).
-            let c = DiaAdaptive::new(&a).unwrap().classification();
-            prop_assert!(c.brcsd1_slots <= c.dia_slots);
-        }
-    }
-}
+mod tests;

@@ -4,8 +4,7 @@
 // its sub-block: rinx = drm_blo[bid] + rnum in merged order, original segment drm_index[rinx],
 // row drm_index[rinx]*h + tid mod h. The slot of lane l on stored diagonal i is
 // drm_val[i*h + l] (64-bit). Edge guards: threads past the sub-block's segments, rows past m
-// (short last segment), columns outside the matrix (32-bit unsigned r + offset < n; rows and
-// columns are below 2^31, so a negative column wraps past n).
+// (short last segment), columns outside the matrix (diagonal_sum of diagonals.cuh).
 template <typename T>
 __device__ __forceinline__ void drm_rows(u32 m, u32 n, u32 h, u32 block_base, const u32* __restrict__ drm_blo,
                                          const u32* __restrict__ drm_index, const u32* __restrict__ drm_dnum,
@@ -21,13 +20,7 @@ __device__ __forceinline__ void drm_rows(u32 m, u32 n, u32 h, u32 block_base, co
     u32 row = drm_index[rinx] * h + lane;  // < m + h <= 2^31 + 1024: no overflow
     if (row >= m) return;
     u32 begin = drm_dnum[rinx], end = drm_dnum[rinx + 1];
-    const T* p = drm_val + (u64)begin * h + lane;
-    T res = 0;
-    for (u32 i = begin; i < end; ++i, p += h) {
-        u32 c = row + (u32)load_ro(drm_off + i);
-        if (c < n) res += *p * load_ro(x + c);
-    }
-    y[row] = res;
+    y[row] = diagonal_sum(row, n, drm_off, begin, end, drm_val + (u64)begin * h + lane, h, x);
 }
 
 #define DRM_KERNELS(T, S)                                                                                   \

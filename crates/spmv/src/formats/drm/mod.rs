@@ -77,15 +77,13 @@ pub mod merge;
 use std::sync::Arc;
 use std::time::Instant;
 
-use rayon::prelude::*;
-
-use super::dia::diagonals::{self, OperandSpread, SegmentBlocks, PADDING_LIMIT_RATIO, SEGMENT_ROWS};
+use super::dia::diagonals::{self, OperandSpread, SegmentBlocks, SEGMENT_ROWS};
 use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule = KernelModule { name: "drm", source: include_str!("kernel.cu") };
+pub const KERNELS: KernelModule = KernelModule { name: "drm", source: include_str!("kernel.cu"), headers: &[diagonals::CUDA_HEADER] };
 
 const NAME: &str = "drm";
 
@@ -106,8 +104,6 @@ pub struct Launch {
 /// A matrix in DRM (see the module doc for the layout).
 pub struct Drm<T> {
     nrows: usize,
-    ncols: usize,
-    nnz: usize,
     /// Rows per segment (the paper's nrows).
     seg_rows: usize,
     /// `drm_blo`.
@@ -121,11 +117,7 @@ pub struct Drm<T> {
     in_range: usize,
     segment_spread: OperandSpread,
     sub_block_spread: OperandSpread,
-    max_row_len: usize,
-    mean_row_len: f64,
-    divide_ms: f64,
-    merge_ms: f64,
-    fill_ms: f64,
+    conversion: diagonals::Conversion,
 }
 
 impl<T: Scalar> Drm<T> {
@@ -149,16 +141,7 @@ impl<T: Scalar> Drm<T> {
         let (m, n, h) = (a.nrows(), a.ncols(), seg_rows);
 
         // 1. Divide.
-        let t = Instant::now();
-        let seg_diagonals = diagonals::segment_offsets(a, h);
-        let divide_ms = diagonals::ms_since(t);
-        let stored = diagonals::segment_slots(&seg_diagonals, h);
-        let total: usize = seg_diagonals.iter().map(Vec::len).sum();
-        let layout = format!("DRM with {} segments of {h} rows ({total} diagonals)", seg_diagonals.len());
-        diagonals::check_padding(NAME, &layout, stored, a.nnz(), std::mem::size_of::<T>(), PADDING_LIMIT_RATIO as f64)?;
-        if total > u32::MAX as usize {
-            return Err(Error::format(NAME, format!("{layout}: more than 2^32 - 1 stored diagonals")));
-        }
+        let (seg_diagonals, divide_ms) = diagonals::scan_segments(NAME, a, h, "DRM", "segments")?;
 
         // 2. Rearrange & merge, split, and order the sub-blocks by size for the launches.
         let t = Instant::now();
@@ -183,14 +166,10 @@ impl<T: Scalar> Drm<T> {
         // 3. Storage.
         let t = Instant::now();
         let blocks = diagonals::build_segments(a, h, &seg_diagonals, &index);
-        let in_range = (0..seg_diagonals.len())
-            .into_par_iter()
-            .map(|s| diagonals::slots_in_range(s * h, h, &seg_diagonals[s], m, n))
-            .sum();
+        let in_range = diagonals::segment_slots_in_range(&seg_diagonals, h, m, n);
+        let phases = [("divide_ms", divide_ms), ("merge_ms", merge_ms), ("fill_ms", diagonals::ms_since(t))];
         Ok(Drm {
             nrows: m,
-            ncols: n,
-            nnz: a.nnz(),
             seg_rows: h,
             blo,
             index,
@@ -199,11 +178,7 @@ impl<T: Scalar> Drm<T> {
             in_range,
             segment_spread: OperandSpread::of(operands.iter().copied()),
             sub_block_spread,
-            max_row_len: a.max_row_len(),
-            mean_row_len: a.mean_row_len(),
-            divide_ms,
-            merge_ms,
-            fill_ms: diagonals::ms_since(t),
+            conversion: diagonals::Conversion::of(a, phases),
         })
     }
 
@@ -279,30 +254,16 @@ impl<T: Scalar> Drm<T> {
 
 impl<T: Scalar> SpmvFormat<T> for Drm<T> {
     fn stats(&self) -> FormatStats {
-        let mut extra = vec![
-            ("segment_rows".into(), self.seg_rows as f64),
-            ("segments".into(), self.segments() as f64),
-            ("sub_blocks".into(), self.sub_blocks() as f64),
-            ("size_classes".into(), self.launches.len() as f64),
-            ("max_segments_per_sub_block".into(), self.launches.first().map_or(0, |l| l.segments) as f64),
-            ("diagonals".into(), self.blocks.offsets.len() as f64),
+        let own = [
+            ("segment_rows", self.seg_rows as f64),
+            ("segments", self.segments() as f64),
+            ("sub_blocks", self.sub_blocks() as f64),
+            ("size_classes", self.launches.len() as f64),
+            ("max_segments_per_sub_block", self.launches.first().map_or(0, |l| l.segments) as f64),
+            ("diagonals", self.blocks.offsets.len() as f64),
         ];
-        extra.extend(self.sub_block_spread.extra("operand"));
-        extra.extend(self.segment_spread.extra("segment_operand"));
-        extra.extend([
-            ("divide_ms".into(), self.divide_ms),
-            ("merge_ms".into(), self.merge_ms),
-            ("fill_ms".into(), self.fill_ms),
-            ("preprocess_ms".into(), self.divide_ms + self.merge_ms + self.fill_ms),
-        ]);
-        FormatStats {
-            bytes: self.device_bytes(),
-            nnz: self.nnz,
-            stored: self.stored(),
-            max_row_len: self.max_row_len,
-            mean_row_len: self.mean_row_len,
-            extra,
-        }
+        let spreads = [("operand", self.sub_block_spread), ("segment_operand", self.segment_spread)];
+        self.conversion.stats(self.device_bytes(), self.stored(), own, &spreads)
     }
     /// All but the slots outside the matrix.
     fn bytes_read(&self) -> usize {
@@ -317,149 +278,4 @@ impl<T: Scalar> SpmvFormat<T> for Drm<T> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::formats::hdia::Hdia;
-    use crate::formats::test_support::{
-        cpu_matches_oracle as cpu_matches, example, example_product, random_diagonal_csr,
-    };
-    use crate::reference::{test_vector, Oracle};
-    use proptest::prelude::*;
-
-    #[test]
-    fn worked_example_gives_the_documented_arrays() {
-        let a = example();
-        let f = Drm::with_segment_rows(&a, 2).unwrap();
-        assert_eq!(f.drm_blo(), &[0, 2, 4]);
-        assert_eq!(f.drm_index(), &[2, 0, 3, 1]);
-        assert_eq!(f.drm_dnum(), &[0, 4, 5, 8, 10]);
-        assert_eq!(f.drm_off(), &[-2, 0, 1, 3, 0, -2, 0, 1, 0, 1]);
-        #[rustfmt::skip]
-        let val = [7.0, 11.0, 8.0, 12.0, 9.0, 13.0, 10.0, 0.0, 1.0, 2.0, 14.0, 17.0, 15.0, 18.0, 16.0, 0.0, 3.0, 5.0, 4.0, 6.0];
-        assert_eq!(f.drm_val(), &val);
-        assert_eq!(f.launches(), &[Launch { first: 0, sub_blocks: 2, segments: 2 }]);
-        // Two sub-blocks of 10 operands: variance 0, against 5 over the segments.
-        let (blocks, segments) = (f.operand_spread(), f.segment_operand_spread());
-        assert_eq!((blocks.units, blocks.mean, blocks.variance), (2, 10.0, 0.0));
-        assert_eq!((segments.units, segments.variance), (4, 5.0));
-        let s = f.stats();
-        assert_eq!((s.stored, s.padded_zeros()), (20, 2));
-        assert_eq!(s.bytes, 4 * (3 + 4 + 5 + 10) + 8 * 20);
-        let (x, expect) = example_product();
-        let mut y = vec![f64::NAN; 8];
-        f.spmv_cpu(&x, &mut y);
-        assert_eq!(y, expect);
-    }
-
-    #[test]
-    fn drm_stores_the_slots_of_hdia_reordered() {
-        let a = crate::io::gen::generate("banded:n=20000,offsets=-900;-3;-1;0;1;2;40,broken=0.4,seg=700,scatter=0.02")
-            .unwrap();
-        for h in [1, 2, 32, 33, 1024] {
-            let (drm, hdia) = (Drm::with_segment_rows(&a, h).unwrap(), Hdia::with_hack_rows(&a, h).unwrap());
-            assert_eq!(drm.stored(), hdia.stored(), "h = {h}");
-            assert_eq!(
-                drm.bytes_read() - drm.index_bytes(),
-                hdia.bytes_read() - 4 * (hdia.hacks() + 1 + hdia.offsets().len())
-            );
-            let mut sorted = drm.drm_index().to_vec();
-            sorted.sort_unstable();
-            assert_eq!(sorted, (0..hdia.hacks() as u32).collect::<Vec<_>>());
-            assert!(drm.launches().iter().all(|l| l.segments as usize * h <= MAX_SUB_BLOCK_ROWS));
-            let covered: u32 = drm.launches().iter().map(|l| l.sub_blocks).sum();
-            assert_eq!(covered as usize, drm.sub_blocks());
-            assert!(cpu_matches(&drm, &a), "h = {h}");
-            // Merging balances: the sub-blocks' spread (relative) is below the segments'.
-            if h == 32 {
-                assert!(drm.operand_spread().cv() < drm.segment_operand_spread().cv());
-            }
-        }
-    }
-
-    #[test]
-    fn empty_segments_merge_and_still_write_zeros() {
-        // A band in the first 1000 rows only, then 100 000 empty rows: the empty segments
-        // all merge into one group, split into sub-blocks of at most 32 segments.
-        let band = crate::io::gen::generate("banded:n=1000,offsets=-1;0;1").unwrap();
-        let (_, _, mut row_ptr, cols, vals) = band.into_parts();
-        row_ptr.resize(101_001, *row_ptr.last().unwrap());
-        let a = Csr::new_checked(101_000, 1000, row_ptr, cols, vals).unwrap();
-        let f = Drm::new(&a).unwrap();
-        assert!(f.launches().len() >= 2, "{:?}", f.launches());
-        assert_eq!(f.launches()[0].segments, 32);
-        assert!(cpu_matches(&f, &a));
-    }
-
-    #[test]
-    fn one_launch_when_the_grid_fits_else_one_per_size() {
-        let band = crate::io::gen::generate("banded:n=1000,offsets=-1;0;1").unwrap();
-        let (_, _, mut row_ptr, cols, vals) = band.into_parts();
-        row_ptr.resize(101_001, *row_ptr.last().unwrap());
-        let f = Drm::new(&Csr::new_checked(101_000, 1000, row_ptr, cols, vals).unwrap()).unwrap();
-        let classes = f.launches().to_vec();
-        assert!(classes.len() >= 2 && classes[0].segments == 32, "{classes:?}");
-        let threads = f.sub_blocks() * 32 * 32;
-        assert_eq!(f.launch_plan(threads), vec![Launch { first: 0, sub_blocks: f.sub_blocks() as u32, segments: 32 }]);
-        assert_eq!(f.launch_plan(threads - 1), classes);
-        // One size class: always its own single launch.
-        let f = Drm::with_segment_rows(&example(), 2).unwrap();
-        assert_eq!(f.launch_plan(0), f.launches());
-        assert_eq!(f.stats().extra.iter().find(|e| e.0 == "size_classes").unwrap().1, 1.0);
-    }
-
-    #[test]
-    fn bad_segment_heights_are_format_errors() {
-        for h in [0, 1025] {
-            assert!(matches!(Drm::with_segment_rows(&example(), h), Err(Error::Format { .. })));
-        }
-    }
-
-    /// DRM with segments of `h` rows on the GPU, one launch (`single`) or one per size class.
-    fn gpu_check<T: Scalar>(gpu: &Arc<Gpu>, a: &Csr<f64>, h: usize, single: bool) -> Result<bool> {
-        let a: Csr<T> = a.cast();
-        let x = test_vector::<T>(a.ncols());
-        let f = Drm::with_segment_rows(&a, h)?;
-        let device = gpu::DeviceDrm::with_plan(gpu, &f, f.launch_plan(if single { usize::MAX } else { 0 }))?;
-        let x_dev = gpu.upload(&x)?;
-        let mut y_dev = gpu.alloc::<T>(a.nrows())?;
-        gpu.fill(&mut y_dev, T::nan())?;
-        device.launch(gpu, &x_dev, &mut y_dev)?;
-        Ok(Oracle::new(&a, &x).check(&gpu.download(&y_dev)?).passed())
-    }
-
-    #[test]
-    #[ignore = "needs a CUDA device"]
-    fn gpu_matches_the_oracle_for_several_segment_heights() {
-        let gpu = Gpu::detect().unwrap_or_else(|e| panic!("this test needs a CUDA device: {e}"));
-        let a = crate::io::gen::generate("banded:n=20011,offsets=-900;-3;-1;0;1;2;40,broken=0.4,seg=700,scatter=0.02")
-            .unwrap();
-        let mut failures = Vec::new();
-        for h in [1, 2, 7, 32, 33, 100, 1024] {
-            for single in [false, true] {
-                for (precision, ok) in
-                    [("f64", gpu_check::<f64>(&gpu, &a, h, single)), ("f32", gpu_check::<f32>(&gpu, &a, h, single))]
-                {
-                    if !matches!(ok, Ok(true)) {
-                        failures.push(format!("h = {h}, single launch {single}, {precision}: {ok:?}"));
-                    }
-                }
-            }
-        }
-        assert!(failures.is_empty(), "{}", failures.join("\n"));
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
-        #[test]
-        fn random_diagonal_matrices_match_the_oracle(a in random_diagonal_csr(), h in 1usize..40) {
-            let f = Drm::with_segment_rows(&a, h).unwrap();
-            prop_assert_eq!(f.segments(), a.nrows().div_ceil(h));
-            prop_assert_eq!(*f.drm_blo().last().unwrap() as usize, f.segments());
-            prop_assert_eq!(*f.drm_dnum().last().unwrap() as usize * h, f.stored());
-            prop_assert!(cpu_matches(&f, &a));
-            let a32: Csr<f32> = a.cast();
-            prop_assert!(cpu_matches(&Drm::with_segment_rows(&a32, h).unwrap(), &a32));
-            prop_assert!(cpu_matches(&Drm::new(&a).unwrap(), &a));
-        }
-    }
-}
+mod tests;

@@ -4,7 +4,7 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::{Ell, KERNELS};
 use crate::error::{Error, Result};
-use crate::formats::DeviceFormat;
+use crate::formats::{DeviceEntries, DeviceFormat};
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::Scalar;
 
@@ -13,8 +13,7 @@ const BLOCK: u32 = 256;
 pub(crate) struct DeviceEll<T> {
     nrows: u32,
     row_len: CudaSlice<u32>,
-    col: CudaSlice<u32>,
-    val: CudaSlice<T>,
+    entries: DeviceEntries<T>,
     kernel: Kernel,
 }
 
@@ -25,8 +24,7 @@ impl<T: Scalar> DeviceEll<T> {
         Ok(DeviceEll {
             nrows,
             row_len: gpu.upload_nonempty(&ell.row_len)?,
-            col: gpu.upload_nonempty(&ell.col)?,
-            val: gpu.upload_nonempty(&ell.val)?,
+            entries: DeviceEntries::upload(gpu, &ell.col, &ell.val)?,
             kernel: Kernel::new(gpu, &KERNELS, &format!("ell_{}", T::SUFFIX), grid_for(ell.nrows as u64, BLOCK)?)?,
         })
     }
@@ -40,7 +38,7 @@ impl<T: Scalar> DeviceFormat<T> for DeviceEll<T> {
         // t < row_len[r] <= K; columns < ncols = x.len() (CSR invariants).
         unsafe {
             self.kernel.launch(gpu, |a| {
-                a.arg(&self.nrows).arg(&self.row_len).arg(&self.col).arg(&self.val).arg(x).arg(y);
+                a.arg(&self.nrows).arg(&self.row_len).arg(&self.entries.col_idx).arg(&self.entries.values).arg(x).arg(y);
             })
         }
     }

@@ -36,7 +36,7 @@ use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule = KernelModule { name: "ell", source: include_str!("kernel.cu") };
+pub const KERNELS: KernelModule = KernelModule { name: "ell", source: include_str!("kernel.cu"), headers: &[] };
 
 /// Largest accepted stored/nnz ratio (above [`PADDING_FLOOR_SLOTS`]) unless a format is
 /// given another (`ell:max_padding`).
@@ -217,14 +217,8 @@ impl<T: Scalar> EllFormat<T> {
 
 impl<T: Scalar> SpmvFormat<T> for EllFormat<T> {
     fn stats(&self) -> FormatStats {
-        FormatStats {
-            bytes: self.ell.bytes(),
-            nnz: self.nnz,
-            stored: self.ell.stored(),
-            max_row_len: self.ell.width,
-            mean_row_len: self.mean_row_len,
-            extra: vec![("ell_width".into(), self.ell.width as f64)],
-        }
+        FormatStats::new(self.ell.bytes(), self.nnz, self.ell.stored(), self.ell.width, self.mean_row_len)
+            .with([("ell_width", self.ell.width as f64)])
     }
     fn bytes_read(&self) -> usize {
         self.ell.bytes_read()
@@ -240,18 +234,14 @@ impl<T: Scalar> SpmvFormat<T> for EllFormat<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::test_support::random_csr;
-    use crate::reference::{test_vector, Oracle};
+    use crate::formats::test_support::rows::{assert_example_product, example_4x3, rows_of_lengths};
+    use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
     use proptest::prelude::*;
-
-    /// The matrix of the module doc.
-    fn example() -> Csr<f64> {
-        Csr::new_checked(4, 3, vec![0, 2, 2, 5, 6], vec![0, 2, 0, 1, 2, 1], vec![1., 2., 3., 4., 5., 6.]).unwrap()
-    }
 
     #[test]
     fn worked_example_gives_the_documented_arrays() {
-        let f = EllFormat::new(&example()).unwrap();
+        let a = example_4x3();
+        let f = EllFormat::new(&a).unwrap();
         let e = f.ell();
         assert_eq!(e.width(), 3);
         assert_eq!(e.row_len(), [2, 0, 3, 1]);
@@ -261,27 +251,14 @@ mod tests {
         assert_eq!((s.nnz, s.stored, s.max_row_len, s.padded_zeros()), (6, 12, 3, 6));
         assert_eq!(s.bytes, 12 * 12 + 4 * 4);
         assert_eq!(s.padding_ratio(), 2.0);
-        let x = [1.0, 10.0, 100.0];
-        let mut y = [f64::NAN; 4];
-        f.spmv_cpu(&x, &mut y);
-        assert_eq!(y, [201.0, 0.0, 543.0, 60.0]);
+        assert_example_product(&f, &a);
     }
 
     /// 4000 rows of one entry and one row of 1000: K = 1000, 4·10^6 slots for 4999 entries.
     fn one_long_row() -> Csr<f64> {
-        let m = 4000;
-        let mut row_ptr = vec![0];
-        let mut cols = Vec::new();
-        for r in 0..m {
-            if r == 17 {
-                cols.extend(0..1000u32);
-            } else {
-                cols.push((r % 1000) as u32);
-            }
-            row_ptr.push(cols.len());
-        }
-        let vals = vec![1.0; cols.len()];
-        Csr::new_checked(m, 1000, row_ptr, cols, vals).unwrap()
+        let mut lens = vec![1; 4000];
+        lens[17] = 1000;
+        rows_of_lengths(&lens, 1000, |_, _| 1.0)
     }
 
     #[test]
@@ -293,19 +270,7 @@ mod tests {
         assert!(reason.contains("padding ratio 800.2"), "{reason}");
         assert!(reason.contains("exceeds the limit 20"), "{reason}");
         // The same matrix without its long row fits.
-        let short: Csr<f64> = {
-            let b = one_long_row();
-            let (m, n, ptr, cols, vals) = b.into_parts();
-            let keep: Vec<usize> = (0..m).filter(|&r| r != 17).collect();
-            let mut row_ptr = vec![0];
-            let (mut c2, mut v2) = (Vec::new(), Vec::new());
-            for &r in &keep {
-                c2.extend_from_slice(&cols[ptr[r]..ptr[r + 1]]);
-                v2.extend_from_slice(&vals[ptr[r]..ptr[r + 1]]);
-                row_ptr.push(c2.len());
-            }
-            Csr::new_checked(keep.len(), n, row_ptr, c2, v2).unwrap()
-        };
+        let short = rows_of_lengths(&[1; 3999], 1000, |_, _| 1.0);
         assert_eq!(EllFormat::new(&short).unwrap().ell().width(), 1);
     }
 
@@ -330,18 +295,9 @@ mod tests {
         // 300000 rows of one entry, one of five: K = 5, 1.5·10^6 slots (above the floor) for
         // 300004 entries, a padding ratio of 5.0.
         let m = 300_000;
-        let mut row_ptr = vec![0];
-        let mut cols = Vec::new();
-        for r in 0..m {
-            if r == 0 {
-                cols.extend(0..5u32);
-            } else {
-                cols.push((r % 8) as u32);
-            }
-            row_ptr.push(cols.len());
-        }
-        let vals = vec![1.0; cols.len()];
-        let a = Csr::new_checked(m, 8, row_ptr, cols, vals).unwrap();
+        let mut lens = vec![1; m];
+        lens[0] = 5;
+        let a = rows_of_lengths(&lens, 8, |_, _| 1.0);
         assert_eq!(EllFormat::new(&a).unwrap().ell().width(), 5);
         assert_eq!(EllFormat::with_limit(&a, 5.0).unwrap().stats().padded_zeros(), 4 * m - 4);
         let e = EllFormat::with_limit(&a, 2.5).err().expect("a limit of 2.5 must refuse a ratio of 5");
@@ -353,12 +309,12 @@ mod tests {
 
     #[test]
     fn truncated_keeps_the_first_entries_of_each_row() {
-        let e = Ell::truncated(&example(), 2);
+        let e = Ell::truncated(&example_4x3(), 2);
         assert_eq!(e.row_len(), [2, 0, 2, 1]);
         assert_eq!(e.col(), [0, 0, 0, 1, 2, 0, 1, 1]);
         assert_eq!(e.val(), [1., 0., 3., 6., 2., 0., 4., 0.]);
         assert_eq!(e.entries(), 5);
-        let e = Ell::truncated(&example(), 0);
+        let e = Ell::truncated(&example_4x3(), 0);
         assert_eq!((e.stored(), e.row_len()), (0, &[0, 0, 0, 0][..]));
         let mut y = [f64::NAN; 4];
         e.spmv_cpu(&[1.0, 1.0, 1.0], &mut y);
@@ -369,11 +325,8 @@ mod tests {
         #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
         #[test]
         fn cpu_path_matches_the_oracle(a in random_csr()) {
-            let x = test_vector::<f64>(a.ncols());
             let f = EllFormat::new(&a).unwrap(); // small: always under the floor
-            let mut y = vec![f64::NAN; a.nrows()];
-            f.spmv_cpu(&x, &mut y);
-            prop_assert!(Oracle::new(&a, &x).check(&y).passed(), "{y:?}");
+            prop_assert!(check(&f, &a));
             // Padding columns are valid and padding values zero.
             prop_assert!(f.ell().col().iter().all(|&c| (c as usize) < a.ncols().max(1)));
             let padded = f.ell().val().len() - a.nnz();

@@ -5,7 +5,7 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 use super::{Hdc, KERNELS, NAME};
 use crate::error::Result;
 use crate::formats::dia::diagonals;
-use crate::formats::DeviceFormat;
+use crate::formats::{DeviceEntries, DeviceFormat};
 use crate::gpu::{Gpu, Kernel};
 use crate::matrix::Scalar;
 
@@ -15,8 +15,7 @@ pub struct DeviceHdc<T> {
     data: CudaSlice<T>,
     csr_entries: u32,
     row_ptr: CudaSlice<u32>,
-    col_idx: CudaSlice<u32>,
-    values: CudaSlice<T>,
+    entries: DeviceEntries<T>,
     kernel: Kernel,
 }
 
@@ -29,8 +28,7 @@ impl<T: Scalar> DeviceHdc<T> {
             data: gpu.upload_nonempty(&a.data)?,
             csr_entries: diagonals::arg_u32(NAME, a.values.len())?,
             row_ptr: gpu.upload(&a.row_ptr)?,
-            col_idx: gpu.upload_nonempty(&a.col_idx)?,
-            values: gpu.upload_nonempty(&a.values)?,
+            entries: DeviceEntries::upload(gpu, &a.col_idx, &a.values)?,
             kernel: diagonals::row_kernel::<T>(gpu, &KERNELS, "hdc", a.nrows)?,
         })
     }
@@ -45,7 +43,7 @@ impl<T: Scalar> DeviceFormat<T> for DeviceHdc<T> {
         unsafe {
             self.kernel.launch(gpu, |a| {
                 a.arg(&m).arg(&n).arg(&self.diagonals).arg(&self.offsets).arg(&self.data);
-                a.arg(&self.csr_entries).arg(&self.row_ptr).arg(&self.col_idx).arg(&self.values);
+                a.arg(&self.csr_entries).arg(&self.row_ptr).arg(&self.entries.col_idx).arg(&self.entries.values);
                 a.arg(x).arg(y);
             })
         }

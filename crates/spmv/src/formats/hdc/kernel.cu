@@ -1,20 +1,14 @@
-// HDC kernel: one thread per row. DIA part as in the DIA kernel (data[i*m + r], 64-bit slot
-// offsets, 32-bit unsigned column guard: rows and columns are below 2^31), then the row's
-// entries of the CSR part, skipped altogether when that part is empty (csr_entries == 0).
+// HDC kernel: one thread per row. DIA part as in the DIA kernel (data[i*m + r], summed by
+// diagonal_sum of diagonals.cuh), then the row's entries of the CSR part, skipped altogether
+// when that part is empty (csr_entries == 0).
 template <typename T>
 __device__ __forceinline__ void hdc_rows(u32 m, u32 n, u32 diagonals, const int* __restrict__ offsets,
                                          const T* __restrict__ data, u32 csr_entries, const u32* __restrict__ row_ptr,
                                          const u32* __restrict__ col, const T* __restrict__ val,
                                          const T* __restrict__ x, T* __restrict__ y) {
-    u64 g = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (g >= m) return;
-    u32 r = (u32)g;
-    const T* p = data + r;
-    T sum = 0;
-    for (u32 i = 0; i < diagonals; ++i, p += m) {
-        u32 c = r + (u32)load_ro(offsets + i);
-        if (c < n) sum += *p * load_ro(x + c);
-    }
+    u32 r;
+    if (!thread_row(m, r)) return;
+    T sum = diagonal_sum(r, n, offsets, 0, diagonals, data + r, m, x);
     if (csr_entries) {
         u32 end = row_ptr[r + 1];
         for (u32 k = row_ptr[r]; k < end; ++k) sum += val[k] * load_ro(x + col[k]);

@@ -50,7 +50,7 @@ use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule = KernelModule { name: "hdc", source: include_str!("kernel.cu") };
+pub const KERNELS: KernelModule = KernelModule { name: "hdc", source: include_str!("kernel.cu"), headers: &[diagonals::CUDA_HEADER] };
 
 const NAME: &str = "hdc";
 
@@ -67,8 +67,6 @@ pub fn fill_threshold<T: Scalar>() -> f64 {
 /// A matrix in HDC (see the module doc for the layout).
 pub struct Hdc<T> {
     nrows: usize,
-    ncols: usize,
-    nnz: usize,
     offsets: Vec<i32>,
     /// `offsets.len() × nrows`, diagonal-major.
     data: Vec<T>,
@@ -77,10 +75,7 @@ pub struct Hdc<T> {
     values: Vec<T>,
     /// DIA slots whose column lies inside the matrix.
     in_range: usize,
-    max_row_len: usize,
-    mean_row_len: f64,
-    scan_ms: f64,
-    fill_ms: f64,
+    conversion: diagonals::Conversion,
 }
 
 impl<T: Scalar> Hdc<T> {
@@ -142,21 +137,9 @@ impl<T: Scalar> Hdc<T> {
             }
         });
         let in_range = diagonals::slots_in_range(0, m, &offsets, m, n);
-        Ok(Hdc {
-            nrows: m,
-            ncols: n,
-            nnz: a.nnz(),
-            offsets,
-            data,
-            row_ptr: row_ptr.iter().map(|&p| p as u32).collect(),
-            col_idx,
-            values,
-            in_range,
-            max_row_len: a.max_row_len(),
-            mean_row_len: a.mean_row_len(),
-            scan_ms,
-            fill_ms: diagonals::ms_since(t),
-        })
+        let row_ptr = row_ptr.iter().map(|&p| p as u32).collect();
+        let conversion = diagonals::Conversion::of(a, [("scan_ms", scan_ms), ("fill_ms", diagonals::ms_since(t))]);
+        Ok(Hdc { nrows: m, offsets, data, row_ptr, col_idx, values, in_range, conversion })
     }
 
     /// The DIA part's diagonals.
@@ -173,7 +156,7 @@ impl<T: Scalar> Hdc<T> {
     }
     /// Entries held by the DIA part.
     pub fn dia_entries(&self) -> usize {
-        self.nnz - self.values.len()
+        self.conversion.nnz - self.values.len()
     }
     /// Stored slots: the DIA part's (padding included) plus the CSR entries.
     pub fn stored(&self) -> usize {
@@ -198,26 +181,13 @@ impl<T: Scalar> Hdc<T> {
 
 impl<T: Scalar> SpmvFormat<T> for Hdc<T> {
     fn stats(&self) -> FormatStats {
-        let mut extra = vec![
-            ("fill_threshold".into(), fill_threshold::<T>()),
-            ("diagonals".into(), self.offsets.len() as f64),
-            ("dia_entries".into(), self.dia_entries() as f64),
-            ("csr_entries".into(), self.values.len() as f64),
+        let own = [
+            ("fill_threshold", fill_threshold::<T>()),
+            ("diagonals", self.offsets.len() as f64),
+            ("dia_entries", self.dia_entries() as f64),
+            ("csr_entries", self.values.len() as f64),
         ];
-        extra.extend(self.operand_spread().extra("operand"));
-        extra.extend([
-            ("scan_ms".into(), self.scan_ms),
-            ("fill_ms".into(), self.fill_ms),
-            ("preprocess_ms".into(), self.scan_ms + self.fill_ms),
-        ]);
-        FormatStats {
-            bytes: self.device_bytes(),
-            nnz: self.nnz,
-            stored: self.stored(),
-            max_row_len: self.max_row_len,
-            mean_row_len: self.mean_row_len,
-            extra,
-        }
+        self.conversion.stats(self.device_bytes(), self.stored(), own, &[("operand", self.operand_spread())])
     }
     /// DIA slots inside the matrix; no CSR part when it is empty (the kernel skips it).
     fn bytes_read(&self) -> usize {
@@ -233,63 +203,4 @@ impl<T: Scalar> SpmvFormat<T> for Hdc<T> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::formats::test_support::{
-        cpu_matches_oracle as cpu_matches, example, example_product, random_diagonal_csr,
-    };
-    use proptest::prelude::*;
-
-    #[test]
-    fn worked_example_gives_the_documented_arrays() {
-        let a = example();
-        let f = Hdc::new(&a).unwrap();
-        assert_eq!(f.offsets(), &[0]);
-        assert_eq!(f.data(), &[1.0, 2.0, 3.0, 5.0, 8.0, 12.0, 15.0, 18.0]);
-        let (row_ptr, cols, vals) = f.csr_part();
-        assert_eq!(row_ptr, &[0, 0, 0, 1, 2, 5, 7, 9, 10]);
-        assert_eq!(cols, &[3, 4, 2, 5, 7, 3, 6, 4, 7, 5]);
-        assert_eq!(vals, &[4.0, 6.0, 7.0, 9.0, 10.0, 11.0, 13.0, 14.0, 16.0, 17.0]);
-        let s = f.stats();
-        assert_eq!((s.stored, s.padded_zeros()), (18, 0));
-        assert_eq!(s.bytes, 4 + 8 * 8 + 4 * 9 + 12 * 10);
-        let (x, expect) = example_product();
-        let mut y = vec![f64::NAN; 8];
-        f.spmv_cpu(&x, &mut y);
-        assert_eq!(y, expect);
-
-        let f = Hdc::new(&a.cast::<f32>()).unwrap();
-        assert_eq!(f.offsets(), &[-2, 0, 1]);
-        let (row_ptr, cols, vals) = f.csr_part();
-        assert_eq!((row_ptr, cols, vals), (&[0, 0, 0, 0, 0, 1, 1, 1, 1][..], &[7][..], &[10.0f32][..]));
-        assert_eq!((f.stored(), f.stats().padded_zeros()), (25, 7));
-        let mut y = vec![f32::NAN; 8];
-        f.spmv_cpu(&x.iter().map(|&v| v as f32).collect::<Vec<_>>(), &mut y);
-        assert_eq!(y, expect.iter().map(|&v| v as f32).collect::<Vec<_>>());
-    }
-
-    #[test]
-    fn thresholds_follow_the_bytes() {
-        assert_eq!(fill_threshold::<f64>(), 2.0 / 3.0);
-        assert_eq!(fill_threshold::<f32>(), 0.5);
-        // A full band and a sparse far diagonal: the band in DIA, the rest in CSR.
-        let a = crate::io::gen::generate("banded:n=10000,offsets=-1;0;1;5000,broken=0.1,scatter=0.05").unwrap();
-        let f = Hdc::new(&a).unwrap();
-        assert_eq!(f.offsets(), &[-1, 0, 1]);
-        assert!(f.stats().padded_zeros() < a.nnz() / 2);
-        assert!(cpu_matches(&f, &a));
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
-        #[test]
-        fn random_diagonal_matrices_match_the_oracle(a in random_diagonal_csr()) {
-            let f = Hdc::new(&a).unwrap();
-            prop_assert_eq!(f.dia_entries() + f.csr_part().2.len(), a.nnz());
-            prop_assert!(f.data().len() <= 2 * f.dia_entries());
-            prop_assert!(cpu_matches(&f, &a));
-            let a32: Csr<f32> = a.cast();
-            prop_assert!(cpu_matches(&Hdc::new(&a32).unwrap(), &a32));
-        }
-    }
-}
+mod tests;

@@ -1,25 +1,18 @@
 // HDIA kernel: one thread per row; row r is lane r mod h of hack r / h (h = 32 in the
 // registered format, so a warp is one hack). Hack k holds the stored diagonals
 // hack_offsets[k] .. hack_offsets[k+1]; the slot of lane l on stored diagonal i is
-// data[i*h + l] (64-bit: the slot count may exceed 2^32). Rows and columns are below 2^31, so
-// the 32-bit unsigned column r + offset is < n exactly when it lies inside the matrix.
+// data[i*h + l] (64-bit: the slot count may exceed 2^32), summed by diagonal_sum of
+// diagonals.cuh.
 template <typename T>
 __device__ __forceinline__ void hdia_rows(u32 m, u32 n, u32 h, const u32* __restrict__ hack_offsets,
                                           const int* __restrict__ offsets, const T* __restrict__ data,
                                           const T* __restrict__ x, T* __restrict__ y) {
-    u64 g = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (g >= m) return;
-    u32 r = (u32)g;
+    u32 r;
+    if (!thread_row(m, r)) return;
     u32 hack = r / h;
     u32 lane = r - hack * h;
     u32 begin = hack_offsets[hack], end = hack_offsets[hack + 1];
-    const T* p = data + (u64)begin * h + lane;
-    T sum = 0;
-    for (u32 i = begin; i < end; ++i, p += h) {
-        u32 c = r + (u32)load_ro(offsets + i);
-        if (c < n) sum += *p * load_ro(x + c);
-    }
-    y[r] = sum;
+    y[r] = diagonal_sum(r, n, offsets, begin, end, data + (u64)begin * h + lane, h, x);
 }
 
 #define HDIA_KERNELS(T, S)                                                                                    \

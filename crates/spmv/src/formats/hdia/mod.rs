@@ -46,23 +46,19 @@ mod gpu;
 use std::sync::Arc;
 use std::time::Instant;
 
-use rayon::prelude::*;
-
-use super::dia::diagonals::{self, OperandSpread, SegmentBlocks, PADDING_LIMIT_RATIO, SEGMENT_ROWS};
+use super::dia::diagonals::{self, OperandSpread, SegmentBlocks, SEGMENT_ROWS};
 use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule = KernelModule { name: "hdia", source: include_str!("kernel.cu") };
+pub const KERNELS: KernelModule = KernelModule { name: "hdia", source: include_str!("kernel.cu"), headers: &[diagonals::CUDA_HEADER] };
 
 const NAME: &str = "hdia";
 
 /// A matrix in HDIA (see the module doc for the layout).
 pub struct Hdia<T> {
     nrows: usize,
-    ncols: usize,
-    nnz: usize,
     /// Rows per hack.
     hack_rows: usize,
     /// `diag_ptr` is `hack_offsets`.
@@ -70,10 +66,7 @@ pub struct Hdia<T> {
     /// Slots whose row and column lie inside the matrix (what the kernel reads of `data`).
     in_range: usize,
     operands: OperandSpread,
-    max_row_len: usize,
-    mean_row_len: f64,
-    scan_ms: f64,
-    fill_ms: f64,
+    conversion: diagonals::Conversion,
 }
 
 impl<T: Scalar> Hdia<T> {
@@ -89,38 +82,15 @@ impl<T: Scalar> Hdia<T> {
             return Err(Error::format(NAME, format!("{hack_rows} rows per hack: the hack height must be in 1..2^31")));
         }
         let (m, n, h) = (a.nrows(), a.ncols(), hack_rows);
-        let t = Instant::now();
-        let hack_diagonals = diagonals::segment_offsets(a, h);
-        let scan_ms = diagonals::ms_since(t);
-        let stored = diagonals::segment_slots(&hack_diagonals, h);
-        let total: usize = hack_diagonals.iter().map(Vec::len).sum();
-        let layout = format!("HDIA with {} hacks of {h} rows ({total} diagonals)", hack_diagonals.len());
-        diagonals::check_padding(NAME, &layout, stored, a.nnz(), std::mem::size_of::<T>(), PADDING_LIMIT_RATIO as f64)?;
-        if total > u32::MAX as usize {
-            return Err(Error::format(NAME, format!("{layout}: more than 2^32 - 1 stored diagonals")));
-        }
+        let (hack_diagonals, scan_ms) = diagonals::scan_segments(NAME, a, h, "HDIA", "hacks")?;
 
         let t = Instant::now();
         let order: Vec<u32> = (0..hack_diagonals.len() as u32).collect();
         let blocks = diagonals::build_segments(a, h, &hack_diagonals, &order);
-        let in_range = (0..hack_diagonals.len())
-            .into_par_iter()
-            .map(|k| diagonals::slots_in_range(k * h, h, &hack_diagonals[k], m, n))
-            .sum();
+        let in_range = diagonals::segment_slots_in_range(&hack_diagonals, h, m, n);
         let operands = OperandSpread::of(hack_diagonals.iter().map(|o| (o.len() * h) as u64));
-        Ok(Hdia {
-            nrows: m,
-            ncols: n,
-            nnz: a.nnz(),
-            hack_rows: h,
-            blocks,
-            in_range,
-            operands,
-            max_row_len: a.max_row_len(),
-            mean_row_len: a.mean_row_len(),
-            scan_ms,
-            fill_ms: diagonals::ms_since(t),
-        })
+        let conversion = diagonals::Conversion::of(a, [("scan_ms", scan_ms), ("fill_ms", diagonals::ms_since(t))]);
+        Ok(Hdia { nrows: m, hack_rows: h, blocks, in_range, operands, conversion })
     }
 
     pub fn hack_rows(&self) -> usize {
@@ -160,24 +130,8 @@ impl<T: Scalar> Hdia<T> {
 
 impl<T: Scalar> SpmvFormat<T> for Hdia<T> {
     fn stats(&self) -> FormatStats {
-        let mut extra = vec![
-            ("hack_rows".into(), self.hack_rows as f64),
-            ("diagonals".into(), self.blocks.offsets.len() as f64),
-        ];
-        extra.extend(self.operands.extra("operand"));
-        extra.extend([
-            ("scan_ms".into(), self.scan_ms),
-            ("fill_ms".into(), self.fill_ms),
-            ("preprocess_ms".into(), self.scan_ms + self.fill_ms),
-        ]);
-        FormatStats {
-            bytes: self.device_bytes(),
-            nnz: self.nnz,
-            stored: self.stored(),
-            max_row_len: self.max_row_len,
-            mean_row_len: self.mean_row_len,
-            extra,
-        }
+        let own = [("hack_rows", self.hack_rows as f64), ("diagonals", self.blocks.offsets.len() as f64)];
+        self.conversion.stats(self.device_bytes(), self.stored(), own, &[("operand", self.operands)])
     }
     /// All but the slots outside the matrix.
     fn bytes_read(&self) -> usize {
@@ -192,100 +146,4 @@ impl<T: Scalar> SpmvFormat<T> for Hdia<T> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::formats::dia::Dia;
-    use crate::formats::test_support::{
-        cpu_matches_oracle as cpu_matches, example, example_product, random_diagonal_csr,
-    };
-    use crate::reference::{test_vector, Oracle};
-    use proptest::prelude::*;
-
-    #[test]
-    fn worked_example_gives_the_documented_arrays() {
-        let a = example();
-        let f = Hdia::with_hack_rows(&a, 2).unwrap();
-        assert_eq!(f.hack_offsets(), &[0, 1, 3, 7, 10]);
-        assert_eq!(f.offsets(), &[0, 0, 1, -2, 0, 1, 3, -2, 0, 1]);
-        #[rustfmt::skip]
-        let data = [1.0, 2.0, 3.0, 5.0, 4.0, 6.0, 7.0, 11.0, 8.0, 12.0, 9.0, 13.0, 10.0, 0.0, 14.0, 17.0, 15.0, 18.0, 16.0, 0.0];
-        assert_eq!(f.data(), &data);
-        let s = f.stats();
-        assert_eq!((s.stored, s.padded_zeros()), (20, 2));
-        assert_eq!(s.bytes, 4 * (5 + 10) + 8 * 20);
-        assert_eq!(f.bytes_read(), 4 * (5 + 10) + 8 * 18);
-        let spread = f.operand_spread();
-        assert_eq!((spread.units, spread.mean, spread.variance), (4, 5.0, 5.0)); // {2, 4, 8, 6}
-        let (x, expect) = example_product();
-        let mut y = vec![f64::NAN; 8];
-        f.spmv_cpu(&x, &mut y);
-        assert_eq!(y, expect);
-        // The paper's Fig. 5 figures: hacks of 4 rows pad 6 zeros, DIA 14.
-        assert_eq!(Hdia::with_hack_rows(&a, 4).unwrap().stats().padded_zeros(), 6);
-        // Registered height: one hack of 32 rows padded beyond the 8 real ones.
-        let f = Hdia::new(&a).unwrap();
-        assert_eq!((f.hacks(), f.stored()), (1, 4 * 32));
-        let mut y = vec![f64::NAN; 8];
-        f.spmv_cpu(&x, &mut y);
-        assert_eq!(y, expect);
-    }
-
-    #[test]
-    fn hacks_never_store_more_than_dia() {
-        let a = crate::io::gen::generate("banded:n=5000,offsets=-300;-2;0;1;7;2000,broken=0.3,scatter=0.01").unwrap();
-        let dia = Dia::new(&a).unwrap();
-        for h in [1, 2, 7, 32, 100, 5000] {
-            let f = Hdia::with_hack_rows(&a, h).unwrap();
-            // Padding rows of a short last hack aside, a hack stores a subset of DIA's slots.
-            assert!(f.stored() <= dia.stored() + h * dia.offsets().len(), "h = {h}");
-            assert!(cpu_matches(&f, &a), "h = {h}");
-        }
-        assert!(Hdia::new(&a).unwrap().stored() < dia.stored() / 4);
-    }
-
-    #[test]
-    fn bad_hack_heights_are_format_errors() {
-        assert!(matches!(Hdia::with_hack_rows(&example(), 0), Err(Error::Format { .. })));
-    }
-
-    fn gpu_check<T: Scalar>(gpu: &Arc<Gpu>, a: &Csr<f64>, h: usize) -> Result<bool> {
-        let a: Csr<T> = a.cast();
-        let x = test_vector::<T>(a.ncols());
-        let device = Hdia::with_hack_rows(&a, h)?.upload(gpu)?;
-        let x_dev = gpu.upload(&x)?;
-        let mut y_dev = gpu.alloc::<T>(a.nrows())?;
-        gpu.fill(&mut y_dev, T::nan())?;
-        device.launch(gpu, &x_dev, &mut y_dev)?;
-        Ok(Oracle::new(&a, &x).check(&gpu.download(&y_dev)?).passed())
-    }
-
-    #[test]
-    #[ignore = "needs a CUDA device"]
-    fn gpu_matches_the_oracle_for_several_hack_heights() {
-        let gpu = Gpu::detect().unwrap_or_else(|e| panic!("this test needs a CUDA device: {e}"));
-        let a = crate::io::gen::generate("banded:n=5003,offsets=-300;-2;0;1;7;2000,broken=0.3,scatter=0.01").unwrap();
-        let mut failures = Vec::new();
-        for h in [1, 2, 7, 32, 33, 100, 5003, 6000] {
-            for (precision, ok) in [("f64", gpu_check::<f64>(&gpu, &a, h)), ("f32", gpu_check::<f32>(&gpu, &a, h))] {
-                if !matches!(ok, Ok(true)) {
-                    failures.push(format!("h = {h}, {precision}: {ok:?}"));
-                }
-            }
-        }
-        assert!(failures.is_empty(), "{}", failures.join("\n"));
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
-        #[test]
-        fn random_diagonal_matrices_match_the_oracle(a in random_diagonal_csr(), h in 1usize..40) {
-            let f = Hdia::with_hack_rows(&a, h).unwrap();
-            prop_assert_eq!(f.hacks(), a.nrows().div_ceil(h));
-            prop_assert_eq!(*f.hack_offsets().last().unwrap() as usize * h, f.stored());
-            prop_assert!(cpu_matches(&f, &a));
-            let a32: Csr<f32> = a.cast();
-            prop_assert!(cpu_matches(&Hdia::with_hack_rows(&a32, h).unwrap(), &a32));
-            prop_assert!(cpu_matches(&Hdia::new(&a).unwrap(), &a));
-        }
-    }
-}
+mod tests;

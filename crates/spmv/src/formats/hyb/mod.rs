@@ -67,8 +67,6 @@ const LIMIT: f64 = ell::PADDING_LIMIT_RATIO as f64;
 
 /// A matrix split into an ELL part of width K and a COO part.
 pub struct Hyb<T> {
-    nrows: usize,
-    ncols: usize,
     nnz: usize,
     ell: Ell<T>,
     coo: Triplets<T>,
@@ -90,8 +88,6 @@ impl<T: Scalar> Hyb<T> {
         coo::check_rows("hyb", a.nrows())?;
         ell::check_padding("hyb", a.nrows(), width, a.nnz(), std::mem::size_of::<T>(), LIMIT)?;
         Ok(Hyb {
-            nrows: a.nrows(),
-            ncols: a.ncols(),
             nnz: a.nnz(),
             ell: Ell::truncated(a, width),
             coo: Triplets::from_csr_tail(a, width),
@@ -116,18 +112,12 @@ impl<T: Scalar> Hyb<T> {
 
 impl<T: Scalar> SpmvFormat<T> for Hyb<T> {
     fn stats(&self) -> FormatStats {
-        FormatStats {
-            bytes: self.bytes(),
-            nnz: self.nnz,
-            stored: self.ell.stored() + self.coo.len(),
-            max_row_len: self.max_row_len,
-            mean_row_len: self.mean_row_len,
-            extra: vec![
-                ("ell_width".into(), self.width() as f64),
-                ("ell_entries".into(), (self.nnz - self.coo.len()) as f64),
-                ("coo_entries".into(), self.coo.len() as f64),
-            ],
-        }
+        let stored = self.ell.stored() + self.coo.len();
+        FormatStats::new(self.bytes(), self.nnz, stored, self.max_row_len, self.mean_row_len).with([
+            ("ell_width", self.width() as f64),
+            ("ell_entries", (self.nnz - self.coo.len()) as f64),
+            ("coo_entries", self.coo.len() as f64),
+        ])
     }
     /// The ELL part without its padding (the kernel stops at each row's length), and the COO part.
     fn bytes_read(&self) -> usize {
@@ -145,19 +135,15 @@ impl<T: Scalar> SpmvFormat<T> for Hyb<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::test_support::random_csr;
-    use crate::reference::{test_vector, Oracle};
+    use crate::formats::test_support::rows::{assert_example_product, example_4x3, rows_of_lengths};
+    use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
     use crate::Error;
     use proptest::prelude::*;
 
-    /// The matrix of the module doc.
-    fn example() -> Csr<f64> {
-        Csr::new_checked(4, 3, vec![0, 2, 2, 5, 6], vec![0, 2, 0, 1, 2, 1], vec![1., 2., 3., 4., 5., 6.]).unwrap()
-    }
-
     #[test]
     fn worked_example_gives_the_documented_arrays() {
-        let h = Hyb::with_width(&example(), 2).unwrap();
+        let a = example_4x3();
+        let h = Hyb::with_width(&a, 2).unwrap();
         assert_eq!(h.ell().row_len(), [2, 0, 2, 1]);
         assert_eq!(h.ell().col(), [0, 0, 0, 1, 2, 0, 1, 1]);
         assert_eq!(h.ell().val(), [1., 0., 3., 6., 2., 0., 4., 0.]);
@@ -167,12 +153,11 @@ mod tests {
         assert_eq!(s.bytes, 8 * 12 + 4 * 4 + 16);
         assert_eq!(s.extra[0], ("ell_width".to_string(), 2.0));
         assert_eq!(s.extra[2], ("coo_entries".to_string(), 1.0));
-        let mut y = [f64::NAN; 4];
-        h.spmv_cpu(&[1.0, 10.0, 100.0], &mut y);
-        assert_eq!(y, [201.0, 0.0, 543.0, 60.0]);
+        assert_example_product(&h, &a);
         // Small matrices (< 4096 rows) are all COO under the rule.
-        let h = Hyb::new(&example()).unwrap();
+        let h = Hyb::new(&a).unwrap();
         assert_eq!((h.width(), h.coo().len()), (0, 6));
+        assert_example_product(&h, &a);
     }
 
     #[test]
@@ -197,36 +182,22 @@ mod tests {
 
     #[test]
     fn width_is_capped_by_the_padding_limit() {
-        assert!(matches!(Hyb::with_width(&example(), usize::MAX / 8), Err(Error::Format { format: "hyb", .. })));
+        assert!(matches!(Hyb::with_width(&example_4x3(), usize::MAX / 8), Err(Error::Format { format: "hyb", .. })));
         // 5999 rows of 3 entries and one of 500: K = 3, the long row's tail goes to COO.
-        let m = 6000;
-        let mut row_ptr = vec![0];
-        let mut cols = Vec::new();
-        for r in 0..m {
-            let k = if r == 5 { 500 } else { 3 };
-            cols.extend(0..k as u32);
-            row_ptr.push(cols.len());
-        }
-        let vals = vec![0.5; cols.len()];
-        let a = Csr::new_checked(m, 500, row_ptr, cols, vals).unwrap();
+        let mut lens = vec![3; 6000];
+        lens[5] = 500;
+        let a = rows_of_lengths(&lens, 500, |_, _| 0.5);
         let h = Hyb::new(&a).unwrap();
         assert_eq!((h.width(), h.coo().len()), (3, 497));
-        let x = test_vector::<f64>(500);
-        let mut y = vec![f64::NAN; m];
-        h.spmv_cpu(&x, &mut y);
-        assert!(Oracle::new(&a, &x).check(&y).passed());
+        assert!(check(&h, &a));
     }
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
         #[test]
         fn cpu_path_matches_the_oracle(a in random_csr(), width in 0usize..6) {
-            let x = test_vector::<f64>(a.ncols());
-            let oracle = Oracle::new(&a, &x);
             for h in [Hyb::new(&a).unwrap(), Hyb::with_width(&a, width).unwrap()] {
-                let mut y = vec![f64::NAN; a.nrows()];
-                h.spmv_cpu(&x, &mut y);
-                prop_assert!(oracle.check(&y).passed(), "K = {}: {y:?}", h.width());
+                prop_assert!(check(&h, &a), "K = {}", h.width());
                 prop_assert_eq!(h.ell().entries() + h.coo().len(), a.nnz());
             }
         }

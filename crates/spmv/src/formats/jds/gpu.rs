@@ -4,7 +4,7 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::{Jds, KERNELS, NAME};
 use crate::error::{Error, Result};
-use crate::formats::DeviceFormat;
+use crate::formats::{DeviceEntries, DeviceFormat};
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::Scalar;
 
@@ -15,8 +15,7 @@ pub(super) struct DeviceJds<T> {
     diagonals: u32,
     perm: CudaSlice<u32>,
     iter_ptr: CudaSlice<u32>,
-    col_idx: CudaSlice<u32>,
-    values: CudaSlice<T>,
+    entries: DeviceEntries<T>,
     kernel: Kernel,
 }
 
@@ -32,8 +31,7 @@ impl<T: Scalar> DeviceJds<T> {
             diagonals,
             perm: gpu.upload(&a.perm)?,
             iter_ptr: gpu.upload(&a.iter_ptr)?,
-            col_idx: gpu.upload(&a.col_idx)?,
-            values: gpu.upload(&a.values)?,
+            entries: DeviceEntries::upload(gpu, &a.col_idx, &a.values)?,
             kernel: Kernel::new(gpu, &KERNELS, &format!("jds_{}", T::SUFFIX), grid_for(a.nrows as u64, BLOCK)?)?,
         })
     }
@@ -47,7 +45,7 @@ impl<T: Scalar> DeviceFormat<T> for DeviceJds<T> {
         unsafe {
             self.kernel.launch(gpu, |a| {
                 a.arg(&self.nrows).arg(&self.diagonals).arg(&self.perm).arg(&self.iter_ptr);
-                a.arg(&self.col_idx).arg(&self.values).arg(x).arg(y);
+                a.arg(&self.entries.col_idx).arg(&self.entries.values).arg(x).arg(y);
             })
         }
     }

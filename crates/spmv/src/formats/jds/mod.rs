@@ -43,7 +43,7 @@ use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule = KernelModule { name: "jds", source: include_str!("kernel.cu") };
+pub const KERNELS: KernelModule = KernelModule { name: "jds", source: include_str!("kernel.cu"), headers: &[] };
 
 const NAME: &str = "jds";
 
@@ -170,14 +170,9 @@ impl<T: Scalar> Jds<T> {
 
 impl<T: Scalar> SpmvFormat<T> for Jds<T> {
     fn stats(&self) -> FormatStats {
-        FormatStats {
-            bytes: self.device_bytes(),
-            nnz: self.values.len(),
-            stored: self.values.len(),
-            max_row_len: self.jagged_diagonals(),
-            mean_row_len: self.mean_row_len,
-            extra: vec![("jagged_diagonals".into(), self.jagged_diagonals() as f64)],
-        }
+        let (nnz, diagonals) = (self.values.len(), self.jagged_diagonals());
+        FormatStats::new(self.device_bytes(), nnz, nnz, diagonals, self.mean_row_len)
+            .with([("jagged_diagonals", diagonals as f64)])
     }
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
         cpu::spmv(self, x, y)
@@ -188,98 +183,4 @@ impl<T: Scalar> SpmvFormat<T> for Jds<T> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::formats::test_support::random_csr;
-    use crate::reference::{test_vector, Oracle};
-    use crate::Coo;
-    use proptest::prelude::*;
-
-    /// The matrix of the module doc.
-    fn example() -> Csr<f64> {
-        Csr::new_checked(
-            5,
-            4,
-            vec![0, 2, 2, 5, 6, 8],
-            vec![0, 2, 0, 1, 2, 1, 2, 3],
-            vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0],
-        )
-        .unwrap()
-    }
-
-    #[test]
-    fn worked_example_gives_the_documented_arrays() {
-        let j = Jds::new(&example()).unwrap();
-        assert_eq!(j.perm(), &[2, 0, 4, 3, 1]);
-        assert_eq!(j.iter_ptr(), &[0, 4, 7, 8]);
-        assert_eq!(j.values(), &[3.0, 1.0, 7.0, 6.0, 4.0, 2.0, 8.0, 5.0]);
-        assert_eq!(j.col_idx(), &[0, 0, 2, 1, 1, 2, 3, 2]);
-        let s = j.stats();
-        assert_eq!((s.nnz, s.stored, s.max_row_len), (8, 8, 3));
-        assert_eq!(s.extra, vec![("jagged_diagonals".to_string(), 3.0)]);
-        assert_eq!(s.bytes, 4 * (5 + 4 + 8) + 8 * 8);
-        let x = [1.0, 10.0, 100.0, 1000.0];
-        let mut y = [f64::NAN; 5];
-        j.spmv_cpu(&x, &mut y);
-        assert_eq!(y, [201.0, 0.0, 543.0, 60.0, 8700.0]);
-    }
-
-    #[test]
-    fn empty_matrices_and_rows() {
-        for (m, n) in [(0, 0), (0, 5), (5, 0), (70, 3)] {
-            let a = Csr::<f32>::zeros(m, n);
-            let j = Jds::new(&a).unwrap();
-            assert_eq!(j.iter_ptr(), &[0]);
-            assert_eq!(j.jagged_diagonals(), 0);
-            let mut y = vec![f32::NAN; m];
-            j.spmv_cpu(&vec![1.0; n], &mut y);
-            assert!(y.iter().all(|&v| v == 0.0));
-        }
-    }
-
-    #[test]
-    fn large_matrix_uses_the_parallel_paths() {
-        // > 2^16 rows (parallel sort) and a diagonal longer than FILL_CHUNK.
-        let m = 200_000;
-        let (mut rows, mut cols, mut vals) = (Vec::new(), Vec::new(), Vec::new());
-        for r in 0..m as u32 {
-            for k in 0..(r % 7) {
-                rows.push(r);
-                cols.push((r * 31 + k * 1009) % m as u32);
-                vals.push(1.0 + (k as f64) / 8.0);
-            }
-        }
-        let a = Coo::new_checked(m, m, rows, cols, vals).unwrap().to_csr();
-        let j = Jds::new(&a).unwrap();
-        // Stable: within a length class, original rows ascend.
-        let lens: Vec<usize> = j.perm().iter().map(|&r| a.row_len(r as usize)).collect();
-        assert!(lens.windows(2).all(|w| w[0] >= w[1]));
-        assert!(j.perm().windows(2).all(|w| a.row_len(w[0] as usize) != a.row_len(w[1] as usize) || w[0] < w[1]));
-        let x = test_vector::<f64>(m);
-        let mut y = vec![f64::NAN; m];
-        j.spmv_cpu(&x, &mut y);
-        assert!(Oracle::new(&a, &x).check(&y).passed());
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
-        #[test]
-        fn random_matrices_match_the_oracle(a in random_csr()) {
-            let j = Jds::new(&a).unwrap();
-            prop_assert_eq!(j.iter_ptr().len(), a.max_row_len() + 1);
-            prop_assert_eq!(*j.iter_ptr().last().unwrap() as usize, a.nnz());
-            let mut sorted = j.perm().to_vec();
-            sorted.sort_unstable();
-            prop_assert_eq!(sorted, (0..a.nrows() as u32).collect::<Vec<_>>());
-            let x = test_vector::<f64>(a.ncols());
-            let mut y = vec![f64::NAN; a.nrows()];
-            j.spmv_cpu(&x, &mut y);
-            prop_assert!(Oracle::new(&a, &x).check(&y).passed());
-            let a32: Csr<f32> = a.cast();
-            let x32 = test_vector::<f32>(a.ncols());
-            let mut y32 = vec![f32::NAN; a.nrows()];
-            Jds::new(&a32).unwrap().spmv_cpu(&x32, &mut y32);
-            prop_assert!(Oracle::new(&a32, &x32).check(&y32).passed());
-        }
-    }
-}
+mod tests;

@@ -9,7 +9,7 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::{LightSpmv, KERNELS, NAME};
 use crate::error::{Error, Result};
-use crate::formats::{offsets_u32, DeviceFormat};
+use crate::formats::{DeviceEntries, DeviceFormat, offsets_u32};
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::Scalar;
 
@@ -19,8 +19,7 @@ const BLOCK: u32 = 256;
 pub(super) struct DeviceLightSpmv<T> {
     nrows: u32,
     row_ptr: CudaSlice<u32>,
-    col_idx: CudaSlice<u32>,
-    values: CudaSlice<T>,
+    entries: DeviceEntries<T>,
     /// The global row counter. `launch` takes `&self` but must zero it on the stream first;
     /// launches never run concurrently (`DeviceFormat` is not `Sync`, and the owning
     /// `DeviceMatrix` serialises them), so a `RefCell` gives that write its `&mut`.
@@ -48,8 +47,7 @@ impl<T: Scalar> DeviceLightSpmv<T> {
         Ok(DeviceLightSpmv {
             nrows,
             row_ptr: gpu.upload(&offsets_u32(NAME, &a.csr)?)?,
-            col_idx: gpu.upload_nonempty(a.csr.col_idx())?,
-            values: gpu.upload_nonempty(a.csr.values())?,
+            entries: DeviceEntries::upload(gpu, a.csr.col_idx(), a.csr.values())?,
             row_counter: RefCell::new(gpu.alloc::<u32>(1)?),
             kernel: Kernel::new(gpu, &KERNELS, &name, grid_for(warps * 32, BLOCK)?)?,
         })
@@ -70,7 +68,7 @@ impl<T: Scalar> DeviceFormat<T> for DeviceLightSpmv<T> {
         // the counter cannot wrap (nrows < 2^31, at most one fetch per warp past nrows).
         unsafe {
             self.kernel.launch(gpu, |a| {
-                a.arg(&self.nrows).arg(counter).arg(&self.row_ptr).arg(&self.col_idx).arg(&self.values).arg(x).arg(y);
+                a.arg(&self.nrows).arg(counter).arg(&self.row_ptr).arg(&self.entries.col_idx).arg(&self.entries.values).arg(x).arg(y);
             })
         }
     }

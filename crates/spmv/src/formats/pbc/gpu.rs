@@ -1,10 +1,11 @@
 //! Upload and launch of the PBC kernel.
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::{Pbc, KERNELS, NAME};
-use crate::error::{Error, Result};
-use crate::formats::DeviceFormat;
+use crate::error::Result;
+use crate::formats::teb::block_grid;
+use crate::formats::{DeviceEntries, DeviceFormat};
 use crate::gpu::{Gpu, Kernel};
 use crate::matrix::Scalar;
 
@@ -13,26 +14,19 @@ pub struct DevicePbc<T> {
     block_width: CudaSlice<u32>,
     block_slot_ptr: CudaSlice<u32>,
     perm: CudaSlice<u32>,
-    col_idx: CudaSlice<u32>,
-    values: CudaSlice<T>,
+    entries: DeviceEntries<T>,
     kernel: Kernel,
 }
 
 impl<T: Scalar> DevicePbc<T> {
     pub fn new(gpu: &Gpu, a: &Pbc<T>) -> Result<Self> {
-        let blocks = u32::try_from(a.blocks())
-            .ok()
-            .filter(|&b| b <= i32::MAX as u32)
-            .ok_or_else(|| Error::format(NAME, format!("{} blocks exceed the grid limit", a.blocks())))?;
-        let config =
-            LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (a.threads_per_block, 1, 1), shared_mem_bytes: 0 };
+        let config = block_grid(NAME, "blocks", a.blocks(), a.threads_per_block)?;
         Ok(DevicePbc {
             block_row_ptr: gpu.upload(&a.block_row_ptr)?,
             block_width: gpu.upload_nonempty(&a.block_width)?,
             block_slot_ptr: gpu.upload(&a.block_slot_ptr)?,
             perm: gpu.upload_nonempty(&a.perm)?,
-            col_idx: gpu.upload_nonempty(&a.col_idx)?,
-            values: gpu.upload_nonempty(&a.values)?,
+            entries: DeviceEntries::upload(gpu, &a.col_idx, &a.values)?,
             kernel: Kernel::new(gpu, &KERNELS, &format!("pbc_{}", T::SUFFIX), config)?,
         })
     }
@@ -50,7 +44,7 @@ impl<T: Scalar> DeviceFormat<T> for DevicePbc<T> {
         unsafe {
             self.kernel.launch(gpu, |a| {
                 a.arg(&self.block_row_ptr).arg(&self.block_width).arg(&self.block_slot_ptr).arg(&self.perm);
-                a.arg(&self.col_idx).arg(&self.values).arg(x).arg(y);
+                a.arg(&self.entries.col_idx).arg(&self.entries.values).arg(x).arg(y);
             })
         }
     }

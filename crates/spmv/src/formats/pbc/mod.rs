@@ -64,14 +64,14 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::ell::{PADDING_FLOOR_SLOTS, PADDING_LIMIT_RATIO};
-use super::teb::partition::{variance, wave_counts};
-use super::teb::rows_longest_first;
+use super::teb::partition::{max_over_mean, variance, wave_counts};
+use super::teb::{rows_longest_first, threads_for};
 use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule = KernelModule { name: "pbc", source: include_str!("kernel.cu") };
+pub const KERNELS: KernelModule = KernelModule { name: "pbc", source: include_str!("kernel.cu"), headers: &[] };
 
 const NAME: &str = "pbc";
 /// Largest row count: `lane += blockDim.x` in the kernel must not wrap a u32.
@@ -79,8 +79,6 @@ const MAX_ROWS: usize = u32::MAX as usize - 2048;
 
 /// A matrix in PBC (see the module doc).
 pub struct Pbc<T> {
-    nrows: usize,
-    ncols: usize,
     nnz: usize,
     /// Sorted position → original row (Dev_blockPos).
     perm: Vec<u32>,
@@ -216,8 +214,6 @@ impl<T: Scalar> Pbc<T> {
         let layout_ms = started.elapsed().as_secs_f64() * 1e3;
 
         Ok(Pbc {
-            nrows: m,
-            ncols: a.ncols(),
             nnz,
             block_nnz: block_nnz(&prefix, &cuts),
             perm: order,
@@ -227,7 +223,7 @@ impl<T: Scalar> Pbc<T> {
             col_idx,
             values,
             candidates_tried,
-            threads_per_block: (m.div_ceil(blocks.max(1)).div_ceil(32) * 32).clamp(32, 1024) as u32,
+            threads_per_block: threads_for(m, blocks),
             partition_ms,
             layout_ms,
             max_row_len: a.max_row_len(),
@@ -282,25 +278,16 @@ impl<T: Scalar> Pbc<T> {
 impl<T: Scalar> SpmvFormat<T> for Pbc<T> {
     fn stats(&self) -> FormatStats {
         let var = variance(&self.block_nnz);
-        let mean = self.nnz as f64 / self.blocks().max(1) as f64;
-        let max = self.block_nnz.iter().max().copied().unwrap_or(0) as f64;
-        FormatStats {
-            bytes: self.device_bytes(),
-            nnz: self.nnz,
-            stored: self.stored(),
-            max_row_len: self.max_row_len,
-            mean_row_len: self.mean_row_len,
-            extra: vec![
-                ("blocks".into(), self.blocks() as f64),
-                ("block_nnz_std".into(), var.sqrt()),
-                ("block_nnz_variance".into(), var),
-                ("max_block_nnz_over_mean".into(), if self.nnz == 0 { 1.0 } else { max / mean }),
-                ("candidates_tried".into(), self.candidates_tried as f64),
-                ("threads_per_block".into(), self.threads_per_block as f64),
-                ("partition_ms".into(), self.partition_ms),
-                ("layout_ms".into(), self.layout_ms),
-            ],
-        }
+        FormatStats::new(self.device_bytes(), self.nnz, self.stored(), self.max_row_len, self.mean_row_len).with([
+            ("blocks", self.blocks() as f64),
+            ("block_nnz_std", var.sqrt()),
+            ("block_nnz_variance", var),
+            ("max_block_nnz_over_mean", max_over_mean(&self.block_nnz)),
+            ("candidates_tried", self.candidates_tried as f64),
+            ("threads_per_block", self.threads_per_block as f64),
+            ("partition_ms", self.partition_ms),
+            ("layout_ms", self.layout_ms),
+        ])
     }
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
         cpu::spmv(self, x, y)
@@ -311,165 +298,4 @@ impl<T: Scalar> SpmvFormat<T> for Pbc<T> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
-    use crate::formats::teb::tests::{paper_matrix, varied};
-    use crate::reference::{test_vector, Oracle};
-    use proptest::prelude::*;
-
-    fn assert_invariants<T: Scalar>(f: &Pbc<T>, a: &Csr<T>) {
-        let mut sorted = f.perm().to_vec();
-        sorted.sort_unstable();
-        assert_eq!(sorted, (0..a.nrows() as u32).collect::<Vec<_>>());
-        assert_eq!(*f.block_row_ptr().last().unwrap() as usize, a.nrows());
-        assert_eq!(*f.block_slot_ptr().last().unwrap() as usize, f.stored());
-        assert_eq!(f.block_nnz().iter().sum::<usize>(), a.nnz());
-        assert!(f.stored() >= a.nnz());
-        for b in 0..f.blocks() {
-            let rows = &f.perm()[f.block_row_ptr()[b] as usize..f.block_row_ptr()[b + 1] as usize];
-            let width = rows.iter().map(|&r| a.row_len(r as usize)).max().unwrap_or(0);
-            assert_eq!(f.block_width()[b] as usize, width, "block {b}");
-        }
-    }
-
-    #[test]
-    fn the_example_matrix_gives_the_documented_arrays() {
-        let a = paper_matrix();
-        let f = Pbc::new(&a).unwrap();
-        assert_eq!(f.blocks(), 4);
-        assert_eq!(f.perm(), &[7, 0, 2, 3, 5, 1, 4, 6]);
-        assert_eq!(f.block_row_ptr(), &[0, 1, 2, 4, 8]);
-        assert_eq!(f.block_width(), &[4, 3, 2, 2]);
-        assert_eq!(f.block_slot_ptr(), &[0, 4, 7, 11, 19]);
-        assert_eq!(f.block_nnz(), &[4, 3, 4, 5]);
-        #[rustfmt::skip]
-        assert_eq!(f.values(), &[5.0, 4.0, 2.0, 1.0, 2.0, 1.0, 8.0, 6.0, 6.0, 9.0, 7.0, 5.0, 3.0, 2.0, 6.0, 8.0, 0.0, 0.0, 0.0]);
-        assert_eq!(f.col_idx(), &[0, 5, 6, 7, 2, 6, 7, 3, 0, 7, 1, 4, 0, 6, 4, 5, 0, 6, 4]);
-        let s = f.stats();
-        assert_eq!((s.nnz, s.stored, s.padded_zeros()), (16, 19, 3));
-        assert_eq!(s.extra[2], ("block_nnz_variance".to_string(), 0.5));
-        assert_eq!(s.extra[4], ("candidates_tried".to_string(), 7.0));
-        // The other counts score worse (S² of P = 2, 3, 5, 6, 7, 8 by hand: 1, 1.56, 0.56, 1.89, 1.35, 2.13).
-        let prefix = [0, 4, 7, 9, 11, 13, 14, 15, 16];
-        assert_eq!(cuts(&prefix, 2), [0, 2, 8]);
-        assert_eq!(cuts(&prefix, 3), [0, 1, 4, 8]);
-        assert_eq!(cuts(&prefix, 8), [0, 0, 1, 2, 2, 3, 4, 6, 8]);
-        for p in [2, 3, 5, 6, 7, 8] {
-            assert!(variance(&block_nnz(&prefix, &cuts(&prefix, p))) > 0.5, "P = {p}");
-        }
-
-        let x = [1.0, 10.0, 100.0, 1000.0, 1e4, 1e5, 1e6, 1e7];
-        let mut y = [f64::NAN; 8];
-        f.spmv_cpu(&x, &mut y);
-        assert_eq!(y, [81_000_200.0, 3.0, 90_006_000.0, 76.0, 2e6, 850_000.0, 60_000.0, 12_400_005.0]);
-    }
-
-    #[test]
-    fn bad_block_counts_are_format_errors() {
-        let a = paper_matrix();
-        assert!(matches!(Pbc::with_blocks(&a, 0), Err(Error::Format { .. })));
-        assert!(matches!(Pbc::with_blocks(&a, 9), Err(Error::Format { .. })));
-    }
-
-    #[test]
-    fn too_much_padding_is_refused() {
-        // Row 0 has 2000 entries, the 199 999 others one each: with 2 blocks the first holds
-        // row 0 and about half the short rows, padded to 2000.
-        let m = 200_000;
-        let mut row_ptr = vec![0usize, 2000];
-        for r in 1..m {
-            row_ptr.push(2000 + r);
-        }
-        let cols: Vec<u32> = (0..2000).chain((1..m).map(|r| (r % 5000) as u32)).collect();
-        let a = Csr::new_checked(m, 5000, row_ptr, cols, vec![1.0f32; 2000 + m - 1]).unwrap();
-        assert!(matches!(Pbc::with_blocks(&a, 2), Err(Error::Format { .. })));
-        // The searched partition isolates row 0 well enough to be accepted and correct.
-        let f = Pbc::new(&a).unwrap();
-        assert!(check(&f, &a));
-    }
-
-    #[test]
-    fn searched_partitions_are_valid_and_correct() {
-        for (m, n, seed) in [(5003, 4000, 1), (20000, 300, 2), (700, 9000, 3), (4500, 4500, 4)] {
-            let a = varied(m, n, seed);
-            let f = Pbc::new(&a).unwrap();
-            assert_invariants(&f, &a);
-            assert!(check(&f, &a), "m = {m}");
-            let a32: Csr<f32> = a.cast();
-            assert!(check(&Pbc::new(&a32).unwrap(), &a32));
-        }
-        let a = varied(3000, 2000, 9);
-        // One block pads 3000 rows to the longest (> 1000 entries): refused.
-        assert!(matches!(Pbc::with_blocks(&a, 1), Err(Error::Format { .. })));
-        for blocks in [132, 1000, 3000] {
-            let f = Pbc::with_blocks(&a, blocks).unwrap();
-            assert_invariants(&f, &a);
-            assert!(check(&f, &a), "P = {blocks}");
-        }
-    }
-
-    #[test]
-    fn edge_shapes() {
-        for (m, n) in [(0, 0), (0, 5), (5, 0), (1, 1), (70, 3)] {
-            let a = Csr::<f32>::zeros(m, n);
-            let f = Pbc::new(&a).unwrap();
-            assert_invariants(&f, &a);
-            assert_eq!(f.stored(), 0);
-            let mut y = vec![f32::NAN; m];
-            f.spmv_cpu(&vec![1.0; n], &mut y);
-            assert!(y.iter().all(|&v| v == 0.0));
-        }
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
-        #[test]
-        fn random_matrices_match_the_oracle(a in random_csr(), b in 1usize..60) {
-            let f = Pbc::new(&a).unwrap();
-            assert_invariants(&f, &a);
-            prop_assert!(check(&f, &a));
-            let fixed = Pbc::with_blocks(&a, b.min(a.nrows().max(1))).unwrap();
-            assert_invariants(&fixed, &a);
-            prop_assert!(check(&fixed, &a));
-            let a32: Csr<f32> = a.cast();
-            prop_assert!(check(&Pbc::new(&a32).unwrap(), &a32));
-        }
-    }
-
-    #[test]
-    #[ignore = "needs a CUDA device"]
-    fn gpu_matches_the_oracle_for_several_block_counts() {
-        let gpu = Gpu::detect().unwrap_or_else(|e| panic!("this test needs a CUDA device: {e}"));
-        let mut failures = Vec::new();
-        for (name, a) in [("paper", paper_matrix()), ("varied", varied(5003, 4000, 1)), ("tall", varied(40000, 500, 5))]
-        {
-            for blocks in [None, Some(1), Some(3), Some(132), Some(1000)] {
-                if blocks.is_some_and(|b| b > a.nrows()) {
-                    continue;
-                }
-                // A count whose padding exceeds the limit is refused (tested on the CPU).
-                if blocks.is_some_and(|b| matches!(Pbc::with_blocks(&a, b), Err(Error::Format { .. }))) {
-                    continue;
-                }
-                let run = |a: &Csr<f64>| -> Result<bool> {
-                    let f = match blocks {
-                        None => Pbc::new(a)?,
-                        Some(b) => Pbc::with_blocks(a, b)?,
-                    };
-                    let x = test_vector::<f64>(a.ncols());
-                    let device = f.upload(&gpu)?;
-                    let mut y = gpu.alloc::<f64>(a.nrows())?;
-                    gpu.fill(&mut y, f64::NAN)?;
-                    device.launch(&gpu, &gpu.upload(&x)?, &mut y)?;
-                    Ok(Oracle::new(a, &x).check(&gpu.download(&y)?).passed())
-                };
-                let ok = run(&a);
-                if !matches!(ok, Ok(true)) {
-                    failures.push(format!("{name}, P = {blocks:?}: {ok:?}"));
-                }
-            }
-        }
-        assert!(failures.is_empty(), "{}", failures.join("\n"));
-    }
-}
+mod tests;

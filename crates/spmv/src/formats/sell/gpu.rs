@@ -4,7 +4,7 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::{SellCSigma, KERNELS, NAME};
 use crate::error::{Error, Result};
-use crate::formats::DeviceFormat;
+use crate::formats::{DeviceEntries, DeviceFormat};
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::Scalar;
 
@@ -17,8 +17,7 @@ pub(super) struct DeviceSell<T> {
     perm: CudaSlice<u32>,
     slice_ptr: CudaSlice<u32>,
     slice_width: CudaSlice<u32>,
-    col_idx: CudaSlice<u32>,
-    values: CudaSlice<T>,
+    entries: DeviceEntries<T>,
     kernel: Kernel,
 }
 
@@ -33,8 +32,7 @@ impl<T: Scalar> DeviceSell<T> {
             perm: gpu.upload(&a.perm)?,
             slice_ptr: gpu.upload(&a.slice_ptr)?,
             slice_width: gpu.upload(&a.slice_width)?,
-            col_idx: gpu.upload(&a.col_idx)?,
-            values: gpu.upload(&a.values)?,
+            entries: DeviceEntries::upload(gpu, &a.col_idx, &a.values)?,
             kernel: Kernel::new(gpu, &KERNELS, &format!("sell_{}", T::SUFFIX), grid_for(a.nrows as u64, BLOCK)?)?,
         })
     }
@@ -49,7 +47,7 @@ impl<T: Scalar> DeviceFormat<T> for DeviceSell<T> {
         unsafe {
             self.kernel.launch(gpu, |a| {
                 a.arg(&self.nrows).arg(&self.c).arg(&self.perm).arg(&self.slice_ptr).arg(&self.slice_width);
-                a.arg(&self.col_idx).arg(&self.values).arg(x).arg(y);
+                a.arg(&self.entries.col_idx).arg(&self.entries.values).arg(x).arg(y);
             })
         }
     }

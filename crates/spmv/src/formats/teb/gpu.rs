@@ -4,16 +4,25 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::{Teb, TebKernel, KERNELS};
 use crate::error::{Error, Result};
-use crate::formats::DeviceFormat;
+use crate::formats::{DeviceEntries, DeviceFormat};
 use crate::gpu::{Gpu, Kernel};
 use crate::matrix::Scalar;
+
+/// The launch shape of TEB, PBC and AMF-CSR: one CUDA block of `threads` threads per block of
+/// the format (`blocks` of them, called `what` in the error), at most 2^31 − 1 of them.
+pub(crate) fn block_grid(format: &'static str, what: &str, blocks: usize, threads: u32) -> Result<LaunchConfig> {
+    let grid = u32::try_from(blocks)
+        .ok()
+        .filter(|&b| b <= i32::MAX as u32)
+        .ok_or_else(|| Error::format(format, format!("{blocks} {what} exceed the grid limit")))?;
+    Ok(LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 })
+}
 
 pub struct DeviceTeb<T> {
     blo_idx: CudaSlice<u32>,
     row_ptr: CudaSlice<u32>,
     perm: CudaSlice<u32>,
-    col_idx: CudaSlice<u32>,
-    values: CudaSlice<T>,
+    entries: DeviceEntries<T>,
     kernel: Kernel,
     /// `teb-lanes` only: the block holding the empty rows and their range of reordered rows,
     /// zeroed by every thread block.
@@ -22,23 +31,17 @@ pub struct DeviceTeb<T> {
 
 impl<T: Scalar> DeviceTeb<T> {
     pub fn new(gpu: &Gpu, a: &Teb<T>) -> Result<Self> {
-        let blocks = u32::try_from(a.blocks())
-            .ok()
-            .filter(|&b| b <= i32::MAX as u32)
-            .ok_or_else(|| Error::format(a.name(), format!("{} blocks exceed the grid limit", a.blocks())))?;
         let kernel = match a.kernel {
             TebKernel::RowPerThread => "teb_rows",
             TebKernel::LanesPerRow => "teb_lanes",
         };
-        let threads = a.threads_per_block();
-        let config = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
+        let config = block_grid(a.name(), "blocks", a.blocks(), a.threads_per_block())?;
         let empty_rows = (a.kernel == TebKernel::LanesPerRow).then(|| a.empty_rows().unwrap_or((0, 0, 0)));
         Ok(DeviceTeb {
             blo_idx: gpu.upload(&a.blo_idx)?,
             row_ptr: gpu.upload(&a.row_ptr)?,
             perm: gpu.upload_nonempty(&a.perm)?,
-            col_idx: gpu.upload_nonempty(&a.col_idx)?,
-            values: gpu.upload_nonempty(&a.values)?,
+            entries: DeviceEntries::upload(gpu, &a.col_idx, &a.values)?,
             kernel: Kernel::new(gpu, &KERNELS, &format!("{kernel}_{}", T::SUFFIX), config)?,
             empty_rows,
         })
@@ -61,7 +64,7 @@ impl<T: Scalar> DeviceFormat<T> for DeviceTeb<T> {
                 if let Some((block, begin, end)) = &self.empty_rows {
                     a.arg(block).arg(begin).arg(end);
                 }
-                a.arg(&self.blo_idx).arg(&self.row_ptr).arg(&self.perm).arg(&self.col_idx).arg(&self.values);
+                a.arg(&self.blo_idx).arg(&self.row_ptr).arg(&self.perm).arg(&self.entries.col_idx).arg(&self.entries.values);
                 a.arg(x).arg(y);
             })
         }

@@ -93,9 +93,10 @@ use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 pub(crate) use cpu::PermutedWriter;
+pub(crate) use gpu::block_grid;
 use partition::{merge_blocks, Choice, SortedLengths};
 
-pub const KERNELS: KernelModule = KernelModule { name: "teb", source: include_str!("kernel.cu") };
+pub const KERNELS: KernelModule = KernelModule { name: "teb", source: include_str!("kernel.cu"), headers: &[] };
 
 /// Threads per block of `teb-lanes`: 256, or 1024 when there are fewer blocks than
 /// `FEW_BLOCKS` (4 per SM of the H200), so that a few huge blocks still get many threads.
@@ -131,7 +132,6 @@ impl TebKernel {
 /// A matrix in TEB (see the module doc).
 pub struct Teb<T> {
     nrows: usize,
-    ncols: usize,
     kernel: TebKernel,
     /// First reordered row of each block, `blocks + 1` entries.
     blo_idx: Vec<u32>,
@@ -200,9 +200,9 @@ pub(crate) fn gather_rows<T: Scalar>(a: &Csr<T>, perm: &[u32], row_ptr: &[u32]) 
     (col_idx, values)
 }
 
-/// Threads per block of the `teb` kernel: the mean rows per block rounded up to a warp,
-/// within 32..=1024.
-fn threads_for(rows: usize, blocks: usize) -> u32 {
+/// Threads per block of the `teb` kernel (and of PBC's): the mean rows per block rounded up
+/// to a warp, within 32..=1024.
+pub(crate) fn threads_for(rows: usize, blocks: usize) -> u32 {
     let mean = rows.div_ceil(blocks.max(1));
     (mean.div_ceil(32) * 32).clamp(32, 1024) as u32
 }
@@ -282,7 +282,6 @@ impl<T: Scalar> Teb<T> {
 
         Ok(Teb {
             nrows: m,
-            ncols: a.ncols(),
             kernel,
             threads_per_block: threads_for(m, choice.blocks),
             blo_idx,
@@ -371,29 +370,20 @@ impl<T: Scalar> SpmvFormat<T> for Teb<T> {
     fn stats(&self) -> FormatStats {
         let nnz = self.values.len();
         let block_nnz = self.block_nnz();
-        let mean = nnz as f64 / self.blocks().max(1) as f64;
-        let max_over_mean = if nnz == 0 { 1.0 } else { *block_nnz.iter().max().unwrap_or(&0) as f64 / mean };
         let c = &self.choice;
-        FormatStats {
-            bytes: self.device_bytes(),
-            nnz,
-            stored: nnz,
-            max_row_len: self.max_row_len,
-            mean_row_len: self.mean_row_len,
-            extra: vec![
-                ("blocks".into(), self.blocks() as f64),
-                ("k".into(), c.k),
-                ("threshold".into(), c.threshold),
-                ("critical_blocks".into(), c.critical.unwrap_or(0) as f64),
-                ("candidates_tried".into(), c.tried as f64),
-                ("block_nnz_variance".into(), partition::variance(&block_nnz)),
-                ("max_block_nnz_over_mean".into(), max_over_mean),
-                ("threads_per_block".into(), self.threads_per_block() as f64),
-                ("threshold_selection_ms".into(), self.threshold_selection_ms),
-                ("merge_ms".into(), self.merge_ms),
-                ("paper_flops".into(), (2 * nnz) as f64 - self.nrows as f64),
-            ],
-        }
+        FormatStats::new(self.device_bytes(), nnz, nnz, self.max_row_len, self.mean_row_len).with([
+            ("blocks", self.blocks() as f64),
+            ("k", c.k),
+            ("threshold", c.threshold),
+            ("critical_blocks", c.critical.unwrap_or(0) as f64),
+            ("candidates_tried", c.tried as f64),
+            ("block_nnz_variance", partition::variance(&block_nnz)),
+            ("max_block_nnz_over_mean", partition::max_over_mean(&block_nnz)),
+            ("threads_per_block", self.threads_per_block() as f64),
+            ("threshold_selection_ms", self.threshold_selection_ms),
+            ("merge_ms", self.merge_ms),
+            ("paper_flops", (2 * nnz) as f64 - self.nrows as f64),
+        ])
     }
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
         cpu::spmv(self, x, y)
@@ -404,4 +394,4 @@ impl<T: Scalar> SpmvFormat<T> for Teb<T> {
 }
 
 #[cfg(test)]
-pub(crate) mod tests;
+mod tests;

@@ -1,7 +1,8 @@
 //! TEB's two preprocessing phases on the row lengths alone: the reordering row merge
 //! (Algorithm 2), the block-nnz variance (eq. 5), the heuristic threshold selection
 //! (Algorithm 1 with the decision tree of Fig. 11) and the block-count search with the
-//! eq. (10) stop. PBC shares the sorted order, the variance and the candidate counts.
+//! eq. (10) stop. PBC shares the sorted order, the variance and the candidate counts; PBC and
+//! AMF-CSR report their blocks' variance and max over mean with TEB's functions.
 //!
 //! Every partition is computed on the sorted row lengths stored as runs of equal length, so
 //! the merge takes a whole run of short rows in one step: one partition costs
@@ -175,6 +176,17 @@ pub fn variance(block_nnz: &[usize]) -> f64 {
     }
     let avg = block_nnz.iter().sum::<usize>() as f64 / block_nnz.len() as f64;
     block_nnz.iter().map(|&b| (b as f64 - avg).powi(2)).sum::<f64>() / block_nnz.len() as f64
+}
+
+/// The largest block's nnz over the mean block's, of any partition: 1 for equal blocks (and
+/// for a partition without entries).
+pub fn max_over_mean(block_nnz: &[usize]) -> f64 {
+    let nnz: usize = block_nnz.iter().sum();
+    if nnz == 0 {
+        return 1.0;
+    }
+    let mean = nnz as f64 / block_nnz.len() as f64;
+    *block_nnz.iter().max().unwrap() as f64 / mean
 }
 
 /// Variance (eq. 5) of the merge into `blocks` blocks with threshold `threshold`.
@@ -351,6 +363,17 @@ mod tests {
         assert_eq!(merge_variance(&s, 4, 4.0), 0.0);
         // The printed `<` would stop block 0 at {4} but give block 1 only {3}: not Fig. 13.
         assert_eq!(merge_blocks(&s, 4, 4.0 - 1e-9)[1].nnz, 3);
+    }
+
+    #[test]
+    fn block_balance_figures_of_any_partition() {
+        // AMF-CSR's sub-blocks of the TEB paper's Fig. 5: S² = 8/9, max 6 over mean 16/3.
+        assert!((variance(&[6, 6, 4]) - 8.0 / 9.0).abs() < 1e-12);
+        assert!((max_over_mean(&[6, 6, 4]) - 1.125).abs() < 1e-12);
+        assert_eq!((variance(&[4; 4]), max_over_mean(&[4; 4])), (0.0, 1.0));
+        // No entries, or no blocks: balanced.
+        assert_eq!((variance(&[]), max_over_mean(&[])), (0.0, 1.0));
+        assert_eq!(max_over_mean(&[0, 0]), 1.0);
     }
 
     #[test]

@@ -1,51 +1,9 @@
 use super::*;
+use crate::formats::test_support::blocks::{
+    assert_empty_products, assert_gpu_matches_oracle, assert_paper_product, paper_matrix, varied,
+};
 use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
-use crate::reference::{test_vector, Oracle};
-use crate::Coo;
 use proptest::prelude::*;
-
-/// Matrix A of the paper's Fig. 1.
-pub(crate) fn paper_matrix() -> Csr<f64> {
-    #[rustfmt::skip]
-    let entries: [(u32, u32, f64); 16] = [
-        (0, 2, 2.0), (0, 6, 1.0), (0, 7, 8.0),
-        (1, 0, 3.0),
-        (2, 3, 6.0), (2, 7, 9.0),
-        (3, 0, 6.0), (3, 1, 7.0),
-        (4, 6, 2.0),
-        (5, 4, 5.0), (5, 5, 8.0),
-        (6, 4, 6.0),
-        (7, 0, 5.0), (7, 5, 4.0), (7, 6, 2.0), (7, 7, 1.0),
-    ];
-    let (rows, cols, vals) =
-        (entries.map(|e| e.0).to_vec(), entries.map(|e| e.1).to_vec(), entries.map(|e| e.2).to_vec());
-    Coo::new_checked(8, 8, rows, cols, vals).unwrap().to_csr()
-}
-
-/// Rows of very different lengths (mostly short, a few long, some empty), deterministic.
-pub(crate) fn varied(m: usize, n: usize, seed: u64) -> Csr<f64> {
-    let mut state = seed;
-    let mut next = |k: u64| {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (state >> 33) % k
-    };
-    let (mut rows, mut cols, mut vals) = (Vec::new(), Vec::new(), Vec::new());
-    for r in 0..m {
-        let class = next(100);
-        let k = match class {
-            0..=14 => 0,
-            15..=69 => next(6),
-            70..=96 => next(40),
-            _ => next(1500),
-        };
-        for _ in 0..k {
-            rows.push(r as u32);
-            cols.push(next(n as u64) as u32);
-            vals.push(next(1 << 20) as f64 / (1 << 19) as f64 - 1.0);
-        }
-    }
-    Coo::new_checked(m, n, rows, cols, vals).unwrap().to_csr()
-}
 
 /// The structural invariants of any TEB conversion.
 fn assert_invariants<T: Scalar>(f: &Teb<T>, a: &Csr<T>) {
@@ -106,11 +64,7 @@ fn the_papers_example_gives_the_blocks_and_arrays_of_fig_15() {
     assert_eq!(extra("block_nnz_variance"), 0.0);
     assert_eq!(extra("blocks"), 4.0);
     assert_eq!(extra("paper_flops"), 24.0);
-
-    let x = [1.0, 10.0, 100.0, 1000.0, 1e4, 1e5, 1e6, 1e7];
-    let mut y = [f64::NAN; 8];
-    f.spmv_cpu(&x, &mut y);
-    assert_eq!(y, [81_000_200.0, 3.0, 90_006_000.0, 76.0, 2e6, 850_000.0, 60_000.0, 12_400_005.0]);
+    assert_paper_product(&f);
 }
 
 #[test]
@@ -188,18 +142,15 @@ fn every_block_count_is_correct() {
 
 #[test]
 fn edge_shapes() {
-    for (m, n) in [(0, 0), (0, 5), (5, 0), (1, 1), (70, 3)] {
-        let a = Csr::<f32>::zeros(m, n);
-        for kernel in [TebKernel::RowPerThread, TebKernel::LanesPerRow] {
-            let f = Teb::new(&a, kernel).unwrap();
-            if m <= 1 {
-                assert_eq!(f.blocks(), m);
+    for kernel in [TebKernel::RowPerThread, TebKernel::LanesPerRow] {
+        assert_empty_products(|a| {
+            let f = Teb::new(a, kernel).unwrap();
+            if a.nrows() <= 1 {
+                assert_eq!(f.blocks(), a.nrows());
             }
-            assert_invariants(&f, &a);
-            let mut y = vec![f32::NAN; m];
-            f.spmv_cpu(&vec![1.0; n], &mut y);
-            assert!(y.iter().all(|&v| v == 0.0));
-        }
+            assert_invariants(&f, a);
+            f
+        });
     }
     // One row.
     let a = Csr::new_checked(1, 3, vec![0, 2], vec![0, 2], vec![1.5, -2.0]).unwrap();
@@ -224,59 +175,14 @@ proptest! {
     }
 }
 
-/// Runs `f` on the GPU three times into NaN-poisoned outputs: all must pass the oracle and
-/// be bitwise equal.
-fn gpu_check<T: Scalar>(gpu: &Arc<Gpu>, f: &dyn SpmvFormat<T>, a: &Csr<T>) -> Result<bool> {
-    let x = test_vector::<T>(a.ncols());
-    let device = f.upload(gpu)?;
-    let x_dev = gpu.upload(&x)?;
-    let mut y_dev = gpu.alloc::<T>(a.nrows())?;
-    let oracle = Oracle::new(a, &x);
-    let mut first: Option<Vec<u64>> = None;
-    for _ in 0..3 {
-        gpu.fill(&mut y_dev, T::nan())?;
-        device.launch(gpu, &x_dev, &mut y_dev)?;
-        let y = gpu.download(&y_dev)?;
-        if !oracle.check(&y).passed() {
-            return Ok(false);
-        }
-        let bits: Vec<u64> = y.iter().map(|v| v.to_f64().to_bits()).collect();
-        if first.get_or_insert_with(|| bits.clone()) != &bits {
-            return Ok(false);
-        }
-    }
-    Ok(true)
-}
-
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_matches_the_oracle_for_many_block_counts_bitwise_reproducibly() {
-    let gpu = Gpu::detect().unwrap_or_else(|e| panic!("this test needs a CUDA device: {e}"));
-    let mut failures = Vec::new();
-    let matrices = [("paper", paper_matrix()), ("varied", varied(5003, 4000, 1)), ("tall", varied(40000, 500, 5))];
-    for (name, a) in &matrices {
-        let mut configs: Vec<Option<(usize, f64)>> = vec![None];
-        configs.extend([1, 2, 4, 7, 132, 1000].iter().filter(|&&b| b <= a.nrows()).map(|&b| Some((b, 1.0))));
-        for config in configs {
-            for kernel in [TebKernel::RowPerThread, TebKernel::LanesPerRow] {
-                let run = |prec: &str, ok: Result<bool>| {
-                    (!matches!(ok, Ok(true))).then(|| format!("{name}, {config:?}, {kernel:?}, {prec}: {ok:?}"))
-                };
-                let a32: Csr<f32> = a.cast();
-                let (f64_ok, f32_ok) = match config {
-                    None => (
-                        Teb::new(a, kernel).and_then(|f| gpu_check(&gpu, &f, a)),
-                        Teb::new(&a32, kernel).and_then(|f| gpu_check(&gpu, &f, &a32)),
-                    ),
-                    Some((b, k)) => (
-                        Teb::with_blocks(a, b, k, kernel).and_then(|f| gpu_check(&gpu, &f, a)),
-                        Teb::with_blocks(&a32, b, k, kernel).and_then(|f| gpu_check(&gpu, &f, &a32)),
-                    ),
-                };
-                failures.extend(run("f64", f64_ok));
-                failures.extend(run("f32", f32_ok));
-            }
+    assert_gpu_matches_oracle(|a| {
+        let mut specs = vec!["teb".to_string(), "teb-lanes".to_string()];
+        for b in [1, 2, 4, 7, 132, 1000].into_iter().filter(|&b| b <= a.nrows()) {
+            specs.extend([format!("teb:blocks={b},k=1"), format!("teb-lanes:blocks={b},k=1")]);
         }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+        specs
+    });
 }

@@ -1,1 +1,137 @@
 //! Shared test helpers of the formats (see mod.rs).
+//!
+//! The row family's (CSR, COO, ELL, HYB, JDS, SELL-C-σ, LightSpMV): the example matrix of
+//! their module docs and its product, matrices built from row lengths or drawn at random
+//! row by row, and the GPU check of a format spec against the oracle.
+
+use std::sync::Arc;
+
+use crate::error::Result;
+use crate::formats::{build, parse_spec, SpmvFormat};
+use crate::gpu::Gpu;
+use crate::reference::{test_vector, Oracle};
+use crate::{Coo, Csr, Scalar};
+
+/// The example matrix drawn in the module docs of JDS, SELL-C-σ and LightSpMV (5 x 4,
+/// 8 entries numbered 1..=8 in row order; row 1 is empty).
+pub(crate) fn example() -> Csr<f64> {
+    Csr::new_checked(
+        5,
+        4,
+        vec![0, 2, 2, 5, 6, 8],
+        vec![0, 2, 0, 1, 2, 1, 2, 3],
+        vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0],
+    )
+    .unwrap()
+}
+
+/// The first 4 rows and 3 columns of [`example`], drawn in the module docs of COO, ELL and
+/// HYB (6 entries).
+pub(crate) fn example_4x3() -> Csr<f64> {
+    Csr::new_checked(4, 3, vec![0, 2, 2, 5, 6], vec![0, 2, 0, 1, 2, 1], vec![1., 2., 3., 4., 5., 6.]).unwrap()
+}
+
+/// Checks `f`'s CPU product of `a` ([`example`] or [`example_4x3`]): x = [1, 10, 100, 1000]
+/// (cut to `a`'s columns) into a NaN-poisoned y gives [201, 0, 543, 60, 8700] (cut to its
+/// rows), each entry's digits naming the entries summed.
+#[track_caller]
+pub(crate) fn assert_example_product(f: &dyn SpmvFormat<f64>, a: &Csr<f64>) {
+    let x = &[1.0, 10.0, 100.0, 1000.0][..a.ncols()];
+    let mut y = vec![f64::NAN; a.nrows()];
+    f.spmv_cpu(x, &mut y);
+    assert_eq!(y, [201.0, 0.0, 543.0, 60.0, 8700.0][..a.nrows()]);
+}
+
+/// Whether `perm` holds each of `0..n` exactly once.
+pub(crate) fn is_permutation(perm: &[u32], n: usize) -> bool {
+    let mut sorted = perm.to_vec();
+    sorted.sort_unstable();
+    sorted.iter().copied().eq(0..n as u32)
+}
+
+/// Row `r` holds `lens[r]` entries, in columns `0..lens[r]`, with the values `value(r, c)`.
+pub(crate) fn rows_of_lengths(lens: &[usize], ncols: usize, value: impl Fn(usize, usize) -> f64) -> Csr<f64> {
+    let mut row_ptr = vec![0];
+    let (mut cols, mut vals) = (Vec::new(), Vec::new());
+    for (r, &k) in lens.iter().enumerate() {
+        for c in 0..k {
+            cols.push(c as u32);
+            vals.push(value(r, c));
+        }
+        row_ptr.push(cols.len());
+    }
+    Csr::new_checked(lens.len(), ncols, row_ptr, cols, vals).unwrap()
+}
+
+/// A deterministic pseudo-random source (a 64-bit linear congruential generator).
+pub(crate) struct Lcg(pub(crate) u64);
+
+impl Lcg {
+    /// The next number, in `0..k`.
+    pub(crate) fn below(&mut self, k: u64) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (self.0 >> 33) % k
+    }
+}
+
+/// `m` x `n` rows drawn from [`Lcg`]`(seed)`: row by row, its length from `row_len`, then
+/// each entry's column (uniform in `0..n`, repeats summed) and value (in [-1, 1), exact in
+/// f32).
+pub(crate) fn random_rows(m: usize, n: usize, seed: u64, mut row_len: impl FnMut(&mut Lcg) -> u64) -> Csr<f64> {
+    let mut rng = Lcg(seed);
+    let (mut rows, mut cols, mut vals) = (Vec::new(), Vec::new(), Vec::new());
+    for r in 0..m {
+        for _ in 0..row_len(&mut rng) {
+            rows.push(r as u32);
+            cols.push(rng.below(n as u64) as u32);
+            vals.push(rng.below(1 << 20) as f64 / (1 << 19) as f64 - 1.0);
+        }
+    }
+    Coo::new_checked(m, n, rows, cols, vals).unwrap().to_csr()
+}
+
+/// The GPU the test runs on (panics without one: GPU tests are `#[ignore]`d).
+pub(crate) fn gpu() -> Arc<Gpu> {
+    Gpu::detect().unwrap_or_else(|e| panic!("this test needs a CUDA device: {e}"))
+}
+
+/// The format `spec` built from `a` in precision `T` and uploaded to `gpu`, run `runs` times
+/// into NaN-poisoned outputs: whether every run passed the oracle, and whether every run
+/// gave the bits of the first.
+pub(crate) fn gpu_runs<T: Scalar>(gpu: &Arc<Gpu>, a: &Csr<f64>, spec: &str, runs: usize) -> Result<(bool, bool)> {
+    let a: Csr<T> = a.cast();
+    let x = test_vector::<T>(a.ncols());
+    let oracle = Oracle::new(&a, &x);
+    let device = build(&parse_spec(spec)?, &a)?.upload(gpu)?;
+    let x_dev = gpu.upload(&x)?;
+    let mut y_dev = gpu.alloc::<T>(a.nrows())?;
+    let (mut all_pass, mut identical, mut first) = (true, true, None::<Vec<u64>>);
+    for _ in 0..runs {
+        gpu.fill(&mut y_dev, T::nan())?;
+        device.spmv(&x_dev, &mut y_dev)?;
+        let y = gpu.download(&y_dev)?;
+        all_pass &= oracle.check(&y).passed();
+        let bits: Vec<u64> = y.iter().map(|v| v.to_f64().to_bits()).collect();
+        match &first {
+            None => first = Some(bits),
+            Some(f) => identical &= *f == bits,
+        }
+    }
+    Ok((all_pass, identical))
+}
+
+/// [`gpu_runs`] of every spec in `specs` on `a`, in f64 and in f32: one line for each that
+/// failed, erred or differed between runs.
+pub(crate) fn gpu_failures(gpu: &Arc<Gpu>, a: &Csr<f64>, specs: &[String], runs: usize) -> Vec<String> {
+    let mut failures = Vec::new();
+    for spec in specs {
+        for (precision, outcome) in
+            [("f64", gpu_runs::<f64>(gpu, a, spec, runs)), ("f32", gpu_runs::<f32>(gpu, a, spec, runs))]
+        {
+            if !matches!(outcome, Ok((true, true))) {
+                failures.push(format!("{spec}, {precision}: (oracle, identical) = {outcome:?}"));
+            }
+        }
+    }
+    failures
+}

@@ -148,14 +148,7 @@ fn adjacency(n: usize, edges: &[(u32, u32)], symmetric: bool) -> Csr<f64> {
     }
     drop(next);
     // Sort and deduplicate each row in place.
-    let mut rows: Vec<&mut [u32]> = Vec::with_capacity(n);
-    let mut rest = cols.as_mut_slice();
-    for r in 0..n {
-        let (head, tail) = rest.split_at_mut(row_ptr[r + 1] - row_ptr[r]);
-        rows.push(head);
-        rest = tail;
-    }
-    let lens: Vec<usize> = rows
+    let lens: Vec<usize> = crate::matrix::coo::split_rows_mut(&mut cols, &row_ptr)
         .into_par_iter()
         .with_min_len(1024)
         .map(|row| {

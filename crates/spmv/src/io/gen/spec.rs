@@ -330,25 +330,20 @@ impl<'a> Keys<'a> {
         ))
     }
 
+    /// `key` as a non-negative integer that fits `I` (u64, usize, u32).
+    fn int<I: TryFrom<u64>>(&mut self, key: &str) -> Result<Option<I>> {
+        let Some(v) = self.take(key) else { return Ok(None) };
+        let expected = if std::mem::size_of::<I>() < 8 { "a non-negative integer below 2^32" } else { "a non-negative integer" };
+        parse_u64(v).and_then(|x| I::try_from(x).ok()).map(Some).ok_or_else(|| self.bad(key, expected, v))
+    }
     fn u64(&mut self, key: &str) -> Result<Option<u64>> {
-        let Some(v) = self.take(key) else { return Ok(None) };
-        parse_u64(v).map(Some).ok_or_else(|| self.bad(key, "a non-negative integer", v))
+        self.int(key)
     }
-
     fn usize(&mut self, key: &str) -> Result<Option<usize>> {
-        let Some(v) = self.take(key) else { return Ok(None) };
-        parse_u64(v)
-            .and_then(|x| usize::try_from(x).ok())
-            .map(Some)
-            .ok_or_else(|| self.bad(key, "a non-negative integer", v))
+        self.int(key)
     }
-
     fn u32(&mut self, key: &str) -> Result<Option<u32>> {
-        let Some(v) = self.take(key) else { return Ok(None) };
-        parse_u64(v)
-            .and_then(|x| u32::try_from(x).ok())
-            .map(Some)
-            .ok_or_else(|| self.bad(key, "a non-negative integer below 2^32", v))
+        self.int(key)
     }
 
     fn f64(&mut self, key: &str) -> Result<Option<f64>> {

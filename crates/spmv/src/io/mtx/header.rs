@@ -178,67 +178,10 @@ fn parse_banner(line: &[u8]) -> Result<(MmFormat, MmField, MmSymmetry)> {
             format!("bad Matrix Market banner: expected '{BANNER}' (5 words), found '{}'", show(line)),
         ));
     }
-    match lower[1].as_str() {
-        "matrix" => {}
-        "vector" => {
-            return Err(Error::Unsupported("Matrix Market 'vector' objects are not supported, only 'matrix'".into()))
-        }
-        other => {
-            return Err(Error::parse(
-                1,
-                format!("bad Matrix Market banner: unknown object '{other}' (expected matrix)"),
-            ))
-        }
-    }
-    let format = match lower[2].as_str() {
-        "coordinate" => MmFormat::Coordinate,
-        "array" => MmFormat::Array,
-        other => {
-            return Err(Error::parse(
-                1,
-                format!("bad Matrix Market banner: unknown format '{other}' (expected coordinate or array)"),
-            ))
-        }
-    };
-    let field = match lower[3].as_str() {
-        "real" => MmField::Real,
-        "integer" => MmField::Integer,
-        "pattern" => MmField::Pattern,
-        "complex" => {
-            return Err(Error::Unsupported(
-                "Matrix Market field 'complex': complex matrices are not supported (real, integer and pattern are)"
-                    .into(),
-            ))
-        }
-        other => {
-            return Err(Error::parse(
-                1,
-                format!(
-                    "bad Matrix Market banner: unknown field '{other}' (expected real, integer, pattern or complex)"
-                ),
-            ))
-        }
-    };
-    let symmetry = match lower[4].as_str() {
-        "general" => MmSymmetry::General,
-        "symmetric" => MmSymmetry::Symmetric,
-        "skew-symmetric" => MmSymmetry::SkewSymmetric,
-        "hermitian" => {
-            return Err(Error::Unsupported(
-                "Matrix Market symmetry 'hermitian' is not supported (general, symmetric and skew-symmetric are)"
-                    .into(),
-            ))
-        }
-        other => {
-            return Err(Error::parse(
-                1,
-                format!(
-                    "bad Matrix Market banner: unknown symmetry '{other}' \
-                     (expected general, symmetric, skew-symmetric or hermitian)"
-                ),
-            ))
-        }
-    };
+    banner_word(&lower[1], "object", &[("matrix", ())], VECTOR, "matrix")?;
+    let format = banner_word(&lower[2], "format", FORMATS, &[], "coordinate or array")?;
+    let field = banner_word(&lower[3], "field", FIELDS, COMPLEX, "real, integer, pattern or complex")?;
+    let symmetry = banner_word(&lower[4], "symmetry", SYMMETRIES, HERMITIAN, "general, symmetric, skew-symmetric or hermitian")?;
     if field == MmField::Pattern && format == MmFormat::Array {
         return Err(Error::parse(1, "bad Matrix Market banner: an array matrix cannot be 'pattern'"));
     }
@@ -324,4 +267,28 @@ fn parse_size_line(
     let entries = usize::try_from(entries)
         .map_err(|_| Error::parse(line_no, format!("bad size line: {entries} entries do not fit in memory")))?;
     Ok((nrows as usize, ncols as usize, entries))
+}
+
+// The banner words read, and the ones recognised but not supported (with their message).
+const FORMATS: &[(&str, MmFormat)] = &[("coordinate", MmFormat::Coordinate), ("array", MmFormat::Array)];
+const FIELDS: &[(&str, MmField)] = &[("real", MmField::Real), ("integer", MmField::Integer), ("pattern", MmField::Pattern)];
+const SYMMETRIES: &[(&str, MmSymmetry)] =
+    &[("general", MmSymmetry::General), ("symmetric", MmSymmetry::Symmetric), ("skew-symmetric", MmSymmetry::SkewSymmetric)];
+const VECTOR: &[(&str, &str)] = &[("vector", "Matrix Market 'vector' objects are not supported, only 'matrix'")];
+const COMPLEX: &[(&str, &str)] =
+    &[("complex", "Matrix Market field 'complex': complex matrices are not supported (real, integer and pattern are)")];
+const HERMITIAN: &[(&str, &str)] =
+    &[("hermitian", "Matrix Market symmetry 'hermitian' is not supported (general, symmetric and skew-symmetric are)")];
+
+/// The value of banner word `word` (the `what`: object, format, field, symmetry) among
+/// `known`; a word in `unsupported` is [`Error::Unsupported`] with its message, any other a
+/// parse error of line 1 that lists the `expected` words.
+fn banner_word<V: Copy>(word: &str, what: &str, known: &[(&str, V)], unsupported: &[(&str, &str)], expected: &str) -> Result<V> {
+    if let Some((_, v)) = known.iter().find(|(w, _)| *w == word) {
+        return Ok(*v);
+    }
+    if let Some((_, message)) = unsupported.iter().find(|(w, _)| *w == word) {
+        return Err(Error::Unsupported(message.to_string()));
+    }
+    Err(Error::parse(1, format!("bad Matrix Market banner: unknown {what} '{word}' (expected {expected})")))
 }

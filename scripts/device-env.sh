@@ -1,0 +1,10 @@
+# Sourced by the device scripts (on the GPU machine, from the repository root): puts the
+# folders of NVRTC 13 and cuSPARSE 12 (CUDA toolkit or the image's Python wheels) on the
+# library path (libcuda comes with the driver), and sets $bundle and $out.
+bundle="${BUNDLE:-.device-bundle}"
+out="${OUT:-/tmp/spmv-out}"
+mkdir -p "$out"
+for lib in libnvrtc.so.13 libcusparse.so.12; do
+    dir=$(find /usr/local/cuda*/ /usr/lib /opt -name "$lib" -print -quit 2>/dev/null | xargs -r dirname)
+    [ -n "$dir" ] && export LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+done
