@@ -149,3 +149,12 @@ fn detection_without_cuda_is_an_error_not_a_panic() {
         Err(e) => assert!(matches!(e, Error::NoGpu(_)), "expected NoGpu, got {e}"),
     }
 }
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn out_of_memory_is_an_error_that_can_be_matched() {
+    let gpu = common::gpu();
+    let e = gpu.alloc::<u8>(1 << 50).unwrap_err(); // 1 PiB
+    assert!(e.is_out_of_memory(), "{e}");
+    assert!(e.to_string().contains("MiB"), "the message says how much was asked: {e}");
+}
