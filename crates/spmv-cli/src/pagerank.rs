@@ -294,7 +294,7 @@ fn run_one<T: Scalar>(
                 let device = host.upload(gpu)?;
                 gpu.synchronize()?;
                 report.upload_ms = Some(start.elapsed().as_secs_f64() * 1e3);
-                (0..args.runs.max(1)).map(|_| pagerank::pagerank_gpu(gpu, &device, t, settings)).collect()
+                (0..args.runs.max(1)).map(|_| pagerank::pagerank_gpu(&device, t, settings)).collect()
             }
             Backend::Cpu => (0..args.runs.max(1)).map(|_| pagerank::pagerank_host(&host, t, settings)).collect(),
         }

@@ -18,7 +18,7 @@
 //!
 //! **Choosing where it runs.** [`Backend::detect`] takes the first CUDA device and falls
 //! back to the CPU (saying why on stderr); [`Backend::gpu`] insists on a GPU (an
-//! [`Error::NoGpu`] otherwise) and [`Backend::Cpu`] runs every format's CPU algorithm. The
+//! [`Error::NoGpu`](crate::Error::NoGpu) otherwise) and [`Backend::Cpu`] runs every format's CPU algorithm. The
 //! same [`Operator`] API serves both. For vectors that already live on the device, use
 //! [`Operator::device_matrix`] and [`DeviceMatrix::apply`] with `CudaSlice`s.
 
@@ -51,7 +51,7 @@ impl Backend {
         }
     }
 
-    /// The first CUDA device, or [`Error::NoGpu`] saying why there is none.
+    /// The first CUDA device, or [`Error::NoGpu`](crate::Error::NoGpu) saying why there is none.
     pub fn gpu() -> Result<Backend> {
         Ok(Backend::Gpu(Gpu::detect()?))
     }
@@ -151,7 +151,7 @@ impl<T: Scalar> FormatHandle for Operator<T> {
 }
 
 impl<T: Scalar> Operator<T> {
-    /// `y = α·A·x + β·y`. Wrong lengths are an [`Error::Shape`]; β = 0 never reads `y`.
+    /// `y = α·A·x + β·y`. Wrong lengths are an [`Error::Shape`](crate::Error::Shape); β = 0 never reads `y`.
     pub fn apply(&self, alpha: T, x: &[T], beta: T, y: &mut [T]) -> Result<()> {
         match &self.place {
             Place::Cpu(host) => host.apply(alpha, x, beta, y),

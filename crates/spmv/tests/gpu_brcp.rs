@@ -92,8 +92,9 @@ fn runs<T: Scalar>(
             let device = format.upload(gpu)?;
             for _ in 0..RUNS / 2 {
                 gpu.fill(&mut y_dev, T::nan())?;
-                // The format's own launch (nrows > 0 for every matrix here; the lengths fit).
-                device.launch(gpu, &x_dev, &mut y_dev)?;
+                // SAFETY: the format's own launch: x and y have the matrix's lengths, nrows > 0
+                // (empty matrices are skipped), the GPU of the upload, one thread.
+                unsafe { device.launch(gpu, &x_dev, &mut y_dev) }?;
                 let y = gpu.download(&y_dev)?;
                 let check = oracle.check(&y);
                 if !check.passed() {

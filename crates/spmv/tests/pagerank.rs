@@ -84,7 +84,7 @@ fn on_gpu<T: Scalar>(gpu: &Arc<Gpu>, format: &str, t: &Transition, s: &Settings)
         Err(Error::Format { .. }) => return None,
         Err(e) => return Some(Err(e)),
     };
-    Some(host.upload(gpu).and_then(|d| pagerank_gpu(gpu, &d, t, s)))
+    Some(host.upload(gpu).and_then(|d| pagerank_gpu(&d, t, s)))
 }
 
 #[test]

@@ -16,15 +16,24 @@ use crate::matrix::Scalar;
 /// What a format implements on the device: the launches of `y = A·x`.
 ///
 /// [`DeviceMatrix`] calls these only with `x.len() == ncols`, `y.len() == nrows` and
-/// `nrows > 0`, and never from two threads at once; the launches go to `gpu`'s stream.
+/// `nrows > 0`, and never from two threads at once; the launches go to `gpu`'s stream (the
+/// GPU the format was uploaded to). Use the format through [`DeviceMatrix`]; the launches
+/// are `unsafe` because the kernels index `x` and `y` by the matrix's own sizes.
 pub trait DeviceFormat<T: Scalar>: Send {
     /// Launches `y = A·x` (asynchronous); every entry of `y` is written.
-    fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()>;
+    ///
+    /// # Safety
+    /// `x` has the matrix's `ncols` entries and `y` its `nrows`, `nrows > 0`, `gpu` is the
+    /// GPU the format was uploaded to, and no other launch of this value runs concurrently.
+    unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()>;
 
     /// Launches `y = α·A·x + β·y` in the format's own kernels, where it has them (reading
     /// `y` only when β ≠ 0). `None`: the handle computes `A·x` into a scratch vector with
     /// [`DeviceFormat::launch`] and combines it with `y` in one more pass.
-    fn launch_scaled(&self, _gpu: &Gpu, _alpha: T, _x: &CudaSlice<T>, _beta: T, _y: &mut CudaSlice<T>) -> Option<Result<()>> {
+    ///
+    /// # Safety
+    /// As for [`DeviceFormat::launch`].
+    unsafe fn launch_scaled(&self, _gpu: &Gpu, _alpha: T, _x: &CudaSlice<T>, _beta: T, _y: &mut CudaSlice<T>) -> Option<Result<()>> {
         None
     }
 
@@ -131,10 +140,13 @@ impl<T: Scalar> DeviceMatrix<T> {
         if alpha == T::ZERO {
             return self.epilogue(T::ZERO, None, beta, y);
         }
+        // SAFETY (the three launches below): x and y have the matrix's lengths (checked
+        // above, and the scratch vector is allocated with nrows entries), nrows > 0, `gpu` is
+        // the GPU of the upload, and the lock makes this the only product of this handle.
         if alpha == T::ONE && beta == T::ZERO {
-            return product.format.launch(gpu, x, y);
+            return unsafe { product.format.launch(gpu, x, y) };
         }
-        if let Some(done) = product.format.launch_scaled(gpu, alpha, x, beta, y) {
+        if let Some(done) = unsafe { product.format.launch_scaled(gpu, alpha, x, beta, y) } {
             return done;
         }
         let Product { format, scratch } = &mut *product;
@@ -142,7 +154,7 @@ impl<T: Scalar> DeviceMatrix<T> {
             Some(s) => s,
             None => scratch.insert(gpu.alloc::<T>(self.info.nrows)?),
         };
-        format.launch(gpu, x, scratch)?;
+        unsafe { format.launch(gpu, x, scratch) }?;
         self.epilogue(alpha, Some(scratch), beta, y)
     }
 

@@ -213,7 +213,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
         },
         FormatInfo {
             name: "sell-c-sigma",
-            description: "sliced ELL, C = 32 rows per slice, rows sorted by length within windows of σ rows (default: full sort)",
+            description: "sliced ELL, C rows per slice (default 32), rows sorted by length within windows of σ rows (default: full sort)",
             params: &[
                 Param { key: "c", default: "32", doc: "rows per slice (≥ 1; 32 makes a slice one warp)" },
                 Param { key: "sigma", default: "auto", doc: "rows per sorting window (≥ 1; auto: all rows, a full sort)" },
@@ -295,9 +295,8 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             kernels: &[amf_csr::KERNELS],
             deterministic: true,
             build: |a, s| {
-                let (ts, tl) = amf_csr::thresholds(a.nrows(), a.nnz());
-                let ts = s.auto_usize("ts", 1)?.unwrap_or(ts);
-                let tl = s.auto_usize("tl", 1)?.unwrap_or(tl);
+                let ts = s.auto_usize("ts", 1)?.unwrap_or(amf_csr::thresholds(a.nrows(), a.nnz()).0);
+                let tl = s.auto_usize("tl", 1)?.unwrap_or(amf_csr::sub_block_threshold(ts, a.nnz()));
                 Ok(Box::new(amf_csr::AmfCsr::with_thresholds(a, ts, tl)?))
             },
         },
@@ -311,7 +310,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
         },
         FormatInfo {
             name: "hdia",
-            description: "HDIA, hacks of 32 rows each stored DIA-style with its own diagonals, one thread per row",
+            description: "HDIA, hacks of hack_rows rows (default 32) each stored DIA-style with its own diagonals, one thread per row",
             params: &[Param { key: "hack_rows", default: "32", doc: "rows per hack (≥ 1)" }],
             kernels: &[hdia::KERNELS],
             deterministic: true,
@@ -349,7 +348,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
         },
         FormatInfo {
             name: "drm",
-            description: "DRM, 32-row DIA segments merged into balanced sub-blocks (Algorithm 1), one CUDA block per sub-block",
+            description: "DRM, DIA segments of segment_rows rows (default 32) merged into balanced sub-blocks (Algorithm 1), one CUDA block per sub-block",
             params: &[Param { key: "segment_rows", default: "32", doc: "rows per DIA segment (1..=1024)" }],
             kernels: &[drm::KERNELS],
             deterministic: true,

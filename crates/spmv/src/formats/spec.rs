@@ -6,7 +6,8 @@
 //! spec is validated before anything is built: an unknown key or a value of the wrong kind
 //! gives an error that names the format and its valid keys. [`FormatSpec`] prints the
 //! canonical spec, every key in registry order with its value (defaults included), so that
-//! a result records exactly what was run and `parse(spec.to_string())` gives it back.
+//! a result records exactly what was run and `formats::parse_spec(&spec.to_string())` gives
+//! it back.
 
 use std::fmt;
 
@@ -86,7 +87,7 @@ impl FormatSpec {
 
     /// `key` as an integer of at least `min`, or `None` for `auto`.
     pub fn auto_usize(&self, key: &str, min: usize) -> Result<Option<usize>> {
-        let v = self.value(key);
+        let v = self.value(key)?;
         if v == "auto" {
             return Ok(None);
         }
@@ -98,7 +99,7 @@ impl FormatSpec {
 
     /// `key` as a finite number of at least `min`.
     pub fn f64(&self, key: &str, min: f64) -> Result<f64> {
-        match self.value(key).parse::<f64>() {
+        match self.value(key)?.parse::<f64>() {
             Ok(x) if x.is_finite() && x >= min => Ok(x),
             _ => Err(self.bad(key, &format!("a number ≥ {min}"))),
         }
@@ -106,17 +107,17 @@ impl FormatSpec {
 
     /// `key` as one of `choices`.
     pub fn choice(&self, key: &str, choices: &[&'static str]) -> Result<&'static str> {
-        let v = self.value(key);
+        let v = self.value(key)?;
         choices.iter().copied().find(|c| *c == v).ok_or_else(|| self.bad(key, &format!("one of {}", choices.join(", "))))
     }
 
-    fn value(&self, key: &str) -> &str {
-        // Keys are the format's own registry params: a missing one is a bug in its builder.
-        self.get(key).unwrap_or_else(|| panic!("format {} has no parameter '{key}'", self.name))
+    fn value(&self, key: &str) -> Result<&str> {
+        self.get(key).ok_or_else(|| Error::Unsupported(format!("format {} has no parameter '{key}'", self.name)))
     }
 
     fn bad(&self, key: &str, expected: &str) -> Error {
-        Error::Unsupported(format!("format {}: parameter {key}={} must be {expected}", self.name, self.value(key)))
+        let value = self.get(key).unwrap_or("");
+        Error::Unsupported(format!("format {}: parameter {key}={value} must be {expected}", self.name))
     }
 }
 
@@ -193,5 +194,7 @@ mod tests {
         assert!(split(":c=3").is_err());
         let s = FormatSpec::resolve("x", &[Param { key: "r", default: "nan", doc: "" }], &[]).unwrap();
         assert!(s.f64("r", 1.0).is_err());
+        // A key the format does not have is an error, not a panic.
+        assert!(s.usize("nope", 1).unwrap_err().to_string().contains("no parameter 'nope'"));
     }
 }

@@ -21,8 +21,8 @@ __device__ __forceinline__ T load_ro(const T* p) {
 }
 
 // Writes a row's result: y = sum, or with SCALED y = alpha·sum + beta·y (y read only when
-// beta != 0, so a NaN-poisoned y is fine with beta = 0). Kernels instantiate both, so the
-// plain y = A·x path carries no extra argument or branch.
+// beta != 0, so a NaN-poisoned y is fine with beta = 0). A format with scaled kernels (CSR)
+// instantiates both, so its plain y = A·x path carries no extra argument or branch.
 template <typename T, bool SCALED>
 __device__ __forceinline__ void store_y(T* y, T sum, T alpha, T beta) {
     if (SCALED) {

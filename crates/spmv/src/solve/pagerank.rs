@@ -49,7 +49,6 @@
 //! make that count depend on rounding, so a second count also accepts a node whose exact rank
 //! equals, within a tie tolerance, the exact rank of the node that belongs there.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
@@ -59,7 +58,7 @@ use serde::Serialize;
 use super::{HostOperator, OracleOperator};
 use crate::error::{Error, Result};
 use crate::formats::DeviceMatrix;
-use crate::gpu::{Gpu, KernelModule};
+use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
 
 /// The CUDA kernels of the GPU iteration.
@@ -325,14 +324,10 @@ fn start<T: Scalar>(t: &Transition, settings: &Settings) -> Result<Option<(usize
     Ok((n > 0).then_some((n, factors)))
 }
 
-/// PageRank on the GPU with `gt` = the uploaded `Gᵀ` of `t` (any format). The whole
-/// iteration runs on the device; the host reads one scalar per check (see the module doc).
-pub fn pagerank_gpu<T: Scalar>(
-    gpu: &Arc<Gpu>,
-    gt: &DeviceMatrix<T>,
-    t: &Transition,
-    settings: &Settings,
-) -> Result<PageRank<T>> {
+/// PageRank on the GPU with `gt` = the uploaded `Gᵀ` of `t` (any format), on `gt`'s GPU. The
+/// whole iteration runs on the device; the host reads one scalar per check (see the module doc).
+pub fn pagerank_gpu<T: Scalar>(gt: &DeviceMatrix<T>, t: &Transition, settings: &Settings) -> Result<PageRank<T>> {
+    let gpu = &**gt.gpu();
     let Some((n, [alpha, teleport, inv_n])) = start::<T>(t, settings)? else {
         return Ok(PageRank::empty());
     };

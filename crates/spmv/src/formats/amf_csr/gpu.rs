@@ -31,7 +31,7 @@ impl<T: Scalar> DeviceAmfCsr<T> {
 }
 
 impl<T: Scalar> DeviceFormat<T> for DeviceAmfCsr<T> {
-    fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+    unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         // One CUDA block per sub-block; a matrix with rows has at least one, so the grid is
         // never empty.
         // SAFETY: the arguments match AMF_ARGS(T). Sub-block s < sub_blocks reads

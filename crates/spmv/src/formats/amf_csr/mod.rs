@@ -105,7 +105,12 @@ fn fold(sizes: impl ExactSizeIterator<Item = usize>, limit: usize) -> Vec<u32> {
 pub fn thresholds(rows: usize, nnz: usize) -> (usize, usize) {
     let mean = nnz.div_ceil(rows.max(1));
     let ts = (mean.div_ceil(32) * 32).max(32);
-    (ts, (8 * ts).max(nnz.div_ceil(TARGET_SUB_BLOCKS)))
+    (ts, sub_block_threshold(ts, nnz))
+}
+
+/// Tl for a given Ts (rule 2): `max(8·Ts, ⌈nnz / TARGET_SUB_BLOCKS⌉)`.
+pub fn sub_block_threshold(ts: usize, nnz: usize) -> usize {
+    (8 * ts).max(nnz.div_ceil(TARGET_SUB_BLOCKS))
 }
 
 impl<T: Scalar> AmfCsr<T> {

@@ -36,7 +36,7 @@ impl<T: Scalar> DeviceBrc<T> {
 }
 
 impl<T: Scalar> DeviceFormat<T> for DeviceBrc<T> {
-    fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+    unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         // The atomics add into y: zero it first, on the same stream (timed with it).
         gpu.fill(y, T::ZERO)?;
         if self.blocks == 0 {

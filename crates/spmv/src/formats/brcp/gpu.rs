@@ -81,7 +81,7 @@ impl<T: Scalar> DeviceBrcp<T> {
 }
 
 impl<T: Scalar> DeviceFormat<T> for DeviceBrcp<T> {
-    fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+    unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         // SAFETY: the arguments match brcp_<T>(u32, const u32*, const u32*, u32, const u32*,
         // const u32*, const u8*, const u32*, const T*, const T*, T*, T*, T*, u32, const u32*,
         // T*, u32*). CUDA blocks past tile_count only run the grid-stride loop over the

@@ -61,7 +61,7 @@ impl<T: Scalar> DeviceCoo<T> {
 }
 
 impl<T: Scalar> DeviceFormat<T> for DeviceCoo<T> {
-    fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+    unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         match self {
             DeviceCoo::Atomic(add) => {
                 // The atomics add into y: zero it first, on the same stream (timed with it).
@@ -74,7 +74,7 @@ impl<T: Scalar> DeviceFormat<T> for DeviceCoo<T> {
 }
 
 impl<T: Scalar> Segmented<T> {
-    fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+    unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         if self.chunks == 0 || self.zero_gaps == 0 {
             // No entries, or a run of empty rows too long for one thread: zero y first.
             gpu.fill(y, T::ZERO)?;

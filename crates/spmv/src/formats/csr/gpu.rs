@@ -42,7 +42,7 @@ impl<T: Scalar> DeviceCsr<T> {
 // columns < ncols = x.len() by the CSR invariants, rows < nrows = y.len() by the bound check
 // in the kernel; entries row_ptr[r]..row_ptr[r + 1] lie inside col_idx and values.
 impl<T: Scalar> DeviceFormat<T> for DeviceCsr<T> {
-    fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+    unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         // SAFETY: see above.
         unsafe {
             self.plain.launch(gpu, |a| {
@@ -50,7 +50,7 @@ impl<T: Scalar> DeviceFormat<T> for DeviceCsr<T> {
             })
         }
     }
-    fn launch_scaled(&self, gpu: &Gpu, alpha: T, x: &CudaSlice<T>, beta: T, y: &mut CudaSlice<T>) -> Option<Result<()>> {
+    unsafe fn launch_scaled(&self, gpu: &Gpu, alpha: T, x: &CudaSlice<T>, beta: T, y: &mut CudaSlice<T>) -> Option<Result<()>> {
         // SAFETY: see above.
         Some(unsafe {
             self.scaled.launch(gpu, |a| {

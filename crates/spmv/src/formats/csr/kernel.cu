@@ -1,6 +1,6 @@
 // CSR kernels. Device row offsets and column indices are 32-bit (checked on upload).
 // Each kernel comes plain (y = A·x) and with `_ab` (y = alpha·A·x + beta·y, see
-// store_scaled in common.cuh): the plain ones take no extra arguments or branches.
+// store_y in common.cuh): the plain ones take no extra arguments or branches.
 
 // CSR-scalar: one thread per row, serial loop over the row.
 template <typename T, bool SCALED>

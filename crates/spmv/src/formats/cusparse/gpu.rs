@@ -132,8 +132,8 @@ impl<T: Scalar> DeviceCusparse<T> {
                 Precision::F32 => sys::cudaDataType::CUDA_R_32F,
             },
             row_ptr: gpu.upload(&row_ptr)?,
-            col_idx: gpu.upload(&col_idx)?,
-            values: gpu.upload(a.values())?,
+            col_idx: gpu.upload_nonempty(&col_idx)?,
+            values: gpu.upload_nonempty(a.values())?,
         };
         // cuSPARSE rejects a zero dimension: such a matrix keeps no descriptors (y = 0).
         if a.nrows() > 0 && a.ncols() > 0 {
@@ -239,14 +239,14 @@ impl<T: Scalar> DeviceCusparse<T> {
 }
 
 impl<T: Scalar> DeviceFormat<T> for DeviceCusparse<T> {
-    fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+    unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         match &self.prepared {
             Some(p) => self.spmv(gpu, p, T::ONE, x, T::ZERO, y),
             None => gpu.fill(y, T::ZERO),
         }
     }
     /// cuSPARSE applies α and β itself; a matrix with a zero dimension leaves them to the layer.
-    fn launch_scaled(&self, gpu: &Gpu, alpha: T, x: &CudaSlice<T>, beta: T, y: &mut CudaSlice<T>) -> Option<Result<()>> {
+    unsafe fn launch_scaled(&self, gpu: &Gpu, alpha: T, x: &CudaSlice<T>, beta: T, y: &mut CudaSlice<T>) -> Option<Result<()>> {
         let p = self.prepared.as_ref()?;
         Some(self.spmv(gpu, p, alpha, x, beta, y))
     }

@@ -29,7 +29,7 @@ impl<T: Scalar> DeviceDia<T> {
 }
 
 impl<T: Scalar> DeviceFormat<T> for DeviceDia<T> {
-    fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+    unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         let (m, n) = diagonals::launch_dims(x, y);
         // SAFETY: the arguments match dia_<T>(u32, u32, u32, const int*, const T*, const T*, T*).
         // Threads stop at m = y.len(); data holds diagonals·m slots (at least one element, never

@@ -43,7 +43,7 @@ impl<T: Scalar> DeviceBrcsd1<T> {
 }
 
 impl<T: Scalar> DeviceFormat<T> for DeviceBrcsd1<T> {
-    fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+    unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         let (_, n) = diagonals::launch_dims(x, y);
         // SAFETY: the arguments match BRCSD1_ARGS(T). One CUDA block per piece (m > 0 gives at
         // least one), pieces at most blockDim rows: rows piece_row[p] + tid < piece_row[p+1]
@@ -87,7 +87,7 @@ impl<T: Scalar> DeviceBrcsd2<T> {
 }
 
 impl<T: Scalar> DeviceFormat<T> for DeviceBrcsd2<T> {
-    fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+    unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         let (m, n) = diagonals::launch_dims(x, y);
         // SAFETY: the arguments match BRCSD2_ARGS(T). Threads stop at m = y.len(); m > 0 gives
         // groups ≥ 1 and the search keeps lo < groups with group_block[lo] ≤ r / bh <

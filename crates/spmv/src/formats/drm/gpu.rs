@@ -64,7 +64,7 @@ impl<T: Scalar> DeviceDrm<T> {
 }
 
 impl<T: Scalar> DeviceFormat<T> for DeviceDrm<T> {
-    fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+    unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         let (m, n) = diagonals::launch_dims(x, y);
         for (first, config) in &self.launches {
             // SAFETY: the arguments match drm_<T>(u32, u32, u32, u32, const u32* x3, const int*,

@@ -32,7 +32,7 @@ impl<T: Scalar> DeviceEll<T> {
 
 /// Writes every `y[r]`: the sum of the row's ELL entries.
 impl<T: Scalar> DeviceFormat<T> for DeviceEll<T> {
-    fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+    unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         // SAFETY: the arguments match ell_<T>(u32 m, const u32*, const u32*, const T*, const
         // T*, T*); rows < m = y.len() by the bound check; slots t*m + r < m*K since
         // t < row_len[r] <= K; columns < ncols = x.len() (CSR invariants).

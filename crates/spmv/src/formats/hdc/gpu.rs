@@ -35,7 +35,7 @@ impl<T: Scalar> DeviceHdc<T> {
 }
 
 impl<T: Scalar> DeviceFormat<T> for DeviceHdc<T> {
-    fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+    unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         let (m, n) = diagonals::launch_dims(x, y);
         // SAFETY: the arguments match HDC_ARGS(T). Threads stop at m = y.len(); data holds
         // diagonals·m slots; row_ptr has m + 1 entries bounding col_idx and values, whose

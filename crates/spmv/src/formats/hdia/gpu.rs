@@ -31,7 +31,7 @@ impl<T: Scalar> DeviceHdia<T> {
 }
 
 impl<T: Scalar> DeviceFormat<T> for DeviceHdia<T> {
-    fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+    unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         let (m, n) = diagonals::launch_dims(x, y);
         // SAFETY: the arguments match hdia_<T>(u32, u32, u32, const u32*, const int*, const T*,
         // const T*, T*). Threads stop at m = y.len(); hack r / h < hacks, so hack_offsets

@@ -24,10 +24,11 @@ impl<T: Scalar> DeviceHyb<T> {
 }
 
 impl<T: Scalar> DeviceFormat<T> for DeviceHyb<T> {
-    fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+    unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         // The ELL kernel writes every y[r]; the atomics then add the rows' remaining entries
         // (summed per row within each warp first).
-        self.ell.launch(gpu, x, &mut *y)?;
+        // SAFETY: the caller's guarantees are the ELL part's (same matrix, same vectors).
+        unsafe { self.ell.launch(gpu, x, &mut *y) }?;
         self.coo.launch(gpu, x, y)
     }
 }

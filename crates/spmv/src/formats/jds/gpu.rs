@@ -29,7 +29,7 @@ impl<T: Scalar> DeviceJds<T> {
         Ok(DeviceJds {
             nrows,
             diagonals,
-            perm: gpu.upload(&a.perm)?,
+            perm: gpu.upload_nonempty(&a.perm)?,
             iter_ptr: gpu.upload(&a.iter_ptr)?,
             entries: DeviceEntries::upload(gpu, &a.col_idx, &a.values)?,
             kernel: Kernel::new(gpu, &KERNELS, &format!("jds_{}", T::SUFFIX), grid_for(a.nrows as u64, BLOCK)?)?,
@@ -38,7 +38,7 @@ impl<T: Scalar> DeviceJds<T> {
 }
 
 impl<T: Scalar> DeviceFormat<T> for DeviceJds<T> {
-    fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+    unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         // SAFETY: the arguments match JDS_ARGS(T). Threads stop at nrows; offsets stay below
         // iter_ptr[diagonals] = nnz = the length of col_idx and values; columns < ncols =
         // x.len() by the CSR invariants; perm is a permutation of 0..nrows = y.len().

@@ -55,7 +55,7 @@ impl<T: Scalar> DeviceLightSpmv<T> {
 }
 
 impl<T: Scalar> DeviceFormat<T> for DeviceLightSpmv<T> {
-    fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+    unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         let mut counter = self.row_counter.borrow_mut();
         // Zeroed on the stream, so it is 0 when this launch starts and no earlier launch can
         // still be using it (same stream: in order).

@@ -5,7 +5,7 @@
 use rayon::prelude::*;
 
 use super::Pbc;
-use crate::formats::teb::PermutedWriter;
+use crate::formats::row_writer::RowWriter;
 use crate::matrix::Scalar;
 
 /// Rows of a block accumulated together.
@@ -13,7 +13,7 @@ const GROUP: usize = 64;
 
 pub fn spmv<T: Scalar>(a: &Pbc<T>, x: &[T], y: &mut [T]) {
     let (cols, vals, perm) = (&a.col_idx, &a.values, &a.perm);
-    let out = PermutedWriter::new(y);
+    let out = RowWriter::new(y, a.perm.len());
     (0..a.blocks()).into_par_iter().for_each(|b| {
         let first = a.block_row_ptr[b] as usize;
         let h = a.block_row_ptr[b + 1] as usize - first;

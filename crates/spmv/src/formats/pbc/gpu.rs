@@ -33,7 +33,7 @@ impl<T: Scalar> DevicePbc<T> {
 }
 
 impl<T: Scalar> DeviceFormat<T> for DevicePbc<T> {
-    fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+    unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         // One CUDA block per PBC block; a matrix with rows has at least one, so the grid is
         // never empty.
         // SAFETY: the arguments match PBC_ARGS(T). Block b < blocks reads entries b and b + 1

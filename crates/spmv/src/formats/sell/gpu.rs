@@ -29,9 +29,9 @@ impl<T: Scalar> DeviceSell<T> {
         Ok(DeviceSell {
             nrows,
             c,
-            perm: gpu.upload(&a.perm)?,
+            perm: gpu.upload_nonempty(&a.perm)?,
             slice_ptr: gpu.upload(&a.slice_ptr)?,
-            slice_width: gpu.upload(&a.slice_width)?,
+            slice_width: gpu.upload_nonempty(&a.slice_width)?,
             entries: DeviceEntries::upload(gpu, &a.col_idx, &a.values)?,
             kernel: Kernel::new(gpu, &KERNELS, &format!("sell_{}", T::SUFFIX), grid_for(a.nrows as u64, BLOCK)?)?,
         })
@@ -39,7 +39,7 @@ impl<T: Scalar> DeviceSell<T> {
 }
 
 impl<T: Scalar> DeviceFormat<T> for DeviceSell<T> {
-    fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+    unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         // SAFETY: the arguments match SELL_ARGS(T). Threads stop at nrows; slice s of thread
         // i < nrows is < slices; its slots lie in slice_ptr[s]..slice_ptr[s+1] ≤ the length of
         // col_idx and values; every column (padding included) is < ncols = x.len(); perm is

@@ -49,7 +49,7 @@ impl<T: Scalar> DeviceTeb<T> {
 }
 
 impl<T: Scalar> DeviceFormat<T> for DeviceTeb<T> {
-    fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+    unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         // One thread block per TEB block; a matrix with rows has at least one, so the grid
         // is never empty.
         // SAFETY: the arguments match TEB_ARGS(T), preceded for teb_lanes by the block and

@@ -92,7 +92,6 @@ use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
-pub(crate) use cpu::PermutedWriter;
 pub(crate) use gpu::block_grid;
 use partition::{merge_blocks, Choice, SortedLengths};
 
