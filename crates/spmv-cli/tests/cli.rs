@@ -84,6 +84,8 @@ fn bench_runs_checks_and_writes_json() {
     let results = report["results"].as_array().unwrap();
     assert_eq!(results.len(), expected);
     assert!(results.iter().all(|r| r["status"] == "ok" && r["median_ms"].as_f64().unwrap() > 0.0));
+    assert!(results.iter().all(|r| r["back_to_back_ms"].as_f64().unwrap() > 0.0));
+    assert_eq!(report["schema_version"], 2);
     assert!(report["machine"]["copy_gbs"].as_f64().unwrap() > 0.0);
 }
 

@@ -158,3 +158,16 @@ fn out_of_memory_is_an_error_that_can_be_matched() {
     assert!(e.is_out_of_memory(), "{e}");
     assert!(e.to_string().contains("MiB"), "the message says how much was asked: {e}");
 }
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn back_to_back_timing_gives_one_mean_per_round() {
+    let gpu = common::gpu();
+    let a = common::edge_cases().into_iter().find(|(n, _)| n.starts_with("varied")).unwrap().1;
+    let device = registry::<f64>()[1].build(&a).unwrap().upload(&gpu).unwrap();
+    let x = gpu.upload(&test_vector::<f64>(a.ncols())).unwrap();
+    let mut y = gpu.alloc::<f64>(a.nrows()).unwrap();
+    let means = gpu.time_back_to_back(3, 50, || device.spmv(&x, &mut y)).unwrap();
+    assert_eq!(means.len(), 3);
+    assert!(means.iter().all(|&t| t > 0.0 && t < 100.0), "{means:?}");
+}

@@ -22,7 +22,7 @@ pub struct Report {
 impl Report {
     pub fn new(machine: Machine, settings: &Settings) -> Self {
         Report {
-            schema_version: 1,
+            schema_version: 2,
             spmv_version: env!("CARGO_PKG_VERSION").to_string(),
             machine,
             warmup: settings.warmup,
@@ -53,8 +53,8 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "{:<34} {:<14} {:>4} {:>9} {:>10} {:>9} {:>9} {:>10} {:>10} {:>8} {:>7} {:>6} {:>3} {:>9}  status",
-            "matrix", "format", "prec", "rows", "nnz", "conv ms", "MB", "median us", "min us", "GFLOPS", "GB/s", "%roof", "L2", "rel err"
+            "{:<34} {:<14} {:>4} {:>9} {:>10} {:>9} {:>9} {:>10} {:>10} {:>10} {:>8} {:>7} {:>6} {:>3} {:>9}  status",
+            "matrix", "format", "prec", "rows", "nnz", "conv ms", "MB", "median us", "min us", "b2b us", "GFLOPS", "GB/s", "%roof", "L2", "rel err"
         );
         for m in &self.results {
             let name = if m.matrix.len() > 34 { format!("{}…", &m.matrix[..33]) } else { m.matrix.clone() };
@@ -65,7 +65,7 @@ impl Report {
             };
             let _ = writeln!(
                 s,
-                "{:<34} {:<14} {:>4} {:>9} {:>10} {:>9.2} {:>9.2} {:>10.2} {:>10.2} {:>8.1} {:>7.0} {:>5.0}% {:>3} {:>9.1e}  {}",
+                "{:<34} {:<14} {:>4} {:>9} {:>10} {:>9.2} {:>9.2} {:>10.2} {:>10.2} {:>10.2} {:>8.1} {:>7.0} {:>5.0}% {:>3} {:>9.1e}  {}",
                 name,
                 m.format,
                 m.precision.name(),
@@ -75,6 +75,7 @@ impl Report {
                 m.format_bytes as f64 / 1e6,
                 m.median_ms * 1e3,
                 m.min_ms * 1e3,
+                m.back_to_back_ms * 1e3,
                 m.gflops,
                 m.effective_gbs,
                 m.roofline_fraction * 100.0,

@@ -200,6 +200,32 @@ impl Gpu {
         events.chunks(2).map(|p| Ok(p[0].elapsed_ms(&p[1])? as f64)).collect()
     }
 
+    /// Back-to-back timing: `rounds` times, `launches` launches queued one after another
+    /// between one pair of CUDA events (what an iterative solver sees, and how other SpMV
+    /// codes' drivers time); returns each round's mean time per launch in milliseconds.
+    /// Call after [`Gpu::time`] or another warm-up.
+    pub fn time_back_to_back(
+        &self,
+        rounds: usize,
+        launches: usize,
+        mut launch: impl FnMut() -> Result<()>,
+    ) -> Result<Vec<f64>> {
+        let flags = Some(driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let launches = launches.max(1);
+        let mut means = Vec::with_capacity(rounds);
+        for _ in 0..rounds {
+            let (start, end) = (self.ctx.new_event(flags)?, self.ctx.new_event(flags)?);
+            start.record(&self.stream)?;
+            for _ in 0..launches {
+                launch()?;
+            }
+            end.record(&self.stream)?;
+            end.synchronize()?;
+            means.push(start.elapsed_ms(&end)? as f64 / launches as f64);
+        }
+        Ok(means)
+    }
+
     fn alloc_error(&self, bytes: usize, e: driver::DriverError) -> Error {
         let free = self.ctx.mem_get_info().map(|(free, _)| free).unwrap_or(0);
         Error::Cuda {
