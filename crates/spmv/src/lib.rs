@@ -8,11 +8,11 @@
 //!   it in any format on the GPU (or the CPU), multiply: `y = α·A·x + β·y`.
 //! - [`matrix`]: [`Csr`], [`Coo`], the [`Scalar`] element types.
 //! - [`io`]: Matrix Market reading and writing, matrix generators.
-//! - [`reference`]: the oracle every result is checked against.
+//! - [`reference`](mod@reference): the oracle every result is checked against.
 //! - [`formats`]: the registry of storage formats with their parameters, and the two handles
 //!   every format is used through: [`HostMatrix`] (CPU) and [`DeviceMatrix`] (GPU).
 //! - [`gpu`]: CUDA runtime (device detection, NVRTC kernel cache, timing, cuSPARSE).
-//! - [`bench`]: the measurements behind `spmv bench`.
+//! - [`bench`](mod@bench): the measurements behind `spmv bench`.
 //! - [`solve`]: solvers on top of any format (PageRank).
 
 mod api;

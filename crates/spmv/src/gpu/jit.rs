@@ -9,7 +9,7 @@ use cudarc::nvrtc::{self, CompileOptions, Ptx};
 
 use crate::error::{Error, Result};
 
-/// Source of [`common.cuh`], prepended to every module.
+/// Source of `common.cuh`, prepended to every module.
 pub const COMMON_HEADER: &str = include_str!("common.cuh");
 
 /// One CUDA C translation unit: a name (the cache key), its source, and the headers of

@@ -29,7 +29,7 @@ pub const KERNEL_MODULES: &[KernelModule] = &[pagerank::KERNELS];
 /// `y = A·x` on the host.
 pub trait HostOperator<T> {
     /// `x` has `ncols` entries, `y` has `nrows`; every entry of `y` is written. Wrong
-    /// lengths are an [`Error::Shape`](crate::Error::Shape) where the operator knows its shape.
+    /// lengths are an [`Error::Shape`] where the operator knows its shape.
     fn apply(&self, x: &[T], y: &mut [T]) -> Result<()>;
 }
 

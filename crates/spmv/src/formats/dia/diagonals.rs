@@ -6,7 +6,7 @@
 //!
 //! Conventions of the whole family: a diagonal is named by its offset `d = col − row` (0 the
 //! main diagonal, `d > 0` above it), held as `i32`, so both dimensions must stay below 2^31
-//! ([`check_shape`]). A *DIA-style block* of `h` rows and diagonals `offsets[0..k]` (sorted
+//! (`check_shape`). A *DIA-style block* of `h` rows and diagonals `offsets[0..k]` (sorted
 //! ascending) stores the entry of its local row `l` on diagonal `i` at `i·stride + l`
 //! (`stride ≥ h`), and an explicit zero where the diagonal has no entry in that row.
 

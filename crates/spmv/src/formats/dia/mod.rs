@@ -34,7 +34,7 @@
 //! rows in parallel.
 //!
 //! **Limits.** Offsets are 32-bit signed (rows and columns below 2^31), slot offsets 64-bit.
-//! Before allocating, the conversion refuses ([`Error::Format`](crate::Error::Format), naming
+//! Before allocating, the conversion refuses ([`Error::Format`], naming
 //! the padded zeros, the ratio and the limit) any matrix whose S·m slots exceed
 //! `max_padding` × nnz (unless at most [`PADDING_FLOOR_SLOTS`] = 2^20 slots) or whose values
 //! would exceed [`MAX_STORED_BYTES`] = 16 GiB. `max_padding` is the registry's parameter of
