@@ -15,6 +15,7 @@ pub mod brcp;
 pub mod coo;
 pub mod csr;
 pub mod cusparse;
+pub mod dasp;
 pub mod dia;
 pub mod dia_adaptive;
 mod device;
