@@ -8,21 +8,14 @@ use super::{Dasp, BLOCK_ROWS, LONG_GROUP, TILE};
 use crate::formats::row_writer::RowWriter;
 use crate::matrix::Scalar;
 
-fn dot<T: Scalar>(val: &[T], cid: &[u32], x: &[T]) -> T {
-    val.iter().zip(cid).fold(T::ZERO, |s, (&v, &c)| s + v * x[c as usize])
-}
-
 pub fn spmv<T: Scalar>(a: &Dasp<T>, x: &[T], y: &mut [T]) {
     let out = RowWriter::new(y, a.nrows());
     // SAFETY (every write below): each row of the matrix is in exactly one class and, in it,
     // in exactly one place (the conversion's classification), so each element of y — which
     // has nrows elements, checked by RowWriter::new — is written once, by one task.
     a.long_rows.par_iter().enumerate().for_each(|(i, &r)| {
-        let (lo, hi) = (a.long_group_ptr[i] as usize * LONG_GROUP, a.long_group_ptr[i + 1] as usize * LONG_GROUP);
-        let sum = a.long_val[lo..hi]
-            .chunks(LONG_GROUP)
-            .zip(a.long_cid[lo..hi].chunks(LONG_GROUP))
-            .fold(T::ZERO, |s, (v, c)| s + dot(v, c, x));
+        let groups = a.long_group_ptr[i] as usize..a.long_group_ptr[i + 1] as usize;
+        let sum = groups.fold(T::ZERO, |s, g| s + a.long.dot(g * LONG_GROUP..(g + 1) * LONG_GROUP, x));
         unsafe { out.write(r as usize, sum) };
     });
     a.medium_rows.par_chunks(BLOCK_ROWS).enumerate().for_each(|(b, rows)| {
@@ -30,17 +23,15 @@ pub fn spmv<T: Scalar>(a: &Dasp<T>, x: &[T], y: &mut [T]) {
         for (i, &r) in rows.iter().enumerate() {
             let mut sum = T::ZERO;
             for t in tiles.clone() {
-                let piece = t * TILE + 4 * i..t * TILE + 4 * i + 4;
-                sum += dot(&a.reg_val[piece.clone()], &a.reg_cid[piece], x);
+                sum += a.regular.dot(t * TILE + 4 * i..t * TILE + 4 * i + 4, x);
             }
             let m = b * BLOCK_ROWS + i;
-            let rest = a.irreg_ptr[m] as usize..a.irreg_ptr[m + 1] as usize;
-            sum += dot(&a.irreg_val[rest.clone()], &a.irreg_cid[rest], x);
+            sum += a.irregular.dot(a.irreg_ptr[m] as usize..a.irreg_ptr[m + 1] as usize, x);
             unsafe { out.write(r as usize, sum) };
         }
     });
     let s = &a.short;
-    let piece = |k: usize, width: usize, at: usize| dot(&s.val[k + at..k + at + width], &s.cid[k + at..k + at + width], x);
+    let piece = |k: usize, width: usize, at: usize| s.slots.dot(k + at..k + at + width, x);
     let (n13, n4, n22) = (s.rows_13.len(), s.rows_4.len(), s.rows_22.len());
     s.rows_13.par_iter().enumerate().for_each(|(p, &[r1, r3])| {
         unsafe { out.write(r1 as usize, piece(4 * p, 1, 0)) };

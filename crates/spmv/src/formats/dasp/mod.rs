@@ -53,6 +53,35 @@ pub const TILE: usize = 32;
 /// A tile with at least this share of real entries is regular (MMA).
 pub const REGULAR_FILL: f64 = 0.75;
 
+/// Stored slots: a value and its column each; padding is value 0 at column 0.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Slots<T> {
+    pub val: Vec<T>,
+    pub cid: Vec<u32>,
+}
+
+impl<T: Scalar> Slots<T> {
+    /// `n` padding slots.
+    fn zeros(n: usize) -> Self {
+        Slots { val: vec![T::ZERO; n], cid: vec![0; n] }
+    }
+    pub fn len(&self) -> usize {
+        self.val.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.val.is_empty()
+    }
+    /// Appends a row's entries, padded to `width` slots.
+    fn push_padded(&mut self, cols: &[u32], vals: &[T], width: usize) {
+        self.val.extend(vals.iter().copied().chain(std::iter::repeat(T::ZERO)).take(width.max(vals.len())));
+        self.cid.extend(cols.iter().copied().chain(std::iter::repeat(0)).take(width.max(cols.len())));
+    }
+    /// Σ val·x[cid] over the slots `range`.
+    pub fn dot(&self, range: std::ops::Range<usize>, x: &[T]) -> T {
+        self.val[range.clone()].iter().zip(&self.cid[range]).fold(T::ZERO, |s, (&v, &c)| s + v * x[c as usize])
+    }
+}
+
 /// The short rows, packed (see the module doc); pieces are stored in the group order
 /// 1&3, 4, 2&2, then the single entries of group 1.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -65,9 +94,8 @@ pub struct ShortRows<T> {
     pub rows_22: Vec<[u32; 2]>,
     /// Leftover rows of length 1.
     pub rows_1: Vec<u32>,
-    /// 4 slots per piece, then one per group-1 row; padding is value 0, column 0.
-    pub val: Vec<T>,
-    pub cid: Vec<u32>,
+    /// 4 slots per piece, then one per group-1 row.
+    pub slots: Slots<T>,
 }
 
 /// A matrix in the DASP layout.
@@ -77,19 +105,16 @@ pub struct Dasp<T> {
     /// Long rows (original ids), their first group (`len + 1` entries) and the groups.
     pub long_rows: Vec<u32>,
     pub long_group_ptr: Vec<u32>,
-    pub long_val: Vec<T>,
-    pub long_cid: Vec<u32>,
+    pub long: Slots<T>,
     /// Medium rows sorted by length, longest first (original ids).
     pub medium_rows: Vec<u32>,
     /// Per row-block, its first regular tile (`blocks + 1` entries).
     pub block_tile_ptr: Vec<u32>,
     /// Regular tiles, 32 slots each, row-major within the tile.
-    pub reg_val: Vec<T>,
-    pub reg_cid: Vec<u32>,
+    pub regular: Slots<T>,
     /// Per medium row (sorted order), its first irregular entry (`medium + 1` entries).
     pub irreg_ptr: Vec<u32>,
-    pub irreg_val: Vec<T>,
-    pub irreg_cid: Vec<u32>,
+    pub irregular: Slots<T>,
     pub short: ShortRows<T>,
     pub empty_rows: Vec<u32>,
     nnz: usize,
@@ -122,7 +147,7 @@ impl<T: Scalar> Dasp<T> {
                 _ => medium_rows.push(r as u32),
             }
         }
-        let (long_group_ptr, long_val, long_cid) = long_groups(a, &long_rows);
+        let (long_group_ptr, long) = long_groups(a, &long_rows);
         medium_rows.sort_by_key(|&r| std::cmp::Reverse(len(r as usize))); // stable
         let medium = medium_blocks(a, &medium_rows);
         let dasp = Dasp {
@@ -130,15 +155,12 @@ impl<T: Scalar> Dasp<T> {
             max_len,
             long_rows,
             long_group_ptr,
-            long_val,
-            long_cid,
+            long,
             medium_rows,
             block_tile_ptr: medium.block_tile_ptr,
-            reg_val: medium.reg_val,
-            reg_cid: medium.reg_cid,
+            regular: medium.regular,
             irreg_ptr: medium.irreg_ptr,
-            irreg_val: medium.irreg_val,
-            irreg_cid: medium.irreg_cid,
+            irregular: medium.irregular,
             short: short_pieces(a, by_len),
             empty_rows,
             nnz: a.nnz(),
@@ -159,7 +181,7 @@ impl<T: Scalar> Dasp<T> {
     }
     /// Stored slots of every part, padding included.
     pub fn stored(&self) -> usize {
-        self.long_val.len() + self.reg_val.len() + self.irreg_val.len() + self.short.val.len()
+        self.long.len() + self.regular.len() + self.irregular.len() + self.short.slots.len()
     }
     /// Bytes of the arrays the kernels will read.
     pub fn device_bytes(&self) -> usize {
@@ -182,8 +204,8 @@ impl<T: Scalar> Dasp<T> {
             ("medium_rows", self.medium_rows.len() as f64),
             ("short_rows", (2 * (s.rows_13.len() + s.rows_22.len()) + s.rows_4.len() + s.rows_1.len()) as f64),
             ("empty_rows", self.empty_rows.len() as f64),
-            ("regular_tiles", (self.reg_val.len() / TILE) as f64),
-            ("irregular_entries", self.irreg_val.len() as f64),
+            ("regular_tiles", (self.regular.len() / TILE) as f64),
+            ("irregular_entries", self.irregular.len() as f64),
         ])
     }
 
@@ -193,31 +215,24 @@ impl<T: Scalar> Dasp<T> {
     }
 }
 
-/// Long rows cut into zero-padded groups of [`LONG_GROUP`] entries.
-fn long_groups<T: Scalar>(a: &Csr<T>, rows: &[u32]) -> (Vec<u32>, Vec<T>, Vec<u32>) {
+/// Long rows cut into zero-padded groups of [`LONG_GROUP`] entries: group pointers, slots.
+fn long_groups<T: Scalar>(a: &Csr<T>, rows: &[u32]) -> (Vec<u32>, Slots<T>) {
     let mut ptr = vec![0u32];
+    let mut slots = Slots::default();
     for &r in rows {
-        let groups = a.row_len(r as usize).div_ceil(LONG_GROUP) as u32;
-        ptr.push(ptr.last().unwrap() + groups);
-    }
-    let slots = *ptr.last().unwrap() as usize * LONG_GROUP;
-    let (mut val, mut cid) = (vec![T::ZERO; slots], vec![0u32; slots]);
-    for (i, &r) in rows.iter().enumerate() {
         let (c, v) = a.row(r as usize);
-        let base = ptr[i] as usize * LONG_GROUP;
-        val[base..base + v.len()].copy_from_slice(v);
-        cid[base..base + c.len()].copy_from_slice(c);
+        let groups = v.len().div_ceil(LONG_GROUP);
+        slots.push_padded(c, v, groups * LONG_GROUP);
+        ptr.push(ptr.last().unwrap() + groups as u32);
     }
-    (ptr, val, cid)
+    (ptr, slots)
 }
 
 struct Medium<T> {
     block_tile_ptr: Vec<u32>,
-    reg_val: Vec<T>,
-    reg_cid: Vec<u32>,
+    regular: Slots<T>,
     irreg_ptr: Vec<u32>,
-    irreg_val: Vec<T>,
-    irreg_cid: Vec<u32>,
+    irregular: Slots<T>,
 }
 
 /// Regular tiles of a row-block of `lens` (sorted, longest first): the longest prefix of
@@ -242,26 +257,24 @@ fn medium_blocks<T: Scalar>(a: &Csr<T>, rows: &[u32]) -> Medium<T> {
     for &t in &tiles {
         block_tile_ptr.push(block_tile_ptr.last().unwrap() + t as u32);
     }
-    let slots = *block_tile_ptr.last().unwrap() as usize * TILE;
-    let (mut reg_val, mut reg_cid) = (vec![T::ZERO; slots], vec![0u32; slots]);
+    let mut regular = Slots::zeros(*block_tile_ptr.last().unwrap() as usize * TILE);
     let mut irreg_ptr = vec![0u32];
-    let (mut irreg_val, mut irreg_cid) = (Vec::new(), Vec::new());
+    let mut irregular = Slots::default();
     for (b, block) in blocks.iter().enumerate() {
         let first_tile = block_tile_ptr[b] as usize;
         for (i, &r) in block.iter().enumerate() {
             let (c, v) = a.row(r as usize);
-            let regular = (4 * tiles[b]).min(v.len());
-            for k in 0..regular {
+            let in_tiles = (4 * tiles[b]).min(v.len());
+            for k in 0..in_tiles {
                 let slot = (first_tile + k / 4) * TILE + 4 * i + k % 4;
-                reg_val[slot] = v[k];
-                reg_cid[slot] = c[k];
+                regular.val[slot] = v[k];
+                regular.cid[slot] = c[k];
             }
-            irreg_val.extend_from_slice(&v[regular..]);
-            irreg_cid.extend_from_slice(&c[regular..]);
-            irreg_ptr.push(irreg_val.len() as u32);
+            irregular.push_padded(&c[in_tiles..], &v[in_tiles..], 0);
+            irreg_ptr.push(irregular.len() as u32);
         }
     }
-    Medium { block_tile_ptr, reg_val, reg_cid, irreg_ptr, irreg_val, irreg_cid }
+    Medium { block_tile_ptr, regular, irreg_ptr, irregular }
 }
 
 /// Short rows (`by_len[l]`: the rows of length l) packed into pieces of 4 (module doc).
@@ -282,10 +295,7 @@ fn short_pieces<T: Scalar>(a: &Csr<T>, by_len: [Vec<u32>; 5]) -> ShortRows<T> {
     }
     let push_row = |s: &mut ShortRows<T>, r: u32, width: usize| {
         let (c, v) = a.row(r as usize);
-        s.val.extend_from_slice(v);
-        s.cid.extend_from_slice(c);
-        s.val.extend(std::iter::repeat_n(T::ZERO, width - v.len()));
-        s.cid.extend(std::iter::repeat_n(0, width - c.len()));
+        s.slots.push_padded(c, v, width);
     };
     for [p, q] in s.rows_13.clone() {
         push_row(&mut s, p, 1);

@@ -40,25 +40,25 @@ fn worked_example_gives_the_documented_layout() {
     let d = Dasp::with_max_len(&a, 8).unwrap();
     // Long: row 0, one group of 64 with 20 real entries.
     assert_eq!((d.long_rows.as_slice(), d.long_group_ptr.as_slice()), (&[0][..], &[0, 1][..]));
-    assert_eq!(d.long_val.len(), LONG_GROUP);
-    assert_eq!(&d.long_val[..20], a.row(0).1);
-    assert!(d.long_val[20..].iter().all(|&v| v == 0.0) && d.long_cid[20..].iter().all(|&c| c == 0));
+    assert_eq!(d.long.len(), LONG_GROUP);
+    assert_eq!(&d.long.val[..20], a.row(0).1);
+    assert!(d.long.val[20..].iter().all(|&v| v == 0.0) && d.long.cid[20..].iter().all(|&c| c == 0));
     // Medium: rows 2..=9, one block, tile 0 regular (32 real), positions 4-5 irregular.
     assert_eq!(d.medium_rows, (2..10).collect::<Vec<u32>>());
     assert_eq!(d.block_tile_ptr, [0, 1]);
-    assert_eq!(d.reg_val.len(), TILE);
+    assert_eq!(d.regular.len(), TILE);
     for i in 0..8 {
-        assert_eq!(&d.reg_val[4 * i..4 * i + 4], &a.row(2 + i).1[..4], "row {}", 2 + i);
+        assert_eq!(&d.regular.val[4 * i..4 * i + 4], &a.row(2 + i).1[..4], "row {}", 2 + i);
     }
     assert_eq!(d.irreg_ptr, (0..=8).map(|i| 2 * i).collect::<Vec<u32>>());
-    assert_eq!(&d.irreg_val[..2], &a.row(2).1[4..]);
+    assert_eq!(&d.irregular.val[..2], &a.row(2).1[4..]);
     // Short: 1&3 (10, 11), 2&2 (12, 13), group 4 (14); no leftovers.
     assert_eq!(d.short.rows_13, [[10, 11]]);
     assert_eq!(d.short.rows_22, [[12, 13]]);
     assert_eq!(d.short.rows_4, [14]);
     assert!(d.short.rows_1.is_empty());
-    assert_eq!(d.short.val.len(), 12);
-    assert_eq!(&d.short.val[..4], &[a.row(10).1, a.row(11).1].concat()[..]);
+    assert_eq!(d.short.slots.len(), 12);
+    assert_eq!(&d.short.slots.val[..4], &[a.row(10).1, a.row(11).1].concat()[..]);
     assert_eq!(d.empty_rows, [1]);
     assert!(matches_oracle(&d, &a));
     let s = d.stats();
