@@ -16,16 +16,9 @@ pub fn backend(cpu: bool) -> Backend {
         eprintln!("running on the CPU (--cpu)");
         return Backend::Cpu;
     }
-    match Backend::gpu() {
-        Ok(gpu) => {
-            eprintln!("running on the {}", gpu.describe());
-            gpu
-        }
-        Err(e) => {
-            eprintln!("{e}; running on the CPU instead");
-            Backend::Cpu
-        }
-    }
+    let backend = Backend::detect(); // says why on stderr when it falls back to the CPU
+    eprintln!("running on the {}", backend.describe());
+    backend
 }
 
 /// The specs of a `--formats` list (`all`, names, `name:key=value,...`). With

@@ -164,7 +164,7 @@ impl<T: Scalar> Operator<T> {
                 }
                 if x.is_empty() {
                     // A·x = 0 for a matrix without columns: y = β·y, no device work.
-                    y.iter_mut().for_each(|v| *v = if beta == T::ZERO { T::ZERO } else { beta * *v });
+                    formats::host::scale_cpu(beta, y);
                     return Ok(());
                 }
                 let gpu = device.gpu();

@@ -143,7 +143,7 @@ impl<T: Scalar> std::fmt::Debug for HostMatrix<T> {
 }
 
 /// `y = β·y` (β = 0 writes zeros without reading).
-fn scale_cpu<T: Scalar>(beta: T, y: &mut [T]) {
+pub(crate) fn scale_cpu<T: Scalar>(beta: T, y: &mut [T]) {
     use rayon::prelude::*;
     if beta == T::ZERO {
         y.par_iter_mut().with_min_len(1 << 14).for_each(|v| *v = T::ZERO);

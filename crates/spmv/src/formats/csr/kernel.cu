@@ -37,26 +37,21 @@ __device__ __forceinline__ void csr_vector(u32 m, const u32* __restrict__ row_pt
                     const T* __restrict__ val, const T* __restrict__ x, T* __restrict__ y
 #define CSR_PASS m, row_ptr, col, val, x, y
 
-#define CSR_KERNEL(NAME, S, T, CALL)                                                                   \
-    extern "C" __global__ void NAME##_##S(CSR_ARGS(T)) { CALL<T, false>(CSR_PASS, 1, 0); }            \
+// NAME_S (y = A·x) and NAME_ab_S (y = alpha·A·x + beta·y) from one device function; the
+// variadic argument is the function with its template arguments but the last (SCALED).
+#define CSR_KERNEL(NAME, S, T, ...)                                                                    \
+    extern "C" __global__ void NAME##_##S(CSR_ARGS(T)) { __VA_ARGS__, false>(CSR_PASS, 1, 0); }       \
     extern "C" __global__ void NAME##_ab_##S(CSR_ARGS(T), T alpha, T beta) {                           \
-        CALL<T, true>(CSR_PASS, alpha, beta);                                                          \
+        __VA_ARGS__, true>(CSR_PASS, alpha, beta);                                                     \
     }
 
 #define CSR_KERNELS(T, S)                                                                              \
-    CSR_KERNEL(csr_scalar, S, T, csr_scalar)                                                           \
-    CSR_KERNEL(csr_vector_2, S, T, vector2)                                                            \
-    CSR_KERNEL(csr_vector_4, S, T, vector4)                                                            \
-    CSR_KERNEL(csr_vector_8, S, T, vector8)                                                            \
-    CSR_KERNEL(csr_vector_16, S, T, vector16)                                                          \
-    CSR_KERNEL(csr_vector_32, S, T, vector32)
-
-// csr_vector with LANES fixed, in the shape CSR_KERNEL calls (T, SCALED).
-template <typename T, bool SCALED> __device__ __forceinline__ void vector2(CSR_ARGS(T), T a, T b) { csr_vector<T, 2, SCALED>(CSR_PASS, a, b); }
-template <typename T, bool SCALED> __device__ __forceinline__ void vector4(CSR_ARGS(T), T a, T b) { csr_vector<T, 4, SCALED>(CSR_PASS, a, b); }
-template <typename T, bool SCALED> __device__ __forceinline__ void vector8(CSR_ARGS(T), T a, T b) { csr_vector<T, 8, SCALED>(CSR_PASS, a, b); }
-template <typename T, bool SCALED> __device__ __forceinline__ void vector16(CSR_ARGS(T), T a, T b) { csr_vector<T, 16, SCALED>(CSR_PASS, a, b); }
-template <typename T, bool SCALED> __device__ __forceinline__ void vector32(CSR_ARGS(T), T a, T b) { csr_vector<T, 32, SCALED>(CSR_PASS, a, b); }
+    CSR_KERNEL(csr_scalar, S, T, csr_scalar<T)                                                         \
+    CSR_KERNEL(csr_vector_2, S, T, csr_vector<T, 2)                                                    \
+    CSR_KERNEL(csr_vector_4, S, T, csr_vector<T, 4)                                                    \
+    CSR_KERNEL(csr_vector_8, S, T, csr_vector<T, 8)                                                    \
+    CSR_KERNEL(csr_vector_16, S, T, csr_vector<T, 16)                                                  \
+    CSR_KERNEL(csr_vector_32, S, T, csr_vector<T, 32)
 
 CSR_KERNELS(double, f64)
 CSR_KERNELS(float, f32)
