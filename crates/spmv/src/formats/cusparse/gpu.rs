@@ -20,7 +20,7 @@ use crate::matrix::{Csr, Precision, Scalar};
 
 pub(super) struct DeviceCusparse<T> {
     /// `None` for a matrix with a zero dimension, which cuSPARSE rejects (y = 0).
-    prepared: Option<Prepared>,
+    prepared: Option<Prepared<T>>,
     /// The device's handle, shared with its other cuSPARSE matrices.
     handle: Arc<Handle>,
     algorithm: sys::cusparseSpMVAlg_t,
@@ -38,7 +38,7 @@ pub(super) struct DeviceCusparse<T> {
 unsafe impl<T: Send> Send for DeviceCusparse<T> {}
 
 /// The descriptors and workspace of a matrix without a zero dimension.
-struct Prepared {
+struct Prepared<T> {
     matrix: SpMat,
     /// Over `ncols` elements; each launch points it at its `x`.
     x: DnVec,
@@ -47,6 +47,10 @@ struct Prepared {
     workspace: CudaSlice<u8>,
     /// The size cuSPARSE asked for (the allocation holds at least one byte).
     workspace_bytes: usize,
+    /// The vectors the preprocessing ran with, kept while the descriptors live: the
+    /// analysis may refer to them, and freeing them let another allocation reuse the memory
+    /// (seen on the H200: a wrong row in the first product when tests ran in parallel).
+    preprocess_vectors: (CudaSlice<T>, CudaSlice<T>),
 }
 
 fn ptr<T>(s: &CudaSlice<T>, gpu: &Gpu) -> *mut c_void {
@@ -143,7 +147,7 @@ impl<T: Scalar> DeviceCusparse<T> {
     }
 
     /// Creates the descriptors, queries and allocates the workspace, and preprocesses.
-    fn prepare(&self, gpu: &Gpu, a: &Csr<T>) -> Result<Prepared> {
+    fn prepare(&self, gpu: &Gpu, a: &Csr<T>) -> Result<Prepared<T>> {
         let mut raw = std::ptr::null_mut();
         // SAFETY: the arrays are live device allocations of the sizes given.
         check(
@@ -165,8 +169,8 @@ impl<T: Scalar> DeviceCusparse<T> {
             "cusparseCreateCsr",
         )?;
         let matrix = SpMat(raw);
-        // Workspace size and preprocessing need vectors of the right sizes: use scratch ones
-        // (freed on return; every launch points the descriptors at its own vectors first).
+        // Workspace size and preprocessing need vectors of the right sizes: scratch ones, kept
+        // with the descriptors (every launch points the descriptors at its own vectors first).
         let x = gpu.alloc::<T>(a.ncols())?;
         let y = gpu.alloc::<T>(a.nrows())?;
         let (vx, vy) = (DnVec::new(&x, gpu, self.value_type)?, DnVec::new(&y, gpu, self.value_type)?);
@@ -193,7 +197,7 @@ impl<T: Scalar> DeviceCusparse<T> {
         )?;
         drop(_guard);
         let prepared =
-            Prepared { matrix, x: vx, y: vy, workspace: gpu.alloc::<u8>(size.max(1))?, workspace_bytes: size };
+            Prepared { matrix, x: vx, y: vy, workspace: gpu.alloc::<u8>(size.max(1))?, workspace_bytes: size, preprocess_vectors: (x, y) };
         if a.nnz() > 0 {
             self.call(gpu, &prepared, sys::cusparseSpMV_preprocess, "cusparseSpMV_preprocess", alpha, beta)?;
         }
@@ -205,7 +209,7 @@ impl<T: Scalar> DeviceCusparse<T> {
     /// Calls `cusparseSpMV` or `cusparseSpMV_preprocess` (the same signature) for
     /// y = α·A·x + β·y with this matrix, algorithm and workspace, on the vectors the
     /// descriptors point at.
-    fn call(&self, gpu: &Gpu, p: &Prepared, f: SpmvCall, name: &str, alpha: T, beta: T) -> Result<()> {
+    fn call(&self, gpu: &Gpu, p: &Prepared<T>, f: SpmvCall, name: &str, alpha: T, beta: T) -> Result<()> {
         // SAFETY: the descriptors are valid and point at vectors of their lengths, alpha and
         // beta are host scalars of the value type, the workspace has the size cuSPARSE asked
         // for; with beta = 0 cuSPARSE writes y without reading it.
@@ -230,7 +234,7 @@ impl<T: Scalar> DeviceCusparse<T> {
     }
 
     /// `y = α·A·x + β·y` with cuSPARSE, for a matrix without a zero dimension.
-    fn spmv(&self, gpu: &Gpu, p: &Prepared, alpha: T, x: &CudaSlice<T>, beta: T, y: &mut CudaSlice<T>) -> Result<()> {
+    fn spmv(&self, gpu: &Gpu, p: &Prepared<T>, alpha: T, x: &CudaSlice<T>, beta: T, y: &mut CudaSlice<T>) -> Result<()> {
         // x has ncols and y nrows elements (DeviceMatrix checked them): the descriptors' lengths.
         p.x.set(ptr(x, gpu))?;
         p.y.set(ptr_mut(y, gpu))?;
@@ -251,6 +255,7 @@ impl<T: Scalar> DeviceFormat<T> for DeviceCusparse<T> {
         Some(self.spmv(gpu, p, alpha, x, beta, y))
     }
     fn workspace_bytes(&self) -> usize {
-        self.prepared.as_ref().map_or(0, |p| p.workspace_bytes)
+        let vectors = |p: &Prepared<T>| std::mem::size_of::<T>() * (p.preprocess_vectors.0.len() + p.preprocess_vectors.1.len());
+        self.prepared.as_ref().map_or(0, |p| p.workspace_bytes + vectors(p))
     }
 }
