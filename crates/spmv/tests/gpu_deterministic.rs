@@ -1,25 +1,27 @@
-//! `coo-segmented` on the GPU gives bit-identical results run after run (and passes the
-//! oracle), on matrices with very uneven rows: rows spanning many chunks, runs of empty
-//! rows, every edge case. Run on a CUDA machine with `--include-ignored`.
+//! Formats whose reductions cross warps — `coo-segmented` (chunk carries) and `dasp` (long
+//! rows summed by the last warp to finish; with `max_len=8` most rows of these matrices are
+//! long) — give bit-identical results run after run on the GPU (and pass the oracle), on
+//! matrices with very uneven rows: rows spanning many chunks, runs of empty rows, every edge
+//! case. Run on a CUDA machine with `--include-ignored`.
 
 mod common;
 
-use spmv::formats::find;
+use spmv::formats::{build, parse_spec};
 use spmv::gpu::Gpu;
 use spmv::reference::{test_vector, Oracle};
 use spmv::{Csr, Scalar};
 
 const RUNS: usize = 5;
-const FORMAT: &str = "coo-segmented";
+const FORMATS: &[&str] = &["coo-segmented", "dasp", "dasp:max_len=8"];
 
 /// Runs the format `RUNS` times, each into a NaN-poisoned `y`; returns what went wrong.
-fn check<T: Scalar>(gpu: &std::sync::Arc<Gpu>, name: &str, a64: &Csr<f64>) -> Vec<String> {
+fn check<T: Scalar>(gpu: &std::sync::Arc<Gpu>, name: &str, a64: &Csr<f64>, format: &str) -> Vec<String> {
     let a: Csr<T> = a64.cast();
     let x = test_vector::<T>(a.ncols());
     let oracle = Oracle::new(&a, &x);
-    let label = format!("{name} / {FORMAT} / {}", T::SUFFIX);
+    let label = format!("{name} / {format} / {}", T::SUFFIX);
     let runs = || -> spmv::Result<Vec<Vec<T>>> {
-        let device = find::<T>(FORMAT)?.build(&a)?.upload(gpu)?;
+        let device = build(&parse_spec(format)?, &a)?.upload(gpu)?;
         let x_dev = gpu.upload(&x)?;
         let mut y_dev = gpu.alloc::<T>(a.nrows())?;
         (0..RUNS)
@@ -64,12 +66,14 @@ fn matrices() -> Vec<(String, Csr<f64>)> {
 
 #[test]
 #[ignore = "needs a CUDA device"]
-fn coo_segmented_is_bit_identical_across_runs() {
+fn cross_warp_reductions_are_bit_identical_across_runs() {
     let gpu = common::gpu();
     let mut failures = Vec::new();
     for (name, a) in matrices() {
-        failures.extend(check::<f64>(&gpu, &name, &a));
-        failures.extend(check::<f32>(&gpu, &name, &a));
+        for format in FORMATS {
+            failures.extend(check::<f64>(&gpu, &name, &a, format));
+            failures.extend(check::<f32>(&gpu, &name, &a, format));
+        }
     }
     common::assert_clean(failures);
 }

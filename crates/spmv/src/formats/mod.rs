@@ -302,6 +302,25 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             },
         },
         FormatInfo {
+            name: "dasp",
+            description: "DASP: long rows in 64-entry groups, medium rows in sorted 8-row blocks of 8x4 tiles, short rows packed in 4s; FP64 tiles on the tensor cores (DMMA m8n8k4, diagonal trick), FP32 on CUDA cores",
+            params: &[
+                Param { key: "max_len", default: "256", doc: "rows longer than this are long (≥ 4)" },
+                Param { key: "regular_fill", default: "0.75", doc: "least share of real entries in a regular (MMA) medium tile, in (0, 1]" },
+                Param { key: "loop_num", default: "auto", doc: "medium row-blocks per warp (≥ 1; auto: 1, 2 or 4 by the paper's rule)" },
+            ],
+            kernels: &[dasp::KERNELS],
+            deterministic: true,
+            build: |a, s| {
+                let params = dasp::Params {
+                    max_len: s.usize("max_len", 4)?,
+                    regular_fill: s.f64("regular_fill", f64::MIN_POSITIVE)?,
+                    loop_num: s.auto_usize("loop_num", 1)?,
+                };
+                Ok(Box::new(dasp::Dasp::with_params(a, params)?))
+            },
+        },
+        FormatInfo {
             name: "dia",
             description: "DIA, every occupied diagonal stored in full, one thread per row (refused above max_padding, default 20x)",
             params: &[MAX_PADDING],

@@ -1,7 +1,7 @@
-//! DASP (Lu & Liu, SC 2023; `../shared/FORMATS.md` §5): the host layout and its CPU
-//! algorithm. **Not registered yet**: the tensor-core kernels (FP64 `m8n8k4` DMMA with the
-//! diagonal trick, FP16 HMMA) are the next step of the DASP issue; this module fixes the
-//! arrays they read.
+//! DASP (Lu & Liu, SC 2023; `../shared/FORMATS.md` §5): SpMV on the tensor cores. This file
+//! is the layout and its conversion; `cpu.rs` the same algorithm on the CPU; `kernel.cu` and
+//! `gpu.rs` the one-launch kernel (FP64 tiles by DMMA `m8n8k4` with the diagonal trick, FP32
+//! tiles on CUDA cores). docs/dasp.md has the design, determinism and measurements.
 //!
 //! Rows are classified by length: **long** (more than `max_len`, 256 in the paper),
 //! **medium** (5 ..= max_len), **short** (1 ..= 4) and **empty** (y = 0).
@@ -33,16 +33,21 @@
 //! as in the paper's code: they read `x[0]` (a non-finite `x[0]` would turn 0·x[0] into NaN).
 
 mod cpu;
+mod gpu;
 #[cfg(test)]
 mod tests;
 
+use std::time::Instant;
+
 use rayon::prelude::*;
 
-use super::FormatStats;
+use super::{FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
+use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-const NAME: &str = "dasp";
+pub(crate) const NAME: &str = "dasp";
+pub const KERNELS: KernelModule = KernelModule { name: "dasp", source: include_str!("kernel.cu"), headers: &[] };
 /// Rows longer than this are long (the paper's MAX_LEN).
 pub const MAX_LEN: usize = 256;
 /// Entries per long-row group: 2 MMAs × 8 pieces × 4.
@@ -52,6 +57,33 @@ pub const BLOCK_ROWS: usize = 8;
 pub const TILE: usize = 32;
 /// A tile with at least this share of real entries is regular (MMA).
 pub const REGULAR_FILL: f64 = 0.75;
+
+/// The format's thresholds (`dasp:max_len=256,regular_fill=0.75,loop_num=auto`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params {
+    /// Rows longer than this are long (≥ 4: rows of 1-4 entries are short).
+    pub max_len: usize,
+    /// Least share of real entries in a regular medium tile (0 < f ≤ 1).
+    pub regular_fill: f64,
+    /// Medium row-blocks per warp; `None`: the paper's rule ([`loop_num_rule`]).
+    pub loop_num: Option<usize>,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params { max_len: MAX_LEN, regular_fill: REGULAR_FILL, loop_num: None }
+    }
+}
+
+/// The paper's LOOP_NUM: medium row-blocks per warp, 1 below 59,990 row-blocks, 2 below
+/// 400,000, else 4 (fewer, longer-lived warps when there are many blocks).
+pub fn loop_num_rule(row_blocks: usize) -> usize {
+    match row_blocks {
+        0..59_990 => 1,
+        59_990..400_000 => 2,
+        _ => 4,
+    }
+}
 
 /// Stored slots: a value and its column each; padding is value 0 at column 0.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -71,14 +103,31 @@ impl<T: Scalar> Slots<T> {
     pub fn is_empty(&self) -> bool {
         self.val.is_empty()
     }
-    /// Appends a row's entries, padded to `width` slots.
-    fn push_padded(&mut self, cols: &[u32], vals: &[T], width: usize) {
-        self.val.extend(vals.iter().copied().chain(std::iter::repeat(T::ZERO)).take(width.max(vals.len())));
-        self.cid.extend(cols.iter().copied().chain(std::iter::repeat(0)).take(width.max(cols.len())));
-    }
     /// Σ val·x[cid] over the slots `range`.
     pub fn dot(&self, range: std::ops::Range<usize>, x: &[T]) -> T {
         self.val[range.clone()].iter().zip(&self.cid[range]).fold(T::ZERO, |s, (&v, &c)| s + v * x[c as usize])
+    }
+
+    /// Slots of the rows `rows`, row k taking `width(k)` slots (its entries then padding),
+    /// filled in parallel.
+    fn of_rows(a: &Csr<T>, rows: &[u32], width: impl Fn(usize) -> usize + Sync) -> Self {
+        let widths: Vec<usize> = (0..rows.len()).map(&width).collect();
+        let mut slots = Slots::zeros(widths.iter().sum());
+        let (mut val, mut cid) = (slots.val.as_mut_slice(), slots.cid.as_mut_slice());
+        let mut parts = Vec::with_capacity(rows.len());
+        for (&r, &w) in rows.iter().zip(&widths) {
+            let (v, rest_v) = val.split_at_mut(w);
+            let (c, rest_c) = cid.split_at_mut(w);
+            parts.push((r, v, c));
+            (val, cid) = (rest_v, rest_c);
+        }
+        parts.into_par_iter().for_each(|(r, v, c)| {
+            let (cols, vals) = a.row(r as usize);
+            let n = vals.len().min(v.len());
+            v[..n].copy_from_slice(&vals[..n]);
+            c[..n].copy_from_slice(&cols[..n]);
+        });
+        slots
     }
 }
 
@@ -98,13 +147,24 @@ pub struct ShortRows<T> {
     pub slots: Slots<T>,
 }
 
+/// Milliseconds of each conversion phase (reported in the stats).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Phases {
+    pub classify_ms: f64,
+    pub long_ms: f64,
+    pub medium_ms: f64,
+    pub short_ms: f64,
+}
+
 /// A matrix in the DASP layout.
 pub struct Dasp<T> {
     nrows: usize,
-    max_len: usize,
-    /// Long rows (original ids), their first group (`len + 1` entries) and the groups.
+    params: Params,
+    /// Long rows (original ids), their first group (`len + 1` entries), the long row (index
+    /// into `long_rows`) of each group, and the groups.
     pub long_rows: Vec<u32>,
     pub long_group_ptr: Vec<u32>,
+    pub long_group_row: Vec<u32>,
     pub long: Slots<T>,
     /// Medium rows sorted by length, longest first (original ids).
     pub medium_rows: Vec<u32>,
@@ -117,57 +177,99 @@ pub struct Dasp<T> {
     pub irregular: Slots<T>,
     pub short: ShortRows<T>,
     pub empty_rows: Vec<u32>,
+    pub phases: Phases,
     nnz: usize,
     max_row_len: usize,
     mean_row_len: f64,
 }
 
+fn ms_since(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64() * 1e3
+}
+
 impl<T: Scalar> Dasp<T> {
-    /// The paper's classification (long above 256 entries).
+    /// The paper's thresholds.
     pub fn new(a: &Csr<T>) -> Result<Self> {
-        Self::with_max_len(a, MAX_LEN)
+        Self::with_params(a, Params::default())
     }
 
-    /// Rows longer than `max_len` (≥ 4) are long.
+    /// The paper's thresholds but rows longer than `max_len` are long.
     pub fn with_max_len(a: &Csr<T>, max_len: usize) -> Result<Self> {
+        Self::with_params(a, Params { max_len, ..Params::default() })
+    }
+
+    pub fn with_params(a: &Csr<T>, params: Params) -> Result<Self> {
+        let Params { max_len, regular_fill, loop_num } = params;
         if max_len < 4 {
             return Err(Error::format(NAME, format!("max_len = {max_len}: rows of up to 4 entries are short, so it must be ≥ 4")));
+        }
+        if !(regular_fill > 0.0 && regular_fill <= 1.0) {
+            return Err(Error::format(NAME, format!("regular_fill = {regular_fill} must be in (0, 1]")));
+        }
+        if loop_num == Some(0) {
+            return Err(Error::format(NAME, "loop_num must be ≥ 1"));
         }
         if a.nrows() > u32::MAX as usize {
             return Err(Error::format(NAME, format!("{} rows exceed 32-bit row indices", a.nrows())));
         }
-        let len = |r: usize| a.row_len(r);
-        let (mut long_rows, mut medium_rows, mut empty_rows) = (Vec::new(), Vec::new(), Vec::new());
-        let mut by_len: [Vec<u32>; 5] = Default::default();
-        for r in 0..a.nrows() {
-            match len(r) {
-                0 => empty_rows.push(r as u32),
-                l @ 1..=4 => by_len[l].push(r as u32),
-                l if l > max_len => long_rows.push(r as u32),
-                _ => medium_rows.push(r as u32),
-            }
+        let len = |r: u32| a.row_len(r as usize);
+        let start = Instant::now();
+        let class = |r: u32| match len(r) {
+            0 => 0,
+            l @ 1..=4 => l,
+            l if l > max_len => 6,
+            _ => 5,
+        };
+        let all: Vec<u32> = (0..a.nrows() as u32).collect();
+        let mut by_class: Vec<Vec<u32>> = (0..7u8).into_par_iter().map(|c| all.iter().copied().filter(|&r| class(r) == c as usize).collect()).collect();
+        let long_rows = std::mem::take(&mut by_class[6]);
+        let mut medium_rows = std::mem::take(&mut by_class[5]);
+        let empty_rows = std::mem::take(&mut by_class[0]);
+        let by_len: [Vec<u32>; 5] = [Vec::new(), std::mem::take(&mut by_class[1]), std::mem::take(&mut by_class[2]), std::mem::take(&mut by_class[3]), std::mem::take(&mut by_class[4])];
+        let classify_ms = ms_since(start);
+
+        let start = Instant::now();
+        let mut long_group_ptr = vec![0u32];
+        let mut long_group_row = Vec::new();
+        for (i, &r) in long_rows.iter().enumerate() {
+            let groups = len(r).div_ceil(LONG_GROUP);
+            long_group_ptr.push(long_group_ptr[i] + groups as u32);
+            long_group_row.extend(std::iter::repeat_n(i as u32, groups));
         }
-        let (long_group_ptr, long) = long_groups(a, &long_rows);
-        medium_rows.sort_by_key(|&r| std::cmp::Reverse(len(r as usize))); // stable
-        let medium = medium_blocks(a, &medium_rows);
+        let long = Slots::of_rows(a, &long_rows, |i| (long_group_ptr[i + 1] - long_group_ptr[i]) as usize * LONG_GROUP);
+        let long_ms = ms_since(start);
+
+        let start = Instant::now();
+        medium_rows.par_sort_by_key(|&r| std::cmp::Reverse(len(r))); // stable
+        let need = (regular_fill * TILE as f64).ceil() as usize;
+        let medium = medium_blocks(a, &medium_rows, need);
+        let medium_ms = ms_since(start);
+
+        let start = Instant::now();
+        let short = short_pieces(a, by_len);
+        let short_ms = ms_since(start);
+
         let dasp = Dasp {
             nrows: a.nrows(),
-            max_len,
+            params,
             long_rows,
             long_group_ptr,
+            long_group_row,
             long,
             medium_rows,
             block_tile_ptr: medium.block_tile_ptr,
             regular: medium.regular,
             irreg_ptr: medium.irreg_ptr,
             irregular: medium.irregular,
-            short: short_pieces(a, by_len),
+            short,
             empty_rows,
+            phases: Phases { classify_ms, long_ms, medium_ms, short_ms },
             nnz: a.nnz(),
             max_row_len: a.max_row_len(),
             mean_row_len: a.mean_row_len(),
         };
-        if dasp.stored() > u32::MAX as usize {
+        // Each part is indexed by u32 slots on the device (long groups by 64 · group + 63).
+        if dasp.stored() > u32::MAX as usize - LONG_GROUP {
             return Err(Error::format(NAME, format!("{} stored slots exceed 32-bit device offsets", dasp.stored())));
         }
         Ok(dasp)
@@ -176,17 +278,22 @@ impl<T: Scalar> Dasp<T> {
     pub fn nrows(&self) -> usize {
         self.nrows
     }
-    pub fn max_len(&self) -> usize {
-        self.max_len
+    pub fn params(&self) -> Params {
+        self.params
+    }
+    /// Medium row-blocks per warp (the parameter, or the paper's rule).
+    pub fn loop_num(&self) -> usize {
+        self.params.loop_num.unwrap_or_else(|| loop_num_rule(self.medium_rows.len().div_ceil(BLOCK_ROWS)))
     }
     /// Stored slots of every part, padding included.
     pub fn stored(&self) -> usize {
         self.long.len() + self.regular.len() + self.irregular.len() + self.short.slots.len()
     }
-    /// Bytes of the arrays the kernels will read.
+    /// Bytes of the arrays the kernels read.
     pub fn device_bytes(&self) -> usize {
         let index = self.long_rows.len()
             + self.long_group_ptr.len()
+            + self.long_group_row.len()
             + self.medium_rows.len()
             + self.block_tile_ptr.len()
             + self.irreg_ptr.len()
@@ -196,9 +303,12 @@ impl<T: Scalar> Dasp<T> {
             + self.empty_rows.len();
         4 * (index + self.stored()) + std::mem::size_of::<T>() * self.stored()
     }
+}
 
-    pub fn stats(&self) -> FormatStats {
+impl<T: Scalar> SpmvFormat<T> for Dasp<T> {
+    fn stats(&self) -> FormatStats {
         let s = &self.short;
+        let p = &self.phases;
         FormatStats::new(self.device_bytes(), self.nnz, self.stored(), self.max_row_len, self.mean_row_len).with([
             ("long_rows", self.long_rows.len() as f64),
             ("medium_rows", self.medium_rows.len() as f64),
@@ -206,26 +316,20 @@ impl<T: Scalar> Dasp<T> {
             ("empty_rows", self.empty_rows.len() as f64),
             ("regular_tiles", (self.regular.len() / TILE) as f64),
             ("irregular_entries", self.irregular.len() as f64),
+            ("loop_num", self.loop_num() as f64),
+            ("classify_ms", p.classify_ms),
+            ("long_ms", p.long_ms),
+            ("medium_ms", p.medium_ms),
+            ("short_ms", p.short_ms),
         ])
     }
-
-    /// `y = A·x` on the CPU through the layout (`x.len() == ncols`, `y.len() == nrows`).
-    pub fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
+    /// `y = A·x` on the CPU through the layout.
+    fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
         cpu::spmv(self, x, y)
     }
-}
-
-/// Long rows cut into zero-padded groups of [`LONG_GROUP`] entries: group pointers, slots.
-fn long_groups<T: Scalar>(a: &Csr<T>, rows: &[u32]) -> (Vec<u32>, Slots<T>) {
-    let mut ptr = vec![0u32];
-    let mut slots = Slots::default();
-    for &r in rows {
-        let (c, v) = a.row(r as usize);
-        let groups = v.len().div_ceil(LONG_GROUP);
-        slots.push_padded(c, v, groups * LONG_GROUP);
-        ptr.push(ptr.last().unwrap() + groups as u32);
+    fn upload(&self, gpu: &std::sync::Arc<Gpu>) -> Result<Box<dyn super::DeviceFormat<T>>> {
+        Ok(Box::new(gpu::DeviceDasp::new(gpu, self)?))
     }
-    (ptr, slots)
 }
 
 struct Medium<T> {
@@ -236,44 +340,65 @@ struct Medium<T> {
 }
 
 /// Regular tiles of a row-block of `lens` (sorted, longest first): the longest prefix of
-/// tiles holding at least REGULAR_FILL of 32 real entries.
-fn regular_tiles(lens: &[usize]) -> usize {
-    let need = (REGULAR_FILL * TILE as f64).ceil() as usize;
+/// tiles holding at least `need` real entries.
+fn regular_tiles(lens: &[usize], need: usize) -> usize {
     let mut t = 0;
-    while lens.iter().map(|&l| l.saturating_sub(4 * t).min(4)).sum::<usize>() >= need {
+    while lens.iter().map(|&l| l.saturating_sub(4 * t).min(4)).sum::<usize>() >= need.max(1) {
         t += 1;
     }
     t
 }
 
 /// Medium rows (sorted) in row-blocks of 8: regular tiles, then each row's irregular rest.
-fn medium_blocks<T: Scalar>(a: &Csr<T>, rows: &[u32]) -> Medium<T> {
-    let blocks: Vec<&[u32]> = rows.chunks(BLOCK_ROWS).collect();
-    let tiles: Vec<usize> = blocks
-        .par_iter()
-        .map(|b| regular_tiles(&b.iter().map(|&r| a.row_len(r as usize)).collect::<Vec<_>>()))
-        .collect();
+fn medium_blocks<T: Scalar>(a: &Csr<T>, rows: &[u32], need: usize) -> Medium<T> {
+    let lens: Vec<usize> = rows.iter().map(|&r| a.row_len(r as usize)).collect();
+    let tiles: Vec<usize> = lens.par_chunks(BLOCK_ROWS).map(|b| regular_tiles(b, need)).collect();
     let mut block_tile_ptr = vec![0u32];
     for &t in &tiles {
         block_tile_ptr.push(block_tile_ptr.last().unwrap() + t as u32);
     }
+    // Regular tiles, block by block in parallel.
     let mut regular = Slots::zeros(*block_tile_ptr.last().unwrap() as usize * TILE);
-    let mut irreg_ptr = vec![0u32];
-    let mut irregular = Slots::default();
-    for (b, block) in blocks.iter().enumerate() {
-        let first_tile = block_tile_ptr[b] as usize;
-        for (i, &r) in block.iter().enumerate() {
-            let (c, v) = a.row(r as usize);
-            let in_tiles = (4 * tiles[b]).min(v.len());
-            for k in 0..in_tiles {
-                let slot = (first_tile + k / 4) * TILE + 4 * i + k % 4;
-                regular.val[slot] = v[k];
-                regular.cid[slot] = c[k];
-            }
-            irregular.push_padded(&c[in_tiles..], &v[in_tiles..], 0);
-            irreg_ptr.push(irregular.len() as u32);
-        }
+    let mut parts = Vec::with_capacity(tiles.len());
+    let (mut val, mut cid) = (regular.val.as_mut_slice(), regular.cid.as_mut_slice());
+    for (b, &t) in tiles.iter().enumerate() {
+        let (v, rest_v) = val.split_at_mut(t * TILE);
+        let (c, rest_c) = cid.split_at_mut(t * TILE);
+        parts.push((b, t, v, c));
+        (val, cid) = (rest_v, rest_c);
     }
+    parts.into_par_iter().for_each(|(b, t, v, c)| {
+        for (i, &r) in rows[b * BLOCK_ROWS..].iter().take(BLOCK_ROWS).enumerate() {
+            let (cols, vals) = a.row(r as usize);
+            for k in 0..(4 * t).min(vals.len()) {
+                let slot = (k / 4) * TILE + 4 * i + k % 4;
+                v[slot] = vals[k];
+                c[slot] = cols[k];
+            }
+        }
+    });
+    // The irregular rest of each row (the entries after its block's regular tiles).
+    let in_tiles = |m: usize| (4 * tiles[m / BLOCK_ROWS]).min(lens[m]);
+    let mut irreg_ptr = vec![0u32];
+    for m in 0..rows.len() {
+        irreg_ptr.push(irreg_ptr[m] + (lens[m] - in_tiles(m)) as u32);
+    }
+    let mut irregular = Slots::zeros(*irreg_ptr.last().unwrap() as usize);
+    let mut parts = Vec::with_capacity(rows.len());
+    let (mut val, mut cid) = (irregular.val.as_mut_slice(), irregular.cid.as_mut_slice());
+    for m in 0..rows.len() {
+        let w = (irreg_ptr[m + 1] - irreg_ptr[m]) as usize;
+        let (v, rest_v) = val.split_at_mut(w);
+        let (c, rest_c) = cid.split_at_mut(w);
+        parts.push((m, v, c));
+        (val, cid) = (rest_v, rest_c);
+    }
+    parts.into_par_iter().for_each(|(m, v, c)| {
+        let (cols, vals) = a.row(rows[m] as usize);
+        let skip = in_tiles(m);
+        v.copy_from_slice(&vals[skip..]);
+        c.copy_from_slice(&cols[skip..]);
+    });
     Medium { block_tile_ptr, regular, irreg_ptr, irregular }
 }
 
@@ -293,23 +418,14 @@ fn short_pieces<T: Scalar>(a: &Csr<T>, by_len: [Vec<u32>; 5]) -> ShortRows<T> {
     if twos.len() % 2 == 1 {
         s.rows_4.push(*twos.last().unwrap());
     }
-    let push_row = |s: &mut ShortRows<T>, r: u32, width: usize| {
-        let (c, v) = a.row(r as usize);
-        s.slots.push_padded(c, v, width);
-    };
-    for [p, q] in s.rows_13.clone() {
-        push_row(&mut s, p, 1);
-        push_row(&mut s, q, 3);
-    }
-    for r in s.rows_4.clone() {
-        push_row(&mut s, r, 4);
-    }
-    for [p, q] in s.rows_22.clone() {
-        push_row(&mut s, p, 2);
-        push_row(&mut s, q, 2);
-    }
-    for r in s.rows_1.clone() {
-        push_row(&mut s, r, 1);
-    }
+    // Every row in slot order with its width: 1&3 pieces, group 4, 2&2, group 1.
+    let rows: Vec<u32> = s.rows_13.iter().flatten().chain(&s.rows_4).chain(s.rows_22.iter().flatten()).chain(&s.rows_1).copied().collect();
+    let (n13, n4, n22) = (2 * s.rows_13.len(), s.rows_4.len(), 2 * s.rows_22.len());
+    s.slots = Slots::of_rows(a, &rows, |k| match k {
+        k if k < n13 => [1, 3][k % 2],
+        k if k < n13 + n4 => 4,
+        k if k < n13 + n4 + n22 => 2,
+        _ => 1,
+    });
     s
 }

@@ -82,9 +82,9 @@ fn leftover_short_rows_and_a_sparse_block() {
     assert_eq!((d.short.rows_22.as_slice(), d.short.rows_4.as_slice()), (&[[4, 5]][..], &[6][..]));
     assert!(matches_oracle(&d, &a));
     // A row-block whose first tile has fewer than 24 real entries keeps no regular tile.
-    assert_eq!(regular_tiles(&[8, 5, 5, 5, 5, 5]), 1); // 4 × 6 = 24 in tile 0
-    assert_eq!(regular_tiles(&[8, 5, 5, 5, 5]), 0); // 20 < 24
-    assert_eq!(regular_tiles(&[12; 8]), 3);
+    assert_eq!(regular_tiles(&[8, 5, 5, 5, 5, 5], 24), 1); // 4 × 6 = 24 in tile 0
+    assert_eq!(regular_tiles(&[8, 5, 5, 5, 5], 24), 0); // 20 < 24
+    assert_eq!(regular_tiles(&[12; 8], 24), 3);
 }
 
 #[test]

@@ -1,0 +1,152 @@
+//! Upload and launch of the DASP kernel (kernel.cu): one launch, the grid's warps cut into
+//! ranges, one per kind of work.
+
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+
+use super::{Dasp, BLOCK_ROWS, KERNELS, NAME};
+use crate::error::{Error, Result};
+use crate::formats::{DeviceEntries, DeviceFormat};
+use crate::gpu::{Gpu, Kernel};
+use crate::matrix::Scalar;
+
+const THREADS: u32 = 256;
+const WARPS_PER_BLOCK: u64 = THREADS as u64 / 32;
+/// Short pieces per tile, and rows per warp of group 1 and of the empty rows.
+const PIECES_PER_TILE: usize = 8;
+const ROWS_PER_WARP: usize = 32;
+
+/// Warps of each range of the grid, in the kernel's order.
+#[derive(Clone, Copy, Debug, Default)]
+struct Warps {
+    long: u32,
+    medium: u32,
+    short_13: u32,
+    short_4: u32,
+    short_22: u32,
+    short_1: u32,
+    empty: u32,
+}
+
+impl Warps {
+    fn of<T: Scalar>(a: &Dasp<T>) -> Result<Self> {
+        let s = &a.short;
+        let blocks = a.medium_rows.len().div_ceil(BLOCK_ROWS);
+        let counts = [
+            a.long_group_row.len(),
+            blocks.div_ceil(a.loop_num()),
+            s.rows_13.len().div_ceil(PIECES_PER_TILE),
+            s.rows_4.len().div_ceil(PIECES_PER_TILE),
+            s.rows_22.len().div_ceil(PIECES_PER_TILE),
+            s.rows_1.len().div_ceil(ROWS_PER_WARP),
+            a.empty_rows.len().div_ceil(ROWS_PER_WARP),
+        ];
+        let total: u64 = counts.iter().map(|&c| c as u64).sum();
+        // Global thread ids are computed in 32 bits (the last block may be partly idle).
+        if (total + WARPS_PER_BLOCK) * 32 > u32::MAX as u64 {
+            return Err(Error::format(NAME, format!("{total} warps of work exceed 32-bit thread ids")));
+        }
+        let [long, medium, short_13, short_4, short_22, short_1, empty] = counts.map(|c| c as u32);
+        Ok(Warps { long, medium, short_13, short_4, short_22, short_1, empty })
+    }
+    fn total(&self) -> u64 {
+        [self.long, self.medium, self.short_13, self.short_4, self.short_22, self.short_1, self.empty].iter().map(|&c| c as u64).sum()
+    }
+}
+
+pub struct DeviceDasp<T> {
+    warps: Warps,
+    long_rows: CudaSlice<u32>,
+    long_group_ptr: CudaSlice<u32>,
+    long_group_row: CudaSlice<u32>,
+    long: DeviceEntries<T>,
+    /// Per long group its sum, and per long row its count of finished groups (all zero
+    /// between launches).
+    long_partial: CudaSlice<T>,
+    long_count: CudaSlice<u32>,
+    loop_num: u32,
+    medium: u32,
+    medium_rows: CudaSlice<u32>,
+    block_tile_ptr: CudaSlice<u32>,
+    regular: DeviceEntries<T>,
+    irreg_ptr: CudaSlice<u32>,
+    irregular: DeviceEntries<T>,
+    short_counts: [u32; 4],
+    short_rows: CudaSlice<u32>,
+    short: DeviceEntries<T>,
+    empty: u32,
+    empty_rows: CudaSlice<u32>,
+    kernel: Kernel,
+}
+
+impl<T: Scalar> DeviceDasp<T> {
+    pub fn new(gpu: &Gpu, a: &Dasp<T>) -> Result<Self> {
+        let warps = Warps::of(a)?;
+        let blocks = warps.total().div_ceil(WARPS_PER_BLOCK).max(1) as u32;
+        let config = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
+        let s = &a.short;
+        let short_rows: Vec<u32> = s
+            .rows_13
+            .iter()
+            .flatten()
+            .chain(&s.rows_4)
+            .chain(s.rows_22.iter().flatten())
+            .chain(&s.rows_1)
+            .copied()
+            .collect();
+        let u32_of = |n: usize| n as u32; // every count is below nrows or stored, both checked < 2^32
+        Ok(DeviceDasp {
+            warps,
+            long_rows: gpu.upload_nonempty(&a.long_rows)?,
+            long_group_ptr: gpu.upload_nonempty(&a.long_group_ptr)?,
+            long_group_row: gpu.upload_nonempty(&a.long_group_row)?,
+            long: DeviceEntries::upload(gpu, &a.long.cid, &a.long.val)?,
+            long_partial: gpu.alloc(a.long_group_row.len().max(1))?,
+            long_count: gpu.alloc(a.long_rows.len().max(1))?,
+            loop_num: u32_of(a.loop_num()),
+            medium: u32_of(a.medium_rows.len()),
+            medium_rows: gpu.upload_nonempty(&a.medium_rows)?,
+            block_tile_ptr: gpu.upload_nonempty(&a.block_tile_ptr)?,
+            regular: DeviceEntries::upload(gpu, &a.regular.cid, &a.regular.val)?,
+            irreg_ptr: gpu.upload_nonempty(&a.irreg_ptr)?,
+            irregular: DeviceEntries::upload(gpu, &a.irregular.cid, &a.irregular.val)?,
+            short_counts: [s.rows_13.len(), s.rows_4.len(), s.rows_22.len(), s.rows_1.len()].map(u32_of),
+            short_rows: gpu.upload_nonempty(&short_rows)?,
+            short: DeviceEntries::upload(gpu, &s.slots.cid, &s.slots.val)?,
+            empty: u32_of(a.empty_rows.len()),
+            empty_rows: gpu.upload_nonempty(&a.empty_rows)?,
+            kernel: Kernel::new(gpu, &KERNELS, &format!("dasp_{}", T::SUFFIX), config)?,
+        })
+    }
+}
+
+impl<T: Scalar> DeviceFormat<T> for DeviceDasp<T> {
+    unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+        let w = &self.warps;
+        let [n13, n4, n22, n1] = &self.short_counts;
+        // SAFETY: the arguments match DASP_ARGS(T). The grid has at least warps.total() warps
+        // and each warp works only inside its range: long group g < groups (long slots hold
+        // 64 per group, long_partial one, long_group_row maps to a long row whose counter is
+        // long_count[r]); medium row-blocks below ceil(medium / 8) with tiles from
+        // block_tile_ptr (blocks + 1 entries) and irregular entries from irreg_ptr (medium + 1
+        // entries); short tiles whose lanes past a group's count load nothing; group-1 and
+        // empty rows below their counts. Every stored column is < ncols = x.len(), every row
+        // id < nrows = y.len(). long_count is zero between launches (allocated zeroed, reset
+        // by the last warp of each row) and this handle's only launch runs at a time.
+        unsafe {
+            self.kernel.launch(gpu, |a| {
+                a.arg(&w.long).arg(&w.medium).arg(&w.short_13).arg(&w.short_4).arg(&w.short_22).arg(&w.short_1).arg(&w.empty);
+                a.arg(&self.long_rows).arg(&self.long_group_ptr).arg(&self.long_group_row);
+                a.arg(&self.long.col_idx).arg(&self.long.values).arg(&self.long_partial).arg(&self.long_count);
+                a.arg(&self.loop_num).arg(&self.medium).arg(&self.medium_rows).arg(&self.block_tile_ptr);
+                a.arg(&self.regular.col_idx).arg(&self.regular.values);
+                a.arg(&self.irreg_ptr).arg(&self.irregular.col_idx).arg(&self.irregular.values);
+                a.arg(n13).arg(n4).arg(n22).arg(n1).arg(&self.short_rows).arg(&self.short.col_idx).arg(&self.short.values);
+                a.arg(&self.empty).arg(&self.empty_rows).arg(x).arg(y);
+            })
+        }
+    }
+
+    fn workspace_bytes(&self) -> usize {
+        self.long_partial.len() * std::mem::size_of::<T>() + self.long_count.len() * 4
+    }
+}

@@ -1,0 +1,243 @@
+// DASP kernels (formats/dasp/mod.rs has the layout). One launch computes every row class:
+// the grid's warps are cut into consecutive ranges, one per kind of work, and each warp
+// takes one unit of its range (every branch below is uniform over a warp, so the MMAs and
+// shuffles always run with all 32 lanes):
+//   long groups | medium warps (loop_num row-blocks each) | 1&3 tiles | 4 tiles | 2&2 tiles
+//   | group-1 rows (32 per warp) | empty rows (32 per warp)
+// Matrix data (values, columns) is read once: streaming loads (ld.global.cs) keep it out of
+// the way of x in the caches. y is written in the original row order.
+// Device indices are 32-bit (the conversion checks every count).
+
+#define FULL_MASK 0xffffffffu
+
+// Streaming (evict-first) loads of the matrix's own arrays.
+__device__ __forceinline__ u32 load_cs(const u32* p) { return __ldcs(p); }
+__device__ __forceinline__ double load_cs(const double* p) { return __ldcs(p); }
+__device__ __forceinline__ float load_cs(const float* p) { return __ldcs(p); }
+
+// Sums 8 x 4 tiles with the diagonal trick: lane l holds A[l/4][l%4] (a slot's value) and,
+// as B[l%4][l/4], the x of that same slot, so diag(A·B) holds the 8 pieces' dot products.
+// After any number of `mma` calls, `row_sum` returns piece i's total (i = lane / 4) in every
+// lane of the quad 4i .. 4i + 3.
+template <typename T>
+struct Diagonal;
+
+// FP64 on the tensor cores: mma.m8n8k4 (DMMA). Lane l holds C[l/4][2(l%4)] and
+// C[l/4][2(l%4) + 1], so C[i][i] is element i % 2 of lane 4i + i/2.
+template <>
+struct Diagonal<double> {
+    double c0 = 0.0, c1 = 0.0;
+    __device__ __forceinline__ void mma(double a, double b) {
+        asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
+                     : "+d"(c0), "+d"(c1)
+                     : "d"(a), "d"(b));
+    }
+    __device__ __forceinline__ double row_sum() const {
+        u32 i = (threadIdx.x % 32) / 4;
+        return __shfl_sync(FULL_MASK, (i & 1) ? c1 : c0, 4 * i + i / 2);
+    }
+};
+
+// FP32 has no exact tensor-core shape (TF32 rounds the inputs): the same tiles on the CUDA
+// cores, each lane its slot's product, summed over the quad in a fixed order.
+template <>
+struct Diagonal<float> {
+    float acc = 0.0f;
+    __device__ __forceinline__ void mma(float a, float b) { acc = fmaf(a, b, acc); }
+    __device__ __forceinline__ float row_sum() const {
+        float v = acc + __shfl_xor_sync(FULL_MASK, acc, 1);
+        return v + __shfl_xor_sync(FULL_MASK, v, 2);
+    }
+};
+
+// Sum over the 8 quads of a warp (lane 4i holds piece i's total), fixed order; every lane
+// gets the total.
+template <typename T>
+__device__ __forceinline__ T quads_sum(T v) {
+    v += __shfl_xor_sync(FULL_MASK, v, 4);
+    v += __shfl_xor_sync(FULL_MASK, v, 8);
+    return v + __shfl_xor_sync(FULL_MASK, v, 16);
+}
+
+// A slot of a tile for this lane: its value and the x of its column (0 and 0 for a lane
+// past the end, so that padding lanes still join the MMA).
+template <typename T>
+__device__ __forceinline__ void load_slot(const u32* __restrict__ cid, const T* __restrict__ val, const T* __restrict__ x,
+                                          u32 slot, bool valid, T& a, T& b) {
+    a = 0;
+    b = 0;
+    if (valid) {
+        a = load_cs(val + slot);
+        b = load_ro(x + load_cs(cid + slot));
+    }
+}
+
+// Long rows: warp = one group of 64 entries (two MMAs). Its sum goes to partial[group]; the
+// warp that finishes a row's last group (an integer counter per row, reset by that warp for
+// the next launch) adds the row's partials in group order: deterministic, whichever warp
+// arrives last.
+template <typename T>
+__device__ __forceinline__ void dasp_long(u32 group, const u32* __restrict__ rows, const u32* __restrict__ group_ptr,
+                                          const u32* __restrict__ group_row, const u32* __restrict__ cid,
+                                          const T* __restrict__ val, T* partial, u32* count, const T* __restrict__ x,
+                                          T* __restrict__ y) {
+    u32 lane = threadIdx.x % 32;
+    Diagonal<T> acc;
+    T a, b;
+    load_slot(cid, val, x, 64 * group + lane, true, a, b);
+    acc.mma(a, b);
+    load_slot(cid, val, x, 64 * group + 32 + lane, true, a, b);
+    acc.mma(a, b);
+    T sum = quads_sum(acc.row_sum());
+    u32 r = group_row[group];
+    u32 first = group_ptr[r], groups = group_ptr[r + 1] - first;
+    if (groups == 1) {
+        if (lane == 0) y[rows[r]] = sum;
+        return;
+    }
+    u32 arrived = 0;
+    if (lane == 0) {
+        partial[group] = sum;
+        __threadfence();  // the partial is visible before the counter says so
+        arrived = atomicAdd(count + r, 1u);
+    }
+    if (__shfl_sync(FULL_MASK, arrived, 0) != groups - 1) return;
+    __threadfence();
+    T total = 0;
+    for (u32 g = lane; g < groups; g += 32) total += __ldcg(partial + first + g);  // L2: fresh
+    total = group_sum(total, 32);
+    if (lane == 0) {
+        y[rows[r]] = total;
+        count[r] = 0;
+    }
+}
+
+// Medium rows: warp = loop_num consecutive row-blocks of 8 sorted rows. Regular tiles by MMA;
+// the irregular rest by 4 lanes per row (lanes 4i .. 4i + 3 for row i, a fixed-order quad
+// sum), added to the tile sum in lane 4i.
+template <typename T>
+__device__ __forceinline__ void dasp_medium(u32 first_block, u32 loop_num, u32 medium, const u32* __restrict__ rows,
+                                            const u32* __restrict__ block_tile_ptr, const u32* __restrict__ reg_cid,
+                                            const T* __restrict__ reg_val, const u32* __restrict__ irreg_ptr,
+                                            const u32* __restrict__ irreg_cid, const T* __restrict__ irreg_val,
+                                            const T* __restrict__ x, T* __restrict__ y) {
+    u32 lane = threadIdx.x % 32, i = lane / 4, k = lane % 4;
+    u32 blocks = (medium + 7) / 8;
+    for (u32 block = first_block; block < first_block + loop_num && block < blocks; ++block) {
+        Diagonal<T> acc;
+        u32 t_end = block_tile_ptr[block + 1];
+#pragma unroll 4
+        for (u32 t = block_tile_ptr[block]; t < t_end; ++t) {
+            T a, b;
+            load_slot(reg_cid, reg_val, x, 32 * t + lane, true, a, b);
+            acc.mma(a, b);
+        }
+        T sum = acc.row_sum();
+        u32 m = 8 * block + i;  // this quad's row in sorted order
+        T rest = 0;
+        if (m < medium) {
+            u32 end = irreg_ptr[m + 1];
+            for (u32 e = irreg_ptr[m] + k; e < end; e += 4) rest += load_cs(irreg_val + e) * load_ro(x + load_cs(irreg_cid + e));
+        }
+        rest += __shfl_xor_sync(FULL_MASK, rest, 1);
+        rest += __shfl_xor_sync(FULL_MASK, rest, 2);
+        if (k == 0 && m < medium) y[rows[m]] = sum + rest;
+    }
+}
+
+// Short pieces of 4 slots, 8 per tile: lane l takes slot l of tile `tile` of its group
+// (pieces `count` of them, slots from `slots`). SPLIT = 1 (1&3) or 2 (2&2): two MMAs, the
+// first with the x of slots 0 .. SPLIT-1 of each piece only, the second with the rest, so one
+// tile yields two rows per piece; SPLIT = 0 (group 4): one MMA, one row per piece.
+template <typename T, int SPLIT>
+__device__ __forceinline__ void dasp_short(u32 tile, u32 count, const u32* __restrict__ rows, const u32* __restrict__ cid,
+                                           const T* __restrict__ val, const T* __restrict__ x, T* __restrict__ y) {
+    u32 lane = threadIdx.x % 32, k = lane % 4, piece = 8 * tile + lane / 4;
+    T a, b;
+    load_slot(cid, val, x, 32 * tile + lane, piece < count, a, b);
+    if (SPLIT == 0) {
+        Diagonal<T> acc;
+        acc.mma(a, b);
+        T sum = acc.row_sum();
+        if (k == 0 && piece < count) y[rows[piece]] = sum;
+    } else {
+        Diagonal<T> first, second;
+        first.mma(a, k < SPLIT ? b : T(0));
+        second.mma(a, k < SPLIT ? T(0) : b);
+        T s1 = first.row_sum(), s2 = second.row_sum();
+        if (k == 0 && piece < count) {
+            y[rows[2 * piece]] = s1;
+            y[rows[2 * piece + 1]] = s2;
+        }
+    }
+}
+
+#define DASP_ARGS(T)                                                                                          \
+    u32 long_warps, u32 medium_warps, u32 warps_13, u32 warps_4, u32 warps_22, u32 warps_1, u32 warps_empty, \
+        const u32* __restrict__ long_rows, const u32* __restrict__ long_group_ptr,                           \
+        const u32* __restrict__ long_group_row, const u32* __restrict__ long_cid, const T* __restrict__ long_val, \
+        T* long_partial, u32* long_count, u32 loop_num, u32 medium, const u32* __restrict__ medium_rows,      \
+        const u32* __restrict__ block_tile_ptr, const u32* __restrict__ reg_cid, const T* __restrict__ reg_val, \
+        const u32* __restrict__ irreg_ptr, const u32* __restrict__ irreg_cid, const T* __restrict__ irreg_val, \
+        u32 n13, u32 n4, u32 n22, u32 n1, const u32* __restrict__ short_rows, const u32* __restrict__ short_cid, \
+        const T* __restrict__ short_val, u32 n_empty, const u32* __restrict__ empty_rows, const T* __restrict__ x, \
+        T* __restrict__ y
+
+// The dispatch over the warp ranges (see the top of the file). short_rows lists the rows of
+// the 1&3 pairs, the 4 pieces, the 2&2 pairs and group 1, in the order of their slots.
+template <typename T>
+__device__ __forceinline__ void dasp(DASP_ARGS(T)) {
+    u32 w = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x % 32;
+    if (w < long_warps) {
+        dasp_long(w, long_rows, long_group_ptr, long_group_row, long_cid, long_val, long_partial, long_count, x, y);
+        return;
+    }
+    w -= long_warps;
+    if (w < medium_warps) {
+        dasp_medium(w * loop_num, loop_num, medium, medium_rows, block_tile_ptr, reg_cid, reg_val, irreg_ptr, irreg_cid,
+                    irreg_val, x, y);
+        return;
+    }
+    w -= medium_warps;
+    if (w < warps_13) {
+        dasp_short<T, 1>(w, n13, short_rows, short_cid, short_val, x, y);
+        return;
+    }
+    w -= warps_13;
+    u32 slots = 4 * n13, row0 = 2 * n13;
+    if (w < warps_4) {
+        dasp_short<T, 0>(w, n4, short_rows + row0, short_cid + slots, short_val + slots, x, y);
+        return;
+    }
+    w -= warps_4;
+    slots += 4 * n4;
+    row0 += n4;
+    if (w < warps_22) {
+        dasp_short<T, 2>(w, n22, short_rows + row0, short_cid + slots, short_val + slots, x, y);
+        return;
+    }
+    w -= warps_22;
+    slots += 4 * n22;
+    row0 += 2 * n22;
+    if (w < warps_1) {
+        u32 p = 32 * w + lane;
+        if (p < n1) y[short_rows[row0 + p]] = load_cs(short_val + slots + p) * load_ro(x + load_cs(short_cid + slots + p));
+        return;
+    }
+    w -= warps_1;
+    if (w < warps_empty) {
+        u32 p = 32 * w + lane;
+        if (p < n_empty) y[empty_rows[p]] = 0;
+    }
+}
+
+#define DASP_KERNEL(T, S)                                                                                      \
+    extern "C" __global__ void __launch_bounds__(256) dasp_##S(DASP_ARGS(T)) {                                  \
+        dasp<T>(long_warps, medium_warps, warps_13, warps_4, warps_22, warps_1, warps_empty, long_rows,        \
+                long_group_ptr, long_group_row, long_cid, long_val, long_partial, long_count, loop_num, medium, \
+                medium_rows, block_tile_ptr, reg_cid, reg_val, irreg_ptr, irreg_cid, irreg_val, n13, n4, n22, n1, \
+                short_rows, short_cid, short_val, n_empty, empty_rows, x, y);                                  \
+    }
+
+DASP_KERNEL(double, f64)
+DASP_KERNEL(float, f32)
