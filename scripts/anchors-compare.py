@@ -3,15 +3,18 @@
 (../shared/anchors/h200-f64-anchors.tsv: DASP, CSR5, merge-spmv, cuSPARSE through DASP's
 driver), all timed back to back: GFLOPS = 2·nnz / back_to_back_ms.
 
-usage: anchors-compare.py RESULTS.json ANCHORS.tsv [--precision f64]
+usage: anchors-compare.py RESULTS.json ANCHORS.tsv [--precision f64] [--format SPEC]
 
 Prints a Markdown table per matrix of the anchors found in the run: this project's fastest
-correct format back to back, cuSPARSE ALG1 back to back, and the anchors' DASP, CSR5 and
+correct format back to back (or the format SPEC's figure, with --format), cuSPARSE ALG1 back to back, and the anchors' DASP, CSR5 and
 merge-spmv figures, with the ratio best / DASP; then geometric means over the matrices."""
 import gzip, json, math, sys
 
 args = [a for a in sys.argv[1:] if not a.startswith("--")]
-precision = sys.argv[sys.argv.index("--precision") + 1] if "--precision" in sys.argv else "f64"
+option = lambda name, default: sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+precision = option("--precision", "f64")
+only = option("--format", None)
+args = [a for a in args if a not in (precision, only)]
 results = json.load((gzip.open if args[0].endswith(".gz") else open)(args[0], "rt"))["results"]
 anchors = {}
 for line in open(args[1]):
@@ -33,7 +36,7 @@ by = {}
 for r in results:
     if r["precision"] == precision and r["status"] == "ok" and r.get("back_to_back_ms"):
         by.setdefault(r["matrix"], []).append(r)
-print("| matrix | nnz | best here (b2b) | GFLOPS | cuSPARSE ALG1 b2b | DASP f64 | CSR5 | merge-spmv | best / DASP |")
+print(f"| matrix | nnz | {only or 'best here'} (b2b) | GFLOPS | cuSPARSE ALG1 b2b | DASP f64 | CSR5 | merge-spmv | best / DASP |")
 print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 ratios, vs_cusparse = [], []
 for m, rs in by.items():
@@ -41,7 +44,10 @@ for m, rs in by.items():
     if a is None:
         continue
     gf = lambda r: 2 * r["nnz"] / (r["back_to_back_ms"] * 1e-3) / 1e9
-    best = max(rs, key=gf)
+    candidates = [r for r in rs if only is None or r["format"] == only]
+    if not candidates:
+        continue
+    best = max(candidates, key=gf)
     cus = next((r for r in rs if r["format"] == "cusparse-alg1"), None)
     dasp = num(a.get("dasp_f64"))
     ratio = gf(best) / dasp if dasp else None
@@ -54,5 +60,5 @@ for m, rs in by.items():
              f"{ratio:.2f}" if ratio else "—"]
     print("| " + " | ".join(cells) + " |")
 geo = lambda v: math.exp(sum(map(math.log, v)) / len(v)) if v else float("nan")
-print(f"\n{len(ratios)} matrices with a DASP figure: best here / DASP geometric mean {geo(ratios):.3f}, "
-      f"below DASP on {sum(r < 1 for r in ratios)}; best here / cuSPARSE ALG1 (same run) {geo(vs_cusparse):.3f}")
+print(f"\n{len(ratios)} matrices with a DASP figure: {only or 'best here'} / DASP geometric mean {geo(ratios):.3f}, "
+      f"below DASP on {sum(r < 1 for r in ratios)}; {only or 'best here'} / cuSPARSE ALG1 (same run) {geo(vs_cusparse):.3f}")

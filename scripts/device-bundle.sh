@@ -5,6 +5,7 @@
 #                       bin/spmv-old, the previous CLI, when SPMV_OLD names it)
 #   tests/<name>        the test binaries with GPU tests (cargo test --release --no-run)
 #   matrices/           the real matrices of ../shared/matrices (the device has no ../shared)
+#   bin/anchors/        ../shared/anchors/*.tsv and the real matrices they list
 # Then, on the device: scripts/device-run.sh (tests + benchmark, summary last).
 # Binaries are stripped so the bundle stays well inside the 64 MiB a call may carry.
 set -euo pipefail
@@ -41,4 +42,10 @@ done
 strip "$out"/bin/* "$out"/tests/*
 shared="${SPMV_SHARED:-../shared}/matrices"
 cp "$shared"/*.mtx.gz "$out/matrices/"
+# The anchors (other codes' figures) and their real matrices, for scripts/dasp-bench.sh.
+anchors="${SPMV_SHARED:-../shared}/anchors"
+mkdir -p "$out/bin/anchors/matrices"
+cp "$anchors"/*.tsv "$out/bin/anchors/"
+grep -v '^#' "$anchors/h200-f64-anchors.tsv" | cut -f1 | grep -v -e ':' -e '^matrix$' |
+    while read -r m; do cp "$shared/$m.mtx.gz" "$out/bin/anchors/matrices/"; done
 du -sh "$out" "$out"/*

@@ -39,8 +39,7 @@ pub fn compile(module: &KernelModule, arch: &'static str) -> Result<Ptx> {
             "the NVRTC library (libnvrtc.so.13) was not found; put its folder on LD_LIBRARY_PATH".into(),
         ));
     }
-    let headers: String = module.headers.concat();
-    let source = format!("{COMMON_HEADER}\n{headers}\n#line 1 \"{}.cu\"\n{}", module.name, module.source);
+    let source = full_source(module);
     let opts = CompileOptions {
         arch: Some(arch),
         options: vec!["-std=c++17".into(), "-default-device".into()],
@@ -55,6 +54,49 @@ pub fn compile(module: &KernelModule, arch: &'static str) -> Result<Ptx> {
         )),
         other => Error::cuda(format!("kernel module '{}': NVRTC: {other:?}", module.name)),
     })
+}
+
+/// A module's source as NVRTC compiles it: `common.cuh`, the module's headers, its own text.
+fn full_source(module: &KernelModule) -> String {
+    let headers: String = module.headers.concat();
+    format!("{COMMON_HEADER}\n{headers}\n#line 1 \"{}.cu\"\n{}", module.name, module.source)
+}
+
+/// Compiles a module to machine code (a cubin) for the real architecture `arch` (e.g.
+/// "sm_90"), with the same options as [`compile`]; returns it with NVRTC's log (ptxas's
+/// register and spill report). No GPU needed: tests disassemble it to check instructions.
+pub fn compile_cubin(module: &KernelModule, arch: &str) -> Result<(Vec<u8>, String)> {
+    use cudarc::nvrtc::{result, sys};
+    if !nvrtc_available() {
+        return Err(Error::NoGpu("the NVRTC library (libnvrtc.so.13) was not found; put its folder on LD_LIBRARY_PATH".into()));
+    }
+    let fail = |what: &str, e: &dyn std::fmt::Debug| Error::cuda(format!("kernel module '{}': NVRTC {what}: {e:?}", module.name));
+    let source = std::ffi::CString::new(full_source(module)).map_err(|e| fail("source", &e))?;
+    let name = std::ffi::CString::new(format!("{}.cu", module.name)).map_err(|e| fail("name", &e))?;
+    let program = result::create_program(&source, Some(&name)).map_err(|e| fail("create", &e))?;
+    let options = [format!("--gpu-architecture={arch}"), "-std=c++17".into(), "-default-device".into(), "--ptxas-options=-v".into()];
+    // SAFETY: `program` is a live NVRTC program until destroy_program below; the buffers
+    // for the log and the cubin are sized by NVRTC's own size queries.
+    unsafe {
+        let compiled = result::compile_program(program, &options);
+        let log = result::get_program_log(program).map(|l| {
+            let bytes: Vec<u8> = l.iter().map(|&c| c as u8).take_while(|&c| c != 0).collect();
+            String::from_utf8_lossy(&bytes).into_owned()
+        });
+        let cubin = compiled.map_err(|e| fail("compile", &e)).and_then(|()| {
+            let mut size = 0usize;
+            sys::nvrtcGetCUBINSize(program, &mut size).result().map_err(|e| fail("cubin size", &e))?;
+            let mut cubin = vec![0u8; size];
+            sys::nvrtcGetCUBIN(program, cubin.as_mut_ptr().cast()).result().map_err(|e| fail("cubin", &e))?;
+            Ok(cubin)
+        });
+        let _ = result::destroy_program(program);
+        let log = log.unwrap_or_default();
+        match cubin {
+            Ok(cubin) => Ok((cubin, log)),
+            Err(e) => Err(Error::cuda(format!("{e}\n{log}"))),
+        }
+    }
 }
 
 /// The `sm_XY` architecture name for a compute capability (leaked once per distinct value,

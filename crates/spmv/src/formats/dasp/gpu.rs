@@ -3,7 +3,7 @@
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
-use super::{Dasp, BLOCK_ROWS, KERNELS, NAME};
+use super::{Dasp, BLOCK_ROWS, KERNELS, LONG_WARP_GROUPS, NAME};
 use crate::error::{Error, Result};
 use crate::formats::{DeviceEntries, DeviceFormat};
 use crate::gpu::{Gpu, Kernel};
@@ -11,8 +11,9 @@ use crate::matrix::Scalar;
 
 const THREADS: u32 = 256;
 const WARPS_PER_BLOCK: u64 = THREADS as u64 / 32;
-/// Short pieces per tile, and rows per warp of group 1 and of the empty rows.
+/// Short pieces per tile, tiles per warp, and rows per warp of group 1 and of the empty rows.
 const PIECES_PER_TILE: usize = 8;
+const SHORT_TILES: usize = 4;
 const ROWS_PER_WARP: usize = 32;
 
 /// Warps of each range of the grid, in the kernel's order.
@@ -32,11 +33,11 @@ impl Warps {
         let s = &a.short;
         let blocks = a.medium_rows.len().div_ceil(BLOCK_ROWS);
         let counts = [
-            a.long_group_row.len(),
+            a.long_warp_row.len(),
             blocks.div_ceil(a.loop_num()),
-            s.rows_13.len().div_ceil(PIECES_PER_TILE),
-            s.rows_4.len().div_ceil(PIECES_PER_TILE),
-            s.rows_22.len().div_ceil(PIECES_PER_TILE),
+            s.rows_13.len().div_ceil(PIECES_PER_TILE * SHORT_TILES),
+            s.rows_4.len().div_ceil(PIECES_PER_TILE * SHORT_TILES),
+            s.rows_22.len().div_ceil(PIECES_PER_TILE * SHORT_TILES),
             s.rows_1.len().div_ceil(ROWS_PER_WARP),
             a.empty_rows.len().div_ceil(ROWS_PER_WARP),
         ];
@@ -57,9 +58,10 @@ pub struct DeviceDasp<T> {
     warps: Warps,
     long_rows: CudaSlice<u32>,
     long_group_ptr: CudaSlice<u32>,
-    long_group_row: CudaSlice<u32>,
+    long_warp_ptr: CudaSlice<u32>,
+    long_warp_row: CudaSlice<u32>,
     long: DeviceEntries<T>,
-    /// Per long group its sum, and per long row its count of finished groups (all zero
+    /// Per long-row warp its sum, and per long row its count of finished warps (all zero
     /// between launches).
     long_partial: CudaSlice<T>,
     long_count: CudaSlice<u32>,
@@ -98,9 +100,10 @@ impl<T: Scalar> DeviceDasp<T> {
             warps,
             long_rows: gpu.upload_nonempty(&a.long_rows)?,
             long_group_ptr: gpu.upload_nonempty(&a.long_group_ptr)?,
-            long_group_row: gpu.upload_nonempty(&a.long_group_row)?,
+            long_warp_ptr: gpu.upload_nonempty(&a.long_warp_ptr)?,
+            long_warp_row: gpu.upload_nonempty(&a.long_warp_row)?,
             long: DeviceEntries::upload(gpu, &a.long.cid, &a.long.val)?,
-            long_partial: gpu.alloc(a.long_group_row.len().max(1))?,
+            long_partial: gpu.alloc(a.long_warp_row.len().max(1))?,
             long_count: gpu.alloc(a.long_rows.len().max(1))?,
             loop_num: u32_of(a.loop_num()),
             medium: u32_of(a.medium_rows.len()),
@@ -124,23 +127,24 @@ impl<T: Scalar> DeviceFormat<T> for DeviceDasp<T> {
         let w = &self.warps;
         let [n13, n4, n22, n1] = &self.short_counts;
         // SAFETY: the arguments match DASP_ARGS(T). The grid has at least warps.total() warps
-        // and each warp works only inside its range: long group g < groups (long slots hold
-        // 64 per group, long_partial one, long_group_row maps to a long row whose counter is
-        // long_count[r]); medium row-blocks below ceil(medium / 8) with tiles from
+        // and each warp works only inside its range: long-row warp w < long warps (its row
+        // long_warp_row[w], whose groups lie in group_ptr's range, 64 slots each; one
+        // long_partial per warp, one long_count per row); medium row-blocks below ceil(medium / 8) with tiles from
         // block_tile_ptr (blocks + 1 entries) and irregular entries from irreg_ptr (medium + 1
         // entries); short tiles whose lanes past a group's count load nothing; group-1 and
-        // empty rows below their counts. Every stored column is < ncols = x.len(), every row
+        // empty rows below their counts (short warps stop at their group's last tile). Every stored column is < ncols = x.len(), every row
         // id < nrows = y.len(). long_count is zero between launches (allocated zeroed, reset
         // by the last warp of each row) and this handle's only launch runs at a time.
         unsafe {
             self.kernel.launch(gpu, |a| {
                 a.arg(&w.long).arg(&w.medium).arg(&w.short_13).arg(&w.short_4).arg(&w.short_22).arg(&w.short_1).arg(&w.empty);
-                a.arg(&self.long_rows).arg(&self.long_group_ptr).arg(&self.long_group_row);
+                a.arg(&(LONG_WARP_GROUPS as u32)).arg(&self.long_rows).arg(&self.long_group_ptr);
+                a.arg(&self.long_warp_ptr).arg(&self.long_warp_row);
                 a.arg(&self.long.col_idx).arg(&self.long.values).arg(&self.long_partial).arg(&self.long_count);
                 a.arg(&self.loop_num).arg(&self.medium).arg(&self.medium_rows).arg(&self.block_tile_ptr);
                 a.arg(&self.regular.col_idx).arg(&self.regular.values);
                 a.arg(&self.irreg_ptr).arg(&self.irregular.col_idx).arg(&self.irregular.values);
-                a.arg(n13).arg(n4).arg(n22).arg(n1).arg(&self.short_rows).arg(&self.short.col_idx).arg(&self.short.values);
+                a.arg(&(SHORT_TILES as u32)).arg(n13).arg(n4).arg(n22).arg(n1).arg(&self.short_rows).arg(&self.short.col_idx).arg(&self.short.values);
                 a.arg(&self.empty).arg(&self.empty_rows).arg(x).arg(y);
             })
         }

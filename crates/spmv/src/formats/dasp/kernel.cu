@@ -28,7 +28,7 @@ template <>
 struct Diagonal<double> {
     double c0 = 0.0, c1 = 0.0;
     __device__ __forceinline__ void mma(double a, double b) {
-        asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
+        asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
                      : "+d"(c0), "+d"(c1)
                      : "d"(a), "d"(b));
     }
@@ -72,49 +72,55 @@ __device__ __forceinline__ void load_slot(const u32* __restrict__ cid, const T* 
     }
 }
 
-// Long rows: warp = one group of 64 entries (two MMAs). Its sum goes to partial[group]; the
-// warp that finishes a row's last group (an integer counter per row, reset by that warp for
-// the next launch) adds the row's partials in group order: deterministic, whichever warp
-// arrives last.
+// Long rows: warp w = up to warp_groups consecutive groups of 64 entries of one row (two MMAs
+// per group). Its sum goes to partial[w]; the warp that finishes a row's last piece (an
+// integer counter per row, reset by that warp for the next launch) adds the row's partials
+// in warp order: deterministic, whichever warp arrives last. A row of one warp skips all that.
 template <typename T>
-__device__ __forceinline__ void dasp_long(u32 group, const u32* __restrict__ rows, const u32* __restrict__ group_ptr,
-                                          const u32* __restrict__ group_row, const u32* __restrict__ cid,
+__device__ __forceinline__ void dasp_long(u32 w, u32 warp_groups, const u32* __restrict__ rows,
+                                          const u32* __restrict__ group_ptr, const u32* __restrict__ warp_ptr,
+                                          const u32* __restrict__ warp_row, const u32* __restrict__ cid,
                                           const T* __restrict__ val, T* partial, u32* count, const T* __restrict__ x,
                                           T* __restrict__ y) {
     u32 lane = threadIdx.x % 32;
+    u32 r = warp_row[w];
+    u32 first_warp = warp_ptr[r], warps = warp_ptr[r + 1] - first_warp;
+    u32 g = group_ptr[r] + warp_groups * (w - first_warp), g_end = min(g + warp_groups, group_ptr[r + 1]);
+    u32 row = rows[r];
     Diagonal<T> acc;
-    T a, b;
-    load_slot(cid, val, x, 64 * group + lane, true, a, b);
-    acc.mma(a, b);
-    load_slot(cid, val, x, 64 * group + 32 + lane, true, a, b);
-    acc.mma(a, b);
+    for (; g < g_end; ++g) {
+        T a0, b0, a1, b1;
+        load_slot(cid, val, x, 64 * g + lane, true, a0, b0);
+        load_slot(cid, val, x, 64 * g + 32 + lane, true, a1, b1);
+        acc.mma(a0, b0);
+        acc.mma(a1, b1);
+    }
     T sum = quads_sum(acc.row_sum());
-    u32 r = group_row[group];
-    u32 first = group_ptr[r], groups = group_ptr[r + 1] - first;
-    if (groups == 1) {
-        if (lane == 0) y[rows[r]] = sum;
+    if (warps == 1) {
+        if (lane == 0) y[row] = sum;
         return;
     }
     u32 arrived = 0;
     if (lane == 0) {
-        partial[group] = sum;
+        partial[w] = sum;
         __threadfence();  // the partial is visible before the counter says so
         arrived = atomicAdd(count + r, 1u);
     }
-    if (__shfl_sync(FULL_MASK, arrived, 0) != groups - 1) return;
+    if (__shfl_sync(FULL_MASK, arrived, 0) != warps - 1) return;
     __threadfence();
     T total = 0;
-    for (u32 g = lane; g < groups; g += 32) total += __ldcg(partial + first + g);  // L2: fresh
+    for (u32 p = lane; p < warps; p += 32) total += __ldcg(partial + first_warp + p);  // L2: fresh
     total = group_sum(total, 32);
     if (lane == 0) {
-        y[rows[r]] = total;
+        y[row] = total;
         count[r] = 0;
     }
 }
 
 // Medium rows: warp = loop_num consecutive row-blocks of 8 sorted rows. Regular tiles by MMA;
 // the irregular rest by 4 lanes per row (lanes 4i .. 4i + 3 for row i, a fixed-order quad
-// sum), added to the tile sum in lane 4i.
+// sum), added to the tile sum in lane 4i. The index loads of a block are issued together
+// (they are independent) so that a warp waits for one memory latency, not a chain of them.
 template <typename T>
 __device__ __forceinline__ void dasp_medium(u32 first_block, u32 loop_num, u32 medium, const u32* __restrict__ rows,
                                             const u32* __restrict__ block_tile_ptr, const u32* __restrict__ reg_cid,
@@ -124,62 +130,81 @@ __device__ __forceinline__ void dasp_medium(u32 first_block, u32 loop_num, u32 m
     u32 lane = threadIdx.x % 32, i = lane / 4, k = lane % 4;
     u32 blocks = (medium + 7) / 8;
     for (u32 block = first_block; block < first_block + loop_num && block < blocks; ++block) {
+        u32 m = 8 * block + i;  // this quad's row in sorted order
+        bool valid = m < medium;
+        u32 t = block_tile_ptr[block], t_end = block_tile_ptr[block + 1];
+        u32 e = valid ? irreg_ptr[m] + k : 0, e_end = valid ? irreg_ptr[m + 1] : 0;
+        u32 row = valid ? rows[m] : 0;
         Diagonal<T> acc;
-        u32 t_end = block_tile_ptr[block + 1];
-#pragma unroll 4
-        for (u32 t = block_tile_ptr[block]; t < t_end; ++t) {
+        for (; t + 2 <= t_end; t += 2) {
+            T a0, b0, a1, b1;
+            load_slot(reg_cid, reg_val, x, 32 * t + lane, true, a0, b0);
+            load_slot(reg_cid, reg_val, x, 32 * t + 32 + lane, true, a1, b1);
+            acc.mma(a0, b0);
+            acc.mma(a1, b1);
+        }
+        if (t < t_end) {
             T a, b;
             load_slot(reg_cid, reg_val, x, 32 * t + lane, true, a, b);
             acc.mma(a, b);
         }
-        T sum = acc.row_sum();
-        u32 m = 8 * block + i;  // this quad's row in sorted order
         T rest = 0;
-        if (m < medium) {
-            u32 end = irreg_ptr[m + 1];
-            for (u32 e = irreg_ptr[m] + k; e < end; e += 4) rest += load_cs(irreg_val + e) * load_ro(x + load_cs(irreg_cid + e));
+        for (; e + 4 < e_end; e += 8) {
+            rest += load_cs(irreg_val + e) * load_ro(x + load_cs(irreg_cid + e));
+            rest += load_cs(irreg_val + e + 4) * load_ro(x + load_cs(irreg_cid + e + 4));
         }
+        if (e < e_end) rest += load_cs(irreg_val + e) * load_ro(x + load_cs(irreg_cid + e));
+        T sum = acc.row_sum();
         rest += __shfl_xor_sync(FULL_MASK, rest, 1);
         rest += __shfl_xor_sync(FULL_MASK, rest, 2);
-        if (k == 0 && m < medium) y[rows[m]] = sum + rest;
+        if (k == 0 && valid) y[row] = sum + rest;
     }
 }
 
-// Short pieces of 4 slots, 8 per tile: lane l takes slot l of tile `tile` of its group
-// (pieces `count` of them, slots from `slots`). SPLIT = 1 (1&3) or 2 (2&2): two MMAs, the
-// first with the x of slots 0 .. SPLIT-1 of each piece only, the second with the rest, so one
-// tile yields two rows per piece; SPLIT = 0 (group 4): one MMA, one row per piece.
+// Short pieces of 4 slots, 8 per tile; warp = `tiles` consecutive tiles of its group (pieces
+// `count` of them, slots from `slots`), lane l taking slot l of each. SPLIT = 1 (1&3) or 2
+// (2&2): two MMAs, the first with the x of slots 0 .. SPLIT-1 of each piece only, the second
+// with the rest, so one tile yields two rows per piece; SPLIT = 0 (group 4): one MMA, one row
+// per piece.
 template <typename T, int SPLIT>
-__device__ __forceinline__ void dasp_short(u32 tile, u32 count, const u32* __restrict__ rows, const u32* __restrict__ cid,
-                                           const T* __restrict__ val, const T* __restrict__ x, T* __restrict__ y) {
-    u32 lane = threadIdx.x % 32, k = lane % 4, piece = 8 * tile + lane / 4;
-    T a, b;
-    load_slot(cid, val, x, 32 * tile + lane, piece < count, a, b);
-    if (SPLIT == 0) {
-        Diagonal<T> acc;
-        acc.mma(a, b);
-        T sum = acc.row_sum();
-        if (k == 0 && piece < count) y[rows[piece]] = sum;
-    } else {
-        Diagonal<T> first, second;
-        first.mma(a, k < SPLIT ? b : T(0));
-        second.mma(a, k < SPLIT ? T(0) : b);
-        T s1 = first.row_sum(), s2 = second.row_sum();
-        if (k == 0 && piece < count) {
-            y[rows[2 * piece]] = s1;
-            y[rows[2 * piece + 1]] = s2;
+__device__ __forceinline__ void dasp_short(u32 first_tile, u32 tiles, u32 count, const u32* __restrict__ rows,
+                                           const u32* __restrict__ cid, const T* __restrict__ val,
+                                           const T* __restrict__ x, T* __restrict__ y) {
+    u32 lane = threadIdx.x % 32, k = lane % 4;
+    for (u32 tile = first_tile; tile < first_tile + tiles && 8 * tile < count; ++tile) {
+        u32 piece = 8 * tile + lane / 4;
+        bool valid = piece < count;
+        T a, b;
+        load_slot(cid, val, x, 32 * tile + lane, valid, a, b);
+        if (SPLIT == 0) {
+            u32 row = valid ? rows[piece] : 0;
+            Diagonal<T> acc;
+            acc.mma(a, b);
+            T sum = acc.row_sum();
+            if (k == 0 && valid) y[row] = sum;
+        } else {
+            u32 row1 = valid ? rows[2 * piece] : 0, row2 = valid ? rows[2 * piece + 1] : 0;
+            Diagonal<T> first, second;
+            first.mma(a, k < SPLIT ? b : T(0));
+            second.mma(a, k < SPLIT ? T(0) : b);
+            T s1 = first.row_sum(), s2 = second.row_sum();
+            if (k == 0 && valid) {
+                y[row1] = s1;
+                y[row2] = s2;
+            }
         }
     }
 }
 
 #define DASP_ARGS(T)                                                                                          \
     u32 long_warps, u32 medium_warps, u32 warps_13, u32 warps_4, u32 warps_22, u32 warps_1, u32 warps_empty, \
-        const u32* __restrict__ long_rows, const u32* __restrict__ long_group_ptr,                           \
-        const u32* __restrict__ long_group_row, const u32* __restrict__ long_cid, const T* __restrict__ long_val, \
+        u32 long_warp_groups, const u32* __restrict__ long_rows, const u32* __restrict__ long_group_ptr,     \
+        const u32* __restrict__ long_warp_ptr, const u32* __restrict__ long_warp_row,                        \
+        const u32* __restrict__ long_cid, const T* __restrict__ long_val,                                    \
         T* long_partial, u32* long_count, u32 loop_num, u32 medium, const u32* __restrict__ medium_rows,      \
         const u32* __restrict__ block_tile_ptr, const u32* __restrict__ reg_cid, const T* __restrict__ reg_val, \
         const u32* __restrict__ irreg_ptr, const u32* __restrict__ irreg_cid, const T* __restrict__ irreg_val, \
-        u32 n13, u32 n4, u32 n22, u32 n1, const u32* __restrict__ short_rows, const u32* __restrict__ short_cid, \
+        u32 short_tiles, u32 n13, u32 n4, u32 n22, u32 n1, const u32* __restrict__ short_rows, const u32* __restrict__ short_cid, \
         const T* __restrict__ short_val, u32 n_empty, const u32* __restrict__ empty_rows, const T* __restrict__ x, \
         T* __restrict__ y
 
@@ -189,7 +214,8 @@ template <typename T>
 __device__ __forceinline__ void dasp(DASP_ARGS(T)) {
     u32 w = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x % 32;
     if (w < long_warps) {
-        dasp_long(w, long_rows, long_group_ptr, long_group_row, long_cid, long_val, long_partial, long_count, x, y);
+        dasp_long(w, long_warp_groups, long_rows, long_group_ptr, long_warp_ptr, long_warp_row, long_cid, long_val,
+                  long_partial, long_count, x, y);
         return;
     }
     w -= long_warps;
@@ -200,20 +226,20 @@ __device__ __forceinline__ void dasp(DASP_ARGS(T)) {
     }
     w -= medium_warps;
     if (w < warps_13) {
-        dasp_short<T, 1>(w, n13, short_rows, short_cid, short_val, x, y);
+        dasp_short<T, 1>(w * short_tiles, short_tiles, n13, short_rows, short_cid, short_val, x, y);
         return;
     }
     w -= warps_13;
     u32 slots = 4 * n13, row0 = 2 * n13;
     if (w < warps_4) {
-        dasp_short<T, 0>(w, n4, short_rows + row0, short_cid + slots, short_val + slots, x, y);
+        dasp_short<T, 0>(w * short_tiles, short_tiles, n4, short_rows + row0, short_cid + slots, short_val + slots, x, y);
         return;
     }
     w -= warps_4;
     slots += 4 * n4;
     row0 += n4;
     if (w < warps_22) {
-        dasp_short<T, 2>(w, n22, short_rows + row0, short_cid + slots, short_val + slots, x, y);
+        dasp_short<T, 2>(w * short_tiles, short_tiles, n22, short_rows + row0, short_cid + slots, short_val + slots, x, y);
         return;
     }
     w -= warps_22;
@@ -233,9 +259,9 @@ __device__ __forceinline__ void dasp(DASP_ARGS(T)) {
 
 #define DASP_KERNEL(T, S)                                                                                      \
     extern "C" __global__ void __launch_bounds__(256) dasp_##S(DASP_ARGS(T)) {                                  \
-        dasp<T>(long_warps, medium_warps, warps_13, warps_4, warps_22, warps_1, warps_empty, long_rows,        \
-                long_group_ptr, long_group_row, long_cid, long_val, long_partial, long_count, loop_num, medium, \
-                medium_rows, block_tile_ptr, reg_cid, reg_val, irreg_ptr, irreg_cid, irreg_val, n13, n4, n22, n1, \
+        dasp<T>(long_warps, medium_warps, warps_13, warps_4, warps_22, warps_1, warps_empty, long_warp_groups, \
+                long_rows, long_group_ptr, long_warp_ptr, long_warp_row, long_cid, long_val, long_partial, long_count, loop_num, medium, \
+                medium_rows, block_tile_ptr, reg_cid, reg_val, irreg_ptr, irreg_cid, irreg_val, short_tiles, n13, n4, n22, n1, \
                 short_rows, short_cid, short_val, n_empty, empty_rows, x, y);                                  \
     }
 

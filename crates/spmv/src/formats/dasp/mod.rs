@@ -52,6 +52,9 @@ pub const KERNELS: KernelModule = KernelModule { name: "dasp", source: include_s
 pub const MAX_LEN: usize = 256;
 /// Entries per long-row group: 2 MMAs × 8 pieces × 4.
 pub const LONG_GROUP: usize = 64;
+/// Long groups per warp on the GPU: a long row of n groups takes ceil(n / 8) warps, whose
+/// partial sums the last of them adds up.
+pub const LONG_WARP_GROUPS: usize = 8;
 /// Rows per medium row-block and entries per tile (8 × 4).
 pub const BLOCK_ROWS: usize = 8;
 pub const TILE: usize = 32;
@@ -160,11 +163,12 @@ pub struct Phases {
 pub struct Dasp<T> {
     nrows: usize,
     params: Params,
-    /// Long rows (original ids), their first group (`len + 1` entries), the long row (index
-    /// into `long_rows`) of each group, and the groups.
+    /// Long rows (original ids), their first group (`len + 1` entries), their first GPU warp
+    /// (`len + 1`), the long row (index into `long_rows`) of each warp, and the groups.
     pub long_rows: Vec<u32>,
     pub long_group_ptr: Vec<u32>,
-    pub long_group_row: Vec<u32>,
+    pub long_warp_ptr: Vec<u32>,
+    pub long_warp_row: Vec<u32>,
     pub long: Slots<T>,
     /// Medium rows sorted by length, longest first (original ids).
     pub medium_rows: Vec<u32>,
@@ -229,12 +233,14 @@ impl<T: Scalar> Dasp<T> {
         let classify_ms = ms_since(start);
 
         let start = Instant::now();
-        let mut long_group_ptr = vec![0u32];
-        let mut long_group_row = Vec::new();
+        let (mut long_group_ptr, mut long_warp_ptr) = (vec![0u32], vec![0u32]);
+        let mut long_warp_row = Vec::new();
         for (i, &r) in long_rows.iter().enumerate() {
             let groups = len(r).div_ceil(LONG_GROUP);
+            let warps = groups.div_ceil(LONG_WARP_GROUPS);
             long_group_ptr.push(long_group_ptr[i] + groups as u32);
-            long_group_row.extend(std::iter::repeat_n(i as u32, groups));
+            long_warp_ptr.push(long_warp_ptr[i] + warps as u32);
+            long_warp_row.extend(std::iter::repeat_n(i as u32, warps));
         }
         let long = Slots::of_rows(a, &long_rows, |i| (long_group_ptr[i + 1] - long_group_ptr[i]) as usize * LONG_GROUP);
         let long_ms = ms_since(start);
@@ -254,7 +260,8 @@ impl<T: Scalar> Dasp<T> {
             params,
             long_rows,
             long_group_ptr,
-            long_group_row,
+            long_warp_ptr,
+            long_warp_row,
             long,
             medium_rows,
             block_tile_ptr: medium.block_tile_ptr,
@@ -293,7 +300,8 @@ impl<T: Scalar> Dasp<T> {
     pub fn device_bytes(&self) -> usize {
         let index = self.long_rows.len()
             + self.long_group_ptr.len()
-            + self.long_group_row.len()
+            + self.long_warp_ptr.len()
+            + self.long_warp_row.len()
             + self.medium_rows.len()
             + self.block_tile_ptr.len()
             + self.irreg_ptr.len()
