@@ -308,6 +308,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
                 Param { key: "max_len", default: "256", doc: "rows longer than this are long (≥ 4)" },
                 Param { key: "regular_fill", default: "0.75", doc: "least share of real entries in a regular (MMA) medium tile, in (0, 1]" },
                 Param { key: "loop_num", default: "auto", doc: "medium row-blocks per warp (≥ 1; auto: 1, 2 or 4 by the paper's rule)" },
+                Param { key: "sigma", default: "auto", doc: "medium rows sorted by length within windows of sigma rows (≥ 1; auto: all, the paper's global sort)" },
             ],
             kernels: &[dasp::KERNELS],
             deterministic: true,
@@ -316,6 +317,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
                     max_len: s.usize("max_len", 4)?,
                     regular_fill: s.f64("regular_fill", f64::MIN_POSITIVE)?,
                     loop_num: s.auto_usize("loop_num", 1)?,
+                    sigma: s.auto_usize("sigma", 1)?,
                 };
                 Ok(Box::new(dasp::Dasp::with_params(a, params)?))
             },

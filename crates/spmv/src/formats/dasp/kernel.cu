@@ -72,6 +72,27 @@ __device__ __forceinline__ void load_slot(const u32* __restrict__ cid, const T* 
     }
 }
 
+// Adds the tiles first .. end - 1 (32 slots each) of `cid`/`val` to `acc`, loading BATCH tiles
+// before their MMAs so that a warp has that many loads in flight.
+template <int BATCH, typename T>
+__device__ __forceinline__ void add_tiles(Diagonal<T>& acc, const u32* __restrict__ cid, const T* __restrict__ val,
+                                          const T* __restrict__ x, u32 first, u32 end) {
+    u32 lane = threadIdx.x % 32;
+    u32 t = first;
+    for (; t + BATCH <= end; t += BATCH) {
+        T a[BATCH], b[BATCH];
+#pragma unroll
+        for (int j = 0; j < BATCH; ++j) load_slot(cid, val, x, 32 * (t + j) + lane, true, a[j], b[j]);
+#pragma unroll
+        for (int j = 0; j < BATCH; ++j) acc.mma(a[j], b[j]);
+    }
+    for (; t < end; ++t) {
+        T a, b;
+        load_slot(cid, val, x, 32 * t + lane, true, a, b);
+        acc.mma(a, b);
+    }
+}
+
 // Long rows: warp w = up to warp_groups consecutive groups of 64 entries of one row (two MMAs
 // per group). Its sum goes to partial[w]; the warp that finishes a row's last piece (an
 // integer counter per row, reset by that warp for the next launch) adds the row's partials
@@ -88,13 +109,7 @@ __device__ __forceinline__ void dasp_long(u32 w, u32 warp_groups, const u32* __r
     u32 g = group_ptr[r] + warp_groups * (w - first_warp), g_end = min(g + warp_groups, group_ptr[r + 1]);
     u32 row = rows[r];
     Diagonal<T> acc;
-    for (; g < g_end; ++g) {
-        T a0, b0, a1, b1;
-        load_slot(cid, val, x, 64 * g + lane, true, a0, b0);
-        load_slot(cid, val, x, 64 * g + 32 + lane, true, a1, b1);
-        acc.mma(a0, b0);
-        acc.mma(a1, b1);
-    }
+    add_tiles<2>(acc, cid, val, x, 2 * g, 2 * g_end);  // a group is two tiles
     T sum = quads_sum(acc.row_sum());
     if (warps == 1) {
         if (lane == 0) y[row] = sum;
@@ -136,18 +151,7 @@ __device__ __forceinline__ void dasp_medium(u32 first_block, u32 loop_num, u32 m
         u32 e = valid ? irreg_ptr[m] + k : 0, e_end = valid ? irreg_ptr[m + 1] : 0;
         u32 row = valid ? rows[m] : 0;
         Diagonal<T> acc;
-        for (; t + 2 <= t_end; t += 2) {
-            T a0, b0, a1, b1;
-            load_slot(reg_cid, reg_val, x, 32 * t + lane, true, a0, b0);
-            load_slot(reg_cid, reg_val, x, 32 * t + 32 + lane, true, a1, b1);
-            acc.mma(a0, b0);
-            acc.mma(a1, b1);
-        }
-        if (t < t_end) {
-            T a, b;
-            load_slot(reg_cid, reg_val, x, 32 * t + lane, true, a, b);
-            acc.mma(a, b);
-        }
+        add_tiles<2>(acc, reg_cid, reg_val, x, t, t_end);
         T rest = 0;
         for (; e + 4 < e_end; e += 8) {
             rest += load_cs(irreg_val + e) * load_ro(x + load_cs(irreg_cid + e));
@@ -253,7 +257,7 @@ __device__ __forceinline__ void dasp(DASP_ARGS(T)) {
     w -= warps_1;
     if (w < warps_empty) {
         u32 p = 32 * w + lane;
-        if (p < n_empty) y[empty_rows[p]] = 0;
+        if (p < n_empty) y[empty_rows[p]] = T(0);
     }
 }
 
