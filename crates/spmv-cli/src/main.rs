@@ -55,7 +55,7 @@ struct BenchArgs {
     /// parameters such as sell-c-sigma:c=32,sigma=1024.
     #[arg(long, default_value = "all")]
     formats: String,
-    /// Comma-separated precisions: f64, f32.
+    /// Comma-separated precisions: f64, f32, f16 (f16 values and x, f32 sums, f16 y; formats without f16 report unsupported).
     #[arg(long, default_value = "f64")]
     precision: String,
     /// Timed repetitions per matrix and format (the median is reported).
@@ -167,6 +167,7 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
             let results = match precision {
                 Precision::F64 => run::<f64>(&backend, input, &a, &specs, &settings, &report, &bar),
                 Precision::F32 => run::<f32>(&backend, input, &a.cast(), &specs, &settings, &report, &bar),
+                Precision::F16 => run::<spmv::f16>(&backend, input, &a.cast(), &specs, &settings, &report, &bar),
             };
             report.results.extend(results);
         }

@@ -169,6 +169,11 @@ pub fn run(args: PagerankArgs) -> Result<ExitCode> {
         Settings { alpha: args.alpha, tol: args.tol, max_iter: args.max_iter, check_every: args.check_every };
     settings.validate()?;
     let precisions = select::precisions(&args.precision)?;
+    if precisions.contains(&Precision::F16) {
+        // Ranks of 1/n for millions of nodes sit below f16's normal range, and its 11 bits
+        // cannot order them: PageRank is offered in f64 and f32 only.
+        anyhow::bail!("pagerank runs in f64 or f32, not f16 (scores near 1/n need more than f16's range and 11 bits)");
+    }
     let specs = select::format_specs(&args.format, args.deterministic)?;
     let weights = if args.weighted { EdgeWeights::Values } else { EdgeWeights::Pattern };
     let inputs = inputs::resolve(&args.inputs)?;
@@ -247,6 +252,7 @@ pub fn run(args: PagerankArgs) -> Result<ExitCode> {
                 let mut r = match precision {
                     Precision::F64 => run_one::<f64>(&backend, &t, spec, &settings, &args),
                     Precision::F32 => run_one::<f32>(&backend, &t, spec, &settings, &args),
+                    Precision::F16 => anyhow::bail!("pagerank does not run in f16"),
                 };
                 if let (Some(exact), Some(scores)) = (&exact_scores, r.1.take()) {
                     r.0.agreement = Some(pagerank::top_k_agreement(exact, &scores, args.agreement, args.tie_tol));

@@ -38,3 +38,5 @@ pub fn all_kernel_modules() -> Vec<gpu::KernelModule> {
     modules
 }
 pub use matrix::{Coo, Csr, Precision, Scalar};
+/// Half precision (`half::f16`), the third element type: f16 values and x, f32 sums, f16 y.
+pub use half::f16;

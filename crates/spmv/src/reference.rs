@@ -7,6 +7,7 @@
 //! (k + 1)·u·Σ|a_ij·x_j| (Higham, Accuracy and Stability, §3.1). A result outside
 //! (k + 2)·u·Σ|a_ij·x_j| is therefore a bug, never rounding; a missing or doubled entry, a
 //! wrong column or an unwritten output (outputs are poisoned with NaN) lands far outside.
+//! For f16 (sums in f32, y stored in f16) u is f32's, plus the one rounding of the store.
 
 use rayon::prelude::*;
 
@@ -57,6 +58,16 @@ fn oracle_row<T: Scalar>(cols: &[u32], vals: &[T], x: &[T]) -> (f64, f64) {
     (acc.value(), abs)
 }
 
+/// The error of storing a sum of magnitude at most `s` from `T::Acc` into `T` (f16 from
+/// f32: one rounding, relative or, near zero, absolute); none when they are one type.
+fn store_error<T: Scalar>(s: f64) -> f64 {
+    if T::PRECISION == <T::Acc as Scalar>::PRECISION {
+        0.0
+    } else {
+        T::UNIT_ROUNDOFF * s + T::TINY
+    }
+}
+
 impl Oracle {
     /// Computes the oracle serially, row by row (the reference definition).
     pub fn serial<T: Scalar>(a: &Csr<T>, x: &[T]) -> Self {
@@ -79,11 +90,29 @@ impl Oracle {
         Oracle { y, abs_sum, row_len: (0..a.nrows()).into_par_iter().map(|r| a.row_len(r)).collect() }
     }
 
-    /// Compares a computed `y = A·x` (precision `T`) with the oracle.
+    /// Why the exact `A·x` cannot be held in `T`, if it cannot: a row whose result, or the sum
+    /// of its products' magnitudes, is not finite or beyond `T`'s largest value (a value or x
+    /// entry that overflowed when rounded to `T`, or a sum past f16's ±65504). Such a
+    /// matrix is unsupported in `T`, not computed wrong.
+    pub fn range_error<T: Scalar>(&self) -> Option<String> {
+        let r = (0..self.y.len()).find(|&r| !(self.y[r].abs() <= T::MAX && self.abs_sum[r] <= T::MAX))?;
+        Some(format!(
+            "row {r}: A·x = {:e} (sum of |a·x| {:e}) is outside the range of {} (±{:e})",
+            self.y[r],
+            self.abs_sum[r],
+            T::SUFFIX,
+            T::MAX
+        ))
+    }
+
+    /// Compares a computed `y = A·x` (precision `T`, summed in `T::Acc`) with the oracle.
     pub fn check<T: Scalar>(&self, y: &[T]) -> Check {
         assert_eq!(y.len(), self.y.len(), "y has the wrong length");
-        let u = T::UNIT_ROUNDOFF;
-        self.compare(y, |r| (self.y[r], (self.row_len[r] as f64 + 2.0) * u * self.abs_sum[r]))
+        let u = <T::Acc as Scalar>::UNIT_ROUNDOFF;
+        self.compare(y, |r| {
+            let sum = (self.row_len[r] as f64 + 2.0) * u * self.abs_sum[r];
+            (self.y[r], sum + store_error::<T>(self.y[r].abs() + sum))
+        })
     }
 
     /// Compares a computed `y = α·A·x + β·y0` (precision `T`) with the oracle. The bound
@@ -92,11 +121,16 @@ impl Oracle {
     pub fn check_scaled<T: Scalar>(&self, alpha: T, beta: T, y0: &[T], y: &[T]) -> Check {
         assert_eq!(y.len(), self.y.len(), "y has the wrong length");
         assert_eq!(y0.len(), self.y.len(), "y0 has the wrong length");
-        let (u, a, b) = (T::UNIT_ROUNDOFF, alpha.to_f64(), beta.to_f64());
+        let (u, a, b) = (<T::Acc as Scalar>::UNIT_ROUNDOFF, alpha.to_f64(), beta.to_f64());
         self.compare(y, |r| {
             let by0 = if b == 0.0 { 0.0 } else { b * y0[r].to_f64() };
             let bound = a.abs() * (self.row_len[r] as f64 + 5.0) * u * self.abs_sum[r] + 3.0 * u * by0.abs();
-            (a * self.y[r] + by0, bound)
+            let expected = a * self.y[r] + by0;
+            // Formats without a scaled kernel store A·x in T first (a scratch vector), then
+            // combine: two stores into T.
+            let first_store = a.abs() * store_error::<T>(self.y[r].abs() + self.abs_sum[r] * (self.row_len[r] as f64 + 2.0) * u);
+            let bound = bound + first_store;
+            (expected, bound + store_error::<T>(expected.abs() + bound))
         })
     }
 

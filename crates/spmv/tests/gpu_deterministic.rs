@@ -19,6 +19,9 @@ fn check<T: Scalar>(gpu: &std::sync::Arc<Gpu>, name: &str, a64: &Csr<f64>, forma
     let a: Csr<T> = a64.cast();
     let x = test_vector::<T>(a.ncols());
     let oracle = Oracle::new(&a, &x);
+    if oracle.range_error::<T>().is_some() {
+        return Vec::new(); // beyond f16's range: unsupported, nothing to compare
+    }
     let label = format!("{name} / {format} / {}", T::SUFFIX);
     let runs = || -> spmv::Result<Vec<Vec<T>>> {
         let device = build(&parse_spec(format)?, &a)?.upload(gpu)?;
@@ -73,6 +76,9 @@ fn cross_warp_reductions_are_bit_identical_across_runs() {
         for format in FORMATS {
             failures.extend(check::<f64>(&gpu, &name, &a, format));
             failures.extend(check::<f32>(&gpu, &name, &a, format));
+            if format.starts_with("dasp") {
+                failures.extend(check::<spmv::f16>(&gpu, &name, &a, format));
+            }
         }
     }
     common::assert_clean(failures);

@@ -1,7 +1,8 @@
 //! The machine code of DASP's kernels, read without a GPU: NVRTC compiles the module to a
 //! cubin for sm_90 and nvdisasm (from PyPI, scripts/nvdisasm-path.sh; its path in
 //! SPMV_NVDISASM) disassembles it. The FP64 kernel must run its tiles on the tensor cores
-//! (DMMA), and no DASP kernel may spill registers (ptxas's report).
+//! (DMMA), the FP16 one too (HMMA, f16 inputs with f32 accumulators), and no DASP kernel
+//! may spill registers (ptxas's report).
 //! CI sets SPMV_REQUIRE_NVRTC=1, which makes a missing NVRTC or nvdisasm a failure.
 
 use std::path::PathBuf;
@@ -79,6 +80,7 @@ fn dasp_runs_on_the_tensor_cores_without_spills() {
         &kernels.iter().find(|(k, _)| k == name).unwrap_or_else(|| panic!("no kernel {name} in the cubin: {:?}", kernels.iter().map(|k| &k.0).collect::<Vec<_>>())).1
     };
     assert!(body("dasp_f64").contains("DMMA.8x8x4"), "dasp_f64 has no DMMA.8x8x4 instruction");
+    assert!(body("dasp_f16").contains("HMMA.16816.F32"), "dasp_f16 has no HMMA.16816.F32 (m16n8k16, f32 accumulators)");
     // FP32 runs on the CUDA cores (TF32 would round the inputs).
     for opcode in ["DMMA", "HMMA", "IMMA"] {
         assert!(!has(body("dasp_f32"), opcode), "dasp_f32 uses the tensor-core instruction {opcode}");
@@ -86,7 +88,7 @@ fn dasp_runs_on_the_tensor_cores_without_spills() {
     // The matrix's arrays are read with the streaming hint (evict-first loads).
     assert!(has(body("dasp_f64"), "LDG") && body("dasp_f64").contains("LDG.E.EF"), "dasp_f64 has no evict-first (streaming) load");
     let reports = spills(&log);
-    assert!(reports.len() >= 2, "ptxas reported no functions:\n{log}");
+    assert!(reports.len() >= 3, "ptxas reported no functions:\n{log}");
     for (function, report) in &reports {
         assert!(report.contains(" 0 bytes spill stores, 0 bytes spill loads"), "{function} spills registers: {report}");
     }

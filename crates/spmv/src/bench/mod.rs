@@ -240,10 +240,18 @@ impl Backend {
     ) -> Vec<Measurement> {
         let x = test_vector::<T>(a.ncols());
         let oracle = Oracle::new(a, &x);
+        let range_error = oracle.range_error::<T>();
         let mut out = Vec::with_capacity(specs.len());
         for spec in specs {
             let mut m = Measurement::new(name, spec, a);
             let t = Instant::now();
+            if let Some(why) = &range_error {
+                m.status = Status::Unsupported;
+                m.error = Some(format!("the matrix does not fit {}: {why}", T::SUFFIX));
+                progress(&m);
+                out.push(m);
+                continue;
+            }
             match formats::build(spec, a) {
                 Err(e) => {
                     m.status = Status::of_error(&e);

@@ -148,14 +148,17 @@ pub(crate) fn scale_cpu<T: Scalar>(beta: T, y: &mut [T]) {
     if beta == T::ZERO {
         y.par_iter_mut().with_min_len(1 << 14).for_each(|v| *v = T::ZERO);
     } else if beta != T::ONE {
-        y.par_iter_mut().with_min_len(1 << 14).for_each(|v| *v = beta * *v);
+        y.par_iter_mut().with_min_len(1 << 14).for_each(|v| *v = T::from_acc(beta.to_acc() * v.to_acc()));
     }
 }
 
-/// `y = α·t + β·y` (β = 0 does not read `y`), as the GPU's `axpby` kernel.
+/// `y = α·t + β·y` (β = 0 does not read `y`), as the GPU's `axpby` kernel: in `T::Acc`,
+/// one rounding to `T` (f16).
 fn axpby_cpu<T: Scalar>(alpha: T, t: &[T], beta: T, y: &mut [T]) {
     use rayon::prelude::*;
+    let (a, b) = (alpha.to_acc(), beta.to_acc());
     y.par_iter_mut().zip(t).with_min_len(1 << 14).for_each(|(v, &t)| {
-        *v = if beta == T::ZERO { alpha * t } else { alpha * t + beta * *v };
+        let at = a * t.to_acc();
+        *v = T::from_acc(if beta == T::ZERO { at } else { at + b * v.to_acc() });
     });
 }

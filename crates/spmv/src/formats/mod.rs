@@ -42,7 +42,7 @@ pub use spec::{FormatSpec, Param};
 
 use crate::error::{Error, Result};
 use crate::gpu::KernelModule;
-use crate::matrix::{Csr, Scalar};
+use crate::matrix::{Csr, Precision, Scalar};
 
 /// What a format reports about its storage, beside its kernel time.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -126,6 +126,8 @@ pub struct FormatInfo<T: Scalar> {
     /// The GPU result is bitwise identical from run to run (no float atomics or
     /// order-dependent reductions); the format's doc states the mechanism.
     pub deterministic: bool,
+    /// Runs in f16 (f16 values and x, f32 sums, f16 y); the others decline f16.
+    pub half: bool,
     build: Builder<T>,
 }
 
@@ -145,6 +147,10 @@ impl<T: Scalar> FormatInfo<T> {
         if spec.name() != self.name {
             return Err(Error::Unsupported(format!("spec {spec} given to format {}", self.name)));
         }
+        if T::PRECISION == Precision::F16 && !self.half {
+            let half: Vec<&str> = registry::<T>().iter().filter(|f| f.half).map(|f| f.name).collect();
+            return Err(Error::format(self.name, format!("does not run in f16 (formats that do: {})", half.join(", "))));
+        }
         let format = (self.build)(a, spec)?;
         Ok(HostMatrix::new(spec.clone(), self.deterministic, format, a))
     }
@@ -159,6 +165,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             params: &[],
             kernels: &[csr::KERNELS],
             deterministic: true,
+            half: true,
             build: |a, _| Ok(Box::new(csr::CsrFormat::new(a, csr::CsrKernel::Scalar))),
         },
         FormatInfo {
@@ -167,6 +174,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             params: &[LANES],
             kernels: &[csr::KERNELS],
             deterministic: true,
+            half: true,
             build: |a, s| Ok(Box::new(csr::CsrFormat::vector(a, lanes(s)?)?)),
         },
         FormatInfo {
@@ -175,6 +183,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             params: &[],
             kernels: &[coo::KERNELS],
             deterministic: false,
+            half: false,
             build: |a, _| Ok(Box::new(coo::CooFormat::new(a, coo::CooKernel::Atomic)?)),
         },
         FormatInfo {
@@ -183,6 +192,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             params: &[],
             kernels: &[coo::KERNELS],
             deterministic: true,
+            half: false,
             build: |a, _| Ok(Box::new(coo::CooFormat::new(a, coo::CooKernel::Segmented)?)),
         },
         FormatInfo {
@@ -191,6 +201,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             params: &[MAX_PADDING],
             kernels: &[ell::KERNELS],
             deterministic: true,
+            half: false,
             build: |a, s| Ok(Box::new(ell::EllFormat::with_limit(a, max_padding(s)?)?)),
         },
         FormatInfo {
@@ -199,6 +210,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             params: &[Param { key: "width", default: "auto", doc: "ELL width K (auto: Bell & Garland's rule, capped by ELL's padding limit)" }],
             kernels: &[ell::KERNELS, coo::KERNELS],
             deterministic: false,
+            half: false,
             build: |a, s| match s.auto_usize("width", 0)? {
                 None => Ok(Box::new(hyb::Hyb::new(a)?)),
                 Some(k) => Ok(Box::new(hyb::Hyb::with_width(a, k)?)),
@@ -210,6 +222,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             params: &[],
             kernels: &[jds::KERNELS],
             deterministic: true,
+            half: false,
             build: |a, _| Ok(Box::new(jds::Jds::new(a)?)),
         },
         FormatInfo {
@@ -221,6 +234,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             ],
             kernels: &[sell::KERNELS],
             deterministic: true,
+            half: false,
             build: |a, s| {
                 let sigma = s.auto_usize("sigma", 1)?.unwrap_or(a.nrows());
                 Ok(Box::new(sell::SellCSigma::new(a, s.usize("c", 1)?, sigma)?))
@@ -232,6 +246,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             params: &[LANES],
             kernels: &[lightspmv::KERNELS],
             deterministic: true,
+            half: false,
             build: |a, s| match lanes(s)? {
                 None => Ok(Box::new(lightspmv::LightSpmv::new(a)?)),
                 Some(l) => Ok(Box::new(lightspmv::LightSpmv::with_lanes(a, l)?)),
@@ -243,6 +258,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             params: &[Param { key: "threshold", default: "auto", doc: "T, the longest piece (≥ 1; auto: round(mean + sd) of the row lengths)" }],
             kernels: &[brc::KERNELS],
             deterministic: false,
+            half: false,
             build: |a, s| match s.auto_usize("threshold", 1)? {
                 None => Ok(Box::new(brc::Brc::new(a)?)),
                 Some(t) => Ok(Box::new(brc::Brc::with_params(a, brc::WARP_BLOCK_ROWS, t)?)),
@@ -254,6 +270,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             params: &[Param { key: "threshold", default: "auto", doc: "T, the widest block (≥ 1; auto: round(mean + sd) of the row lengths)" }],
             kernels: &[brcp::KERNELS],
             deterministic: true,
+            half: false,
             build: |a, s| match s.auto_usize("threshold", 1)? {
                 None => Ok(Box::new(brcp::Brcp::new(a)?)),
                 Some(t) => Ok(Box::new(brcp::Brcp::with_params(a, brc::WARP_BLOCK_ROWS, t)?)),
@@ -265,6 +282,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             params: TEB_PARAMS,
             kernels: &[teb::KERNELS],
             deterministic: true,
+            half: false,
             build: |a, s| Ok(Box::new(teb_with(a, s, teb::TebKernel::RowPerThread)?)),
         },
         FormatInfo {
@@ -273,6 +291,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             params: TEB_PARAMS,
             kernels: &[teb::KERNELS],
             deterministic: true,
+            half: false,
             build: |a, s| Ok(Box::new(teb_with(a, s, teb::TebKernel::LanesPerRow)?)),
         },
         FormatInfo {
@@ -281,6 +300,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             params: &[Param { key: "blocks", default: "auto", doc: "P, the number of blocks (1..=rows; auto: the smallest-std search)" }],
             kernels: &[pbc::KERNELS],
             deterministic: true,
+            half: false,
             build: |a, s| match s.auto_usize("blocks", 1)? {
                 None => Ok(Box::new(pbc::Pbc::new(a)?)),
                 Some(p) => Ok(Box::new(pbc::Pbc::with_blocks(a, p)?)),
@@ -295,6 +315,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             ],
             kernels: &[amf_csr::KERNELS],
             deterministic: true,
+            half: false,
             build: |a, s| {
                 let ts = s.auto_usize("ts", 1)?.unwrap_or(amf_csr::thresholds(a.nrows(), a.nnz()).0);
                 let tl = s.auto_usize("tl", 1)?.unwrap_or(amf_csr::sub_block_threshold(ts, a.nnz()));
@@ -312,6 +333,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             ],
             kernels: &[dasp::KERNELS],
             deterministic: true,
+            half: true,
             build: |a, s| {
                 let params = dasp::Params {
                     max_len: s.usize("max_len", 4)?,
@@ -328,6 +350,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             params: &[MAX_PADDING],
             kernels: &[dia::KERNELS],
             deterministic: true,
+            half: false,
             build: |a, s| Ok(Box::new(dia::Dia::with_limit(a, max_padding(s)?)?)),
         },
         FormatInfo {
@@ -336,6 +359,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             params: &[Param { key: "hack_rows", default: "32", doc: "rows per hack (≥ 1)" }],
             kernels: &[hdia::KERNELS],
             deterministic: true,
+            half: false,
             build: |a, s| Ok(Box::new(hdia::Hdia::with_hack_rows(a, s.usize("hack_rows", 1)?)?)),
         },
         FormatInfo {
@@ -344,6 +368,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             params: &[],
             kernels: &[hdc::KERNELS],
             deterministic: true,
+            half: false,
             build: |a, _| Ok(Box::new(hdc::Hdc::new(a)?)),
         },
         FormatInfo {
@@ -356,6 +381,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             ],
             kernels: &[dia::KERNELS, dia_adaptive::KERNELS],
             deterministic: true,
+            half: false,
             build: |a, s| {
                 use dia_adaptive::Layout;
                 let layout = match s.choice("layout", &["auto", "dia", "brcsd1", "brcsd2"])? {
@@ -374,6 +400,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             params: &[Param { key: "segment_rows", default: "32", doc: "rows per DIA segment (1..=1024)" }],
             kernels: &[drm::KERNELS],
             deterministic: true,
+            half: false,
             build: |a, s| Ok(Box::new(drm::Drm::with_segment_rows(a, s.usize("segment_rows", 1)?)?)),
         },
         FormatInfo {
@@ -382,6 +409,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             params: &[],
             kernels: &[],
             deterministic: false,
+            half: true,
             build: |a, _| Ok(Box::new(cusparse::Cusparse::new(a, cusparse::Algorithm::Alg1))),
         },
         FormatInfo {
@@ -390,6 +418,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             params: &[],
             kernels: &[],
             deterministic: true,
+            half: true,
             build: |a, _| Ok(Box::new(cusparse::Cusparse::new(a, cusparse::Algorithm::Alg2))),
         },
     ]

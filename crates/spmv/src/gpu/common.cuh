@@ -20,14 +20,61 @@ __device__ __forceinline__ T load_ro(const T* p) {
     return __ldg(p);
 }
 
-// Writes a row's result: y = sum, or with SCALED y = alpha·sum + beta·y (y read only when
-// beta != 0, so a NaN-poisoned y is fine with beta = 0). A format with scaled kernels (CSR)
-// instantiates both, so its plain y = A·x path carries no extra argument or branch.
+// Half precision (the library's f16; the Rust type half::f16): 16 bits of storage, no
+// arithmetic. Values are converted to f32 with `cvt` (exactly), summed in f32 and rounded
+// once when stored. A struct, not an integer typedef, so that arithmetic on it cannot
+// compile by accident. (NVRTC builds without cuda_fp16.h: it is not on its include path.)
+struct half_t {
+    unsigned short bits;
+};
+
+// The type sums run in: T itself, f32 for half_t.
+template <typename T>
+struct acc_type {
+    typedef T type;
+};
+template <>
+struct acc_type<half_t> {
+    typedef float type;
+};
+template <typename T>
+using acc_t = typename acc_type<T>::type;
+
+__device__ __forceinline__ double to_acc(double v) { return v; }
+__device__ __forceinline__ float to_acc(float v) { return v; }
+__device__ __forceinline__ float to_acc(half_t h) {
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.bits));
+    return f;
+}
+// The accumulator rounded back to T (round to nearest even for half).
+template <typename T>
+__device__ __forceinline__ T from_acc(acc_t<T> v) {
+    return v;
+}
+template <>
+__device__ __forceinline__ half_t from_acc<half_t>(float v) {
+    half_t h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(v));
+    return h;
+}
+template <>
+__device__ __forceinline__ half_t load_ro<half_t>(const half_t* p) {
+    half_t h;
+    h.bits = __ldg(&p->bits);
+    return h;
+}
+
+// Writes a row's result (a sum in acc_t<T>): y = sum, or with SCALED y = alpha·sum + beta·y
+// (y read only when beta != 0, so a NaN-poisoned y is fine with beta = 0). A format with
+// scaled kernels (CSR) instantiates both, so its plain y = A·x path carries no extra
+// argument or branch.
 template <typename T, bool SCALED>
-__device__ __forceinline__ void store_y(T* y, T sum, T alpha, T beta) {
+__device__ __forceinline__ void store_y(T* y, acc_t<T> sum, T alpha, T beta) {
     if (SCALED) {
-        *y = beta == (T)0 ? alpha * sum : alpha * sum + beta * *y;
+        acc_t<T> a = to_acc(alpha), b = to_acc(beta);
+        *y = from_acc<T>(b == (acc_t<T>)0 ? a * sum : a * sum + b * to_acc(*y));
     } else {
-        *y = sum;
+        *y = from_acc<T>(sum);
     }
 }

@@ -11,7 +11,7 @@
 
 use rayon::prelude::*;
 
-use super::{Coo, Scalar};
+use super::{mul_acc, Coo, Scalar};
 use crate::error::{Error, Result};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -158,17 +158,14 @@ impl<T: Scalar> Csr<T> {
         unsafe { Coo::new_unchecked(self.nrows, self.ncols, rows, self.col_idx.clone(), self.values.clone()) }
     }
 
-    /// `y = A·x` serially in the precision `T` (the simple loop; see `reference` for the oracle).
+    /// `y = A·x` serially, summed in `T::Acc` (the simple loop; see `reference` for the oracle).
     pub fn spmv_serial(&self, x: &[T], y: &mut [T]) {
         assert_eq!(x.len(), self.ncols, "x has the wrong length");
         assert_eq!(y.len(), self.nrows, "y has the wrong length");
         for (r, yr) in y.iter_mut().enumerate() {
             let (cols, vals) = self.row(r);
-            let mut sum = T::ZERO;
-            for (&c, &v) in cols.iter().zip(vals) {
-                sum += v * x[c as usize];
-            }
-            *yr = sum;
+            let sum = cols.iter().zip(vals).fold(T::Acc::ZERO, |s, (&c, &v)| mul_acc(s, v, x[c as usize]));
+            *yr = T::from_acc(sum);
         }
     }
 
@@ -178,11 +175,8 @@ impl<T: Scalar> Csr<T> {
         assert_eq!(y.len(), self.nrows, "y has the wrong length");
         y.par_iter_mut().with_min_len(256).enumerate().for_each(|(r, yr)| {
             let (cols, vals) = self.row(r);
-            let mut sum = T::ZERO;
-            for (&c, &v) in cols.iter().zip(vals) {
-                sum += v * x[c as usize];
-            }
-            *yr = sum;
+            let sum = cols.iter().zip(vals).fold(T::Acc::ZERO, |s, (&c, &v)| mul_acc(s, v, x[c as usize]));
+            *yr = T::from_acc(sum);
         });
     }
 }

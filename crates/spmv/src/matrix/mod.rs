@@ -6,4 +6,4 @@ mod scalar;
 
 pub use coo::Coo;
 pub use csr::Csr;
-pub use scalar::{Precision, Scalar};
+pub use scalar::{mul_acc, Precision, Scalar};

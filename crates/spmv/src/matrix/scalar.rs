@@ -3,7 +3,11 @@
 use std::fmt::{Debug, Display};
 use std::ops::{Add, AddAssign, Mul, Neg, Sub};
 
-/// A floating-point element type: `f64` or `f32`.
+/// A floating-point element type: `f64`, `f32` or `f16` (`half::f16`).
+///
+/// Sums run in [`Scalar::Acc`]: the type itself for `f64` and `f32`, `f32` for `f16` (f16
+/// values and x, products and sums in f32, y rounded once to f16 — the tensor cores' and
+/// cuSPARSE's mixed precision; docs/dasp.md).
 ///
 /// `CUDA_TYPE` and `SUFFIX` tie the Rust type to its CUDA C spelling and to the suffix of
 /// every kernel instantiated for it (`csr_scalar_f64`), so kernel names are predictable.
@@ -32,8 +36,17 @@ pub trait Scalar:
     const CUDA_TYPE: &'static str;
     /// Unit roundoff (half the machine epsilon).
     const UNIT_ROUNDOFF: f64;
+    /// The largest error of rounding a value near zero to this type (half the spacing of its
+    /// subnormals).
+    const TINY: f64;
+    /// The largest finite value.
+    const MAX: f64;
     const ZERO: Self;
     const ONE: Self;
+    /// The type sums are accumulated in.
+    type Acc: Scalar;
+    fn to_acc(self) -> Self::Acc;
+    fn from_acc(a: Self::Acc) -> Self;
     fn from_f64(v: f64) -> Self;
     fn to_f64(self) -> f64;
     fn nan() -> Self;
@@ -41,14 +54,25 @@ pub trait Scalar:
 }
 
 macro_rules! impl_scalar {
-    ($t:ty, $prec:ident, $suffix:literal, $cuda:literal) => {
+    ($t:ty, $prec:ident, $suffix:literal, $cuda:literal, $tiny:expr) => {
         impl Scalar for $t {
             const PRECISION: Precision = Precision::$prec;
             const SUFFIX: &'static str = $suffix;
             const CUDA_TYPE: &'static str = $cuda;
             const UNIT_ROUNDOFF: f64 = <$t>::EPSILON as f64 / 2.0;
+            const TINY: f64 = $tiny;
+            const MAX: f64 = <$t>::MAX as f64;
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
+            type Acc = $t;
+            #[inline]
+            fn to_acc(self) -> Self {
+                self
+            }
+            #[inline]
+            fn from_acc(a: Self) -> Self {
+                a
+            }
             #[inline]
             fn from_f64(v: f64) -> Self {
                 v as $t
@@ -68,8 +92,51 @@ macro_rules! impl_scalar {
         }
     };
 }
-impl_scalar!(f64, F64, "f64", "double");
-impl_scalar!(f32, F32, "f32", "float");
+impl_scalar!(f64, F64, "f64", "double", f64::from_bits(1) / 2.0);
+impl_scalar!(f32, F32, "f32", "float", f32::from_bits(1) as f64 / 2.0);
+
+/// Half precision: storage only in the kernels (`half_t` in gpu/common.cuh, 16 bits
+/// converted with `cvt`), arithmetic in f32.
+impl Scalar for half::f16 {
+    const PRECISION: Precision = Precision::F16;
+    const SUFFIX: &'static str = "f16";
+    const CUDA_TYPE: &'static str = "half_t";
+    const UNIT_ROUNDOFF: f64 = 4.8828125e-4; // 2^-11
+    const TINY: f64 = 2.9802322387695312e-8; // 2^-25
+    const MAX: f64 = 65504.0;
+    const ZERO: Self = half::f16::ZERO;
+    const ONE: Self = half::f16::ONE;
+    type Acc = f32;
+    #[inline]
+    fn to_acc(self) -> f32 {
+        self.to_f32()
+    }
+    #[inline]
+    fn from_acc(a: f32) -> Self {
+        half::f16::from_f32(a)
+    }
+    #[inline]
+    fn from_f64(v: f64) -> Self {
+        half::f16::from_f64(v)
+    }
+    #[inline]
+    fn to_f64(self) -> f64 {
+        self.to_f64()
+    }
+    fn nan() -> Self {
+        half::f16::NAN
+    }
+    fn abs(self) -> Self {
+        half::f16::from_bits(self.to_bits() & 0x7fff)
+    }
+}
+
+/// `sum + v·x` in the accumulation type (exact products for f16: two f16 significands fit
+/// in f32's).
+#[inline]
+pub fn mul_acc<T: Scalar>(sum: T::Acc, v: T, x: T) -> T::Acc {
+    sum + v.to_acc() * x.to_acc()
+}
 
 /// The precision of a run, as chosen on the command line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -77,6 +144,7 @@ impl_scalar!(f32, F32, "f32", "float");
 pub enum Precision {
     F64,
     F32,
+    F16,
 }
 
 impl Precision {
@@ -84,12 +152,14 @@ impl Precision {
         match self {
             Precision::F64 => "f64",
             Precision::F32 => "f32",
+            Precision::F16 => "f16",
         }
     }
     pub fn bytes(self) -> usize {
         match self {
             Precision::F64 => 8,
             Precision::F32 => 4,
+            Precision::F16 => 2,
         }
     }
 }
@@ -100,7 +170,8 @@ impl std::str::FromStr for Precision {
         match s.to_ascii_lowercase().as_str() {
             "f64" | "double" => Ok(Precision::F64),
             "f32" | "float" | "single" => Ok(Precision::F32),
-            _ => Err(format!("unknown precision '{s}' (expected f64 or f32)")),
+            "f16" | "half" => Ok(Precision::F16),
+            _ => Err(format!("unknown precision '{s}' (expected f64, f32 or f16)")),
         }
     }
 }

@@ -1,4 +1,4 @@
-// CSR kernels. Device row offsets and column indices are 32-bit (checked on upload).
+// CSR kernels (f64, f32, and f16 summed in f32: acc_t in common.cuh). Device row offsets and column indices are 32-bit (checked on upload).
 // Each kernel comes plain (y = A·x) and with `_ab` (y = alpha·A·x + beta·y, see
 // store_y in common.cuh): the plain ones take no extra arguments or branches.
 
@@ -9,9 +9,9 @@ __device__ __forceinline__ void csr_scalar(u32 m, const u32* __restrict__ row_pt
                                            T alpha, T beta) {
     u64 row = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (row >= m) return;
-    T sum = 0;
+    acc_t<T> sum = 0;
     u32 end = row_ptr[row + 1];
-    for (u32 i = row_ptr[row]; i < end; ++i) sum += val[i] * load_ro(x + col[i]);
+    for (u32 i = row_ptr[row]; i < end; ++i) sum += to_acc(val[i]) * to_acc(load_ro(x + col[i]));
     store_y<T, SCALED>(y + row, sum, alpha, beta);
 }
 
@@ -24,10 +24,10 @@ __device__ __forceinline__ void csr_vector(u32 m, const u32* __restrict__ row_pt
     u64 row = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / LANES;
     int lane = threadIdx.x % LANES;
     bool active = row < m;
-    T sum = 0;
+    acc_t<T> sum = 0;
     if (active) {
         u32 end = row_ptr[row + 1];
-        for (u32 i = row_ptr[row] + lane; i < end; i += LANES) sum += val[i] * load_ro(x + col[i]);
+        for (u32 i = row_ptr[row] + lane; i < end; i += LANES) sum += to_acc(val[i]) * to_acc(load_ro(x + col[i]));
     }
     sum = group_sum(sum, LANES);
     if (active && lane == 0) store_y<T, SCALED>(y + row, sum, alpha, beta);
@@ -40,7 +40,7 @@ __device__ __forceinline__ void csr_vector(u32 m, const u32* __restrict__ row_pt
 // NAME_S (y = A·x) and NAME_ab_S (y = alpha·A·x + beta·y) from one device function; the
 // variadic argument is the function with its template arguments but the last (SCALED).
 #define CSR_KERNEL(NAME, S, T, ...)                                                                    \
-    extern "C" __global__ void NAME##_##S(CSR_ARGS(T)) { __VA_ARGS__, false>(CSR_PASS, 1, 0); }       \
+    extern "C" __global__ void NAME##_##S(CSR_ARGS(T)) { __VA_ARGS__, false>(CSR_PASS, T(), T()); }   \
     extern "C" __global__ void NAME##_ab_##S(CSR_ARGS(T), T alpha, T beta) {                           \
         __VA_ARGS__, true>(CSR_PASS, alpha, beta);                                                     \
     }
@@ -55,3 +55,4 @@ __device__ __forceinline__ void csr_vector(u32 m, const u32* __restrict__ row_pt
 
 CSR_KERNELS(double, f64)
 CSR_KERNELS(float, f32)
+CSR_KERNELS(half_t, f16)

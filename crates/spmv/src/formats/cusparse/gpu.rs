@@ -25,6 +25,9 @@ pub(super) struct DeviceCusparse<T> {
     handle: Arc<Handle>,
     algorithm: sys::cusparseSpMVAlg_t,
     value_type: sys::cudaDataType,
+    /// The precision cuSPARSE computes in, and of α and β: the value type, or f32 for f16
+    /// data (`CUDA_R_16F` data, `CUDA_R_32F` compute).
+    compute_type: sys::cudaDataType,
     // The matrix descriptor points into these: they must live as long as it does (fields
     // drop in order, so `prepared` goes first).
     row_ptr: CudaSlice<i32>,
@@ -51,6 +54,14 @@ struct Prepared<T> {
     /// analysis may refer to them, and freeing them let another allocation reuse the memory
     /// (seen on the H200: a wrong row in the first product when tests ran in parallel).
     preprocess_vectors: (CudaSlice<T>, CudaSlice<T>),
+}
+
+fn data_type(p: Precision) -> sys::cudaDataType {
+    match p {
+        Precision::F64 => sys::cudaDataType::CUDA_R_64F,
+        Precision::F32 => sys::cudaDataType::CUDA_R_32F,
+        Precision::F16 => sys::cudaDataType::CUDA_R_16F,
+    }
 }
 
 fn ptr<T>(s: &CudaSlice<T>, gpu: &Gpu) -> *mut c_void {
@@ -131,10 +142,8 @@ impl<T: Scalar> DeviceCusparse<T> {
                 Algorithm::Alg1 => sys::cusparseSpMVAlg_t::CUSPARSE_SPMV_CSR_ALG1,
                 Algorithm::Alg2 => sys::cusparseSpMVAlg_t::CUSPARSE_SPMV_CSR_ALG2,
             },
-            value_type: match T::PRECISION {
-                Precision::F64 => sys::cudaDataType::CUDA_R_64F,
-                Precision::F32 => sys::cudaDataType::CUDA_R_32F,
-            },
+            value_type: data_type(T::PRECISION),
+            compute_type: data_type(<T::Acc as Scalar>::PRECISION),
             row_ptr: gpu.upload(&row_ptr)?,
             col_idx: gpu.upload_nonempty(&col_idx)?,
             values: gpu.upload_nonempty(a.values())?,
@@ -174,21 +183,21 @@ impl<T: Scalar> DeviceCusparse<T> {
         let x = gpu.alloc::<T>(a.ncols())?;
         let y = gpu.alloc::<T>(a.nrows())?;
         let (vx, vy) = (DnVec::new(&x, gpu, self.value_type)?, DnVec::new(&y, gpu, self.value_type)?);
-        let (alpha, beta) = (T::ONE, T::ZERO);
+        let (alpha, beta) = (T::Acc::ONE, T::Acc::ZERO);
         let mut size = 0usize;
         let (_guard, handle) = self.handle.lock();
-        // SAFETY: descriptors are valid; alpha/beta are host scalars of the value type.
+        // SAFETY: descriptors are valid; alpha/beta are host scalars of the compute type.
         check(
             unsafe {
                 sys::cusparseSpMV_bufferSize(
                     handle,
                     sys::cusparseOperation_t::CUSPARSE_OPERATION_NON_TRANSPOSE,
-                    &alpha as *const T as *const c_void,
+                    &alpha as *const T::Acc as *const c_void,
                     matrix.0,
                     vx.0,
-                    &beta as *const T as *const c_void,
+                    &beta as *const T::Acc as *const c_void,
                     vy.0,
-                    self.value_type,
+                    self.compute_type,
                     self.algorithm,
                     &mut size,
                 )
@@ -209,9 +218,9 @@ impl<T: Scalar> DeviceCusparse<T> {
     /// Calls `cusparseSpMV` or `cusparseSpMV_preprocess` (the same signature) for
     /// y = α·A·x + β·y with this matrix, algorithm and workspace, on the vectors the
     /// descriptors point at.
-    fn call(&self, gpu: &Gpu, p: &Prepared<T>, f: SpmvCall, name: &str, alpha: T, beta: T) -> Result<()> {
+    fn call(&self, gpu: &Gpu, p: &Prepared<T>, f: SpmvCall, name: &str, alpha: T::Acc, beta: T::Acc) -> Result<()> {
         // SAFETY: the descriptors are valid and point at vectors of their lengths, alpha and
-        // beta are host scalars of the value type, the workspace has the size cuSPARSE asked
+        // beta are host scalars of the compute type, the workspace has the size cuSPARSE asked
         // for; with beta = 0 cuSPARSE writes y without reading it.
         let (_guard, handle) = self.handle.lock();
         check(
@@ -219,12 +228,12 @@ impl<T: Scalar> DeviceCusparse<T> {
                 f(
                     handle,
                     sys::cusparseOperation_t::CUSPARSE_OPERATION_NON_TRANSPOSE,
-                    &alpha as *const T as *const c_void,
+                    &alpha as *const T::Acc as *const c_void,
                     p.matrix.0,
                     p.x.0,
-                    &beta as *const T as *const c_void,
+                    &beta as *const T::Acc as *const c_void,
                     p.y.0,
-                    self.value_type,
+                    self.compute_type,
                     self.algorithm,
                     ptr(&p.workspace, gpu),
                 )
@@ -238,7 +247,7 @@ impl<T: Scalar> DeviceCusparse<T> {
         // x has ncols and y nrows elements (DeviceMatrix checked them): the descriptors' lengths.
         p.x.set(ptr(x, gpu))?;
         p.y.set(ptr_mut(y, gpu))?;
-        self.call(gpu, p, sys::cusparseSpMV, "cusparseSpMV", alpha, beta)
+        self.call(gpu, p, sys::cusparseSpMV, "cusparseSpMV", alpha.to_acc(), beta.to_acc())
     }
 }
 

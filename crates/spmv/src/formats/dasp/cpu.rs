@@ -1,6 +1,6 @@
 //! DASP on the CPU, through its layout: each class of rows summed as the GPU will (long rows
 //! group by group, medium rows regular tiles then their irregular rest, short rows piece by
-//! piece), rows over rayon's threads, y written in the original row order.
+//! piece), rows over rayon's threads, sums in `T::Acc`, y written in the original row order.
 
 use rayon::prelude::*;
 
@@ -15,23 +15,23 @@ pub fn spmv<T: Scalar>(a: &Dasp<T>, x: &[T], y: &mut [T]) {
     // has nrows elements, checked by RowWriter::new — is written once, by one task.
     a.long_rows.par_iter().enumerate().for_each(|(i, &r)| {
         let groups = a.long_group_ptr[i] as usize..a.long_group_ptr[i + 1] as usize;
-        let sum = groups.fold(T::ZERO, |s, g| s + a.long.dot(g * LONG_GROUP..(g + 1) * LONG_GROUP, x));
-        unsafe { out.write(r as usize, sum) };
+        let sum = groups.fold(T::Acc::ZERO, |s, g| s + a.long.dot(g * LONG_GROUP..(g + 1) * LONG_GROUP, x));
+        unsafe { out.write(r as usize, T::from_acc(sum)) };
     });
     a.medium_rows.par_chunks(BLOCK_ROWS).enumerate().for_each(|(b, rows)| {
         let tiles = a.block_tile_ptr[b] as usize..a.block_tile_ptr[b + 1] as usize;
         for (i, &r) in rows.iter().enumerate() {
-            let mut sum = T::ZERO;
+            let mut sum = T::Acc::ZERO;
             for t in tiles.clone() {
                 sum += a.regular.dot(t * TILE + 4 * i..t * TILE + 4 * i + 4, x);
             }
             let m = b * BLOCK_ROWS + i;
             sum += a.irregular.dot(a.irreg_ptr[m] as usize..a.irreg_ptr[m + 1] as usize, x);
-            unsafe { out.write(r as usize, sum) };
+            unsafe { out.write(r as usize, T::from_acc(sum)) };
         }
     });
     let s = &a.short;
-    let piece = |k: usize, width: usize, at: usize| s.slots.dot(k + at..k + at + width, x);
+    let piece = |k: usize, width: usize, at: usize| T::from_acc(s.slots.dot(k + at..k + at + width, x));
     let (n13, n4, n22) = (s.rows_13.len(), s.rows_4.len(), s.rows_22.len());
     s.rows_13.par_iter().enumerate().for_each(|(p, &[r1, r3])| {
         unsafe { out.write(r1 as usize, piece(4 * p, 1, 0)) };

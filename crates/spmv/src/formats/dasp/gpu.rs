@@ -54,7 +54,7 @@ impl Warps {
     }
 }
 
-pub struct DeviceDasp<T> {
+pub struct DeviceDasp<T: Scalar> {
     warps: Warps,
     long_rows: CudaSlice<u32>,
     long_group_ptr: CudaSlice<u32>,
@@ -63,7 +63,7 @@ pub struct DeviceDasp<T> {
     long: DeviceEntries<T>,
     /// Per long-row warp its sum, and per long row its count of finished warps (all zero
     /// between launches).
-    long_partial: CudaSlice<T>,
+    long_partial: CudaSlice<T::Acc>,
     long_count: CudaSlice<u32>,
     loop_num: u32,
     medium: u32,
@@ -151,7 +151,7 @@ impl<T: Scalar> DeviceFormat<T> for DeviceDasp<T> {
     }
 
     fn workspace_bytes(&self) -> usize {
-        self.long_partial.len() * std::mem::size_of::<T>() + self.long_count.len() * 4
+        self.long_partial.len() * std::mem::size_of::<T::Acc>() + self.long_count.len() * 4
     }
 }
 

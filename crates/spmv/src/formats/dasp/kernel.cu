@@ -6,7 +6,8 @@
 //   | group-1 rows (32 per warp) | empty rows (32 per warp)
 // Matrix data (values, columns) is read once: streaming loads (ld.global.cs) keep it out of
 // the way of x in the caches. y is written in the original row order.
-// Device indices are 32-bit (the conversion checks every count).
+// Device indices are 32-bit (the conversion checks every count). Sums run in acc_t<T>
+// (common.cuh): T itself, f32 for half_t.
 
 #define FULL_MASK 0xffffffffu
 
@@ -14,11 +15,16 @@
 __device__ __forceinline__ u32 load_cs(const u32* p) { return __ldcs(p); }
 __device__ __forceinline__ double load_cs(const double* p) { return __ldcs(p); }
 __device__ __forceinline__ float load_cs(const float* p) { return __ldcs(p); }
+__device__ __forceinline__ half_t load_cs(const half_t* p) {
+    half_t h;
+    h.bits = __ldcs(&p->bits);
+    return h;
+}
 
 // Sums 8 x 4 tiles with the diagonal trick: lane l holds A[l/4][l%4] (a slot's value) and,
 // as B[l%4][l/4], the x of that same slot, so diag(A·B) holds the 8 pieces' dot products.
-// After any number of `mma` calls, `row_sum` returns piece i's total (i = lane / 4) in every
-// lane of the quad 4i .. 4i + 3.
+// After any number of `mma` calls, `row_sum` returns piece i's total (i = lane / 4, in
+// acc_t<T>) in every lane of the quad 4i .. 4i + 3.
 template <typename T>
 struct Diagonal;
 
@@ -50,6 +56,41 @@ struct Diagonal<float> {
     }
 };
 
+// FP16 on the tensor cores: mma.m16n8k16 with f32 accumulators (HMMA; sm_80/90 run the
+// m8n8k4 f16 shape DASP used without tensor cores). Lane (g, t) = (l/4, l%4) holds A[g][2t,
+// 2t+1] and A[g][2t+8, 2t+9] (rows 8-15 of A stay zero), B[2t, 2t+1][g] and B[2t+8,
+// 2t+9][g], and C[g][2t, 2t+1]. The diagonal trick carries over: B's column g is the x of
+// A's row g, entry for entry, so C[g][g] = row g's dot product, element g % 2 of lane
+// 4g + g/2 as in FP64. One MMA takes 16 entries per row: four 8 x 4 tiles of the same 8
+// rows side by side (K = 4·tile + k; add_tiles), or one tile with K 4-15 zero (`mma`).
+template <>
+struct Diagonal<half_t> {
+    float c0 = 0.0f, c1 = 0.0f, c2 = 0.0f, c3 = 0.0f;
+    // a01/a89: this lane's A[g][2t, 2t+1] and A[g][2t+8, 2t+9] as f16 pairs (low half
+    // first); b01/b89 the matching B elements.
+    __device__ __forceinline__ void hmma(u32 a01, u32 a89, u32 b01, u32 b89) {
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+            "{%0, %1, %2, %3};"
+            : "+f"(c0), "+f"(c1), "+f"(c2), "+f"(c3)
+            : "r"(a01), "r"(0u), "r"(a89), "r"(0u), "r"(b01), "r"(b89));
+    }
+    // One tile, a slot per lane (lane 4i + k holds entry k of row i): lanes (g, 0) and (g, 1)
+    // take entries 0-1 and 2-3 of row g from their quad by shuffles.
+    __device__ __forceinline__ void mma(half_t a, half_t b) {
+        u32 lane = threadIdx.x % 32, t = lane % 4;
+        u32 a_pair = a.bits | (__shfl_down_sync(FULL_MASK, (u32)a.bits, 1) << 16);
+        u32 b_pair = b.bits | (__shfl_down_sync(FULL_MASK, (u32)b.bits, 1) << 16);
+        u32 src = (lane & ~3u) + 2 * (t & 1);
+        a_pair = __shfl_sync(FULL_MASK, a_pair, src);
+        b_pair = __shfl_sync(FULL_MASK, b_pair, src);
+        hmma(t < 2 ? a_pair : 0u, 0u, t < 2 ? b_pair : 0u, 0u);
+    }
+    __device__ __forceinline__ float row_sum() const {
+        u32 i = (threadIdx.x % 32) / 4;
+        return __shfl_sync(FULL_MASK, (i & 1) ? c1 : c0, 4 * i + i / 2);
+    }
+};
+
 // Sum over the 8 quads of a warp (lane 4i holds piece i's total), fixed order; every lane
 // gets the total.
 template <typename T>
@@ -64,19 +105,28 @@ __device__ __forceinline__ T quads_sum(T v) {
 template <typename T>
 __device__ __forceinline__ void load_slot(const u32* __restrict__ cid, const T* __restrict__ val, const T* __restrict__ x,
                                           u32 slot, bool valid, T& a, T& b) {
-    a = 0;
-    b = 0;
+    a = T();
+    b = T();
     if (valid) {
         a = load_cs(val + slot);
         b = load_ro(x + load_cs(cid + slot));
     }
 }
 
+// One entry's product val[e]·x[cid[e]] in acc_t<T> (exact for f16 in f32).
+template <typename T>
+__device__ __forceinline__ acc_t<T> product(const u32* __restrict__ cid, const T* __restrict__ val,
+                                            const T* __restrict__ x, u32 e) {
+    return to_acc(load_cs(val + e)) * to_acc(load_ro(x + load_cs(cid + e)));
+}
+
 // Adds the tiles first .. end - 1 (32 slots each) of `cid`/`val` to `acc`, loading BATCH tiles
-// before their MMAs so that a warp has that many loads in flight.
-template <int BATCH, typename T>
+// before their MMAs so that a warp has that many loads in flight (2: more cost registers and
+// measured slower on the H200).
+template <typename T>
 __device__ __forceinline__ void add_tiles(Diagonal<T>& acc, const u32* __restrict__ cid, const T* __restrict__ val,
                                           const T* __restrict__ x, u32 first, u32 end) {
+    const int BATCH = 2;
     u32 lane = threadIdx.x % 32;
     u32 t = first;
     for (; t + BATCH <= end; t += BATCH) {
@@ -93,6 +143,30 @@ __device__ __forceinline__ void add_tiles(Diagonal<T>& acc, const u32* __restric
     }
 }
 
+// Four tiles per HMMA (see Diagonal<half_t>): lane (g, t) takes slots 4g + 2(t%2) + {0, 1}
+// of tiles first + t/2 and first + 2 + t/2, as pairs (two halves, two columns per load); a
+// tile at or past `end` counts as zeros.
+__device__ __forceinline__ void add_tiles(Diagonal<half_t>& acc, const u32* __restrict__ cid,
+                                          const half_t* __restrict__ val, const half_t* __restrict__ x, u32 first,
+                                          u32 end) {
+    u32 lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    u32 offset = 4 * g + 2 * (t & 1);
+    for (u32 tile = first; tile < end; tile += 4) {
+        u32 pair[2] = {0u, 0u}, xs[2] = {0u, 0u};
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+            u32 at = tile + 2 * j + t / 2;
+            if (at < end) {
+                u32 slot = 32 * at + offset;
+                pair[j] = __ldcs(reinterpret_cast<const unsigned int*>(val + slot));
+                uint2 c = __ldcs(reinterpret_cast<const uint2*>(cid + slot));
+                xs[j] = load_ro(x + c.x).bits | ((u32)load_ro(x + c.y).bits << 16);
+            }
+        }
+        acc.hmma(pair[0], pair[1], xs[0], xs[1]);
+    }
+}
+
 // Long rows: warp w = up to warp_groups consecutive groups of 64 entries of one row (two MMAs
 // per group). Its sum goes to partial[w]; the warp that finishes a row's last piece (an
 // integer counter per row, reset by that warp for the next launch) adds the row's partials
@@ -101,18 +175,18 @@ template <typename T>
 __device__ __forceinline__ void dasp_long(u32 w, u32 warp_groups, const u32* __restrict__ rows,
                                           const u32* __restrict__ group_ptr, const u32* __restrict__ warp_ptr,
                                           const u32* __restrict__ warp_row, const u32* __restrict__ cid,
-                                          const T* __restrict__ val, T* partial, u32* count, const T* __restrict__ x,
-                                          T* __restrict__ y) {
+                                          const T* __restrict__ val, acc_t<T>* partial, u32* count,
+                                          const T* __restrict__ x, T* __restrict__ y) {
     u32 lane = threadIdx.x % 32;
     u32 r = warp_row[w];
     u32 first_warp = warp_ptr[r], warps = warp_ptr[r + 1] - first_warp;
     u32 g = group_ptr[r] + warp_groups * (w - first_warp), g_end = min(g + warp_groups, group_ptr[r + 1]);
     u32 row = rows[r];
     Diagonal<T> acc;
-    add_tiles<2>(acc, cid, val, x, 2 * g, 2 * g_end);  // a group is two tiles
-    T sum = quads_sum(acc.row_sum());
+    add_tiles(acc, cid, val, x, 2 * g, 2 * g_end);  // a group is two tiles
+    acc_t<T> sum = quads_sum(acc.row_sum());
     if (warps == 1) {
-        if (lane == 0) y[row] = sum;
+        if (lane == 0) y[row] = from_acc<T>(sum);
         return;
     }
     u32 arrived = 0;
@@ -123,11 +197,11 @@ __device__ __forceinline__ void dasp_long(u32 w, u32 warp_groups, const u32* __r
     }
     if (__shfl_sync(FULL_MASK, arrived, 0) != warps - 1) return;
     __threadfence();
-    T total = 0;
+    acc_t<T> total = 0;
     for (u32 p = lane; p < warps; p += 32) total += __ldcg(partial + first_warp + p);  // L2: fresh
     total = group_sum(total, 32);
     if (lane == 0) {
-        y[row] = total;
+        y[row] = from_acc<T>(total);
         count[r] = 0;
     }
 }
@@ -151,17 +225,17 @@ __device__ __forceinline__ void dasp_medium(u32 first_block, u32 loop_num, u32 m
         u32 e = valid ? irreg_ptr[m] + k : 0, e_end = valid ? irreg_ptr[m + 1] : 0;
         u32 row = valid ? rows[m] : 0;
         Diagonal<T> acc;
-        add_tiles<2>(acc, reg_cid, reg_val, x, t, t_end);
-        T rest = 0;
+        add_tiles(acc, reg_cid, reg_val, x, t, t_end);
+        acc_t<T> rest = 0;
         for (; e + 4 < e_end; e += 8) {
-            rest += load_cs(irreg_val + e) * load_ro(x + load_cs(irreg_cid + e));
-            rest += load_cs(irreg_val + e + 4) * load_ro(x + load_cs(irreg_cid + e + 4));
+            rest += product(irreg_cid, irreg_val, x, e);
+            rest += product(irreg_cid, irreg_val, x, e + 4);
         }
-        if (e < e_end) rest += load_cs(irreg_val + e) * load_ro(x + load_cs(irreg_cid + e));
-        T sum = acc.row_sum();
+        if (e < e_end) rest += product(irreg_cid, irreg_val, x, e);
+        acc_t<T> sum = acc.row_sum();
         rest += __shfl_xor_sync(FULL_MASK, rest, 1);
         rest += __shfl_xor_sync(FULL_MASK, rest, 2);
-        if (k == 0 && valid) y[row] = sum + rest;
+        if (k == 0 && valid) y[row] = from_acc<T>(sum + rest);
     }
 }
 
@@ -184,17 +258,17 @@ __device__ __forceinline__ void dasp_short(u32 first_tile, u32 tiles, u32 count,
             u32 row = valid ? rows[piece] : 0;
             Diagonal<T> acc;
             acc.mma(a, b);
-            T sum = acc.row_sum();
-            if (k == 0 && valid) y[row] = sum;
+            acc_t<T> sum = acc.row_sum();
+            if (k == 0 && valid) y[row] = from_acc<T>(sum);
         } else {
             u32 row1 = valid ? rows[2 * piece] : 0, row2 = valid ? rows[2 * piece + 1] : 0;
             Diagonal<T> first, second;
-            first.mma(a, k < SPLIT ? b : T(0));
-            second.mma(a, k < SPLIT ? T(0) : b);
-            T s1 = first.row_sum(), s2 = second.row_sum();
+            first.mma(a, k < SPLIT ? b : T());
+            second.mma(a, k < SPLIT ? T() : b);
+            acc_t<T> s1 = first.row_sum(), s2 = second.row_sum();
             if (k == 0 && valid) {
-                y[row1] = s1;
-                y[row2] = s2;
+                y[row1] = from_acc<T>(s1);
+                y[row2] = from_acc<T>(s2);
             }
         }
     }
@@ -205,7 +279,7 @@ __device__ __forceinline__ void dasp_short(u32 first_tile, u32 tiles, u32 count,
         u32 long_warp_groups, const u32* __restrict__ long_rows, const u32* __restrict__ long_group_ptr,     \
         const u32* __restrict__ long_warp_ptr, const u32* __restrict__ long_warp_row,                        \
         const u32* __restrict__ long_cid, const T* __restrict__ long_val,                                    \
-        T* long_partial, u32* long_count, u32 loop_num, u32 medium, const u32* __restrict__ medium_rows,      \
+        acc_t<T>* long_partial, u32* long_count, u32 loop_num, u32 medium, const u32* __restrict__ medium_rows,      \
         const u32* __restrict__ block_tile_ptr, const u32* __restrict__ reg_cid, const T* __restrict__ reg_val, \
         const u32* __restrict__ irreg_ptr, const u32* __restrict__ irreg_cid, const T* __restrict__ irreg_val, \
         u32 short_tiles, u32 n13, u32 n4, u32 n22, u32 n1, const u32* __restrict__ short_rows, const u32* __restrict__ short_cid, \
@@ -251,13 +325,13 @@ __device__ __forceinline__ void dasp(DASP_ARGS(T)) {
     row0 += 2 * n22;
     if (w < warps_1) {
         u32 p = 32 * w + lane;
-        if (p < n1) y[short_rows[row0 + p]] = load_cs(short_val + slots + p) * load_ro(x + load_cs(short_cid + slots + p));
+        if (p < n1) y[short_rows[row0 + p]] = from_acc<T>(product(short_cid + slots, short_val + slots, x, p));
         return;
     }
     w -= warps_1;
     if (w < warps_empty) {
         u32 p = 32 * w + lane;
-        if (p < n_empty) y[empty_rows[p]] = T(0);
+        if (p < n_empty) y[empty_rows[p]] = T();
     }
 }
 
@@ -271,3 +345,4 @@ __device__ __forceinline__ void dasp(DASP_ARGS(T)) {
 
 DASP_KERNEL(double, f64)
 DASP_KERNEL(float, f32)
+DASP_KERNEL(half_t, f16)

@@ -44,7 +44,7 @@ use rayon::prelude::*;
 use super::{FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
-use crate::matrix::{Csr, Scalar};
+use crate::matrix::{mul_acc, Csr, Scalar};
 
 pub(crate) const NAME: &str = "dasp";
 pub const KERNELS: KernelModule = KernelModule { name: "dasp", source: include_str!("kernel.cu"), headers: &[] };
@@ -112,9 +112,9 @@ impl<T: Scalar> Slots<T> {
     pub fn is_empty(&self) -> bool {
         self.val.is_empty()
     }
-    /// Σ val·x[cid] over the slots `range`.
-    pub fn dot(&self, range: std::ops::Range<usize>, x: &[T]) -> T {
-        self.val[range.clone()].iter().zip(&self.cid[range]).fold(T::ZERO, |s, (&v, &c)| s + v * x[c as usize])
+    /// Σ val·x[cid] over the slots `range`, summed in `T::Acc`.
+    pub fn dot(&self, range: std::ops::Range<usize>, x: &[T]) -> T::Acc {
+        self.val[range.clone()].iter().zip(&self.cid[range]).fold(T::Acc::ZERO, |s, (&v, &c)| mul_acc(s, v, x[c as usize]))
     }
 
     /// Slots of the rows `rows`, row k taking `width(k)` slots (its entries then padding),
