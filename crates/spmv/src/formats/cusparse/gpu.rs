@@ -259,8 +259,13 @@ impl<T: Scalar> DeviceFormat<T> for DeviceCusparse<T> {
         }
     }
     /// cuSPARSE applies α and β itself; a matrix with a zero dimension leaves them to the layer.
+    /// So does f16 with β ≠ 0: CSR_ALG2 with `CUDA_R_16F` data then returns wrong rows (up to
+    /// 100% off, and inf, on most shared matrices; H200, CUDA 13.0), while β = 0 is right.
     unsafe fn launch_scaled(&self, gpu: &Gpu, alpha: T, x: &CudaSlice<T>, beta: T, y: &mut CudaSlice<T>) -> Option<Result<()>> {
         let p = self.prepared.as_ref()?;
+        if T::PRECISION == Precision::F16 && beta != T::ZERO {
+            return None;
+        }
         Some(self.spmv(gpu, p, alpha, x, beta, y))
     }
     fn workspace_bytes(&self) -> usize {
