@@ -188,6 +188,8 @@ pub struct Dasp<T> {
     pub short: ShortRows<T>,
     pub empty_rows: Vec<u32>,
     pub phases: Phases,
+    /// Entries of the long, medium and short rows (the paper's Figure 15).
+    class_nnz: [usize; 3],
     nnz: usize,
     max_row_len: usize,
     mean_row_len: f64,
@@ -236,6 +238,8 @@ impl<T: Scalar> Dasp<T> {
         let mut medium_rows = std::mem::take(&mut by_class[5]);
         let empty_rows = std::mem::take(&mut by_class[0]);
         let by_len: [Vec<u32>; 5] = [Vec::new(), std::mem::take(&mut by_class[1]), std::mem::take(&mut by_class[2]), std::mem::take(&mut by_class[3]), std::mem::take(&mut by_class[4])];
+        let class_nnz = [&long_rows, &medium_rows, &by_len.iter().flatten().copied().collect::<Vec<u32>>()]
+            .map(|rows| rows.par_iter().map(|&r| len(r)).sum::<usize>());
         let classify_ms = ms_since(start);
 
         let start = Instant::now();
@@ -278,6 +282,7 @@ impl<T: Scalar> Dasp<T> {
             short,
             empty_rows,
             phases: Phases { classify_ms, long_ms, medium_ms, short_ms },
+            class_nnz,
             nnz: a.nnz(),
             max_row_len: a.max_row_len(),
             mean_row_len: a.mean_row_len(),
@@ -329,6 +334,9 @@ impl<T: Scalar> SpmvFormat<T> for Dasp<T> {
             ("medium_rows", self.medium_rows.len() as f64),
             ("short_rows", (2 * (s.rows_13.len() + s.rows_22.len()) + s.rows_4.len() + s.rows_1.len()) as f64),
             ("empty_rows", self.empty_rows.len() as f64),
+            ("long_nnz", self.class_nnz[0] as f64),
+            ("medium_nnz", self.class_nnz[1] as f64),
+            ("short_nnz", self.class_nnz[2] as f64),
             ("regular_tiles", (self.regular.len() / TILE) as f64),
             ("irregular_entries", self.irregular.len() as f64),
             ("loop_num", self.loop_num() as f64),

@@ -63,6 +63,8 @@ fn worked_example_gives_the_documented_layout() {
     assert!(matches_oracle(&d, &a));
     let s = d.stats();
     assert_eq!((s.nnz, s.stored), (a.nnz(), 64 + 32 + 16 + 12));
+    let extra = |k: &str| s.extra.iter().find(|e| e.0 == k).unwrap().1;
+    assert_eq!((extra("long_nnz"), extra("medium_nnz"), extra("short_nnz")), (20.0, 48.0, 12.0));
 }
 
 #[test]
