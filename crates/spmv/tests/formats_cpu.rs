@@ -126,3 +126,27 @@ fn oracle_catches_wrong_results() {
     a32.spmv_parallel(&x32, &mut y32);
     assert!(Oracle::new(&a32, &x32).check(&y32).passed());
 }
+
+#[test]
+fn f16_through_the_front_door() {
+    use spmv::{f16, Backend, Matrix};
+    // A file read straight into f16: 1.5 and -2 are exact, 0.1 rounds to the nearest f16.
+    let dir = std::env::temp_dir().join(format!("spmv-f16-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("a.mtx");
+    std::fs::write(&path, "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 1.5\n1 2 -2\n2 2 0.1\n").unwrap();
+    let a = Matrix::<f16>::read(&path).unwrap();
+    assert_eq!(a.csr().values(), &[f16::from_f64(1.5), f16::from_f64(-2.0), f16::from_f64(0.1)]);
+    let x = [f16::from_f64(1.0), f16::from_f64(0.5)];
+    let mut y = [f16::NAN; 2];
+    a.to_device(&Backend::Cpu, "dasp").unwrap().apply(f16::ONE, &x, f16::ZERO, &mut y).unwrap();
+    assert_eq!(y, [f16::from_f64(0.5), f16::from_f64(0.1 * 0.5)]);
+    // A format without f16 kernels says so, naming itself.
+    let e = a.to_device(&Backend::Cpu, "ell").unwrap_err().to_string();
+    assert!(e.contains("ell") && e.contains("f16"), "{e}");
+    // Values past ±65504 make the matrix unsupported in f16, not wrong.
+    let big: Csr<f16> = Csr::new_checked(1, 2, vec![0, 2], vec![0, 1], vec![1e5, 1.0]).unwrap().cast();
+    let oracle = Oracle::new(&big, &test_vector::<f16>(2));
+    assert!(oracle.range_error::<f16>().is_some_and(|e| e.contains("f16")));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
