@@ -74,6 +74,10 @@ struct BenchArgs {
     /// one that is not with --formats is an error.
     #[arg(long)]
     deterministic: bool,
+    /// Read values that are not finite (inf, nan, 1e400) instead of refusing the file; rows
+    /// whose exact result is not finite are then checked for the same infinity or NaN.
+    #[arg(long)]
+    allow_non_finite: bool,
 }
 
 fn main() -> ExitCode {
@@ -135,10 +139,15 @@ fn format_list() -> String {
 }
 
 fn bench(args: BenchArgs) -> Result<ExitCode> {
-    let settings = Settings { warmup: args.warmup, reps: args.reps.max(1) };
+    if args.reps == 0 {
+        anyhow::bail!("--reps must be at least 1 (the median of no runs is not a time)");
+    }
+    let settings = Settings { warmup: args.warmup, reps: args.reps, allow_non_finite: args.allow_non_finite };
+    let read_options = spmv::io::ReadOptions { allow_non_finite: args.allow_non_finite };
     let precisions = select::precisions(&args.precision)?;
     // Fail on a bad format spec before loading anything.
     let specs = select::format_specs(&args.formats, args.deterministic)?;
+    select::check_writable(args.json.as_deref())?;
     let inputs = if args.inputs.is_empty() { inputs::default_set()? } else { inputs::resolve(&args.inputs)? };
     if inputs.is_empty() {
         bail!("no matrices to benchmark");
@@ -154,7 +163,7 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
     let mut load_failures = Vec::new();
     for input in &inputs {
         bar.set_message(format!("loading {}", input.name()));
-        let a = match input.load() {
+        let a = match input.load_with(&read_options) {
             Ok(a) => a,
             Err(e) => {
                 bar.suspend(|| eprintln!("error: {}: {e}", input.name()));

@@ -175,6 +175,7 @@ pub fn run(args: PagerankArgs) -> Result<ExitCode> {
         anyhow::bail!("pagerank runs in f64 or f32, not f16 (scores near 1/n need more than f16's range and 11 bits)");
     }
     let specs = select::format_specs(&args.format, args.deterministic)?;
+    select::check_writable(args.json.as_deref())?;
     let weights = if args.weighted { EdgeWeights::Values } else { EdgeWeights::Pattern };
     let inputs = inputs::resolve(&args.inputs)?;
     let backend = select::backend(args.cpu);
@@ -258,7 +259,12 @@ pub fn run(args: PagerankArgs) -> Result<ExitCode> {
                     r.0.agreement = Some(pagerank::top_k_agreement(exact, &scores, args.agreement, args.tie_tol));
                     r.0.max_abs_error = Some(exact.iter().zip(&scores).map(|(e, s)| (e - s).abs()).fold(0.0, f64::max));
                 }
-                failed += usize::from(r.0.status.failed());
+                // A run that stopped at --max-iter without reaching --tol is a failure too.
+                let unconverged = r.0.status == Status::Ok && !r.0.converged;
+                if unconverged {
+                    eprintln!("{}: {} did not converge within --max-iter {}", graph.matrix, r.0.format, args.max_iter);
+                }
+                failed += usize::from(r.0.status.failed() || unconverged);
                 graph.results.push(r.0);
             }
         }
@@ -269,7 +275,7 @@ pub fn run(args: PagerankArgs) -> Result<ExitCode> {
         report.graphs.push(graph);
     }
     select::write_json(args.json.as_deref(), &report)?;
-    Ok(select::exit_code(failed, "run(s) or input(s) failed (see above)"))
+    Ok(select::exit_code(failed, "run(s) or input(s) failed or did not converge (see above)"))
 }
 
 /// One format × precision: conversion, upload, `runs` PageRank runs. Returns the report and

@@ -56,9 +56,23 @@ pub fn precisions(list: &str) -> Result<Vec<Precision>> {
         .map(|p| p.parse().map_err(anyhow::Error::msg))
         .collect::<Result<_>>()?;
     if p.is_empty() {
-        bail!("no precision given (f64, f32)");
+        bail!("no precision given (f64, f32, f16)");
     }
     Ok(p)
+}
+
+/// Fails now, before any work, when the JSON output `path` cannot be written (its folder is
+/// missing, or no permission): creates the file, which the run then overwrites.
+pub fn check_writable(path: Option<&Path>) -> Result<()> {
+    if let Some(path) = path {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .with_context(|| format!("cannot write the JSON output {}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// Writes `report` as JSON to `path`, when one is given.

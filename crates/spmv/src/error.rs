@@ -39,6 +39,11 @@ pub enum Error {
     #[error("{0}")]
     Shape(String),
 
+    /// The host cannot hold what an input asks for: `needed` bytes for `what`, with the
+    /// memory available when checked.
+    #[error("out of memory: {what} needs {} but {} are available", human_bytes(*needed), human_bytes(*available))]
+    OutOfMemory { what: String, needed: u64, available: u64 },
+
     /// A CUDA driver, NVRTC or cuSPARSE call failed. `code` is the driver's result when a
     /// driver call failed (match it, e.g. with [`Error::is_out_of_memory`]).
     #[error("CUDA: {message}")]
@@ -51,6 +56,11 @@ impl Error {
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io { path: path.into(), source }
     }
+    /// `needed` bytes for `what` when the host has `available`.
+    pub(crate) fn out_of_memory(what: impl Into<String>, needed: u64, available: u64) -> Self {
+        Error::OutOfMemory { what: what.into(), needed, available }
+    }
+
     pub(crate) fn parse(line: usize, message: impl Into<String>) -> Self {
         Error::Parse { line, message: message.into() }
     }
@@ -64,5 +74,42 @@ impl Error {
     /// A device allocation failed for lack of memory.
     pub fn is_out_of_memory(&self) -> bool {
         matches!(self, Error::Cuda { code: Some(cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY), .. })
+    }
+}
+
+/// "16.0 GB", "512 MB", "3 bytes".
+pub fn human_bytes(b: u64) -> String {
+    match b {
+        b if b >= 1 << 30 => format!("{:.1} GB", b as f64 / 1e9),
+        b if b >= 1 << 20 => format!("{:.0} MB", b as f64 / 1e6),
+        b if b >= 1 << 10 => format!("{:.0} kB", b as f64 / 1e3),
+        b => format!("{b} bytes"),
+    }
+}
+
+/// Memory the host can give this process now: `MemAvailable` of /proc/meminfo, capped by
+/// the address-space limit (`ulimit -v`, /proc/self/limits) when one is set; `None` where
+/// neither can be read (then nothing is refused up front).
+pub fn available_memory() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        let line = m.lines().find(|l| l.starts_with("MemAvailable:"))?;
+        line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb * 1024)
+    });
+    let limit = std::fs::read_to_string("/proc/self/limits").ok().and_then(|l| {
+        let line = l.lines().find(|l| l.starts_with("Max address space"))?;
+        line.split_whitespace().nth(3)?.parse::<u64>().ok() // "unlimited" does not parse
+    });
+    match (meminfo, limit) {
+        (Some(m), Some(l)) => Some(m.min(l)),
+        (m, l) => m.or(l),
+    }
+}
+
+/// Refuses, with the sizes, to allocate `needed` bytes for `what` when the host cannot hold
+/// them (sizes read from input are checked with this before anything is allocated).
+pub fn check_host_memory(what: impl FnOnce() -> String, needed: u64) -> Result<()> {
+    match available_memory() {
+        Some(available) if needed > available => Err(Error::out_of_memory(what(), needed, available)),
+        _ => Ok(()),
     }
 }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::io::{gen, read_matrix_market};
+use crate::io::{gen, read_matrix_market_with, ReadOptions};
 use crate::matrix::Csr;
 
 /// One matrix named by the user, not yet loaded.
@@ -27,8 +27,13 @@ impl Input {
     }
 
     pub fn load(&self) -> Result<Csr<f64>> {
+        self.load_with(&ReadOptions::default())
+    }
+
+    /// [`Input::load`] with the reader's options (files only).
+    pub fn load_with(&self, options: &ReadOptions) -> Result<Csr<f64>> {
         match self {
-            Input::File(p) => read_matrix_market(p),
+            Input::File(p) => read_matrix_market_with(p, options),
             Input::Spec(s) => gen::generate(s),
         }
     }

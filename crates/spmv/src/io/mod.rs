@@ -7,4 +7,7 @@ pub mod gen;
 pub mod inputs;
 pub mod mtx;
 
-pub use mtx::{read_header, read_matrix_market, read_matrix_market_bytes, write_matrix_market, write_matrix_market_to, MatrixMarketHeader};
+pub use mtx::{
+    read_header, read_matrix_market, read_matrix_market_bytes, read_matrix_market_bytes_with, read_matrix_market_with,
+    write_matrix_market, write_matrix_market_to, MatrixMarketHeader, ReadOptions,
+};

@@ -34,6 +34,7 @@ struct Chunk<T> {
 /// The parsing context shared by all chunks.
 #[derive(Clone, Copy)]
 struct Ctx {
+    allow_non_finite: bool,
     format: MmFormat,
     field: MmField,
     symmetry: MmSymmetry,
@@ -42,9 +43,20 @@ struct Ctx {
 }
 
 /// Parses the body of a file whose header is `h`; `first_line` is the body's first line number.
-pub(super) fn read_body<T: Scalar>(h: &MatrixMarketHeader, body: &[u8], first_line: usize) -> Result<Csr<T>> {
-    let ctx =
-        Ctx { format: h.format, field: h.field, symmetry: h.symmetry, nrows: h.nrows as u64, ncols: h.ncols as u64 };
+pub(super) fn read_body<T: Scalar>(
+    h: &MatrixMarketHeader,
+    body: &[u8],
+    first_line: usize,
+    options: &super::ReadOptions,
+) -> Result<Csr<T>> {
+    let ctx = Ctx {
+        allow_non_finite: options.allow_non_finite,
+        format: h.format,
+        field: h.field,
+        symmetry: h.symmetry,
+        nrows: h.nrows as u64,
+        ncols: h.ncols as u64,
+    };
     let pieces = split_chunks(body);
     let chunks: Vec<Chunk<T>> = if pieces.len() == 1 {
         vec![parse_chunk(&ctx, pieces[0])]
@@ -84,15 +96,20 @@ pub(super) fn read_body<T: Scalar>(h: &MatrixMarketHeader, body: &[u8], first_li
     }
 
     let (nrows, ncols) = (h.nrows, h.ncols);
+    // The size line alone may ask for far more than the entries: row pointers (and the
+    // per-row counts that build them) take 16 bytes per row. Refuse with the size rather
+    // than abort in the allocator.
+    let needed = 16 * (nrows as u64 + 1) + count as u64 * (4 + std::mem::size_of::<T>() as u64);
+    crate::error::check_host_memory(|| format!("a {nrows} x {ncols} matrix with {count} entries (its row pointers)"), needed)?;
     match h.format {
         MmFormat::Coordinate => {
             let parts: Vec<(&[u32], &[u32], &[T])> =
                 chunks.iter().map(|c| (&c.rows[..], &c.cols[..], &c.vals[..])).collect();
-            Ok(build_csr(nrows, ncols, &parts))
+            build_csr(nrows, ncols, &parts)
         }
         MmFormat::Array => {
             let (rows, cols, vals) = array_triplets(h, chunks.iter().flat_map(|c| c.vals.iter().copied()));
-            Ok(build_csr(nrows, ncols, &[(&rows, &cols, &vals)]))
+            build_csr(nrows, ncols, &[(&rows, &cols, &vals)])
         }
     }
 }
@@ -217,7 +234,7 @@ fn entry<T: Scalar>(ctx: &Ctx, toks: &[&[u8]], nt: usize, out: &mut Chunk<T>) ->
         if nt != 1 {
             return Err(format!("expected 1 value per line in an array matrix, found {nt} fields"));
         }
-        out.vals.push(value::<T>(ctx.field, toks[0])?);
+        out.vals.push(value::<T>(ctx, toks[0])?);
         return Ok(());
     }
     let expected = if ctx.field == MmField::Pattern { 2 } else { 3 };
@@ -230,7 +247,7 @@ fn entry<T: Scalar>(ctx: &Ctx, toks: &[&[u8]], nt: usize, out: &mut Chunk<T>) ->
     }
     let r = index(toks[0], "row", "rows", ctx.nrows)?;
     let c = index(toks[1], "column", "columns", ctx.ncols)?;
-    let v = if ctx.field == MmField::Pattern { T::ONE } else { value::<T>(ctx.field, toks[2])? };
+    let v = if ctx.field == MmField::Pattern { T::ONE } else { value::<T>(ctx, toks[2])? };
     match ctx.symmetry {
         MmSymmetry::General => push(out, r, c, v),
         MmSymmetry::Symmetric => {
@@ -311,12 +328,22 @@ fn index_slow(tok: &[u8], what: &str, plural: &str, bound: u64) -> Result<u32, S
 
 /// A value of a `real` or `integer` field, rounded once to `T`.
 #[inline]
-fn value<T: Scalar>(field: MmField, tok: &[u8]) -> Result<T, String> {
-    match field {
-        MmField::Real => real::<T>(tok).ok_or_else(|| format!("value '{}' is not a number", show(tok))),
-        MmField::Integer => integer::<T>(tok),
-        MmField::Pattern => Ok(T::ONE),
+fn value<T: Scalar>(ctx: &Ctx, tok: &[u8]) -> Result<T, String> {
+    let v = match ctx.field {
+        MmField::Real => real::<T>(tok).ok_or_else(|| format!("value '{}' is not a number", show(tok)))?,
+        MmField::Integer => integer::<T>(tok)?,
+        MmField::Pattern => T::ONE,
+    };
+    if !ctx.allow_non_finite && !v.to_f64().is_finite() {
+        return Err(format!(
+            "value '{}' is not finite in {} (infinite, NaN, or beyond ±{:e}); such values are refused \
+             (ReadOptions::allow_non_finite, `--allow-non-finite` in the CLI, lets them through)",
+            show(tok),
+            T::SUFFIX,
+            T::MAX
+        ));
     }
+    Ok(v)
 }
 
 /// Correctly rounded decimal-to-binary conversion straight to `T` (std's parser; parsing
@@ -410,7 +437,7 @@ fn array_triplets<T: Scalar>(h: &MatrixMarketHeader, values: impl Iterator<Item 
 /// Parallel and deterministic: each task owns a range of rows, scans all the triplets and
 /// takes those in its range (first to count, then, over ranges of about equal entry
 /// counts, to scatter and sort), so no two tasks write the same memory.
-fn build_csr<T: Scalar>(nrows: usize, ncols: usize, parts: &[(&[u32], &[u32], &[T])]) -> Csr<T> {
+fn build_csr<T: Scalar>(nrows: usize, ncols: usize, parts: &[(&[u32], &[u32], &[T])]) -> Result<Csr<T>> {
     let total: usize = parts.iter().map(|p| p.0.len()).sum();
     let tasks = if total < 1 << 17 { 1 } else { rayon::current_num_threads().clamp(1, nrows.max(1)) };
 
@@ -431,7 +458,10 @@ fn build_csr<T: Scalar>(nrows: usize, ncols: usize, parts: &[(&[u32], &[u32], &[
             count
         })
         .collect();
-    let mut row_ptr = Vec::with_capacity(nrows + 1);
+    let mut row_ptr = Vec::new();
+    row_ptr.try_reserve_exact(nrows + 1).map_err(|_| {
+        Error::out_of_memory(format!("the row pointers of {nrows} rows"), 8 * (nrows as u64 + 1), crate::error::available_memory().unwrap_or(0))
+    })?;
     row_ptr.push(0usize);
     let mut acc = 0;
     for &k in counts.iter().flatten() {
@@ -532,7 +562,7 @@ fn build_csr<T: Scalar>(nrows: usize, ncols: usize, parts: &[(&[u32], &[u32], &[
     }
     // SAFETY: the parser checked every index against the size line, and each row is now
     // strictly increasing in column; row_ptr runs from 0 to nnz.
-    unsafe { Csr::new_unchecked(nrows, ncols, row_ptr, col_idx, values) }
+    Ok(unsafe { Csr::new_unchecked(nrows, ncols, row_ptr, col_idx, values) })
 }
 
 #[cfg(test)]

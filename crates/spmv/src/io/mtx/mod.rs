@@ -48,22 +48,41 @@ use crate::matrix::{Csr, Scalar};
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
-/// Reads a Matrix Market file (`.mtx`, or gzipped `.mtx.gz`) into CSR.
+/// How a Matrix Market file is read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Accept values that are not finite in the element type (`inf`, `nan`, `1e400`, or
+    /// `1e300` read as f32). Off by default: such a value is an error naming its line.
+    pub allow_non_finite: bool,
+}
+
+/// Reads a Matrix Market file (`.mtx`, or gzipped `.mtx.gz`) into CSR; a value that is not
+/// finite in `T` is an error with its line ([`read_matrix_market_with`] to allow them).
 pub fn read_matrix_market<T: Scalar>(path: &Path) -> Result<Csr<T>> {
+    read_matrix_market_with(path, &ReadOptions::default())
+}
+
+/// [`read_matrix_market`] with options.
+pub fn read_matrix_market_with<T: Scalar>(path: &Path, options: &ReadOptions) -> Result<Csr<T>> {
     let raw = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     if raw.starts_with(&GZIP_MAGIC) {
         let text = decompress(&raw).map_err(|e| e.into_io_error(path))?.into_owned();
         drop(raw); // the compressed bytes are no longer needed
-        parse_text(&text)
+        parse_text(&text, options)
     } else {
-        parse_text(&raw)
+        parse_text(&raw, options)
     }
 }
 
 /// Reads a Matrix Market text held in memory, plain or gzipped.
 pub fn read_matrix_market_bytes<T: Scalar>(bytes: &[u8]) -> Result<Csr<T>> {
+    read_matrix_market_bytes_with(bytes, &ReadOptions::default())
+}
+
+/// [`read_matrix_market_bytes`] with options.
+pub fn read_matrix_market_bytes_with<T: Scalar>(bytes: &[u8], options: &ReadOptions) -> Result<Csr<T>> {
     let text = decompress(bytes).map_err(GzipError::into_parse_error)?;
-    parse_text(&text)
+    parse_text(&text, options)
 }
 
 /// Reads only the banner and the size line of a Matrix Market file (gzipped or not).
@@ -100,9 +119,9 @@ pub fn read_header_bytes(bytes: &[u8]) -> Result<MatrixMarketHeader> {
     header::parse_header(&text).map(|(h, _, _)| h)
 }
 
-fn parse_text<T: Scalar>(text: &[u8]) -> Result<Csr<T>> {
+fn parse_text<T: Scalar>(text: &[u8], options: &ReadOptions) -> Result<Csr<T>> {
     let (h, body_offset, first_line) = header::parse_header(text)?;
-    body::read_body(&h, &text[body_offset..], first_line)
+    body::read_body(&h, &text[body_offset..], first_line, options)
 }
 
 /// A gzip stream that ended early or is corrupt.
