@@ -99,7 +99,7 @@ fn bench_on_the_cpu_when_asked() {
 
 #[test]
 fn bad_inputs_fail_with_a_clear_message() {
-    fails_with(&["bench", "no/such/file.mtx"], "neither a file, a folder nor a generator spec");
+    fails_with(&["bench", "no/such/file.mtx"], "no/such/file.mtx: No such file or directory");
 
     fails_with(&["bench", "poisson2d:nx=4", "--formats", "nope"], "known formats: csr-scalar");
 

@@ -98,3 +98,16 @@ fn bandwidth_counts_only_the_x_a_product_can_touch() {
 fn zero_repetitions_is_an_error() {
     fails_with(&["bench", "poisson2d:n=8", "--cpu", "--reps", "0"], "--reps must be at least 1");
 }
+
+#[test]
+fn messages_name_the_problem_once() {
+    // A missing file is a missing file, said once, not "not a generator spec".
+    let out = spmv(&["info", "/nonexistent-folder/m.mtx.gz"]);
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("/nonexistent-folder/m.mtx.gz: No such file or directory"), "{stderr}");
+    assert_eq!(stderr.matches("No such file").count(), 1, "{stderr}");
+    assert!(!stderr.contains("generator") && !stderr.contains("os error"), "{stderr}");
+    // A generator key beyond what the matrix can hold is an error, not clamped silently.
+    fails_with(&["bench", "longrows:n=10,long=100", "--cpu"], "long = 100 entries per row exceed the n = 10 columns");
+}

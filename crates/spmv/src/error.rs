@@ -11,9 +11,10 @@ pub enum Error {
     #[error("line {line}: {message}")]
     Parse { line: usize, message: String },
 
-    /// Reading or writing a file failed.
-    #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    /// Reading or writing a file failed. (The I/O error is part of the message, not a
+    /// `source`, so that error chains do not print it twice.)
+    #[error("{}: {}", path.display(), io_message(error))]
+    Io { path: PathBuf, error: std::io::Error },
 
     /// Input that is valid but not supported (e.g. complex Matrix Market files).
     #[error("unsupported: {0}")]
@@ -54,7 +55,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        Error::Io { path: path.into(), source }
+        Error::Io { path: path.into(), error: source }
     }
     /// `needed` bytes for `what` when the host has `available`.
     pub(crate) fn out_of_memory(what: impl Into<String>, needed: u64, available: u64) -> Self {
@@ -111,5 +112,14 @@ pub fn check_host_memory(what: impl FnOnce() -> String, needed: u64) -> Result<(
     match available_memory() {
         Some(available) if needed > available => Err(Error::out_of_memory(what(), needed, available)),
         _ => Ok(()),
+    }
+}
+
+/// An I/O error as a sentence: "No such file or directory", without the "(os error 2)".
+fn io_message(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" (os error ") {
+        Some(i) if text.ends_with(')') => text[..i].to_string(),
+        _ => text,
     }
 }

@@ -370,9 +370,13 @@ fn long_rows_exact() {
     assert_eq!(l.iter().filter(|&&x| x == 4).count(), 10_000 - 5);
     assert_ne!(l, row_lens(&gen::long_rows(10_000, 4, 5, 3000, 8).unwrap()));
     assert_eq!(a, gen::long_rows(10_000, 4, 5, 3000, 7).unwrap());
-    // Lengths capped at n; every row may be long.
-    let b = valid(&gen::long_rows(50, 100, 50, 100, 1).unwrap());
+    // Lengths up to n; every row may be long; longer rows than columns are refused.
+    let b = valid(&gen::long_rows(50, 50, 50, 50, 1).unwrap());
     assert_eq!(b.nnz(), 2500);
+    let msg = gen_err(gen::long_rows(50, 100, 50, 100, 1));
+    assert!(msg.contains("short = 100") && msg.contains("n = 50"), "{msg}");
+    let msg = gen_err(gen::long_rows(10, 4, 1, 100, 1));
+    assert!(msg.contains("long = 100") && msg.contains("n = 10"), "{msg}");
     assert_eq!(gen::long_rows(0, 4, 0, 10, 1).unwrap().nrows(), 0);
     let msg = gen_err(gen::long_rows(10, 4, 11, 5, 1));
     assert!(msg.contains("count") && msg.contains("11"), "{msg}");
@@ -622,7 +626,7 @@ fn small_spec() -> impl Strategy<Value = GenSpec> {
         (0usize..80, 0.0f64..100.0, 1.01f64..6.0, any::<u64>())
             .prop_map(|(n, mean, exponent, seed)| GenSpec::PowerLaw { n, mean, exponent, seed }),
         (0usize..80, 0usize..100, 0usize..80, 0usize..100, any::<u64>())
-            .prop_map(|(n, short, count, long, seed)| GenSpec::LongRows { n, short, count: count.min(n), long, seed }),
+            .prop_map(|(n, short, count, long, seed)| GenSpec::LongRows { n, short: short.min(n), count: count.min(n), long: long.min(n), seed }),
     ];
     leaf.prop_recursive(2, 8, 1, |inner| {
         (0usize..4, inner).prop_map(|(k, s)| GenSpec::BlockDiag { k, of: Box::new(BlockSource::Spec(s)) })

@@ -39,6 +39,12 @@ impl Input {
     }
 }
 
+/// An argument meant as a path: it has a path separator or a Matrix Market extension (specs
+/// have neither).
+fn looks_like_a_path(arg: &str) -> bool {
+    arg.contains(std::path::MAIN_SEPARATOR) || is_matrix_file(Path::new(arg))
+}
+
 fn is_matrix_file(p: &Path) -> bool {
     let name = p.file_name().map(|f| f.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
     name.ends_with(".mtx") || name.ends_with(".mtx.gz")
@@ -63,9 +69,13 @@ pub fn resolve(args: &[String]) -> Result<Vec<Input>> {
             inputs.extend(files.into_iter().map(Input::File));
         } else if path.is_file() {
             inputs.push(Input::File(path.to_path_buf()));
+        } else if looks_like_a_path(arg) {
+            // Not there (or not readable): say so, rather than that it is no generator spec.
+            let e = std::fs::metadata(path).err().unwrap_or_else(|| std::io::Error::other("not a regular file or folder"));
+            return Err(Error::io(path, e));
         } else {
             gen::parse_spec(arg).map_err(|e| {
-                Error::Unsupported(format!("'{arg}' is neither a file, a folder nor a generator spec ({e})"))
+                Error::Unsupported(format!("'{arg}' is neither a file, a folder nor a generator spec: {e}"))
             })?;
             inputs.push(Input::Spec(arg.clone()));
         }

@@ -163,16 +163,22 @@ pub(crate) fn check_long_rows(n: usize, short_len: usize, long_count: usize, lon
     if long_count > n {
         return err(format!("{F}: count = {long_count} long rows do not fit in n = {n} rows"));
     }
-    let (short, long) = (short_len.min(n), long_len.min(n));
-    check_nnz(F, (n - long_count) as f64 * short as f64 + long_count as f64 * long as f64)
+    // A row cannot hold more distinct columns than there are: refuse rather than clamp (an
+    // empty matrix has no rows to hold them).
+    for (key, len) in [("short", short_len), ("long", long_len)] {
+        if n > 0 && len > n {
+            return err(format!("{F}: {key} = {len} entries per row exceed the n = {n} columns"));
+        }
+    }
+    check_nnz(F, (n - long_count) as f64 * short_len as f64 + long_count as f64 * long_len as f64)
 }
 
 /// An `n × n` matrix where every row has `short_len` distinct random columns except
-/// `long_count` randomly chosen rows with `long_len` (both lengths capped at `n`). The
+/// `long_count` randomly chosen rows with `long_len` (both at most `n`). The
 /// classic worst case for ELLPACK-like formats and for one-thread-per-row kernels.
 pub fn long_rows(n: usize, short_len: usize, long_count: usize, long_len: usize, seed: u64) -> Result<Csr<f64>> {
     check_long_rows(n, short_len, long_count, long_len)?;
-    let (short, long) = (short_len.min(n), long_len.min(n));
+    let (short, long) = (short_len.min(n), long_len.min(n)); // equal unless n = 0
     let mut which = Vec::new();
     sample_distinct(&mut Rng::stream(seed, TAG_LONG, u64::MAX), n as u64, long_count, &mut which);
     let which = &which;

@@ -236,7 +236,7 @@ pub fn parse_spec(s: &str) -> Result<GenSpec> {
         "longrows" | "long_rows" => {
             let mut k = Keys::parse("longrows", &["n", "short", "count", "long", "seed"], rest)?;
             let n = k.usize("n")?.ok_or_else(|| k.missing("n"))?;
-            let short = k.usize("short")?.unwrap_or(4);
+            let short = k.usize("short")?.unwrap_or(4.min(n));
             let count = k.usize("count")?.unwrap_or(4.min(n));
             let long = k.usize("long")?.unwrap_or(n / 10);
             let seed = k.u64("seed")?.unwrap_or(1);
