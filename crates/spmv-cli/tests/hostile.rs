@@ -111,3 +111,15 @@ fn messages_name_the_problem_once() {
     // A generator key beyond what the matrix can hold is an error, not clamped silently.
     fails_with(&["bench", "longrows:n=10,long=100", "--cpu"], "long = 100 entries per row exceed the n = 10 columns");
 }
+
+#[test]
+fn generator_specs_too_big_for_memory_are_refused_with_the_estimate() {
+    let dir = temp_dir("big-generators");
+    let out_path = dir.join("x.mtx");
+    for (spec, needs) in [("poisson3d:n=1000", "needs 84.0 GB"), ("kron:scale=28", "needs 103.1 GB"), ("poisson2d:n=65536", "needs 257.7 GB")] {
+        let out = spmv_limited(4 << 20, &["gen", spec, "-o", out_path.to_str().unwrap()]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{spec}: not a clean error exit:\n{stderr}");
+        assert!(stderr.contains("out of memory") && stderr.contains(needs), "{spec}: {stderr}");
+    }
+}

@@ -853,3 +853,29 @@ mod properties {
         }
     }
 }
+
+/// gzip of `head` followed by `fill` repeated `times` times.
+fn gzip_of(head: &[u8], fill: &[u8], times: usize) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(head).unwrap();
+    for _ in 0..times {
+        enc.write_all(fill).unwrap();
+    }
+    enc.finish().unwrap()
+}
+
+#[test]
+fn gzip_inflation_is_bounded_by_the_banner_and_the_size_line() {
+    // 256 MiB of zeros: refused from the first bytes (no banner), not inflated whole.
+    let zeros = gzip_of(b"", &[0u8; 1 << 20], 256);
+    let err = read_matrix_market_bytes::<f64>(&zeros).unwrap_err().to_string();
+    assert!(err.contains("line 1") && !err.contains("out of memory"), "{err}");
+    // A valid header announcing one entry, then 64 MiB of blank lines: refused once the text
+    // passes what one entry line can take.
+    let padded = gzip_of(b"%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 2.0\n", &[b'\n'; 1 << 20], 64);
+    let err = read_matrix_market_bytes::<f64>(&padded).unwrap_err().to_string();
+    assert!(err.contains("inflates past") && err.contains("size line"), "{err}");
+    // The same file with a little padding is read.
+    let fine = gzip_of(b"%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 2.0\n", b"\n", 100);
+    assert_eq!(read_matrix_market_bytes::<f64>(&fine).unwrap().values(), &[2.0]);
+}

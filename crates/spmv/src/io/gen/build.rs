@@ -30,7 +30,9 @@ pub(crate) fn check_nnz(family: &str, nnz: f64) -> Result<()> {
             "{family}: would produce about {nnz:.3e} entries, more than the limit of 2^36 = {MAX_NNZ}"
         ));
     }
-    Ok(())
+    // A column index and an f64 value per entry, before any conversion: refuse with the
+    // estimate what the host cannot hold (the row pointers come on top).
+    crate::error::check_host_memory(|| format!("{family}: about {nnz:.3e} entries"), (nnz * 12.0) as u64)
 }
 
 /// A finite, non-negative mean row length.

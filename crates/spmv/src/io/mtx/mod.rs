@@ -158,19 +158,76 @@ impl GzipError {
     }
 }
 
+/// Bytes of decompressed text read before the header must be complete (comments included).
+const HEADER_WINDOW: usize = 16 << 20;
+/// The most bytes an entry line may take in a gzipped file (two indices and a value take
+/// about 50): with the size line's entry count this caps what is inflated.
+const MAX_LINE_BYTES: u64 = 256;
+
 /// The text of `bytes`: decompressed when they start with the gzip magic, else borrowed.
+/// Inflation is bounded: the banner and size line are parsed from the first bytes (a stream
+/// that is not Matrix Market stops there), and the text may not grow past what the size line
+/// implies (`MAX_LINE_BYTES` per entry line) nor past the memory available.
 fn decompress(bytes: &[u8]) -> std::result::Result<Cow<'_, [u8]>, GzipError> {
     if !bytes.starts_with(&GZIP_MAGIC) {
         return Ok(Cow::Borrowed(bytes));
     }
-    // The trailer's ISIZE (size mod 2^32 of the last member) is a good capacity hint.
-    let hint = match bytes.len() {
-        n if n >= 18 => u32::from_le_bytes(bytes[n - 4..].try_into().unwrap()) as usize,
-        _ => 0,
-    };
-    let mut out = Vec::with_capacity(hint.min(bytes.len().saturating_mul(64)));
-    match MultiGzDecoder::new(bytes).read_to_end(&mut out) {
-        Ok(_) => Ok(Cow::Owned(out)),
-        Err(source) => Err(GzipError { decompressed: out, source }),
+    let mut decoder = MultiGzDecoder::new(bytes);
+    let mut out = Vec::new();
+    // 1. Up to the size line: small reads, parsed as they come.
+    let mut limit: Option<u64> = None;
+    while limit.is_none() {
+        let before = out.len();
+        if let Err(source) = (&mut decoder).take(1 << 16).read_to_end(&mut out) {
+            return Err(GzipError { decompressed: out, source });
+        }
+        let ended = out.len() == before;
+        match header::parse_header(&out) {
+            Ok((h, offset, _)) if out[offset..].contains(&b'\n') || ended => {
+                limit = Some(offset as u64 + (h.entries as u64 + 1).saturating_mul(MAX_LINE_BYTES) + (1 << 20));
+            }
+            // An error that more text cannot fix (a bad banner) is the caller's to report.
+            Err(_) if ended || out.len() >= HEADER_WINDOW || !plausible_prefix(&out) => return Ok(Cow::Owned(out)),
+            _ => {}
+        }
     }
+    let limit = limit.unwrap_or(u64::MAX);
+    // 2. The rest, in growing reads, never past the limit or the host's memory.
+    loop {
+        let room = limit.saturating_sub(out.len() as u64);
+        let step = (out.len() as u64).clamp(1 << 20, 1 << 30).min(room.max(1));
+        if let Err(e) = out.try_reserve(step as usize) {
+            let available = crate::error::available_memory().unwrap_or(0);
+            let source = std::io::Error::new(
+                std::io::ErrorKind::OutOfMemory,
+                format!("out of memory growing the text past {} ({e}; {} available)", crate::error::human_bytes(out.len() as u64), crate::error::human_bytes(available)),
+            );
+            return Err(GzipError { decompressed: out, source });
+        }
+        let before = out.len();
+        if let Err(source) = (&mut decoder).take(step).read_to_end(&mut out) {
+            return Err(GzipError { decompressed: out, source });
+        }
+        if out.len() == before {
+            return Ok(Cow::Owned(out));
+        }
+        if out.len() as u64 >= limit {
+            let source = std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "the gzip stream inflates past {}, more than its size line allows ({MAX_LINE_BYTES} bytes per entry line); refused",
+                    crate::error::human_bytes(limit)
+                ),
+            );
+            return Err(GzipError { decompressed: out, source });
+        }
+    }
+}
+
+/// Whether `text` could still become a Matrix Market header: it starts like a banner (or is
+/// shorter than one).
+fn plausible_prefix(text: &[u8]) -> bool {
+    const BANNER: &[u8] = b"%%MatrixMarket";
+    let n = text.len().min(BANNER.len());
+    text[..n].eq_ignore_ascii_case(&BANNER[..n])
 }
