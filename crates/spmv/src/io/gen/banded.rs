@@ -45,6 +45,11 @@ impl BandedParams {
         if !(self.scatter.is_finite() && self.scatter >= 0.0) {
             return err(format!("{F}: scatter must be a finite number >= 0 (entries per row), got {}", self.scatter));
         }
+        // A diagonal that misses the matrix would be dropped silently: refuse it (an empty
+        // matrix has no diagonals to miss).
+        if let Some(&d) = self.offsets.iter().find(|&&d| self.n > 0 && d.unsigned_abs() >= self.n as u64) {
+            return err(format!("{F}: offset {d} lies outside the n = {} matrix (offsets must be within ±{})", self.n, self.n - 1));
+        }
         let per_row = self.offsets.len() as f64 + self.scatter;
         check_nnz(F, self.n as f64 * per_row.min(self.n as f64))
     }
