@@ -117,20 +117,27 @@ impl<T: Scalar> Slots<T> {
         self.val[range.clone()].iter().zip(&self.cid[range]).fold(T::Acc::ZERO, |s, (&v, &c)| mul_acc(s, v, x[c as usize]))
     }
 
+    /// The slots cut into consecutive pieces of `widths` slots (value and column parts), for
+    /// filling in parallel.
+    fn pieces(&mut self, widths: impl IntoIterator<Item = usize>) -> Vec<(&mut [T], &mut [u32])> {
+        let (mut val, mut cid) = (self.val.as_mut_slice(), self.cid.as_mut_slice());
+        let mut parts = Vec::new();
+        for w in widths {
+            let (v, rest_v) = std::mem::take(&mut val).split_at_mut(w);
+            let (c, rest_c) = std::mem::take(&mut cid).split_at_mut(w);
+            parts.push((v, c));
+            (val, cid) = (rest_v, rest_c);
+        }
+        parts
+    }
+
     /// Slots of the rows `rows`, row k taking `width(k)` slots (its entries then padding),
     /// filled in parallel.
     fn of_rows(a: &Csr<T>, rows: &[u32], width: impl Fn(usize) -> usize + Sync) -> Self {
         let widths: Vec<usize> = (0..rows.len()).map(&width).collect();
         let mut slots = Slots::zeros(widths.iter().sum());
-        let (mut val, mut cid) = (slots.val.as_mut_slice(), slots.cid.as_mut_slice());
-        let mut parts = Vec::with_capacity(rows.len());
-        for (&r, &w) in rows.iter().zip(&widths) {
-            let (v, rest_v) = val.split_at_mut(w);
-            let (c, rest_c) = cid.split_at_mut(w);
-            parts.push((r, v, c));
-            (val, cid) = (rest_v, rest_c);
-        }
-        parts.into_par_iter().for_each(|(r, v, c)| {
+        let parts = slots.pieces(widths);
+        rows.par_iter().zip(parts).for_each(|(&r, (v, c))| {
             let (cols, vals) = a.row(r as usize);
             let n = vals.len().min(v.len());
             v[..n].copy_from_slice(&vals[..n]);
@@ -382,15 +389,8 @@ fn medium_blocks<T: Scalar>(a: &Csr<T>, rows: &[u32], need: usize) -> Medium<T> 
     }
     // Regular tiles, block by block in parallel.
     let mut regular = Slots::zeros(*block_tile_ptr.last().unwrap() as usize * TILE);
-    let mut parts = Vec::with_capacity(tiles.len());
-    let (mut val, mut cid) = (regular.val.as_mut_slice(), regular.cid.as_mut_slice());
-    for (b, &t) in tiles.iter().enumerate() {
-        let (v, rest_v) = val.split_at_mut(t * TILE);
-        let (c, rest_c) = cid.split_at_mut(t * TILE);
-        parts.push((b, t, v, c));
-        (val, cid) = (rest_v, rest_c);
-    }
-    parts.into_par_iter().for_each(|(b, t, v, c)| {
+    let parts = regular.pieces(tiles.iter().map(|&t| t * TILE));
+    parts.into_par_iter().zip(&tiles).enumerate().for_each(|(b, ((v, c), &t))| {
         for (i, &r) in rows[b * BLOCK_ROWS..].iter().take(BLOCK_ROWS).enumerate() {
             let (cols, vals) = a.row(r as usize);
             for k in 0..(4 * t).min(vals.len()) {
@@ -407,16 +407,8 @@ fn medium_blocks<T: Scalar>(a: &Csr<T>, rows: &[u32], need: usize) -> Medium<T> 
         irreg_ptr.push(irreg_ptr[m] + (lens[m] - in_tiles(m)) as u32);
     }
     let mut irregular = Slots::zeros(*irreg_ptr.last().unwrap() as usize);
-    let mut parts = Vec::with_capacity(rows.len());
-    let (mut val, mut cid) = (irregular.val.as_mut_slice(), irregular.cid.as_mut_slice());
-    for m in 0..rows.len() {
-        let w = (irreg_ptr[m + 1] - irreg_ptr[m]) as usize;
-        let (v, rest_v) = val.split_at_mut(w);
-        let (c, rest_c) = cid.split_at_mut(w);
-        parts.push((m, v, c));
-        (val, cid) = (rest_v, rest_c);
-    }
-    parts.into_par_iter().for_each(|(m, v, c)| {
+    let parts = irregular.pieces(irreg_ptr.windows(2).map(|p| (p[1] - p[0]) as usize));
+    parts.into_par_iter().enumerate().for_each(|(m, (v, c))| {
         let (cols, vals) = a.row(rows[m] as usize);
         let skip = in_tiles(m);
         v.copy_from_slice(&vals[skip..]);
