@@ -13,6 +13,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use spmv::bench::report::Report;
 use spmv::bench::Settings;
+use spmv::error::printable;
 use spmv::formats::{self, FormatSpec};
 use spmv::io::inputs::{self, Input};
 use spmv::{Backend, Csr, Precision, Scalar};
@@ -93,7 +94,7 @@ fn main() -> ExitCode {
         Command::Pagerank(args) => pagerank::run(args),
     };
     result.unwrap_or_else(|e| {
-        eprintln!("error: {e:#}");
+        eprintln!("error: {}", printable(&format!("{e:#}")));
         ExitCode::FAILURE
     })
 }
@@ -166,7 +167,7 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
         let a = match input.load_with(&read_options) {
             Ok(a) => a,
             Err(e) => {
-                bar.suspend(|| eprintln!("error: {}: {e}", input.name()));
+                bar.suspend(|| eprintln!("error: {}", printable(&format!("{}: {e}", input.name()))));
                 load_failures.push(input.name());
                 bar.inc((precisions.len() * specs.len()) as u64);
                 continue;

@@ -204,7 +204,7 @@ pub fn run(args: PagerankArgs) -> Result<ExitCode> {
         let adjacency = match input.load() {
             Ok(a) => a,
             Err(e) => {
-                eprintln!("error: {name}: {e}");
+                eprintln!("error: {}", spmv::error::printable(&format!("{name}: {e}")));
                 failed += 1;
                 continue;
             }

@@ -123,3 +123,36 @@ fn generator_specs_too_big_for_memory_are_refused_with_the_estimate() {
         assert!(stderr.contains("out of memory") && stderr.contains(needs), "{spec}: {stderr}");
     }
 }
+
+#[test]
+fn control_bytes_are_escaped_and_carriage_return_files_get_a_hint() {
+    let dir = temp_dir("control-bytes");
+    // An escape sequence (ESC [2J clears a terminal) in a value is quoted escaped.
+    let escape = dir.join("escape.mtx");
+    std::fs::write(&escape, "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 \x1b[2J\n").unwrap();
+    let out = spmv(&["info", escape.to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(!stderr.contains('\x1b') && stderr.contains("\\u{1b}[2J"), "{stderr}");
+    assert!(stderr.contains("line 3"), "{stderr}");
+    // A file with CR-only line endings is one long line: say so, with the fix.
+    let mac = dir.join("mac.mtx");
+    std::fs::write(&mac, "%%MatrixMarket matrix coordinate real general\r2 2 1\r1 1 1.0\r").unwrap();
+    let out = spmv(&["info", mac.to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("only carriage returns") && !stderr.contains('\r'), "{stderr}");
+}
+
+#[test]
+fn plus_signed_integers_are_read_wherever_integers_are() {
+    let dir = temp_dir("plus-signs");
+    let path = dir.join("plus.mtx");
+    std::fs::write(&path, "%%MatrixMarket matrix coordinate integer general\n+2 +2 +2\n+1 +2 +3\n2 1 -4\n").unwrap();
+    let out = spmv(&["info", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("2 x 2, nnz 2"), "{}", text(&out.stdout));
+    fails_with(&["info", "poisson2d:n=+4,bogus=1"], "valid keys");
+    let out = spmv(&["info", "poisson2d:n=+4"]);
+    assert!(out.status.success() && text(&out.stdout).contains("16 x 16"), "{}", text(&out.stderr));
+}

@@ -78,6 +78,17 @@ impl Error {
     }
 }
 
+/// `s` with control characters other than the newline (ESC, CR, NUL, …) written as escapes
+/// (`\u{1b}`, `\r`), so that bytes from a file or an argument cannot move the cursor or
+/// recolour the terminal when an error message quotes them.
+pub fn printable(s: &str) -> String {
+    let escaped = |c: char| c.is_control() && c != '\n';
+    if !s.chars().any(escaped) {
+        return s.to_string();
+    }
+    s.chars().map(|c| if escaped(c) { c.escape_default().to_string() } else { c.to_string() }).collect()
+}
+
 /// "16.0 GB", "512 MB", "3 bytes".
 pub fn human_bytes(b: u64) -> String {
     match b {

@@ -307,6 +307,9 @@ fn index(tok: &[u8], what: &str, plural: &str, bound: u64) -> Result<u32, String
 #[cold]
 #[inline(never)]
 fn index_slow(tok: &[u8], what: &str, plural: &str, bound: u64) -> Result<u32, String> {
+    if let Some(unsigned) = tok.strip_prefix(b"+").filter(|t| t.first().is_some_and(u8::is_ascii_digit)) {
+        return index_slow(unsigned, what, plural, bound); // "+7" is the integer 7, as scanf reads it
+    }
     let digits = !tok.is_empty() && tok.iter().all(u8::is_ascii_digit);
     if !digits {
         let negative = tok.len() > 1 && tok[0] == b'-' && tok[1..].iter().all(u8::is_ascii_digit);

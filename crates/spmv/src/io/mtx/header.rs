@@ -108,15 +108,18 @@ pub(super) fn is_comment_or_blank(line: &[u8]) -> bool {
     }
 }
 
-/// A token for an error message: lossy UTF-8, shortened to 40 characters.
+/// A token for an error message: lossy UTF-8, shortened to 40 characters, control bytes
+/// escaped ([`crate::error::printable`]).
 pub(super) fn show(token: &[u8]) -> String {
     let s = String::from_utf8_lossy(token);
     let s = s.trim();
-    if s.chars().count() > 40 {
-        format!("{}...", s.chars().take(40).collect::<String>())
-    } else {
-        s.to_string()
-    }
+    let s = if s.chars().count() > 40 { format!("{}...", s.chars().take(40).collect::<String>()) } else { s.to_string() };
+    crate::error::printable(&s)
+}
+
+/// A carriage return with more text after it on the same line: CR-only line endings.
+fn has_inner_carriage_return(line: &[u8]) -> bool {
+    line.iter().position(|&b| b == b'\r').is_some_and(|i| line[i..].iter().any(|&b| !is_blank(b)))
 }
 
 fn tokens(line: &[u8]) -> Vec<&[u8]> {
@@ -166,6 +169,13 @@ pub(super) fn parse_header(text: &[u8]) -> Result<(MatrixMarketHeader, usize, us
 fn parse_banner(line: &[u8]) -> Result<(MmFormat, MmField, MmSymmetry)> {
     let toks = tokens(line);
     let lower: Vec<String> = toks.iter().map(|t| String::from_utf8_lossy(t).to_ascii_lowercase()).collect();
+    if lower.len() > 5 && has_inner_carriage_return(line) {
+        return Err(Error::parse(
+            1,
+            "the file has no newlines, only carriage returns (classic Mac line endings); \
+             convert it first, e.g. with `tr '\\r' '\\n' < in.mtx > out.mtx`",
+        ));
+    }
     if lower.first().map(String::as_str) != Some("%%matrixmarket") {
         return Err(Error::parse(
             1,
