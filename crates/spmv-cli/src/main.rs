@@ -11,7 +11,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use spmv::bench::report::Report;
+use spmv::bench::report::{Report, TableLayout};
 use spmv::bench::Settings;
 use spmv::error::printable;
 use spmv::formats::{self, FormatSpec};
@@ -59,12 +59,13 @@ struct BenchArgs {
     /// Comma-separated precisions: f64, f32, f16 (f16 values and x, f32 sums, f16 y; formats without f16 report unsupported).
     #[arg(long, default_value = "f64")]
     precision: String,
-    /// Timed repetitions per matrix and format (the median is reported).
-    #[arg(long, default_value_t = 100)]
-    reps: usize,
-    /// Untimed runs before timing.
-    #[arg(long, default_value_t = 10)]
-    warmup: usize,
+    /// Timed repetitions per matrix and format (the median is reported) [default: 100 on
+    /// the GPU, 10 on the CPU].
+    #[arg(long)]
+    reps: Option<usize>,
+    /// Untimed runs before timing [default: 10 on the GPU, 2 on the CPU].
+    #[arg(long)]
+    warmup: Option<usize>,
     /// Write the full results as JSON (schema: docs/bench.md).
     #[arg(long)]
     json: Option<PathBuf>,
@@ -140,51 +141,69 @@ fn format_list() -> String {
 }
 
 fn bench(args: BenchArgs) -> Result<ExitCode> {
-    if args.reps == 0 {
+    if args.reps == Some(0) {
         anyhow::bail!("--reps must be at least 1 (the median of no runs is not a time)");
     }
-    let settings = Settings { warmup: args.warmup, reps: args.reps, allow_non_finite: args.allow_non_finite };
     let read_options = spmv::io::ReadOptions { allow_non_finite: args.allow_non_finite };
     let precisions = select::precisions(&args.precision)?;
     // Fail on a bad format spec before loading anything.
     let specs = select::format_specs(&args.formats, args.deterministic)?;
     select::check_writable(args.json.as_deref())?;
-    let inputs = if args.inputs.is_empty() { inputs::default_set()? } else { inputs::resolve(&args.inputs)? };
+    let backend = select::backend(args.cpu);
+    let on_cpu = matches!(backend, Backend::Cpu);
+    let scaled_down = args.inputs.is_empty() && on_cpu;
+    let inputs = if args.inputs.is_empty() {
+        inputs::default_set(on_cpu)?
+    } else {
+        inputs::resolve(&args.inputs)?
+    };
     if inputs.is_empty() {
         bail!("no matrices to benchmark");
     }
-
-    let backend = select::backend(args.cpu);
+    // The CPU runs each product 10-100x slower: fewer repetitions unless asked for.
+    let (reps, warmup) = if on_cpu { (10, 2) } else { (100, 10) };
+    let settings = Settings {
+        warmup: args.warmup.unwrap_or(warmup),
+        reps: args.reps.unwrap_or(reps),
+        allow_non_finite: args.allow_non_finite,
+    };
     let machine = backend.machine(&settings)?;
     let mut report = Report::new(machine, &settings);
+    if scaled_down {
+        report.note = Some("default set on the CPU: its generated matrices at about 1/10 of their GPU size (name specs to run others)".into());
+    }
 
-    let total = (inputs.len() * precisions.len() * specs.len()) as u64;
-    let bar = if std::io::stderr().is_terminal() { ProgressBar::new(total) } else { ProgressBar::hidden() };
-    bar.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("valid template"));
+    // Rows are printed as they are measured; the summary follows at the end.
+    let names: Vec<String> = inputs.iter().map(Input::name).collect();
+    let labels: Vec<String> = specs.iter().map(FormatSpec::label).collect();
+    let layout = TableLayout::new(names.iter().map(String::as_str), labels.iter().map(String::as_str));
+    print!("{}", report.table_header(&layout));
+    let progress = Progress::new((inputs.len() * precisions.len() * specs.len()) as u64);
     let mut load_failures = Vec::new();
-    for input in &inputs {
-        bar.set_message(format!("loading {}", input.name()));
+    for (i, input) in inputs.iter().enumerate() {
+        progress.matrix(i, inputs.len(), &input.name());
         let a = match input.load_with(&read_options) {
             Ok(a) => a,
             Err(e) => {
-                bar.suspend(|| eprintln!("error: {}", printable(&format!("{}: {e}", input.name()))));
+                progress.suspend(|| eprintln!("error: {}", printable(&format!("{}: {e}", input.name()))));
                 load_failures.push(input.name());
-                bar.inc((precisions.len() * specs.len()) as u64);
+                progress.skip((precisions.len() * specs.len()) as u64);
                 continue;
             }
         };
         for &precision in &precisions {
+            let mut done = |m: &spmv::bench::Measurement| progress.measured(m, &layout.row(m));
             let results = match precision {
-                Precision::F64 => run::<f64>(&backend, input, &a, &specs, &settings, &report, &bar),
-                Precision::F32 => run::<f32>(&backend, input, &a.cast(), &specs, &settings, &report, &bar),
-                Precision::F16 => run::<spmv::f16>(&backend, input, &a.cast(), &specs, &settings, &report, &bar),
+                Precision::F64 => run::<f64>(&backend, input, &a, &specs, &settings, &report, &mut done),
+                Precision::F32 => run::<f32>(&backend, input, &a.cast(), &specs, &settings, &report, &mut done),
+                Precision::F16 => run::<spmv::f16>(&backend, input, &a.cast(), &specs, &settings, &report, &mut done),
             };
             report.results.extend(results);
         }
     }
-    bar.finish_and_clear();
+    progress.finish();
 
-    print!("{}", report.table());
+    print!("{}", report.table_footer());
     let baseline = match backend {
         Backend::Gpu(_) => "cusparse-alg1",
         Backend::Cpu => "csr-scalar",
@@ -195,6 +214,56 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
     Ok(select::exit_code(failed, "result(s) wrong or not run (see the table)"))
 }
 
+/// Progress of `bench` on stderr: a bar on a terminal, else one plain line per matrix (so
+/// that a piped or logged run shows where it is); each finished row goes to stdout at once.
+struct Progress {
+    bar: ProgressBar,
+    plain: bool,
+    start: std::time::Instant,
+}
+
+impl Progress {
+    fn new(total: u64) -> Self {
+        let terminal = std::io::stderr().is_terminal();
+        let bar = if terminal { ProgressBar::new(total) } else { ProgressBar::hidden() };
+        bar.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("valid template"));
+        Progress { bar, plain: !terminal, start: std::time::Instant::now() }
+    }
+
+    fn matrix(&self, index: usize, count: usize, name: &str) {
+        if self.plain {
+            eprintln!("[{:>4.0} s] matrix {}/{count}: {}", self.start.elapsed().as_secs_f64(), index + 1, printable(name));
+        }
+        self.bar.set_message(format!("loading {name}"));
+    }
+
+    fn measured(&self, m: &spmv::bench::Measurement, row: &str) {
+        self.bar.suspend(|| {
+            use std::io::Write as _;
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(row.as_bytes());
+            let _ = out.flush();
+        });
+        self.bar.set_message(format!("{} {} {}", m.matrix, m.format, m.precision));
+        self.bar.inc(1);
+    }
+
+    fn skip(&self, n: u64) {
+        self.bar.inc(n);
+    }
+
+    fn suspend(&self, f: impl FnOnce()) {
+        self.bar.suspend(f);
+    }
+
+    fn finish(&self) {
+        self.bar.finish_and_clear();
+        if self.plain {
+            eprintln!("[{:>4.0} s] done", self.start.elapsed().as_secs_f64());
+        }
+    }
+}
+
 fn run<T: Scalar>(
     backend: &Backend,
     input: &Input,
@@ -202,10 +271,7 @@ fn run<T: Scalar>(
     specs: &[FormatSpec],
     settings: &Settings,
     report: &Report,
-    bar: &ProgressBar,
+    done: &mut impl FnMut(&spmv::bench::Measurement),
 ) -> Vec<spmv::bench::Measurement> {
-    backend.run_matrix(&input.name(), a, specs, settings, &report.machine, |m| {
-        bar.set_message(format!("{} {} {}", m.matrix, m.format, m.precision));
-        bar.inc(1);
-    })
+    backend.run_matrix(&input.name(), a, specs, settings, &report.machine, done)
 }

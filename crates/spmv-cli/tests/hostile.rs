@@ -156,3 +156,19 @@ fn plus_signed_integers_are_read_wherever_integers_are() {
     let out = spmv(&["info", "poisson2d:n=+4"]);
     assert!(out.status.success() && text(&out.stdout).contains("16 x 16"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn the_cpu_default_set_is_scaled_down_and_reports_progress_when_piped() {
+    let out = spmv(&["bench", "--cpu", "--formats", "csr-scalar,sell-c-sigma"]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    // The header says the set is scaled down and how many runs; rows then follow.
+    assert!(stdout.contains("# default set on the CPU") && stdout.contains("median of 10 runs after 2 warm-up"), "{stdout}");
+    for spec in spmv::io::inputs::DEFAULT_SPECS_CPU {
+        assert_eq!(stdout.lines().filter(|l| l.starts_with(spec)).count(), 2, "{spec} rows in:\n{stdout}");
+    }
+    // stderr is a pipe here: plain progress lines, one per matrix, then "done".
+    let matrices = stderr.lines().filter(|l| l.contains("] matrix ")).count();
+    assert!(matrices >= spmv::io::inputs::DEFAULT_SPECS_CPU.len(), "{stderr}");
+    assert!(stderr.lines().any(|l| l.ends_with("] done")), "{stderr}");
+}

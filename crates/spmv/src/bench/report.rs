@@ -16,6 +16,10 @@ pub struct Report {
     pub machine: Machine,
     pub warmup: usize,
     pub reps: usize,
+    /// What the caller wants said above the table (e.g. that the CPU default set is scaled
+    /// down); printed as a `#` line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     pub results: Vec<Measurement>,
 }
 
@@ -27,6 +31,7 @@ impl Report {
             machine,
             warmup: settings.warmup,
             reps: settings.reps,
+            note: None,
             results: Vec::new(),
         }
     }
@@ -38,64 +43,52 @@ impl Report {
     /// A fixed-width table, one line per matrix × format, with the machine and roofline
     /// first and each failure spelled out after the table.
     pub fn table(&self) -> String {
+        let layout = TableLayout::new(self.results.iter().map(|m| m.matrix.as_str()), self.results.iter().map(|m| m.format.as_str()));
+        let mut s = self.table_header(&layout);
+        for m in &self.results {
+            s.push_str(&layout.row(m));
+        }
+        s.push_str(&self.table_footer());
+        s
+    }
+
+    /// The lines above the rows: machine, roofline, settings, the column legend and titles.
+    /// With [`TableLayout::row`] and [`Report::table_footer`], a caller can print rows as they
+    /// are measured.
+    pub fn table_header(&self, layout: &TableLayout) -> String {
         let mut s = String::new();
         let mc = &self.machine;
+        let arch = if mc.arch.is_empty() { String::new() } else { format!(" {}", mc.arch) };
         let _ = writeln!(
             s,
-            "# {} on {} {}; copy roofline {:.0} GB/s (read+write, {} MiB buffers); median of {} runs after {} warm-up",
+            "# {} on {}{arch}; copy roofline {:.0} GB/s (read+write, {} MiB buffers); median of {} runs after {} warm-up",
             mc.backend.to_uppercase(),
             mc.name,
-            mc.arch,
             mc.copy_gbs,
             mc.copy_bytes >> 20,
             self.reps,
             self.warmup
         );
+        if let Some(note) = &self.note {
+            let _ = writeln!(s, "# {note}");
+        }
         let _ = writeln!(
             s,
             "# columns: conv ms = conversion from CSR; MB = device bytes; median/min us = per launch; b2b us = mean of back-to-back launches; \
              GFLOPS and GB/s from the median; %roof = of the copy roofline; L2 = fits in L2; rel err = against the oracle (docs/bench.md)"
         );
-        // Names are never cut (two long specs could look alike): the column is as wide as the longest.
-        let width = self.results.iter().map(|m| m.matrix.chars().count()).max().unwrap_or(0).max(34);
-        let fwidth = self.results.iter().map(|m| m.format.chars().count()).max().unwrap_or(0).max(14);
+        let (width, fwidth) = (layout.matrix_width, layout.format_width);
         let _ = writeln!(
             s,
             "{:<width$} {:<fwidth$} {:>4} {:>9} {:>10} {:>9} {:>9} {:>10} {:>10} {:>10} {:>8} {:>7} {:>6} {:>3} {:>9}  status",
             "matrix", "format", "prec", "rows", "nnz", "conv ms", "MB", "median us", "min us", "b2b us", "GFLOPS", "GB/s", "%roof", "L2", "rel err"
         );
-        // A figure that was not measured (an unsupported or failed run) shows as "-".
-        let num = |v: f64, decimals: usize| if v.is_nan() { "-".to_string() } else { format!("{v:.decimals$}") };
-        for m in &self.results {
-            let status = match (m.status, &m.error) {
-                (Status::Ok, _) => "ok".to_string(),
-                (st, Some(e)) => format!("{} ({})", st.as_str().to_uppercase(), e.lines().next().unwrap_or("")),
-                (st, None) => st.as_str().to_uppercase(),
-            };
-            let measured = matches!(m.status, Status::Ok | Status::Wrong);
-            let converted = measured || m.convert_ms > 0.0;
-            let rel = if m.max_rel_error.is_nan() { "-".to_string() } else { format!("{:.1e}", m.max_rel_error) };
-            let _ = writeln!(
-                s,
-                "{:<width$} {:<fwidth$} {:>4} {:>9} {:>10} {:>9} {:>9} {:>10} {:>10} {:>10} {:>8} {:>7} {:>6} {:>3} {:>9}  {}",
-                m.matrix,
-                m.format,
-                m.precision.name(),
-                m.nrows,
-                m.nnz,
-                if converted { num(m.convert_ms, 2) } else { "-".into() },
-                if converted { num(m.format_bytes as f64 / 1e6, 2) } else { "-".into() },
-                num(m.median_ms * 1e3, 2),
-                num(m.min_ms * 1e3, 2),
-                num(m.back_to_back_ms * 1e3, 2),
-                num(m.gflops, 1),
-                num(m.effective_gbs, 0),
-                if m.roofline_fraction.is_nan() { "-".to_string() } else { format!("{:.0}%", m.roofline_fraction * 100.0) },
-                if m.l2_resident { "L2" } else { "" },
-                if measured { rel } else { "-".into() },
-                status
-            );
-        }
+        s
+    }
+
+    /// The line under the rows: all correct, or each failure spelled out.
+    pub fn table_footer(&self) -> String {
+        let mut s = String::new();
         let failures: Vec<_> = self.failures().collect();
         if failures.is_empty() {
             let _ = writeln!(s, "# all {} results match the oracle", self.results.iter().filter(|m| m.status == Status::Ok).count());
@@ -207,4 +200,56 @@ pub struct FormatSummary {
     pub geomean_speedup: f64,
     pub speedup_pairs: usize,
     pub median_roofline_beyond_l2: f64,
+}
+
+/// Column widths of the table. Names are never cut (two long specs could look alike): the
+/// columns are as wide as the longest name.
+#[derive(Clone, Copy, Debug)]
+pub struct TableLayout {
+    matrix_width: usize,
+    format_width: usize,
+}
+
+impl TableLayout {
+    pub fn new<'a>(matrices: impl IntoIterator<Item = &'a str>, formats: impl IntoIterator<Item = &'a str>) -> Self {
+        let widest = |names: &mut dyn Iterator<Item = &'a str>| names.map(|n| n.chars().count()).max().unwrap_or(0);
+        TableLayout {
+            matrix_width: widest(&mut matrices.into_iter()).max(34),
+            format_width: widest(&mut formats.into_iter()).max(14),
+        }
+    }
+
+    /// One line of the table.
+    pub fn row(&self, m: &Measurement) -> String {
+        let (width, fwidth) = (self.matrix_width, self.format_width);
+        // A figure that was not measured (an unsupported or failed run) shows as "-".
+        let num = |v: f64, decimals: usize| if v.is_nan() { "-".to_string() } else { format!("{v:.decimals$}") };
+        let status = match (m.status, &m.error) {
+            (Status::Ok, _) => "ok".to_string(),
+            (st, Some(e)) => format!("{} ({})", st.as_str().to_uppercase(), e.lines().next().unwrap_or("")),
+            (st, None) => st.as_str().to_uppercase(),
+        };
+        let measured = matches!(m.status, Status::Ok | Status::Wrong);
+        let converted = measured || m.convert_ms > 0.0;
+        let rel = if m.max_rel_error.is_nan() { "-".to_string() } else { format!("{:.1e}", m.max_rel_error) };
+        format!(
+            "{:<width$} {:<fwidth$} {:>4} {:>9} {:>10} {:>9} {:>9} {:>10} {:>10} {:>10} {:>8} {:>7} {:>6} {:>3} {:>9}  {}\n",
+            m.matrix,
+            m.format,
+            m.precision.name(),
+            m.nrows,
+            m.nnz,
+            if converted { num(m.convert_ms, 2) } else { "-".into() },
+            if converted { num(m.format_bytes as f64 / 1e6, 2) } else { "-".into() },
+            num(m.median_ms * 1e3, 2),
+            num(m.min_ms * 1e3, 2),
+            num(m.back_to_back_ms * 1e3, 2),
+            num(m.gflops, 1),
+            num(m.effective_gbs, 0),
+            if m.roofline_fraction.is_nan() { "-".to_string() } else { format!("{:.0}%", m.roofline_fraction * 100.0) },
+            if m.l2_resident { "L2" } else { "" },
+            if measured { rel } else { "-".into() },
+            status
+        )
+    }
 }

@@ -95,13 +95,26 @@ pub const DEFAULT_SPECS: &[&str] = &[
     "longrows:n=1000000,short=8,count=16,long=200000",
 ];
 
+/// The default set's generated matrices for a run on the CPU: the same structures at about a
+/// tenth of the entries, so that the CPU default set finishes in minutes on two cores.
+pub const DEFAULT_SPECS_CPU: &[&str] = &[
+    "poisson3d:n=60",
+    "poisson3d:n=30,points=27",
+    "kron:scale=17",
+    "random:rows=200000,cols=200000,mean=16",
+    "powerlaw:n=200000,mean=8,exp=2.1",
+    "banded:n=400000,offsets=-1000;-1;0;1;1000,broken=0.1,scatter=0.001",
+    "longrows:n=100000,short=8,count=16,long=20000",
+];
+
 /// The real matrices shipped with the repository (`data/matrices`), next to the workspace.
 pub fn shipped_matrices_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/matrices")
 }
 
-/// The default set: the shipped real matrices (when the folder is found) plus [`DEFAULT_SPECS`].
-pub fn default_set() -> Result<Vec<Input>> {
+/// The default set: the shipped real matrices (when the folder is found) plus
+/// [`DEFAULT_SPECS`], or [`DEFAULT_SPECS_CPU`] when `on_cpu`.
+pub fn default_set(on_cpu: bool) -> Result<Vec<Input>> {
     let mut args = Vec::new();
     for dir in [PathBuf::from("data/matrices"), shipped_matrices_dir()] {
         if dir.is_dir() {
@@ -109,6 +122,7 @@ pub fn default_set() -> Result<Vec<Input>> {
             break;
         }
     }
-    args.extend(DEFAULT_SPECS.iter().map(|s| s.to_string()));
+    let specs = if on_cpu { DEFAULT_SPECS_CPU } else { DEFAULT_SPECS };
+    args.extend(specs.iter().map(|s| s.to_string()));
     resolve(&args)
 }
