@@ -27,6 +27,7 @@ pub(crate) mod host;
 pub mod hyb;
 pub mod jds;
 pub mod lightspmv;
+pub mod merge_csr;
 pub mod pbc;
 mod atomic_add;
 mod row_writer;
@@ -250,6 +251,18 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             build: |a, s| match lanes(s)? {
                 None => Ok(Box::new(lightspmv::LightSpmv::new(a)?)),
                 Some(l) => Ok(Box::new(lightspmv::LightSpmv::with_lanes(a, l)?)),
+            },
+        },
+        FormatInfo {
+            name: "merge-csr",
+            description: "merge-path CSR (Merrill & Garland): equal shares of row ends + entries per lane, carries fixed up deterministically",
+            params: &[Param { key: "items", default: "auto", doc: "merge items per lane: 3, 5, 7, 9, 11 or 15 (auto: 7)" }],
+            kernels: &[merge_csr::KERNELS],
+            deterministic: true,
+            half: true,
+            build: |a, s| {
+                let items = s.auto_usize("items", 1)?.unwrap_or(merge_csr::DEFAULT_ITEMS);
+                Ok(Box::new(merge_csr::MergeCsr::new(a, items)?))
             },
         },
         FormatInfo {

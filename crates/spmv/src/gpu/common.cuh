@@ -78,3 +78,14 @@ __device__ __forceinline__ void store_y(T* y, acc_t<T> sum, T alpha, T beta) {
         *y = from_acc<T>(sum);
     }
 }
+
+// Streaming (evict-first) loads of a matrix's own arrays, read once per product: they
+// should not push x out of the caches.
+__device__ __forceinline__ u32 load_cs(const u32* p) { return __ldcs(p); }
+__device__ __forceinline__ double load_cs(const double* p) { return __ldcs(p); }
+__device__ __forceinline__ float load_cs(const float* p) { return __ldcs(p); }
+__device__ __forceinline__ half_t load_cs(const half_t* p) {
+    half_t h;
+    h.bits = __ldcs(&p->bits);
+    return h;
+}

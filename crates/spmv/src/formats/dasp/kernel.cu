@@ -11,16 +11,6 @@
 
 #define FULL_MASK 0xffffffffu
 
-// Streaming (evict-first) loads of the matrix's own arrays.
-__device__ __forceinline__ u32 load_cs(const u32* p) { return __ldcs(p); }
-__device__ __forceinline__ double load_cs(const double* p) { return __ldcs(p); }
-__device__ __forceinline__ float load_cs(const float* p) { return __ldcs(p); }
-__device__ __forceinline__ half_t load_cs(const half_t* p) {
-    half_t h;
-    h.bits = __ldcs(&p->bits);
-    return h;
-}
-
 // Sums 8 x 4 tiles with the diagonal trick: lane l holds A[l/4][l%4] (a slot's value) and,
 // as B[l%4][l/4], the x of that same slot, so diag(A·B) holds the 8 pieces' dot products.
 // After any number of `mma` calls, `row_sum` returns piece i's total (i = lane / 4, in

@@ -1,0 +1,99 @@
+//! Upload and launch of merge-path CSR: the tile kernel (four one-warp tiles per block), then,
+//! when rows cross tiles, the fixup kernel (one warp per segment) on the same stream.
+
+use cudarc::driver::{CudaSlice, PushKernelArg};
+
+use super::{MergeCsr, KERNELS, NAME};
+use crate::error::Result;
+use crate::formats::{offsets_u32, DeviceEntries, DeviceFormat};
+use crate::gpu::{grid_for, Gpu, Kernel};
+use crate::matrix::Scalar;
+
+/// One-warp tiles per block (MERGE_WARPS in kernel.cu).
+const TILES_PER_BLOCK: u64 = 4;
+
+pub(super) struct DeviceMergeCsr<T: Scalar> {
+    nrows: u32,
+    path: u32,
+    tiles: u32,
+    segments: u32,
+    tile_row: CudaSlice<u32>,
+    row_ptr: CudaSlice<u32>,
+    entries: DeviceEntries<T>,
+    tile_carry: CudaSlice<T::Acc>,
+    tile_head: CudaSlice<T::Acc>,
+    seg_row: CudaSlice<u32>,
+    seg_first: CudaSlice<u32>,
+    seg_end: CudaSlice<u32>,
+    tile_kernel: Kernel,
+    fixup_kernel: Kernel,
+}
+
+impl<T: Scalar> DeviceMergeCsr<T> {
+    pub(super) fn new(gpu: &Gpu, a: &MergeCsr<T>) -> Result<Self> {
+        let tiles = a.tiles() as u64;
+        let segs = a.segments();
+        let column = |f: fn(&super::Segment) -> u32| segs.iter().map(f).collect::<Vec<u32>>();
+        Ok(DeviceMergeCsr {
+            // All below 2^32: checked on conversion (rows + entries + one tile < 2^32).
+            nrows: a.csr.nrows() as u32,
+            path: (a.csr.nrows() + a.csr.nnz()) as u32,
+            tiles: tiles as u32,
+            segments: segs.len() as u32,
+            tile_row: gpu.upload(a.tile_row())?,
+            row_ptr: gpu.upload(&offsets_u32(NAME, &a.csr)?)?,
+            entries: DeviceEntries::upload(gpu, a.csr.col_idx(), a.csr.values())?,
+            tile_carry: gpu.alloc(a.tiles().max(1))?,
+            tile_head: gpu.alloc(a.tiles().max(1))?,
+            seg_row: gpu.upload_nonempty(&column(|s| s.row))?,
+            seg_first: gpu.upload_nonempty(&column(|s| s.first))?,
+            seg_end: gpu.upload_nonempty(&column(|s| s.end))?,
+            tile_kernel: Kernel::new(
+                gpu,
+                &KERNELS,
+                &format!("merge_csr_{}_{}", a.items(), T::SUFFIX),
+                grid_for(tiles * 32, (32 * TILES_PER_BLOCK) as u32)?,
+            )?,
+            fixup_kernel: Kernel::new(gpu, &KERNELS, &format!("merge_csr_fixup_{}", T::SUFFIX), grid_for(segs.len() as u64 * 32, 256)?)?,
+        })
+    }
+}
+
+impl<T: Scalar> DeviceFormat<T> for DeviceMergeCsr<T> {
+    unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+        // SAFETY: the arguments match MERGE_ARGS(T) and merge_csr_fixup's. Tile t reads the
+        // path between diagonals t·TILE and min((t+1)·TILE, path), whose rows tile_row[t] ..=
+        // tile_row[t+1] ≤ m and entries lie below nnz (row_ptr[m] = nnz); columns < ncols =
+        // x.len(); it writes rows < m = y.len() and tile_carry/tile_head[t] (tiles entries).
+        // Blocks are whole warps, as the shuffles need. The fixup reads tiles first..=end ≤
+        // tiles (tile_head[end] with end < tiles: a segment's row ends in a later tile) and
+        // writes its row < m. Both run on one stream, in order.
+        unsafe {
+            self.tile_kernel.launch(gpu, |a| {
+                a.arg(&self.nrows)
+                    .arg(&self.path)
+                    .arg(&self.tile_row)
+                    .arg(&self.row_ptr)
+                    .arg(&self.entries.col_idx)
+                    .arg(&self.entries.values)
+                    .arg(x)
+                    .arg(&mut *y)
+                    .arg(&self.tile_carry)
+                    .arg(&self.tile_head)
+                    .arg(&self.tiles);
+            })?;
+            if self.segments > 0 {
+                self.fixup_kernel.launch(gpu, |a| {
+                    a.arg(&self.segments)
+                        .arg(&self.seg_row)
+                        .arg(&self.seg_first)
+                        .arg(&self.seg_end)
+                        .arg(&self.tile_carry)
+                        .arg(&self.tile_head)
+                        .arg(y);
+                })?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,136 @@
+// Merge-path CSR (Merrill & Garland 2016); the layout and the order of every addition are
+// documented in merge_csr/mod.rs, and merge_csr/cpu.rs does the same steps on the CPU.
+//
+// merge_csr_ITEMS_S: one warp per tile of 32·ITEMS merge items (row ends and entries), four
+// warps per block, no __syncthreads (warps share nothing). Products and row ends of the tile
+// are staged in shared memory with coalesced loads; each lane then walks ITEMS items.
+// merge_csr_fixup_S: one warp per segment (a row crossing tiles), summing the tiles' carries.
+
+#define MERGE_WARPS 4
+
+template <typename T, int ITEMS>
+__device__ __forceinline__ void merge_csr(u32 m, u32 path, const u32* __restrict__ tile_row,
+                                          const u32* __restrict__ row_ptr, const u32* __restrict__ col,
+                                          const T* __restrict__ val, const T* __restrict__ x, T* __restrict__ y,
+                                          acc_t<T>* __restrict__ tile_carry, acc_t<T>* __restrict__ tile_head,
+                                          u32 tiles) {
+    typedef acc_t<T> A;
+    constexpr u32 TILE = 32 * ITEMS;
+    __shared__ A s_prod_all[MERGE_WARPS][TILE];
+    __shared__ u32 s_end_all[MERGE_WARPS][TILE + 1];
+    const u32 warp = threadIdx.x / 32, lane = threadIdx.x & 31;
+    const u32 t = blockIdx.x * MERGE_WARPS + warp;
+    if (t >= tiles) return;  // whole warps leave: the shuffles below see all 32 lanes
+    A* s_prod = s_prod_all[warp];
+    u32* s_end = s_end_all[warp];
+
+    const u32 d0 = t * TILE, d1 = min(d0 + TILE, path);
+    const u32 i0 = tile_row[t], i1 = tile_row[t + 1];
+    const u32 j0 = d0 - i0, j1 = d1 - i1;
+    const u32 rows = i1 - i0, entries = j1 - j0;
+#pragma unroll
+    for (u32 k = lane; k < TILE; k += 32) {
+        if (k < entries) {
+            const u32 j = j0 + k;
+            s_prod[k] = to_acc(load_cs(val + j)) * to_acc(load_ro(x + load_cs(col + j)));
+        }
+    }
+#pragma unroll
+    for (u32 k = lane; k < TILE; k += 32) {
+        if (k < rows) s_end[k] = row_ptr[i0 + k + 1];
+    }
+    if (lane == 0) s_end[rows] = j1;  // sentinel: past the last row end, only entries remain
+    __syncwarp();
+
+    // This lane's start on the path: a binary search among the tile's row ends.
+    const u32 dl = min(lane * ITEMS, d1 - d0);
+    u32 lo = dl > entries ? dl - entries : 0, hi = min(dl, rows);
+    while (lo < hi) {
+        const u32 mid = (lo + hi) / 2;
+        if (s_end[mid] + mid + 1 <= j0 + dl) lo = mid + 1;
+        else hi = mid;
+    }
+    u32 li = lo, j = j0 + dl - lo;
+    const u32 remaining = min((u32)ITEMS, d1 - d0 - dl);
+    A sum = 0, own = 0;
+    int first = -1;  // local row of the first row end this lane meets
+#pragma unroll
+    for (u32 step = 0; step < ITEMS; ++step) {
+        if (step < remaining) {
+            if (j < s_end[li]) {
+                sum += s_prod[j - j0];
+                ++j;
+            } else {
+                if (first < 0) {
+                    first = (int)li;
+                    own = sum;
+                } else {
+                    y[i0 + li] = from_acc<T>(sum);
+                }
+                sum = 0;
+                ++li;
+            }
+        }
+    }
+    // Segmented inclusive scan of the lanes' carries, keyed by their row.
+    A scan = sum;
+#pragma unroll
+    for (u32 offset = 1; offset < 32; offset *= 2) {
+        const A up = __shfl_up_sync(0xffffffffu, scan, offset);
+        const u32 up_key = __shfl_up_sync(0xffffffffu, li, offset);
+        if (lane >= offset && up_key == li) scan = up + scan;
+    }
+    const A before = __shfl_up_sync(0xffffffffu, scan, 1);
+    const u32 before_key = __shfl_up_sync(0xffffffffu, li, 1);
+    if (first >= 0) {
+        const A total = (lane > 0 && before_key == (u32)first) ? own + before : own;
+        const bool continues = first == 0 && i0 < m && j0 > row_ptr[i0];
+        if (continues) tile_head[t] = total;  // the row began in an earlier tile
+        else y[i0 + first] = from_acc<T>(total);
+    }
+    if (lane == 31) tile_carry[t] = scan;
+}
+
+template <typename T>
+__device__ __forceinline__ void merge_csr_fixup(u32 segments, const u32* __restrict__ seg_row,
+                                                const u32* __restrict__ seg_first, const u32* __restrict__ seg_end,
+                                                const acc_t<T>* __restrict__ tile_carry,
+                                                const acc_t<T>* __restrict__ tile_head, T* __restrict__ y) {
+    typedef acc_t<T> A;
+    const u32 s = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x & 31;
+    if (s >= segments) return;  // whole warps
+    const u32 first = seg_first[s], end = seg_end[s];
+    A sum = 0;
+    for (u32 k = first + lane; k < end; k += 32) sum += tile_carry[k];
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+    if (lane == 0) y[seg_row[s]] = from_acc<T>(tile_head[end] + sum);
+}
+
+#define MERGE_ARGS(T) u32 m, u32 path, const u32* __restrict__ tile_row, const u32* __restrict__ row_ptr,     \
+                      const u32* __restrict__ col, const T* __restrict__ val, const T* __restrict__ x,          \
+                      T* __restrict__ y, acc_t<T>* __restrict__ tile_carry, acc_t<T>* __restrict__ tile_head, \
+                      u32 tiles
+#define MERGE_PASS m, path, tile_row, row_ptr, col, val, x, y, tile_carry, tile_head, tiles
+
+#define MERGE_ITEMS(T, S, ITEMS) \
+    extern "C" __global__ void __launch_bounds__(32 * MERGE_WARPS) merge_csr_##ITEMS##_##S(MERGE_ARGS(T)) { merge_csr<T, ITEMS>(MERGE_PASS); }
+
+#define MERGE_KERNELS(T, S)                                                                                  \
+    MERGE_ITEMS(T, S, 3)                                                                                     \
+    MERGE_ITEMS(T, S, 5)                                                                                     \
+    MERGE_ITEMS(T, S, 7)                                                                                     \
+    MERGE_ITEMS(T, S, 9)                                                                                     \
+    MERGE_ITEMS(T, S, 11)                                                                                    \
+    MERGE_ITEMS(T, S, 15)                                                                                    \
+    extern "C" __global__ void merge_csr_fixup_##S(u32 segments, const u32* __restrict__ seg_row,          \
+                                                   const u32* __restrict__ seg_first,                       \
+                                                   const u32* __restrict__ seg_end,                         \
+                                                   const acc_t<T>* __restrict__ tile_carry,                 \
+                                                   const acc_t<T>* __restrict__ tile_head, T* __restrict__ y) { \
+        merge_csr_fixup<T>(segments, seg_row, seg_first, seg_end, tile_carry, tile_head, y);                \
+    }
+
+MERGE_KERNELS(double, f64)
+MERGE_KERNELS(float, f32)
+MERGE_KERNELS(half_t, f16)
