@@ -36,7 +36,7 @@ for line in sys.stdin:
         print(msg["executable"], name)
 ' | while read -r exe name; do
     # Test binaries without GPU tests run in CI; leaving them out keeps the bundle small.
-    case "$name" in cli | gen | mtx | pagerank_cli | hostile | kernels_sass | spmv-bin | diagonal_cpu | formats_cpu) continue ;; esac
+    case "$name" in cli | gen | mtx | pagerank_cli | hostile | kernels_sass | spmv-bin | diagonal_cpu | formats_cpu | spmv_fuzz-lib) continue ;; esac
     cp "$exe" "$out/tests/$name"
 done
 strip "$out"/bin/* "$out"/tests/*

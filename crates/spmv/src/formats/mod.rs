@@ -256,7 +256,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
         FormatInfo {
             name: "merge-csr",
             description: "merge-path CSR (Merrill & Garland): equal shares of row ends + entries per lane, carries fixed up deterministically",
-            params: &[Param { key: "items", default: "auto", doc: "merge items per lane: 3, 5, 7, 9, 11 or 15 (auto: 7)" }],
+            params: &[Param { key: "items", default: "auto", doc: "merge items per lane: 3, 5, 7, 9, 11 or 15 (auto: 9)" }],
             kernels: &[merge_csr::KERNELS],
             deterministic: true,
             half: true,

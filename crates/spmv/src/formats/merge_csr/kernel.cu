@@ -16,18 +16,20 @@ __device__ __forceinline__ void merge_csr(u32 m, u32 path, const u32* __restrict
                                           u32 tiles) {
     typedef acc_t<T> A;
     constexpr u32 TILE = 32 * ITEMS;
-    __shared__ A s_prod_all[MERGE_WARPS][TILE];
-    __shared__ u32 s_end_all[MERGE_WARPS][TILE + 1];
+    // One buffer per warp holds the tile's products (entries of them) and then its row ends
+    // (rows + 1 of them, as u32): entries + rows = the tile's items, so the two together
+    // take TILE products' room and a sentinel. Less shared memory leaves more L1 for x.
+    __shared__ A s_buf[MERGE_WARPS][TILE + 1];
     const u32 warp = threadIdx.x / 32, lane = threadIdx.x & 31;
     const u32 t = blockIdx.x * MERGE_WARPS + warp;
     if (t >= tiles) return;  // whole warps leave: the shuffles below see all 32 lanes
-    A* s_prod = s_prod_all[warp];
-    u32* s_end = s_end_all[warp];
 
     const u32 d0 = t * TILE, d1 = min(d0 + TILE, path);
     const u32 i0 = tile_row[t], i1 = tile_row[t + 1];
     const u32 j0 = d0 - i0, j1 = d1 - i1;
     const u32 rows = i1 - i0, entries = j1 - j0;
+    A* s_prod = s_buf[warp];
+    u32* s_end = reinterpret_cast<u32*>(s_prod + entries);
 #pragma unroll
     for (u32 k = lane; k < TILE; k += 32) {
         if (k < entries) {
