@@ -12,8 +12,10 @@
 pub mod amf_csr;
 pub mod brc;
 pub mod brcp;
+pub mod carry;
 pub mod coo;
 pub mod csr;
+pub mod csr5;
 pub mod cusparse;
 pub mod dasp;
 pub mod dia;
@@ -263,6 +265,21 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             build: |a, s| {
                 let items = s.auto_usize("items", 1)?.unwrap_or(merge_csr::DEFAULT_ITEMS);
                 Ok(Box::new(merge_csr::MergeCsr::new(a, items)?))
+            },
+        },
+        FormatInfo {
+            name: "csr5",
+            description: "CSR5 (Liu & Vinter): tiles of 32 x sigma entries stored transposed, row-start bit flags, carries fixed up deterministically",
+            params: &[Param { key: "sigma", default: "auto", doc: "entries per lane: 4, 8, 12, 16, 24 or 32 (auto: from the mean row length)" }],
+            kernels: &[csr5::KERNELS],
+            deterministic: true,
+            half: true,
+            build: |a, s| {
+                let sigma = match s.auto_usize("sigma", 1)? {
+                    Some(sigma) => sigma,
+                    None => csr5::auto_sigma(a.mean_row_len(), T::PRECISION),
+                };
+                Ok(Box::new(csr5::Csr5::new(a, sigma)?))
             },
         },
         FormatInfo {

@@ -4,7 +4,8 @@
 // merge_csr_ITEMS_S: one warp per tile of 32·ITEMS merge items (row ends and entries), four
 // warps per block, no __syncthreads (warps share nothing). Products and row ends of the tile
 // are staged in shared memory with coalesced loads; each lane then walks ITEMS items.
-// merge_csr_fixup_S: one warp per segment (a row crossing tiles), summing the tiles' carries.
+// merge_csr_fixup_S: one warp per segment (a row crossing tiles), summing the tiles' carries
+// (carry.cuh).
 
 #define MERGE_WARPS 4
 
@@ -74,39 +75,10 @@ __device__ __forceinline__ void merge_csr(u32 m, u32 path, const u32* __restrict
             }
         }
     }
-    // Segmented inclusive scan of the lanes' carries, keyed by their row.
-    A scan = sum;
-#pragma unroll
-    for (u32 offset = 1; offset < 32; offset *= 2) {
-        const A up = __shfl_up_sync(0xffffffffu, scan, offset);
-        const u32 up_key = __shfl_up_sync(0xffffffffu, li, offset);
-        if (lane >= offset && up_key == li) scan = up + scan;
-    }
-    const A before = __shfl_up_sync(0xffffffffu, scan, 1);
-    const u32 before_key = __shfl_up_sync(0xffffffffu, li, 1);
-    if (first >= 0) {
-        const A total = (lane > 0 && before_key == (u32)first) ? own + before : own;
-        const bool continues = first == 0 && i0 < m && j0 > row_ptr[i0];
-        if (continues) tile_head[t] = total;  // the row began in an earlier tile
-        else y[i0 + first] = from_acc<T>(total);
-    }
-    if (lane == 31) tile_carry[t] = scan;
-}
-
-template <typename T>
-__device__ __forceinline__ void merge_csr_fixup(u32 segments, const u32* __restrict__ seg_row,
-                                                const u32* __restrict__ seg_first, const u32* __restrict__ seg_end,
-                                                const acc_t<T>* __restrict__ tile_carry,
-                                                const acc_t<T>* __restrict__ tile_head, T* __restrict__ y) {
-    typedef acc_t<T> A;
-    const u32 s = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x & 31;
-    if (s >= segments) return;  // whole warps
-    const u32 first = seg_first[s], end = seg_end[s];
-    A sum = 0;
-    for (u32 k = first + lane; k < end; k += 32) sum += tile_carry[k];
-#pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
-    if (lane == 0) y[seg_row[s]] = from_acc<T>(tile_head[end] + sum);
+    // The tile's first row began in an earlier tile when the tile starts inside it.
+    const bool continues = i0 < m && j0 > row_ptr[i0];
+    finish_tile_lanes(lane, i0 + li, sum, first >= 0, i0 + (u32)first, own, continues, i0, tile_carry, tile_head, t,
+                      [&](u32 row, A v) { y[row] = from_acc<T>(v); });
 }
 
 #define MERGE_ARGS(T) u32 m, u32 path, const u32* __restrict__ tile_row, const u32* __restrict__ row_ptr,     \
@@ -125,13 +97,7 @@ __device__ __forceinline__ void merge_csr_fixup(u32 segments, const u32* __restr
     MERGE_ITEMS(T, S, 9)                                                                                     \
     MERGE_ITEMS(T, S, 11)                                                                                    \
     MERGE_ITEMS(T, S, 15)                                                                                    \
-    extern "C" __global__ void merge_csr_fixup_##S(u32 segments, const u32* __restrict__ seg_row,          \
-                                                   const u32* __restrict__ seg_first,                       \
-                                                   const u32* __restrict__ seg_end,                         \
-                                                   const acc_t<T>* __restrict__ tile_carry,                 \
-                                                   const acc_t<T>* __restrict__ tile_head, T* __restrict__ y) { \
-        merge_csr_fixup<T>(segments, seg_row, seg_first, seg_end, tile_carry, tile_head, y);                \
-    }
+    CARRY_FIXUP_KERNEL(merge_csr_fixup, T, S)
 
 MERGE_KERNELS(double, f64)
 MERGE_KERNELS(float, f32)

@@ -16,19 +16,18 @@
 //! each lane finds its own start by a binary search there and walks its `items` items: an
 //! entry adds its product to the running sum, a row end writes the row and restarts the sum.
 //!
-//! **Rows that cross lanes and tiles (the carry-out), deterministically.** A lane's running
-//! sum at its end is its *carry* for the row it is in. The first row a lane ends may have
-//! begun in earlier lanes: a segmented inclusive scan of the carries over the warp's 32 lanes
-//! (Hillis–Steele, five shuffle steps, keyed by the carry's row) gives every lane the sum of
-//! the carries of the lanes before it in the same row, which the lane adds to its own part.
-//! Lane 31's scan value is the tile's carry for its last row. A row that crosses tiles is
-//! finished by a second, small kernel: for each *segment* (a row and the run of consecutive
-//! tiles that carry a part of it, found at conversion), one warp sums those tiles' carries
-//! (lane `l` takes tiles `l, l + 32, ...` in order, then a fixed shuffle tree) and adds the
-//! part that the tile completing the row left in `tile_head`; only then is the row written,
-//! so it is rounded once (f16 too). No atomics and every sum has a fixed order: the result
-//! is bitwise identical from run to run, and the CPU path (`cpu.rs`) reproduces it bit for
-//! bit (products are rounded on their own on both sides, so no fused multiply-add differs).
+//! **Rows that cross lanes and tiles (the carry-out), deterministically** ([`super::carry`]).
+//! A lane's running sum at its end is its *carry* for the row it is in. The first row a lane
+//! ends may have begun in earlier lanes: a segmented inclusive scan of the carries over the
+//! warp's 32 lanes (keyed by the carry's row) gives every lane the sum of the carries of the
+//! lanes before it in the same row, which the lane adds to its own part. Lane 31's scan value
+//! is the tile's carry for its last row. A row that crosses tiles is finished by a second,
+//! small kernel: for each *segment* (a row and the run of consecutive tiles that carry a part
+//! of it, found at conversion), one warp sums those tiles' carries and adds the part that the
+//! tile completing the row left in `tile_head`; only then is the row written, so it is rounded
+//! once (f16 too). No atomics and every sum has a fixed order: the result is bitwise identical
+//! from run to run, and the CPU path (`cpu.rs`) reproduces it bit for bit (products are
+//! rounded on their own on both sides, so no fused multiply-add differs).
 //!
 //! Worked example (a test: `tests.rs`), with 3 items per lane and 2 lanes per tile (the GPU
 //! has 32 lanes; the arithmetic is the same):
@@ -61,12 +60,14 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+pub use super::carry::Segment;
 use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule = KernelModule { name: "merge_csr", source: include_str!("kernel.cu"), headers: &[] };
+pub const KERNELS: KernelModule =
+    KernelModule { name: "merge_csr", source: include_str!("kernel.cu"), headers: &[super::carry::CUDA_HEADER] };
 
 const NAME: &str = "merge-csr";
 
@@ -79,15 +80,6 @@ pub const ITEMS_CHOICES: &[usize] = &[3, 5, 7, 9, 11, 15];
 /// `items` when the spec says `auto`: the fastest on the default set's large generated
 /// matrices in f64 and f32 on the H200 (docs/load-balanced.md).
 pub const DEFAULT_ITEMS: usize = 9;
-
-/// A row whose parts lie in several tiles: the tiles `first..end` carry a part of it, and
-/// tile `end` completes it (its part is in `tile_head[end]`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Segment {
-    pub row: u32,
-    pub first: u32,
-    pub end: u32,
-}
 
 /// A CSR matrix with its merge-path tiles.
 pub struct MergeCsr<T> {
@@ -173,7 +165,7 @@ pub(crate) fn merge_path_row(row_ptr: &[usize], d: usize) -> usize {
     while lo < hi {
         let mid = (lo + hi) / 2;
         // Row end `mid` comes before entry `d - mid - 1` on the path: at least mid + 1 row ends.
-        if row_ptr[mid + 1] <= d - mid - 1 {
+        if row_ptr[mid + 1] < d - mid {
             lo = mid + 1;
         } else {
             hi = mid;
@@ -188,7 +180,7 @@ pub(crate) fn merge_path_row_local(row_end: &impl Fn(usize) -> usize, rows: usiz
     let (mut lo, mut hi) = (dl.saturating_sub(entries), dl.min(rows));
     while lo < hi {
         let mid = (lo + hi) / 2;
-        if row_end(mid) <= j0 + dl - mid - 1 {
+        if row_end(mid) < j0 + dl - mid {
             lo = mid + 1;
         } else {
             hi = mid;
@@ -209,10 +201,7 @@ fn segments(row_ptr: &[usize], tile_row: &[u32], tile: usize) -> Vec<Segment> {
         if row >= m || entry_end <= row_ptr[row] {
             continue; // past the last row, or the row has no entry in this tile
         }
-        match out.last_mut() {
-            Some(s) if s.row as usize == row => s.end = t as u32 + 1,
-            _ => out.push(Segment { row: row as u32, first: t as u32, end: t as u32 + 1 }),
-        }
+        super::carry::push_carry(&mut out, t, row as u32);
     }
     out
 }

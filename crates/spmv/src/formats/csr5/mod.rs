@@ -1,0 +1,251 @@
+//! CSR5 (Liu & Vinter, ICS 2015): the entries of a CSR matrix cut into tiles of ω × σ
+//! (ω = 32 lanes, σ entries per lane), each tile stored transposed so that a warp's loads are
+//! coalesced while every lane walks σ consecutive entries, with a bit flag per entry marking
+//! where rows start. Every lane does the same work whatever the row lengths.
+//!
+//! **Layout** (this project's version; the paper is not among the source papers, so the
+//! details below are ours where they differ from its outline):
+//! - Rows without entries are taken out (`row_map`, original row of each remaining row, and
+//!   `empty_rows`, zeroed by the kernel) only when there are any, so in the tiles every row
+//!   start is a distinct entry.
+//! - The entries are padded to whole tiles, with at least one padding entry: entry `nnz`
+//!   starts a *virtual* row (number `m'`, past the last) that closes the last real one.
+//! - `col5`, `val5`: tile `t`'s entry `e = t·ωσ + l·σ + k` (lane `l`, step `k`) is stored at
+//!   `t·ωσ + k·ω + l`: step `k` of all 32 lanes is one coalesced load.
+//! - `bits[t·ω + l]`: bit `k` set when entry `t·ωσ + l·σ + k` starts a row (the paper's
+//!   bit_flag).
+//! - `tile_base[t]`: row starts before the tile (the paper's tile_ptr). A lane's first row is
+//!   `tile_base[t] + (set bits of the lanes before it) − 1` (the paper's y_offset, computed
+//!   in the kernel with a warp prefix sum of the bit counts instead of being stored).
+//!
+//! **Kernel** (one warp per tile): lane `l` loads its σ products (col and value coalesced,
+//! x gathered), walks them: a set bit closes the open row (the lane's first such row goes to
+//! the warp's carry scan, later ones are complete and written), then the carries are finished
+//! exactly as merge-path CSR's (segmented warp scan keyed by row, `tile_head` for the row that
+//! began in an earlier tile, and a fixup kernel for rows crossing tiles: [`super::carry`]).
+//! This is the paper's segmented sum and calibration, done with a fixed order of additions
+//! instead of atomics: **deterministic**, and the CPU path (`cpu.rs`) gives the GPU's bits.
+//!
+//! **σ**: the paper picks σ from the mean row length; `auto` here takes the smallest of
+//! [`SIGMA_CHOICES`] that is at least the mean row length (so a lane walks about one row),
+//! within 4..=16 for f64 (larger σ costs registers, which cost occupancy) and 4..=32 otherwise.
+//!
+//! Worked example (a test: `tests.rs`), σ = 2 and 2 lanes per tile (the GPU has 32):
+//!
+//! ```text
+//!     | 1 . 2 . |      row_ptr = [0, 2, 2, 5, 6, 8]   row 1 empty: row_map = [0, 2, 3, 4],
+//!     | . . . . |      col_idx = [0, 2, 0, 1, 2, 1, 2, 3]          empty_rows = [1]
+//! A = | 3 4 5 . |      entries e0..e7, values 1..8; rows (after the map) start at e0, e2, e5, e6;
+//!     | . 6 . . |      the virtual row 4 at e8 (padding e8..e11: 3 tiles of 4 entries)
+//!     | . . 7 8 |
+//!
+//! tile 0: lane 0 = e0 e1, lane 1 = e2 e3   bits [0b01, 0b01]   tile_base 0   col5 = [0, 0, 2, 1]
+//! tile 1: lane 0 = e4 e5, lane 1 = e6 e7   bits [0b10, 0b01]   tile_base 2
+//! tile 2: lane 0 = e8 e9, lane 1 = pad     bits [0b01, 0b00]   tile_base 4
+//! tile 0: lane 1 closes row 0 (e2 starts row 1): y0 = 0 + carry of lane 0 = 1·x0 + 2·x2;
+//!         tile carry (row 1 = A's row 2) = 3·x0 + 4·x1
+//! tile 1: lane 0 closes row 1, which began in tile 0: tile_head[1] = 5·x2;
+//!         lane 1 closes row 2 (A's row 3): y3 = 0 + carry of lane 0 = 6·x1; tile carry 7·x2 + 8·x3
+//! tile 2: lane 0 closes row 3 (A's row 4), begun in tile 1: tile_head[2] = 0
+//! fixup: y2 = tile_head[1] + (3·x0 + 4·x1),  y4 = tile_head[2] + (7·x2 + 8·x3);  y1 = 0
+//! ```
+//!
+//! Device indices are 32-bit: the padded entry count must stay below 2^32 (larger matrices
+//! are refused with [`Error::Format`]). The conversion runs on the host (parallel), timed in
+//! `conv ms`.
+
+mod cpu;
+mod gpu;
+
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use super::carry::{self, Segment};
+use super::{DeviceFormat, FormatStats, SpmvFormat};
+use crate::error::{Error, Result};
+use crate::gpu::{Gpu, KernelModule};
+use crate::matrix::{Csr, Precision, Scalar};
+
+pub const KERNELS: KernelModule =
+    KernelModule { name: "csr5", source: include_str!("kernel.cu"), headers: &[super::carry::CUDA_HEADER] };
+
+const NAME: &str = "csr5";
+
+/// Lanes per tile on the GPU (ω, one warp).
+const OMEGA: usize = 32;
+
+/// The values of σ (entries per lane) that have kernels.
+pub const SIGMA_CHOICES: &[usize] = &[4, 8, 12, 16, 24, 32];
+
+/// σ for `auto`: the smallest choice at least the mean row length, at most 16 in f64.
+pub fn auto_sigma(mean_row_len: f64, precision: Precision) -> usize {
+    let cap = if precision == Precision::F64 { 16 } else { 32 };
+    SIGMA_CHOICES.iter().copied().find(|&s| s as f64 >= mean_row_len).unwrap_or(32).min(cap)
+}
+
+/// A CSR matrix in CSR5 tiles.
+pub struct Csr5<T> {
+    nrows: usize,
+    ncols: usize,
+    nnz: usize,
+    sigma: usize,
+    /// Lanes per tile: 32 on the GPU; smaller only in tests of the layout.
+    lanes: usize,
+    col5: Vec<u32>,
+    val5: Vec<T>,
+    bits: Vec<u32>,
+    /// Row starts before each tile, and after the last (tiles + 1 entries).
+    tile_base: Vec<u32>,
+    /// Original row of each row with entries; empty when no row is empty (the identity).
+    row_map: Vec<u32>,
+    empty_rows: Vec<u32>,
+    segments: Vec<Segment>,
+    max_row_len: usize,
+}
+
+impl<T: Scalar> Csr5<T> {
+    /// Tiles of 32 lanes with σ = `sigma` (one of [`SIGMA_CHOICES`]).
+    pub fn new(a: &Csr<T>, sigma: usize) -> Result<Self> {
+        if !SIGMA_CHOICES.contains(&sigma) {
+            return Err(Error::Unsupported(format!(
+                "format {NAME}: parameter sigma={sigma} must be one of {} or auto",
+                SIGMA_CHOICES.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+            )));
+        }
+        Self::with_lanes(a, sigma, OMEGA)
+    }
+
+    /// The same with `lanes` lanes per tile (the CPU path only; the worked example uses 2).
+    fn with_lanes(a: &Csr<T>, sigma: usize, lanes: usize) -> Result<Self> {
+        let (m, nnz) = (a.nrows(), a.nnz());
+        let tile = lanes * sigma;
+        let padded = (nnz + 1).div_ceil(tile) * tile;
+        if padded as u64 > u32::MAX as u64 {
+            return Err(Error::format(
+                NAME,
+                format!("{nnz} entries (padded to {padded}) exceed the 2^32 - 1 of 32-bit device indices"),
+            ));
+        }
+        let tiles = padded / tile;
+        // Rows with entries, and where each starts (strictly increasing).
+        let row_ptr = a.row_ptr();
+        let has_empty = (0..m).any(|r| row_ptr[r] == row_ptr[r + 1]);
+        let (row_map, empty_rows): (Vec<u32>, Vec<u32>) = if has_empty {
+            let (full, empty): (Vec<u32>, Vec<u32>) = (0..m as u32).partition(|&r| a.row_len(r as usize) > 0);
+            (full, empty)
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let starts: Vec<usize> = if has_empty {
+            row_map.iter().map(|&r| row_ptr[r as usize]).collect()
+        } else {
+            row_ptr[..m].to_vec()
+        };
+        // Starts before entry e: real rows starting below e, plus the virtual row at nnz.
+        let starts_before = |e: usize| starts.partition_point(|&s| s < e) + usize::from(nnz < e);
+        let tile_base: Vec<u32> = (0..=tiles).into_par_iter().map(|t| starts_before(t * tile) as u32).collect();
+        let mut bits = vec![0u32; tiles * lanes];
+        for &s in starts.iter().chain(std::iter::once(&nnz)) {
+            let (t, within) = (s / tile, s % tile);
+            bits[t * lanes + within / sigma] |= 1 << (within % sigma);
+        }
+        // Transposed entries: stored slot t·tile + k·lanes + l holds entry t·tile + l·σ + k.
+        let (cols, vals) = (a.col_idx(), a.values());
+        let mut col5 = vec![0u32; padded];
+        let mut val5 = vec![T::ZERO; padded];
+        col5.par_chunks_mut(tile).zip(val5.par_chunks_mut(tile)).enumerate().for_each(|(t, (c, v))| {
+            for slot in 0..tile {
+                let (k, l) = (slot / lanes, slot % lanes);
+                let e = t * tile + l * sigma + k;
+                if e < nnz {
+                    c[slot] = cols[e];
+                    v[slot] = vals[e];
+                }
+            }
+        });
+        // Tile t carries the row open at its end (it holds the tile's last entry) unless that
+        // is the virtual row.
+        let real_rows = (m - empty_rows.len()) as u32;
+        let mut segments = Vec::new();
+        for t in 0..tiles {
+            let open = tile_base[t + 1] - 1;
+            if open < real_rows {
+                let row = if has_empty { row_map[open as usize] } else { open };
+                carry::push_carry(&mut segments, t, row);
+            }
+        }
+        Ok(Csr5 {
+            nrows: m,
+            ncols: a.ncols(),
+            nnz,
+            sigma,
+            lanes,
+            col5,
+            val5,
+            bits,
+            tile_base,
+            row_map,
+            empty_rows,
+            segments,
+            max_row_len: a.max_row_len(),
+        })
+    }
+
+    pub fn sigma(&self) -> usize {
+        self.sigma
+    }
+    pub fn tiles(&self) -> usize {
+        self.tile_base.len() - 1
+    }
+    pub fn segments(&self) -> &[Segment] {
+        &self.segments
+    }
+    /// Rows with entries (the rows the tiles number).
+    fn real_rows(&self) -> usize {
+        self.nrows - self.empty_rows.len()
+    }
+    /// The row of `y` for tile row `r`.
+    fn original_row(&self, r: usize) -> usize {
+        if self.row_map.is_empty() {
+            r
+        } else {
+            self.row_map[r] as usize
+        }
+    }
+
+    /// Padded entries (column + value), bit flags, tile bases, the row map and empty rows,
+    /// the segments (3 × u32) and the per-tile carries and heads.
+    pub fn device_bytes(&self) -> usize {
+        let acc = std::mem::size_of::<T::Acc>();
+        self.col5.len() * (4 + std::mem::size_of::<T>())
+            + 4 * (self.bits.len() + self.tile_base.len() + self.row_map.len() + self.empty_rows.len())
+            + 12 * self.segments.len()
+            + 2 * acc * self.tiles()
+    }
+}
+
+impl<T: Scalar> SpmvFormat<T> for Csr5<T> {
+    fn stats(&self) -> FormatStats {
+        let mean = if self.nrows == 0 { 0.0 } else { self.nnz as f64 / self.nrows as f64 };
+        FormatStats::new(self.device_bytes(), self.nnz, self.col5.len(), self.max_row_len, mean).with([
+            ("sigma", self.sigma as f64),
+            ("tiles", self.tiles() as f64),
+            ("segments", self.segments.len() as f64),
+            ("empty_rows", self.empty_rows.len() as f64),
+        ])
+    }
+    fn bytes_read(&self) -> usize {
+        // The kernel loads no padding entry (entry index checked against nnz).
+        self.device_bytes() - (self.col5.len() - self.nnz) * (4 + std::mem::size_of::<T>())
+    }
+    fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
+        cpu::spmv(self, x, y)
+    }
+    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
+        Ok(Box::new(gpu::DeviceCsr5::new(gpu, self)?))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,154 @@
+use super::*;
+use crate::formats::test_support::rows::{assert_example_product, example, gpu, rows_of_lengths};
+use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
+use crate::reference::{test_vector, Oracle};
+use proptest::prelude::*;
+
+#[test]
+fn worked_example() {
+    let a = example();
+    let f = Csr5::with_lanes(&a, 2, 2).unwrap();
+    assert_eq!((f.row_map.as_slice(), f.empty_rows.as_slice()), (&[0, 2, 3, 4][..], &[1][..]));
+    assert_eq!(f.tiles(), 3);
+    assert_eq!(f.bits, [0b01, 0b01, 0b10, 0b01, 0b01, 0b00]);
+    assert_eq!(f.tile_base, [0, 2, 4, 5]);
+    assert_eq!(&f.col5[..4], &[0, 0, 2, 1]);
+    assert_eq!(f.segments(), &[Segment { row: 2, first: 0, end: 1 }, Segment { row: 4, first: 1, end: 2 }]);
+    assert_example_product(&f, &a);
+    // The order of the doc: y2 = tile_head[1] + carry of tile 0 = 5·x2 + (3·x0 + 4·x1).
+    let x = [1e16, 1.0, -1e16, 0.5];
+    let mut y = vec![f64::NAN; 5];
+    f.spmv_cpu(&x, &mut y);
+    assert_eq!(y[2], 5.0 * -1e16 + (3.0 * 1e16 + 4.0));
+    assert_eq!(y[4], 0.0 + (7.0 * -1e16 + 8.0 * 0.5));
+    assert_eq!(y[1], 0.0);
+    let s = Csr5::new(&a, 4).unwrap().stats();
+    assert_eq!((s.nnz, s.stored), (8, 128));
+    assert_eq!(s.extra[0], ("sigma".to_string(), 4.0));
+}
+
+#[test]
+fn sigma_follows_the_mean_row_length() {
+    use crate::matrix::Precision::{F32, F64};
+    assert_eq!(auto_sigma(0.5, F64), 4);
+    assert_eq!(auto_sigma(7.0, F64), 8);
+    assert_eq!(auto_sigma(15.9, F64), 16);
+    assert_eq!(auto_sigma(30.0, F64), 16);
+    assert_eq!(auto_sigma(30.0, F32), 32);
+    assert_eq!(auto_sigma(1000.0, F32), 32);
+}
+
+#[test]
+fn edge_shapes_rows_of_every_length_and_rows_crossing_every_tile() {
+    for a in [Csr::<f64>::zeros(0, 0), Csr::zeros(0, 5), Csr::zeros(7, 0), Csr::zeros(100, 100)] {
+        for sigma in SIGMA_CHOICES {
+            assert!(check(&Csr5::new(&a, *sigma).unwrap(), &a));
+        }
+    }
+    let mut lens = vec![0, 1, 0, 0, 1_000_000, 1, 0, 3];
+    lens.extend(std::iter::repeat_n(0, 500));
+    let a = rows_of_lengths(&lens, 1_000_000, |r, k| ((r * 7 + k) % 13) as f64 - 6.0);
+    assert!(check(&Csr5::new(&a, 16).unwrap(), &a));
+    // Rows longer than a tile of 32 × 4 entries: each crosses tile boundaries.
+    let a = rows_of_lengths(&[129; 40], 200, |r, k| 1.0 + ((r + k) % 5) as f64);
+    let f = Csr5::new(&a, 4).unwrap();
+    assert!(f.segments().len() >= 39, "{} segments", f.segments().len());
+    assert!(check(&f, &a));
+    let a16: Csr<crate::f16> = a.cast();
+    assert!(check(&Csr5::new(&a16, 4).unwrap(), &a16));
+}
+
+#[test]
+fn bad_sigma_is_refused() {
+    let a = example();
+    for sigma in [0, 1, 2, 5, 64] {
+        let e = Csr5::new(&a, sigma).err().unwrap();
+        assert!(e.to_string().contains("sigma") && e.to_string().contains("csr5"), "{e}");
+    }
+}
+
+#[test]
+fn cpu_result_does_not_depend_on_the_thread_count() {
+    let a = crate::io::gen::generate("powerlaw:n=20000,mean=12,exp=1.9").unwrap();
+    let f = Csr5::new(&a, 16).unwrap();
+    let x = test_vector::<f64>(a.ncols());
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let mut y = vec![f64::NAN; a.nrows()];
+        pool.install(|| f.spmv_cpu(&x, &mut y));
+        y.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    };
+    let one = run(1);
+    assert_eq!(run(3), one);
+}
+
+/// CSR5 with every σ on the GPU, in f64, f32 and f16, 3 runs each into NaN-poisoned outputs:
+/// against the oracle, bit for bit across runs, and bit for bit against the CPU path.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_matches_the_oracle_and_the_cpu_bit_for_bit() {
+    fn run<T: Scalar>(gpu: &std::sync::Arc<crate::gpu::Gpu>, a: &Csr<f64>, sigma: usize) -> Option<String> {
+        let a: Csr<T> = a.cast();
+        let x = test_vector::<T>(a.ncols());
+        let oracle = Oracle::new(&a, &x);
+        if oracle.range_error::<T>().is_some() || a.nrows() == 0 {
+            return None;
+        }
+        let host = Csr5::new(&a, sigma).unwrap();
+        let mut want = vec![T::nan(); a.nrows()];
+        host.spmv_cpu(&x, &mut want);
+        let device = host.upload(gpu).unwrap();
+        let x_dev = gpu.upload_nonempty(&x).unwrap();
+        let mut y_dev = gpu.alloc::<T>(a.nrows()).unwrap();
+        for run in 0..3 {
+            gpu.fill(&mut y_dev, T::nan()).unwrap();
+            // SAFETY: x and y have the matrix's lengths, nrows > 0.
+            unsafe { device.launch(gpu, &x_dev, &mut y_dev) }.unwrap();
+            let y = gpu.download(&y_dev).unwrap();
+            let check = oracle.check(&y);
+            if !check.passed() {
+                return Some(format!("sigma={sigma} {} run {run}: {check:?}", T::SUFFIX));
+            }
+            if let Some(i) = y.iter().zip(&want).position(|(g, c)| g.to_f64().to_bits() != c.to_f64().to_bits()) {
+                return Some(format!("sigma={sigma} {} run {run}: row {i} GPU {} CPU {}", T::SUFFIX, y[i], want[i]));
+            }
+        }
+        None
+    }
+    let gpu = gpu();
+    let mut lens = vec![0, 1, 0, 1_000_000, 1, 0, 3];
+    lens.extend(std::iter::repeat_n(2, 5000));
+    lens.extend(std::iter::repeat_n(0, 100));
+    let matrices = [
+        ("rows of 0, 1, 2, 3 and 10^6", rows_of_lengths(&lens, 1_000_000, |r, k| ((r * 7 + k) % 13) as f64 - 6.0)),
+        ("every row crosses tiles", rows_of_lengths(&[500; 300], 1000, |r, k| 1.0 + ((r + k) % 5) as f64)),
+        ("empty", Csr::zeros(100, 100)),
+        ("powerlaw", crate::io::gen::generate("powerlaw:n=300000,mean=8,exp=2.1").unwrap()),
+        ("longrows", crate::io::gen::generate("longrows:n=100000,short=4,count=3,long=50000").unwrap()),
+        ("kron", crate::io::gen::generate("kron:scale=16").unwrap()),
+        ("one row", rows_of_lengths(&[3000], 3000, |_, k| k as f64)),
+    ];
+    let mut failures = Vec::new();
+    for (name, a) in &matrices {
+        for &sigma in SIGMA_CHOICES {
+            for failure in [run::<f64>(&gpu, a, sigma), run::<f32>(&gpu, a, sigma), run::<crate::f16>(&gpu, a, sigma)] {
+                failures.extend(failure.map(|f| format!("{name}: {f}")));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+    #[test]
+    fn random_matrices_sigmas_and_lanes_match_the_oracle(a in random_csr(), sigma in 1usize..9, lanes in 1usize..5) {
+        let f = Csr5::with_lanes(&a, sigma, lanes).unwrap();
+        prop_assert!(check(&f, &a));
+        let a32: Csr<f32> = a.cast();
+        prop_assert!(check(&Csr5::with_lanes(&a32, sigma, lanes).unwrap(), &a32));
+        for w in f.segments().windows(2) {
+            prop_assert!(w[0].row < w[1].row && w[0].end <= w[1].first);
+        }
+    }
+}
