@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# The load-balanced CSR formats (merge-csr; docs/load-balanced.md) on the GPU machine, with
+# The load-balanced CSR formats (merge-csr, csr5; docs/load-balanced.md) on the GPU machine, with
 # .device-bundle/bin and .device-bundle/matrices carried (scripts/device-bundle.sh):
 #   1. f64, every format, on the default set's generated matrices and the shared matrices,
 #      one run (so "best other format" and the cuSPARSE ratios come from the same run);
 #   2. f32 and f16: the load-balanced formats against cuSPARSE and the other CSR formats;
-#   3. merge-csr's `items` on the generated matrices;
+#   3. merge-csr's `items` and csr5's `sigma` on the generated matrices;
 # then the tables (scripts/load-balanced-tables.py) and the anchors (anchors-compare.py).
-#   LB_FORMATS  the formats of the study (default: merge-csr)
+#   LB_FORMATS  the formats of the study (default: merge-csr,csr5)
 #   LB_SKIP     steps to skip, e.g. "2 3"
 set -uo pipefail
 . "$(dirname "$0")/device-env.sh"
 bin="$bundle/bin"
 reps="${BENCH_REPS:-100}"
-study="${LB_FORMATS:-merge-csr}"
+study="${LB_FORMATS:-merge-csr,csr5}"
 skip=" ${LB_SKIP:-} "
 generated=$(sed -n '/^pub const DEFAULT_SPECS: /,/^];/p' crates/spmv/src/io/inputs.rs | grep -o '"[^"]*"' | tr -d '"' | tr '\n' ' ')
 # shellcheck disable=SC2086
@@ -26,7 +26,7 @@ run() { # name, then bench arguments
 # shellcheck disable=SC2086
 [[ $skip == *" 2 "* ]] || run lb-f32-f16 $generated "$bundle/matrices" \
     --formats "$study,csr-vector,lightspmv,dasp,cusparse-alg1,cusparse-alg2" --precision f32,f16
-items=$(printf 'merge-csr:items=%s,' 3 5 7 9 11 15)
+items=$(printf 'merge-csr:items=%s,' 3 5 7 9 11 15)$(printf 'csr5:sigma=%s,' 4 8 12 16 24 32)
 # shellcheck disable=SC2086
 [[ $skip == *" 3 "* ]] || run lb-items $generated --formats "${items%,},cusparse-alg1" --precision f64,f32
 for f in "$out"/lb-*.json; do
