@@ -560,6 +560,22 @@ pub fn kernel_modules() -> Vec<KernelModule> {
     modules
 }
 
+/// The CPU twin of a warp's shuffle-down reduction over the first `p.len()` lanes (a power of
+/// two ≤ 32): `p[l] += p[l + offset]` for offset = len/2, …, 1; returns lane 0's sum. Kernels
+/// whose CPU path must give their bits (LightSpMV, the carry-out) sum in this order.
+pub(crate) fn shuffle_down_sum<A: Scalar>(p: &mut [A]) -> A {
+    debug_assert!(p.len().is_power_of_two() && p.len() <= 32);
+    let mut offset = p.len() / 2;
+    while offset > 0 {
+        for l in 0..offset {
+            let other = p[l + offset];
+            p[l] += other;
+        }
+        offset /= 2;
+    }
+    p[0]
+}
+
 /// Device row offsets are 32-bit in this project's kernels: check that `nnz` fits.
 pub(crate) fn offsets_u32<T: Scalar>(format: &'static str, a: &Csr<T>) -> Result<Vec<u32>> {
     if a.nnz() > u32::MAX as usize {

@@ -14,9 +14,14 @@
 //! has a fixed order: results are bitwise identical from run to run, and this module's CPU
 //! emulation ([`finish_tile`], [`fixup`]) reproduces the GPU's bits (`carry.cuh`).
 
+mod gpu;
+
 use rayon::prelude::*;
 
+pub(crate) use gpu::DeviceCarry;
+
 use super::row_writer::RowWriter;
+use super::shuffle_down_sum;
 use crate::matrix::Scalar;
 
 /// CUDA helpers of the same steps (`finish_tile_lanes`, the fixup kernel's body); a module
@@ -95,21 +100,8 @@ pub(crate) fn fixup<T: Scalar>(segments: &[Segment], tiles: &[TileOut<T::Acc>], 
         for (k, t) in (s.first..s.end).enumerate() {
             partial[k % 32] += tiles[t as usize].carry;
         }
-        let sum = tree_sum(partial);
+        let sum = shuffle_down_sum(&mut partial);
         // SAFETY: a segment's row is written only here, once (each row has one segment).
         unsafe { out.write(s.row as usize, T::from_acc(tiles[s.end as usize].head + sum)) };
     });
-}
-
-/// The sum of 32 partial sums in the order of a shuffle-down tree (offsets 16, 8, 4, 2, 1).
-pub(crate) fn tree_sum<A: Scalar>(mut p: [A; 32]) -> A {
-    let mut offset = 16;
-    while offset > 0 {
-        for l in 0..offset {
-            let other = p[l + offset];
-            p[l] += other;
-        }
-        offset /= 2;
-    }
-    p[0]
 }

@@ -5,7 +5,7 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::{Csr5, KERNELS};
 use crate::error::Result;
-use crate::formats::carry::Segment;
+use crate::formats::carry::DeviceCarry;
 use crate::formats::DeviceFormat;
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::Scalar;
@@ -19,27 +19,19 @@ pub(super) struct DeviceCsr5<T: Scalar> {
     tiles: u32,
     has_map: u32,
     empty: u32,
-    segments: u32,
     tile_base: CudaSlice<u32>,
     bits: CudaSlice<u32>,
     col5: CudaSlice<u32>,
     val5: CudaSlice<T>,
     row_map: CudaSlice<u32>,
     empty_rows: CudaSlice<u32>,
-    tile_carry: CudaSlice<T::Acc>,
-    tile_head: CudaSlice<T::Acc>,
-    seg_row: CudaSlice<u32>,
-    seg_first: CudaSlice<u32>,
-    seg_end: CudaSlice<u32>,
+    carry: DeviceCarry<T>,
     tile_kernel: Kernel,
-    fixup_kernel: Kernel,
 }
 
 impl<T: Scalar> DeviceCsr5<T> {
     pub(super) fn new(gpu: &Gpu, a: &Csr5<T>) -> Result<Self> {
         let tiles = a.tiles() as u64;
-        let segs = a.segments();
-        let column = |f: fn(&Segment) -> u32| segs.iter().map(f).collect::<Vec<u32>>();
         Ok(DeviceCsr5 {
             // All below 2^32: checked on conversion (padded entries < 2^32).
             nnz: a.nnz as u32,
@@ -47,25 +39,19 @@ impl<T: Scalar> DeviceCsr5<T> {
             tiles: tiles as u32,
             has_map: u32::from(!a.row_map.is_empty()),
             empty: a.empty_rows.len() as u32,
-            segments: segs.len() as u32,
             tile_base: gpu.upload(&a.tile_base)?,
             bits: gpu.upload(&a.bits)?,
             col5: gpu.upload(&a.col5)?,
             val5: gpu.upload(&a.val5)?,
             row_map: gpu.upload_nonempty(&a.row_map)?,
             empty_rows: gpu.upload_nonempty(&a.empty_rows)?,
-            tile_carry: gpu.alloc(a.tiles())?,
-            tile_head: gpu.alloc(a.tiles())?,
-            seg_row: gpu.upload_nonempty(&column(|s| s.row))?,
-            seg_first: gpu.upload_nonempty(&column(|s| s.first))?,
-            seg_end: gpu.upload_nonempty(&column(|s| s.end))?,
+            carry: DeviceCarry::new(gpu, &KERNELS, "csr5_fixup", a.tiles(), a.segments())?,
             tile_kernel: Kernel::new(
                 gpu,
                 &KERNELS,
                 &format!("csr5_{}_{}", a.sigma(), T::SUFFIX),
                 grid_for(tiles * 32, (32 * TILES_PER_BLOCK) as u32)?,
             )?,
-            fixup_kernel: Kernel::new(gpu, &KERNELS, &format!("csr5_fixup_{}", T::SUFFIX), grid_for(segs.len() as u64 * 32, 256)?)?,
         })
     }
 }
@@ -77,7 +63,7 @@ impl<T: Scalar> DeviceFormat<T> for DeviceCsr5<T> {
         // below nnz (columns < ncols = x.len()), bits[t·32 + lane] and tile_base[t]; it writes
         // rows < real_rows through row_map (original rows < m = y.len()), the empty rows
         // (< m), and tile_carry/tile_head[t]. Blocks are whole warps, as the shuffles need.
-        // The fixup reads tiles first..=end < tiles and writes its row < m. One stream, in order.
+        // The fixup follows on the same stream; segment rows are original rows (< m).
         unsafe {
             self.tile_kernel.launch(gpu, |a| {
                 a.arg(&self.nnz)
@@ -93,21 +79,10 @@ impl<T: Scalar> DeviceFormat<T> for DeviceCsr5<T> {
                     .arg(&self.empty)
                     .arg(x)
                     .arg(&mut *y)
-                    .arg(&self.tile_carry)
-                    .arg(&self.tile_head);
+                    .arg(&self.carry.tile_carry)
+                    .arg(&self.carry.tile_head);
             })?;
-            if self.segments > 0 {
-                self.fixup_kernel.launch(gpu, |a| {
-                    a.arg(&self.segments)
-                        .arg(&self.seg_row)
-                        .arg(&self.seg_first)
-                        .arg(&self.seg_end)
-                        .arg(&self.tile_carry)
-                        .arg(&self.tile_head)
-                        .arg(y);
-                })?;
-            }
+            self.carry.launch_fixup(gpu, y)
         }
-        Ok(())
     }
 }

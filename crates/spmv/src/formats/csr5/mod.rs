@@ -137,10 +137,12 @@ impl<T: Scalar> Csr5<T> {
         } else {
             (Vec::new(), Vec::new())
         };
-        let starts: Vec<usize> = if has_empty {
-            row_map.iter().map(|&r| row_ptr[r as usize]).collect()
+        let mapped_starts: Vec<usize>;
+        let starts: &[usize] = if has_empty {
+            mapped_starts = row_map.iter().map(|&r| row_ptr[r as usize]).collect();
+            &mapped_starts
         } else {
-            row_ptr[..m].to_vec()
+            &row_ptr[..m]
         };
         // Starts before entry e: real rows starting below e, plus the virtual row at nnz.
         let starts_before = |e: usize| starts.partition_point(|&s| s < e) + usize::from(nnz < e);

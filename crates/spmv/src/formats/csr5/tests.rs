@@ -1,7 +1,8 @@
 use super::*;
-use crate::formats::test_support::rows::{assert_example_product, example, gpu, rows_of_lengths};
+use crate::formats::test_support::rows::{
+    assert_cpu_bits_independent_of_threads, assert_example_product, example, gpu, gpu_equals_cpu_bits, rows_of_lengths,
+};
 use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
-use crate::reference::{test_vector, Oracle};
 use proptest::prelude::*;
 
 #[test]
@@ -70,16 +71,7 @@ fn bad_sigma_is_refused() {
 #[test]
 fn cpu_result_does_not_depend_on_the_thread_count() {
     let a = crate::io::gen::generate("powerlaw:n=20000,mean=12,exp=1.9").unwrap();
-    let f = Csr5::new(&a, 16).unwrap();
-    let x = test_vector::<f64>(a.ncols());
-    let run = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        let mut y = vec![f64::NAN; a.nrows()];
-        pool.install(|| f.spmv_cpu(&x, &mut y));
-        y.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
-    };
-    let one = run(1);
-    assert_eq!(run(3), one);
+    assert_cpu_bits_independent_of_threads(&Csr5::new(&a, 16).unwrap(), &a);
 }
 
 /// CSR5 with every σ on the GPU, in f64, f32 and f16, 3 runs each into NaN-poisoned outputs:
@@ -87,34 +79,6 @@ fn cpu_result_does_not_depend_on_the_thread_count() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_matches_the_oracle_and_the_cpu_bit_for_bit() {
-    fn run<T: Scalar>(gpu: &std::sync::Arc<crate::gpu::Gpu>, a: &Csr<f64>, sigma: usize) -> Option<String> {
-        let a: Csr<T> = a.cast();
-        let x = test_vector::<T>(a.ncols());
-        let oracle = Oracle::new(&a, &x);
-        if oracle.range_error::<T>().is_some() || a.nrows() == 0 {
-            return None;
-        }
-        let host = Csr5::new(&a, sigma).unwrap();
-        let mut want = vec![T::nan(); a.nrows()];
-        host.spmv_cpu(&x, &mut want);
-        let device = host.upload(gpu).unwrap();
-        let x_dev = gpu.upload_nonempty(&x).unwrap();
-        let mut y_dev = gpu.alloc::<T>(a.nrows()).unwrap();
-        for run in 0..3 {
-            gpu.fill(&mut y_dev, T::nan()).unwrap();
-            // SAFETY: x and y have the matrix's lengths, nrows > 0.
-            unsafe { device.launch(gpu, &x_dev, &mut y_dev) }.unwrap();
-            let y = gpu.download(&y_dev).unwrap();
-            let check = oracle.check(&y);
-            if !check.passed() {
-                return Some(format!("sigma={sigma} {} run {run}: {check:?}", T::SUFFIX));
-            }
-            if let Some(i) = y.iter().zip(&want).position(|(g, c)| g.to_f64().to_bits() != c.to_f64().to_bits()) {
-                return Some(format!("sigma={sigma} {} run {run}: row {i} GPU {} CPU {}", T::SUFFIX, y[i], want[i]));
-            }
-        }
-        None
-    }
     let gpu = gpu();
     let mut lens = vec![0, 1, 0, 1_000_000, 1, 0, 3];
     lens.extend(std::iter::repeat_n(2, 5000));
@@ -131,7 +95,12 @@ fn gpu_matches_the_oracle_and_the_cpu_bit_for_bit() {
     let mut failures = Vec::new();
     for (name, a) in &matrices {
         for &sigma in SIGMA_CHOICES {
-            for failure in [run::<f64>(&gpu, a, sigma), run::<f32>(&gpu, a, sigma), run::<crate::f16>(&gpu, a, sigma)] {
+            let spec = format!("{NAME}:sigma={sigma}");
+            for failure in [
+                gpu_equals_cpu_bits::<f64>(&gpu, a, &spec, 3),
+                gpu_equals_cpu_bits::<f32>(&gpu, a, &spec, 3),
+                gpu_equals_cpu_bits::<crate::f16>(&gpu, a, &spec, 3),
+            ] {
                 failures.extend(failure.map(|f| format!("{name}: {f}")));
             }
         }

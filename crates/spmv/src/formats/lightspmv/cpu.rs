@@ -15,6 +15,7 @@ use rayon::prelude::*;
 
 use super::LightSpmv;
 use crate::formats::row_writer::RowWriter;
+use crate::formats::shuffle_down_sum;
 use crate::matrix::Scalar;
 
 /// Entries a thread takes per fetch from the counter (in whole rows, at least one): enough
@@ -35,15 +36,7 @@ pub(super) fn row_sum<T: Scalar>(start: usize, cols: &[u32], vals: &[T], x: &[T]
     for (k, (&c, &v)) in cols.iter().zip(vals).enumerate() {
         partial[(k + shift) % lanes] += v * x[c as usize];
     }
-    let mut offset = lanes / 2;
-    while offset > 0 {
-        for l in 0..offset {
-            let other = partial[l + offset];
-            partial[l] += other;
-        }
-        offset /= 2;
-    }
-    partial[0]
+    shuffle_down_sum(&mut partial[..lanes])
 }
 
 pub fn spmv<T: Scalar>(a: &LightSpmv<T>, x: &[T], y: &mut [T]) {

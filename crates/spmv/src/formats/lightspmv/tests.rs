@@ -1,7 +1,6 @@
 use super::*;
-use crate::formats::test_support::rows::{assert_example_product, example, gpu, gpu_failures};
+use crate::formats::test_support::rows::{assert_cpu_bits_independent_of_threads, assert_example_product, example, gpu, gpu_failures};
 use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
-use crate::reference::test_vector;
 use proptest::prelude::*;
 
 #[test]
@@ -75,17 +74,7 @@ fn every_width_is_correct_and_bad_widths_are_refused() {
 #[test]
 fn cpu_result_does_not_depend_on_the_thread_count() {
     let a = crate::io::gen::generate("powerlaw:n=20000,mean=12,exp=1.9").unwrap();
-    let f = LightSpmv::new(&a).unwrap();
-    let x = test_vector::<f64>(a.ncols());
-    let run = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        let mut y = vec![f64::NAN; a.nrows()];
-        pool.install(|| f.spmv_cpu(&x, &mut y));
-        y.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
-    };
-    let one = run(1);
-    assert_eq!(run(3), one);
-    assert_eq!(run(8), one);
+    assert_cpu_bits_independent_of_threads(&LightSpmv::new(&a).unwrap(), &a);
 }
 
 /// LightSpMV of every width on the GPU, 5 times each into NaN-poisoned outputs: against the

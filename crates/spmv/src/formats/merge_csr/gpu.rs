@@ -5,6 +5,7 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::{MergeCsr, KERNELS, NAME};
 use crate::error::Result;
+use crate::formats::carry::DeviceCarry;
 use crate::formats::{offsets_u32, DeviceEntries, DeviceFormat};
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::Scalar;
@@ -16,45 +17,31 @@ pub(super) struct DeviceMergeCsr<T: Scalar> {
     nrows: u32,
     path: u32,
     tiles: u32,
-    segments: u32,
     tile_row: CudaSlice<u32>,
     row_ptr: CudaSlice<u32>,
     entries: DeviceEntries<T>,
-    tile_carry: CudaSlice<T::Acc>,
-    tile_head: CudaSlice<T::Acc>,
-    seg_row: CudaSlice<u32>,
-    seg_first: CudaSlice<u32>,
-    seg_end: CudaSlice<u32>,
+    carry: DeviceCarry<T>,
     tile_kernel: Kernel,
-    fixup_kernel: Kernel,
 }
 
 impl<T: Scalar> DeviceMergeCsr<T> {
     pub(super) fn new(gpu: &Gpu, a: &MergeCsr<T>) -> Result<Self> {
         let tiles = a.tiles() as u64;
-        let segs = a.segments();
-        let column = |f: fn(&super::Segment) -> u32| segs.iter().map(f).collect::<Vec<u32>>();
         Ok(DeviceMergeCsr {
             // All below 2^32: checked on conversion (rows + entries + one tile < 2^32).
             nrows: a.csr.nrows() as u32,
             path: (a.csr.nrows() + a.csr.nnz()) as u32,
             tiles: tiles as u32,
-            segments: segs.len() as u32,
             tile_row: gpu.upload(a.tile_row())?,
             row_ptr: gpu.upload(&offsets_u32(NAME, &a.csr)?)?,
             entries: DeviceEntries::upload(gpu, a.csr.col_idx(), a.csr.values())?,
-            tile_carry: gpu.alloc(a.tiles().max(1))?,
-            tile_head: gpu.alloc(a.tiles().max(1))?,
-            seg_row: gpu.upload_nonempty(&column(|s| s.row))?,
-            seg_first: gpu.upload_nonempty(&column(|s| s.first))?,
-            seg_end: gpu.upload_nonempty(&column(|s| s.end))?,
+            carry: DeviceCarry::new(gpu, &KERNELS, "merge_csr_fixup", a.tiles(), a.segments())?,
             tile_kernel: Kernel::new(
                 gpu,
                 &KERNELS,
                 &format!("merge_csr_{}_{}", a.items(), T::SUFFIX),
                 grid_for(tiles * 32, (32 * TILES_PER_BLOCK) as u32)?,
             )?,
-            fixup_kernel: Kernel::new(gpu, &KERNELS, &format!("merge_csr_fixup_{}", T::SUFFIX), grid_for(segs.len() as u64 * 32, 256)?)?,
         })
     }
 }
@@ -65,9 +52,8 @@ impl<T: Scalar> DeviceFormat<T> for DeviceMergeCsr<T> {
         // path between diagonals t·TILE and min((t+1)·TILE, path), whose rows tile_row[t] ..=
         // tile_row[t+1] ≤ m and entries lie below nnz (row_ptr[m] = nnz); columns < ncols =
         // x.len(); it writes rows < m = y.len() and tile_carry/tile_head[t] (tiles entries).
-        // Blocks are whole warps, as the shuffles need. The fixup reads tiles first..=end ≤
-        // tiles (tile_head[end] with end < tiles: a segment's row ends in a later tile) and
-        // writes its row < m. Both run on one stream, in order.
+        // Blocks are whole warps, as the shuffles need. The fixup follows on the same stream;
+        // segment rows are rows of the matrix (< m).
         unsafe {
             self.tile_kernel.launch(gpu, |a| {
                 a.arg(&self.nrows)
@@ -78,22 +64,11 @@ impl<T: Scalar> DeviceFormat<T> for DeviceMergeCsr<T> {
                     .arg(&self.entries.values)
                     .arg(x)
                     .arg(&mut *y)
-                    .arg(&self.tile_carry)
-                    .arg(&self.tile_head)
+                    .arg(&self.carry.tile_carry)
+                    .arg(&self.carry.tile_head)
                     .arg(&self.tiles);
             })?;
-            if self.segments > 0 {
-                self.fixup_kernel.launch(gpu, |a| {
-                    a.arg(&self.segments)
-                        .arg(&self.seg_row)
-                        .arg(&self.seg_first)
-                        .arg(&self.seg_end)
-                        .arg(&self.tile_carry)
-                        .arg(&self.tile_head)
-                        .arg(y);
-                })?;
-            }
+            self.carry.launch_fixup(gpu, y)
         }
-        Ok(())
     }
 }

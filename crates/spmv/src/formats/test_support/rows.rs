@@ -120,6 +120,51 @@ pub(crate) fn gpu_runs<T: Scalar>(gpu: &Arc<Gpu>, a: &Csr<f64>, spec: &str, runs
     Ok((all_pass, identical))
 }
 
+/// The format `spec` built from `a` in precision `T`, run `runs` times on `gpu` into
+/// NaN-poisoned outputs, for formats whose CPU path reproduces the kernel's order of additions:
+/// `None` when every run passes the oracle and equals the CPU path bit for bit, else what
+/// differed. A matrix beyond `T`'s range is skipped (`None`).
+pub(crate) fn gpu_equals_cpu_bits<T: Scalar>(gpu: &Arc<Gpu>, a: &Csr<f64>, spec: &str, runs: usize) -> Option<String> {
+    let a: Csr<T> = a.cast();
+    let x = test_vector::<T>(a.ncols());
+    let oracle = Oracle::new(&a, &x);
+    if oracle.range_error::<T>().is_some() {
+        return None;
+    }
+    let label = format!("{spec} {}", T::SUFFIX);
+    let host = build(&parse_spec(spec).unwrap(), &a).unwrap();
+    let mut want = vec![T::nan(); a.nrows()];
+    host.spmv(&x, &mut want).unwrap();
+    let device = host.upload(gpu).unwrap();
+    let x_dev = gpu.upload_nonempty(&x).unwrap();
+    let mut y_dev = gpu.alloc::<T>(a.nrows()).unwrap();
+    for run in 0..runs {
+        gpu.fill(&mut y_dev, T::nan()).unwrap();
+        device.spmv(&x_dev, &mut y_dev).unwrap();
+        let y = gpu.download(&y_dev).unwrap();
+        let check = oracle.check(&y);
+        if !check.passed() {
+            return Some(format!("{label} run {run}: {check:?}"));
+        }
+        if let Some(i) = y.iter().zip(&want).position(|(g, c)| g.to_f64().to_bits() != c.to_f64().to_bits()) {
+            return Some(format!("{label} run {run}: row {i} GPU {} CPU {}", y[i], want[i]));
+        }
+    }
+    None
+}
+
+/// The CPU path of `f` (built from `a`) gives the same bits on 1 thread as on 3.
+pub(crate) fn assert_cpu_bits_independent_of_threads(f: &dyn SpmvFormat<f64>, a: &Csr<f64>) {
+    let x = test_vector::<f64>(a.ncols());
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let mut y = vec![f64::NAN; a.nrows()];
+        pool.install(|| f.spmv_cpu(&x, &mut y));
+        y.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    };
+    assert_eq!(run(3), run(1));
+}
+
 /// [`gpu_runs`] of every spec in `specs` on `a`, in f64 and in f32: one line for each that
 /// failed, erred or differed between runs.
 pub(crate) fn gpu_failures(gpu: &Arc<Gpu>, a: &Csr<f64>, specs: &[String], runs: usize) -> Vec<String> {
