@@ -1,6 +1,6 @@
 use super::*;
 use crate::formats::test_support::rows::{
-    assert_cpu_bits_independent_of_threads, assert_example_product, example, gpu, gpu_equals_cpu_bits, rows_of_lengths,
+    assert_cpu_bits_independent_of_threads, assert_example_product, example, gpu, gpu_equals_cpu_bits, split_row_cases, rows_of_lengths,
 };
 use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
 use proptest::prelude::*;
@@ -80,20 +80,8 @@ fn cpu_result_does_not_depend_on_the_thread_count() {
 #[ignore = "needs a CUDA device"]
 fn gpu_matches_the_oracle_and_the_cpu_bit_for_bit() {
     let gpu = gpu();
-    let mut lens = vec![0, 1, 0, 1_000_000, 1, 0, 3];
-    lens.extend(std::iter::repeat_n(2, 5000));
-    lens.extend(std::iter::repeat_n(0, 100));
-    let matrices = [
-        ("rows of 0, 1, 2, 3 and 10^6", rows_of_lengths(&lens, 1_000_000, |r, k| ((r * 7 + k) % 13) as f64 - 6.0)),
-        ("every row crosses tiles", rows_of_lengths(&[500; 300], 1000, |r, k| 1.0 + ((r + k) % 5) as f64)),
-        ("empty", Csr::zeros(100, 100)),
-        ("powerlaw", crate::io::gen::generate("powerlaw:n=300000,mean=8,exp=2.1").unwrap()),
-        ("longrows", crate::io::gen::generate("longrows:n=100000,short=4,count=3,long=50000").unwrap()),
-        ("kron", crate::io::gen::generate("kron:scale=16").unwrap()),
-        ("one row", rows_of_lengths(&[3000], 3000, |_, k| k as f64)),
-    ];
     let mut failures = Vec::new();
-    for (name, a) in &matrices {
+    for (name, a) in &split_row_cases() {
         for &sigma in SIGMA_CHOICES {
             let spec = format!("{NAME}:sigma={sigma}");
             for failure in [

@@ -153,6 +153,25 @@ pub(crate) fn gpu_equals_cpu_bits<T: Scalar>(gpu: &Arc<Gpu>, a: &Csr<f64>, spec:
     None
 }
 
+/// The GPU cases of the formats that split rows between lanes and tiles (merge-csr, csr5): rows
+/// of 0, 1, 2, 3 and 10^6 entries with empty rows between, rows that all cross tiles, a matrix
+/// without entries, one long row, and skewed generated matrices.
+pub(crate) fn split_row_cases() -> Vec<(&'static str, Csr<f64>)> {
+    let mut lens = vec![0, 1, 0, 1_000_000, 1, 0, 3];
+    lens.extend(std::iter::repeat_n(2, 5000));
+    lens.extend(std::iter::repeat_n(0, 100));
+    let generate = |spec| crate::io::gen::generate(spec).unwrap();
+    vec![
+        ("rows of 0, 1, 2, 3 and 10^6", rows_of_lengths(&lens, 1_000_000, |r, k| ((r * 7 + k) % 13) as f64 - 6.0)),
+        ("every row crosses tiles", rows_of_lengths(&[500; 300], 1000, |r, k| 1.0 + ((r + k) % 5) as f64)),
+        ("no entries", Csr::zeros(100, 100)),
+        ("one row", rows_of_lengths(&[3000], 3000, |_, k| k as f64)),
+        ("powerlaw", generate("powerlaw:n=300000,mean=8,exp=2.1")),
+        ("longrows", generate("longrows:n=100000,short=4,count=3,long=50000")),
+        ("kron", generate("kron:scale=16")),
+    ]
+}
+
 /// The CPU path of `f` (built from `a`) gives the same bits on 1 thread as on 3.
 pub(crate) fn assert_cpu_bits_independent_of_threads(f: &dyn SpmvFormat<f64>, a: &Csr<f64>) {
     let x = test_vector::<f64>(a.ncols());
