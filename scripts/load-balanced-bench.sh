@@ -5,6 +5,7 @@
 #      one run (so "best other format" and the cuSPARSE ratios come from the same run);
 #   2. f32 and f16: the load-balanced formats against cuSPARSE and the other CSR formats;
 #   3. merge-csr's `items` and csr5's `sigma` on the generated matrices;
+#   4. csr5 converted on the host and on the GPU (csr5:convert=gpu), f64 and f32;
 # then the tables (scripts/load-balanced-tables.py) and the anchors (anchors-compare.py).
 #   LB_FORMATS  the formats of the study (default: merge-csr,csr5)
 #   LB_SKIP     steps to skip, e.g. "2 3"
@@ -29,7 +30,13 @@ run() { # name, then bench arguments
 items=$(printf 'merge-csr:items=%s,' 3 5 7 9 11 15)$(printf 'csr5:sigma=%s,' 4 8 12 16 24 32)
 # shellcheck disable=SC2086
 [[ $skip == *" 3 "* ]] || run lb-items $generated --formats "${items%,},cusparse-alg1" --precision f64,f32
+# shellcheck disable=SC2086
+[[ $skip == *" 4 "* ]] || run lb-convert $generated "$bundle/matrices" --formats "csr5,csr5:convert=gpu" --precision f64,f32
 for f in "$out"/lb-*.json; do
+    if [[ $f == *lb-convert.json ]]; then
+        python3 scripts/csr5-conversion-table.py "$f" > "${f%.json}-tables.md"
+        continue
+    fi
     formats=$study
     [[ $f == *lb-items.json ]] && formats=${items%,}
     python3 scripts/load-balanced-tables.py "$f" --formats "$formats" --anchors "$bin/anchors/h200-f64-anchors.tsv" > "${f%.json}-tables.md"

@@ -94,6 +94,41 @@ fn gpu_formats_match_oracle_on_shared_matrices() {
     check_both(&common::shared_matrices());
 }
 
+/// CSR5 converted on the GPU gives the same bits as CSR5 converted on the host, on every
+/// shared matrix and edge case, in f64 and f32, and records its conversion time.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn csr5_converted_on_the_gpu_equals_csr5_converted_on_the_host() {
+    fn check<T: Scalar>(gpu: &Arc<Gpu>, name: &str, a: &Csr<f64>) -> spmv::Result<Option<String>> {
+        let a: Csr<T> = a.cast();
+        let x = gpu.upload_nonempty(&test_vector::<T>(a.ncols()))?;
+        let mut outputs = Vec::new();
+        for spec in ["csr5", "csr5:convert=gpu"] {
+            let device = spmv::formats::build(&spmv::formats::parse_spec(spec)?, &a)?.upload(gpu)?;
+            if spec.ends_with("gpu") && device.conversion_ms().is_none() {
+                return Ok(Some(format!("{name} {}: no conversion time recorded", T::SUFFIX)));
+            }
+            let mut y = gpu.alloc::<T>(a.nrows())?;
+            gpu.fill(&mut y, T::nan())?;
+            device.spmv(&x, &mut y)?;
+            outputs.push(gpu.download(&y)?.iter().map(|v| v.to_f64().to_bits()).collect::<Vec<_>>());
+        }
+        Ok((outputs[0] != outputs[1]).then(|| format!("{name} {}: the two conversions give different bits", T::SUFFIX)))
+    }
+    let gpu = common::gpu();
+    let mut failures = Vec::new();
+    for (name, a) in common::edge_cases().iter().chain(&common::shared_matrices()) {
+        for outcome in [check::<f64>(&gpu, name, a), check::<f32>(&gpu, name, a)] {
+            match outcome {
+                Ok(failure) => failures.extend(failure),
+                Err(Error::Format { .. }) => {}
+                Err(e) => failures.push(format!("{name}: {e}")),
+            }
+        }
+    }
+    common::assert_clean(failures);
+}
+
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_rejects_wrong_vector_lengths() {

@@ -74,7 +74,7 @@ impl Report {
         }
         let _ = writeln!(
             s,
-            "# columns: conv ms = conversion from CSR; MB = device bytes; median/min us = per launch; b2b us = mean of back-to-back launches; \
+            "# columns: conv ms = conversion from CSR (host, plus the GPU's where a format converts on upload); MB = device bytes; median/min us = per launch; b2b us = mean of back-to-back launches; \
              GFLOPS and GB/s from the median; %roof = of the copy roofline; L2 = fits in L2; rel err = against the oracle (docs/bench.md)"
         );
         let (width, fwidth) = (layout.matrix_width, layout.format_width);
@@ -239,7 +239,7 @@ impl TableLayout {
             m.precision.name(),
             m.nrows,
             m.nnz,
-            if converted { num(m.convert_ms, 2) } else { "-".into() },
+            if converted { num(m.convert_ms + m.device_convert_ms.unwrap_or(0.0), 2) } else { "-".into() },
             if converted { num(m.format_bytes as f64 / 1e6, 2) } else { "-".into() },
             num(m.median_ms * 1e3, 2),
             num(m.min_ms * 1e3, 2),

@@ -41,6 +41,12 @@ pub trait DeviceFormat<T: Scalar>: Send {
     fn workspace_bytes(&self) -> usize {
         0
     }
+
+    /// Wall time in milliseconds of a conversion the format ran on the GPU while it was
+    /// uploaded (from the CSR arrays on the device to its own), when it ran one.
+    fn conversion_ms(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// A format's stored entries on the device: the column and the value of each slot, in the
@@ -85,6 +91,7 @@ pub struct DeviceMatrix<T: Scalar> {
     stats: FormatStats,
     device_bytes: usize,
     bytes_read: usize,
+    conversion_ms: Option<f64>,
     axpby: Kernel,
     product: Mutex<Product<T>>,
 }
@@ -104,6 +111,7 @@ impl<T: Scalar> DeviceMatrix<T> {
             info: host.info().clone(),
             device_bytes: stats.bytes + format.workspace_bytes(),
             bytes_read: host.bytes_read(),
+            conversion_ms: format.conversion_ms(),
             stats,
             axpby,
             product: Mutex::new(Product { format, scratch: None }),
@@ -120,6 +128,11 @@ impl<T: Scalar> DeviceMatrix<T> {
     /// Bytes of the format one product reads (padding the kernel skips not counted).
     pub fn bytes_read(&self) -> usize {
         self.bytes_read
+    }
+    /// Wall time in milliseconds of the conversion the format ran on the GPU during the
+    /// upload (`csr5:convert=gpu`), if it ran one.
+    pub fn conversion_ms(&self) -> Option<f64> {
+        self.conversion_ms
     }
     pub fn gpu(&self) -> &Arc<Gpu> {
         &self.gpu

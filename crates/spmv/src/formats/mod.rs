@@ -270,8 +270,15 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
         FormatInfo {
             name: "csr5",
             description: "CSR5 (Liu & Vinter): tiles of 32 x sigma entries stored transposed, row-start bit flags, carries fixed up deterministically",
-            params: &[Param { key: "sigma", default: "auto", doc: "entries per lane: 4, 8, 12, 16, 24 or 32 (auto: from the mean row length)" }],
-            kernels: &[csr5::KERNELS],
+            params: &[
+                Param { key: "sigma", default: "auto", doc: "entries per lane: 4, 8, 12, 16, 24 or 32 (auto: from the mean row length)" },
+                Param {
+                    key: "convert",
+                    default: "host",
+                    doc: "where the tiles are built: host (parallel, in conv ms) or gpu (on upload from the CSR arrays, as the paper; its time in the JSON's device_convert_ms)",
+                },
+            ],
+            kernels: &[csr5::KERNELS, csr5::CONVERT_KERNELS],
             deterministic: true,
             half: true,
             build: |a, s| {
@@ -279,7 +286,10 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
                     Some(sigma) => sigma,
                     None => csr5::auto_sigma(a.mean_row_len(), T::PRECISION),
                 };
-                Ok(Box::new(csr5::Csr5::new(a, sigma)?))
+                match s.choice("convert", &["host", "gpu"])? {
+                    "gpu" => Ok(Box::new(csr5::Csr5OnGpu::new(a, sigma)?)),
+                    _ => Ok(Box::new(csr5::Csr5::new(a, sigma)?)),
+                }
             },
         },
         FormatInfo {

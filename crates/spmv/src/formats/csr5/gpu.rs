@@ -5,7 +5,7 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::{Csr5, KERNELS};
 use crate::error::Result;
-use crate::formats::carry::DeviceCarry;
+use crate::formats::carry::{DeviceCarry, Segment};
 use crate::formats::DeviceFormat;
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::Scalar;
@@ -27,32 +27,78 @@ pub(super) struct DeviceCsr5<T: Scalar> {
     empty_rows: CudaSlice<u32>,
     carry: DeviceCarry<T>,
     tile_kernel: Kernel,
+    conversion_ms: Option<f64>,
+    /// Segment bytes not in the host's stats (converted on the GPU).
+    segment_bytes: usize,
+}
+
+/// CSR5's arrays on the device, from the host conversion or the GPU's (`convert.rs`).
+pub(super) struct DeviceTiles<T> {
+    pub tile_base: CudaSlice<u32>,
+    pub bits: CudaSlice<u32>,
+    pub col5: CudaSlice<u32>,
+    pub val5: CudaSlice<T>,
+    /// One unread element when no row is empty (the identity map).
+    pub row_map: CudaSlice<u32>,
+    pub empty_rows: CudaSlice<u32>,
 }
 
 impl<T: Scalar> DeviceCsr5<T> {
     pub(super) fn new(gpu: &Gpu, a: &Csr5<T>) -> Result<Self> {
-        let tiles = a.tiles() as u64;
-        Ok(DeviceCsr5 {
-            // All below 2^32: checked on conversion (padded entries < 2^32).
-            nnz: a.nnz as u32,
-            real_rows: a.real_rows() as u32,
-            tiles: tiles as u32,
-            has_map: u32::from(!a.row_map.is_empty()),
-            empty: a.empty_rows.len() as u32,
+        let tiles = DeviceTiles {
             tile_base: gpu.upload(&a.tile_base)?,
             bits: gpu.upload(&a.bits)?,
             col5: gpu.upload(&a.col5)?,
             val5: gpu.upload(&a.val5)?,
             row_map: gpu.upload_nonempty(&a.row_map)?,
             empty_rows: gpu.upload_nonempty(&a.empty_rows)?,
-            carry: DeviceCarry::new(gpu, &KERNELS, "csr5_fixup", a.tiles(), a.segments())?,
+        };
+        Self::assemble(gpu, a.nnz, a.sigma(), a.real_rows(), a.empty_rows.len(), tiles, a.segments())
+    }
+
+    /// The device format from its arrays: `empty` rows without entries (a row map when
+    /// there are any), `segments` with original rows.
+    pub(super) fn assemble(
+        gpu: &Gpu,
+        nnz: usize,
+        sigma: usize,
+        real_rows: usize,
+        empty: usize,
+        arrays: DeviceTiles<T>,
+        segments: &[Segment],
+    ) -> Result<Self> {
+        let tiles = arrays.tile_base.len() - 1;
+        Ok(DeviceCsr5 {
+            // All below 2^32: checked on conversion (padded entries < 2^32).
+            nnz: nnz as u32,
+            real_rows: real_rows as u32,
+            tiles: tiles as u32,
+            has_map: u32::from(empty > 0),
+            empty: empty as u32,
+            tile_base: arrays.tile_base,
+            bits: arrays.bits,
+            col5: arrays.col5,
+            val5: arrays.val5,
+            row_map: arrays.row_map,
+            empty_rows: arrays.empty_rows,
+            carry: DeviceCarry::new(gpu, &KERNELS, "csr5_fixup", tiles, segments)?,
             tile_kernel: Kernel::new(
                 gpu,
                 &KERNELS,
-                &format!("csr5_{}_{}", a.sigma(), T::SUFFIX),
-                grid_for(tiles * 32, (32 * TILES_PER_BLOCK) as u32)?,
+                &format!("csr5_{sigma}_{}", T::SUFFIX),
+                grid_for(tiles as u64 * 32, (32 * TILES_PER_BLOCK) as u32)?,
             )?,
+            conversion_ms: None,
+            segment_bytes: 0,
         })
+    }
+
+    /// Marks the format as converted on the GPU in `ms` milliseconds; its `segments` are then
+    /// counted as workspace (the host's stats could not know them).
+    pub(super) fn converted_on_gpu(mut self, ms: f64, segments: usize) -> Self {
+        self.conversion_ms = Some(ms);
+        self.segment_bytes = 12 * segments;
+        self
     }
 }
 
@@ -84,5 +130,41 @@ impl<T: Scalar> DeviceFormat<T> for DeviceCsr5<T> {
             })?;
             self.carry.launch_fixup(gpu, y)
         }
+    }
+
+    fn workspace_bytes(&self) -> usize {
+        self.segment_bytes
+    }
+    fn conversion_ms(&self) -> Option<f64> {
+        self.conversion_ms
+    }
+}
+
+/// The device arrays read back, to compare the GPU's conversion with the host's.
+#[cfg(test)]
+pub(super) struct HostCopy<T> {
+    pub tile_base: Vec<u32>,
+    pub bits: Vec<u32>,
+    pub col5: Vec<u32>,
+    pub val5: Vec<T>,
+    /// Empty when no row is empty (the device holds one unread element).
+    pub row_map: Vec<u32>,
+    pub empty_rows: Vec<u32>,
+    pub conversion_ms: Option<f64>,
+}
+
+#[cfg(test)]
+impl<T: Scalar> DeviceCsr5<T> {
+    pub(super) fn download(&self, gpu: &Gpu) -> Result<HostCopy<T>> {
+        let mapped = self.has_map != 0 && self.real_rows > 0;
+        Ok(HostCopy {
+            tile_base: gpu.download(&self.tile_base)?,
+            bits: gpu.download(&self.bits)?,
+            col5: gpu.download(&self.col5)?,
+            val5: gpu.download(&self.val5)?,
+            row_map: if mapped { gpu.download(&self.row_map)? } else { Vec::new() },
+            empty_rows: if self.empty > 0 { gpu.download(&self.empty_rows)? } else { Vec::new() },
+            conversion_ms: self.conversion_ms,
+        })
     }
 }

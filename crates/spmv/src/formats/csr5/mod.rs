@@ -52,8 +52,10 @@
 //!
 //! Device indices are 32-bit: the padded entry count must stay below 2^32 (larger matrices
 //! are refused with [`Error::Format`]). The conversion runs on the host (parallel), timed in
-//! `conv ms`.
+//! `conv ms`, or with `convert=gpu` on the GPU during the upload ([`Csr5OnGpu`], `convert.cu`:
+//! the same arrays bit for bit).
 
+mod convert;
 mod cpu;
 mod gpu;
 
@@ -66,6 +68,8 @@ use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Precision, Scalar};
+
+pub use convert::{Csr5OnGpu, CONVERT_KERNELS};
 
 pub const KERNELS: KernelModule =
     KernelModule { name: "csr5", source: include_str!("kernel.cu"), headers: &[super::carry::CUDA_HEADER] };
@@ -104,15 +108,57 @@ pub struct Csr5<T> {
     max_row_len: usize,
 }
 
+/// The entries of `a` padded to whole tiles of `tile`, with at least one padding entry (the
+/// virtual row's start); an error past 32-bit device indices (of entries or of rows).
+fn padded_entries<T: Scalar>(a: &Csr<T>, tile: usize) -> Result<usize> {
+    let (m, nnz) = (a.nrows(), a.nnz());
+    if m > u32::MAX as usize {
+        return Err(Error::format(NAME, format!("{m} rows exceed the 2^32 - 1 of 32-bit row indices")));
+    }
+    let padded = (nnz + 1).div_ceil(tile) * tile;
+    if padded as u64 > u32::MAX as u64 {
+        return Err(Error::format(NAME, format!("{nnz} entries (padded to {padded}) exceed the 2^32 - 1 of 32-bit device indices")));
+    }
+    Ok(padded)
+}
+
+/// Device bytes of the tiles (`padded` entries, `words` bit-flag words, tile bases, per-tile
+/// carries and heads) and of a row map of `mapped_rows` entries; the segments not included.
+fn layout_bytes<T: Scalar>(padded: usize, tiles: usize, words: usize, mapped_rows: usize) -> usize {
+    padded * (4 + std::mem::size_of::<T>())
+        + 4 * (words + tiles + 1 + mapped_rows)
+        + 2 * std::mem::size_of::<T::Acc>() * tiles
+}
+
+/// The rows that cross tiles, numbered as the tiles number rows (before the row map): tile
+/// `t` carries the row open at its end (it holds the tile's last entry) unless that is the
+/// virtual row.
+fn carry_segments(tile_base: &[u32], real_rows: u32) -> Vec<Segment> {
+    let mut segments = Vec::new();
+    for (t, next_base) in tile_base.iter().skip(1).enumerate() {
+        let open = next_base - 1;
+        if open < real_rows {
+            carry::push_carry(&mut segments, t, open);
+        }
+    }
+    segments
+}
+
+/// `sigma` must be one of [`SIGMA_CHOICES`].
+fn check_sigma(sigma: usize) -> Result<()> {
+    if SIGMA_CHOICES.contains(&sigma) {
+        return Ok(());
+    }
+    Err(Error::Unsupported(format!(
+        "format {NAME}: parameter sigma={sigma} must be one of {} or auto",
+        SIGMA_CHOICES.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+    )))
+}
+
 impl<T: Scalar> Csr5<T> {
     /// Tiles of 32 lanes with σ = `sigma` (one of [`SIGMA_CHOICES`]).
     pub fn new(a: &Csr<T>, sigma: usize) -> Result<Self> {
-        if !SIGMA_CHOICES.contains(&sigma) {
-            return Err(Error::Unsupported(format!(
-                "format {NAME}: parameter sigma={sigma} must be one of {} or auto",
-                SIGMA_CHOICES.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
-            )));
-        }
+        check_sigma(sigma)?;
         Self::with_lanes(a, sigma, OMEGA)
     }
 
@@ -120,13 +166,7 @@ impl<T: Scalar> Csr5<T> {
     fn with_lanes(a: &Csr<T>, sigma: usize, lanes: usize) -> Result<Self> {
         let (m, nnz) = (a.nrows(), a.nnz());
         let tile = lanes * sigma;
-        let padded = (nnz + 1).div_ceil(tile) * tile;
-        if padded as u64 > u32::MAX as u64 {
-            return Err(Error::format(
-                NAME,
-                format!("{nnz} entries (padded to {padded}) exceed the 2^32 - 1 of 32-bit device indices"),
-            ));
-        }
+        let padded = padded_entries(a, tile)?;
         let tiles = padded / tile;
         // Rows with entries, and where each starts (strictly increasing).
         let row_ptr = a.row_ptr();
@@ -166,16 +206,9 @@ impl<T: Scalar> Csr5<T> {
                 }
             }
         });
-        // Tile t carries the row open at its end (it holds the tile's last entry) unless that
-        // is the virtual row.
-        let real_rows = (m - empty_rows.len()) as u32;
-        let mut segments = Vec::new();
-        for t in 0..tiles {
-            let open = tile_base[t + 1] - 1;
-            if open < real_rows {
-                let row = if has_empty { row_map[open as usize] } else { open };
-                carry::push_carry(&mut segments, t, row);
-            }
+        let mut segments = carry_segments(&tile_base, (m - empty_rows.len()) as u32);
+        if has_empty {
+            segments.iter_mut().for_each(|s| s.row = row_map[s.row as usize]);
         }
         Ok(Csr5 {
             nrows: m,
@@ -219,11 +252,7 @@ impl<T: Scalar> Csr5<T> {
     /// Padded entries (column + value), bit flags, tile bases, the row map and empty rows,
     /// the segments (3 × u32) and the per-tile carries and heads.
     pub fn device_bytes(&self) -> usize {
-        let acc = std::mem::size_of::<T::Acc>();
-        self.col5.len() * (4 + std::mem::size_of::<T>())
-            + 4 * (self.bits.len() + self.tile_base.len() + self.row_map.len() + self.empty_rows.len())
-            + 12 * self.segments.len()
-            + 2 * acc * self.tiles()
+        layout_bytes::<T>(self.col5.len(), self.tiles(), self.bits.len(), self.row_map.len() + self.empty_rows.len()) + 12 * self.segments.len()
     }
 }
 
