@@ -36,6 +36,7 @@ mod row_writer;
 pub mod sell;
 pub mod spec;
 pub mod teb;
+pub mod values;
 #[cfg(test)]
 mod test_support;
 
@@ -174,11 +175,11 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
         FormatInfo {
             name: "csr-vector",
             description: "CSR, 2-32 lanes per row chosen from the mean row length, shuffle reduction",
-            params: &[LANES],
+            params: &[LANES, VALUES],
             kernels: &[csr::KERNELS],
             deterministic: true,
             half: true,
-            build: |a, s| Ok(Box::new(csr::CsrFormat::vector(a, lanes(s)?)?)),
+            build: |a, s| Ok(Box::new(csr::CsrFormat::vector_coded(a, lanes(s)?, value_choice(s)?)?)),
         },
         FormatInfo {
             name: "coo-atomic",
@@ -472,6 +473,14 @@ const TEB_PARAMS: &[Param] = &[
 ];
 
 /// `lanes`: `None` for auto, else a power of two in 2..=32.
+/// The `values` parameter of the formats with coded values ([`values`]).
+const VALUES: Param = Param { key: "values", default: "full", doc: values::VALUES_DOC };
+
+fn value_choice(s: &FormatSpec) -> Result<values::ValueChoice> {
+    let name = s.choice("values", values::VALUE_CHOICES)?;
+    Ok(values::ValueChoice::parse(name).expect("every VALUE_CHOICES name parses"))
+}
+
 fn lanes(s: &FormatSpec) -> Result<Option<u32>> {
     match s.auto_usize("lanes", 2)? {
         Some(l) if l > 32 || !l.is_power_of_two() => Err(Error::Unsupported(format!(

@@ -11,18 +11,24 @@
 //! CSR-vector gives each row `L` lanes that read consecutive entries and add their partial
 //! sums with warp shuffles. `L` is the smallest power of two ≥ the mean row length, within
 //! 2..=32 (Bell & Garland's rule), so short-row matrices do not leave most lanes idle.
+//!
+//! CSR-vector takes `values=…` ([`super::values`]): the values stored as exact narrower codes
+//! (a pattern, small integers, half or single floats, a dictionary), the same sums in the same
+//! order, so `y` has the bits of `values=full` with fewer bytes read.
 
 mod cpu;
 mod gpu;
 
 use std::sync::Arc;
 
+use super::values::{EncodedValues, ValueChoice, ValueCodec};
 use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule = KernelModule { name: "csr", source: include_str!("kernel.cu"), headers: &[] };
+pub const KERNELS: KernelModule =
+    KernelModule { name: "csr", source: include_str!("kernel.cu"), headers: &[super::values::CUDA_HEADER] };
 
 /// Which CSR kernel runs on the GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,19 +51,28 @@ pub fn vector_lanes(mean_row_len: f64) -> u32 {
 pub struct CsrFormat<T> {
     csr: Csr<T>,
     kernel: CsrKernel,
+    /// The values coded narrower (CSR-vector with `values` other than full), or `None`.
+    coded: Option<EncodedValues<T>>,
 }
 
 impl<T: Scalar> CsrFormat<T> {
     pub fn new(a: &Csr<T>, kernel: CsrKernel) -> Self {
-        CsrFormat { csr: a.clone(), kernel }
+        CsrFormat { csr: a.clone(), kernel, coded: None }
     }
     /// CSR-vector with `lanes` per row, or [`vector_lanes`] of the mean row length.
     pub fn vector(a: &Csr<T>, lanes: Option<u32>) -> Result<Self> {
+        Self::vector_coded(a, lanes, ValueChoice::Codec(ValueCodec::Full))
+    }
+    /// CSR-vector with its values stored as `values` asks (declined, with the reason, when
+    /// the matrix's values do not fit the codec).
+    pub fn vector_coded(a: &Csr<T>, lanes: Option<u32>, values: ValueChoice) -> Result<Self> {
         let lanes = lanes.unwrap_or_else(|| vector_lanes(a.mean_row_len()));
         if !(2..=32).contains(&lanes) || !lanes.is_power_of_two() {
             return Err(Error::format("csr-vector", format!("{lanes} lanes per row: must be 2, 4, 8, 16 or 32")));
         }
-        Ok(Self::new(a, CsrKernel::Vector(lanes)))
+        let coded = EncodedValues::encode(a.values(), values, "csr-vector")?;
+        let coded = (coded.codec() != ValueCodec::Full).then_some(coded);
+        Ok(CsrFormat { csr: a.clone(), kernel: CsrKernel::Vector(lanes), coded })
     }
     fn name(&self) -> &'static str {
         match self.kernel {
@@ -74,16 +89,34 @@ pub(crate) fn device_bytes<T: Scalar>(a: &Csr<T>) -> usize {
 
 impl<T: Scalar> SpmvFormat<T> for CsrFormat<T> {
     fn stats(&self) -> FormatStats {
-        let mut stats = FormatStats::unpadded(&self.csr, device_bytes(&self.csr));
+        let a = &self.csr;
+        let bytes = match &self.coded {
+            None => device_bytes(a),
+            Some(v) => 4 * (a.nrows() + 1) + 4 * a.nnz() + v.device_bytes(),
+        };
+        let mut stats = FormatStats::unpadded(a, bytes);
         if let CsrKernel::Vector(lanes) = self.kernel {
             stats.extra.push(("lanes_per_row".into(), lanes as f64));
         }
+        if let Some(v) = &self.coded {
+            stats.extra.extend(v.stats().into_iter().map(|(k, v)| (k.to_string(), v)));
+        }
         stats
     }
+    fn bytes_read(&self) -> usize {
+        let a = &self.csr;
+        match &self.coded {
+            None => device_bytes(a),
+            Some(v) => 4 * (a.nrows() + 1) + 4 * a.nnz() + v.bytes_read(a.nnz()),
+        }
+    }
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
-        cpu::spmv(&self.csr, x, y)
+        match &self.coded {
+            None => cpu::spmv(&self.csr, x, y),
+            Some(v) => cpu::spmv_coded(&self.csr, v, x, y),
+        }
     }
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        Ok(Box::new(gpu::DeviceCsr::new(gpu, &self.csr, self.kernel, self.name())?))
+        Ok(Box::new(gpu::DeviceCsr::new(gpu, &self.csr, self.kernel, self.coded.as_ref(), self.name())?))
     }
 }

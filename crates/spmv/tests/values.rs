@@ -1,0 +1,157 @@
+//! Lossless value compression (`values=…`, formats/values): every format that takes the
+//! parameter gives, with every codec the matrix qualifies for, the same bits as with
+//! `values=full` — on the CPU here, on the GPU with `--include-ignored` — and declines the
+//! codecs it does not qualify for with the reason. The matrices are the edge cases, generated
+//! ones and (on the GPU) every shared matrix, each also with its values replaced so that
+//! every codec is exercised: a pattern, small integers, a few distinct floats, values exact in
+//! half and in single precision.
+
+mod common;
+
+use std::sync::Arc;
+
+use spmv::formats::values::VALUE_CHOICES;
+use spmv::formats::{build, parse_spec, registry};
+use spmv::gpu::Gpu;
+use spmv::reference::test_vector;
+use spmv::{Csr, Error, Scalar};
+
+/// The registered formats with a `values` parameter.
+fn coded_formats() -> Vec<&'static str> {
+    let names: Vec<&'static str> =
+        registry::<f64>().into_iter().filter(|f| f.params.iter().any(|p| p.key == "values")).map(|f| f.name).collect();
+    assert!(names.contains(&"csr-vector"), "{names:?}");
+    names
+}
+
+/// `a` and copies of it with values that qualify for each codec.
+fn value_variants(name: &str, a: &Csr<f64>) -> Vec<(String, Csr<f64>)> {
+    let with = |f: fn(usize, f64) -> f64| {
+        let values = a.values().iter().enumerate().map(|(i, &v)| f(i, v)).collect();
+        Csr::new_checked(a.nrows(), a.ncols(), a.row_ptr().to_vec(), a.col_idx().to_vec(), values).unwrap()
+    };
+    vec![
+        (name.to_string(), a.clone()),
+        (format!("{name} (pattern 1.5)"), with(|_, _| 1.5)),
+        (format!("{name} (integers)"), with(|i, _| ((i * 37) % 255) as f64 - 127.0)),
+        (format!("{name} (few floats)"), with(|i, _| [0.1, -2.7, 1e-5, 3.3][i % 4])),
+        (format!("{name} (halves)"), with(|i, _| ((i * 13) % 4000) as f64 / 8.0 - 250.0)),
+        (format!("{name} (singles)"), with(|_, v| f64::from(v as f32))),
+    ]
+}
+
+fn matrices(shared: bool) -> Vec<(String, Csr<f64>)> {
+    let mut base = common::edge_cases();
+    for spec in ["poisson3d:n=20", "kron:scale=12", "powerlaw:n=20000,mean=8,exp=2.1"] {
+        base.push((spec.to_string(), spmv::io::gen::generate(spec).unwrap()));
+    }
+    if shared {
+        base.extend(common::shared_matrices());
+    }
+    base.iter().flat_map(|(n, a)| value_variants(n, a)).collect()
+}
+
+/// Runs `spec` on `a` (CPU, or the GPU when given): y bits, or `None` when the format
+/// declines the matrix (a codec it does not qualify for, or a size it cannot hold).
+fn run<T: Scalar>(gpu: Option<&Arc<Gpu>>, a: &Csr<T>, spec: &str) -> Result<Option<Vec<u64>>, String> {
+    let host = match build(&parse_spec(spec).unwrap(), a) {
+        Ok(h) => h,
+        Err(Error::Format { .. }) => return Ok(None),
+        Err(e) => return Err(format!("{spec}: {e}")),
+    };
+    let x = test_vector::<T>(a.ncols());
+    let y = match gpu {
+        None => {
+            let mut y = vec![T::nan(); a.nrows()];
+            host.spmv(&x, &mut y).map_err(|e| e.to_string())?;
+            y
+        }
+        Some(gpu) => {
+            let go = || -> spmv::Result<Vec<T>> {
+                let device = host.upload(gpu)?;
+                let x = gpu.upload_nonempty(&x)?;
+                let mut y = gpu.alloc::<T>(a.nrows())?;
+                gpu.fill(&mut y, T::nan())?;
+                device.spmv(&x, &mut y)?;
+                gpu.download(&y)
+            };
+            go().map_err(|e| format!("{spec}: {e}"))?
+        }
+    };
+    Ok(Some(y.iter().map(|v| v.to_f64().to_bits()).collect()))
+}
+
+/// Every codec of every coded format on every matrix: the bits of `values=full`.
+fn check<T: Scalar>(gpu: Option<&Arc<Gpu>>, matrices: &[(String, Csr<f64>)]) -> Vec<String> {
+    let mut failures = Vec::new();
+    let mut exercised = std::collections::HashSet::new();
+    for (name, a) in matrices {
+        let a: Csr<T> = a.cast();
+        for format in coded_formats() {
+            let full = match run(gpu, &a, &format!("{format}:values=full")) {
+                Ok(Some(y)) => y,
+                Ok(None) => continue,
+                Err(e) => {
+                    failures.push(format!("{name}: {e}"));
+                    continue;
+                }
+            };
+            for codec in VALUE_CHOICES.iter().filter(|c| **c != "full") {
+                let spec = format!("{format}:values={codec}");
+                match run(gpu, &a, &spec) {
+                    Ok(Some(y)) if y == full => {
+                        exercised.insert((format, *codec));
+                    }
+                    Ok(Some(_)) => failures.push(format!("{name} {}: {spec} differs from values=full", T::SUFFIX)),
+                    Ok(None) => {}
+                    Err(e) => failures.push(format!("{name} {}: {e}", T::SUFFIX)),
+                }
+            }
+        }
+    }
+    // Each codec that applies to T ran somewhere (not only declined).
+    for format in coded_formats() {
+        for codec in VALUE_CHOICES {
+            let applies = !matches!((*codec, T::SUFFIX), ("f32", "f32" | "f16") | ("f16", "f16") | ("full", _));
+            if applies && !exercised.contains(&(format, *codec)) {
+                failures.push(format!("{format}:values={codec} {} was never exercised", T::SUFFIX));
+            }
+        }
+    }
+    failures
+}
+
+#[test]
+fn cpu_coded_values_give_the_bits_of_full_values() {
+    let m = matrices(false);
+    let mut failures = check::<f64>(None, &m);
+    failures.extend(check::<f32>(None, &m));
+    common::assert_clean(failures);
+}
+
+#[test]
+fn a_codec_the_values_do_not_fit_is_declined_with_the_reason() {
+    let a = spmv::io::gen::generate("powerlaw:n=2000,mean=8,exp=2.1").unwrap();
+    for format in coded_formats() {
+        for codec in ["pattern", "i8", "i16"] {
+            let e = build::<f64>(&parse_spec(&format!("{format}:values={codec}")).unwrap(), &a).unwrap_err();
+            let text = e.to_string();
+            assert!(matches!(e, Error::Format { .. }) && text.contains(format) && text.contains(&format!("values={codec}: entry")), "{text}");
+        }
+        let e = build::<f32>(&parse_spec(&format!("{format}:values=f32")).unwrap(), &a.cast()).unwrap_err();
+        assert!(e.to_string().contains("nothing narrower than f32"), "{e}");
+        // auto always builds and reports the bytes per value it chose.
+        let f = build::<f64>(&parse_spec(&format!("{format}:values=auto")).unwrap(), &a).unwrap();
+        assert!(f.stats().bytes <= build::<f64>(&parse_spec(format).unwrap(), &a).unwrap().stats().bytes);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_coded_values_give_the_bits_of_full_values() {
+    let gpu = common::gpu();
+    let m = matrices(true);
+    let mut failures = check::<f64>(Some(&gpu), &m);
+    failures.extend(check::<f32>(Some(&gpu), &m));
+    common::assert_clean(failures);
+}
