@@ -278,8 +278,9 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
                     default: "host",
                     doc: "where the tiles are built: host (parallel, in conv ms) or gpu (on upload from the CSR arrays, as the paper; its time in the JSON's device_convert_ms)",
                 },
+                VALUES,
             ],
-            kernels: &[csr5::KERNELS, csr5::CONVERT_KERNELS],
+            kernels: &[csr5::KERNELS, csr5::CODED_KERNELS, csr5::CONVERT_KERNELS],
             deterministic: true,
             half: true,
             build: |a, s| {
@@ -287,9 +288,13 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
                     Some(sigma) => sigma,
                     None => csr5::auto_sigma(a.mean_row_len(), T::PRECISION),
                 };
+                let values = value_choice(s)?;
                 match s.choice("convert", &["host", "gpu"])? {
+                    "gpu" if values != values::ValueChoice::Codec(values::ValueCodec::Full) => Err(Error::Unsupported(
+                        "format csr5: convert=gpu stores full values only; use convert=host with values other than full".into(),
+                    )),
                     "gpu" => Ok(Box::new(csr5::Csr5OnGpu::new(a, sigma)?)),
-                    _ => Ok(Box::new(csr5::Csr5::new(a, sigma)?)),
+                    _ => Ok(Box::new(csr5::Csr5::with_values(a, sigma, values)?)),
                 }
             },
         },

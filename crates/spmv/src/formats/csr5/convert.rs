@@ -15,6 +15,7 @@ use std::time::Instant;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::gpu::{DeviceCsr5, DeviceTiles};
+use crate::formats::values::DeviceValues;
 use super::{carry_segments, check_sigma, layout_bytes, padded_entries, Csr5, KERNELS, NAME, OMEGA};
 use crate::error::Result;
 use crate::formats::{offsets_u32, DeviceFormat, FormatStats, SpmvFormat};
@@ -62,7 +63,7 @@ impl<T: Scalar> SpmvFormat<T> for Csr5OnGpu<T> {
         let mean = if a.nrows() == 0 { 0.0 } else { a.nnz() as f64 / a.nrows() as f64 };
         // The segments (12 bytes each, at most one per tile) are known after the conversion:
         // the device format counts them as its workspace.
-        let bytes = layout_bytes::<T>(padded, tiles, tiles * OMEGA, mapped);
+        let bytes = layout_bytes::<T::Acc>(padded, tiles, tiles * OMEGA, mapped) + padded * std::mem::size_of::<T>();
         FormatStats::new(bytes, a.nnz(), padded, a.max_row_len(), mean).with([
             ("sigma", self.sigma as f64),
             ("tiles", tiles as f64),
@@ -176,7 +177,7 @@ pub(super) fn convert<T: Scalar>(gpu: &Gpu, a: &Csr<T>, sigma: usize) -> Result<
             s.row = row;
         }
     }
-    let arrays = DeviceTiles { tile_base, bits, col5, val5, row_map, empty_rows };
+    let arrays = DeviceTiles { tile_base, bits, col5, val5: DeviceValues::from_device(gpu, val5)?, row_map, empty_rows };
     let format = DeviceCsr5::assemble(gpu, nnz, sigma, real_rows, empty, arrays, &segments)?;
     gpu.synchronize()?;
     Ok(format.converted_on_gpu(start.elapsed().as_secs_f64() * 1e3, segments.len()))

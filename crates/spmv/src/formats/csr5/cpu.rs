@@ -47,7 +47,7 @@ fn tile<T: Scalar>(a: &Csr5<T>, t: usize, x: &[T], out: RowWriter<T>) -> TileOut
                 }
                 if t * tile + l * sigma + k < a.nnz {
                     let slot = t * tile + k * lanes + l;
-                    sum += a.val5[slot].to_acc() * x[a.col5[slot] as usize].to_acc();
+                    sum += a.value(slot).to_acc() * x[a.col5[slot] as usize].to_acc();
                 }
             }
             Lane { key: row, carry: sum, first }

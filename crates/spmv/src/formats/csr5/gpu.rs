@@ -3,9 +3,10 @@
 
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
-use super::{Csr5, KERNELS};
+use super::{Csr5, CODED_KERNELS, KERNELS};
 use crate::error::Result;
 use crate::formats::carry::{DeviceCarry, Segment};
+use crate::formats::values::{DeviceValues, ValueCodec};
 use crate::formats::DeviceFormat;
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::Scalar;
@@ -22,7 +23,7 @@ pub(super) struct DeviceCsr5<T: Scalar> {
     tile_base: CudaSlice<u32>,
     bits: CudaSlice<u32>,
     col5: CudaSlice<u32>,
-    val5: CudaSlice<T>,
+    val5: DeviceValues<T>,
     row_map: CudaSlice<u32>,
     empty_rows: CudaSlice<u32>,
     carry: DeviceCarry<T>,
@@ -37,7 +38,7 @@ pub(super) struct DeviceTiles<T> {
     pub tile_base: CudaSlice<u32>,
     pub bits: CudaSlice<u32>,
     pub col5: CudaSlice<u32>,
-    pub val5: CudaSlice<T>,
+    pub val5: DeviceValues<T>,
     /// One unread element when no row is empty (the identity map).
     pub row_map: CudaSlice<u32>,
     pub empty_rows: CudaSlice<u32>,
@@ -49,7 +50,10 @@ impl<T: Scalar> DeviceCsr5<T> {
             tile_base: gpu.upload(&a.tile_base)?,
             bits: gpu.upload(&a.bits)?,
             col5: gpu.upload(&a.col5)?,
-            val5: gpu.upload(&a.val5)?,
+            val5: match &a.coded {
+                None => DeviceValues::upload_full(gpu, &a.val5)?,
+                Some(c) => DeviceValues::upload(gpu, c)?,
+            },
             row_map: gpu.upload_nonempty(&a.row_map)?,
             empty_rows: gpu.upload_nonempty(&a.empty_rows)?,
         };
@@ -68,6 +72,8 @@ impl<T: Scalar> DeviceCsr5<T> {
         segments: &[Segment],
     ) -> Result<Self> {
         let tiles = arrays.tile_base.len() - 1;
+        let codec = arrays.val5.codec();
+        let module = if codec == ValueCodec::Full { &KERNELS } else { &CODED_KERNELS };
         Ok(DeviceCsr5 {
             // All below 2^32: checked on conversion (padded entries < 2^32).
             nnz: nnz as u32,
@@ -81,11 +87,11 @@ impl<T: Scalar> DeviceCsr5<T> {
             val5: arrays.val5,
             row_map: arrays.row_map,
             empty_rows: arrays.empty_rows,
-            carry: DeviceCarry::new(gpu, &KERNELS, "csr5_fixup", tiles, segments)?,
+            carry: DeviceCarry::new(gpu, module, "csr5_fixup", tiles, segments)?,
             tile_kernel: Kernel::new(
                 gpu,
-                &KERNELS,
-                &format!("csr5_{sigma}_{}", T::SUFFIX),
+                module,
+                &format!("csr5_{sigma}{}_{}", codec.kernel_suffix(), T::SUFFIX),
                 grid_for(tiles as u64 * 32, (32 * TILES_PER_BLOCK) as u32)?,
             )?,
             conversion_ms: None,
@@ -117,9 +123,9 @@ impl<T: Scalar> DeviceFormat<T> for DeviceCsr5<T> {
                     .arg(&self.tiles)
                     .arg(&self.tile_base)
                     .arg(&self.bits)
-                    .arg(&self.col5)
-                    .arg(&self.val5)
-                    .arg(&self.row_map)
+                    .arg(&self.col5);
+                self.val5.push(a);
+                a.arg(&self.row_map)
                     .arg(&self.has_map)
                     .arg(&self.empty_rows)
                     .arg(&self.empty)
@@ -161,7 +167,7 @@ impl<T: Scalar> DeviceCsr5<T> {
             tile_base: gpu.download(&self.tile_base)?,
             bits: gpu.download(&self.bits)?,
             col5: gpu.download(&self.col5)?,
-            val5: gpu.download(&self.val5)?,
+            val5: gpu.download(self.val5.full().expect("the GPU conversion stores full values"))?,
             row_map: if mapped { gpu.download(&self.row_map)? } else { Vec::new() },
             empty_rows: if self.empty > 0 { gpu.download(&self.empty_rows)? } else { Vec::new() },
             conversion_ms: self.conversion_ms,

@@ -64,6 +64,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::carry::{self, Segment};
+use super::values::{EncodedValues, ValueChoice, ValueCodec};
 use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
@@ -71,8 +72,14 @@ use crate::matrix::{Csr, Precision, Scalar};
 
 pub use convert::{Csr5OnGpu, CONVERT_KERNELS};
 
-pub const KERNELS: KernelModule =
-    KernelModule { name: "csr5", source: include_str!("kernel.cu"), headers: &[super::carry::CUDA_HEADER] };
+/// The tile kernel's template and the header it needs, shared by both kernel modules.
+const HEADERS: &[&str] = &[super::carry::CUDA_HEADER, super::values::CUDA_HEADER, include_str!("tile.cuh")];
+
+/// The kernels over full values.
+pub const KERNELS: KernelModule = KernelModule { name: "csr5", source: include_str!("kernel.cu"), headers: HEADERS };
+
+/// The kernels over coded values (a module of their own: only coded matrices compile it).
+pub const CODED_KERNELS: KernelModule = KernelModule { name: "csr5_coded", source: include_str!("coded.cu"), headers: HEADERS };
 
 const NAME: &str = "csr5";
 
@@ -97,7 +104,10 @@ pub struct Csr5<T> {
     /// Lanes per tile: 32 on the GPU; smaller only in tests of the layout.
     lanes: usize,
     col5: Vec<u32>,
+    /// The values in the same slots (empty when they are coded).
     val5: Vec<T>,
+    /// The values coded narrower (`values` other than full), slot for slot.
+    coded: Option<EncodedValues<T>>,
     bits: Vec<u32>,
     /// Row starts before each tile, and after the last (tiles + 1 entries).
     tile_base: Vec<u32>,
@@ -122,12 +132,11 @@ fn padded_entries<T: Scalar>(a: &Csr<T>, tile: usize) -> Result<usize> {
     Ok(padded)
 }
 
-/// Device bytes of the tiles (`padded` entries, `words` bit-flag words, tile bases, per-tile
-/// carries and heads) and of a row map of `mapped_rows` entries; the segments not included.
-fn layout_bytes<T: Scalar>(padded: usize, tiles: usize, words: usize, mapped_rows: usize) -> usize {
-    padded * (4 + std::mem::size_of::<T>())
-        + 4 * (words + tiles + 1 + mapped_rows)
-        + 2 * std::mem::size_of::<T::Acc>() * tiles
+/// Device bytes of the tiles but their values (`padded` columns, `words` bit-flag words, tile
+/// bases, per-tile carries and heads of type `A`) and of a row map of `mapped_rows` entries;
+/// the segments not included.
+fn layout_bytes<A>(padded: usize, tiles: usize, words: usize, mapped_rows: usize) -> usize {
+    4 * (padded + words + tiles + 1 + mapped_rows) + 2 * std::mem::size_of::<A>() * tiles
 }
 
 /// The rows that cross tiles, numbered as the tiles number rows (before the row map): tile
@@ -218,6 +227,7 @@ impl<T: Scalar> Csr5<T> {
             lanes,
             col5,
             val5,
+            coded: None,
             bits,
             tile_base,
             row_map,
@@ -225,6 +235,48 @@ impl<T: Scalar> Csr5<T> {
             segments,
             max_row_len: a.max_row_len(),
         })
+    }
+
+    /// Tiles with the values stored as `values` asks: declined, with the reason, when the
+    /// matrix's values do not fit the codec. Padding slots (never read) take the first
+    /// value, so that they do not break a pattern.
+    pub fn with_values(a: &Csr<T>, sigma: usize, values: ValueChoice) -> Result<Self> {
+        let mut f = Self::new(a, sigma)?;
+        if values == ValueChoice::Codec(ValueCodec::Full) {
+            return Ok(f);
+        }
+        let mut slots = std::mem::take(&mut f.val5);
+        f.fill_padding(&mut slots, a.values().first().copied().unwrap_or(T::ZERO));
+        let coded = EncodedValues::encode(&slots, values, NAME)?;
+        if coded.codec() == ValueCodec::Full {
+            f.fill_padding(&mut slots, T::ZERO); // auto chose full: the padding as before
+            f.val5 = slots;
+        } else {
+            f.coded = Some(coded);
+        }
+        Ok(f)
+    }
+
+    /// Sets the padding slots (entries past nnz) of `slots` to `value`.
+    fn fill_padding(&self, slots: &mut [T], value: T) {
+        let (lanes, sigma) = (self.lanes, self.sigma);
+        let tile = lanes * sigma;
+        slots.par_chunks_mut(tile).enumerate().for_each(|(t, v)| {
+            for (slot, stored) in v.iter_mut().enumerate() {
+                if t * tile + (slot % lanes) * sigma + slot / lanes >= self.nnz {
+                    *stored = value;
+                }
+            }
+        });
+    }
+
+    /// The value in slot `slot` (decoded when coded).
+    #[inline]
+    fn value(&self, slot: usize) -> T {
+        match &self.coded {
+            None => self.val5[slot],
+            Some(c) => c.get(slot),
+        }
     }
 
     pub fn sigma(&self) -> usize {
@@ -252,7 +304,9 @@ impl<T: Scalar> Csr5<T> {
     /// Padded entries (column + value), bit flags, tile bases, the row map and empty rows,
     /// the segments (3 × u32) and the per-tile carries and heads.
     pub fn device_bytes(&self) -> usize {
-        layout_bytes::<T>(self.col5.len(), self.tiles(), self.bits.len(), self.row_map.len() + self.empty_rows.len()) + 12 * self.segments.len()
+        layout_bytes::<T::Acc>(self.col5.len(), self.tiles(), self.bits.len(), self.row_map.len() + self.empty_rows.len())
+            + 12 * self.segments.len()
+            + self.coded.as_ref().map_or(self.val5.len() * std::mem::size_of::<T>(), |c| c.device_bytes())
     }
 }
 
@@ -265,10 +319,15 @@ impl<T: Scalar> SpmvFormat<T> for Csr5<T> {
             ("segments", self.segments.len() as f64),
             ("empty_rows", self.empty_rows.len() as f64),
         ])
+        .with(self.coded.iter().flat_map(|c| c.stats()))
     }
     fn bytes_read(&self) -> usize {
         // The kernel loads no padding entry (entry index checked against nnz).
-        self.device_bytes() - (self.col5.len() - self.nnz) * (4 + std::mem::size_of::<T>())
+        let padding = self.col5.len() - self.nnz;
+        match &self.coded {
+            None => self.device_bytes() - padding * (4 + std::mem::size_of::<T>()),
+            Some(c) => self.device_bytes() - padding * 4 - c.device_bytes() + c.bytes_read(self.nnz),
+        }
     }
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
         cpu::spmv(self, x, y)

@@ -37,6 +37,21 @@ impl<T: Scalar> DeviceValues<T> {
         })
     }
 
+    /// Full values already on the device (built there by a conversion).
+    pub(crate) fn from_device(gpu: &Gpu, full: CudaSlice<T>) -> Result<Self> {
+        Ok(DeviceValues { codec: ValueCodec::Full, full, codes: gpu.alloc(1)?, table: gpu.alloc(1)? })
+    }
+
+    pub(crate) fn codec(&self) -> ValueCodec {
+        self.codec
+    }
+
+    /// The values themselves, when the codec is `full`.
+    #[cfg(test)]
+    pub(crate) fn full(&self) -> Option<&CudaSlice<T>> {
+        (self.codec == ValueCodec::Full).then_some(&self.full)
+    }
+
     /// Pushes the loader's two arguments, `(const void* codes, const T* table)`.
     pub(crate) fn push<'a>(&'a self, args: &mut LaunchArgs<'a>) {
         if self.codec == ValueCodec::Full {
