@@ -393,11 +393,11 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
         FormatInfo {
             name: "dia",
             description: "DIA, every occupied diagonal stored in full, one thread per row (refused above max_padding, default 20x)",
-            params: &[MAX_PADDING],
+            params: &[MAX_PADDING, VALUES],
             kernels: &[dia::KERNELS],
             deterministic: true,
             half: false,
-            build: |a, s| Ok(Box::new(dia::Dia::with_limit(a, max_padding(s)?)?)),
+            build: |a, s| Ok(Box::new(dia::Dia::with_values(a, max_padding(s)?, value_choice(s)?)?)),
         },
         FormatInfo {
             name: "hdia",

@@ -4,6 +4,7 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::{diagonals, Dia, KERNELS};
 use crate::error::Result;
+use crate::formats::values::DeviceValues;
 use crate::formats::DeviceFormat;
 use crate::gpu::{Gpu, Kernel};
 use crate::matrix::Scalar;
@@ -11,7 +12,7 @@ use crate::matrix::Scalar;
 pub struct DeviceDia<T> {
     diagonals: u32,
     offsets: CudaSlice<i32>,
-    data: CudaSlice<T>,
+    data: DeviceValues<T>,
     kernel: Kernel,
 }
 
@@ -22,8 +23,11 @@ impl<T: Scalar> DeviceDia<T> {
             // Below m + n < 2^32.
             diagonals: diagonals::arg_u32(format, a.offsets.len())?,
             offsets: gpu.upload_nonempty(&a.offsets)?,
-            data: gpu.upload_nonempty(&a.data)?,
-            kernel: diagonals::row_kernel::<T>(gpu, &KERNELS, "dia", a.nrows)?,
+            data: match &a.coded {
+                None => DeviceValues::upload_full(gpu, &a.data)?,
+                Some(c) => DeviceValues::upload(gpu, c)?,
+            },
+            kernel: diagonals::row_kernel::<T>(gpu, &KERNELS, &format!("dia{}", a.coded.as_ref().map_or("", |c| c.codec().kernel_suffix())), a.nrows)?,
         })
     }
 }
@@ -31,12 +35,15 @@ impl<T: Scalar> DeviceDia<T> {
 impl<T: Scalar> DeviceFormat<T> for DeviceDia<T> {
     unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         let (m, n) = diagonals::launch_dims(x, y);
-        // SAFETY: the arguments match dia_<T>(u32, u32, u32, const int*, const T*, const T*, T*).
-        // Threads stop at m = y.len(); data holds diagonals·m slots (at least one element, never
-        // read, when empty); the column guard keeps every x index below n = x.len().
+        // SAFETY: the arguments match dia{codec}_<T>(u32, u32, u32, const int*, const void*,
+        // const T*, T*) (the full kernel's values pointer is the codes argument). Threads stop at
+        // m = y.len(); the values hold diagonals·m slots (at least one element, never read, when
+        // empty); the column guard keeps every x index below n = x.len().
         unsafe {
             self.kernel.launch(gpu, |a| {
-                a.arg(&m).arg(&n).arg(&self.diagonals).arg(&self.offsets).arg(&self.data).arg(x).arg(y);
+                a.arg(&m).arg(&n).arg(&self.diagonals).arg(&self.offsets);
+                self.data.push(a);
+                a.arg(x).arg(y);
             })
         }
     }

@@ -54,12 +54,14 @@ use std::time::Instant;
 
 pub use diagonals::{OperandSpread, MAX_STORED_BYTES, PADDING_FLOOR_SLOTS, PADDING_LIMIT_RATIO, SEGMENT_ROWS};
 
+use super::values::{EncodedValues, ValueChoice, ValueCodec};
 use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule = KernelModule { name: "dia", source: include_str!("kernel.cu"), headers: &[diagonals::CUDA_HEADER] };
+pub const KERNELS: KernelModule =
+    KernelModule { name: "dia", source: include_str!("kernel.cu"), headers: &[diagonals::CUDA_HEADER, super::values::CUDA_HEADER] };
 
 const NAME: &str = "dia";
 
@@ -71,6 +73,8 @@ pub struct Dia<T> {
     data: Vec<T>,
     /// Slots whose column lies inside the matrix (what the kernel reads of `data`).
     in_range: usize,
+    /// The slots coded narrower (`values` other than full; `data` is then empty).
+    coded: Option<EncodedValues<T>>,
     conversion: diagonals::Conversion,
 }
 
@@ -112,24 +116,38 @@ impl<T: Scalar> Dia<T> {
         diagonals::fill_diagonals(a, 0..m, &offsets, &mut data);
         let in_range = diagonals::slots_in_range(0, m, &offsets, m, n);
         let conversion = diagonals::Conversion::of(a, [("scan_ms", scan_ms), ("fill_ms", diagonals::ms_since(t))]);
-        Ok(Dia { nrows: m, offsets, data, in_range, conversion })
+        Ok(Dia { nrows: m, offsets, data, in_range, coded: None, conversion })
+    }
+
+    /// DIA with its slots (padding zeros included) stored as `values` asks: declined, with the
+    /// reason, when they do not fit the codec (a pattern never does once a diagonal has a gap).
+    pub fn with_values(a: &Csr<T>, max_padding: f64, values: ValueChoice) -> Result<Self> {
+        let mut f = Self::with_limit(a, max_padding)?;
+        if values != ValueChoice::Codec(ValueCodec::Full) {
+            let coded = EncodedValues::encode(&f.data, values, NAME)?;
+            if coded.codec() != ValueCodec::Full {
+                f.data = Vec::new();
+                f.coded = Some(coded);
+            }
+        }
+        Ok(f)
     }
 
     /// The occupied diagonals, ascending.
     pub fn offsets(&self) -> &[i32] {
         &self.offsets
     }
-    /// `offsets().len() × nrows` slots, diagonal-major.
+    /// `offsets().len() × nrows` slots, diagonal-major (empty when the values are coded).
     pub fn data(&self) -> &[T] {
         &self.data
     }
     /// Stored slots, padding included (S·m).
     pub fn stored(&self) -> usize {
-        self.data.len()
+        self.offsets.len() * self.nrows
     }
-    /// Device bytes: `offsets` (`i32`) and `data`.
+    /// Device bytes: `offsets` (`i32`) and `data` (or its codes).
     pub fn device_bytes(&self) -> usize {
-        4 * self.offsets.len() + std::mem::size_of::<T>() * self.data.len()
+        4 * self.offsets.len() + self.coded.as_ref().map_or(std::mem::size_of::<T>() * self.data.len(), |c| c.device_bytes())
     }
     /// Operands (stored slots) per warp of 32 rows: S·32 each (the last warp's real rows).
     pub fn operand_spread(&self) -> OperandSpread {
@@ -143,15 +161,20 @@ impl<T: Scalar> Dia<T> {
 impl<T: Scalar> SpmvFormat<T> for Dia<T> {
     fn stats(&self) -> FormatStats {
         let own = [("diagonals", self.offsets.len() as f64)];
-        self.conversion.stats(self.device_bytes(), self.stored(), own, &[("operand", self.operand_spread())])
+        self.conversion
+            .stats(self.device_bytes(), self.stored(), own, &[("operand", self.operand_spread())])
+            .with(self.coded.iter().flat_map(|c| c.stats()))
     }
     /// The offsets and the slots whose column is inside the matrix (the kernel's guard skips
     /// the others).
     fn bytes_read(&self) -> usize {
-        4 * self.offsets.len() + std::mem::size_of::<T>() * self.in_range
+        4 * self.offsets.len() + self.coded.as_ref().map_or(std::mem::size_of::<T>() * self.in_range, |c| c.bytes_read(self.in_range))
     }
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
-        cpu::spmv(self, x, y)
+        match &self.coded {
+            None => cpu::spmv(self, x, y),
+            Some(c) => cpu::spmv_coded(self, c, x, y),
+        }
     }
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         Ok(Box::new(gpu::DeviceDia::new(gpu, self, NAME)?))
