@@ -13,6 +13,7 @@
 //!   every format is used through: [`HostMatrix`] (CPU) and [`DeviceMatrix`] (GPU).
 //! - [`gpu`]: CUDA runtime (device detection, NVRTC kernel cache, timing, cuSPARSE).
 //! - [`bench`](mod@bench): the measurements behind `spmv bench`.
+//! - [`reorder`]: locality-improving symmetric permutations (RCM, degree) around any format.
 //! - [`solve`]: solvers on top of any format (PageRank).
 
 mod api;
@@ -23,6 +24,7 @@ pub mod gpu;
 pub mod io;
 pub mod matrix;
 pub mod reference;
+pub mod reorder;
 pub mod solve;
 
 pub use api::{Backend, Matrix, Operator};
@@ -35,6 +37,7 @@ pub fn all_kernel_modules() -> Vec<gpu::KernelModule> {
     let mut modules = vec![gpu::jit::UTIL_MODULE];
     modules.extend_from_slice(solve::KERNEL_MODULES);
     modules.extend(formats::kernel_modules());
+    modules.push(reorder::KERNELS);
     modules
 }
 pub use matrix::{Coo, Csr, Precision, Scalar};

@@ -38,7 +38,7 @@ pub mod spec;
 pub mod teb;
 pub mod values;
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 
 pub use device::{DeviceEntries, DeviceFormat, DeviceMatrix};
 pub use host::{FormatHandle, HostMatrix, MatrixInfo, SpmvFormat};
