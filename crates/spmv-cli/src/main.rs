@@ -80,6 +80,12 @@ struct BenchArgs {
     /// whose exact result is not finite are then checked for the same infinity or NaN.
     #[arg(long)]
     allow_non_finite: bool,
+    /// Permute every (square) matrix symmetrically before building its formats: rcm (reverse
+    /// Cuthill-McKee) or degree (hubs first); x and y stay in the original order, the
+    /// permutation passes are timed with each product and its computation is in the JSON's
+    /// reorder_ms. Formats are then labelled format+rcm.
+    #[arg(long, default_value = "none", value_parser = ["none", "rcm", "degree"])]
+    reorder: String,
 }
 
 fn main() -> ExitCode {
@@ -166,16 +172,18 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
         warmup: args.warmup.unwrap_or(warmup),
         reps: args.reps.unwrap_or(reps),
         allow_non_finite: args.allow_non_finite,
+        reorder: spmv::reorder::Reordering::parse(&args.reorder)?,
     };
     let machine = backend.machine(&settings)?;
     let mut report = Report::new(machine, &settings);
     if scaled_down {
-        report.note = Some("default set on the CPU: its generated matrices at about 1/10 of their GPU size (name specs to run others)".into());
+        let scaled = "default set on the CPU: its generated matrices at about 1/10 of their GPU size (name specs to run others)";
+        report.note = Some(report.note.take().map_or(scaled.to_string(), |n| format!("{scaled}; {n}")));
     }
 
     // Rows are printed as they are measured; the summary follows at the end.
     let names: Vec<String> = inputs.iter().map(Input::name).collect();
-    let labels: Vec<String> = specs.iter().map(FormatSpec::label).collect();
+    let labels: Vec<String> = specs.iter().map(|s| spmv::bench::label(s, settings.reorder)).collect();
     let layout = TableLayout::new(names.iter().map(String::as_str), labels.iter().map(String::as_str));
     print!("{}", report.table_header(&layout));
     let progress = Progress::new((inputs.len() * precisions.len() * specs.len()) as u64);
@@ -208,7 +216,9 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
         Backend::Gpu(_) => "cusparse-alg1",
         Backend::Cpu => "csr-scalar",
     };
-    print!("{}", report.summary_table(baseline));
+    // Reordered runs compare with the baseline on the reordered matrix.
+    let baseline = spmv::bench::label(&spmv::formats::parse_spec(baseline)?, settings.reorder);
+    print!("{}", report.summary_table(&baseline));
     select::write_json(args.json.as_deref(), &report)?;
     let failed = report.failures().count() + load_failures.len();
     Ok(select::exit_code(failed, "result(s) wrong or not run (see the table)"))

@@ -5,6 +5,27 @@ mod common;
 use common::{fails_with, spmv, temp_dir, text};
 
 #[test]
+fn bench_reorders_on_request_and_says_so() {
+    let dir = temp_dir("reorder");
+    let json = dir.join("r.json");
+    let tall = dir.join("tall.mtx");
+    std::fs::write(&tall, "%%MatrixMarket matrix coordinate real general\n3 2 2\n1 1 1.0\n3 2 2.0\n").unwrap();
+    let out = spmv(&[
+        "bench", "poisson2d:nx=30", tall.to_str().unwrap(), "--cpu", "--reps", "1", "--formats", "csr-vector,csr5:values=auto",
+        "--reorder", "rcm", "--json", json.to_str().unwrap(),
+    ]);
+    let stdout = text(&out.stdout);
+    // The non-square matrix cannot be reordered: its rows are unsupported and say why.
+    assert!(out.status.success() && stdout.contains("UNSUPPORTED (unsupported: reordering permutes rows and columns alike: it needs a square matrix, not 3 x 2)"), "{stdout}");
+    assert!(stdout.contains("csr5:values=auto+rcm") && stdout.contains("reordered by rcm"), "{stdout}");
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let first = &report["results"][0];
+    assert_eq!((first["format"].as_str(), first["reorder"].as_str(), first["status"].as_str()), (Some("csr-vector+rcm"), Some("rcm"), Some("ok")));
+    assert!(first["reorder_ms"].as_f64().unwrap() >= 0.0);
+    fails_with(&["bench", "poisson2d:nx=4", "--cpu", "--reorder", "metis"], "metis");
+}
+
+#[test]
 fn formats_lists_the_registry() {
     let out = spmv(&["formats"]);
     assert!(out.status.success());
@@ -44,7 +65,7 @@ fn bench_takes_format_specs_and_records_the_canonical_spec() {
     assert_eq!(
         got,
         [
-            ("csr-vector:lanes=4", "csr-vector:lanes=4"),
+            ("csr-vector:lanes=4", "csr-vector:lanes=4,values=full"),
             ("sell-c-sigma:c=16,sigma=64", "sell-c-sigma:c=16,sigma=64"),
             ("ell", "ell:max_padding=20"),
         ]

@@ -4,6 +4,7 @@
 
 pub mod report;
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use cudarc::driver::PushKernelArg;
@@ -15,6 +16,7 @@ use crate::formats::{self, FormatHandle, FormatSpec, FormatStats, HostMatrix};
 use crate::gpu::{grid_for, jit, Kernel};
 use crate::matrix::{Csr, Precision, Scalar};
 use crate::reference::{test_vector, Check, Oracle};
+use crate::reorder::{self, Reordering};
 pub use crate::Backend;
 
 /// The outcome of one run (a benchmark result, a PageRank run ...).
@@ -67,11 +69,14 @@ pub struct Settings {
     /// checked class for class on rows whose exact result is not finite, and no matrix is
     /// refused for lying outside the precision's range.
     pub allow_non_finite: bool,
+    /// A symmetric permutation applied to every (square) matrix before its formats are built;
+    /// the products still take and give x and y in the original order (crate::reorder).
+    pub reorder: Reordering,
 }
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { warmup: 10, reps: 100, allow_non_finite: false }
+        Settings { warmup: 10, reps: 100, allow_non_finite: false, reorder: Reordering::None }
     }
 }
 
@@ -111,6 +116,11 @@ pub struct Measurement {
     pub convert_ms: f64,
     /// Host-to-device upload (and preprocessing) time, in milliseconds (GPU only).
     pub upload_ms: Option<f64>,
+    /// The reordering the product ran under ("rcm", "degree"), or `None`.
+    pub reorder: Option<String>,
+    /// Host time of computing the permutation and P·A·Pᵀ (once per matrix, shared by its
+    /// formats), in milliseconds; not in `convert_ms`.
+    pub reorder_ms: Option<f64>,
     /// Wall time of a conversion the format runs on the GPU during its upload (part of
     /// `upload_ms`), in milliseconds: `csr5:convert=gpu`. The table's conv ms adds it.
     pub device_convert_ms: Option<f64>,
@@ -151,6 +161,8 @@ impl Measurement {
             error: None,
             convert_ms: 0.0,
             upload_ms: None,
+            reorder: None,
+            reorder_ms: None,
             device_convert_ms: None,
             format_bytes: 0,
             bytes_read: 0,
@@ -265,9 +277,21 @@ impl Backend {
         let x = test_vector::<T>(a.ncols());
         let oracle = Oracle::new(a, &x);
         let range_error = if settings.allow_non_finite { None } else { oracle.range_error::<T>() };
+        // The permutation and P·A·Pᵀ, once for all formats (an error is every format's).
+        let t = Instant::now();
+        let reordered = match settings.reorder {
+            Reordering::None => None,
+            method => Some(reorder::permutation(a, method).and_then(|p| Ok((p.apply(a)?, Arc::new(p))))),
+        };
+        let reorder_ms = t.elapsed().as_secs_f64() * 1e3;
         let mut out = Vec::with_capacity(specs.len());
         for spec in specs {
             let mut m = Measurement::new(name, spec, a);
+            m.format = label(spec, settings.reorder);
+            if reordered.is_some() {
+                m.reorder = Some(settings.reorder.name().to_string());
+                m.reorder_ms = Some(reorder_ms);
+            }
             let t = Instant::now();
             if let Some(why) = &range_error {
                 m.status = Status::Unsupported;
@@ -276,7 +300,14 @@ impl Backend {
                 out.push(m);
                 continue;
             }
-            match formats::build(spec, a) {
+            let built = match &reordered {
+                None => formats::build(spec, a),
+                Some(Ok((permuted, perm))) => reorder::build_reordered(spec, permuted, perm, settings.reorder),
+                // Errors are not Clone: each format gets the message (a non-square matrix).
+                Some(Err(Error::Unsupported(why))) => Err(Error::Unsupported(why.clone())),
+                Some(Err(e)) => Err(Error::Unsupported(format!("reordering failed: {e}"))),
+            };
+            match built {
                 Err(e) => {
                     m.status = Status::of_error(&e);
                     m.error = Some(e.to_string());
@@ -303,6 +334,14 @@ impl Backend {
             out.push(m);
         }
         out
+    }
+}
+
+/// A result's format label: the spec's, with `+rcm` or `+degree` when the matrix was reordered.
+pub fn label(spec: &FormatSpec, reorder: Reordering) -> String {
+    match reorder {
+        Reordering::None => spec.label(),
+        method => format!("{}+{method}", spec.label()),
     }
 }
 

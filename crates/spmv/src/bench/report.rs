@@ -31,7 +31,12 @@ impl Report {
             machine,
             warmup: settings.warmup,
             reps: settings.reps,
-            note: None,
+            note: match settings.reorder {
+                crate::reorder::Reordering::None => None,
+                method => Some(format!(
+                    "matrices reordered by {method} (P·A·Pᵀ, x and y in the original order; the gather and scatter of each product are in its time; reorder_ms in the JSON)"
+                )),
+            },
             results: Vec::new(),
         }
     }
@@ -167,10 +172,12 @@ impl Report {
             s,
             "# per format: ok / unsupported / failed runs, wins (fastest correct), geometric-mean speed-up over {baseline}, median %roofline beyond L2"
         );
-        for f in self.summary(baseline) {
+        let summary = self.summary(baseline);
+        let width = summary.iter().map(|f| f.format.chars().count()).max().unwrap_or(0).max(16);
+        for f in summary {
             let _ = writeln!(
                 s,
-                "#   {:<16} {:>5} {:>5} {:>3}  wins {:>5}  speed-up {:>6.2}x ({} pairs)  %roof {}",
+                "#   {:<width$} {:>5} {:>5} {:>3}  wins {:>5}  speed-up {:>6.2}x ({} pairs)  %roof {}",
                 f.format,
                 f.ok,
                 f.unsupported,
