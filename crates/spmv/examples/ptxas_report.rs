@@ -8,7 +8,7 @@ fn main() {
         eprintln!("usage: ptxas_report MODULE [FILTER]   (modules: {})", module_names());
         std::process::exit(2);
     };
-    let Some(module) = spmv::formats::kernel_modules().into_iter().find(|m| m.name == name.as_str()) else {
+    let Some(module) = spmv::all_kernel_modules().into_iter().find(|m| m.name == name.as_str()) else {
         eprintln!("no kernel module '{name}' (modules: {})", module_names());
         std::process::exit(2);
     };
@@ -33,5 +33,5 @@ fn main() {
 }
 
 fn module_names() -> String {
-    spmv::formats::kernel_modules().iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
+    spmv::all_kernel_modules().iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
 }

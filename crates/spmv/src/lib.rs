@@ -38,6 +38,7 @@ pub fn all_kernel_modules() -> Vec<gpu::KernelModule> {
     modules.extend_from_slice(solve::KERNEL_MODULES);
     modules.extend(formats::kernel_modules());
     modules.push(reorder::KERNELS);
+    modules.push(bench::bound::KERNELS);
     modules
 }
 pub use matrix::{Coo, Csr, Precision, Scalar};

@@ -2,6 +2,7 @@
 //! bytes, median and minimum kernel time, GFLOPS, effective bandwidth against the copy
 //! roofline measured in the same run, and the error against the oracle.
 
+pub(crate) mod bound;
 pub mod report;
 
 use std::sync::Arc;
@@ -134,6 +135,11 @@ pub struct Measurement {
     /// (the median of [`BACK_TO_BACK_ROUNDS`] such rounds); on the CPU, the mean of the timed
     /// loop. Comparable with other codes' drivers, which time this way.
     pub back_to_back_ms: f64,
+    /// The matrix's own bound (bench/bound.rs): back-to-back mean of streaming its columns and
+    /// values of this format's width and gathering x, in milliseconds (GPU only).
+    pub bound_ms: Option<f64>,
+    /// `bound_ms / back_to_back_ms`: how close the format comes to that bound.
+    pub bound_fraction: Option<f64>,
     /// 2·nnz / median time, in GFLOP/s.
     pub gflops: f64,
     /// (bytes read + x + y) / median time, in GB/s.
@@ -169,6 +175,8 @@ impl Measurement {
             median_ms: f64::NAN,
             min_ms: f64::NAN,
             back_to_back_ms: f64::NAN,
+            bound_ms: None,
+            bound_fraction: None,
             gflops: f64::NAN,
             effective_gbs: f64::NAN,
             roofline_fraction: f64::NAN,
@@ -284,6 +292,15 @@ impl Backend {
             method => Some(reorder::permutation(a, method).and_then(|p| Ok((p.apply(a)?, Arc::new(p))))),
         };
         let reorder_ms = t.elapsed().as_secs_f64() * 1e3;
+        let mut bounds = match self {
+            Backend::Gpu(gpu) => Some(bound::Bounds::<T>::new(gpu, settings)),
+            Backend::Cpu => None,
+        };
+        // The bound is of the matrix the products run on.
+        let product_matrix = match &reordered {
+            Some(Ok((permuted, _))) => permuted,
+            _ => a,
+        };
         let mut out = Vec::with_capacity(specs.len());
         for spec in specs {
             let mut m = Measurement::new(name, spec, a);
@@ -327,6 +344,11 @@ impl Backend {
                         m.effective_gbs = moved / (m.median_ms * 1e-3) / 1e9;
                         m.roofline_fraction = m.effective_gbs / machine.copy_gbs;
                         m.l2_resident = machine.l2_bytes > 0 && moved <= machine.l2_bytes as f64;
+                        if let Some(bounds) = &mut bounds {
+                            let width = m.stats.extra.iter().find(|(k, _)| k == "value_bytes").map_or(std::mem::size_of::<T>(), |(_, v)| *v as usize);
+                            m.bound_ms = bounds.ms(product_matrix, &x, width);
+                            m.bound_fraction = m.bound_ms.map(|b| b / m.back_to_back_ms);
+                        }
                     }
                 }
             }
