@@ -19,7 +19,7 @@ summary=()
 status=0
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
     # The test binaries with GPU tests; the CPU-only ones run in CI instead.
-    for name in ${DEVICE_TESTS:-spmv-lib gpu gpu_deterministic gpu_diagonal gpu_brcp pagerank quickstart-example kernels_compile}; do
+    for name in ${DEVICE_TESTS:-spmv-lib gpu gpu_deterministic gpu_diagonal gpu_brcp values reorder pagerank quickstart-example kernels_compile}; do
         t="$bundle/tests/$name"
         log=/tmp/test-$name.log
         "$t" --include-ignored ${TEST_FILTER:-} > "$log" 2>&1

@@ -1,5 +1,5 @@
-//! Lossless value compression (`values=…`, formats/values): every format that takes the
-//! parameter gives, with every codec the matrix qualifies for, the same bits as with
+//! Lossless compression (`values=…`, `cols=delta16`, formats/values): every format that takes
+//! the parameters gives, with every codec the matrix qualifies for, the same bits as with
 //! `values=full` — on the CPU here, on the GPU with `--include-ignored` — and declines the
 //! codecs it does not qualify for with the reason. The matrices are the edge cases, generated
 //! ones and (on the GPU) every shared matrix, each also with its values replaced so that
@@ -96,11 +96,14 @@ fn check<T: Scalar>(gpu: Option<&Arc<Gpu>>, matrices: &[(String, Csr<f64>)]) -> 
                     continue;
                 }
             };
-            for codec in VALUE_CHOICES.iter().filter(|c| **c != "full") {
-                let spec = format!("{format}:values={codec}");
+            let has_cols = registry::<f64>().iter().any(|f| f.name == format && f.params.iter().any(|p| p.key == "cols"));
+            let specs = VALUE_CHOICES.iter().filter(|c| **c != "full").map(|c| (format!("{format}:values={c}"), *c)).chain(
+                VALUE_CHOICES.iter().filter(|_| has_cols).map(|c| (format!("{format}:values={c},cols=delta16"), "delta16")),
+            );
+            for (spec, codec) in specs {
                 match run(gpu, &a, &spec) {
                     Ok(Some(y)) if y == full => {
-                        exercised.insert((format, *codec));
+                        exercised.insert((format, codec));
                     }
                     Ok(Some(_)) => failures.push(format!("{name} {}: {spec} differs from values=full", T::SUFFIX)),
                     Ok(None) => {}
@@ -109,7 +112,10 @@ fn check<T: Scalar>(gpu: Option<&Arc<Gpu>>, matrices: &[(String, Csr<f64>)]) -> 
             }
         }
     }
-    // Each codec that applies to T ran somewhere (not only declined).
+    // Each codec that applies to T ran somewhere (not only declined), and 16-bit columns.
+    if !exercised.contains(&("csr-vector", "delta16")) {
+        failures.push(format!("csr-vector:cols=delta16 {} was never exercised", T::SUFFIX));
+    }
     for format in coded_formats() {
         for codec in VALUE_CHOICES {
             let applies = !matches!((*codec, T::SUFFIX), ("f32", "f32" | "f16") | ("f16", "f16") | ("full", _));

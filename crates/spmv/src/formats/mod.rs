@@ -175,11 +175,18 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
         FormatInfo {
             name: "csr-vector",
             description: "CSR, 2-32 lanes per row chosen from the mean row length, shuffle reduction",
-            params: &[LANES, VALUES],
-            kernels: &[csr::KERNELS],
+            params: &[LANES, VALUES, Param { key: "cols", default: "full", doc: values::columns::COLUMNS_DOC }],
+            kernels: &[csr::KERNELS, csr::CODED_KERNELS],
             deterministic: true,
             half: true,
-            build: |a, s| Ok(Box::new(csr::CsrFormat::vector_coded(a, lanes(s)?, value_choice(s)?)?)),
+            build: |a, s| {
+                let cols = match s.choice("cols", values::columns::COLUMN_CHOICES)? {
+                    "delta16" => csr::ColumnChoice::Delta16,
+                    "auto" => csr::ColumnChoice::Auto,
+                    _ => csr::ColumnChoice::Full,
+                };
+                Ok(Box::new(csr::CsrFormat::vector_coded(a, lanes(s)?, value_choice(s)?, cols)?))
+            },
         },
         FormatInfo {
             name: "coo-atomic",

@@ -2,6 +2,7 @@
 
 use rayon::prelude::*;
 
+use crate::formats::values::columns::Delta16Columns;
 use crate::formats::values::EncodedValues;
 use crate::matrix::{mul_acc, Csr, Scalar};
 
@@ -9,14 +10,18 @@ pub fn spmv<T: Scalar>(a: &Csr<T>, x: &[T], y: &mut [T]) {
     a.spmv_parallel(x, y)
 }
 
-/// The same sums in the same order as [`spmv`], with the values decoded from `values`: the
-/// same bits.
-pub fn spmv_coded<T: Scalar>(a: &Csr<T>, values: &EncodedValues<T>, x: &[T], y: &mut [T]) {
+/// The same sums in the same order as [`spmv`], with the values decoded from `values` and the
+/// columns from `cols` where given: the same bits.
+pub fn spmv_coded<T: Scalar>(a: &Csr<T>, values: Option<&EncodedValues<T>>, cols: Option<&Delta16Columns>, x: &[T], y: &mut [T]) {
     let row_ptr = a.row_ptr();
     y.par_iter_mut().with_min_len(256).enumerate().for_each(|(r, yr)| {
-        let (cols, _) = a.row(r);
+        let (row_cols, row_vals) = a.row(r);
         let first = row_ptr[r];
-        let sum = cols.iter().enumerate().fold(T::Acc::ZERO, |s, (k, &c)| mul_acc(s, values.get(first + k), x[c as usize]));
+        let sum = (0..row_cols.len()).fold(T::Acc::ZERO, |s, k| {
+            let v = values.map_or(row_vals[k], |v| v.get(first + k));
+            let c = cols.map_or(row_cols[k], |c| c.col(r, first + k));
+            mul_acc(s, v, x[c as usize])
+        });
         *yr = T::from_acc(sum);
     });
 }

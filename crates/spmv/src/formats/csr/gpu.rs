@@ -2,8 +2,9 @@
 
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
-use super::{CsrKernel, KERNELS};
+use super::{CsrKernel, CODED_KERNELS, KERNELS};
 use crate::error::{Error, Result};
+use crate::formats::values::columns::Delta16Columns;
 use crate::formats::values::{DeviceValues, EncodedValues};
 use crate::formats::{offsets_u32, DeviceFormat};
 use crate::gpu::{grid_for, Gpu, Kernel};
@@ -14,16 +15,32 @@ const BLOCK: u32 = 256;
 pub struct DeviceCsr<T> {
     nrows: u32,
     row_ptr: CudaSlice<u32>,
-    col_idx: CudaSlice<u32>,
+    /// The columns: 32-bit, or 16-bit deltas with `row_base` (`coded` kernels).
+    cols: Columns,
     values: DeviceValues<T>,
+    /// The kernel is one of coded.cu's (its arguments include the row bases).
+    coded: bool,
     plain: Kernel,
-    /// The same kernel with α and β (`_ab`); coded values have none (the handle scales).
+    /// The same kernel with α and β (`_ab`); coded kernels have none (the handle scales).
     scaled: Option<Kernel>,
 }
 
+enum Columns {
+    Full(CudaSlice<u32>),
+    Delta16 { deltas: CudaSlice<u16>, row_base: CudaSlice<u32> },
+}
+
 impl<T: Scalar> DeviceCsr<T> {
-    /// `coded`: CSR-vector's values as codes, or `None` for the values themselves.
-    pub fn new(gpu: &Gpu, a: &Csr<T>, kernel: CsrKernel, coded: Option<&EncodedValues<T>>, format: &'static str) -> Result<Self> {
+    /// `coded`: CSR-vector's values as codes, or `None` for the values themselves; `cols16`:
+    /// its columns as 16-bit deltas, or `None`.
+    pub fn new(
+        gpu: &Gpu,
+        a: &Csr<T>,
+        kernel: CsrKernel,
+        coded: Option<&EncodedValues<T>>,
+        cols16: Option<&Delta16Columns>,
+        format: &'static str,
+    ) -> Result<Self> {
         let nrows = u32::try_from(a.nrows())
             .map_err(|_| Error::format(format, format!("{} rows exceed 32-bit row indices", a.nrows())))?;
         let (name, threads) = match kernel {
@@ -31,31 +48,48 @@ impl<T: Scalar> DeviceCsr<T> {
             CsrKernel::Vector(lanes) => (format!("csr_vector_{lanes}"), a.nrows() as u64 * lanes as u64),
         };
         let config = grid_for(threads, BLOCK)?;
-        let (values, plain, scaled) = match coded {
-            None => (
-                DeviceValues::upload_full(gpu, a.values())?,
+        let cols = match cols16 {
+            None => Columns::Full(gpu.upload_nonempty(a.col_idx())?),
+            Some(c) => Columns::Delta16 { deltas: gpu.upload_nonempty(&c.deltas)?, row_base: gpu.upload_nonempty(&c.bases)? },
+        };
+        let values = match coded {
+            None => DeviceValues::upload_full(gpu, a.values())?,
+            Some(v) => DeviceValues::upload(gpu, v)?,
+        };
+        let is_coded = coded.is_some() || cols16.is_some();
+        let (plain, scaled) = if is_coded {
+            let codec = coded.map_or("", |v| v.codec().kernel_suffix());
+            let d16 = if cols16.is_some() { "_d16" } else { "" };
+            (Kernel::new(gpu, &CODED_KERNELS, &format!("{name}{codec}{d16}_{}", T::SUFFIX), config)?, None)
+        } else {
+            (
                 Kernel::new(gpu, &KERNELS, &format!("{name}_{}", T::SUFFIX), config)?,
                 Some(Kernel::new(gpu, &KERNELS, &format!("{name}_ab_{}", T::SUFFIX), config)?),
-            ),
-            Some(v) => (
-                DeviceValues::upload(gpu, v)?,
-                Kernel::new(gpu, &KERNELS, &format!("{name}{}_{}", v.codec().kernel_suffix(), T::SUFFIX), config)?,
-                None,
-            ),
+            )
         };
-        Ok(DeviceCsr {
-            nrows,
-            row_ptr: gpu.upload(&offsets_u32(format, a)?)?,
-            col_idx: gpu.upload_nonempty(a.col_idx())?,
-            values,
-            plain,
-            scaled,
-        })
+        Ok(DeviceCsr { nrows, row_ptr: gpu.upload(&offsets_u32(format, a)?)?, cols, values, coded: is_coded, plain, scaled })
+    }
+
+    /// Pushes the columns: `col` for the plain kernels, `cols, row_base` for the coded ones.
+    fn push_cols<'a>(&'a self, args: &mut cudarc::driver::LaunchArgs<'a>) {
+        match &self.cols {
+            Columns::Full(c) if self.coded => {
+                // The coded kernels' row_base is read by ColsDelta16 only: any pointer does.
+                args.arg(c).arg(c);
+            }
+            Columns::Full(c) => {
+                args.arg(c);
+            }
+            Columns::Delta16 { deltas, row_base } => {
+                args.arg(deltas).arg(row_base);
+            }
+        }
     }
 }
 
-// SAFETY (both launches): the arguments match CSR_ARGS(T) (then T alpha, T beta for `_ab`),
-// the values as (codes, table) of the kernel's codec (DeviceValues::push); columns < ncols =
+// SAFETY (both launches): the arguments match CSR_ARGS(T) (then T alpha, T beta for `_ab`) or
+// CSR_CODED_ARGS(T) for coded.cu's kernels (push_cols), the values as (codes, table) of the
+// kernel's codec (DeviceValues::push); columns (row_base[r] + delta for 16-bit ones) < ncols =
 // x.len() by the CSR invariants, rows < nrows = y.len() by the bound check in the kernel;
 // entries row_ptr[r]..row_ptr[r + 1] lie inside col_idx and the codes (one per entry; the
 // pattern reads only table[0], a dictionary's codes index its table).
@@ -64,7 +98,8 @@ impl<T: Scalar> DeviceFormat<T> for DeviceCsr<T> {
         // SAFETY: see above.
         unsafe {
             self.plain.launch(gpu, |a| {
-                a.arg(&self.nrows).arg(&self.row_ptr).arg(&self.col_idx);
+                a.arg(&self.nrows).arg(&self.row_ptr);
+                self.push_cols(a);
                 self.values.push(a);
                 a.arg(x).arg(y);
             })
@@ -75,7 +110,8 @@ impl<T: Scalar> DeviceFormat<T> for DeviceCsr<T> {
         // SAFETY: see above.
         Some(unsafe {
             scaled.launch(gpu, |a| {
-                a.arg(&self.nrows).arg(&self.row_ptr).arg(&self.col_idx);
+                a.arg(&self.nrows).arg(&self.row_ptr);
+                self.push_cols(a);
                 self.values.push(a);
                 a.arg(x).arg(y).arg(&alpha).arg(&beta);
             })

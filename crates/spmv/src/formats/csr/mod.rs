@@ -13,22 +13,29 @@
 //! 2..=32 (Bell & Garland's rule), so short-row matrices do not leave most lanes idle.
 //!
 //! CSR-vector takes `values=…` ([`super::values`]): the values stored as exact narrower codes
-//! (a pattern, small integers, half or single floats, a dictionary), the same sums in the same
-//! order, so `y` has the bits of `values=full` with fewer bytes read.
+//! (a pattern, small integers, half or single floats, a dictionary), and `cols=delta16`: the
+//! columns as 16-bit deltas from each row's first ([`Delta16Columns`]). The same sums in the
+//! same order, so `y` has the bits of the uncompressed format with fewer bytes read.
 
 mod cpu;
 mod gpu;
 
 use std::sync::Arc;
 
+use super::values::columns::Delta16Columns;
 use super::values::{EncodedValues, ValueChoice, ValueCodec};
 use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule =
-    KernelModule { name: "csr", source: include_str!("kernel.cu"), headers: &[super::values::CUDA_HEADER] };
+const HEADERS: &[&str] = &[super::values::CUDA_HEADER, include_str!("vector.cuh")];
+
+/// The kernels over full values and columns.
+pub const KERNELS: KernelModule = KernelModule { name: "csr", source: include_str!("kernel.cu"), headers: HEADERS };
+
+/// CSR-vector over coded values or 16-bit columns (compiled only when such a matrix is used).
+pub const CODED_KERNELS: KernelModule = KernelModule { name: "csr_coded", source: include_str!("coded.cu"), headers: HEADERS };
 
 /// Which CSR kernel runs on the GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,26 +60,41 @@ pub struct CsrFormat<T> {
     kernel: CsrKernel,
     /// The values coded narrower (CSR-vector with `values` other than full), or `None`.
     coded: Option<EncodedValues<T>>,
+    /// The columns as 16-bit deltas (CSR-vector with `cols=delta16`), or `None`.
+    cols16: Option<Delta16Columns>,
+}
+
+/// The `cols` parameter: full, delta16, or auto (delta16 where every row fits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColumnChoice {
+    Full,
+    Delta16,
+    Auto,
 }
 
 impl<T: Scalar> CsrFormat<T> {
     pub fn new(a: &Csr<T>, kernel: CsrKernel) -> Self {
-        CsrFormat { csr: a.clone(), kernel, coded: None }
+        CsrFormat { csr: a.clone(), kernel, coded: None, cols16: None }
     }
     /// CSR-vector with `lanes` per row, or [`vector_lanes`] of the mean row length.
     pub fn vector(a: &Csr<T>, lanes: Option<u32>) -> Result<Self> {
-        Self::vector_coded(a, lanes, ValueChoice::Codec(ValueCodec::Full))
+        Self::vector_coded(a, lanes, ValueChoice::Codec(ValueCodec::Full), ColumnChoice::Full)
     }
-    /// CSR-vector with its values stored as `values` asks (declined, with the reason, when
-    /// the matrix's values do not fit the codec).
-    pub fn vector_coded(a: &Csr<T>, lanes: Option<u32>, values: ValueChoice) -> Result<Self> {
+    /// CSR-vector with its values and columns stored as `values` and `cols` ask (declined,
+    /// with the reason, when the matrix does not fit the codec).
+    pub fn vector_coded(a: &Csr<T>, lanes: Option<u32>, values: ValueChoice, cols: ColumnChoice) -> Result<Self> {
         let lanes = lanes.unwrap_or_else(|| vector_lanes(a.mean_row_len()));
         if !(2..=32).contains(&lanes) || !lanes.is_power_of_two() {
             return Err(Error::format("csr-vector", format!("{lanes} lanes per row: must be 2, 4, 8, 16 or 32")));
         }
         let coded = EncodedValues::encode(a.values(), values, "csr-vector")?;
         let coded = (coded.codec() != ValueCodec::Full).then_some(coded);
-        Ok(CsrFormat { csr: a.clone(), kernel: CsrKernel::Vector(lanes), coded })
+        let cols16 = match cols {
+            ColumnChoice::Full => None,
+            ColumnChoice::Delta16 => Some(Delta16Columns::of(a, "csr-vector")?),
+            ColumnChoice::Auto => Delta16Columns::of(a, "csr-vector").ok(),
+        };
+        Ok(CsrFormat { csr: a.clone(), kernel: CsrKernel::Vector(lanes), coded, cols16 })
     }
     fn name(&self) -> &'static str {
         match self.kernel {
@@ -90,33 +112,33 @@ pub(crate) fn device_bytes<T: Scalar>(a: &Csr<T>) -> usize {
 impl<T: Scalar> SpmvFormat<T> for CsrFormat<T> {
     fn stats(&self) -> FormatStats {
         let a = &self.csr;
-        let bytes = match &self.coded {
-            None => device_bytes(a),
-            Some(v) => 4 * (a.nrows() + 1) + 4 * a.nnz() + v.device_bytes(),
-        };
-        let mut stats = FormatStats::unpadded(a, bytes);
+        let mut stats = FormatStats::unpadded(a, self.bytes_read());
         if let CsrKernel::Vector(lanes) = self.kernel {
             stats.extra.push(("lanes_per_row".into(), lanes as f64));
         }
         if let Some(v) = &self.coded {
             stats.extra.extend(v.stats().into_iter().map(|(k, v)| (k.to_string(), v)));
         }
+        if self.cols16.is_some() {
+            stats.extra.push(("col_bytes".into(), 2.0));
+        }
         stats
     }
+    /// Row offsets, columns (or deltas and row bases) and values (or codes and table): a
+    /// product reads all of them.
     fn bytes_read(&self) -> usize {
         let a = &self.csr;
-        match &self.coded {
-            None => device_bytes(a),
-            Some(v) => 4 * (a.nrows() + 1) + 4 * a.nnz() + v.bytes_read(a.nnz()),
-        }
+        let cols = self.cols16.as_ref().map_or(4 * a.nnz(), Delta16Columns::device_bytes);
+        let values = self.coded.as_ref().map_or(std::mem::size_of::<T>() * a.nnz(), |v| v.device_bytes());
+        4 * (a.nrows() + 1) + cols + values
     }
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
-        match &self.coded {
-            None => cpu::spmv(&self.csr, x, y),
-            Some(v) => cpu::spmv_coded(&self.csr, v, x, y),
+        if self.coded.is_none() && self.cols16.is_none() {
+            return cpu::spmv(&self.csr, x, y);
         }
+        cpu::spmv_coded(&self.csr, self.coded.as_ref(), self.cols16.as_ref(), x, y)
     }
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        Ok(Box::new(gpu::DeviceCsr::new(gpu, &self.csr, self.kernel, self.coded.as_ref(), self.name())?))
+        Ok(Box::new(gpu::DeviceCsr::new(gpu, &self.csr, self.kernel, self.coded.as_ref(), self.cols16.as_ref(), self.name())?))
     }
 }

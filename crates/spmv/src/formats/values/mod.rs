@@ -22,6 +22,7 @@
 //! (`values.cuh`) that turns entry `i` into the summation type; kernels take the codes and the
 //! table (the pattern's value, the dictionary) as two pointers.
 
+pub mod columns;
 mod gpu;
 
 use std::collections::HashSet;

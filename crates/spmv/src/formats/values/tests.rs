@@ -110,3 +110,16 @@ proptest! {
         round_trips(&v32);
     }
 }
+
+#[test]
+fn column_deltas_fit_rows_spanning_fewer_than_65536_columns() {
+    use super::columns::Delta16Columns;
+    let a = crate::matrix::Csr::new_checked(3, 200_000, vec![0, 2, 2, 5], vec![5, 65_540, 100, 30_000, 65_635], vec![1.0; 5]).unwrap();
+    let d = Delta16Columns::of(&a, "csr-vector").unwrap();
+    assert_eq!((d.bases.as_slice(), d.deltas.as_slice()), (&[5, 0, 100][..], &[0, 65_535, 0, 29_900, 65_535][..]));
+    assert!((0..5).all(|i| d.col([0, 0, 2, 2, 2][i], i) == a.col_idx()[i]));
+    assert_eq!(d.device_bytes(), 2 * 5 + 4 * 3);
+    let wide = crate::matrix::Csr::new_checked(2, 200_000, vec![0, 1, 3], vec![7, 1, 65_537], vec![1.0; 3]).unwrap();
+    let e = Delta16Columns::of(&wide, "csr-vector").unwrap_err();
+    assert_eq!(e.to_string(), "format csr-vector: cols=delta16: row 1 spans 65536 columns, more than 65,535 from its first");
+}

@@ -76,3 +76,18 @@ template <typename T> using ValuesDict16 = ValuesDict<T, unsigned short>;
 #define VALUES_CODED_f64(X) VALUES_CODED_COMMON(X, double) X(_vf16, ValuesHalf<double>) X(_vf32, ValuesSingle<double>)
 #define VALUES_CODED_f32(X) VALUES_CODED_COMMON(X, float) X(_vf16, ValuesHalf<float>)
 #define VALUES_CODED_f16(X) VALUES_CODED_COMMON(X, half_t)
+
+// Column loaders, built per row from (cols, row_base, row): the column of entry i.
+struct ColsFull {
+    const u32* __restrict__ c;
+    __device__ __forceinline__ ColsFull(const void* cols, const u32*, u64) : c((const u32*)cols) {}
+    __device__ __forceinline__ u32 get(u64 i) const { return c[i]; }
+};
+// 16-bit deltas from the row's base column (formats/values/columns.rs).
+struct ColsDelta16 {
+    const unsigned short* __restrict__ d;
+    u32 base;
+    __device__ __forceinline__ ColsDelta16(const void* cols, const u32* row_base, u64 row)
+        : d((const unsigned short*)cols), base(row_base[row]) {}
+    __device__ __forceinline__ u32 get(u64 i) const { return base + d[i]; }
+};
