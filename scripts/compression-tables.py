@@ -8,14 +8,11 @@ Per precision: for every matrix, each format's bytes per entry (format bytes / n
 microseconds, %bound (the matrix's own stream-and-gather bound over b2b) and speed over
 cuSPARSE ALG1; then per compressed format (values=auto) its geometric-mean speed-up over the
 same format uncompressed and over ALG1, and the issue's targets where their matrices ran."""
-import json, math, sys
+import sys
 
-results = json.load(open(sys.argv[1]))["results"]
-geo = lambda v: math.exp(sum(map(math.log, v)) / len(v)) if v else float("nan")
-by = {}
-for r in results:
-    if r["status"] == "ok" and r.get("back_to_back_ms"):
-        by.setdefault((r["precision"], r["matrix"]), {})[r["format"]] = r
+from benchjson import geo, ok_by_matrix
+
+by = ok_by_matrix(sys.argv[1])
 alg1 = lambda row: next((r for f, r in row.items() if f.startswith("cusparse-alg1")), None)
 for precision in sorted({p for p, _ in by}):
     rows = sorted(((m, row) for (p, m), row in by.items() if p == precision), key=lambda kv: kv[0])

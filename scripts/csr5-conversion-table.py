@@ -8,14 +8,11 @@ Per precision and matrix: the host conversion (convert_ms of `csr5`), the GPU co
 (device_convert_ms of `csr5:convert=gpu`: the wall time from the CSR arrays on the device to
 the finished tiles), the product (back-to-back mean), each conversion in units of products,
 and whether the two variants ran the same product time; geometric means last."""
-import json, math, sys
+import sys
 
-results = json.load(open(sys.argv[1]))["results"]
-geo = lambda v: math.exp(sum(map(math.log, v)) / len(v)) if v else float("nan")
-by = {}
-for r in results:
-    if r["status"] == "ok" and r.get("back_to_back_ms"):
-        by.setdefault((r["precision"], r["matrix"]), {})[r["format"]] = r
+from benchjson import geo, ok_by_matrix
+
+by = ok_by_matrix(sys.argv[1])
 for precision in sorted({p for p, _ in by}):
     print(f"\n### csr5 conversion, {precision}\n")
     print("| matrix | nnz | host conv ms | GPU conv ms | b2b us | host / SpMV | GPU / SpMV | host / GPU |")

@@ -9,20 +9,17 @@ ALG1 and ALG2, the best other format and its name, F / ALG1), then geometric mea
 F / ALG1, F / ALG2 and F / best other over the generated and over the real matrices, with
 how often F is below ALG1. With --anchors: F beside the anchors' CSR5 and merge-spmv
 figures (their own drivers, back to back) on the anchor matrices."""
-import json, math, sys
+import sys
+
+from benchjson import geo, ok_by_matrix
 
 args = sys.argv[1:]
 option = lambda name, default=None: args[args.index(name) + 1] if name in args else default
-results = json.load(open(args[0]))["results"]
+by = ok_by_matrix(args[0])
 study = option("--formats", "merge-csr").split(",")
 anchors_path = option("--anchors")
 
 gf = lambda r: 2 * r["nnz"] / (r["back_to_back_ms"] * 1e-3) / 1e9
-geo = lambda v: math.exp(sum(map(math.log, v)) / len(v)) if v else float("nan")
-by = {}
-for r in results:
-    if r["status"] == "ok" and r.get("back_to_back_ms"):
-        by.setdefault((r["precision"], r["matrix"]), {})[r["format"]] = r
 
 for precision in sorted({p for p, _ in by}):
     for f in study:

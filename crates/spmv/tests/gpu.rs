@@ -101,17 +101,17 @@ fn gpu_formats_match_oracle_on_shared_matrices() {
 fn csr5_converted_on_the_gpu_equals_csr5_converted_on_the_host() {
     fn check<T: Scalar>(gpu: &Arc<Gpu>, name: &str, a: &Csr<f64>) -> spmv::Result<Option<String>> {
         let a: Csr<T> = a.cast();
-        let x = gpu.upload_nonempty(&test_vector::<T>(a.ncols()))?;
+        if a.nrows() == 0 {
+            return Ok(None);
+        }
+        let x = test_vector::<T>(a.ncols());
         let mut outputs = Vec::new();
         for spec in ["csr5", "csr5:convert=gpu"] {
-            let device = spmv::formats::build(&spmv::formats::parse_spec(spec)?, &a)?.upload(gpu)?;
-            if spec.ends_with("gpu") && device.conversion_ms().is_none() {
+            let host = spmv::formats::build(&spmv::formats::parse_spec(spec)?, &a)?;
+            if spec.ends_with("gpu") && host.upload(gpu)?.conversion_ms().is_none() {
                 return Ok(Some(format!("{name} {}: no conversion time recorded", T::SUFFIX)));
             }
-            let mut y = gpu.alloc::<T>(a.nrows())?;
-            gpu.fill(&mut y, T::nan())?;
-            device.spmv(&x, &mut y)?;
-            outputs.push(gpu.download(&y)?.iter().map(|v| v.to_f64().to_bits()).collect::<Vec<_>>());
+            outputs.push(common::gpu_product(gpu, &host, &x)?.iter().map(|v| v.to_f64().to_bits()).collect::<Vec<_>>());
         }
         Ok((outputs[0] != outputs[1]).then(|| format!("{name} {}: the two conversions give different bits", T::SUFFIX)))
     }

@@ -56,14 +56,7 @@ fn check<T: Scalar>(gpu: Option<&Arc<Gpu>>) -> Vec<String> {
                     }
                     // Matrices without rows have nothing to run on the device.
                     Some(_) if a.nrows() == 0 => continue,
-                    Some(gpu) => (|| {
-                        let device = host.upload(gpu)?;
-                        let x_dev = gpu.upload_nonempty(&x)?;
-                        let mut y_dev = gpu.alloc::<T>(a.nrows())?;
-                        gpu.fill(&mut y_dev, T::nan())?;
-                        device.spmv(&x_dev, &mut y_dev)?;
-                        gpu.download(&y_dev)
-                    })(),
+                    Some(gpu) => common::gpu_product(gpu, &host, &x),
                 };
                 match y.map(|y| oracle.check(&y)) {
                     Ok(check) if check.passed() => {}

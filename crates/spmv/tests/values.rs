@@ -66,17 +66,9 @@ fn run<T: Scalar>(gpu: Option<&Arc<Gpu>>, a: &Csr<T>, spec: &str) -> Result<Opti
             host.spmv(&x, &mut y).map_err(|e| e.to_string())?;
             y
         }
-        Some(gpu) => {
-            let go = || -> spmv::Result<Vec<T>> {
-                let device = host.upload(gpu)?;
-                let x = gpu.upload_nonempty(&x)?;
-                let mut y = gpu.alloc::<T>(a.nrows())?;
-                gpu.fill(&mut y, T::nan())?;
-                device.spmv(&x, &mut y)?;
-                gpu.download(&y)
-            };
-            go().map_err(|e| format!("{spec}: {e}"))?
-        }
+        // Matrices without rows have nothing to run on the device.
+        Some(_) if a.nrows() == 0 => return Ok(None),
+        Some(gpu) => common::gpu_product(gpu, &host, &x).map_err(|e| format!("{spec}: {e}"))?,
     };
     Ok(Some(y.iter().map(|v| v.to_f64().to_bits()).collect()))
 }

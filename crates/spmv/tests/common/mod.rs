@@ -131,3 +131,15 @@ pub fn gpu() -> std::sync::Arc<spmv::gpu::Gpu> {
 pub fn assert_clean(failures: Vec<String>) {
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
 }
+
+/// `y = A·x` on the GPU into a NaN-poisoned `y`: `host` uploaded, `x` copied over, `y` read
+/// back (a matrix with rows; `x` may be empty).
+pub fn gpu_product<T: spmv::Scalar>(gpu: &std::sync::Arc<spmv::gpu::Gpu>, host: &spmv::HostMatrix<T>, x: &[T]) -> spmv::Result<Vec<T>> {
+    use spmv::FormatHandle;
+    let device = host.upload(gpu)?;
+    let x_dev = gpu.upload_nonempty(x)?;
+    let mut y_dev = gpu.alloc::<T>(host.nrows())?;
+    gpu.fill(&mut y_dev, T::nan())?;
+    device.spmv(&x_dev, &mut y_dev)?;
+    gpu.download(&y_dev)
+}
