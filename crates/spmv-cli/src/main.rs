@@ -1,5 +1,6 @@
 //! `spmv`: benchmark, generate and inspect sparse matrices in every storage format.
 
+mod explain;
 mod pagerank;
 mod select;
 
@@ -46,6 +47,8 @@ enum Command {
     },
     /// PageRank of graphs over any format, on the GPU or the CPU (see docs/pagerank.md).
     Pagerank(pagerank::PagerankArgs),
+    /// Why `auto` chooses its format for a matrix: features, ranked candidates, conversion cost.
+    Explain(explain::ExplainArgs),
 }
 
 #[derive(clap::Args)]
@@ -99,6 +102,7 @@ fn main() -> ExitCode {
         Command::Gen { spec, output } => generate(&spec, &output),
         Command::Info { inputs } => info(&inputs),
         Command::Pagerank(args) => pagerank::run(args),
+        Command::Explain(args) => explain::run(args),
     };
     result.unwrap_or_else(|e| {
         eprintln!("error: {}", printable(&format!("{e:#}")));
@@ -183,7 +187,15 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
 
     // Rows are printed as they are measured; the summary follows at the end.
     let names: Vec<String> = inputs.iter().map(Input::name).collect();
-    let labels: Vec<String> = specs.iter().map(|s| spmv::bench::label(s, settings.reorder)).collect();
+    // auto's rows name the chosen format too: leave room for the longest name.
+    let longest = spmv::formats::registry::<f64>().iter().map(|f| f.name.len()).max().unwrap_or(0);
+    let labels: Vec<String> = specs
+        .iter()
+        .map(|s| {
+            let label = spmv::bench::label(s, settings.reorder);
+            if s.name() == "auto" { format!("{label}({})", "x".repeat(longest)) } else { label }
+        })
+        .collect();
     let layout = TableLayout::new(names.iter().map(String::as_str), labels.iter().map(String::as_str));
     print!("{}", report.table_header(&layout));
     let progress = Progress::new((inputs.len() * precisions.len() * specs.len()) as u64);

@@ -65,7 +65,7 @@ fn bench_takes_format_specs_and_records_the_canonical_spec() {
     assert_eq!(
         got,
         [
-            ("csr-vector:lanes=4", "csr-vector:lanes=4,values=full"),
+            ("csr-vector:lanes=4", "csr-vector:lanes=4,values=full,cols=full"),
             ("sell-c-sigma:c=16,sigma=64", "sell-c-sigma:c=16,sigma=64"),
             ("ell", "ell:max_padding=20"),
         ]
@@ -147,4 +147,28 @@ fn deterministic_keeps_only_deterministic_formats() {
     let stderr = text(&out.stderr);
     assert!(stderr.contains("--deterministic: brc may give different bits"), "{stderr}");
     assert!(stderr.contains("deterministic formats: csr-scalar"), "{stderr}");
+}
+
+#[test]
+fn explain_shows_the_features_the_ranking_and_the_choice() {
+    let out = spmv(&["explain", "poisson2d:nx=40", "--precision", "f64,f16", "--top", "3", "--deterministic"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    for want in ["# poisson2d:nx=40 (f64)", "# poisson2d:nx=40 (f16)", "features (", "nearest measured matrices", "deterministic only", "   1. ", "chosen: ", "products at the estimated"] {
+        assert!(stdout.contains(want), "{want} missing:\n{stdout}");
+    }
+    fails_with(&["explain", "no-such-file.mtx"], "No such file");
+}
+
+#[test]
+fn bench_names_the_format_auto_chose() {
+    let dir = temp_dir("auto");
+    let json = dir.join("r.json");
+    let out = spmv(&["bench", "poisson2d:nx=30", "--cpu", "--reps", "1", "--formats", "auto", "--json", json.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let r = &report["results"][0];
+    let chosen = r["chosen"].as_str().unwrap();
+    assert_eq!(r["format"], "auto");
+    assert!(text(&out.stdout).contains(&format!("auto({chosen})")), "{}", text(&out.stdout));
 }

@@ -17,6 +17,7 @@
 //! - [`solve`]: solvers on top of any format (PageRank).
 
 mod api;
+pub mod auto;
 pub mod bench;
 pub mod error;
 pub mod formats;

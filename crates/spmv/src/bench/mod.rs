@@ -117,6 +117,8 @@ pub struct Measurement {
     pub convert_ms: f64,
     /// Host-to-device upload (and preprocessing) time, in milliseconds (GPU only).
     pub upload_ms: Option<f64>,
+    /// The format `auto` chose (its label; the table shows `auto(chosen)`).
+    pub chosen: Option<String>,
     /// The reordering the product ran under ("rcm", "degree"), or `None`.
     pub reorder: Option<String>,
     /// Host time of computing the permutation and P·A·Pᵀ (once per matrix, shared by its
@@ -167,6 +169,7 @@ impl Measurement {
             error: None,
             convert_ms: 0.0,
             upload_ms: None,
+            chosen: None,
             reorder: None,
             reorder_ms: None,
             device_convert_ms: None,
@@ -331,6 +334,7 @@ impl Backend {
                 }
                 Ok(format) => {
                     m.convert_ms = t.elapsed().as_secs_f64() * 1e3;
+                    m.chosen = format.chosen();
                     m.stats = format.stats();
                     if let Err(e) = measure(self, &format, &x, &oracle, settings, &mut m) {
                         m.status = Status::Error;

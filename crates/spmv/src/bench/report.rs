@@ -228,6 +228,10 @@ impl TableLayout {
 
     /// One line of the table.
     pub fn row(&self, m: &Measurement) -> String {
+        let format = match &m.chosen {
+            Some(chosen) => format!("{}({chosen})", m.format),
+            None => m.format.clone(),
+        };
         let (width, fwidth) = (self.matrix_width, self.format_width);
         // A figure that was not measured (an unsupported or failed run) shows as "-".
         let num = |v: f64, decimals: usize| if v.is_nan() { "-".to_string() } else { format!("{v:.decimals$}") };
@@ -242,7 +246,7 @@ impl TableLayout {
         format!(
             "{:<width$} {:<fwidth$} {:>4} {:>9} {:>10} {:>9} {:>9} {:>10} {:>10} {:>10} {:>8} {:>7} {:>6} {:>6} {:>3} {:>9}  {}\n",
             m.matrix,
-            m.format,
+            format,
             m.precision.name(),
             m.nrows,
             m.nnz,

@@ -26,6 +26,10 @@ pub trait SpmvFormat<T: Scalar>: Send + Sync {
     fn spmv_cpu(&self, x: &[T], y: &mut [T]);
     /// Copies the format's arrays to the device and loads its kernels.
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>>;
+    /// The format a choosing format (`auto`) built, as its label; `None` for the others.
+    fn chosen(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The error for vectors of lengths `x` and `y` that do not fit the matrix, or `None`.
@@ -101,6 +105,10 @@ impl<T: Scalar> HostMatrix<T> {
     }
     pub fn bytes_read(&self) -> usize {
         self.format.bytes_read()
+    }
+    /// The format `auto` chose (its label), or `None` for a format named directly.
+    pub fn chosen(&self) -> Option<String> {
+        self.format.chosen()
     }
     /// The format itself (for format-specific inspection in tests and tools).
     pub fn format(&self) -> &dyn SpmvFormat<T> {

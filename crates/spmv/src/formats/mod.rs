@@ -474,6 +474,23 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             half: true,
             build: |a, _| Ok(Box::new(cusparse::Cusparse::new(a, cusparse::Algorithm::Alg2))),
         },
+        FormatInfo {
+            name: "auto",
+            description: "the format chosen from the matrix's features by a model fitted to H200 measurements (docs/auto.md)",
+            params: &[Param {
+                key: "only",
+                default: "all",
+                doc: "the candidates: all registered formats, or deterministic ones only (bitwise identical runs)",
+            }],
+            kernels: &[],
+            // The chosen format may not be; auto:only=deterministic is.
+            deterministic: false,
+            half: true,
+            build: |a, s| {
+                let deterministic = s.choice("only", &["all", "deterministic"])? == "deterministic";
+                Ok(Box::new(crate::auto::Auto::new(a, deterministic)?))
+            },
+        },
     ]
 }
 

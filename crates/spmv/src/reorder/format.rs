@@ -65,6 +65,9 @@ impl<T: Scalar> SpmvFormat<T> for Reordered<T> {
         self.inner.format().spmv_cpu(&xp, &mut yp);
         self.perm.scatter(&yp, y);
     }
+    fn chosen(&self) -> Option<String> {
+        self.inner.chosen()
+    }
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         let n = self.perm.len();
         Ok(Box::new(DeviceReordered {

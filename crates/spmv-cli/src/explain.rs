@@ -1,0 +1,98 @@
+//! `spmv explain`: why `auto` chooses what it chooses for a matrix (docs/auto.md).
+
+use std::fmt::Write as _;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use spmv::auto::{self, Features, Model};
+use spmv::io::inputs;
+use spmv::{Csr, FormatHandle, Precision, Scalar};
+
+#[derive(clap::Args)]
+pub struct ExplainArgs {
+    /// Matrix files (.mtx, .mtx.gz), folders of them, or generator specs.
+    #[arg(required = true)]
+    inputs: Vec<String>,
+    /// The precision the choice is for: f64, f32 or f16.
+    #[arg(long, default_value = "f64")]
+    precision: String,
+    /// Choose among the deterministic formats only.
+    #[arg(long)]
+    deterministic: bool,
+    /// How many candidates to list.
+    #[arg(long, default_value_t = 8)]
+    top: usize,
+}
+
+pub fn run(args: ExplainArgs) -> Result<ExitCode> {
+    let precision = crate::select::precisions(&args.precision)?;
+    for input in inputs::resolve(&args.inputs)? {
+        let a = input.load().with_context(|| input.name())?;
+        for p in &precision {
+            let text = match p {
+                Precision::F64 => explain::<f64>(&input.name(), &a, &args),
+                Precision::F32 => explain::<f32>(&input.name(), &a.cast(), &args),
+                Precision::F16 => explain::<spmv::f16>(&input.name(), &a.cast(), &args),
+            }?;
+            print!("{text}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn explain<T: Scalar>(name: &str, a: &Csr<T>, args: &ExplainArgs) -> Result<String> {
+    let model = Model::h200();
+    let k = model.training.k;
+    let mut s = String::new();
+    let _ = writeln!(s, "# {name} ({}): {} x {}, {} entries", T::SUFFIX, a.nrows(), a.ncols(), a.nnz());
+    let t = Instant::now();
+    let f = Features::of(a, model.training.l2_bytes);
+    let features_ms = t.elapsed().as_secs_f64() * 1e3;
+    let _ = writeln!(
+        s,
+        "features ({features_ms:.2} ms): mean row {:.2}, row cv {:.2}, max/mean {:.1}, empty rows {:.1}%, diagonal fill {:.1}, column spread {:.3}, size {:.2}x L2",
+        f.mean_row,
+        f.row_cv,
+        f.max_over_mean,
+        100.0 * f.empty_rows,
+        f.diagonal_fill,
+        f.col_spread,
+        f.size_over_l2
+    );
+    let near: Vec<String> = model.neighbours(&f, 5).into_iter().map(|(n, d)| format!("{n} ({d:.2})")).collect();
+    let _ = writeln!(s, "nearest measured matrices (of {}; distance): {}", model.training.matrices.len(), near.join(", "));
+    let t = Instant::now();
+    model.predict(&f, &auto::candidates::<T>(args.deterministic), k, None);
+    let rank_ms = t.elapsed().as_secs_f64() * 1e3;
+    let (host, choice) = auto::choose(a, args.deterministic)?;
+    let best_ms = model.estimate_best_ms(&f, k);
+    let _ = writeln!(
+        s,
+        "candidates ({} formats{}; time predicted relative to the best of the {k} nearest, and estimated on the H200):",
+        choice.ranking.len(),
+        if args.deterministic { ", deterministic only" } else { "" }
+    );
+    for (i, (format, rel)) in choice.ranking.iter().take(args.top).enumerate() {
+        let _ = writeln!(s, "  {:>2}. {format:<16} {rel:>6.2}x  ~{:.1} us", i + 1, rel * best_ms * 1e3);
+    }
+    for (format, why) in &choice.declined {
+        let _ = writeln!(s, "  declined: {format}: {why}");
+    }
+    // The conversion to the chosen format, timed, in units of its estimated product.
+    let spec = host.spec().clone();
+    let t = Instant::now();
+    let again = spmv::formats::build(&spec, a)?;
+    let convert_ms = t.elapsed().as_secs_f64() * 1e3;
+    drop(again);
+    let predicted_ms = choice.ranking.iter().find(|(f, _)| *f == choice.chosen).map_or(1.0, |r| r.1) * best_ms;
+    let _ = writeln!(
+        s,
+        "chosen: {} (the first of the ranking that accepts the matrix; features and ranking {:.2} ms)\nconversion: {convert_ms:.2} ms on this host = about {:.0} products at the estimated {:.1} us on the H200\n",
+        choice.chosen,
+        features_ms + rank_ms,
+        convert_ms / predicted_ms,
+        predicted_ms * 1e3
+    );
+    Ok(s)
+}

@@ -1,0 +1,81 @@
+//! Fits `auto`'s model (crate::auto) to one `spmv bench --formats all --precision f64 --json`
+//! run and writes the training table the library ships (`src/auto/h200-f64.json`).
+//!
+//! ```sh
+//! cargo run --release --example auto_fit -- docs/results/load-balanced-f64.json.gz ../shared/matrices \
+//!     crates/spmv/src/auto/h200-f64.json
+//! ```
+//!
+//! For every matrix of the run (files from the folder by name, generated ones from their
+//! spec) it computes the features, keeps every format's back-to-back time, chooses `k` by
+//! leave-one-out cross-validation (each matrix predicted by the others only) and prints the
+//! cross-validated score of every `k`: the geometric mean over the matrices of the best time
+//! over the chosen format's time.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+
+use rayon::prelude::*;
+use spmv::auto::{Features, Model, Training, TrainingMatrix};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [bench, folder, out] = args.as_slice() else {
+        eprintln!("usage: auto_fit BENCH.json[.gz] MATRIX_FOLDER OUT.json");
+        std::process::exit(2);
+    };
+    let mut text = String::new();
+    let file = std::fs::File::open(bench).unwrap_or_else(|e| panic!("{bench}: {e}"));
+    if bench.ends_with(".gz") {
+        flate2::read::GzDecoder::new(file).read_to_string(&mut text).unwrap();
+    } else {
+        std::io::BufReader::new(file).read_to_string(&mut text).unwrap();
+    }
+    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let l2_bytes = report["machine"]["l2_bytes"].as_f64().unwrap();
+    let device = report["machine"]["name"].as_str().unwrap_or("?").to_string();
+    let mut times: BTreeMap<String, HashMap<String, f64>> = BTreeMap::new();
+    for r in report["results"].as_array().unwrap() {
+        if r["status"] == "ok" && r["precision"] == "f64" {
+            let t = r["back_to_back_ms"].as_f64().unwrap();
+            times.entry(r["matrix"].as_str().unwrap().to_string()).or_default().insert(r["format"].as_str().unwrap().to_string(), t);
+        }
+    }
+    let matrices: Vec<TrainingMatrix> = times
+        .into_par_iter()
+        .map(|(name, times_ms)| {
+            let a = if name.contains(':') {
+                spmv::io::gen::generate(&name).unwrap()
+            } else {
+                let path = std::path::Path::new(folder).join(format!("{name}.mtx.gz"));
+                spmv::io::read_matrix_market::<f64>(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+            };
+            TrainingMatrix { name, features: Features::of(&a, l2_bytes), times_ms }
+        })
+        .collect();
+    let source = format!("{device}, back-to-back f64 times of `spmv bench --formats all` from {bench}");
+    let mut training = Training { source, l2_bytes, k: 1, matrices };
+    let candidates: Vec<String> = {
+        let mut c: Vec<String> = training.matrices.iter().flat_map(|m| m.times_ms.keys().cloned()).collect();
+        c.sort();
+        c.dedup();
+        c
+    };
+    let candidates: Vec<&str> = candidates.iter().map(String::as_str).collect();
+    let model = Model::new(training.clone());
+    let mut best = None::<spmv::auto::CrossValidation>;
+    for k in [1, 2, 3, 5, 7, 10, 15, 20, 25, 30, 40] {
+        let cv = model.cross_validate(&candidates, k);
+        println!(
+            "k = {k:2}: cross-validated geomean {:.3} of the per-matrix best, worst {:.3} ({}), {} of {} below 0.7",
+            cv.geomean, cv.worst, cv.worst_matrix, cv.below_70, cv.matrices
+        );
+        if best.as_ref().is_none_or(|b| cv.geomean > b.geomean) {
+            best = Some(cv);
+        }
+    }
+    let best = best.unwrap();
+    println!("chosen k = {} ({} matrices, {} candidate formats)", best.k, training.matrices.len(), candidates.len());
+    training.k = best.k;
+    std::fs::write(out, serde_json::to_string(&training).unwrap()).unwrap();
+}

@@ -1,0 +1,106 @@
+//! `auto`: the format chosen for a matrix from its [`Features`] by a model fitted to measured
+//! data ([`Model`]: nearest neighbours over the H200's back-to-back times of every format on
+//! the 317 shared matrices and the default set's generated ones).
+//!
+//! The candidates are every registered format that runs in the precision (f16: the formats
+//! with half kernels), only the deterministic ones with `auto:only=deterministic`. The model's
+//! times are f64 times on the H200; f32 and f16 use the same ranking (the formats' relative
+//! speeds change little with the value width; measured choices are `tune`'s job). Another GPU
+//! is handled through the size feature, which is measured against the L2 of the GPU the model
+//! was trained on: a matrix is "large" when it would be on the H200. The chosen format is the
+//! first of the ranking that accepts the matrix (DIA-like formats decline what they cannot
+//! hold). Feature extraction reads the row offsets and a sample of at most 4,096 rows.
+
+mod features;
+mod model;
+
+use std::sync::Arc;
+
+pub use features::{Features, SAMPLED_ROWS, TRAINING_L2_BYTES};
+pub use model::{CrossValidation, Model, Training, TrainingMatrix};
+
+use crate::error::{Error, Result};
+use crate::formats::{self, DeviceFormat, FormatHandle, FormatStats, HostMatrix, SpmvFormat};
+use crate::gpu::Gpu;
+use crate::matrix::{Csr, Precision, Scalar};
+
+/// The formats `auto` chooses from for precision `T` (`deterministic`: only those).
+pub fn candidates<T: Scalar>(deterministic: bool) -> Vec<&'static str> {
+    formats::registry::<T>()
+        .into_iter()
+        .filter(|f| f.name != "auto")
+        .filter(|f| T::PRECISION != Precision::F16 || f.half)
+        .filter(|f| !deterministic || f.deterministic)
+        .map(|f| f.name)
+        .collect()
+}
+
+/// Why `auto` chose what it chose.
+#[derive(Clone, Debug)]
+pub struct Choice {
+    pub features: Features,
+    /// Every candidate with its predicted time relative to the best, fastest first.
+    pub ranking: Vec<(String, f64)>,
+    /// The format built (the first of the ranking that accepted the matrix).
+    pub chosen: String,
+    /// The candidates ranked before it that declined the matrix, with their reasons.
+    pub declined: Vec<(String, String)>,
+}
+
+/// Ranks the candidates for `a` and builds the first that accepts it.
+pub fn choose<T: Scalar>(a: &Csr<T>, deterministic: bool) -> Result<(HostMatrix<T>, Choice)> {
+    let model = Model::h200();
+    let features = Features::of(a, model.training.l2_bytes);
+    let candidates = candidates::<T>(deterministic);
+    let ranking = model.predict(&features, &candidates, model.training.k, None);
+    let mut declined = Vec::new();
+    for (name, _) in &ranking {
+        let spec = formats::parse_spec(name)?;
+        match formats::build(&spec, a) {
+            Ok(host) => {
+                let chosen = name.clone();
+                return Ok((host, Choice { features, ranking, chosen, declined }));
+            }
+            Err(e @ (Error::Format { .. } | Error::Unsupported(_))) => declined.push((name.clone(), e.to_string())),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(Error::format("auto", "no candidate format accepts the matrix"))
+}
+
+/// The registered format `auto`: the chosen format, and the choice.
+pub struct Auto<T: Scalar> {
+    inner: HostMatrix<T>,
+    choice: Arc<Choice>,
+}
+
+impl<T: Scalar> Auto<T> {
+    pub fn new(a: &Csr<T>, deterministic: bool) -> Result<Self> {
+        let (inner, choice) = choose(a, deterministic)?;
+        Ok(Auto { inner, choice: Arc::new(choice) })
+    }
+    pub fn choice(&self) -> &Choice {
+        &self.choice
+    }
+}
+
+impl<T: Scalar> SpmvFormat<T> for Auto<T> {
+    fn stats(&self) -> FormatStats {
+        self.inner.stats()
+    }
+    fn bytes_read(&self) -> usize {
+        self.inner.bytes_read()
+    }
+    fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
+        self.inner.format().spmv_cpu(x, y)
+    }
+    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
+        self.inner.format().upload(gpu)
+    }
+    fn chosen(&self) -> Option<String> {
+        Some(self.inner.spec().label())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,186 @@
+//! The model behind `auto`: k nearest neighbours over measured matrices. The training table
+//! (`h200-f64.json`, written by `examples/auto_fit.rs` from one `spmv bench --formats all`
+//! run on the H200) holds, per matrix, its [`Features`] and every format's back-to-back time.
+//! A query's predicted time of format F, relative to the best format, is the
+//! distance-weighted geometric mean of F's relative time on the k training matrices nearest
+//! in the standardised feature space (a format that declined a neighbour counts as 10× the
+//! best there). `k` is chosen by leave-one-out cross-validation ([`Model::cross_validate`]).
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
+
+use super::Features;
+
+/// A declined format counts as this many times the best on that matrix.
+const DECLINED: f64 = 10.0;
+
+/// The stored training table.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Training {
+    /// Where the times come from (device, command, file).
+    pub source: String,
+    pub l2_bytes: f64,
+    pub k: usize,
+    pub matrices: Vec<TrainingMatrix>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TrainingMatrix {
+    pub name: String,
+    pub features: Features,
+    /// Back-to-back milliseconds of every format that ran correctly (label → time).
+    pub times_ms: HashMap<String, f64>,
+}
+
+/// The fitted model: standardised feature vectors and each matrix's times relative to its best.
+pub struct Model {
+    pub training: Training,
+    mean: [f64; 9],
+    scale: [f64; 9],
+    points: Vec<[f64; 9]>,
+    /// log(time / best) per format, per training matrix.
+    relative: Vec<HashMap<String, f64>>,
+}
+
+impl Model {
+    pub fn new(training: Training) -> Self {
+        let raw: Vec<[f64; 9]> = training.matrices.iter().map(|m| m.features.vector()).collect();
+        let n = raw.len().max(1) as f64;
+        let mut mean = [0.0; 9];
+        let mut scale = [0.0; 9];
+        for v in &raw {
+            for i in 0..9 {
+                mean[i] += v[i] / n;
+            }
+        }
+        for v in &raw {
+            for i in 0..9 {
+                scale[i] += (v[i] - mean[i]).powi(2) / n;
+            }
+        }
+        scale.iter_mut().for_each(|s| *s = if *s > 0.0 { s.sqrt() } else { 1.0 });
+        let points = raw.iter().map(|v| std::array::from_fn(|i| (v[i] - mean[i]) / scale[i])).collect();
+        let relative = training
+            .matrices
+            .iter()
+            .map(|m| {
+                let best = m.times_ms.values().copied().fold(f64::INFINITY, f64::min);
+                m.times_ms.iter().map(|(f, t)| (f.clone(), (t / best).ln())).collect()
+            })
+            .collect();
+        Model { training, mean, scale, points, relative }
+    }
+
+    /// The H200 model shipped with the library (f64 times).
+    pub fn h200() -> &'static Model {
+        static MODEL: OnceLock<Model> = OnceLock::new();
+        MODEL.get_or_init(|| {
+            let training: Training = serde_json::from_str(include_str!("h200-f64.json")).expect("the shipped training table parses");
+            Model::new(training)
+        })
+    }
+
+    fn standardise(&self, f: &Features) -> [f64; 9] {
+        let v = f.vector();
+        std::array::from_fn(|i| (v[i] - self.mean[i]) / self.scale[i])
+    }
+
+    /// The `k` training matrices nearest to `f` (distance, index), nearest first; `skip`
+    /// leaves one out.
+    fn nearest(&self, f: &Features, k: usize, skip: Option<usize>) -> Vec<(f64, usize)> {
+        let q = self.standardise(f);
+        let mut near: Vec<(f64, usize)> = self
+            .points
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| Some(*i) != skip)
+            .map(|(i, p)| (p.iter().zip(&q).map(|(a, b)| (a - b).powi(2)).sum::<f64>().sqrt(), i))
+            .collect();
+        near.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        near.truncate(k.max(1));
+        near
+    }
+
+    /// The names and distances of the `k` training matrices nearest to `f`.
+    pub fn neighbours(&self, f: &Features, k: usize) -> Vec<(String, f64)> {
+        self.nearest(f, k, None).into_iter().map(|(d, i)| (self.training.matrices[i].name.clone(), d)).collect()
+    }
+
+    /// An estimate of the best format's time on the training GPU, in milliseconds: the
+    /// neighbours' best time per entry (distance-weighted geometric mean) times the entries.
+    pub fn estimate_best_ms(&self, f: &Features, k: usize) -> f64 {
+        let (mut sum, mut weights) = (0.0, 0.0);
+        for (d, i) in self.nearest(f, k, None) {
+            let m = &self.training.matrices[i];
+            let best = m.times_ms.values().copied().fold(f64::INFINITY, f64::min);
+            let w = 1.0 / (d + 1e-3);
+            sum += w * (best / m.features.nnz.max(1.0)).ln();
+            weights += w;
+        }
+        (sum / weights).exp() * f.nnz.max(1.0)
+    }
+
+    /// Predicted time of each candidate relative to the best (1 = as fast as the best format
+    /// of the neighbours), fastest first; `skip` leaves one training matrix out.
+    pub fn predict(&self, f: &Features, candidates: &[&str], k: usize, skip: Option<usize>) -> Vec<(String, f64)> {
+        let near = self.nearest(f, k, skip);
+        let mut out: Vec<(String, f64)> = candidates
+            .iter()
+            .map(|&c| {
+                let (mut sum, mut weights) = (0.0, 0.0);
+                for &(d, i) in &near {
+                    let w = 1.0 / (d + 1e-3);
+                    sum += w * self.relative[i].get(c).copied().unwrap_or(DECLINED.ln());
+                    weights += w;
+                }
+                (c.to_string(), (sum / weights).exp())
+            })
+            .collect();
+        out.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+        out
+    }
+
+    /// Leave-one-out cross-validation with `k` neighbours over `candidates`: for every
+    /// training matrix, the format predicted without it, scored by best time / its time (0.1
+    /// when it declined the matrix). Returns the geometric mean, the worst score and its
+    /// matrix, and how many fall below 0.7.
+    pub fn cross_validate(&self, candidates: &[&str], k: usize) -> CrossValidation {
+        let scores: Vec<(f64, &str)> = self
+            .training
+            .matrices
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let chosen = &self.predict(&m.features, candidates, k, Some(i))[0].0;
+                let best = candidates.iter().filter_map(|c| m.times_ms.get(*c)).copied().fold(f64::INFINITY, f64::min);
+                let score = m.times_ms.get(chosen).map_or(1.0 / DECLINED, |t| best / t);
+                (score, m.name.as_str())
+            })
+            .collect();
+        let n = scores.len().max(1) as f64;
+        let geomean = (scores.iter().map(|s| s.0.ln()).sum::<f64>() / n).exp();
+        let worst = scores.iter().copied().min_by(|a, b| a.0.total_cmp(&b.0)).unwrap_or((f64::NAN, ""));
+        CrossValidation {
+            k,
+            geomean,
+            worst: worst.0,
+            worst_matrix: worst.1.to_string(),
+            below_70: scores.iter().filter(|s| s.0 < 0.7).count(),
+            matrices: scores.len(),
+        }
+    }
+}
+
+/// What leave-one-out cross-validation found.
+#[derive(Clone, Debug, Serialize)]
+pub struct CrossValidation {
+    pub k: usize,
+    /// Geometric mean over the matrices of best time / chosen format's time.
+    pub geomean: f64,
+    pub worst: f64,
+    pub worst_matrix: String,
+    pub below_70: usize,
+    pub matrices: usize,
+}
