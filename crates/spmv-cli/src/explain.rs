@@ -23,17 +23,28 @@ pub struct ExplainArgs {
     /// How many candidates to list.
     #[arg(long, default_value_t = 8)]
     top: usize,
+    /// Also measure the first candidates on the GPU (or the CPU) and keep the fastest, as
+    /// `auto::tune` does; the answer is cached (docs/auto.md).
+    #[arg(long)]
+    tune: bool,
+    /// Time budget of --tune in milliseconds (the first candidate is always measured).
+    #[arg(long, default_value_t = 2000)]
+    budget_ms: u64,
+    /// With --tune: measure on the CPU even when a GPU is present.
+    #[arg(long)]
+    cpu: bool,
 }
 
 pub fn run(args: ExplainArgs) -> Result<ExitCode> {
     let precision = crate::select::precisions(&args.precision)?;
+    let backend = if args.tune { Some(crate::select::backend(args.cpu)) } else { None };
     for input in inputs::resolve(&args.inputs)? {
         let a = input.load().with_context(|| input.name())?;
         for p in &precision {
             let text = match p {
-                Precision::F64 => explain::<f64>(&input.name(), &a, &args),
-                Precision::F32 => explain::<f32>(&input.name(), &a.cast(), &args),
-                Precision::F16 => explain::<spmv::f16>(&input.name(), &a.cast(), &args),
+                Precision::F64 => explain::<f64>(&input.name(), &a, &args, backend.as_ref()),
+                Precision::F32 => explain::<f32>(&input.name(), &a.cast(), &args, backend.as_ref()),
+                Precision::F16 => explain::<spmv::f16>(&input.name(), &a.cast(), &args, backend.as_ref()),
             }?;
             print!("{text}");
         }
@@ -41,7 +52,7 @@ pub fn run(args: ExplainArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn explain<T: Scalar>(name: &str, a: &Csr<T>, args: &ExplainArgs) -> Result<String> {
+fn explain<T: Scalar>(name: &str, a: &Csr<T>, args: &ExplainArgs, backend: Option<&spmv::Backend>) -> Result<String> {
     let model = Model::h200();
     let k = model.training.k;
     let mut s = String::new();
@@ -94,5 +105,15 @@ fn explain<T: Scalar>(name: &str, a: &Csr<T>, args: &ExplainArgs) -> Result<Stri
         convert_ms / predicted_ms,
         predicted_ms * 1e3
     );
+    if let Some(backend) = backend {
+        let t = Instant::now();
+        let (_, tuned) = auto::tune(backend, a, std::time::Duration::from_millis(args.budget_ms), args.deterministic)?;
+        let how = if tuned.cached { "from the cache".to_string() } else { format!("measured in {:.0} ms", t.elapsed().as_secs_f64() * 1e3) };
+        let _ = writeln!(s, "tune ({how}; per product, back to back on the GPU, a timed loop on the CPU):");
+        for (format, ms) in &tuned.measured {
+            let _ = writeln!(s, "  {format:<24} {:>10.1} us", ms * 1e3);
+        }
+        let _ = writeln!(s, "tuned choice: {}\n", tuned.chosen);
+    }
     Ok(s)
 }

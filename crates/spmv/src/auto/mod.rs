@@ -13,11 +13,13 @@
 
 mod features;
 mod model;
+mod tune;
 
 use std::sync::Arc;
 
 pub use features::{Features, SAMPLED_ROWS, TRAINING_L2_BYTES};
 pub use model::{CrossValidation, Model, Training, TrainingMatrix};
+pub use tune::{cache_dir, fingerprint, tune, tune_with_cache, Tuned, TUNE_CANDIDATES};
 
 use crate::error::{Error, Result};
 use crate::formats::{self, DeviceFormat, FormatHandle, FormatStats, HostMatrix, SpmvFormat};

@@ -7,8 +7,8 @@ fn features_describe_shape_rows_and_diagonals() {
     assert_eq!((f.rows, f.nnz), (10_000.0, a.nnz() as f64));
     assert!((f.mean_row - 4.96).abs() < 1e-9);
     assert!(f.row_cv < 0.1 && f.max_over_mean < 1.1 && f.empty_rows == 0.0);
-    // Five diagonals of 10^4 rows for 49,600 entries.
-    assert!((f.diagonal_fill - 5.0 * 10_000.0 / 49_600.0).abs() < 1e-9, "{}", f.diagonal_fill);
+    // Five diagonals of 10^4 rows for 49,600 entries (estimated on every third row).
+    assert!((f.diagonal_fill - 5.0 * 10_000.0 / 49_600.0).abs() < 0.01, "{}", f.diagonal_fill);
     assert!(f.col_spread < 0.03);
     let g = Features::of(&crate::io::gen::generate("powerlaw:n=20000,mean=8,exp=1.9").unwrap(), TRAINING_L2_BYTES);
     assert!(g.row_cv > 1.0 && g.max_over_mean > 10.0 && g.diagonal_fill > 100.0, "{g:?}");
@@ -50,4 +50,49 @@ fn the_shipped_model_cross_validates_well() {
     let candidates: Vec<&str> = names.iter().map(String::as_str).collect();
     let cv = model.cross_validate(&candidates, model.training.k);
     assert!(cv.geomean >= 0.90, "{cv:?}");
+}
+
+#[test]
+fn tune_measures_the_first_candidates_and_caches_the_answer() {
+    let dir = std::env::temp_dir().join(format!("spmv-tune-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let a = crate::io::gen::generate("poisson2d:n=80").unwrap();
+    let budget = std::time::Duration::from_secs(5);
+    let (host, first) = tune_with_cache(&crate::Backend::Cpu, &a, budget, false, Some(&dir)).unwrap();
+    assert!(!first.cached && !first.measured.is_empty() && first.measured.len() <= TUNE_CANDIDATES, "{first:?}");
+    assert_eq!(host.spec().to_string(), first.chosen);
+    let fastest = first.measured.iter().min_by(|a, b| a.1.total_cmp(&b.1)).unwrap();
+    assert_eq!(crate::formats::parse_spec(&first.chosen).unwrap().label(), fastest.0);
+    assert!(crate::formats::test_support::cpu_matches_oracle(host.format(), &a));
+    // The second run reads the cache; another matrix or precision does not.
+    let (again, second) = tune_with_cache(&crate::Backend::Cpu, &a, budget, false, Some(&dir)).unwrap();
+    assert!(second.cached && second.chosen == first.chosen && again.spec() == host.spec());
+    let (_, other) = tune_with_cache(&crate::Backend::Cpu, &a.cast::<f32>(), budget, false, Some(&dir)).unwrap();
+    assert!(!other.cached);
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2, "one file per key, no temporary left");
+    // Concurrent tuners of one key: every one gets an answer, the file stays whole.
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                let b = crate::io::gen::generate("poisson2d:n=81").unwrap();
+                tune_with_cache(&crate::Backend::Cpu, &b, budget, true, Some(&dir)).unwrap();
+            });
+        }
+    });
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        assert!(serde_json::from_slice::<Tuned>(&bytes).is_ok());
+    }
+    // No cache folder: tuning still answers.
+    assert!(tune_with_cache(&crate::Backend::Cpu, &a, budget, false, None).unwrap().1.measured.len() >= 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn fingerprints_tell_matrices_apart() {
+    let a = crate::io::gen::generate("poisson2d:n=50").unwrap();
+    assert_eq!(fingerprint(&a), fingerprint(&a.clone()));
+    let b = Csr::new_checked(a.nrows(), a.ncols(), a.row_ptr().to_vec(), a.col_idx().to_vec(), a.values().iter().map(|v| v * 2.0).collect()).unwrap();
+    assert_ne!(fingerprint(&a), fingerprint(&b));
+    assert_ne!(fingerprint(&a), fingerprint(&crate::io::gen::generate("poisson2d:n=51").unwrap()));
 }

@@ -1,0 +1,181 @@
+//! `tune`: the few candidates `auto` ranks first, measured on the backend (back to back on the
+//! GPU, a timed loop on the CPU), the fastest kept; the result is cached on disk per matrix
+//! fingerprint, precision, device, library version and candidate set, so that a second run
+//! costs a fingerprint and one conversion. Two processes tuning at once each write a complete
+//! file under a temporary name and rename it into place (atomic on one file system): the
+//! last one wins and no reader sees half a file.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::{candidates, Features, Model};
+use crate::bench::median_min;
+use crate::error::{Error, Result};
+use crate::formats::{self, FormatHandle, HostMatrix};
+use crate::matrix::{Csr, Scalar};
+use crate::reference::test_vector;
+use crate::Backend;
+
+/// At most this many candidates are measured.
+pub const TUNE_CANDIDATES: usize = 4;
+
+/// What tuning measured (and what the cache holds).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Tuned {
+    /// The fastest candidate's spec.
+    pub chosen: String,
+    /// Each measured candidate and its time per product in milliseconds, in ranking order.
+    pub measured: Vec<(String, f64)>,
+    /// Read from the cache (nothing measured in this call).
+    #[serde(skip)]
+    pub cached: bool,
+}
+
+/// The cache folder: `$SPMV_CACHE_DIR`, else `$XDG_CACHE_HOME/spmv`, else `~/.cache/spmv`.
+pub fn cache_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("SPMV_CACHE_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
+        return Some(PathBuf::from(dir).join("spmv"));
+    }
+    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("spmv"))
+}
+
+/// A 64-bit fingerprint of the matrix: shape, pattern and value bits (parallel, in a fixed
+/// order of chunks, so the same matrix gives the same number on any thread count).
+pub fn fingerprint<T: Scalar>(a: &Csr<T>) -> u64 {
+    fn mix(h: u64, v: u64) -> u64 {
+        (h ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29)
+    }
+    const CHUNK: usize = 1 << 16;
+    let words = |n: usize, word: &(dyn Fn(usize) -> u64 + Sync)| -> u64 {
+        (0..n.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|c| (c * CHUNK..((c + 1) * CHUNK).min(n)).fold(c as u64, |h, i| mix(h, word(i))))
+            .collect::<Vec<u64>>()
+            .into_iter()
+            .fold(0, mix)
+    };
+    let (rp, ci, vs) = (a.row_ptr(), a.col_idx(), a.values());
+    let mut h = mix(mix(mix(0, a.nrows() as u64), a.ncols() as u64), a.nnz() as u64);
+    h = mix(h, words(rp.len(), &|i| rp[i] as u64));
+    h = mix(h, words(ci.len(), &|i| ci[i] as u64));
+    mix(h, words(vs.len(), &|i| vs[i].to_f64().to_bits()))
+}
+
+/// Measures `auto`'s first candidates for `a` on `backend` within about `budget` (the first
+/// candidate is always measured), keeps the fastest and caches the answer; a cached answer
+/// is used without measuring. Returns the built format and what was measured.
+pub fn tune<T: Scalar>(backend: &Backend, a: &Csr<T>, budget: Duration, deterministic: bool) -> Result<(HostMatrix<T>, Tuned)> {
+    tune_with_cache(backend, a, budget, deterministic, cache_dir().as_deref())
+}
+
+/// [`tune`] with the cache in `cache` (`None`: no cache).
+pub fn tune_with_cache<T: Scalar>(
+    backend: &Backend,
+    a: &Csr<T>,
+    budget: Duration,
+    deterministic: bool,
+    cache: Option<&std::path::Path>,
+) -> Result<(HostMatrix<T>, Tuned)> {
+    let device = match backend {
+        Backend::Gpu(gpu) => gpu.name().to_string(),
+        Backend::Cpu => format!("cpu-{}", rayon::current_num_threads()),
+    };
+    let key = format!(
+        "{:016x}-{}-{}-{}-{}",
+        fingerprint(a),
+        T::SUFFIX,
+        device.replace(|c: char| !c.is_ascii_alphanumeric(), "_"),
+        env!("CARGO_PKG_VERSION"),
+        if deterministic { "det" } else { "all" }
+    );
+    let path = cache.map(|d| d.join(format!("tune-{key}.json")));
+    if let Some(tuned) = path.as_ref().and_then(|p| std::fs::read(p).ok()).and_then(|b| serde_json::from_slice::<Tuned>(&b).ok()) {
+        if let Ok(host) = formats::parse_spec(&tuned.chosen).and_then(|s| formats::build(&s, a)) {
+            return Ok((host, Tuned { cached: true, ..tuned }));
+        }
+    }
+    let model = Model::h200();
+    let features = Features::of(a, model.training.l2_bytes);
+    let ranking = model.predict(&features, &candidates::<T>(deterministic), model.training.k, None);
+    let start = Instant::now();
+    let x = test_vector::<T>(a.ncols());
+    let mut best: Option<(HostMatrix<T>, f64)> = None;
+    let mut measured = Vec::new();
+    for (name, _) in &ranking {
+        if measured.len() == TUNE_CANDIDATES || (!measured.is_empty() && start.elapsed() > budget) {
+            break;
+        }
+        let host = match formats::build(&formats::parse_spec(name)?, a) {
+            Ok(h) => h,
+            Err(Error::Format { .. } | Error::Unsupported(_)) => continue,
+            Err(e) => return Err(e),
+        };
+        let ms = time_product(backend, &host, &x)?;
+        measured.push((host.spec().label(), ms));
+        if best.as_ref().is_none_or(|(_, t)| ms < *t) {
+            best = Some((host, ms));
+        }
+    }
+    let (host, _) = best.ok_or_else(|| Error::format("tune", "no candidate format accepts the matrix"))?;
+    let tuned = Tuned { chosen: host.spec().to_string(), measured, cached: false };
+    if let Some(path) = path {
+        store(&path, &tuned);
+    }
+    Ok((host, tuned))
+}
+
+/// Time per product in milliseconds: back to back on the GPU, a timed loop on the CPU.
+fn time_product<T: Scalar>(backend: &Backend, host: &HostMatrix<T>, x: &[T]) -> Result<f64> {
+    const REPS: usize = 20;
+    match backend {
+        Backend::Gpu(gpu) => {
+            if host.nrows() == 0 {
+                return Ok(0.0);
+            }
+            let device = host.upload(gpu)?;
+            let x_dev = gpu.upload_nonempty(x)?;
+            let mut y = gpu.alloc::<T>(host.nrows())?;
+            for _ in 0..3 {
+                device.spmv(&x_dev, &mut y)?;
+            }
+            let mut means = gpu.time_back_to_back(3, REPS, || device.spmv(&x_dev, &mut y))?;
+            Ok(median_min(&mut means).0)
+        }
+        Backend::Cpu => {
+            let mut y = vec![T::ZERO; host.nrows()];
+            host.spmv(x, &mut y)?;
+            let mut times: Vec<f64> = (0..5)
+                .map(|_| {
+                    let t = Instant::now();
+                    let _ = host.spmv(x, &mut y);
+                    t.elapsed().as_secs_f64() * 1e3
+                })
+                .collect();
+            Ok(median_min(&mut times).0)
+        }
+    }
+}
+
+/// Writes the cache entry under a temporary name and renames it into place; a cache that
+/// cannot be written is skipped (tuning still returns its answer).
+fn store(path: &std::path::Path, tuned: &Tuned) {
+    let Some(dir) = path.parent() else { return };
+    if std::fs::create_dir_all(dir).is_err() {
+        return;
+    }
+    // Unique per process and call, so that concurrent writers never share a temporary file.
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = dir.join(format!(".{name}.{}.{call}.tmp", std::process::id()));
+    let ok = serde_json::to_vec(tuned).ok().is_some_and(|bytes| std::fs::write(&tmp, bytes).is_ok());
+    if !ok || std::fs::rename(&tmp, path).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+}
