@@ -21,7 +21,7 @@ use rayon::prelude::*;
 
 pub use format::{build_reordered, Reordered, KERNELS};
 
-use crate::error::{Error, Result};
+use crate::error::{check_host_memory, Error, Result};
 use crate::matrix::{Csr, Scalar};
 
 /// Which permutation to apply.
@@ -112,6 +112,8 @@ impl Permutation {
     /// `P·A·Pᵀ`: row `i` is row `old_of_new[i]` of `a`, its columns renumbered and sorted.
     pub fn apply<T: Scalar>(&self, a: &Csr<T>) -> Result<Csr<T>> {
         check_square(a)?;
+        let bytes = (a.nnz() * (4 + std::mem::size_of::<T>()) + 16 * (a.nrows() + 1)) as u64;
+        check_host_memory(|| format!("P·A·Pᵀ of a {} x {} matrix", a.nrows(), a.ncols()), bytes)?;
         if a.nrows() != self.len() {
             return Err(Error::Shape(format!("a permutation of {} indices given for a {} x {} matrix", self.len(), a.nrows(), a.ncols())));
         }
@@ -159,6 +161,9 @@ fn check_square<T: Scalar>(a: &Csr<T>) -> Result<()> {
 /// The permutation `method` gives for `a` (square).
 pub fn permutation<T: Scalar>(a: &Csr<T>, method: Reordering) -> Result<Permutation> {
     check_square(a)?;
+    // The transpose's pattern, the orders and the marks, before they are allocated.
+    let (n, nnz) = (a.nrows() as u64, a.nnz() as u64);
+    check_host_memory(|| format!("the {method} reordering of a {n} x {n} matrix"), 4 * nnz + 8 * (n + 1) + 16 * n)?;
     let order = match method {
         Reordering::None => return Ok(Permutation::identity(a.nrows())),
         Reordering::Rcm => rcm(&Graph::of(a)),
@@ -167,17 +172,17 @@ pub fn permutation<T: Scalar>(a: &Csr<T>, method: Reordering) -> Result<Permutat
     Permutation::from_old_of_new(order)
 }
 
-/// The pattern of `A` and of `Aᵀ`: vertex `v`'s neighbours are row `v` of both.
-struct Graph {
+/// The pattern of `A` (borrowed) and of `Aᵀ`: vertex `v`'s neighbours are row `v` of both.
+struct Graph<'a> {
     n: usize,
-    row_ptr: Vec<usize>,
-    col_idx: Vec<u32>,
+    row_ptr: &'a [usize],
+    col_idx: &'a [u32],
     t_ptr: Vec<usize>,
     t_idx: Vec<u32>,
 }
 
-impl Graph {
-    fn of<T: Scalar>(a: &Csr<T>) -> Self {
+impl<'a> Graph<'a> {
+    fn of<T: Scalar>(a: &'a Csr<T>) -> Self {
         let n = a.nrows();
         let mut t_ptr = vec![0usize; n + 1];
         for &c in a.col_idx() {
@@ -194,7 +199,7 @@ impl Graph {
                 next[c as usize] += 1;
             }
         }
-        Graph { n, row_ptr: a.row_ptr().to_vec(), col_idx: a.col_idx().to_vec(), t_ptr, t_idx }
+        Graph { n, row_ptr: a.row_ptr(), col_idx: a.col_idx(), t_ptr, t_idx }
     }
 
     /// Row length + column count.
