@@ -187,13 +187,13 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
 
     // Rows are printed as they are measured; the summary follows at the end.
     let names: Vec<String> = inputs.iter().map(Input::name).collect();
-    // auto's rows name the chosen format too: leave room for the longest name.
+    // auto's and tune's rows name the chosen format too: leave room for the longest name.
     let longest = spmv::formats::registry::<f64>().iter().map(|f| f.name.len()).max().unwrap_or(0);
     let labels: Vec<String> = specs
         .iter()
         .map(|s| {
             let label = spmv::bench::label(s, settings.reorder);
-            if s.name() == "auto" { format!("{label}({})", "x".repeat(longest)) } else { label }
+            if matches!(s.name(), "auto" | "tune") { format!("{label}({})", "x".repeat(longest)) } else { label }
         })
         .collect();
     let layout = TableLayout::new(names.iter().map(String::as_str), labels.iter().map(String::as_str));

@@ -164,11 +164,13 @@ fn explain_shows_the_features_the_ranking_and_the_choice() {
 fn bench_names_the_format_auto_chose() {
     let dir = temp_dir("auto");
     let json = dir.join("r.json");
-    let out = spmv(&["bench", "poisson2d:nx=30", "--cpu", "--reps", "1", "--formats", "auto", "--json", json.to_str().unwrap()]);
+    let out = spmv(&["bench", "poisson2d:nx=30", "--cpu", "--reps", "1", "--formats", "auto,tune:budget_ms=200", "--json", json.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let r = &report["results"][0];
-    let chosen = r["chosen"].as_str().unwrap();
-    assert_eq!(r["format"], "auto");
-    assert!(text(&out.stdout).contains(&format!("auto({chosen})")), "{}", text(&out.stdout));
+    for (r, name) in report["results"].as_array().unwrap().iter().zip(["auto", "tune:budget_ms=200"]) {
+        let chosen = r["chosen"].as_str().unwrap();
+        assert_eq!((r["format"].as_str(), r["status"].as_str()), (Some(name), Some("ok")));
+        assert!(text(&out.stdout).contains(&format!("{name}({chosen})")), "{}", text(&out.stdout));
+    }
+    fails_with(&["bench", "poisson2d:nx=4", "--cpu", "--formats", "tune:budget_ms=0"], "budget_ms=0");
 }

@@ -30,7 +30,7 @@ use crate::matrix::{Csr, Precision, Scalar};
 pub fn candidates<T: Scalar>(deterministic: bool) -> Vec<&'static str> {
     formats::registry::<T>()
         .into_iter()
-        .filter(|f| f.name != "auto")
+        .filter(|f| f.name != "auto" && f.name != "tune")
         .filter(|f| T::PRECISION != Precision::F16 || f.half)
         .filter(|f| !deterministic || f.deterministic)
         .map(|f| f.name)

@@ -321,6 +321,14 @@ impl Backend {
                 continue;
             }
             let built = match &reordered {
+                // tune measures on this backend (its time is the row's conv ms).
+                None if spec.name() == "tune" => tune(self, spec, a).map(|(host, chosen)| {
+                    m.chosen = Some(chosen);
+                    host
+                }),
+                Some(_) if spec.name() == "tune" => {
+                    Err(Error::Unsupported("format tune: not combined with --reorder yet (auto is)".into()))
+                }
                 None => formats::build(spec, a),
                 Some(Ok((permuted, perm))) => reorder::build_reordered(spec, permuted, perm, settings.reorder),
                 // Errors are not Clone: each format gets the message (a non-square matrix).
@@ -334,7 +342,7 @@ impl Backend {
                 }
                 Ok(format) => {
                     m.convert_ms = t.elapsed().as_secs_f64() * 1e3;
-                    m.chosen = format.chosen();
+                    m.chosen = m.chosen.take().or_else(|| format.chosen());
                     m.stats = format.stats();
                     if let Err(e) = measure(self, &format, &x, &oracle, settings, &mut m) {
                         m.status = Status::Error;
@@ -361,6 +369,15 @@ impl Backend {
         }
         out
     }
+}
+
+/// `tune:only=…,budget_ms=…` on `backend`: the built format and its label.
+fn tune<T: Scalar>(backend: &Backend, spec: &FormatSpec, a: &Csr<T>) -> Result<(HostMatrix<T>, String)> {
+    let deterministic = spec.choice("only", &["all", "deterministic"])? == "deterministic";
+    let budget = std::time::Duration::from_millis(spec.usize("budget_ms", 1)? as u64);
+    let (host, _) = crate::auto::tune(backend, a, budget, deterministic)?;
+    let label = host.spec().label();
+    Ok((host, label))
 }
 
 /// A result's format label: the spec's, with `+rcm` or `+degree` when the matrix was reordered.

@@ -475,6 +475,24 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             build: |a, _| Ok(Box::new(cusparse::Cusparse::new(a, cusparse::Algorithm::Alg2))),
         },
         FormatInfo {
+            name: "tune",
+            description: "auto's first candidates measured on the backend, the fastest kept and cached (runs in spmv bench and auto::tune; docs/auto.md)",
+            params: &[
+                Param { key: "only", default: "all", doc: "the candidates: all registered formats, or deterministic ones only" },
+                Param { key: "budget_ms", default: "2000", doc: "time for measuring (≥ 1; the first candidate is always measured)" },
+            ],
+            kernels: &[],
+            deterministic: false,
+            half: true,
+            // Measuring needs the backend, which a format's build does not have: spmv bench
+            // and auto::tune run it; built alone it declines.
+            build: |_, s| {
+                s.choice("only", &["all", "deterministic"])?;
+                s.usize("budget_ms", 1)?;
+                Err(Error::format("tune", TUNE_DECLINES))
+            },
+        },
+        FormatInfo {
             name: "auto",
             description: "the format chosen from the matrix's features by a model fitted to H200 measurements (docs/auto.md)",
             params: &[Param {
@@ -493,6 +511,9 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
         },
     ]
 }
+
+/// Why `tune` declines to be built alone.
+const TUNE_DECLINES: &str = "tune measures candidates on a device: use it in spmv bench or through spmv::auto::tune";
 
 const LANES: Param = Param { key: "lanes", default: "auto", doc: "lanes per row: 2, 4, 8, 16 or 32 (auto: the smallest power of two ≥ the mean row length)" };
 const MAX_PADDING: Param = Param { key: "max_padding", default: "20", doc: "largest stored/nnz ratio accepted (≥ 1; arrays of ≤ 2^20 slots are always accepted)" };
@@ -551,9 +572,13 @@ pub fn parse_spec(spec: &str) -> Result<FormatSpec> {
     let (name, pairs) = spec::split(spec)?;
     let info = find::<f64>(name)?;
     let spec = FormatSpec::resolve(info.name, info.params, &pairs)?;
-    // Every format takes an empty matrix, so an error building one is the spec's values'.
-    info.build_spec(&Csr::zeros(0, 0), &spec)?;
-    Ok(spec)
+    // Every format takes an empty matrix, so an error building one is the spec's values'
+    // (tune, which builds nothing by itself, checks its values and then declines).
+    match info.build_spec(&Csr::zeros(0, 0), &spec) {
+        Err(Error::Format { .. }) if info.name == "tune" => Ok(spec),
+        Err(e) => Err(e),
+        Ok(_) => Ok(spec),
+    }
 }
 
 /// Parses a list of specs separated by commas, or `all`. A comma also separates a spec's
@@ -646,6 +671,11 @@ mod tests {
             assert_eq!(parse_spec(&spec.to_string()).unwrap(), spec, "{}", info.name);
             assert_eq!(spec.label(), info.name);
             let a = Csr::new_checked(2, 2, vec![0, 1, 2], vec![0, 1], vec![1.0, 2.0]).unwrap();
+            if info.name == "tune" {
+                // Measuring needs a backend: built alone, tune declines (bench and auto::tune run it).
+                assert!(matches!(build(&spec, &a), Err(Error::Format { .. })));
+                continue;
+            }
             let m = build(&spec, &a).unwrap();
             assert_eq!((m.name(), m.nrows(), m.nnz(), m.deterministic()), (info.name, 2, 2, info.deterministic));
         }
