@@ -477,17 +477,14 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
         FormatInfo {
             name: "tune",
             description: "auto's first candidates measured on the backend, the fastest kept and cached (runs in spmv bench and auto::tune; docs/auto.md)",
-            params: &[
-                Param { key: "only", default: "all", doc: "the candidates: all registered formats, or deterministic ones only" },
-                Param { key: "budget_ms", default: "2000", doc: "time for measuring (≥ 1; the first candidate is always measured)" },
-            ],
+            params: &[ONLY, Param { key: "budget_ms", default: "2000", doc: "time for measuring (≥ 1; the first candidate is always measured)" }],
             kernels: &[],
             deterministic: false,
             half: true,
             // Measuring needs the backend, which a format's build does not have: spmv bench
             // and auto::tune run it; built alone it declines.
             build: |_, s| {
-                s.choice("only", &["all", "deterministic"])?;
+                only_deterministic(s)?;
                 s.usize("budget_ms", 1)?;
                 Err(Error::format("tune", TUNE_DECLINES))
             },
@@ -495,21 +492,25 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
         FormatInfo {
             name: "auto",
             description: "the format chosen from the matrix's features by a model fitted to H200 measurements (docs/auto.md)",
-            params: &[Param {
-                key: "only",
-                default: "all",
-                doc: "the candidates: all registered formats, or deterministic ones only (bitwise identical runs)",
-            }],
+            params: &[ONLY],
             kernels: &[],
             // The chosen format may not be; auto:only=deterministic is.
             deterministic: false,
             half: true,
             build: |a, s| {
-                let deterministic = s.choice("only", &["all", "deterministic"])? == "deterministic";
-                Ok(Box::new(crate::auto::Auto::new(a, deterministic)?))
+                Ok(Box::new(crate::auto::Auto::new(a, only_deterministic(s)?)?))
             },
         },
     ]
+}
+
+/// The candidates of `auto` and `tune`.
+const ONLY: Param =
+    Param { key: "only", default: "all", doc: "the candidates: all registered formats, or deterministic ones only (bitwise identical runs)" };
+
+/// Whether `only=deterministic` (auto's and tune's candidates).
+pub(crate) fn only_deterministic(s: &FormatSpec) -> Result<bool> {
+    Ok(s.choice("only", &["all", "deterministic"])? == "deterministic")
 }
 
 /// Why `tune` declines to be built alone.
