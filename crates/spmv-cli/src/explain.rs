@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use spmv::auto::{self, Features, Model};
 use spmv::io::inputs;
-use spmv::{Csr, FormatHandle, Precision, Scalar};
+use spmv::{Csr, Precision, Scalar};
 
 #[derive(clap::Args)]
 pub struct ExplainArgs {
@@ -74,9 +74,13 @@ fn explain<T: Scalar>(name: &str, a: &Csr<T>, args: &ExplainArgs, backend: Optio
     let near: Vec<String> = model.neighbours(&f, 5).into_iter().map(|(n, d)| format!("{n} ({d:.2})")).collect();
     let _ = writeln!(s, "nearest measured matrices (of {}; distance): {}", model.training.matrices.len(), near.join(", "));
     let t = Instant::now();
-    model.predict(&f, &auto::candidates::<T>(args.deterministic), k, None);
+    let ranking = model.predict(&f, &auto::candidates::<T>(args.deterministic), k, None);
     let rank_ms = t.elapsed().as_secs_f64() * 1e3;
-    let (host, choice) = auto::choose(a, args.deterministic)?;
+    // choose_with ranks again (cheap) and converts: its time is the conversion's.
+    let t = Instant::now();
+    let (_, choice) = auto::choose_with(a, f, args.deterministic)?;
+    let convert_ms = t.elapsed().as_secs_f64() * 1e3 - rank_ms;
+    debug_assert_eq!(ranking, choice.ranking);
     let best_ms = model.estimate_best_ms(&f, k);
     let _ = writeln!(
         s,
@@ -90,19 +94,14 @@ fn explain<T: Scalar>(name: &str, a: &Csr<T>, args: &ExplainArgs, backend: Optio
     for (format, why) in &choice.declined {
         let _ = writeln!(s, "  declined: {format}: {why}");
     }
-    // The conversion to the chosen format, timed, in units of its estimated product.
-    let spec = host.spec().clone();
-    let t = Instant::now();
-    let again = spmv::formats::build(&spec, a)?;
-    let convert_ms = t.elapsed().as_secs_f64() * 1e3;
-    drop(again);
     let predicted_ms = choice.ranking.iter().find(|(f, _)| *f == choice.chosen).map_or(1.0, |r| r.1) * best_ms;
     let _ = writeln!(
         s,
-        "chosen: {} (the first of the ranking that accepts the matrix; features and ranking {:.2} ms)\nconversion: {convert_ms:.2} ms on this host = about {:.0} products at the estimated {:.1} us on the H200\n",
+        "chosen: {} (the first of the ranking that accepts the matrix; features and ranking {:.2} ms)\nconversion: {:.2} ms on this host = about {:.0} products at the estimated {:.1} us on the H200\n",
         choice.chosen,
         features_ms + rank_ms,
-        convert_ms / predicted_ms,
+        convert_ms.max(0.0),
+        convert_ms.max(0.0) / predicted_ms,
         predicted_ms * 1e3
     );
     if let Some(backend) = backend {

@@ -51,8 +51,12 @@ pub struct Choice {
 
 /// Ranks the candidates for `a` and builds the first that accepts it.
 pub fn choose<T: Scalar>(a: &Csr<T>, deterministic: bool) -> Result<(HostMatrix<T>, Choice)> {
+    choose_with(a, Features::of(a, Model::h200().training.l2_bytes), deterministic)
+}
+
+/// [`choose`] with the features of `a` already computed.
+pub fn choose_with<T: Scalar>(a: &Csr<T>, features: Features, deterministic: bool) -> Result<(HostMatrix<T>, Choice)> {
     let model = Model::h200();
-    let features = Features::of(a, model.training.l2_bytes);
     let candidates = candidates::<T>(deterministic);
     let ranking = model.predict(&features, &candidates, model.training.k, None);
     let mut declined = Vec::new();
