@@ -2,17 +2,25 @@
 """Tables of docs/compression.md from one `spmv bench --json` run (scripts/compression-bench.sh),
 back-to-back timing.
 
-usage: compression-tables.py RESULTS.json
+usage: compression-tables.py RESULTS.json [--formats A,B,...]
 
 Per precision: for every matrix, each format's bytes per entry (format bytes / nnz), b2b
 microseconds, %bound (the matrix's own stream-and-gather bound over b2b) and speed over
 cuSPARSE ALG1; then per compressed format (values=auto) its geometric-mean speed-up over the
 same format uncompressed and over ALG1, and the issue's targets where their matrices ran."""
-import sys
+import argparse
 
 from benchjson import geo, ok_by_matrix
 
-by = ok_by_matrix(sys.argv[1])
+ap = argparse.ArgumentParser()
+ap.add_argument("results")
+ap.add_argument("--formats", help="the formats of the tables (default: every format of the run)")
+args = ap.parse_args()
+by = ok_by_matrix(args.results)
+if args.formats:
+    keep = set(args.formats.split(";"))
+    by = {k: {f: r for f, r in row.items() if f in keep} for k, row in by.items()}
+    by = {k: row for k, row in by.items() if row}
 alg1 = lambda row: next((r for f, r in row.items() if f.startswith("cusparse-alg1")), None)
 for precision in sorted({p for p, _ in by}):
     rows = sorted(((m, row) for (p, m), row in by.items() if p == precision), key=lambda kv: kv[0])

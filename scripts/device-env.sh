@@ -2,6 +2,10 @@
 # folders of NVRTC 13 and cuSPARSE 12 (CUDA toolkit or the image's Python wheels) on the
 # library path (libcuda comes with the driver), and sets $bundle and $out.
 bundle="${BUNDLE:-.device-bundle}"
+# The packed bundle (scripts/device-bundle.sh), unpacked once per machine.
+if [ -f .device-pack/bundle.tar.xz ] && [ ! -x "$bundle/bin/spmv" ]; then
+    mkdir -p "$bundle" && tar -xJf .device-pack/bundle.tar.xz -C "$bundle"
+fi
 out="${OUT:-/tmp/spmv-out}"
 mkdir -p "$out"
 for lib in libnvrtc.so.13 libcusparse.so.12; do

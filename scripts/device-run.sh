@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repository root, with .device-bundle carried:
 #   1. the test binaries in $DEVICE_TESTS with --include-ignored (GPU tests included),
-#      matrices from the bundle;
+#      matrices from the bundle, each stopped after $TEST_TIMEOUT seconds (default 600);
 #   2. `spmv bench` on the shared matrices and on the inputs in $BENCH_INPUTS (files or
 #      generator specs; "default" for the default set), with the formats in $BENCH_FORMATS (default all), f64 and f32;
 #   3. with $COMPARE_INPUTS and bin/spmv-old in the bundle: both binaries on those inputs,
@@ -22,7 +22,8 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
     for name in ${DEVICE_TESTS:-spmv-lib gpu gpu_deterministic gpu_diagonal gpu_brcp values reorder pagerank quickstart-example kernels_compile}; do
         t="$bundle/tests/$name"
         log=/tmp/test-$name.log
-        "$t" --include-ignored ${TEST_FILTER:-} > "$log" 2>&1
+        # shellcheck disable=SC2086
+        timeout "${TEST_TIMEOUT:-600}" "$t" --include-ignored ${TEST_FILTER:-} > "$log" 2>&1
         rc=$?
         { echo "===== $name (rc=$rc)"; cat "$log"; } >> "$out/tests.log"
         line=$(grep -E '^test result:' "$log" | tail -1)

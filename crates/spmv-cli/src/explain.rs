@@ -74,11 +74,12 @@ fn explain<T: Scalar>(name: &str, a: &Csr<T>, args: &ExplainArgs, backend: Optio
     let near: Vec<String> = model.neighbours(&f, 5).into_iter().map(|(n, d)| format!("{n} ({d:.2})")).collect();
     let _ = writeln!(s, "nearest measured matrices (of {}; distance): {}", model.training.matrices.len(), near.join(", "));
     let t = Instant::now();
-    let ranking = model.predict(&f, &auto::candidates::<T>(args.deterministic), k, None);
+    let options = auto::Options { deterministic: args.deterministic, held_out: false };
+    let ranking = options.rank::<T>(&f);
     let rank_ms = t.elapsed().as_secs_f64() * 1e3;
     // choose_with ranks again (cheap) and converts: its time is the conversion's.
     let t = Instant::now();
-    let (_, choice) = auto::choose_with(a, f, args.deterministic)?;
+    let (_, choice) = auto::choose_with(a, f, options)?;
     let convert_ms = t.elapsed().as_secs_f64() * 1e3 - rank_ms;
     debug_assert_eq!(ranking, choice.ranking);
     let best_ms = model.estimate_best_ms(&f, k);
@@ -106,7 +107,7 @@ fn explain<T: Scalar>(name: &str, a: &Csr<T>, args: &ExplainArgs, backend: Optio
     );
     if let Some(backend) = backend {
         let t = Instant::now();
-        let (_, tuned) = auto::tune(backend, a, std::time::Duration::from_millis(args.budget_ms), args.deterministic)?;
+        let (_, tuned) = auto::tune(backend, a, std::time::Duration::from_millis(args.budget_ms), options)?;
         let how = if tuned.cached { "from the cache".to_string() } else { format!("measured in {:.0} ms", t.elapsed().as_secs_f64() * 1e3) };
         let _ = writeln!(s, "tune ({how}; per product, back to back on the GPU, a timed loop on the CPU):");
         for (format, ms) in &tuned.measured {

@@ -36,9 +36,11 @@ fn main() {
     let device = report["machine"]["name"].as_str().unwrap_or("?").to_string();
     let mut times: BTreeMap<String, HashMap<String, f64>> = BTreeMap::new();
     for r in report["results"].as_array().unwrap() {
-        if r["status"] == "ok" && r["precision"] == "f64" {
+        // auto's and tune's own rows are choices, not candidates.
+        let format = r["format"].as_str().unwrap();
+        if r["status"] == "ok" && r["precision"] == "f64" && !format.starts_with("auto") && !format.starts_with("tune") {
             let t = r["back_to_back_ms"].as_f64().unwrap();
-            times.entry(r["matrix"].as_str().unwrap().to_string()).or_default().insert(r["format"].as_str().unwrap().to_string(), t);
+            times.entry(r["matrix"].as_str().unwrap().to_string()).or_default().insert(format.to_string(), t);
         }
     }
     let matrices: Vec<TrainingMatrix> = times

@@ -45,10 +45,13 @@ fn matrices(shared: bool) -> Vec<(String, Csr<f64>)> {
     for spec in ["poisson3d:n=20", "kron:scale=12", "powerlaw:n=20000,mean=8,exp=2.1"] {
         base.push((spec.to_string(), spmv::io::gen::generate(spec).unwrap()));
     }
+    let mut all: Vec<(String, Csr<f64>)> = base.iter().flat_map(|(n, a)| value_variants(n, a)).collect();
+    // The shared matrices with their own values: each qualifies for the codecs it qualifies
+    // for (the generated variants above exercise every codec).
     if shared {
-        base.extend(common::shared_matrices());
+        all.extend(common::shared_matrices());
     }
-    base.iter().flat_map(|(n, a)| value_variants(n, a)).collect()
+    all
 }
 
 /// Runs `spec` on `a` (CPU, or the GPU when given): y bits, or `None` when the format
@@ -75,36 +78,32 @@ fn run<T: Scalar>(gpu: Option<&Arc<Gpu>>, a: &Csr<T>, spec: &str) -> Result<Opti
 
 /// Every codec of every coded format on every matrix: the bits of `values=full`.
 fn check<T: Scalar>(gpu: Option<&Arc<Gpu>>, matrices: &[(String, Csr<f64>)]) -> Vec<String> {
+    // The matrices are shared out among a few threads (one GPU stream, the products queue
+    // on it): the host's conversions and copies dominate.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+    let parts: Vec<(Vec<String>, std::collections::HashSet<(&str, &str)>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let (mut failures, mut exercised) = (Vec::new(), std::collections::HashSet::new());
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some((name, a)) = matrices.get(i) else { break };
+                        check_matrix::<T>(gpu, name, &a.cast(), &mut failures, &mut exercised);
+                    }
+                    (failures, exercised)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
     let mut failures = Vec::new();
     let mut exercised = std::collections::HashSet::new();
-    for (name, a) in matrices {
-        let a: Csr<T> = a.cast();
-        for format in coded_formats() {
-            let full = match run(gpu, &a, &format!("{format}:values=full")) {
-                Ok(Some(y)) => y,
-                Ok(None) => continue,
-                Err(e) => {
-                    failures.push(format!("{name}: {e}"));
-                    continue;
-                }
-            };
-            let has_cols = registry::<f64>().iter().any(|f| f.name == format && f.params.iter().any(|p| p.key == "cols"));
-            let specs = VALUE_CHOICES.iter().filter(|c| **c != "full").map(|c| (format!("{format}:values={c}"), *c)).chain(
-                VALUE_CHOICES.iter().filter(|_| has_cols).map(|c| (format!("{format}:values={c},cols=delta16"), "delta16")),
-            );
-            for (spec, codec) in specs {
-                match run(gpu, &a, &spec) {
-                    Ok(Some(y)) if y == full => {
-                        exercised.insert((format, codec));
-                    }
-                    Ok(Some(_)) => failures.push(format!("{name} {}: {spec} differs from values=full", T::SUFFIX)),
-                    Ok(None) => {}
-                    Err(e) => failures.push(format!("{name} {}: {e}", T::SUFFIX)),
-                }
-            }
-        }
+    for (f, e) in parts {
+        failures.extend(f);
+        exercised.extend(e);
     }
-    // Each codec that applies to T ran somewhere (not only declined), and 16-bit columns.
     if !exercised.contains(&("csr-vector", "delta16")) {
         failures.push(format!("csr-vector:cols=delta16 {} was never exercised", T::SUFFIX));
     }
@@ -117,6 +116,40 @@ fn check<T: Scalar>(gpu: Option<&Arc<Gpu>>, matrices: &[(String, Csr<f64>)]) -> 
         }
     }
     failures
+}
+
+/// Every coded variant of every coded format on one matrix, against its values=full product.
+fn check_matrix<T: Scalar>(
+    gpu: Option<&Arc<Gpu>>,
+    name: &str,
+    a: &Csr<T>,
+    failures: &mut Vec<String>,
+    exercised: &mut std::collections::HashSet<(&'static str, &'static str)>,
+) {
+    for format in coded_formats() {
+        let full = match run(gpu, a, &format!("{format}:values=full")) {
+            Ok(Some(y)) => y,
+            Ok(None) => continue,
+            Err(e) => {
+                failures.push(format!("{name}: {e}"));
+                continue;
+            }
+        };
+        let has_cols = registry::<f64>().iter().any(|f| f.name == format && f.params.iter().any(|p| p.key == "cols"));
+        let specs = VALUE_CHOICES.iter().filter(|c| **c != "full").map(|c| (format!("{format}:values={c}"), *c)).chain(
+            VALUE_CHOICES.iter().filter(|_| has_cols).map(|c| (format!("{format}:values={c},cols=delta16"), "delta16")),
+        );
+        for (spec, codec) in specs {
+            match run(gpu, a, &spec) {
+                Ok(Some(y)) if y == full => {
+                    exercised.insert((format, codec));
+                }
+                Ok(Some(_)) => failures.push(format!("{name} {}: {spec} differs from values=full", T::SUFFIX)),
+                Ok(None) => {}
+                Err(e) => failures.push(format!("{name} {}: {e}", T::SUFFIX)),
+            }
+        }
+    }
 }
 
 #[test]

@@ -26,15 +26,38 @@ use crate::formats::{self, DeviceFormat, FormatHandle, FormatStats, HostMatrix, 
 use crate::gpu::Gpu;
 use crate::matrix::{Csr, Precision, Scalar};
 
-/// The formats `auto` chooses from for precision `T` (`deterministic`: only those).
+/// The formats `auto` chooses from for precision `T` (`deterministic`: only those): every
+/// registered format, and the variants of them with parameters that the model was measured
+/// with (`csr-vector:values=auto` …).
 pub fn candidates<T: Scalar>(deterministic: bool) -> Vec<&'static str> {
-    formats::registry::<T>()
+    let eligible: Vec<&'static str> = formats::registry::<T>()
         .into_iter()
         .filter(|f| f.name != "auto" && f.name != "tune")
         .filter(|f| T::PRECISION != Precision::F16 || f.half)
         .filter(|f| !deterministic || f.deterministic)
         .map(|f| f.name)
-        .collect()
+        .collect();
+    let variants = Model::h200().variants().into_iter().filter(|v| v.split_once(':').is_some_and(|(name, _)| eligible.contains(&name)));
+    eligible.iter().copied().chain(variants).collect()
+}
+
+/// How `auto` and `tune` choose.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Only deterministic candidates (bitwise identical runs): `only=deterministic`.
+    pub deterministic: bool,
+    /// Leave the matrix itself out of the model when it is one of the training matrices
+    /// (`heldout=true`): how the choice is scored on the matrices the model was fitted on.
+    pub held_out: bool,
+}
+
+impl Options {
+    /// The ranking of the candidates for a matrix with these features, fastest first.
+    pub fn rank<T: Scalar>(&self, features: &Features) -> Vec<(String, f64)> {
+        let model = Model::h200();
+        let skip = if self.held_out { model.same_matrices(features) } else { Vec::new() };
+        model.predict(features, &candidates::<T>(self.deterministic), model.training.k, &skip)
+    }
 }
 
 /// Why `auto` chose what it chose.
@@ -50,19 +73,16 @@ pub struct Choice {
 }
 
 /// Ranks the candidates for `a` and builds the first that accepts it.
-pub fn choose<T: Scalar>(a: &Csr<T>, deterministic: bool) -> Result<(HostMatrix<T>, Choice)> {
-    choose_with(a, Features::of(a, Model::h200().training.l2_bytes), deterministic)
+pub fn choose<T: Scalar>(a: &Csr<T>, options: Options) -> Result<(HostMatrix<T>, Choice)> {
+    choose_with(a, Features::of(a, Model::h200().training.l2_bytes), options)
 }
 
 /// [`choose`] with the features of `a` already computed.
-pub fn choose_with<T: Scalar>(a: &Csr<T>, features: Features, deterministic: bool) -> Result<(HostMatrix<T>, Choice)> {
-    let model = Model::h200();
-    let candidates = candidates::<T>(deterministic);
-    let ranking = model.predict(&features, &candidates, model.training.k, None);
+pub fn choose_with<T: Scalar>(a: &Csr<T>, features: Features, options: Options) -> Result<(HostMatrix<T>, Choice)> {
+    let ranking = options.rank::<T>(&features);
     let mut declined = Vec::new();
     for (name, _) in &ranking {
-        let spec = formats::parse_spec(name)?;
-        match formats::build(&spec, a) {
+        match formats::parse_spec(name).and_then(|spec| formats::build(&spec, a)) {
             Ok(host) => {
                 let chosen = name.clone();
                 return Ok((host, Choice { features, ranking, chosen, declined }));
@@ -81,8 +101,8 @@ pub struct Auto<T: Scalar> {
 }
 
 impl<T: Scalar> Auto<T> {
-    pub fn new(a: &Csr<T>, deterministic: bool) -> Result<Self> {
-        let (inner, choice) = choose(a, deterministic)?;
+    pub fn new(a: &Csr<T>, options: Options) -> Result<Self> {
+        let (inner, choice) = choose(a, options)?;
         Ok(Auto { inner, choice: Arc::new(choice) })
     }
     pub fn choice(&self) -> &Choice {

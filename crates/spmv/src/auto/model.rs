@@ -87,15 +87,15 @@ impl Model {
         std::array::from_fn(|i| (v[i] - self.mean[i]) / self.scale[i])
     }
 
-    /// The `k` training matrices nearest to `f` (distance, index), nearest first; `skip`
-    /// leaves one out.
-    fn nearest(&self, f: &Features, k: usize, skip: Option<usize>) -> Vec<(f64, usize)> {
+    /// The `k` training matrices nearest to `f` (distance, index), nearest first; those in
+    /// `skip` are left out.
+    fn nearest(&self, f: &Features, k: usize, skip: &[usize]) -> Vec<(f64, usize)> {
         let q = self.standardise(f);
         let mut near: Vec<(f64, usize)> = self
             .points
             .iter()
             .enumerate()
-            .filter(|(i, _)| Some(*i) != skip)
+            .filter(|(i, _)| !skip.contains(i))
             .map(|(i, p)| (p.iter().zip(&q).map(|(a, b)| (a - b).powi(2)).sum::<f64>().sqrt(), i))
             .collect();
         near.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
@@ -103,16 +103,35 @@ impl Model {
         near
     }
 
+    /// The format specs with parameters among the measured formats (`csr-vector:values=auto`
+    /// …), sorted: candidates besides the registered names.
+    pub fn variants(&self) -> Vec<&str> {
+        let mut v: Vec<&str> =
+            self.training.matrices.iter().flat_map(|m| m.times_ms.keys()).map(String::as_str).filter(|f| f.contains(':')).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// The training matrices whose features equal `f`'s (the same matrix, or one that the
+    /// features cannot tell from it): what `auto:heldout=true` leaves out, so that a matrix of
+    /// the training set is chosen for as if the model had never seen it.
+    pub fn same_matrices(&self, f: &Features) -> Vec<usize> {
+        let q = self.standardise(f);
+        let same = |p: &[f64; 9]| p.iter().zip(&q).all(|(a, b)| (a - b).abs() <= 1e-9 * (1.0 + a.abs()));
+        self.points.iter().enumerate().filter(|(_, p)| same(p)).map(|(i, _)| i).collect()
+    }
+
     /// The names and distances of the `k` training matrices nearest to `f`.
     pub fn neighbours(&self, f: &Features, k: usize) -> Vec<(String, f64)> {
-        self.nearest(f, k, None).into_iter().map(|(d, i)| (self.training.matrices[i].name.clone(), d)).collect()
+        self.nearest(f, k, &[]).into_iter().map(|(d, i)| (self.training.matrices[i].name.clone(), d)).collect()
     }
 
     /// An estimate of the best format's time on the training GPU, in milliseconds: the
     /// neighbours' best time per entry (distance-weighted geometric mean) times the entries.
     pub fn estimate_best_ms(&self, f: &Features, k: usize) -> f64 {
         let (mut sum, mut weights) = (0.0, 0.0);
-        for (d, i) in self.nearest(f, k, None) {
+        for (d, i) in self.nearest(f, k, &[]) {
             let m = &self.training.matrices[i];
             let best = m.times_ms.values().copied().fold(f64::INFINITY, f64::min);
             let w = 1.0 / (d + 1e-3);
@@ -123,8 +142,8 @@ impl Model {
     }
 
     /// Predicted time of each candidate relative to the best (1 = as fast as the best format
-    /// of the neighbours), fastest first; `skip` leaves one training matrix out.
-    pub fn predict(&self, f: &Features, candidates: &[&str], k: usize, skip: Option<usize>) -> Vec<(String, f64)> {
+    /// of the neighbours), fastest first; the training matrices in `skip` are left out.
+    pub fn predict(&self, f: &Features, candidates: &[&str], k: usize, skip: &[usize]) -> Vec<(String, f64)> {
         let near = self.nearest(f, k, skip);
         let mut out: Vec<(String, f64)> = candidates
             .iter()
@@ -153,7 +172,7 @@ impl Model {
             .iter()
             .enumerate()
             .map(|(i, m)| {
-                let chosen = &self.predict(&m.features, candidates, k, Some(i))[0].0;
+                let chosen = &self.predict(&m.features, candidates, k, &[i])[0].0;
                 let best = candidates.iter().filter_map(|c| m.times_ms.get(*c)).copied().fold(f64::INFINITY, f64::min);
                 let score = m.times_ms.get(chosen).map_or(1.0 / DECLINED, |t| best / t);
                 (score, m.name.as_str())

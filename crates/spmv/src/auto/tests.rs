@@ -20,16 +20,17 @@ fn features_describe_shape_rows_and_diagonals() {
 fn auto_builds_a_candidate_and_says_which() {
     for spec in ["poisson2d:n=60", "kron:scale=12", "longrows:n=20000,short=4,count=2,long=5000"] {
         let a = crate::io::gen::generate(spec).unwrap();
-        let (host, choice) = choose(&a, false).unwrap();
-        assert_eq!(host.spec().name(), choice.chosen);
+        let (host, choice) = choose(&a, Options::default()).unwrap();
+        assert_eq!(host.spec().label(), choice.chosen);
         assert!(candidates::<f64>(false).contains(&choice.chosen.as_str()));
         assert_eq!(choice.ranking.len(), candidates::<f64>(false).len());
         assert!(crate::formats::test_support::cpu_matches_oracle(host.format(), &a));
-        let (det, choice) = choose(&a, true).unwrap();
+        let (det, choice) = choose(&a, DETERMINISTIC).unwrap();
         assert!(det.info().deterministic, "{}", choice.chosen);
         let half: Csr<crate::f16> = a.cast();
-        let (_, choice) = choose(&half, false).unwrap();
-        assert!(crate::formats::find::<crate::f16>(&choice.chosen).unwrap().half);
+        let (_, choice) = choose(&half, Options::default()).unwrap();
+        let name = crate::formats::parse_spec(&choice.chosen).unwrap().name().to_string();
+        assert!(crate::formats::find::<crate::f16>(&name).unwrap().half);
     }
     let f = crate::formats::build(&crate::formats::parse_spec("auto").unwrap(), &crate::io::gen::generate("poisson2d:n=30").unwrap()).unwrap();
     assert!(f.chosen().is_some());
@@ -52,22 +53,42 @@ fn the_shipped_model_cross_validates_well() {
     assert!(cv.geomean >= 0.90, "{cv:?}");
 }
 
+/// `heldout=true` leaves a training matrix out of its own choice: the ranking is the one
+/// leave-one-out cross-validation scores.
+#[test]
+fn held_out_choice_leaves_the_matrix_out_of_the_model() {
+    let model = Model::h200();
+    let candidates = candidates::<f64>(false);
+    let held_out = Options { held_out: true, ..Options::default() };
+    for (i, m) in model.training.matrices.iter().enumerate().step_by(37) {
+        let same = model.same_matrices(&m.features);
+        assert!(same.contains(&i), "{}", m.name);
+        assert_eq!(held_out.rank::<f64>(&m.features), model.predict(&m.features, &candidates, model.training.k, &same));
+        assert_eq!(Options::default().rank::<f64>(&m.features), model.predict(&m.features, &candidates, model.training.k, &[]));
+    }
+    let spec = crate::formats::parse_spec("auto:heldout=true").unwrap();
+    assert!(crate::formats::build(&spec, &crate::io::gen::generate("poisson2d:n=30").unwrap()).is_ok());
+    assert!(crate::formats::parse_spec("tune:heldout=maybe").is_err());
+}
+
+const DETERMINISTIC: Options = Options { deterministic: true, held_out: false };
+
 #[test]
 fn tune_measures_the_first_candidates_and_caches_the_answer() {
     let dir = std::env::temp_dir().join(format!("spmv-tune-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let a = crate::io::gen::generate("poisson2d:n=80").unwrap();
     let budget = std::time::Duration::from_secs(5);
-    let (host, first) = tune_with_cache(&crate::Backend::Cpu, &a, budget, false, Some(&dir)).unwrap();
+    let (host, first) = tune_with_cache(&crate::Backend::Cpu, &a, budget, Options::default(), Some(&dir)).unwrap();
     assert!(!first.cached && !first.measured.is_empty() && first.measured.len() <= TUNE_CANDIDATES, "{first:?}");
     assert_eq!(host.spec().to_string(), first.chosen);
     let fastest = first.measured.iter().min_by(|a, b| a.1.total_cmp(&b.1)).unwrap();
     assert_eq!(crate::formats::parse_spec(&first.chosen).unwrap().label(), fastest.0);
     assert!(crate::formats::test_support::cpu_matches_oracle(host.format(), &a));
     // The second run reads the cache; another matrix or precision does not.
-    let (again, second) = tune_with_cache(&crate::Backend::Cpu, &a, budget, false, Some(&dir)).unwrap();
+    let (again, second) = tune_with_cache(&crate::Backend::Cpu, &a, budget, Options::default(), Some(&dir)).unwrap();
     assert!(second.cached && second.chosen == first.chosen && again.spec() == host.spec());
-    let (_, other) = tune_with_cache(&crate::Backend::Cpu, &a.cast::<f32>(), budget, false, Some(&dir)).unwrap();
+    let (_, other) = tune_with_cache(&crate::Backend::Cpu, &a.cast::<f32>(), budget, Options::default(), Some(&dir)).unwrap();
     assert!(!other.cached);
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2, "one file per key, no temporary left");
     // Concurrent tuners of one key: every one gets an answer, the file stays whole.
@@ -75,7 +96,7 @@ fn tune_measures_the_first_candidates_and_caches_the_answer() {
         for _ in 0..4 {
             s.spawn(|| {
                 let b = crate::io::gen::generate("poisson2d:n=81").unwrap();
-                tune_with_cache(&crate::Backend::Cpu, &b, budget, true, Some(&dir)).unwrap();
+                tune_with_cache(&crate::Backend::Cpu, &b, budget, DETERMINISTIC, Some(&dir)).unwrap();
             });
         }
     });
@@ -84,7 +105,7 @@ fn tune_measures_the_first_candidates_and_caches_the_answer() {
         assert!(serde_json::from_slice::<Tuned>(&bytes).is_ok());
     }
     // No cache folder: tuning still answers.
-    assert!(tune_with_cache(&crate::Backend::Cpu, &a, budget, false, None).unwrap().1.measured.len() >= 1);
+    assert!(tune_with_cache(&crate::Backend::Cpu, &a, budget, Options::default(), None).unwrap().1.measured.len() >= 1);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

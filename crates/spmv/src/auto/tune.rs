@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::{candidates, Features, Model};
+use super::{Features, Model, Options};
 use crate::bench::median_min;
 use crate::error::{Error, Result};
 use crate::formats::{self, FormatHandle, HostMatrix};
@@ -70,8 +70,8 @@ pub fn fingerprint<T: Scalar>(a: &Csr<T>) -> u64 {
 /// Measures `auto`'s first candidates for `a` on `backend` within about `budget` (the first
 /// candidate is always measured), keeps the fastest and caches the answer; a cached answer
 /// is used without measuring. Returns the built format and what was measured.
-pub fn tune<T: Scalar>(backend: &Backend, a: &Csr<T>, budget: Duration, deterministic: bool) -> Result<(HostMatrix<T>, Tuned)> {
-    tune_with_cache(backend, a, budget, deterministic, cache_dir().as_deref())
+pub fn tune<T: Scalar>(backend: &Backend, a: &Csr<T>, budget: Duration, options: Options) -> Result<(HostMatrix<T>, Tuned)> {
+    tune_with_cache(backend, a, budget, options, cache_dir().as_deref())
 }
 
 /// [`tune`] with the cache in `cache` (`None`: no cache).
@@ -79,7 +79,7 @@ pub fn tune_with_cache<T: Scalar>(
     backend: &Backend,
     a: &Csr<T>,
     budget: Duration,
-    deterministic: bool,
+    options: Options,
     cache: Option<&std::path::Path>,
 ) -> Result<(HostMatrix<T>, Tuned)> {
     let device = match backend {
@@ -87,12 +87,13 @@ pub fn tune_with_cache<T: Scalar>(
         Backend::Cpu => format!("cpu-{}", rayon::current_num_threads()),
     };
     let key = format!(
-        "{:016x}-{}-{}-{}-{}",
+        "{:016x}-{}-{}-{}-{}{}",
         fingerprint(a),
         T::SUFFIX,
         device.replace(|c: char| !c.is_ascii_alphanumeric(), "_"),
         env!("CARGO_PKG_VERSION"),
-        if deterministic { "det" } else { "all" }
+        if options.deterministic { "det" } else { "all" },
+        if options.held_out { "-heldout" } else { "" }
     );
     let path = cache.map(|d| d.join(format!("tune-{key}.json")));
     if let Some(tuned) = path.as_ref().and_then(|p| std::fs::read(p).ok()).and_then(|b| serde_json::from_slice::<Tuned>(&b).ok()) {
@@ -100,9 +101,7 @@ pub fn tune_with_cache<T: Scalar>(
             return Ok((host, Tuned { cached: true, ..tuned }));
         }
     }
-    let model = Model::h200();
-    let features = Features::of(a, model.training.l2_bytes);
-    let ranking = model.predict(&features, &candidates::<T>(deterministic), model.training.k, None);
+    let ranking = options.rank::<T>(&Features::of(a, Model::h200().training.l2_bytes));
     let start = Instant::now();
     let x = test_vector::<T>(a.ncols());
     let mut best: Option<(HostMatrix<T>, f64)> = None;
@@ -131,20 +130,27 @@ pub fn tune_with_cache<T: Scalar>(
 }
 
 /// Time per product in milliseconds: back to back on the GPU, a timed loop on the CPU.
+///
+/// On the GPU a round is at least [`ROUND_MS`] of back-to-back launches (from 20 to 5,000):
+/// products of a few microseconds are bound by the launch rate, and rounds of a fixed 20
+/// launches differed by up to 2× between two measurements of one kernel (H200), more than
+/// the candidates differ. The median of [`ROUNDS`] rounds is kept.
 fn time_product<T: Scalar>(backend: &Backend, host: &HostMatrix<T>, x: &[T]) -> Result<f64> {
-    const REPS: usize = 20;
+    const ROUND_MS: f64 = 1.0;
+    const ROUNDS: usize = 5;
     match backend {
         Backend::Gpu(gpu) => {
             if host.nrows() == 0 {
                 return Ok(0.0);
             }
             let device = host.upload(gpu)?;
-            let x_dev = gpu.upload_nonempty(x)?;
+            let x_dev = gpu.upload(x)?;
             let mut y = gpu.alloc::<T>(host.nrows())?;
-            for _ in 0..3 {
-                device.spmv(&x_dev, &mut y)?;
-            }
-            let mut means = gpu.time_back_to_back(3, REPS, || device.spmv(&x_dev, &mut y))?;
+            // Warm-up, and a first estimate that sizes the rounds.
+            let first = gpu.time_back_to_back(1, 20, || device.spmv(&x_dev, &mut y))?;
+            let per_launch = first.first().copied().unwrap_or(ROUND_MS).max(1e-4);
+            let launches = ((ROUND_MS / per_launch).ceil() as usize).clamp(20, 5_000);
+            let mut means = gpu.time_back_to_back(ROUNDS, launches, || device.spmv(&x_dev, &mut y))?;
             Ok(median_min(&mut means).0)
         }
         Backend::Cpu => {

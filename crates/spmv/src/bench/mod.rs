@@ -373,9 +373,9 @@ impl Backend {
 
 /// `tune:only=…,budget_ms=…` on `backend`: the built format and its label.
 fn tune<T: Scalar>(backend: &Backend, spec: &FormatSpec, a: &Csr<T>) -> Result<(HostMatrix<T>, String)> {
-    let deterministic = formats::only_deterministic(spec)?;
+    let options = formats::auto_options(spec)?;
     let budget = std::time::Duration::from_millis(spec.usize("budget_ms", 1)? as u64);
-    let (host, _) = crate::auto::tune(backend, a, budget, deterministic)?;
+    let (host, _) = crate::auto::tune(backend, a, budget, options)?;
     let label = host.spec().label();
     Ok((host, label))
 }

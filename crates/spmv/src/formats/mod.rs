@@ -477,14 +477,14 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
         FormatInfo {
             name: "tune",
             description: "auto's first candidates measured on the backend, the fastest kept and cached (runs in spmv bench and auto::tune; docs/auto.md)",
-            params: &[ONLY, Param { key: "budget_ms", default: "2000", doc: "time for measuring (≥ 1; the first candidate is always measured)" }],
+            params: &[ONLY, HELD_OUT, Param { key: "budget_ms", default: "2000", doc: "time for measuring (≥ 1; the first candidate is always measured)" }],
             kernels: &[],
             deterministic: false,
             half: true,
             // Measuring needs the backend, which a format's build does not have: spmv bench
             // and auto::tune run it; built alone it declines.
             build: |_, s| {
-                only_deterministic(s)?;
+                auto_options(s)?;
                 s.usize("budget_ms", 1)?;
                 Err(Error::format("tune", TUNE_DECLINES))
             },
@@ -492,13 +492,13 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
         FormatInfo {
             name: "auto",
             description: "the format chosen from the matrix's features by a model fitted to H200 measurements (docs/auto.md)",
-            params: &[ONLY],
+            params: &[ONLY, HELD_OUT],
             kernels: &[],
             // The chosen format may not be; auto:only=deterministic is.
             deterministic: false,
             half: true,
             build: |a, s| {
-                Ok(Box::new(crate::auto::Auto::new(a, only_deterministic(s)?)?))
+                Ok(Box::new(crate::auto::Auto::new(a, auto_options(s)?)?))
             },
         },
     ]
@@ -508,9 +508,19 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
 const ONLY: Param =
     Param { key: "only", default: "all", doc: "the candidates: all registered formats, or deterministic ones only (bitwise identical runs)" };
 
-/// Whether `only=deterministic` (auto's and tune's candidates).
-pub(crate) fn only_deterministic(s: &FormatSpec) -> Result<bool> {
-    Ok(s.choice("only", &["all", "deterministic"])? == "deterministic")
+/// Leaving the matrix out of the model when it is a training matrix (auto and tune).
+const HELD_OUT: Param = Param {
+    key: "heldout",
+    default: "false",
+    doc: "true: choose as if the model had not been fitted on this matrix (how the choice is scored on the training matrices)",
+};
+
+/// auto's and tune's options from their spec (`only`, `heldout`).
+pub(crate) fn auto_options(s: &FormatSpec) -> Result<crate::auto::Options> {
+    Ok(crate::auto::Options {
+        deterministic: s.choice("only", &["all", "deterministic"])? == "deterministic",
+        held_out: s.choice("heldout", &["false", "true"])? == "true",
+    })
 }
 
 /// Why `tune` declines to be built alone.

@@ -136,7 +136,7 @@ pub(crate) fn gpu_equals_cpu_bits<T: Scalar>(gpu: &Arc<Gpu>, a: &Csr<f64>, spec:
     let mut want = vec![T::nan(); a.nrows()];
     host.spmv(&x, &mut want).unwrap();
     let device = host.upload(gpu).unwrap();
-    let x_dev = gpu.upload_nonempty(&x).unwrap();
+    let x_dev = gpu.upload(&x).unwrap();
     let mut y_dev = gpu.alloc::<T>(a.nrows()).unwrap();
     for run in 0..runs {
         gpu.fill(&mut y_dev, T::nan()).unwrap();

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Issue 14's check (docs/auto.md) and the compression tables (docs/compression.md) from one
+# f64 run on the GPU machine, with .device-pack carried (scripts/device-bundle.sh):
+#   every registered format, the compressed variants, cuSPARSE, and auto and tune held out
+#   (heldout=true: a matrix the model was fitted on is chosen for as if it had not been), on
+#   the default set's generated matrices and the shared matrices, with an empty tune cache;
+#   in three benches (generated, first and second half of the shared matrices) so that a run
+#   cut short keeps what finished (AUTO_TIMEOUT seconds each, default 170);
+#   AUTO_PARTS  the benches to run (default "generated shared-1 shared-2"); the others' JSON,
+#               if left in $out by an earlier run, still enter the tables;
+# then scripts/auto-check.py and scripts/compression-tables.py, and everything packed into
+# $out/auto-bench.tgz (the device tool returns a limited number of files).
+set -uo pipefail
+. "$(dirname "$0")/device-env.sh"
+bin="$bundle/bin"
+reps="${BENCH_REPS:-100}"
+limit="${AUTO_TIMEOUT:-170}"
+export SPMV_CACHE_DIR=$(mktemp -d)
+generated=$(sed -n '/^pub const DEFAULT_SPECS: /,/^];/p' crates/spmv/src/io/inputs.rs | grep -o '"[^"]*"' | tr -d '"' | tr '\n' ' ')
+registered=$("$bin/spmv" formats | grep -E '^[a-z]' | awk '{print $1}' | grep -v -x -e auto -e tune | paste -sd,)
+formats="$registered,csr-vector:values=auto,csr-vector:values=auto,cols=auto,csr5:values=auto,dia:values=auto,auto:heldout=true,tune:heldout=true"
+mapfile -t shared < <(ls "$bundle"/matrices/*.mtx.gz)
+half=$(( ${#shared[@]} / 2 ))
+parts=" ${AUTO_PARTS:-generated shared-1 shared-2} "
+run() { # name, then bench inputs
+    local name=$1; shift
+    [[ $parts == *" ${name#auto-} "* ]] || return 0
+    timeout "$limit" "$bin/spmv" bench "$@" --formats "$formats" --precision f64 --reps "$reps" \
+        --json "$out/$name.json" > "$out/$name.txt" 2> "$out/$name.err"
+    echo "$name: rc=$? $(grep -E '^# (all|FAILED)' "$out/$name.txt")"
+}
+# shellcheck disable=SC2086
+run auto-generated $generated
+run auto-shared-1 "${shared[@]:0:$half}"
+run auto-shared-2 "${shared[@]:$half}"
+python3 scripts/benchjson.py --merge "$out"/auto-generated.json "$out"/auto-shared-*.json > "$out/auto.json"
+python3 scripts/auto-check.py "$out/auto.json" --auto auto:heldout=true --tune tune:heldout=true > "$out/auto-check.md"
+compression="csr-vector;csr-vector:values=auto;csr-vector:values=auto,cols=auto;csr5;csr5:values=auto;dia;dia:values=auto;merge-csr;sell-c-sigma;dasp;cusparse-alg1;cusparse-alg2"
+python3 scripts/compression-tables.py "$out/auto.json" --formats "$compression" > "$out/auto-compression-tables.md"
+# The targets over every format of the run.
+python3 scripts/compression-tables.py "$out/auto.json" | grep -E '^target' > "$out/auto-targets.txt"
+tar -czf "$out/auto-bench.tgz" -C "$out" $(cd "$out" && ls auto*)
+echo "==================== summary ===================="
+cat "$out/auto-check.md" | head -30
+grep -E '^\| geomean' "$out/auto-compression-tables.md"
+cat "$out/auto-targets.txt"
