@@ -18,7 +18,7 @@ limit="${AUTO_TIMEOUT:-170}"
 export SPMV_CACHE_DIR=$(mktemp -d)
 generated=$(sed -n '/^pub const DEFAULT_SPECS: /,/^];/p' crates/spmv/src/io/inputs.rs | grep -o '"[^"]*"' | tr -d '"' | tr '\n' ' ')
 registered=$("$bin/spmv" formats | grep -E '^[a-z]' | awk '{print $1}' | grep -v -x -e auto -e tune | paste -sd,)
-formats="$registered,csr-vector:values=auto,csr-vector:values=auto,cols=auto,csr5:values=auto,dia:values=auto,auto:heldout=true,tune:heldout=true"
+formats="$registered,csr-vector:values=auto,csr-vector:values=auto,cols=auto,csr5:values=auto,dia:values=auto,dasp:values=auto,auto:heldout=true,tune:heldout=true"
 mapfile -t shared < <(ls "$bundle"/matrices/*.mtx.gz)
 half=$(( ${#shared[@]} / 2 ))
 parts=" ${AUTO_PARTS:-generated shared-1 shared-2} "
@@ -35,7 +35,7 @@ run auto-shared-1 "${shared[@]:0:$half}"
 run auto-shared-2 "${shared[@]:$half}"
 python3 scripts/benchjson.py --merge "$out"/auto-generated.json "$out"/auto-shared-*.json > "$out/auto.json"
 python3 scripts/auto-check.py "$out/auto.json" --auto auto:heldout=true --tune tune:heldout=true > "$out/auto-check.md"
-compression="csr-vector;csr-vector:values=auto;csr-vector:values=auto,cols=auto;csr5;csr5:values=auto;dia;dia:values=auto;merge-csr;sell-c-sigma;dasp;cusparse-alg1;cusparse-alg2"
+compression="csr-vector;csr-vector:values=auto;csr-vector:values=auto,cols=auto;csr5;csr5:values=auto;dia;dia:values=auto;merge-csr;sell-c-sigma;dasp;dasp:values=auto;cusparse-alg1;cusparse-alg2"
 python3 scripts/compression-tables.py "$out/auto.json" --formats "$compression" > "$out/auto-compression-tables.md"
 # The targets over every format of the run.
 python3 scripts/compression-tables.py "$out/auto.json" | grep -E '^target' > "$out/auto-targets.txt"

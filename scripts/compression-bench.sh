@@ -7,13 +7,16 @@
 #   3. f32: the same formats as step 1 on the generated matrices;
 # then the tables (scripts/compression-tables.py).
 #   CMP_SKIP   steps to skip, e.g. "2 3"
+#   CMP_SHARED 0: step 1 on the generated matrices only
 set -uo pipefail
 . "$(dirname "$0")/device-env.sh"
 bin="$bundle/bin"
 reps="${BENCH_REPS:-100}"
 skip=" ${CMP_SKIP:-} "
 generated=$(sed -n '/^pub const DEFAULT_SPECS: /,/^];/p' crates/spmv/src/io/inputs.rs | grep -o '"[^"]*"' | tr -d '"' | tr '\n' ' ')
-formats="csr-vector,csr-vector:values=auto,csr5,csr5:values=auto,dia,dia:values=auto,merge-csr,sell-c-sigma,dasp,cusparse-alg1,cusparse-alg2"
+formats="csr-vector,csr-vector:values=auto,csr5,csr5:values=auto,dia,dia:values=auto,merge-csr,sell-c-sigma,dasp,dasp:values=auto,cusparse-alg1,cusparse-alg2"
+shared="$bundle/matrices"
+[ "${CMP_SHARED:-1}" = 0 ] && shared=""
 # shellcheck disable=SC2086
 run() { # name, then bench arguments
     local name=$1; shift
@@ -21,7 +24,7 @@ run() { # name, then bench arguments
     echo "$name: rc=$? $(grep -E '^# (all|FAILED)' "$out/$name.txt")"
 }
 # shellcheck disable=SC2086
-[[ $skip == *" 1 "* ]] || run cmp-f64 $generated "$bundle/matrices" --formats "$formats" --precision f64
+[[ $skip == *" 1 "* ]] || run cmp-f64 $generated $shared --formats "$formats" --precision f64
 for method in rcm degree; do
     # shellcheck disable=SC2086
     [[ $skip == *" 2 "* ]] || run "cmp-$method" $generated --formats "$formats" --precision f64 --reorder "$method"

@@ -383,8 +383,9 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
                 Param { key: "regular_fill", default: "0.75", doc: "least share of real entries in a regular (MMA) medium tile, in (0, 1]" },
                 Param { key: "loop_num", default: "auto", doc: "medium row-blocks per warp (≥ 1; auto: 1, 2 or 4 by the paper's rule)" },
                 Param { key: "sigma", default: "auto", doc: "medium rows sorted by length within windows of sigma rows (≥ 1; auto: all, the paper's global sort)" },
+                VALUES,
             ],
-            kernels: &[dasp::KERNELS],
+            kernels: &[dasp::KERNELS, dasp::CODED_KERNELS],
             deterministic: true,
             half: true,
             build: |a, s| {
@@ -394,7 +395,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
                     loop_num: s.auto_usize("loop_num", 1)?,
                     sigma: s.auto_usize("sigma", 1)?,
                 };
-                Ok(Box::new(dasp::Dasp::with_params(a, params)?))
+                Ok(Box::new(dasp::Dasp::with_values(a, params, value_choice(s)?)?))
             },
         },
         FormatInfo {

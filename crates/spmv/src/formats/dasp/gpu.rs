@@ -3,9 +3,10 @@
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
-use super::{Dasp, BLOCK_ROWS, KERNELS, LONG_WARP_GROUPS, NAME};
+use super::{Dasp, Slots, BLOCK_ROWS, CODED_KERNELS, KERNELS, LONG_WARP_GROUPS, NAME};
 use crate::error::{Error, Result};
-use crate::formats::{DeviceEntries, DeviceFormat};
+use crate::formats::values::{DeviceValues, EncodedValues, ValueCodec};
+use crate::formats::DeviceFormat;
 use crate::gpu::{Gpu, Kernel};
 use crate::matrix::Scalar;
 
@@ -54,13 +55,31 @@ impl Warps {
     }
 }
 
+/// One part's slots on the device: columns, and values full or coded.
+struct Part<T> {
+    cid: CudaSlice<u32>,
+    val: DeviceValues<T>,
+}
+
+impl<T: Scalar> Part<T> {
+    fn upload(gpu: &Gpu, slots: &Slots<T>, coded: Option<&EncodedValues<T>>) -> Result<Self> {
+        Ok(Part {
+            cid: gpu.upload_nonempty(&slots.cid)?,
+            val: match coded {
+                None => DeviceValues::upload_full(gpu, &slots.val)?,
+                Some(c) => DeviceValues::upload(gpu, c)?,
+            },
+        })
+    }
+}
+
 pub struct DeviceDasp<T: Scalar> {
     warps: Warps,
     long_rows: CudaSlice<u32>,
     long_group_ptr: CudaSlice<u32>,
     long_warp_ptr: CudaSlice<u32>,
     long_warp_row: CudaSlice<u32>,
-    long: DeviceEntries<T>,
+    long: Part<T>,
     /// Per long-row warp its sum, and per long row its count of finished warps (all zero
     /// between launches).
     long_partial: CudaSlice<T::Acc>,
@@ -69,12 +88,12 @@ pub struct DeviceDasp<T: Scalar> {
     medium: u32,
     medium_rows: CudaSlice<u32>,
     block_tile_ptr: CudaSlice<u32>,
-    regular: DeviceEntries<T>,
+    regular: Part<T>,
     irreg_ptr: CudaSlice<u32>,
-    irregular: DeviceEntries<T>,
+    irregular: Part<T>,
     short_counts: [u32; 4],
     short_rows: CudaSlice<u32>,
-    short: DeviceEntries<T>,
+    short: Part<T>,
     empty: u32,
     empty_rows: CudaSlice<u32>,
     kernel: Kernel,
@@ -96,28 +115,31 @@ impl<T: Scalar> DeviceDasp<T> {
             .copied()
             .collect();
         let u32_of = |n: usize| n as u32; // every count is below nrows or stored, both checked < 2^32
+        let coded = |i: usize| a.coded.get(i);
+        let codec = a.coded.first().map_or(ValueCodec::Full, EncodedValues::codec);
+        let module = if codec == ValueCodec::Full { &KERNELS } else { &CODED_KERNELS };
         Ok(DeviceDasp {
             warps,
             long_rows: gpu.upload_nonempty(&a.long_rows)?,
             long_group_ptr: gpu.upload_nonempty(&a.long_group_ptr)?,
             long_warp_ptr: gpu.upload_nonempty(&a.long_warp_ptr)?,
             long_warp_row: gpu.upload_nonempty(&a.long_warp_row)?,
-            long: DeviceEntries::upload(gpu, &a.long.cid, &a.long.val)?,
+            long: Part::upload(gpu, &a.long, coded(0))?,
             long_partial: gpu.alloc(a.long_warp_row.len().max(1))?,
             long_count: gpu.alloc(a.long_rows.len().max(1))?,
             loop_num: u32_of(a.loop_num()),
             medium: u32_of(a.medium_rows.len()),
             medium_rows: gpu.upload_nonempty(&a.medium_rows)?,
             block_tile_ptr: gpu.upload_nonempty(&a.block_tile_ptr)?,
-            regular: DeviceEntries::upload(gpu, &a.regular.cid, &a.regular.val)?,
+            regular: Part::upload(gpu, &a.regular, coded(1))?,
             irreg_ptr: gpu.upload_nonempty(&a.irreg_ptr)?,
-            irregular: DeviceEntries::upload(gpu, &a.irregular.cid, &a.irregular.val)?,
+            irregular: Part::upload(gpu, &a.irregular, coded(2))?,
             short_counts: [s.rows_13.len(), s.rows_4.len(), s.rows_22.len(), s.rows_1.len()].map(u32_of),
             short_rows: gpu.upload_nonempty(&short_rows)?,
-            short: DeviceEntries::upload(gpu, &s.slots.cid, &s.slots.val)?,
+            short: Part::upload(gpu, &s.slots, coded(3))?,
             empty: u32_of(a.empty_rows.len()),
             empty_rows: gpu.upload_nonempty(&a.empty_rows)?,
-            kernel: Kernel::new(gpu, &KERNELS, &format!("dasp_{}", T::SUFFIX), config)?,
+            kernel: Kernel::new(gpu, module, &format!("dasp{}_{}", codec.kernel_suffix(), T::SUFFIX), config)?,
         })
     }
 }
@@ -126,7 +148,8 @@ impl<T: Scalar> DeviceFormat<T> for DeviceDasp<T> {
     unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         let w = &self.warps;
         let [n13, n4, n22, n1] = &self.short_counts;
-        // SAFETY: the arguments match DASP_ARGS(T). The grid has at least warps.total() warps
+        // SAFETY: the arguments match DASP_ARGS(T) (each part's values as the loader's
+        // (codes, table) pair, of the kernel's codec). The grid has at least warps.total() warps
         // and each warp works only inside its range: long-row warp w < long warps (its row
         // long_warp_row[w], whose groups lie in group_ptr's range, 64 slots each; one
         // long_partial per warp, one long_count per row); medium row-blocks below ceil(medium / 8) with tiles from
@@ -140,11 +163,16 @@ impl<T: Scalar> DeviceFormat<T> for DeviceDasp<T> {
                 a.arg(&w.long).arg(&w.medium).arg(&w.short_13).arg(&w.short_4).arg(&w.short_22).arg(&w.short_1).arg(&w.empty);
                 a.arg(&(LONG_WARP_GROUPS as u32)).arg(&self.long_rows).arg(&self.long_group_ptr);
                 a.arg(&self.long_warp_ptr).arg(&self.long_warp_row);
-                a.arg(&self.long.col_idx).arg(&self.long.values).arg(&self.long_partial).arg(&self.long_count);
+                a.arg(&self.long.cid);
+                self.long.val.push(a);
+                a.arg(&self.long_partial).arg(&self.long_count);
                 a.arg(&self.loop_num).arg(&self.medium).arg(&self.medium_rows).arg(&self.block_tile_ptr);
-                a.arg(&self.regular.col_idx).arg(&self.regular.values);
-                a.arg(&self.irreg_ptr).arg(&self.irregular.col_idx).arg(&self.irregular.values);
-                a.arg(&(SHORT_TILES as u32)).arg(n13).arg(n4).arg(n22).arg(n1).arg(&self.short_rows).arg(&self.short.col_idx).arg(&self.short.values);
+                a.arg(&self.regular.cid);
+                self.regular.val.push(a);
+                a.arg(&self.irreg_ptr).arg(&self.irregular.cid);
+                self.irregular.val.push(a);
+                a.arg(&(SHORT_TILES as u32)).arg(n13).arg(n4).arg(n22).arg(n1).arg(&self.short_rows).arg(&self.short.cid);
+                self.short.val.push(a);
                 a.arg(&self.empty).arg(&self.empty_rows).arg(x).arg(y);
             })
         }

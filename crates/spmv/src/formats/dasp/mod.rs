@@ -41,13 +41,19 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use super::values::{EncodedValues, ValueChoice, ValueCodec};
 use super::{FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{mul_acc, Csr, Scalar};
 
 pub(crate) const NAME: &str = "dasp";
-pub const KERNELS: KernelModule = KernelModule { name: "dasp", source: include_str!("kernel.cu"), headers: &[] };
+const HEADERS: &[&str] = &[super::values::CUDA_HEADER, include_str!("dasp.cuh")];
+/// The kernels over full values.
+pub const KERNELS: KernelModule = KernelModule { name: "dasp", source: include_str!("kernel.cu"), headers: HEADERS };
+/// The kernels over coded values (`values=…`; a module of their own: only coded matrices
+/// compile it).
+pub const CODED_KERNELS: KernelModule = KernelModule { name: "dasp_coded", source: include_str!("coded.cu"), headers: HEADERS };
 /// Rows longer than this are long (the paper's MAX_LEN).
 pub const MAX_LEN: usize = 256;
 /// Entries per long-row group: 2 MMAs × 8 pieces × 4.
@@ -195,6 +201,12 @@ pub struct Dasp<T> {
     pub short: ShortRows<T>,
     pub empty_rows: Vec<u32>,
     pub phases: Phases,
+    /// With `values=` other than full: the values of the long, regular, irregular and short
+    /// slots coded with one codec (each part its own codes and table), for the GPU; the CPU
+    /// path reads the slots' own values, which decode to the same bits.
+    pub coded: Vec<EncodedValues<T>>,
+    /// The coding's stats (bytes per slot, table size), of the four parts together.
+    coded_stats: Vec<(&'static str, f64)>,
     /// Entries of the long, medium and short rows (the paper's Figure 15).
     class_nnz: [usize; 3],
     nnz: usize,
@@ -289,6 +301,8 @@ impl<T: Scalar> Dasp<T> {
             short,
             empty_rows,
             phases: Phases { classify_ms, long_ms, medium_ms, short_ms },
+            coded: Vec::new(),
+            coded_stats: Vec::new(),
             class_nnz,
             nnz: a.nnz(),
             max_row_len: a.max_row_len(),
@@ -311,6 +325,30 @@ impl<T: Scalar> Dasp<T> {
     pub fn loop_num(&self) -> usize {
         self.params.loop_num.unwrap_or_else(|| loop_num_rule(self.medium_rows.len().div_ceil(BLOCK_ROWS)))
     }
+    /// The layout with the values coded as `values` asks (f64 and f32): declined, with the
+    /// reason, when the slots' values, padding zeros included, do not fit the codec.
+    pub fn with_values(a: &Csr<T>, params: Params, values: ValueChoice) -> Result<Self> {
+        let mut dasp = Self::with_params(a, params)?;
+        if values == ValueChoice::Codec(ValueCodec::Full) {
+            return Ok(dasp);
+        }
+        if T::PRECISION == crate::matrix::Precision::F16 {
+            return Err(Error::format(NAME, "values other than full run in f64 and f32 (the f16 tiles load value pairs)"));
+        }
+        // One codec for the four parts (one kernel), chosen on all slots together.
+        let parts = [&dasp.long.val, &dasp.regular.val, &dasp.irregular.val, &dasp.short.slots.val];
+        let all: Vec<T> = parts.iter().flat_map(|p| p.iter().copied()).collect();
+        let together = EncodedValues::encode(&all, values, NAME)?;
+        drop(all);
+        let codec = together.codec();
+        if codec == ValueCodec::Full {
+            return Ok(dasp); // values=auto found nothing narrower
+        }
+        dasp.coded = parts.iter().map(|p| EncodedValues::encode(p, ValueChoice::Codec(codec), NAME)).collect::<Result<_>>()?;
+        dasp.coded_stats = together.stats();
+        Ok(dasp)
+    }
+
     /// Stored slots of every part, padding included.
     pub fn stored(&self) -> usize {
         self.long.len() + self.regular.len() + self.irregular.len() + self.short.slots.len()
@@ -328,7 +366,12 @@ impl<T: Scalar> Dasp<T> {
             + self.short.rows_4.len()
             + self.short.rows_1.len()
             + self.empty_rows.len();
-        4 * (index + self.stored()) + std::mem::size_of::<T>() * self.stored()
+        let values = if self.coded.is_empty() {
+            std::mem::size_of::<T>() * self.stored()
+        } else {
+            self.coded.iter().map(EncodedValues::device_bytes).sum()
+        };
+        4 * (index + self.stored()) + values
     }
 }
 
@@ -352,6 +395,7 @@ impl<T: Scalar> SpmvFormat<T> for Dasp<T> {
             ("medium_ms", p.medium_ms),
             ("short_ms", p.short_ms),
         ])
+        .with(self.coded_stats.iter().copied())
     }
     /// `y = A·x` on the CPU through the layout.
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
