@@ -8,6 +8,7 @@
 # then the tables (scripts/compression-tables.py).
 #   CMP_SKIP   steps to skip, e.g. "2 3"
 #   CMP_SHARED 0: step 1 on the generated matrices only
+#   CMP_REORDER the reorderings of step 2 (default "rcm degree")
 set -uo pipefail
 . "$(dirname "$0")/device-env.sh"
 bin="$bundle/bin"
@@ -25,7 +26,7 @@ run() { # name, then bench arguments
 }
 # shellcheck disable=SC2086
 [[ $skip == *" 1 "* ]] || run cmp-f64 $generated $shared --formats "$formats" --precision f64
-for method in rcm degree; do
+for method in ${CMP_REORDER:-rcm degree}; do
     # shellcheck disable=SC2086
     [[ $skip == *" 2 "* ]] || run "cmp-$method" $generated --formats "$formats" --precision f64 --reorder "$method"
 done
