@@ -1,9 +1,11 @@
-//! Fits `auto`'s model (crate::auto) to one `spmv bench --formats all --precision f64 --json`
-//! run and writes the training table the library ships (`src/auto/h200-f64.json`).
+//! Fits `auto`'s model (crate::auto) to `spmv bench --precision f64 --json` runs of every
+//! format (one or several: a format measured in several runs keeps the geometric mean of its
+//! times) and writes the training table the library ships (`src/auto/h200-f64.json`).
 //!
 //! ```sh
-//! cargo run --release --example auto_fit -- docs/results/load-balanced-f64.json.gz ../shared/matrices \
-//!     crates/spmv/src/auto/h200-f64.json
+//! cargo run --release --example auto_fit -- docs/results/auto-heldout-f64.json.gz \
+//!     docs/results/auto-heldout-f64-refit.json.gz docs/results/compression-dasp-f64.json.gz \
+//!     ../shared/matrices crates/spmv/src/auto/h200-f64.json
 //! ```
 //!
 //! For every matrix of the run (files from the folder by name, generated ones from their
@@ -20,29 +22,44 @@ use spmv::auto::{Features, Model, Training, TrainingMatrix};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [bench, folder, out] = args.as_slice() else {
-        eprintln!("usage: auto_fit BENCH.json[.gz] MATRIX_FOLDER OUT.json");
-        std::process::exit(2);
+    let (benches, [folder, out]) = match args.len() {
+        n if n >= 3 => (&args[..n - 2], [&args[n - 2], &args[n - 1]]),
+        _ => {
+            eprintln!("usage: auto_fit BENCH.json[.gz]... MATRIX_FOLDER OUT.json");
+            std::process::exit(2);
+        }
     };
-    let mut text = String::new();
-    let file = std::fs::File::open(bench).unwrap_or_else(|e| panic!("{bench}: {e}"));
-    if bench.ends_with(".gz") {
-        flate2::read::GzDecoder::new(file).read_to_string(&mut text).unwrap();
-    } else {
-        std::io::BufReader::new(file).read_to_string(&mut text).unwrap();
-    }
-    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let l2_bytes = report["machine"]["l2_bytes"].as_f64().unwrap();
-    let device = report["machine"]["name"].as_str().unwrap_or("?").to_string();
-    let mut times: BTreeMap<String, HashMap<String, f64>> = BTreeMap::new();
-    for r in report["results"].as_array().unwrap() {
-        // auto's and tune's own rows are choices, not candidates.
-        let format = r["format"].as_str().unwrap();
-        if r["status"] == "ok" && r["precision"] == "f64" && !format.starts_with("auto") && !format.starts_with("tune") {
-            let t = r["back_to_back_ms"].as_f64().unwrap();
-            times.entry(r["matrix"].as_str().unwrap().to_string()).or_default().insert(format.to_string(), t);
+    // Every run's back-to-back times; a format measured in several runs keeps the geometric
+    // mean (on matrices of a few microseconds two measurements of one kernel differ by tens
+    // of percent: averaging runs is the cheapest way to a less noisy table).
+    let mut l2_bytes = 0.0;
+    let mut device = String::new();
+    let mut logs: BTreeMap<String, HashMap<String, Vec<f64>>> = BTreeMap::new();
+    for bench in benches {
+        let mut text = String::new();
+        let file = std::fs::File::open(bench).unwrap_or_else(|e| panic!("{bench}: {e}"));
+        if bench.ends_with(".gz") {
+            flate2::read::GzDecoder::new(file).read_to_string(&mut text).unwrap();
+        } else {
+            std::io::BufReader::new(file).read_to_string(&mut text).unwrap();
+        }
+        let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+        l2_bytes = report["machine"]["l2_bytes"].as_f64().unwrap();
+        device = report["machine"]["name"].as_str().unwrap_or("?").to_string();
+        for r in report["results"].as_array().unwrap() {
+            // auto's and tune's own rows are choices, not candidates.
+            let format = r["format"].as_str().unwrap();
+            if r["status"] == "ok" && r["precision"] == "f64" && !format.starts_with("auto") && !format.starts_with("tune") {
+                let t = r["back_to_back_ms"].as_f64().unwrap();
+                logs.entry(r["matrix"].as_str().unwrap().to_string()).or_default().entry(format.to_string()).or_default().push(t.ln());
+            }
         }
     }
+    let times: BTreeMap<String, HashMap<String, f64>> = logs
+        .into_iter()
+        .map(|(m, formats)| (m, formats.into_iter().map(|(f, v)| (f, (v.iter().sum::<f64>() / v.len() as f64).exp())).collect()))
+        .collect();
+    let bench = benches.join(" ");
     let matrices: Vec<TrainingMatrix> = times
         .into_par_iter()
         .map(|(name, times_ms)| {
