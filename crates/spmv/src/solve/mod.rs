@@ -6,11 +6,16 @@
 //! format after `upload`. The solvers' own vector work on the GPU is in small CUDA kernels
 //! of their own ([`KERNEL_MODULES`], compiled with the formats' by `tests/kernels_compile.rs`).
 //!
+//! - [`krylov`]: conjugate gradients and BiCGSTAB with an optional Jacobi preconditioner, on
+//!   the host (the reference of the GPU solvers to come).
 //! - [`pagerank`]: PageRank by power iteration, dangling nodes redistributed, on the CPU or
 //!   entirely on the GPU; the exact reference ranking and the top-k agreement of the BRCP
 //!   paper's experiment.
 
+pub mod krylov;
 pub mod pagerank;
+
+pub use krylov::{bicgstab_host, cg_host, jacobi, KrylovSettings, Outcome, Solution};
 
 pub use pagerank::{
     pagerank_exact, pagerank_gpu, pagerank_host, top_k, top_k_agreement, Agreement, EdgeWeights, PageRank, Settings,

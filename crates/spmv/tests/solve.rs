@@ -1,0 +1,226 @@
+//! The host Krylov solvers (solve::krylov): CG and BiCGSTAB against known solutions, on
+//! generated problems and the shared SPD and nonsymmetric matrices, and the cases that must
+//! not converge (indefinite, singular, non-finite).
+
+mod common;
+
+use spmv::reference::{test_vector, Oracle};
+use spmv::solve::{bicgstab_host, cg_host, jacobi, KrylovSettings, Outcome, Solution};
+use spmv::Csr;
+
+/// b = A·x_true (exact products), x_true the test vector.
+fn problem(a: &Csr<f64>) -> (Vec<f64>, Vec<f64>) {
+    let x_true = test_vector::<f64>(a.ncols());
+    let b = Oracle::new(a, &x_true).y;
+    (x_true, b)
+}
+
+fn relative_error(x: &[f64], x_true: &[f64]) -> f64 {
+    let diff: f64 = x.iter().zip(x_true).map(|(a, b)| (a - b).powi(2)).sum::<f64>().sqrt();
+    diff / x_true.iter().map(|v| v * v).sum::<f64>().sqrt()
+}
+
+fn settings(tol: f64, max_iter: usize) -> KrylovSettings {
+    KrylovSettings { tol, max_iter, check_every: 1 }
+}
+
+/// A with its entries' values replaced by `f(row, col, value)`.
+fn with_values(a: &Csr<f64>, f: impl Fn(usize, usize, f64) -> f64) -> Csr<f64> {
+    let mut values = Vec::with_capacity(a.nnz());
+    for r in 0..a.nrows() {
+        let (cols, vals) = a.row(r);
+        values.extend(cols.iter().zip(vals).map(|(&c, &v)| f(r, c as usize, v)));
+    }
+    Csr::new_checked(a.nrows(), a.ncols(), a.row_ptr().to_vec(), a.col_idx().to_vec(), values).unwrap()
+}
+
+#[test]
+fn cg_solves_poisson_to_the_tolerance() {
+    let a = spmv::io::gen::generate("poisson2d:n=40").unwrap();
+    let (x_true, b) = problem(&a);
+    let s = cg_host(&a, &b, None, &settings(1e-10, 1000)).unwrap();
+    assert!(s.converged(), "{:?}", s.outcome);
+    assert!(s.residual <= 1e-10 && s.true_residual <= 1e-9, "{} {}", s.residual, s.true_residual);
+    // κ(A) ≈ 700 for n = 40: the error is bounded by κ times the residual.
+    assert!(relative_error(&s.x, &x_true) < 1e-6, "{}", relative_error(&s.x, &x_true));
+    // A constant diagonal: Jacobi scales without changing the iteration count.
+    let d = jacobi(&a).unwrap();
+    let p = cg_host(&a, &b, Some(&d), &settings(1e-10, 1000)).unwrap();
+    assert!(p.converged() && p.iterations.abs_diff(s.iterations) <= 1, "{} vs {}", p.iterations, s.iterations);
+}
+
+#[test]
+fn jacobi_helps_a_badly_scaled_spd_matrix() {
+    // D·A·D with D = diag(e^(6i/n)): still SPD, scales spread over 400× (plain CG needs
+    // thousands of iterations, Jacobi about a hundred).
+    let p = spmv::io::gen::generate("poisson2d:n=30").unwrap();
+    let n = p.nrows() as f64;
+    let scale = |i: usize| (6.0 * i as f64 / n).exp();
+    let a = with_values(&p, |r, c, v| scale(r) * v * scale(c));
+    let (_, b) = problem(&a);
+    let plain = cg_host(&a, &b, None, &settings(1e-8, 20_000)).unwrap();
+    let d = jacobi(&a).unwrap();
+    let pre = cg_host(&a, &b, Some(&d), &settings(1e-8, 20_000)).unwrap();
+    assert!(pre.converged(), "{:?}", pre.outcome);
+    assert!(pre.iterations * 10 < plain.iterations, "jacobi {} vs none {} ({:?})", pre.iterations, plain.iterations, plain.outcome);
+}
+
+/// Poisson with an upwind convection term: nonsymmetric, diagonally dominant.
+fn convection_diffusion(n: usize, c: f64) -> Csr<f64> {
+    let p = spmv::io::gen::generate(&format!("poisson2d:n={n}")).unwrap();
+    with_values(&p, |r, col, v| match col.cmp(&r) {
+        std::cmp::Ordering::Less => v - c,
+        std::cmp::Ordering::Greater => v + c,
+        std::cmp::Ordering::Equal => v,
+    })
+}
+
+#[test]
+fn bicgstab_solves_convection_diffusion() {
+    let a = convection_diffusion(40, 0.4);
+    let (x_true, b) = problem(&a);
+    for m in [None, Some(jacobi(&a).unwrap())] {
+        let s = bicgstab_host(&a, &b, m.as_deref(), &settings(1e-10, 2000)).unwrap();
+        assert!(s.converged(), "{:?} after {}", s.outcome, s.iterations);
+        assert!(s.true_residual <= 1e-9 && relative_error(&s.x, &x_true) < 1e-6, "{} {}", s.true_residual, relative_error(&s.x, &x_true));
+    }
+    // BiCGSTAB solves the SPD problem too.
+    let p = spmv::io::gen::generate("poisson2d:n=30").unwrap();
+    let (_, b) = problem(&p);
+    assert!(bicgstab_host(&p, &b, None, &settings(1e-10, 2000)).unwrap().converged());
+}
+
+#[test]
+fn an_indefinite_matrix_is_reported_by_cg() {
+    // Poisson shifted by −4·I: eigenvalues on both sides of 0.
+    let p = spmv::io::gen::generate("poisson2d:n=20").unwrap();
+    let a = with_values(&p, |r, c, v| if r == c { v - 4.0 } else { v });
+    let (_, b) = problem(&a);
+    let s = cg_host(&a, &b, None, &settings(1e-10, 2000)).unwrap();
+    match &s.outcome {
+        Outcome::Breakdown(why) => assert!(why.contains("not positive definite"), "{why}"),
+        other => panic!("CG on an indefinite matrix: {other:?} after {} iterations", s.iterations),
+    }
+}
+
+#[test]
+fn a_singular_system_does_not_converge() {
+    // Row 0 of Poisson emptied (and column 0, to keep it symmetric): b[0] = 1 has no solution.
+    let p = spmv::io::gen::generate("poisson2d:n=12").unwrap();
+    let a = with_values(&p, |r, c, v| if r == 0 || c == 0 { 0.0 } else { v });
+    let b: Vec<f64> = (0..a.nrows()).map(|i| if i == 0 { 1.0 } else { 0.5 }).collect();
+    for s in [cg_host(&a, &b, None, &settings(1e-10, 500)).unwrap(), bicgstab_host(&a, &b, None, &settings(1e-10, 500)).unwrap()] {
+        assert!(!s.converged() && s.true_residual > 1e-3, "{:?}, true residual {}", s.outcome, s.true_residual);
+    }
+    // Jacobi refuses the zero diagonal, naming the row.
+    let e = jacobi(&a).unwrap_err().to_string();
+    assert!(e.contains("row 1"), "{e}");
+}
+
+#[test]
+fn non_finite_values_are_reported() {
+    let p = spmv::io::gen::generate("poisson2d:n=10").unwrap();
+    let a = with_values(&p, |r, c, v| if r == 5 && c == 5 { f64::NAN } else { v });
+    let b = vec![1.0; a.nrows()];
+    assert_eq!(cg_host(&a, &b, None, &settings(1e-10, 100)).unwrap().outcome, Outcome::NonFinite);
+    assert_eq!(bicgstab_host(&a, &b, None, &settings(1e-10, 100)).unwrap().outcome, Outcome::NonFinite);
+    let mut inf_b = vec![1.0; p.nrows()];
+    inf_b[3] = f64::INFINITY;
+    assert_eq!(cg_host(&p, &inf_b, None, &settings(1e-10, 100)).unwrap().outcome, Outcome::NonFinite);
+}
+
+#[test]
+fn trivial_and_invalid_inputs() {
+    let a = spmv::io::gen::generate("poisson2d:n=10").unwrap();
+    let s = cg_host(&a, &vec![0.0; a.nrows()], None, &settings(1e-10, 100)).unwrap();
+    assert!(s.converged() && s.iterations == 0 && s.x.iter().all(|&v| v == 0.0));
+    let b = vec![1.0; a.nrows()];
+    assert!(cg_host(&a, &b, None, &settings(0.0, 100)).is_err());
+    assert!(cg_host(&a, &b, None, &KrylovSettings { check_every: 0, ..KrylovSettings::default() }).is_err());
+    assert!(cg_host(&a, &b[1..], None, &settings(1e-8, 100)).is_err(), "wrong length of b");
+    assert!(cg_host(&a, &b, Some(&[1.0; 3]), &settings(1e-8, 100)).is_err(), "wrong length of the preconditioner");
+    // Not converged within the cap: said so, with the last residual.
+    let s = cg_host(&a, &b, None, &settings(1e-14, 3)).unwrap();
+    assert!(s.outcome == Outcome::NotConverged && s.iterations == 3 && s.residual > 1e-14);
+    // Testing every 5 iterations stops at a multiple of 5, after the every-iteration run.
+    let every = cg_host(&a, &b, None, &settings(1e-10, 1000)).unwrap();
+    let fifth = cg_host(&a, &b, None, &KrylovSettings { tol: 1e-10, max_iter: 1000, check_every: 5 }).unwrap();
+    assert!(fifth.converged() && fifth.iterations % 5 == 0 && fifth.iterations >= every.iterations && fifth.iterations < every.iterations + 5);
+}
+
+#[test]
+fn results_are_the_same_bits_on_any_number_of_threads() {
+    let a = convection_diffusion(60, 0.3);
+    let (_, b) = problem(&a);
+    let run = |threads: usize| -> (Solution<f64>, Solution<f64>) {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| {
+            let spd = spmv::io::gen::generate("poisson2d:n=60").unwrap();
+            let (_, b_spd) = problem(&spd);
+            (cg_host(&spd, &b_spd, None, &settings(1e-10, 2000)).unwrap(), bicgstab_host(&a, &b, None, &settings(1e-10, 2000)).unwrap())
+        })
+    };
+    let (one, four) = (run(1), run(4));
+    let bits = |x: &[f64]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&one.0.x), bits(&four.0.x));
+    assert_eq!(bits(&one.1.x), bits(&four.1.x));
+    assert_eq!((one.0.iterations, one.1.iterations), (four.0.iterations, four.1.iterations));
+}
+
+#[test]
+fn f32_solves_to_a_single_precision_tolerance() {
+    let a = spmv::io::gen::generate("poisson2d:n=30").unwrap();
+    let (_, b) = problem(&a);
+    let a32: Csr<f32> = a.cast();
+    let b32: Vec<f32> = b.iter().map(|&v| v as f32).collect();
+    let s = cg_host(&a32, &b32, None, &settings(1e-5, 1000)).unwrap();
+    assert!(s.converged(), "{:?} {}", s.outcome, s.true_residual);
+    // Asking f32 for 1e-12 cannot end as a plain "converged".
+    let tight = cg_host(&a32, &b32, None, &settings(1e-12, 1000)).unwrap();
+    assert!(!tight.converged(), "{:?} {}", tight.outcome, tight.true_residual);
+    // Half precision is declined.
+    let a16: Csr<spmv::f16> = a.cast();
+    let b16 = vec![spmv::f16::from_f64(1.0); a.nrows()];
+    assert!(cg_host(&a16, &b16, None, &settings(1e-3, 10)).is_err());
+}
+
+/// The shared SPD matrices with CG (Jacobi) and the nonsymmetric ones with BiCGSTAB (Jacobi):
+/// b = A·x_true, every solve converges to 1e-8 with a true residual to match. The pattern
+/// files among the "SPD" names (Kuu, mesh2e1: all values 1) are indefinite, and CG says so.
+#[test]
+fn shared_matrices_are_solved() {
+    let Some(dir) = common::shared_matrices_dir() else {
+        assert!(std::env::var_os("SPMV_SKIP_SHARED").is_some(), "../shared/matrices not found");
+        return;
+    };
+    let load = |name: &str| spmv::io::read_matrix_market::<f64>(&dir.join(format!("{name}.mtx.gz"))).unwrap();
+    let mut failures = Vec::new();
+    let spd = ["nos4", "nos5", "nos6", "bcsstk02", "bcsstk04", "bcsstk07", "bcsstk08", "bcsstk09", "gr_30_30", "lund_a"];
+    let general = ["sherman1", "sherman3", "sherman5", "cage7", "cage9"];
+    for (name, cg) in spd.iter().map(|n| (n, true)).chain(general.iter().map(|n| (n, false))) {
+        let a = load(name);
+        let (_, b) = problem(&a);
+        let d = jacobi(&a).unwrap();
+        let cap = 20 * a.nrows();
+        let s = if cg { cg_host(&a, &b, Some(&d), &settings(1e-8, cap)) } else { bicgstab_host(&a, &b, Some(&d), &settings(1e-8, cap)) }.unwrap();
+        if !s.converged() {
+            failures.push(format!("{name}: {:?} after {} iterations, residual {:e}, true {:e}", s.outcome, s.iterations, s.residual, s.true_residual));
+        }
+    }
+    // Jacobi pays on the stiffness matrices: bcsstk08 in a tenth of the iterations.
+    let a = load("bcsstk08");
+    let (_, b) = problem(&a);
+    let plain = cg_host(&a, &b, None, &settings(1e-8, 20_000)).unwrap();
+    let pre = cg_host(&a, &b, Some(&jacobi(&a).unwrap()), &settings(1e-8, 20_000)).unwrap();
+    if pre.iterations * 10 > plain.iterations {
+        failures.push(format!("bcsstk08: Jacobi {} iterations, none {}", pre.iterations, plain.iterations));
+    }
+    for name in ["Kuu", "mesh2e1"] {
+        let a = load(name);
+        let s = cg_host(&a, &vec![1.0; a.nrows()], None, &settings(1e-8, 1000)).unwrap();
+        if !matches!(&s.outcome, Outcome::Breakdown(why) if why.contains("not positive definite")) {
+            failures.push(format!("{name} (a pattern: indefinite): {:?}", s.outcome));
+        }
+    }
+    common::assert_clean(failures);
+}
