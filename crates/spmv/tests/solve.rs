@@ -5,7 +5,7 @@
 mod common;
 
 use spmv::reference::{test_vector, Oracle};
-use spmv::solve::{bicgstab_host, cg_host, jacobi, KrylovSettings, Outcome, Solution};
+use spmv::solve::{bicgstab_host, cg_gpu, cg_host, jacobi, KrylovSettings, Outcome, Solution};
 use spmv::Csr;
 
 /// b = A·x_true (exact products), x_true the test vector.
@@ -220,6 +220,99 @@ fn shared_matrices_are_solved() {
         let s = cg_host(&a, &vec![1.0; a.nrows()], None, &settings(1e-8, 1000)).unwrap();
         if !matches!(&s.outcome, Outcome::Breakdown(why) if why.contains("not positive definite")) {
             failures.push(format!("{name} (a pattern: indefinite): {:?}", s.outcome));
+        }
+    }
+    common::assert_clean(failures);
+}
+
+/// `a` in format `spec` on the GPU.
+fn on_gpu<T: spmv::Scalar>(gpu: &std::sync::Arc<spmv::gpu::Gpu>, a: &Csr<T>, spec: &str) -> spmv::Result<spmv::DeviceMatrix<T>> {
+    spmv::formats::build(&spmv::formats::parse_spec(spec)?, a)?.upload(gpu)
+}
+
+/// GPU CG against host CG: converged, the same iteration count within 2% (+1), the true
+/// residual to match; f64 and f32, with and without Jacobi, on Poisson and shared SPD matrices.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_cg_matches_the_host_cg() {
+    let gpu = common::gpu();
+    let mut problems = vec![("poisson2d:n=40".to_string(), spmv::io::gen::generate("poisson2d:n=40").unwrap())];
+    if let Some(dir) = common::shared_matrices_dir() {
+        for name in ["nos4", "nos6", "bcsstk08", "lund_a", "gr_30_30"] {
+            problems.push((name.to_string(), spmv::io::read_matrix_market::<f64>(&dir.join(format!("{name}.mtx.gz"))).unwrap()));
+        }
+    }
+    let mut failures = Vec::new();
+    for (name, a) in &problems {
+        let (_, b) = problem(a);
+        let d = jacobi(a).unwrap();
+        for m in [None, Some(&d[..])] {
+            let s = settings(1e-8, 20 * a.nrows());
+            let host = cg_host(a, &b, m, &s).unwrap();
+            let dev = cg_gpu(&on_gpu(&gpu, a, "csr-vector").unwrap(), &b, m, &s).unwrap();
+            let close = dev.iterations.abs_diff(host.iterations) <= 1 + host.iterations / 50;
+            if !dev.converged() || !close || dev.true_residual > 1e-7 {
+                failures.push(format!("{name} f64 jacobi={}: GPU {:?} {} it (true {:e}), host {:?} {} it", m.is_some(), dev.outcome, dev.iterations, dev.true_residual, host.outcome, host.iterations));
+            }
+        }
+        let a32: Csr<f32> = a.cast();
+        let b32: Vec<f32> = b.iter().map(|&v| v as f32).collect();
+        let d32 = jacobi(&a32).unwrap();
+        let s = settings(1e-5, 20 * a.nrows());
+        let host = cg_host(&a32, &b32, Some(&d32), &s).unwrap();
+        let dev = cg_gpu(&on_gpu(&gpu, &a32, "csr-vector").unwrap(), &b32, Some(&d32), &s).unwrap();
+        if !dev.converged() || dev.iterations.abs_diff(host.iterations) > 2 + host.iterations / 20 {
+            failures.push(format!("{name} f32: GPU {:?} {} it, host {:?} {} it", dev.outcome, dev.iterations, host.outcome, host.iterations));
+        }
+    }
+    common::assert_clean(failures);
+}
+
+/// Deterministic formats give the same bits run to run; checking every 10 iterations stops at
+/// a multiple of 10; the cases that must fail fail as on the host.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_cg_is_repeatable_and_reports_failures() {
+    let gpu = common::gpu();
+    let a = spmv::io::gen::generate("poisson2d:n=50").unwrap();
+    let (_, b) = problem(&a);
+    for spec in ["csr-scalar", "csr-vector", "dasp", "merge-csr"] {
+        let m = on_gpu(&gpu, &a, spec).unwrap();
+        let one = cg_gpu(&m, &b, None, &settings(1e-10, 2000)).unwrap();
+        let two = cg_gpu(&m, &b, None, &settings(1e-10, 2000)).unwrap();
+        assert!(one.converged(), "{spec}: {:?}", one.outcome);
+        assert_eq!(one.x.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), two.x.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), "{spec}");
+        let tenth = cg_gpu(&m, &b, None, &KrylovSettings { tol: 1e-10, max_iter: 2000, check_every: 10 }).unwrap();
+        assert!(tenth.converged() && tenth.iterations % 10 == 0 && tenth.iterations >= one.iterations, "{spec}: {}", tenth.iterations);
+    }
+    let shifted = with_values(&spmv::io::gen::generate("poisson2d:n=20").unwrap(), |r, c, v| if r == c { v - 4.0 } else { v });
+    let (_, bs) = problem(&shifted);
+    let s = cg_gpu(&on_gpu(&gpu, &shifted, "csr-vector").unwrap(), &bs, None, &settings(1e-10, 2000)).unwrap();
+    assert!(matches!(&s.outcome, Outcome::Breakdown(why) if why.contains("not positive definite")), "{:?}", s.outcome);
+    let nan = with_values(&spmv::io::gen::generate("poisson2d:n=10").unwrap(), |r, c, v| if r == 5 && c == 5 { f64::NAN } else { v });
+    let s = cg_gpu(&on_gpu(&gpu, &nan, "csr-vector").unwrap(), &vec![1.0; nan.nrows()], None, &settings(1e-10, 100)).unwrap();
+    assert_eq!(s.outcome, Outcome::NonFinite);
+    let z = cg_gpu(&on_gpu(&gpu, &a, "csr-vector").unwrap(), &vec![0.0; a.nrows()], None, &settings(1e-10, 100)).unwrap();
+    assert!(z.converged() && z.iterations == 0);
+}
+
+/// Every registered format that holds the matrix runs GPU CG to the tolerance.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn every_format_runs_gpu_cg() {
+    let gpu = common::gpu();
+    let a = spmv::io::gen::generate("poisson2d:n=24").unwrap();
+    let (_, b) = problem(&a);
+    let mut failures = Vec::new();
+    for info in spmv::formats::registry::<f64>() {
+        let m = match info.build(&a) {
+            Ok(h) => h.upload(&gpu).unwrap(),
+            Err(_) => continue, // declines the matrix (tune, DIA-like limits)
+        };
+        match cg_gpu(&m, &b, None, &settings(1e-9, 1000)) {
+            Ok(s) if s.converged() => {}
+            Ok(s) => failures.push(format!("{}: {:?} after {}", info.name, s.outcome, s.iterations)),
+            Err(e) => failures.push(format!("{}: {e}", info.name)),
         }
     }
     common::assert_clean(failures);

@@ -1,7 +1,9 @@
 //! Krylov solvers for A·x = b on the host: conjugate gradients ([`cg_host`], symmetric positive
 //! definite A) and BiCGSTAB ([`bicgstab_host`], general A), over any [`HostOperator`] (any
 //! format's CPU path, a plain CSR), f64 or f32, optionally preconditioned by the inverse
-//! diagonal ([`jacobi`]). They are the reference of the GPU solvers to come (issue 15).
+//! diagonal ([`jacobi`]). They are the reference of the GPU solver [`cg_gpu`], which runs CG
+//! with the whole iteration on the device (krylov.cu; BiCGSTAB on the GPU and CUDA graphs
+//! are still to come).
 //!
 //! Every run starts from x = 0 and stops when the recurrence's residual ‖r‖/‖b‖ reaches the
 //! tolerance (tested every `check_every` iterations, as the GPU will read a scalar back only
@@ -19,9 +21,27 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+
 use super::HostOperator;
 use crate::error::{Error, Result};
+use crate::formats::{DeviceMatrix, FormatHandle};
+use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Precision, Scalar};
+
+/// The GPU solvers' vector kernels.
+pub const KERNELS: KernelModule = KernelModule { name: "krylov", source: include_str!("krylov.cu"), headers: &[] };
+/// Threads per block of the vector kernels and of the final reductions (krylov.cu).
+const BLOCK: u32 = 256;
+const FINISH_BLOCK: u32 = 1024;
+/// Blocks of the vector kernels at most (a fixed grid per n: fixed-order sums).
+const MAX_BLOCKS: usize = 1024;
+/// Indices of the device scalars (krylov.cu).
+const RZ: usize = 0;
+const RR: usize = 4;
+const STATUS: usize = 5;
+const STATUS_ITER: usize = 6;
+const SCALARS: usize = 8;
 
 /// Entries per partial sum of a dot product (fixed: the sums do not depend on the threads).
 pub const CHUNK: usize = 4096;
@@ -166,17 +186,22 @@ struct Run<'a, T, Op: ?Sized> {
 impl<T: Scalar, Op: HostOperator<T> + ?Sized> Run<'_, T, Op> {
     /// The result: the true residual recomputed, and a converged recurrence that the true
     /// residual contradicts reported as such.
-    fn finish(&self, x: Vec<T>, mut outcome: Outcome, iterations: usize, residual: f64) -> Result<Solution<T>> {
+    fn finish(&self, x: Vec<T>, outcome: Outcome, iterations: usize, residual: f64) -> Result<Solution<T>> {
         let mut r = vec![T::ZERO; self.b.len()];
         self.a.apply(&x, &mut r)?;
         r.par_iter_mut().zip(self.b).for_each(|(r, &b)| *r = T::from_f64(b.to_f64() - r.to_f64()));
         let true_residual = if self.bnorm == 0.0 { norm(&r) } else { norm(&r) / self.bnorm };
-        if outcome == Outcome::Converged && !true_residual.is_finite() {
-            outcome = Outcome::NonFinite;
-        } else if outcome == Outcome::Converged && true_residual > 10.0 * self.tol {
-            outcome = Outcome::InaccurateResidual;
-        }
+        let outcome = judge(outcome, true_residual, self.tol);
         Ok(Solution { x, outcome, iterations, residual, true_residual, ms: self.start.elapsed().as_secs_f64() * 1e3 })
+    }
+}
+
+/// A converged recurrence that the true residual contradicts is reported as such.
+fn judge(outcome: Outcome, true_residual: f64, tol: f64) -> Outcome {
+    match outcome {
+        Outcome::Converged if !true_residual.is_finite() => Outcome::NonFinite,
+        Outcome::Converged if true_residual > 10.0 * tol => Outcome::InaccurateResidual,
+        other => other,
     }
 }
 
@@ -332,3 +357,111 @@ pub fn bicgstab_host<T: Scalar, Op: HostOperator<T> + ?Sized>(
     run.finish(x, Outcome::NotConverged, settings.max_iter, residual)
 }
 
+
+/// CG on the GPU with `a` uploaded in any format (square; `b.len()` rows): the iteration stays
+/// on the device, scalars included, and the host reads three scalars every
+/// `settings.check_every` iterations. The result is judged as [`cg_host`]'s (the true residual
+/// recomputed with one more product). Dot products are summed in f64 in a fixed order, so a
+/// deterministic format gives the same bits in every run.
+pub fn cg_gpu<T: Scalar>(a: &DeviceMatrix<T>, b: &[T], m_inv: Option<&[T]>, settings: &KrylovSettings) -> Result<Solution<T>> {
+    let start = Instant::now();
+    let bnorm = check_inputs(b, m_inv, settings)?;
+    let n = b.len();
+    if a.nrows() != n || a.ncols() != n {
+        return Err(Error::Shape(format!("CG needs a square matrix with b's {n} rows; this one is {} x {}", a.nrows(), a.ncols())));
+    }
+    let n32 = u32::try_from(n).map_err(|_| Error::Unsupported(format!("CG on the GPU: {n} rows exceed 32-bit indices")))?;
+    let gpu = &**a.gpu();
+    let x_dev: CudaSlice<T> = gpu.alloc(n.max(1))?;
+    let true_residual = |x_dev: &CudaSlice<T>| -> Result<f64> {
+        let mut ax = gpu.alloc::<T>(n)?;
+        a.spmv(x_dev, &mut ax)?;
+        let ax = gpu.download(&ax)?;
+        let r: f64 = ax.iter().zip(b).map(|(ax, b)| (b.to_f64() - ax.to_f64()).powi(2)).sum::<f64>().sqrt();
+        Ok(if bnorm == 0.0 { r } else { r / bnorm })
+    };
+    let solution = |x_dev: &CudaSlice<T>, outcome: Outcome, iterations: usize, residual: f64| -> Result<Solution<T>> {
+        let true_residual = if n == 0 { 0.0 } else { true_residual(x_dev)? };
+        let mut x = gpu.download(x_dev)?;
+        x.truncate(n);
+        let outcome = judge(outcome, true_residual, settings.tol);
+        Ok(Solution { x, outcome, iterations, residual, true_residual, ms: start.elapsed().as_secs_f64() * 1e3 })
+    };
+    if bnorm == 0.0 || n == 0 {
+        return solution(&x_dev, Outcome::Converged, 0, 0.0);
+    }
+    if !bnorm.is_finite() {
+        return solution(&x_dev, Outcome::NonFinite, 0, f64::NAN);
+    }
+    let (mut x_dev, mut r) = (x_dev, gpu.upload(b)?);
+    // z0 = M⁻¹·b and rz0 on the host (once); p0 = z0.
+    let mut z_host = vec![T::ZERO; n];
+    precondition(m_inv, b, &mut z_host);
+    let mut scalars = [0.0f64; SCALARS];
+    scalars[RZ] = dot(b, &z_host);
+    let mut s_dev = gpu.upload(&scalars)?;
+    let mut z = gpu.upload(&z_host)?;
+    let mut p = gpu.upload(&z_host)?;
+    let mut q: CudaSlice<T> = gpu.alloc(n)?;
+    let d = match m_inv {
+        Some(d) => gpu.upload(d)?,
+        None => gpu.alloc(1)?,
+    };
+    let use_d = m_inv.is_some() as u32;
+    let blocks = n.div_ceil(BLOCK as usize).clamp(1, MAX_BLOCKS);
+    let blocks32 = blocks as u32;
+    let mut partial: CudaSlice<f64> = gpu.alloc(2 * blocks)?;
+    let dot2 = gpu.function(&KERNELS, &format!("kr_dot2_{}", T::SUFFIX))?;
+    let update = gpu.function(&KERNELS, &format!("kr_cg_update_{}", T::SUFFIX))?;
+    let direction = gpu.function(&KERNELS, &format!("kr_cg_direction_{}", T::SUFFIX))?;
+    let finish = gpu.function(&KERNELS, "kr_finish_kernel")?;
+    let vector = LaunchConfig { grid_dim: (blocks32, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
+    let single = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (FINISH_BLOCK, 1, 1), shared_mem_bytes: 0 };
+    let mut residual = 1.0;
+    for k in 1..=settings.max_iter {
+        a.spmv(&p, &mut q)?;
+        let k32 = k as u32;
+        // SAFETY (the five launches): the arguments match the kernels of krylov.cu; every
+        // vector holds n = n32 elements (d one element when unused, never read then), partial
+        // 2·blocks, s SCALARS; the grid is `blocks` blocks of BLOCK threads (grid-stride loops
+        // below n; block b writes partial[2b], partial[2b + 1]) and the finish kernel one block
+        // of FINISH_BLOCK threads, as the kernels' shared arrays assume.
+        unsafe {
+            gpu.stream().launch_builder(&dot2).arg(&n32).arg(&p).arg(&q).arg(&mut partial).launch(vector)?;
+            gpu.stream().launch_builder(&finish).arg(&blocks32).arg(&partial).arg(&0u32).arg(&k32).arg(&mut s_dev).launch(single)?;
+            gpu.stream()
+                .launch_builder(&update)
+                .arg(&n32)
+                .arg(&s_dev)
+                .arg(&p)
+                .arg(&q)
+                .arg(&d)
+                .arg(&use_d)
+                .arg(&mut x_dev)
+                .arg(&mut r)
+                .arg(&mut z)
+                .arg(&mut partial)
+                .launch(vector)?;
+            gpu.stream().launch_builder(&finish).arg(&blocks32).arg(&partial).arg(&1u32).arg(&k32).arg(&mut s_dev).launch(single)?;
+            gpu.stream().launch_builder(&direction).arg(&n32).arg(&s_dev).arg(&z).arg(&mut p).launch(vector)?;
+        }
+        if k % settings.check_every == 0 || k == settings.max_iter {
+            let s = gpu.download(&s_dev)?;
+            residual = s[RR].sqrt() / bnorm;
+            let at = s[STATUS_ITER] as usize;
+            let outcome = match s[STATUS] as u32 {
+                0 if !residual.is_finite() => Some((Outcome::NonFinite, k)),
+                0 if residual <= settings.tol => Some((Outcome::Converged, k)),
+                0 => None,
+                1 => Some((Outcome::Breakdown(format!("p·A·p = {:e} ≤ 0 at iteration {at}: the matrix is not positive definite", s[1])), at)),
+                2 => Some((Outcome::NonFinite, at)),
+                3 => Some((Outcome::Breakdown(format!("r·M⁻¹r = 0 at iteration {at}")), at)),
+                _ => Some((Outcome::Converged, at)), // r = 0 exactly
+            };
+            if let Some((outcome, iterations)) = outcome {
+                return solution(&x_dev, outcome, iterations, residual);
+            }
+        }
+    }
+    solution(&x_dev, Outcome::NotConverged, settings.max_iter, residual)
+}

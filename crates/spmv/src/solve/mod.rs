@@ -15,7 +15,7 @@
 pub mod krylov;
 pub mod pagerank;
 
-pub use krylov::{bicgstab_host, cg_host, jacobi, KrylovSettings, Outcome, Solution};
+pub use krylov::{bicgstab_host, cg_gpu, cg_host, jacobi, KrylovSettings, Outcome, Solution};
 
 pub use pagerank::{
     pagerank_exact, pagerank_gpu, pagerank_host, top_k, top_k_agreement, Agreement, EdgeWeights, PageRank, Settings,
@@ -29,7 +29,7 @@ use crate::matrix::{Csr, Scalar};
 use crate::reference::Oracle;
 
 /// The CUDA modules of the solvers.
-pub const KERNEL_MODULES: &[KernelModule] = &[pagerank::KERNELS];
+pub const KERNEL_MODULES: &[KernelModule] = &[pagerank::KERNELS, krylov::KERNELS];
 
 /// `y = A·x` on the host.
 pub trait HostOperator<T> {
