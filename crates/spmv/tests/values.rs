@@ -76,13 +76,16 @@ fn run<T: Scalar>(gpu: Option<&Arc<Gpu>>, a: &Csr<T>, spec: &str) -> Result<Opti
     Ok(Some(y.iter().map(|v| v.to_f64().to_bits()).collect()))
 }
 
+/// The (format, codec) pairs a check has seen give the bits of `values=full`.
+type Exercised = std::collections::HashSet<(&'static str, &'static str)>;
+
 /// Every codec of every coded format on every matrix: the bits of `values=full`.
 fn check<T: Scalar>(gpu: Option<&Arc<Gpu>>, matrices: &[(String, Csr<f64>)]) -> Vec<String> {
     // The matrices are shared out among a few threads (one GPU stream, the products queue
     // on it): the host's conversions and copies dominate.
     let next = std::sync::atomic::AtomicUsize::new(0);
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
-    let parts: Vec<(Vec<String>, std::collections::HashSet<(&str, &str)>)> = std::thread::scope(|s| {
+    let parts: Vec<(Vec<String>, Exercised)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
                 s.spawn(|| {
@@ -124,7 +127,7 @@ fn check_matrix<T: Scalar>(
     name: &str,
     a: &Csr<T>,
     failures: &mut Vec<String>,
-    exercised: &mut std::collections::HashSet<(&'static str, &'static str)>,
+    exercised: &mut Exercised,
 ) {
     for format in coded_formats() {
         let full = match run(gpu, a, &format!("{format}:values=full")) {

@@ -52,8 +52,8 @@ fn rcm_orders_a_path_with_bandwidth_one_and_handles_components() {
         rows[i].push(i as u32 + 1);
         rows[i + 1].push(i as u32);
     }
-    for i in 110..129 {
-        rows[i].push(i as u32 + 1);
+    for (i, row) in rows.iter_mut().enumerate().take(129).skip(110) {
+        row.push(i as u32 + 1);
     }
     let mut row_ptr = vec![0];
     let mut cols = Vec::new();
