@@ -3,6 +3,7 @@
 mod explain;
 mod pagerank;
 mod select;
+mod solve;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -49,6 +50,8 @@ enum Command {
     Pagerank(pagerank::PagerankArgs),
     /// Why `auto` chooses its format for a matrix: features, ranked candidates, conversion cost.
     Explain(explain::ExplainArgs),
+    /// Solve A·x = b by CG or BiCGSTAB over any format (docs/solve.md).
+    Solve(solve::SolveArgs),
 }
 
 #[derive(clap::Args)]
@@ -103,6 +106,7 @@ fn main() -> ExitCode {
         Command::Info { inputs } => info(&inputs),
         Command::Pagerank(args) => pagerank::run(args),
         Command::Explain(args) => explain::run(args),
+        Command::Solve(args) => solve::run(args),
     };
     result.unwrap_or_else(|e| {
         eprintln!("error: {}", printable(&format!("{e:#}")));

@@ -174,3 +174,38 @@ fn bench_names_the_format_auto_chose() {
     }
     fails_with(&["bench", "poisson2d:nx=4", "--cpu", "--formats", "tune:budget_ms=0"], "budget_ms=0");
 }
+
+#[test]
+fn solve_writes_the_solution_and_reports_failures() {
+    let dir = temp_dir("solve");
+    let (x, json, tall, rhs) = (dir.join("x.mtx"), dir.join("s.json"), dir.join("tall.mtx"), dir.join("b.mtx"));
+    let out = spmv(&[
+        "solve", "poisson2d:n=20", "--cpu", "--rhs", "random", "--precond", "jacobi", "--tol", "1e-10", "-o", x.to_str().unwrap(), "--json",
+        json.to_str().unwrap(),
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success() && stdout.contains("converged after"), "{stdout}{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!((report["outcome"].as_str(), report["method"].as_str(), report["rows"].as_u64()), (Some("converged"), Some("cg"), Some(400)));
+    assert!(report["true_residual"].as_f64().unwrap() <= 1e-9);
+    // The solution file: a 400 x 1 array whose values read back.
+    let written = std::fs::read_to_string(&x).unwrap();
+    let mut lines = written.lines().filter(|l| !l.starts_with('%'));
+    assert_eq!(lines.next(), Some("400 1"));
+    assert_eq!(lines.filter(|l| l.parse::<f64>().is_ok()).count(), 400);
+    // BiCGSTAB with a right-hand side from a file.
+    let b: String = (0..400).map(|i| format!("{}\n", (i % 7) as f64 - 3.0)).collect();
+    std::fs::write(&rhs, format!("%%MatrixMarket matrix array real general\n400 1\n{b}")).unwrap();
+    let out = spmv(&["solve", "poisson2d:n=20", "--cpu", "--method", "bicgstab", "--rhs", rhs.to_str().unwrap(), "--format", "csr5"]);
+    assert!(out.status.success() && text(&out.stdout).contains("bicgstab (csr5"), "{}", text(&out.stdout));
+    // An indefinite matrix: CG says so and the exit status is not 0.
+    std::fs::write(&tall, "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.0\n2 2 -1.0\n").unwrap();
+    let out = spmv(&["solve", tall.to_str().unwrap(), "--cpu", "--format", "csr-scalar"]);
+    assert!(!out.status.success() && text(&out.stdout).contains("not positive definite"), "{}", text(&out.stdout));
+    // Bad input: a clear message each.
+    std::fs::write(&tall, "%%MatrixMarket matrix coordinate real general\n3 2 2\n1 1 1.0\n3 2 2.0\n").unwrap();
+    fails_with(&["solve", tall.to_str().unwrap(), "--cpu"], "square matrix");
+    fails_with(&["solve", "poisson2d:n=5", "--cpu", "--rhs", rhs.to_str().unwrap()], "b needs 25 x 1");
+    fails_with(&["solve", "poisson2d:n=5", "--cpu", "--tol", "0"], "tolerance");
+    fails_with(&["solve", "poisson2d:n=5", "--cpu", "--precond", "jacobi", "--format", "nope"], "nope");
+}
