@@ -183,7 +183,23 @@ struct Run<'a, T, Op: ?Sized> {
     start: Instant,
 }
 
-impl<T: Scalar, Op: HostOperator<T> + ?Sized> Run<'_, T, Op> {
+impl<'a, T: Scalar, Op: HostOperator<T> + ?Sized> Run<'a, T, Op> {
+    /// Checks the inputs and starts the clock; b = 0 (x = 0) and a non-finite b are answered
+    /// at once, as `Err(the solution)`.
+    fn begin(a: &'a Op, b: &'a [T], m_inv: Option<&[T]>, settings: &KrylovSettings) -> Result<std::result::Result<Self, Solution<T>>> {
+        let start = Instant::now();
+        let bnorm = check_inputs(b, m_inv, settings)?;
+        let run = Run { a, b, bnorm, tol: settings.tol, start };
+        let x = vec![T::ZERO; b.len()];
+        Ok(if bnorm == 0.0 {
+            Err(run.finish(x, Outcome::Converged, 0, 0.0)?)
+        } else if !bnorm.is_finite() {
+            Err(run.finish(x, Outcome::NonFinite, 0, f64::NAN)?)
+        } else {
+            Ok(run)
+        })
+    }
+
     /// The result: the true residual recomputed, and a converged recurrence that the true
     /// residual contradicts reported as such.
     fn finish(&self, x: Vec<T>, outcome: Outcome, iterations: usize, residual: f64) -> Result<Solution<T>> {
@@ -213,17 +229,12 @@ pub fn cg_host<T: Scalar, Op: HostOperator<T> + ?Sized>(
     m_inv: Option<&[T]>,
     settings: &KrylovSettings,
 ) -> Result<Solution<T>> {
-    let start = Instant::now();
-    let bnorm = check_inputs(b, m_inv, settings)?;
-    let run = Run { a, b, bnorm, tol: settings.tol, start };
-    let n = b.len();
+    let run = match Run::begin(a, b, m_inv, settings)? {
+        Ok(run) => run,
+        Err(trivial) => return Ok(trivial),
+    };
+    let (n, bnorm) = (b.len(), run.bnorm);
     let mut x = vec![T::ZERO; n];
-    if bnorm == 0.0 {
-        return run.finish(x, Outcome::Converged, 0, 0.0);
-    }
-    if !bnorm.is_finite() {
-        return run.finish(x, Outcome::NonFinite, 0, f64::NAN);
-    }
     let mut r = b.to_vec();
     let mut z = vec![T::ZERO; n];
     precondition(m_inv, &r, &mut z);
@@ -275,17 +286,12 @@ pub fn bicgstab_host<T: Scalar, Op: HostOperator<T> + ?Sized>(
     m_inv: Option<&[T]>,
     settings: &KrylovSettings,
 ) -> Result<Solution<T>> {
-    let start = Instant::now();
-    let bnorm = check_inputs(b, m_inv, settings)?;
-    let run = Run { a, b, bnorm, tol: settings.tol, start };
-    let n = b.len();
+    let run = match Run::begin(a, b, m_inv, settings)? {
+        Ok(run) => run,
+        Err(trivial) => return Ok(trivial),
+    };
+    let (n, bnorm) = (b.len(), run.bnorm);
     let mut x = vec![T::ZERO; n];
-    if bnorm == 0.0 {
-        return run.finish(x, Outcome::Converged, 0, 0.0);
-    }
-    if !bnorm.is_finite() {
-        return run.finish(x, Outcome::NonFinite, 0, f64::NAN);
-    }
     let mut r = b.to_vec();
     let r_hat = b.to_vec();
     let (mut p, mut v) = (vec![T::ZERO; n], vec![T::ZERO; n]);
