@@ -40,7 +40,7 @@ impl<T: Scalar> Csr5OnGpu<T> {
     pub fn new(a: &Csr<T>, sigma: usize) -> Result<Self> {
         check_sigma(sigma)?;
         padded_entries(a, OMEGA * sigma)?;
-        Ok(Csr5OnGpu { csr: a.clone(), sigma, host: OnceLock::new() })
+        Ok(Csr5OnGpu { csr: a.par_clone(), sigma, host: OnceLock::new() })
     }
 
     /// The host conversion, for the CPU path.
