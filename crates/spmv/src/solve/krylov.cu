@@ -22,24 +22,33 @@
 #define KR_STATUS 5  // 0 running, 1 p·A·p ≤ 0, 2 non-finite, 3 r·z = 0 with r ≠ 0, 4 r = 0 exactly
 #define KR_STATUS_ITER 6
 
-// The block's sums of u and v (one of each per thread) into partial[2·block], partial[2·block + 1].
-__device__ __forceinline__ void kr_block_store(double u, double v, double* __restrict__ partial) {
-    __shared__ double s_u[KR_BLOCK];
-    __shared__ double s_v[KR_BLOCK];
+// The sums of u and v over a block of N threads (one of each per thread), by a fixed tree;
+// thread 0 gets them.
+template <int N>
+__device__ __forceinline__ void kr_tree_sum(double& u, double& v) {
+    __shared__ double s_u[N];
+    __shared__ double s_v[N];
     const u32 t = threadIdx.x;
     s_u[t] = u;
     s_v[t] = v;
     __syncthreads();
-    for (u32 half = KR_BLOCK / 2; half > 0; half /= 2) {
+    for (u32 half = N / 2; half > 0; half /= 2) {
         if (t < half) {
             s_u[t] += s_u[t + half];
             s_v[t] += s_v[t + half];
         }
         __syncthreads();
     }
-    if (t == 0) {
-        partial[2 * blockIdx.x] = s_u[0];
-        partial[2 * blockIdx.x + 1] = s_v[0];
+    u = s_u[0];
+    v = s_v[0];
+}
+
+// The block's sums of u and v into partial[2·block], partial[2·block + 1].
+__device__ __forceinline__ void kr_block_store(double u, double v, double* __restrict__ partial) {
+    kr_tree_sum<KR_BLOCK>(u, v);
+    if (threadIdx.x == 0) {
+        partial[2 * blockIdx.x] = u;
+        partial[2 * blockIdx.x + 1] = v;
     }
 }
 
@@ -54,27 +63,14 @@ __device__ __forceinline__ void kr_dot2(u32 n, const T* __restrict__ a, const T*
 // One block: the two totals of `blocks` partial pairs, then the step `op` (0: PQ, 1: RZ).
 __device__ __forceinline__ void kr_finish(u32 blocks, const double* __restrict__ partial, u32 op, u32 iteration,
                                           double* __restrict__ s) {
-    __shared__ double s_u[KR_FINISH_BLOCK];
-    __shared__ double s_v[KR_FINISH_BLOCK];
     const u32 t = threadIdx.x;
     double u = 0.0, v = 0.0;
     for (u32 b = t; b < blocks; b += KR_FINISH_BLOCK) {
         u += partial[2 * b];
         v += partial[2 * b + 1];
     }
-    s_u[t] = u;
-    s_v[t] = v;
-    __syncthreads();
-    for (u32 half = KR_FINISH_BLOCK / 2; half > 0; half /= 2) {
-        if (t < half) {
-            s_u[t] += s_u[t + half];
-            s_v[t] += s_v[t + half];
-        }
-        __syncthreads();
-    }
+    kr_tree_sum<KR_FINISH_BLOCK>(u, v);
     if (t != 0 || s[KR_STATUS] != 0.0) return;
-    u = s_u[0];
-    v = s_v[0];
     double status = 0.0;
     if (op == 0) {  // u = p·q
         s[KR_PQ] = u;

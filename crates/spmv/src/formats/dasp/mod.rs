@@ -205,8 +205,6 @@ pub struct Dasp<T> {
     /// slots coded with one codec (each part its own codes and table), for the GPU; the CPU
     /// path reads the slots' own values, which decode to the same bits.
     pub coded: Vec<EncodedValues<T>>,
-    /// The coding's stats (bytes per slot, table size), of the four parts together.
-    coded_stats: Vec<(&'static str, f64)>,
     /// Entries of the long, medium and short rows (the paper's Figure 15).
     class_nnz: [usize; 3],
     nnz: usize,
@@ -302,7 +300,6 @@ impl<T: Scalar> Dasp<T> {
             empty_rows,
             phases: Phases { classify_ms, long_ms, medium_ms, short_ms },
             coded: Vec::new(),
-            coded_stats: Vec::new(),
             class_nnz,
             nnz: a.nnz(),
             max_row_len: a.max_row_len(),
@@ -335,18 +332,28 @@ impl<T: Scalar> Dasp<T> {
         if T::PRECISION == crate::matrix::Precision::F16 {
             return Err(Error::format(NAME, "values other than full run in f64 and f32 (the f16 tiles load value pairs)"));
         }
-        // One codec for the four parts (one kernel), chosen on all slots together.
+        // One codec for the four parts (one kernel), chosen on all slots together; a codec
+        // that fits them all fits each part.
         let parts = [&dasp.long.val, &dasp.regular.val, &dasp.irregular.val, &dasp.short.slots.val];
         let all: Vec<T> = parts.iter().flat_map(|p| p.iter().copied()).collect();
-        let together = EncodedValues::encode(&all, values, NAME)?;
+        let codec = EncodedValues::codec_for(&all, values, NAME)?;
         drop(all);
-        let codec = together.codec();
         if codec == ValueCodec::Full {
             return Ok(dasp); // values=auto found nothing narrower
         }
-        dasp.coded = parts.iter().map(|p| EncodedValues::encode(p, ValueChoice::Codec(codec), NAME)).collect::<Result<_>>()?;
-        dasp.coded_stats = together.stats();
+        dasp.coded = parts.iter().map(|p| EncodedValues::with_codec(p, codec)).collect();
         Ok(dasp)
+    }
+
+    /// The coding's stats: bytes per slot and the table entries of the four parts.
+    fn coded_stats(&self) -> Vec<(&'static str, f64)> {
+        match self.coded.first() {
+            None => Vec::new(),
+            Some(c) => vec![
+                ("value_bytes", c.codec().code_bytes::<T>() as f64),
+                ("value_table", self.coded.iter().map(EncodedValues::table_len).sum::<usize>() as f64),
+            ],
+        }
     }
 
     /// Stored slots of every part, padding included.
@@ -395,7 +402,7 @@ impl<T: Scalar> SpmvFormat<T> for Dasp<T> {
             ("medium_ms", p.medium_ms),
             ("short_ms", p.short_ms),
         ])
-        .with(self.coded_stats.iter().copied())
+        .with(self.coded_stats())
     }
     /// `y = A·x` on the CPU through the layout.
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {

@@ -292,19 +292,25 @@ impl<T: Scalar> EncodedValues<T> {
     /// Encodes `values` (a format's stored values, padding included) with the codec `choice`
     /// asks for; `format` names the format in the error when the values do not qualify.
     pub fn encode(values: &[T], choice: ValueChoice, format: &'static str) -> Result<Self> {
-        let codec = match choice {
+        Ok(Self::with_codec(values, Self::codec_for(values, choice, format)?))
+    }
+
+    /// The codec `choice` asks for `values` (the narrowest for `auto`), or the reason it
+    /// does not fit, without encoding.
+    pub fn codec_for(values: &[T], choice: ValueChoice, format: &'static str) -> Result<ValueCodec> {
+        Ok(match choice {
             ValueChoice::Codec(ValueCodec::Full) => ValueCodec::Full,
             ValueChoice::Auto => analyse(values).narrowest(values),
             ValueChoice::Codec(c) => {
                 analyse(values).check(c, values).map_err(|why| Error::format(format, why))?;
                 c
             }
-        };
-        Ok(Self::with_codec(values, codec))
+        })
     }
 
-    /// Encodes with `codec`, which the caller checked qualifies.
-    fn with_codec(values: &[T], codec: ValueCodec) -> Self {
+    /// Encodes with `codec`, which the caller checked qualifies (for these values, or for a
+    /// set of values that contains them).
+    pub(crate) fn with_codec(values: &[T], codec: ValueCodec) -> Self {
         let narrow = |encode: fn(f64) -> Vec<u8>| values.par_iter().flat_map_iter(|v| encode(v.to_f64())).collect();
         let (mut full, mut codes, mut table) = (Vec::new(), Vec::new(), Vec::new());
         match codec {
@@ -370,6 +376,11 @@ impl<T: Scalar> EncodedValues<T> {
 
     /// The stats entries of the encoding: the codec's bytes per entry (0 for full: a format's
     /// stats show only what changed) and the dictionary's size.
+    /// Entries of the pattern's value or the dictionary.
+    pub fn table_len(&self) -> usize {
+        self.table.len()
+    }
+
     pub fn stats(&self) -> Vec<(&'static str, f64)> {
         match self.codec {
             ValueCodec::Full => Vec::new(),
