@@ -1,7 +1,8 @@
-//! `spmv solve`: A·x = b by conjugate gradients or BiCGSTAB over any format (docs/solve.md):
-//! CG on the GPU when there is one, BiCGSTAB on the CPU for now; a summary on stdout, the
-//! solution as a Matrix Market array file, the result as JSON. The exit status is 0 only when
-//! the solve converged.
+//! `spmv solve`: A·x = b by conjugate gradients or BiCGSTAB over any format (docs/solve.md),
+//! on the GPU when there is one: progress on stderr, a summary on stdout (with, on the GPU,
+//! the time per iteration against the sum of its parts: the product measured alone plus the
+//! vector traffic at the copy bandwidth), the solution as a Matrix Market array file, the
+//! result as JSON. The exit status is 0 only when the solve converged.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -10,11 +11,14 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
+use spmv::bench::{median_min, Settings as BenchSettings};
 use spmv::formats;
 use spmv::io::inputs;
 use spmv::reference::test_vector;
-use spmv::solve::{bicgstab_host, cg_gpu, cg_host, jacobi, KrylovSettings, Outcome, Solution};
-use spmv::{Backend, Csr, Scalar};
+use spmv::solve::{
+    bicgstab_gpu_with_progress, bicgstab_host, cg_gpu_with_progress, cg_host, jacobi, KrylovSettings, Method, Outcome, Solution,
+};
+use spmv::{Backend, Csr, DeviceMatrix, FormatHandle, Scalar};
 
 use crate::select;
 
@@ -38,15 +42,23 @@ pub struct SolveArgs {
     /// Most iterations.
     #[arg(long, default_value_t = 10_000)]
     max_iter: usize,
-    /// Test the residual every this many iterations (on the GPU: one read-back each).
-    #[arg(long, default_value_t = 1)]
+    /// On the GPU, read the residual back (and report progress) every this many iterations;
+    /// the test itself runs on the device every iteration.
+    #[arg(long, default_value_t = 10)]
     check_every: usize,
+    /// On the GPU, launch each iteration's kernels one by one instead of replaying a CUDA graph.
+    #[arg(long)]
+    no_graph: bool,
     /// The format of A's products (a spec; see `spmv formats`).
     #[arg(long, default_value = "auto")]
     format: String,
     /// f64 or f32.
     #[arg(long, default_value = "f64", value_parser = ["f64", "f32"])]
     precision: String,
+    /// Solve this many times and report the median time of all but the first (which also
+    /// compiles the kernels and builds the CUDA graph); 1: the one solve's time.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    repeat: u32,
     /// Run on the CPU even when a GPU is present.
     #[arg(long)]
     cpu: bool,
@@ -82,13 +94,40 @@ struct Report {
     iterations: usize,
     residual: f64,
     true_residual: f64,
+    /// The solve's wall time (with --repeat: the median over the repeats after the first).
     solve_ms: f64,
+    /// The first solve's wall time (kernel compilation included).
+    first_solve_ms: f64,
+    /// Mean time of one iteration (on the GPU: the iterations queued, read-backs included).
     ms_per_iteration: f64,
     convert_ms: f64,
+    /// GPU: the iteration was replayed as a CUDA graph.
+    graph: bool,
+    /// GPU: the parts of an iteration, measured after the solve.
+    parts: Option<Parts>,
+}
+
+/// An iteration's parts on the GPU: its products, each timed alone (back to back), plus the
+/// vector kernels' traffic at the copy bandwidth measured in the same run.
+#[derive(Serialize)]
+struct Parts {
+    products: usize,
+    /// One product, back-to-back mean (median of 3 rounds of 100).
+    spmv_ms: f64,
+    /// Bytes one product moves at least: the format's arrays, x once, y once.
+    spmv_bytes: usize,
+    vector_bytes: usize,
+    copy_gbs: f64,
+    /// products × spmv_ms + vector_bytes at copy_gbs.
+    parts_ms: f64,
+    /// ms_per_iteration / parts_ms.
+    ratio: f64,
+    /// (products × spmv_bytes + vector_bytes) per iteration over ms_per_iteration.
+    achieved_gbs: f64,
 }
 
 pub fn run(args: SolveArgs) -> Result<ExitCode> {
-    let settings = KrylovSettings { tol: args.tol, max_iter: args.max_iter, check_every: args.check_every };
+    let settings = KrylovSettings { tol: args.tol, max_iter: args.max_iter, check_every: args.check_every, graph: !args.no_graph };
     settings.validate()?;
     select::check_writable(args.json.as_deref())?;
     select::check_writable(args.output.as_deref())?;
@@ -99,11 +138,7 @@ pub fn run(args: SolveArgs) -> Result<ExitCode> {
         bail!("{}: solving needs a square matrix, this one is {} x {}", input.name(), a.nrows(), a.ncols());
     }
     let b = rhs(&args.rhs, a.nrows())?;
-    let mut backend = select::backend(args.cpu);
-    if args.method == "bicgstab" && matches!(backend, Backend::Gpu(_)) {
-        eprintln!("bicgstab runs on the CPU for now (its GPU version is not written yet)");
-        backend = Backend::Cpu;
-    }
+    let backend = select::backend(args.cpu);
     let mut report = Report {
         schema_version: 1,
         spmv_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -125,15 +160,18 @@ pub fn run(args: SolveArgs) -> Result<ExitCode> {
         residual: f64::NAN,
         true_residual: f64::NAN,
         solve_ms: f64::NAN,
+        first_solve_ms: f64::NAN,
         ms_per_iteration: f64::NAN,
         convert_ms: f64::NAN,
+        graph: false,
+        parts: None,
     };
     let converged = match args.precision.as_str() {
         "f32" => solve::<f32>(&a.cast(), &b, &spec, &backend, &args, &settings, &mut report)?,
         _ => solve::<f64>(&a, &b, &spec, &backend, &args, &settings, &mut report)?,
     };
     println!(
-        "{} {} ({}, {}, precond {}) on the {}: {} after {} iterations, ‖r‖/‖b‖ = {:.3e} (true {:.3e}), {:.2} ms ({:.4} ms per iteration; conversion {:.2} ms)",
+        "{} {} ({}, {}, precond {}) on the {}: {} after {} iterations, ‖r‖/‖b‖ = {:.3e} (true {:.3e}), {:.2} ms ({:.4} ms per iteration{}; conversion {:.2} ms)",
         report.matrix,
         report.method,
         report.chosen.as_ref().map_or(report.format.clone(), |c| format!("{}({c})", report.format)),
@@ -146,8 +184,21 @@ pub fn run(args: SolveArgs) -> Result<ExitCode> {
         report.true_residual,
         report.solve_ms,
         report.ms_per_iteration,
+        if report.graph { ", CUDA graph" } else { "" },
         report.convert_ms,
     );
+    if let Some(p) = &report.parts {
+        println!(
+            "per iteration: {:.2}x its parts ({} x SpMV {:.4} ms + {:.1} MB of vector traffic at {:.0} GB/s = {:.4} ms); {:.0} GB/s achieved",
+            p.ratio,
+            p.products,
+            p.spmv_ms,
+            p.vector_bytes as f64 / 1e6,
+            p.copy_gbs,
+            p.parts_ms,
+            p.achieved_gbs
+        );
+    }
     if let Some(path) = &args.json {
         std::fs::write(path, serde_json::to_string_pretty(&report)?).with_context(|| path.display().to_string())?;
     }
@@ -187,23 +238,41 @@ fn solve<T: Scalar>(
         "jacobi" => Some(jacobi(a)?),
         _ => None,
     };
+    let method = if args.method == "bicgstab" { Method::Bicgstab } else { Method::Cg };
     let start = std::time::Instant::now();
     let host = formats::build(spec, a)?;
     report.chosen = host.chosen();
-    let solution: Solution<T> = match backend {
+    let m_inv = m_inv.as_deref();
+    let mut solves: Vec<Solution<T>> = Vec::new();
+    match backend {
         Backend::Gpu(gpu) => {
             let device = host.upload(gpu)?;
             report.convert_ms = start.elapsed().as_secs_f64() * 1e3;
-            cg_gpu(&device, &b, m_inv.as_deref(), settings)?
+            let mut progress = ProgressLine::new(settings.tol);
+            let mut show = |iterations: usize, residual: f64| progress.show(iterations, residual);
+            for _ in 0..args.repeat {
+                solves.push(match method {
+                    Method::Bicgstab => bicgstab_gpu_with_progress(&device, &b, m_inv, settings, &mut show)?,
+                    Method::Cg => cg_gpu_with_progress(&device, &b, m_inv, settings, &mut show)?,
+                });
+            }
+            let iteration_ms = solves.last().map_or(f64::NAN, |s| s.iteration_ms);
+            report.parts = Some(parts(backend, &device, method, m_inv.is_some(), iteration_ms)?);
         }
         Backend::Cpu => {
             report.convert_ms = start.elapsed().as_secs_f64() * 1e3;
-            match args.method.as_str() {
-                "bicgstab" => bicgstab_host(&host, &b, m_inv.as_deref(), settings)?,
-                _ => cg_host(&host, &b, m_inv.as_deref(), settings)?,
+            for _ in 0..args.repeat {
+                solves.push(match method {
+                    Method::Bicgstab => bicgstab_host(&host, &b, m_inv, settings)?,
+                    Method::Cg => cg_host(&host, &b, m_inv, settings)?,
+                });
             }
         }
     };
+    report.first_solve_ms = solves[0].ms;
+    let mut times: Vec<f64> = solves.iter().skip(1).map(|s| s.ms).collect();
+    let timed = if times.is_empty() { solves[0].ms } else { median_min(&mut times).0 };
+    let solution = solves.pop().expect("at least one solve");
     report.outcome = match &solution.outcome {
         Outcome::Converged => "converged",
         Outcome::NotConverged => "not_converged",
@@ -218,12 +287,52 @@ fn solve<T: Scalar>(
     report.iterations = solution.iterations;
     report.residual = solution.residual;
     report.true_residual = solution.true_residual;
-    report.solve_ms = solution.ms;
-    report.ms_per_iteration = solution.ms / solution.iterations.max(1) as f64;
+    report.solve_ms = timed;
+    report.ms_per_iteration = solution.iteration_ms;
+    report.graph = solution.graph;
     if let Some(path) = &args.output {
         write_array(path, &solution.x).with_context(|| path.display().to_string())?;
     }
     Ok(solution.converged())
+}
+
+/// Progress on stderr, at most twice a second (nothing for a solve shorter than that).
+struct ProgressLine {
+    tol: f64,
+    last: std::time::Instant,
+}
+
+impl ProgressLine {
+    fn new(tol: f64) -> Self {
+        ProgressLine { tol, last: std::time::Instant::now() }
+    }
+
+    fn show(&mut self, iterations: usize, residual: f64) {
+        if self.last.elapsed().as_secs_f64() >= 0.5 {
+            eprintln!("  iteration {iterations}: ‖r‖/‖b‖ = {residual:.3e} (tol {:.1e})", self.tol);
+            self.last = std::time::Instant::now();
+        }
+    }
+}
+
+/// Times one product of `a` alone and measures the copy bandwidth, to set an iteration's
+/// time against the sum of its parts.
+fn parts<T: Scalar>(backend: &Backend, a: &DeviceMatrix<T>, method: Method, preconditioned: bool, iteration_ms: f64) -> Result<Parts> {
+    let Backend::Gpu(gpu) = backend else { bail!("parts are measured on the GPU") };
+    let n = a.nrows();
+    let x = gpu.upload(&test_vector::<T>(n))?;
+    let mut y = gpu.alloc::<T>(n.max(1))?;
+    gpu.time(10, 10, || a.spmv(&x, &mut y))?;
+    let mut rounds = gpu.time_back_to_back(3, 100, || a.spmv(&x, &mut y))?;
+    let spmv_ms = median_min(&mut rounds).0;
+    let copy_gbs = backend.machine(&BenchSettings::default())?.copy_gbs;
+    let value = std::mem::size_of::<T>();
+    let spmv_bytes = a.bytes_read() + 2 * n * value;
+    let vector_bytes = method.vector_bytes_per_iteration(n, value, preconditioned);
+    let products = method.products_per_iteration();
+    let parts_ms = products as f64 * spmv_ms + vector_bytes as f64 / (copy_gbs * 1e9) * 1e3;
+    let achieved_gbs = (products * spmv_bytes + vector_bytes) as f64 / (iteration_ms * 1e-3) / 1e9;
+    Ok(Parts { products, spmv_ms, spmv_bytes, vector_bytes, copy_gbs, parts_ms, ratio: iteration_ms / parts_ms, achieved_gbs })
 }
 
 /// x as a Matrix Market array file (one column; shortest decimal forms that read back exactly).

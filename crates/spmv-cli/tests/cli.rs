@@ -188,6 +188,12 @@ fn solve_writes_the_solution_and_reports_failures() {
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!((report["outcome"].as_str(), report["method"].as_str(), report["rows"].as_u64()), (Some("converged"), Some("cg"), Some(400)));
     assert!(report["true_residual"].as_f64().unwrap() <= 1e-9);
+    assert!(report["solve_ms"].as_f64().unwrap() >= 0.0 && report["graph"] == false && report["parts"].is_null());
+    // Repeated solves: the median of all but the first.
+    let out = spmv(&["solve", "poisson2d:n=10", "--cpu", "--repeat", "3", "--no-graph", "--json", json.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(report["first_solve_ms"].as_f64().unwrap() >= 0.0);
     // The solution file: a 400 x 1 array whose values read back.
     let written = std::fs::read_to_string(&x).unwrap();
     let mut lines = written.lines().filter(|l| !l.starts_with('%'));
@@ -207,5 +213,6 @@ fn solve_writes_the_solution_and_reports_failures() {
     fails_with(&["solve", tall.to_str().unwrap(), "--cpu"], "square matrix");
     fails_with(&["solve", "poisson2d:n=5", "--cpu", "--rhs", rhs.to_str().unwrap()], "b needs 25 x 1");
     fails_with(&["solve", "poisson2d:n=5", "--cpu", "--tol", "0"], "tolerance");
+    fails_with(&["solve", "poisson2d:n=5", "--cpu", "--repeat", "0"], "repeat");
     fails_with(&["solve", "poisson2d:n=5", "--cpu", "--precond", "jacobi", "--format", "nope"], "nope");
 }

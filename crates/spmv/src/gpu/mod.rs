@@ -73,8 +73,11 @@ impl Gpu {
         unsafe { ctx.disable_event_tracking() };
         let (major, minor) = ctx.compute_capability()?;
         use driver::sys::CUdevice_attribute as A;
+        // A created stream, not the legacy default one: only a created stream can be
+        // captured as a CUDA graph (the solvers replay their iterations so).
+        let stream = ctx.new_stream()?;
         let gpu = Gpu {
-            stream: ctx.default_stream(),
+            stream,
             name: ctx.name()?,
             arch: jit::arch_name(major, minor),
             multiprocessors: ctx.attribute(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as usize,

@@ -1,65 +1,60 @@
-//! Krylov solvers for A·x = b on the host: conjugate gradients ([`cg_host`], symmetric positive
-//! definite A) and BiCGSTAB ([`bicgstab_host`], general A), over any [`HostOperator`] (any
-//! format's CPU path, a plain CSR), f64 or f32, optionally preconditioned by the inverse
-//! diagonal ([`jacobi`]). They are the reference of the GPU solver [`cg_gpu`], which runs CG
-//! with the whole iteration on the device (krylov.cu; BiCGSTAB on the GPU and CUDA graphs
-//! are still to come).
+//! Krylov solvers for A·x = b: conjugate gradients (symmetric positive definite A) and
+//! BiCGSTAB (general A), optionally preconditioned by the inverse diagonal ([`jacobi`]), f64 or
+//! f32. On the host ([`cg_host`], [`bicgstab_host`]) over any [`HostOperator`] (any format's
+//! CPU path, a plain CSR); they are the reference of the GPU solvers ([`super::krylov_gpu`]),
+//! which run the same steps in the same order with the whole iteration on the device.
 //!
-//! Every run starts from x = 0 and stops when the recurrence's residual ‖r‖/‖b‖ reaches the
-//! tolerance (tested every `check_every` iterations, as the GPU will read a scalar back only
-//! that often) or after `max_iter` iterations. The result says what happened
-//! ([`Outcome`]): converged, not converged, a breakdown (naming the quantity that vanished),
-//! non-finite values, or a recurrence that reached the tolerance while the true residual
-//! ‖b − A·x‖/‖b‖, recomputed at the end, did not. A breakdown or NaN is never returned as a
-//! solution that looks fine.
+//! Every run starts from x = 0 and stops when the recurrence's residual reaches the tolerance,
+//! ‖r‖² ≤ (tol·‖b‖)², tested every iteration, or after `max_iter` iterations. The result says
+//! what happened ([`Outcome`]): converged, not converged, a breakdown (naming the quantity that
+//! vanished), non-finite values, or a recurrence that reached the tolerance while the true
+//! residual ‖b − A·x‖/‖b‖, recomputed at the end, did not. A breakdown or NaN is never returned
+//! as a solution that looks fine.
 //!
-//! Vectors are stored in T; scalars and dot products are f64. Dot products are summed per
-//! chunk of [`CHUNK`] entries and the chunks in order, so a run gives the same bits on any
-//! number of threads.
+//! Vectors are stored in T; scalars and dot products are f64. Dot products are summed in the
+//! GPU kernels' order on the host too ([`device_order_sum`]), and every product and sum is
+//! rounded on its own on both sides, so a run gives the same bits on any number of threads,
+//! and the GPU solver gives the host solver's bits when both use the same product.
 
 use std::time::Instant;
 
 use rayon::prelude::*;
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
-
 use super::HostOperator;
 use crate::error::{Error, Result};
-use crate::formats::{DeviceMatrix, FormatHandle};
-use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Precision, Scalar};
 
-/// The GPU solvers' vector kernels.
-pub const KERNELS: KernelModule = KernelModule { name: "krylov", source: include_str!("krylov.cu"), headers: &[] };
-/// Threads per block of the vector kernels and of the final reductions (krylov.cu).
-const BLOCK: u32 = 256;
-const FINISH_BLOCK: u32 = 1024;
-/// Blocks of the vector kernels at most (a fixed grid per n: fixed-order sums).
-const MAX_BLOCKS: usize = 1024;
-/// Indices of the device scalars (krylov.cu).
-const RZ: usize = 0;
-const RR: usize = 4;
-const STATUS: usize = 5;
-const STATUS_ITER: usize = 6;
-const SCALARS: usize = 8;
+/// Threads per block of the GPU's vector kernels (krylov.cu's KR_BLOCK).
+pub(crate) const BLOCK: usize = 256;
+/// Blocks of the GPU's vector kernels at most: a grid fixed by n alone, so the sums' order is too.
+pub(crate) const MAX_BLOCKS: usize = 1024;
 
-/// Entries per partial sum of a dot product (fixed: the sums do not depend on the threads).
-pub const CHUNK: usize = 4096;
+/// The blocks of the GPU's vector kernels for n unknowns.
+pub(crate) fn blocks(n: usize) -> usize {
+    n.div_ceil(BLOCK).clamp(1, MAX_BLOCKS)
+}
 
-/// When to stop.
+/// When to stop, and how the GPU solvers run.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct KrylovSettings {
     /// Relative residual ‖r‖/‖b‖ to reach (> 0).
     pub tol: f64,
     /// Iterations at most (≥ 1).
     pub max_iter: usize,
-    /// The residual is tested every this many iterations (≥ 1), and at the last one.
+    /// GPU: the host reads the device's scalars (and reports progress) every this many
+    /// iterations (≥ 1). The convergence test itself runs on the device every iteration, so
+    /// the result does not depend on it; up to `check_every − 1` launches queued past the
+    /// stop change nothing but cost their time. The host solvers ignore it.
     pub check_every: usize,
+    /// GPU: capture one iteration as a CUDA graph and replay it (falls back to plain
+    /// launches, and says so in [`Solution::graph`], where a format's launches cannot be
+    /// captured).
+    pub graph: bool,
 }
 
 impl Default for KrylovSettings {
     fn default() -> Self {
-        KrylovSettings { tol: 1e-8, max_iter: 10_000, check_every: 1 }
+        KrylovSettings { tol: 1e-8, max_iter: 10_000, check_every: 10, graph: true }
     }
 }
 
@@ -98,18 +93,90 @@ pub struct Solution<T> {
     pub x: Vec<T>,
     pub outcome: Outcome,
     pub iterations: usize,
-    /// ‖r‖/‖b‖ of the recurrence at the last test.
+    /// ‖r‖/‖b‖ of the recurrence at the stop.
     pub residual: f64,
     /// ‖b − A·x‖/‖b‖, recomputed at the end.
     pub true_residual: f64,
-    /// Wall time of the solve in milliseconds.
+    /// Wall time of the solve in milliseconds (uploads of b and the vectors, the iterations,
+    /// the true residual and the download of x; not the matrix's conversion or upload).
     pub ms: f64,
+    /// Mean wall time of one iteration in milliseconds (on the GPU: the launches and
+    /// read-backs over the iterations queued, those past the stop included).
+    pub iteration_ms: f64,
+    /// GPU: the iteration ran as a replayed CUDA graph.
+    pub graph: bool,
 }
 
 impl<T> Solution<T> {
     pub fn converged(&self) -> bool {
         self.outcome == Outcome::Converged
     }
+}
+
+/// The two methods.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    Cg,
+    Bicgstab,
+}
+
+impl Method {
+    /// Products with A per iteration.
+    pub fn products_per_iteration(self) -> usize {
+        match self {
+            Method::Cg => 1,
+            Method::Bicgstab => 2,
+        }
+    }
+
+    /// Bytes the GPU solver's vector kernels read and write per iteration for n unknowns of
+    /// `value_bytes` each (krylov.cu; the f64 scalars and partial sums are negligible).
+    pub fn vector_bytes_per_iteration(self, n: usize, value_bytes: usize, preconditioned: bool) -> usize {
+        let vectors = match (self, preconditioned) {
+            // p·q 2, update 6 (+ d, z), direction 3
+            (Method::Cg, false) => 11,
+            (Method::Cg, true) => 13,
+            // direction 4 (+ d, p̂), r̂·v 2, s 3 (+ d, ŝ), t·t and t·s 2, update 7 (+ ŝ)
+            (Method::Bicgstab, false) => 18,
+            (Method::Bicgstab, true) => 23,
+        };
+        vectors * n * value_bytes
+    }
+}
+
+/// Why an iteration stopped (the STATUS codes of krylov.cu; the host solvers use them too,
+/// so both report a stop in the same words).
+pub(crate) mod stop {
+    pub const RUNNING: u32 = 0;
+    pub const CONVERGED: u32 = 1;
+    pub const NON_FINITE: u32 = 2;
+    pub const NOT_SPD: u32 = 3;
+    pub const RZ_ZERO: u32 = 4;
+    pub const RHO_ZERO: u32 = 5;
+    pub const RV_ZERO: u32 = 6;
+    pub const TT_ZERO: u32 = 7;
+    pub const OMEGA_ZERO: u32 = 8;
+}
+
+/// The outcome of a stop with code `code` at iteration `k` (`value`: p·A·p for NOT_SPD).
+pub(crate) fn stop_outcome(code: u32, k: usize, value: f64) -> Outcome {
+    let vanished = |what: &str| Outcome::Breakdown(format!("{what} = 0 at iteration {k}"));
+    match code {
+        stop::RUNNING => Outcome::NotConverged,
+        stop::CONVERGED => Outcome::Converged,
+        stop::NOT_SPD => Outcome::Breakdown(format!("p·A·p = {value:e} ≤ 0 at iteration {k}: the matrix is not positive definite")),
+        stop::RZ_ZERO => vanished("r·M⁻¹r"),
+        stop::RHO_ZERO => vanished("ρ = r̂·r"),
+        stop::RV_ZERO => vanished("r̂·v"),
+        stop::TT_ZERO => vanished("t·t"),
+        stop::OMEGA_ZERO => vanished("ω"),
+        _ => Outcome::NonFinite,
+    }
+}
+
+/// The squared residual norm the tolerance asks for.
+pub(crate) fn threshold(tol: f64, bnorm: f64) -> f64 {
+    (tol * bnorm).powi(2)
 }
 
 /// The inverse of A's diagonal (Jacobi preconditioner); an error names the first row whose
@@ -132,10 +199,47 @@ pub fn jacobi<T: Scalar>(a: &Csr<T>) -> Result<Vec<T>> {
     }
 }
 
-fn dot<T: Scalar>(a: &[T], b: &[T]) -> f64 {
-    let partial: Vec<f64> =
-        a.par_chunks(CHUNK).zip(b.par_chunks(CHUNK)).map(|(x, y)| x.iter().zip(y).map(|(p, q)| p.to_f64() * q.to_f64()).sum()).collect();
-    partial.iter().sum()
+/// The sum of `term(i)` for i < n in the order of the GPU kernels (krylov.cu): `blocks(n)`
+/// blocks of BLOCK threads, each thread summing its grid-stride terms in order, each block
+/// its threads' sums by a halving tree, then thread t of one block the block sums t,
+/// t + BLOCK, … in order, and a halving tree of those.
+pub fn device_order_sum(n: usize, term: impl Fn(usize) -> f64 + Sync) -> f64 {
+    fn tree(lanes: &mut [f64; BLOCK]) -> f64 {
+        let mut half = BLOCK / 2;
+        while half > 0 {
+            for t in 0..half {
+                lanes[t] += lanes[t + half];
+            }
+            half /= 2;
+        }
+        lanes[0]
+    }
+    let grid = blocks(n);
+    let stride = grid * BLOCK;
+    let block_sums: Vec<f64> = (0..grid)
+        .into_par_iter()
+        .map(|b| {
+            let mut lanes = [0.0f64; BLOCK];
+            for (t, lane) in lanes.iter_mut().enumerate() {
+                let mut i = b * BLOCK + t;
+                while i < n {
+                    *lane += term(i);
+                    i += stride;
+                }
+            }
+            tree(&mut lanes)
+        })
+        .collect();
+    let mut lanes = [0.0f64; BLOCK];
+    for (b, &sum) in block_sums.iter().enumerate() {
+        lanes[b % BLOCK] += sum;
+    }
+    tree(&mut lanes)
+}
+
+pub(crate) fn dot<T: Scalar>(a: &[T], b: &[T]) -> f64 {
+    debug_assert_eq!(a.len(), b.len());
+    device_order_sum(a.len(), |i| a[i].to_f64() * b[i].to_f64())
 }
 
 fn norm<T: Scalar>(a: &[T]) -> f64 {
@@ -152,16 +256,33 @@ fn axpy<T: Scalar>(alpha: f64, x: &[T], y: &mut [T]) {
     y.par_iter_mut().zip(x).for_each(|(y, &x)| *y = T::from_f64(y.to_f64() + alpha * x.to_f64()));
 }
 
-/// z = M⁻¹·r (a copy without a preconditioner).
-fn precondition<T: Scalar>(m_inv: Option<&[T]>, r: &[T], z: &mut [T]) {
-    match m_inv {
-        None => z.copy_from_slice(r),
-        Some(d) => z.par_iter_mut().zip(r).zip(d).for_each(|((z, &r), &d)| *z = T::from_f64(r.to_f64() * d.to_f64())),
+/// z = M⁻¹·r (with a preconditioner only).
+fn precondition<T: Scalar>(d: &[T], r: &[T], z: &mut [T]) {
+    z.par_iter_mut().zip(r).zip(d).for_each(|((z, &r), &d)| *z = T::from_f64(r.to_f64() * d.to_f64()));
+}
+
+/// M⁻¹·b on the host: the start of the preconditioned recurrences (b itself without one).
+pub(crate) fn preconditioned<T: Scalar>(m_inv: Option<&[T]>, b: &[T]) -> Vec<T> {
+    let mut z = b.to_vec();
+    if let Some(d) = m_inv {
+        precondition(d, b, &mut z);
+    }
+    z
+}
+
+/// ‖b − A·x‖/‖b‖ given `ax` = A·x (overwritten with the residual, rounded to T as the
+/// solvers' own vectors are).
+pub(crate) fn relative_residual<T: Scalar>(b: &[T], ax: &mut [T], bnorm: f64) -> f64 {
+    ax.par_iter_mut().zip(b).for_each(|(r, &b)| *r = T::from_f64(b.to_f64() - r.to_f64()));
+    if bnorm == 0.0 {
+        norm(ax)
+    } else {
+        norm(ax) / bnorm
     }
 }
 
-/// Checks the inputs shared by both methods; returns ‖b‖.
-fn check_inputs<T: Scalar>(b: &[T], m_inv: Option<&[T]>, settings: &KrylovSettings) -> Result<f64> {
+/// Checks the inputs shared by both methods and both sides; returns ‖b‖.
+pub(crate) fn check_inputs<T: Scalar>(b: &[T], m_inv: Option<&[T]>, settings: &KrylovSettings) -> Result<f64> {
     settings.validate()?;
     if T::PRECISION == Precision::F16 {
         return Err(Error::Unsupported("the solvers run in f64 and f32".into()));
@@ -174,50 +295,72 @@ fn check_inputs<T: Scalar>(b: &[T], m_inv: Option<&[T]>, settings: &KrylovSettin
     Ok(norm(b))
 }
 
-/// What every exit of a solve needs to build its result.
+/// The answer without iterating, for b = 0 (x = 0) and a non-finite b.
+pub(crate) fn trivial_outcome(bnorm: f64) -> Option<Outcome> {
+    if bnorm == 0.0 {
+        Some(Outcome::Converged)
+    } else if !bnorm.is_finite() {
+        Some(Outcome::NonFinite)
+    } else {
+        None
+    }
+}
+
+/// A converged recurrence that the true residual contradicts is reported as such.
+pub(crate) fn judge(outcome: Outcome, true_residual: f64, tol: f64) -> Outcome {
+    match outcome {
+        Outcome::Converged if !true_residual.is_finite() => Outcome::NonFinite,
+        Outcome::Converged if true_residual > 10.0 * tol => Outcome::InaccurateResidual,
+        other => other,
+    }
+}
+
+/// What every exit of a host solve needs to build its result.
 struct Run<'a, T, Op: ?Sized> {
     a: &'a Op,
     b: &'a [T],
     bnorm: f64,
+    /// (tol·‖b‖)²: the recurrence's r·r that stops.
+    tol2: f64,
     tol: f64,
     start: Instant,
+    /// When the first iteration began (the setup before it excluded from `iteration_ms`).
+    iterating: Instant,
 }
 
 impl<'a, T: Scalar, Op: HostOperator<T> + ?Sized> Run<'a, T, Op> {
-    /// Checks the inputs and starts the clock; b = 0 (x = 0) and a non-finite b are answered
-    /// at once, as `Err(the solution)`.
+    /// Checks the inputs and starts the clock; b = 0 and a non-finite b are answered at once,
+    /// as `Err(the solution)`.
     fn begin(a: &'a Op, b: &'a [T], m_inv: Option<&[T]>, settings: &KrylovSettings) -> Result<std::result::Result<Self, Solution<T>>> {
         let start = Instant::now();
         let bnorm = check_inputs(b, m_inv, settings)?;
-        let run = Run { a, b, bnorm, tol: settings.tol, start };
-        let x = vec![T::ZERO; b.len()];
-        Ok(if bnorm == 0.0 {
-            Err(run.finish(x, Outcome::Converged, 0, 0.0)?)
-        } else if !bnorm.is_finite() {
-            Err(run.finish(x, Outcome::NonFinite, 0, f64::NAN)?)
-        } else {
-            Ok(run)
+        let run = Run { a, b, bnorm, tol2: threshold(settings.tol, bnorm), tol: settings.tol, start, iterating: start };
+        Ok(match trivial_outcome(bnorm) {
+            Some(outcome) => Err(run.finish(vec![T::ZERO; b.len()], outcome, 0, if bnorm == 0.0 { 0.0 } else { f64::NAN })?),
+            None => Ok(run),
         })
+    }
+
+    /// Marks the start of the iterations.
+    fn iterating(self) -> Self {
+        Run { iterating: Instant::now(), ..self }
+    }
+
+    /// The result of a stop with code `code` (see [`stop`]) at iteration `k`.
+    fn stop(&self, x: Vec<T>, code: u32, k: usize, rr: f64, value: f64) -> Result<Solution<T>> {
+        self.finish(x, stop_outcome(code, k, value), k, rr.sqrt() / self.bnorm)
     }
 
     /// The result: the true residual recomputed, and a converged recurrence that the true
     /// residual contradicts reported as such.
     fn finish(&self, x: Vec<T>, outcome: Outcome, iterations: usize, residual: f64) -> Result<Solution<T>> {
-        let mut r = vec![T::ZERO; self.b.len()];
-        self.a.apply(&x, &mut r)?;
-        r.par_iter_mut().zip(self.b).for_each(|(r, &b)| *r = T::from_f64(b.to_f64() - r.to_f64()));
-        let true_residual = if self.bnorm == 0.0 { norm(&r) } else { norm(&r) / self.bnorm };
+        let mut ax = vec![T::ZERO; self.b.len()];
+        self.a.apply(&x, &mut ax)?;
+        let true_residual = relative_residual(self.b, &mut ax, self.bnorm);
         let outcome = judge(outcome, true_residual, self.tol);
-        Ok(Solution { x, outcome, iterations, residual, true_residual, ms: self.start.elapsed().as_secs_f64() * 1e3 })
-    }
-}
-
-/// A converged recurrence that the true residual contradicts is reported as such.
-fn judge(outcome: Outcome, true_residual: f64, tol: f64) -> Outcome {
-    match outcome {
-        Outcome::Converged if !true_residual.is_finite() => Outcome::NonFinite,
-        Outcome::Converged if true_residual > 10.0 * tol => Outcome::InaccurateResidual,
-        other => other,
+        let ms = self.start.elapsed().as_secs_f64() * 1e3;
+        let iteration_ms = self.iterating.elapsed().as_secs_f64() * 1e3 / iterations.max(1) as f64;
+        Ok(Solution { x, outcome, iterations, residual, true_residual, ms, iteration_ms, graph: false })
     }
 }
 
@@ -233,49 +376,49 @@ pub fn cg_host<T: Scalar, Op: HostOperator<T> + ?Sized>(
         Ok(run) => run,
         Err(trivial) => return Ok(trivial),
     };
-    let (n, bnorm) = (b.len(), run.bnorm);
+    let n = b.len();
     let mut x = vec![T::ZERO; n];
     let mut r = b.to_vec();
-    let mut z = vec![T::ZERO; n];
-    precondition(m_inv, &r, &mut z);
+    // z = M⁻¹·r, stored only with a preconditioner (z is r without one).
+    let mut z = preconditioned(m_inv, b);
     let mut p = z.clone();
     let mut q = vec![T::ZERO; n];
     let mut rz = dot(&r, &z);
-    let mut residual = 1.0;
+    let mut rr = run.bnorm * run.bnorm;
+    let run = run.iterating();
     for k in 1..=settings.max_iter {
         a.apply(&p, &mut q)?;
         let pq = dot(&p, &q);
         if !pq.is_finite() || !rz.is_finite() {
-            return run.finish(x, Outcome::NonFinite, k, f64::NAN);
+            return run.stop(x, stop::NON_FINITE, k, rr, pq);
         }
         if pq <= 0.0 {
-            let why = format!("p·A·p = {pq:e} ≤ 0 at iteration {k}: the matrix is not positive definite");
-            return run.finish(x, Outcome::Breakdown(why), k, residual);
+            return run.stop(x, stop::NOT_SPD, k, rr, pq);
         }
         let alpha = rz / pq;
         axpy(alpha, &p, &mut x);
         axpy(-alpha, &q, &mut r);
-        if k % settings.check_every == 0 || k == settings.max_iter {
-            residual = norm(&r) / bnorm;
-            if !residual.is_finite() {
-                return run.finish(x, Outcome::NonFinite, k, residual);
+        let rz_next = match m_inv {
+            Some(d) => {
+                precondition(d, &r, &mut z);
+                dot(&r, &z)
             }
-            if residual <= settings.tol {
-                return run.finish(x, Outcome::Converged, k, residual);
-            }
+            None => dot(&r, &r),
+        };
+        rr = if m_inv.is_some() { dot(&r, &r) } else { rz_next };
+        if !rz_next.is_finite() || !rr.is_finite() {
+            return run.stop(x, stop::NON_FINITE, k, rr, 0.0);
         }
-        precondition(m_inv, &r, &mut z);
-        let rz_next = dot(&r, &z);
+        if rr <= run.tol2 {
+            return run.stop(x, stop::CONVERGED, k, rr, 0.0);
+        }
         if rz_next == 0.0 {
-            // r = 0 exactly (converged between tests), or M⁻¹ annihilated it.
-            residual = norm(&r) / bnorm;
-            let outcome = if residual <= settings.tol { Outcome::Converged } else { Outcome::Breakdown(format!("r·M⁻¹r = 0 at iteration {k}")) };
-            return run.finish(x, outcome, k, residual);
+            return run.stop(x, stop::RZ_ZERO, k, rr, 0.0);
         }
-        xpay(&z, rz_next / rz, &mut p);
+        xpay(if m_inv.is_some() { &z } else { &r }, rz_next / rz, &mut p);
         rz = rz_next;
     }
-    run.finish(x, Outcome::NotConverged, settings.max_iter, residual)
+    run.stop(x, stop::RUNNING, settings.max_iter, rr, 0.0)
 }
 
 /// Right-preconditioned BiCGSTAB (van der Vorst) for a general square A; `m_inv` as in
@@ -290,184 +433,81 @@ pub fn bicgstab_host<T: Scalar, Op: HostOperator<T> + ?Sized>(
         Ok(run) => run,
         Err(trivial) => return Ok(trivial),
     };
-    let (n, bnorm) = (b.len(), run.bnorm);
+    let n = b.len();
     let mut x = vec![T::ZERO; n];
     let mut r = b.to_vec();
     let r_hat = b.to_vec();
-    let (mut p, mut v) = (vec![T::ZERO; n], vec![T::ZERO; n]);
-    let (mut p_hat, mut s_hat, mut t) = (vec![T::ZERO; n], vec![T::ZERO; n], vec![T::ZERO; n]);
-    let (mut rho, mut alpha, mut omega) = (1.0f64, 1.0f64, 1.0f64);
-    let mut residual = 1.0;
-    let breakdown = |what: &str, k: usize| Outcome::Breakdown(format!("{what} = 0 at iteration {k}"));
+    let (mut p, mut v, mut t) = (vec![T::ZERO; n], vec![T::ZERO; n], vec![T::ZERO; n]);
+    // p̂ = M⁻¹·p and ŝ = M⁻¹·s, stored only with a preconditioner.
+    let (mut p_hat, mut s_hat) = match m_inv {
+        Some(_) => (vec![T::ZERO; n], vec![T::ZERO; n]),
+        None => (Vec::new(), Vec::new()),
+    };
+    // β = ω = 0 and p = v = 0 make the first direction p = r.
+    let (mut rho, mut omega, mut beta) = (dot(&r_hat, &r), 0.0f64, 0.0f64);
+    let mut rr = run.bnorm * run.bnorm;
+    let run = run.iterating();
     for k in 1..=settings.max_iter {
-        let rho_next = dot(&r_hat, &r);
-        if !rho_next.is_finite() {
-            return run.finish(x, Outcome::NonFinite, k, f64::NAN);
+        p.par_iter_mut().zip(&r).zip(&v).for_each(|((p, &r), &v)| {
+            *p = T::from_f64(r.to_f64() + beta * (p.to_f64() - omega * v.to_f64()));
+        });
+        if let Some(d) = m_inv {
+            precondition(d, &p, &mut p_hat);
         }
-        if rho_next == 0.0 {
-            return run.finish(x, breakdown("ρ = r̂·r", k), k, residual);
-        }
-        if k == 1 {
-            p.copy_from_slice(&r);
-        } else {
-            // p = r + β·(p − ω·v)
-            let beta = (rho_next / rho) * (alpha / omega);
-            p.par_iter_mut().zip(&r).zip(&v).for_each(|((p, &r), &v)| {
-                *p = T::from_f64(r.to_f64() + beta * (p.to_f64() - omega * v.to_f64()));
-            });
-        }
-        precondition(m_inv, &p, &mut p_hat);
-        a.apply(&p_hat, &mut v)?;
+        let p_used = if m_inv.is_some() { &p_hat } else { &p };
+        a.apply(p_used, &mut v)?;
         let rv = dot(&r_hat, &v);
         if !rv.is_finite() {
-            return run.finish(x, Outcome::NonFinite, k, f64::NAN);
+            return run.stop(x, stop::NON_FINITE, k, rr, 0.0);
         }
         if rv == 0.0 {
-            return run.finish(x, breakdown("r̂·v", k), k, residual);
+            return run.stop(x, stop::RV_ZERO, k, rr, 0.0);
         }
-        alpha = rho_next / rv;
+        let alpha = rho / rv;
         // s = r − α·v, in r's storage.
         axpy(-alpha, &v, &mut r);
-        let s_norm = norm(&r) / bnorm;
-        if s_norm <= settings.tol {
-            axpy(alpha, &p_hat, &mut x);
-            return run.finish(x, Outcome::Converged, k, s_norm);
+        let ss = dot(&r, &r);
+        if !ss.is_finite() {
+            return run.stop(x, stop::NON_FINITE, k, rr, 0.0);
         }
-        precondition(m_inv, &r, &mut s_hat);
-        a.apply(&s_hat, &mut t)?;
-        let tt = dot(&t, &t);
-        if !tt.is_finite() {
-            return run.finish(x, Outcome::NonFinite, k, f64::NAN);
+        if ss <= run.tol2 {
+            axpy(alpha, p_used, &mut x);
+            return run.stop(x, stop::CONVERGED, k, ss, 0.0);
+        }
+        if let Some(d) = m_inv {
+            precondition(d, &r, &mut s_hat);
+        }
+        let s_used = if m_inv.is_some() { &s_hat } else { &r };
+        a.apply(s_used, &mut t)?;
+        let (tt, ts) = (dot(&t, &t), dot(&t, &r));
+        if !tt.is_finite() || !ts.is_finite() {
+            return run.stop(x, stop::NON_FINITE, k, ss, 0.0);
         }
         if tt == 0.0 {
-            return run.finish(x, breakdown("t·t", k), k, s_norm);
+            return run.stop(x, stop::TT_ZERO, k, ss, 0.0);
         }
-        omega = dot(&t, &r) / tt;
-        axpy(alpha, &p_hat, &mut x);
-        axpy(omega, &s_hat, &mut x);
+        omega = ts / tt;
+        // x += α·p̂ + ω·ŝ and r = s − ω·t, each rounded once (as on the GPU).
+        x.par_iter_mut().zip(p_used).zip(s_used).for_each(|((x, &p), &s)| {
+            *x = T::from_f64(x.to_f64() + alpha * p.to_f64() + omega * s.to_f64());
+        });
         axpy(-omega, &t, &mut r);
-        if k % settings.check_every == 0 || k == settings.max_iter {
-            residual = norm(&r) / bnorm;
-            if !residual.is_finite() {
-                return run.finish(x, Outcome::NonFinite, k, residual);
-            }
-            if residual <= settings.tol {
-                return run.finish(x, Outcome::Converged, k, residual);
-            }
+        let rho_next = dot(&r_hat, &r);
+        rr = dot(&r, &r);
+        if !rho_next.is_finite() || !rr.is_finite() {
+            return run.stop(x, stop::NON_FINITE, k, rr, 0.0);
+        }
+        if rr <= run.tol2 {
+            return run.stop(x, stop::CONVERGED, k, rr, 0.0);
         }
         if omega == 0.0 {
-            return run.finish(x, breakdown("ω", k), k, residual);
+            return run.stop(x, stop::OMEGA_ZERO, k, rr, 0.0);
         }
+        if rho_next == 0.0 {
+            return run.stop(x, stop::RHO_ZERO, k, rr, 0.0);
+        }
+        beta = (rho_next / rho) * (alpha / omega);
         rho = rho_next;
     }
-    run.finish(x, Outcome::NotConverged, settings.max_iter, residual)
-}
-
-
-/// CG on the GPU with `a` uploaded in any format (square; `b.len()` rows): the iteration stays
-/// on the device, scalars included, and the host reads three scalars every
-/// `settings.check_every` iterations. The result is judged as [`cg_host`]'s (the true residual
-/// recomputed with one more product). Dot products are summed in f64 in a fixed order, so a
-/// deterministic format gives the same bits in every run.
-pub fn cg_gpu<T: Scalar>(a: &DeviceMatrix<T>, b: &[T], m_inv: Option<&[T]>, settings: &KrylovSettings) -> Result<Solution<T>> {
-    let start = Instant::now();
-    let bnorm = check_inputs(b, m_inv, settings)?;
-    let n = b.len();
-    if a.nrows() != n || a.ncols() != n {
-        return Err(Error::Shape(format!("CG needs a square matrix with b's {n} rows; this one is {} x {}", a.nrows(), a.ncols())));
-    }
-    let n32 = u32::try_from(n).map_err(|_| Error::Unsupported(format!("CG on the GPU: {n} rows exceed 32-bit indices")))?;
-    let gpu = &**a.gpu();
-    let x_dev: CudaSlice<T> = gpu.alloc(n.max(1))?;
-    let true_residual = |x_dev: &CudaSlice<T>| -> Result<f64> {
-        let mut ax = gpu.alloc::<T>(n)?;
-        a.spmv(x_dev, &mut ax)?;
-        let ax = gpu.download(&ax)?;
-        let r: f64 = ax.iter().zip(b).map(|(ax, b)| (b.to_f64() - ax.to_f64()).powi(2)).sum::<f64>().sqrt();
-        Ok(if bnorm == 0.0 { r } else { r / bnorm })
-    };
-    let solution = |x_dev: &CudaSlice<T>, outcome: Outcome, iterations: usize, residual: f64| -> Result<Solution<T>> {
-        let true_residual = if n == 0 { 0.0 } else { true_residual(x_dev)? };
-        let mut x = gpu.download(x_dev)?;
-        x.truncate(n);
-        let outcome = judge(outcome, true_residual, settings.tol);
-        Ok(Solution { x, outcome, iterations, residual, true_residual, ms: start.elapsed().as_secs_f64() * 1e3 })
-    };
-    if bnorm == 0.0 || n == 0 {
-        return solution(&x_dev, Outcome::Converged, 0, 0.0);
-    }
-    if !bnorm.is_finite() {
-        return solution(&x_dev, Outcome::NonFinite, 0, f64::NAN);
-    }
-    let (mut x_dev, mut r) = (x_dev, gpu.upload(b)?);
-    // z0 = M⁻¹·b and rz0 on the host (once); p0 = z0.
-    let mut z_host = vec![T::ZERO; n];
-    precondition(m_inv, b, &mut z_host);
-    let mut scalars = [0.0f64; SCALARS];
-    scalars[RZ] = dot(b, &z_host);
-    let mut s_dev = gpu.upload(&scalars)?;
-    let mut z = gpu.upload(&z_host)?;
-    let mut p = gpu.upload(&z_host)?;
-    let mut q: CudaSlice<T> = gpu.alloc(n)?;
-    let d = match m_inv {
-        Some(d) => gpu.upload(d)?,
-        None => gpu.alloc(1)?,
-    };
-    let use_d = m_inv.is_some() as u32;
-    let blocks = n.div_ceil(BLOCK as usize).clamp(1, MAX_BLOCKS);
-    let blocks32 = blocks as u32;
-    let mut partial: CudaSlice<f64> = gpu.alloc(2 * blocks)?;
-    let dot2 = gpu.function(&KERNELS, &format!("kr_dot2_{}", T::SUFFIX))?;
-    let update = gpu.function(&KERNELS, &format!("kr_cg_update_{}", T::SUFFIX))?;
-    let direction = gpu.function(&KERNELS, &format!("kr_cg_direction_{}", T::SUFFIX))?;
-    let finish = gpu.function(&KERNELS, "kr_finish_kernel")?;
-    let vector = LaunchConfig { grid_dim: (blocks32, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
-    let single = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (FINISH_BLOCK, 1, 1), shared_mem_bytes: 0 };
-    let mut residual = 1.0;
-    for k in 1..=settings.max_iter {
-        a.spmv(&p, &mut q)?;
-        let k32 = k as u32;
-        // SAFETY (the five launches): the arguments match the kernels of krylov.cu; every
-        // vector holds n = n32 elements (d one element when unused, never read then), partial
-        // 2·blocks, s SCALARS; the grid is `blocks` blocks of BLOCK threads (grid-stride loops
-        // below n; block b writes partial[2b], partial[2b + 1]) and the finish kernel one block
-        // of FINISH_BLOCK threads, as the kernels' shared arrays assume.
-        unsafe {
-            gpu.stream().launch_builder(&dot2).arg(&n32).arg(&p).arg(&q).arg(&mut partial).launch(vector)?;
-            gpu.stream().launch_builder(&finish).arg(&blocks32).arg(&partial).arg(&0u32).arg(&k32).arg(&mut s_dev).launch(single)?;
-            gpu.stream()
-                .launch_builder(&update)
-                .arg(&n32)
-                .arg(&s_dev)
-                .arg(&p)
-                .arg(&q)
-                .arg(&d)
-                .arg(&use_d)
-                .arg(&mut x_dev)
-                .arg(&mut r)
-                .arg(&mut z)
-                .arg(&mut partial)
-                .launch(vector)?;
-            gpu.stream().launch_builder(&finish).arg(&blocks32).arg(&partial).arg(&1u32).arg(&k32).arg(&mut s_dev).launch(single)?;
-            gpu.stream().launch_builder(&direction).arg(&n32).arg(&s_dev).arg(&z).arg(&mut p).launch(vector)?;
-        }
-        if k % settings.check_every == 0 || k == settings.max_iter {
-            let s = gpu.download(&s_dev)?;
-            residual = s[RR].sqrt() / bnorm;
-            let at = s[STATUS_ITER] as usize;
-            let outcome = match s[STATUS] as u32 {
-                0 if !residual.is_finite() => Some((Outcome::NonFinite, k)),
-                0 if residual <= settings.tol => Some((Outcome::Converged, k)),
-                0 => None,
-                1 => Some((Outcome::Breakdown(format!("p·A·p = {:e} ≤ 0 at iteration {at}: the matrix is not positive definite", s[1])), at)),
-                2 => Some((Outcome::NonFinite, at)),
-                3 => Some((Outcome::Breakdown(format!("r·M⁻¹r = 0 at iteration {at}")), at)),
-                _ => Some((Outcome::Converged, at)), // r = 0 exactly
-            };
-            if let Some((outcome, iterations)) = outcome {
-                return solution(&x_dev, outcome, iterations, residual);
-            }
-        }
-    }
-    solution(&x_dev, Outcome::NotConverged, settings.max_iter, residual)
+    run.stop(x, stop::RUNNING, settings.max_iter, rr, 0.0)
 }

@@ -6,30 +6,32 @@
 //! format after `upload`. The solvers' own vector work on the GPU is in small CUDA kernels
 //! of their own ([`KERNEL_MODULES`], compiled with the formats' by `tests/kernels_compile.rs`).
 //!
-//! - [`krylov`]: conjugate gradients and BiCGSTAB with an optional Jacobi preconditioner, on
-//!   the host (the reference of the GPU solvers to come).
+//! - [`krylov`]: conjugate gradients and BiCGSTAB with an optional Jacobi preconditioner on
+//!   the host (the reference), and [`krylov_gpu`]: the same on the GPU, the whole iteration
+//!   on the device and replayed as a CUDA graph.
 //! - [`pagerank`]: PageRank by power iteration, dangling nodes redistributed, on the CPU or
 //!   entirely on the GPU; the exact reference ranking and the top-k agreement of the BRCP
 //!   paper's experiment.
 
 pub mod krylov;
+pub mod krylov_gpu;
 pub mod pagerank;
 
-pub use krylov::{bicgstab_host, cg_gpu, cg_host, jacobi, KrylovSettings, Outcome, Solution};
+pub use krylov::{bicgstab_host, cg_host, jacobi, KrylovSettings, Method, Outcome, Solution};
+pub use krylov_gpu::{bicgstab_gpu, bicgstab_gpu_with_progress, cg_gpu, cg_gpu_with_progress};
 
 pub use pagerank::{
-    pagerank_exact, pagerank_gpu, pagerank_host, top_k, top_k_agreement, Agreement, EdgeWeights, PageRank, Settings,
-    Transition,
+    pagerank_exact, pagerank_gpu, pagerank_host, top_k, top_k_agreement, Agreement, EdgeWeights, PageRank, Settings, Transition,
 };
 
-use crate::formats::HostMatrix;
 use crate::error::{Error, Result};
+use crate::formats::HostMatrix;
 use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
 use crate::reference::Oracle;
 
 /// The CUDA modules of the solvers.
-pub const KERNEL_MODULES: &[KernelModule] = &[pagerank::KERNELS, krylov::KERNELS];
+pub const KERNEL_MODULES: &[KernelModule] = &[pagerank::KERNELS, krylov_gpu::KERNELS];
 
 /// `y = A·x` on the host.
 pub trait HostOperator<T> {
@@ -56,11 +58,7 @@ impl<T: Scalar> HostOperator<T> for Csr<T> {
 
 fn check_lengths<T: Scalar>(a: &Csr<T>, x: usize, y: usize) -> Result<()> {
     if x != a.ncols() || y != a.nrows() {
-        return Err(Error::Shape(format!(
-            "vectors of length x = {x}, y = {y} given for a {} x {} matrix",
-            a.nrows(),
-            a.ncols()
-        )));
+        return Err(Error::Shape(format!("vectors of length x = {x}, y = {y} given for a {} x {} matrix", a.nrows(), a.ncols())));
     }
     Ok(())
 }
