@@ -111,11 +111,12 @@ impl<T: Scalar> Matrix<T> {
     /// [`Matrix::to_device`] with a parsed spec.
     pub fn to_device_spec(&self, backend: &Backend, spec: &FormatSpec) -> Result<Operator<T>> {
         let host = formats::build(spec, &self.csr)?;
+        let chosen = host.chosen();
         let place = match backend {
             Backend::Cpu => Place::Cpu(host),
             Backend::Gpu(gpu) => Place::Gpu { device: Box::new(host.upload(gpu)?), vectors: Mutex::new(None) },
         };
-        Ok(Operator { place })
+        Ok(Operator { place, chosen })
     }
 }
 
@@ -138,6 +139,8 @@ enum Place<T: Scalar> {
 /// `Send` and `Sync`: products from several threads run one after another.
 pub struct Operator<T: Scalar> {
     place: Place<T>,
+    /// The format a choosing format (`auto`) built, as its label.
+    chosen: Option<String>,
 }
 
 /// `nrows()`, `ncols()`, `nnz()`, `spec()` ... of the matrix and its format.
@@ -195,6 +198,10 @@ impl<T: Scalar> Operator<T> {
             Place::Cpu(h) => h.stats(),
             Place::Gpu { device, .. } => device.stats().clone(),
         }
+    }
+    /// The format `auto` chose (its label), or `None` for a format named directly.
+    pub fn chosen(&self) -> Option<&str> {
+        self.chosen.as_deref()
     }
     /// Whether products run on a GPU.
     pub fn on_gpu(&self) -> bool {

@@ -1,0 +1,402 @@
+"""spmv: sparse matrix-vector products, CG, BiCGSTAB and PageRank on NVIDIA GPUs (or the
+CPU when there is none), in every storage format of the literature, with ``auto`` choosing
+the fastest for your matrix.
+
+>>> import numpy as np, scipy.sparse as sp, spmv
+>>> a = spmv.Matrix.from_scipy(sp.random(1000, 1000, density=0.01, format="csr"))
+>>> op = a.to_device()                       # format "auto", on the GPU when there is one
+>>> y = op @ np.ones(1000)                   # NumPy in, NumPy out (CuPy/PyTorch: no copies)
+>>> r = spmv.cg(spmv.generate("poisson2d:n=100"), np.ones(10_000), tol=1e-8)
+>>> r.converged, r.iterations
+
+Vectors: NumPy arrays (and anything ``numpy.asarray`` takes) are copied to the device and
+back; CuPy arrays and PyTorch CUDA tensors (anything with ``__cuda_array_interface__``) are
+used in place, ordered on the caller's stream, and the result is the same kind of array.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _spmv
+
+__version__: str = _spmv.__version__
+__all__ = [
+    "Matrix",
+    "Operator",
+    "SolveResult",
+    "PageRankResult",
+    "read",
+    "generate",
+    "formats",
+    "gpu_available",
+    "cg",
+    "bicgstab",
+    "pagerank",
+    "bench",
+]
+
+_DTYPES = {"f64": np.dtype(np.float64), "f32": np.dtype(np.float32), "f16": np.dtype(np.float16)}
+_warned_cpu = False
+
+
+def gpu_available() -> Tuple[bool, str]:
+    """(True, "NVIDIA H200 (sm_90)") when products can run on a GPU, else (False, why not)."""
+    return _spmv.gpu_available()
+
+
+def formats() -> List[Dict[str, Any]]:
+    """Every storage format: name, description, whether it is deterministic on the GPU, and
+    its parameters (key, default, doc). A format spec is ``name`` or ``name:key=value,...``."""
+    return [
+        {"name": n, "description": d, "deterministic": det, "params": [{"key": k, "default": v, "doc": doc} for k, v, doc in p]}
+        for n, d, det, p in _spmv.formats()
+    ]
+
+
+class Matrix:
+    """A sparse matrix on the host, in canonical CSR with float64 values (what every format
+    is built from). Make one with :func:`read`, :func:`generate` or :meth:`from_scipy`."""
+
+    def __init__(self, csr: "_spmv.Csr") -> None:
+        if not isinstance(csr, _spmv.Csr):
+            raise TypeError("build a Matrix with spmv.read, spmv.generate or Matrix.from_scipy")
+        self._csr = csr
+
+    @classmethod
+    def from_scipy(cls, a: Any) -> "Matrix":
+        """From any scipy.sparse matrix or array (real or integer values). A CSR matrix in
+        canonical form (sorted indices, no duplicates) is taken as it is; others are converted
+        (duplicates summed)."""
+        import scipy.sparse as sp
+
+        if not sp.issparse(a):
+            raise TypeError(f"from_scipy takes a scipy.sparse matrix or array, not {type(a).__name__}")
+        if a.dtype.kind not in "fiub":
+            raise TypeError(f"spmv matrices hold real values; this one is {a.dtype}")
+        csr = a.tocsr()
+        if not csr.has_canonical_format:
+            csr = csr.copy()
+            csr.sum_duplicates()
+        nrows, ncols = csr.shape
+        indptr = np.ascontiguousarray(csr.indptr, dtype=np.int64)
+        indices = np.ascontiguousarray(csr.indices, dtype=np.uint32)
+        data = np.ascontiguousarray(csr.data, dtype=np.float64)
+        return cls(_spmv.Csr.from_arrays(nrows, ncols, indptr.ctypes.data, indices.ctypes.data, data.ctypes.data, data.size))
+
+    def to_scipy(self) -> Any:
+        """The matrix as a ``scipy.sparse.csr_matrix`` (float64, int32 indices)."""
+        import scipy.sparse as sp
+
+        indptr, indices, data = self._csr.to_bytes()
+        return sp.csr_matrix(
+            (np.frombuffer(data, np.float64).copy(), np.frombuffer(indices, np.int32).copy(), np.frombuffer(indptr, np.int64).copy()),
+            shape=self.shape,
+        )
+
+    @property
+    def shape(self) -> Tuple[int, int]:
+        return self._csr.shape
+
+    @property
+    def nnz(self) -> int:
+        return self._csr.nnz
+
+    def to_device(self, format: str = "auto", precision: str = "f64", device: str = "auto") -> "Operator":
+        """The matrix converted to ``format`` (a spec: "auto", "brcp", "sell-c-sigma:c=32,sigma=1024",
+        see :func:`formats`) in ``precision`` ("f64", "f32", "f16") on ``device`` ("auto": the GPU
+        when there is one, with a warning once when there is none; "gpu"; "cpu")."""
+        global _warned_cpu
+        if device == "auto" and not _warned_cpu:
+            ok, why = gpu_available()
+            if not ok:
+                warnings.warn(f"spmv: no GPU ({why}); running on the CPU", RuntimeWarning, stacklevel=2)
+                _warned_cpu = True
+        return Operator(_spmv.to_device(self._csr, format, precision, device))
+
+    def __repr__(self) -> str:
+        return f"spmv.Matrix({self.shape[0]} x {self.shape[1]}, nnz {self.nnz})"
+
+
+def read(path: str) -> Matrix:
+    """Reads a Matrix Market file (.mtx or .mtx.gz); errors name the line."""
+    return Matrix(_spmv.read(str(path)))
+
+
+def generate(spec: str) -> Matrix:
+    """A generated matrix, e.g. "poisson3d:n=64", "kron:scale=16", "random:rows=1000,mean=8"."""
+    return Matrix(_spmv.generate(spec))
+
+
+def _as_matrix(a: Any) -> Matrix:
+    if isinstance(a, Matrix):
+        return a
+    return Matrix.from_scipy(a)
+
+
+def _cuda_interface(v: Any, name: str, dtype: np.dtype, length: Optional[int]) -> Tuple[int, int, Optional[int]]:
+    """(address, length, stream) of a 1-D contiguous CUDA array of `dtype`."""
+    cai = v.__cuda_array_interface__
+    shape = tuple(cai["shape"])
+    if len(shape) != 1:
+        raise ValueError(f"{name} must be 1-D, not of shape {shape}")
+    if np.dtype(cai["typestr"]) != dtype:
+        raise TypeError(f"{name} holds {np.dtype(cai['typestr'])} but this operator computes in {dtype}")
+    strides = cai.get("strides")
+    if strides is not None and shape[0] > 1 and tuple(strides) != (dtype.itemsize,):
+        raise ValueError(f"{name} must be contiguous (strides {tuple(strides)})")
+    if length is not None and shape[0] != length:
+        raise ValueError(f"{name} has {shape[0]} entries, the matrix needs {length}")
+    if name == "y" and cai["data"][1]:
+        raise ValueError("y is read-only")
+    return int(cai["data"][0]), shape[0], cai.get("stream")
+
+
+def _empty_like_device(x: Any, n: int, dtype: np.dtype) -> Any:
+    module = type(x).__module__.split(".")[0]
+    if module == "torch":
+        return x.new_empty((n,))
+    if module == "cupy":
+        import cupy
+
+        with cupy.cuda.Device(x.device.id):
+            return cupy.empty(n, dtype=dtype)
+    raise TypeError(f"pass y= for CUDA arrays of type {type(x).__name__} (spmv allocates CuPy arrays and PyTorch tensors)")
+
+
+def _host_vector(v: Any, name: str, dtype: np.dtype) -> np.ndarray:
+    arr = np.asarray(v)
+    if arr.dtype.kind not in "fiub":
+        raise TypeError(f"{name} must hold real numbers, not {arr.dtype}")
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, not of shape {arr.shape}")
+    return np.ascontiguousarray(arr, dtype=dtype)
+
+
+def _to_host(v: Any) -> Tuple[Any, Optional[str]]:
+    """A host array of a CUDA array (and the library it came from), or v itself."""
+    if not hasattr(v, "__cuda_array_interface__"):
+        return v, None
+    module = type(v).__module__.split(".")[0]
+    if module == "torch":
+        return v.detach().cpu().numpy(), "torch"
+    if module == "cupy":
+        import cupy
+
+        return cupy.asnumpy(v), "cupy"
+    raise TypeError(f"spmv takes NumPy arrays, CuPy arrays and PyTorch tensors, not {type(v).__name__}")
+
+
+def _like(host: np.ndarray, origin: Optional[str], template: Any) -> Any:
+    if origin == "torch":
+        import torch
+
+        return torch.from_numpy(host).to(template.device)
+    if origin == "cupy":
+        import cupy
+
+        return cupy.asarray(host)
+    return host
+
+
+class Operator:
+    """A matrix in one format and precision on the GPU (or the CPU): ``op @ x`` and
+    :meth:`apply`. Made by :meth:`Matrix.to_device`."""
+
+    def __init__(self, raw: "_spmv.Operator") -> None:
+        self._raw = raw
+
+    @property
+    def shape(self) -> Tuple[int, int]:
+        return self._raw.shape
+
+    @property
+    def nnz(self) -> int:
+        return self._raw.nnz
+
+    @property
+    def format(self) -> str:
+        """The format's label: the spec, with ``auto``'s choice as ``auto(chosen)``."""
+        return self._raw.format
+
+    @property
+    def precision(self) -> str:
+        return self._raw.precision
+
+    @property
+    def dtype(self) -> np.dtype:
+        return _DTYPES[self._raw.precision]
+
+    @property
+    def on_gpu(self) -> bool:
+        return self._raw.on_gpu
+
+    @property
+    def backend(self) -> str:
+        return self._raw.backend
+
+    @property
+    def stats(self) -> Dict[str, Any]:
+        """The format's storage figures (bytes, stored slots, padding ...)."""
+        return self._raw.stats
+
+    def apply(self, x: Any, y: Any = None, alpha: float = 1.0, beta: float = 0.0) -> Any:
+        """y = alpha·A·x + beta·y (beta = 0 never reads y). NumPy x gives NumPy y (y, when
+        given, must be a contiguous writable array of this dtype: it is written in place);
+        CuPy or PyTorch CUDA x gives the same kind, computed in place without copies, after
+        the work queued on the caller's stream."""
+        nrows, ncols = self.shape
+        dtype = self.dtype
+        if hasattr(x, "__cuda_array_interface__") and self.on_gpu:
+            xp, nx, stream = _cuda_interface(x, "x", dtype, ncols)
+            if y is None:
+                if beta != 0:
+                    raise ValueError("beta != 0 needs y")
+                y = _empty_like_device(x, nrows, dtype)
+            yp, ny, y_stream = _cuda_interface(y, "y", dtype, nrows)
+            self._raw.apply_device(xp, nx, yp, ny, float(alpha), float(beta), y_stream if y_stream is not None else stream)
+            return y
+        if hasattr(x, "__cuda_array_interface__") or hasattr(y, "__cuda_array_interface__"):
+            # A CPU operator with CUDA arrays: through the host, returned as the caller's kind.
+            xh, origin = _to_host(x)
+            yh = None if y is None else _to_host(y)[0]
+            return _like(self.apply(xh, yh, alpha, beta), origin, x)
+        xs = _host_vector(x, "x", dtype)
+        if xs.shape[0] != ncols:
+            raise ValueError(f"x has {xs.shape[0]} entries, the matrix needs {ncols}")
+        if y is None:
+            if beta != 0:
+                raise ValueError("beta != 0 needs y")
+            y = np.empty(nrows, dtype=dtype)
+        if not isinstance(y, np.ndarray):
+            raise TypeError(f"y must be a NumPy array like x, not {type(y).__name__}")
+        if y.dtype != dtype:
+            raise TypeError(f"y holds {y.dtype} but this operator computes in {dtype}")
+        if y.ndim != 1 or y.shape[0] != nrows:
+            raise ValueError(f"y must have shape ({nrows},), not {y.shape}")
+        if not (y.flags.c_contiguous and y.flags.writeable):
+            raise ValueError("y must be contiguous and writable")
+        self._raw.apply_host(xs.ctypes.data, xs.shape[0], y.ctypes.data, y.shape[0], float(alpha), float(beta))
+        return y
+
+    def __matmul__(self, x: Any) -> Any:
+        return self.apply(x)
+
+    def __repr__(self) -> str:
+        return f"spmv.Operator({self.shape[0]} x {self.shape[1]}, nnz {self.nnz}, {self.format}, {self.precision}, {self.backend})"
+
+
+class SolveResult:
+    """What :func:`cg` and :func:`bicgstab` return."""
+
+    x: Any
+    outcome: str
+    breakdown: Optional[str]
+    converged: bool
+    iterations: int
+    residual: float
+    true_residual: float
+    ms: float
+    iteration_ms: float
+    graph: bool
+
+    def __init__(self, x: Any, figures: Dict[str, Any]) -> None:
+        self.x = x
+        for key, value in figures.items():
+            setattr(self, key, value)
+
+    def __repr__(self) -> str:
+        what = self.outcome if self.breakdown is None else f"breakdown ({self.breakdown})"
+        return (
+            f"SolveResult({what}, {self.iterations} iterations, residual {self.residual:.3e}, "
+            f"true residual {self.true_residual:.3e}, {self.ms:.3f} ms)"
+        )
+
+
+def _solve(method: str, a: Any, b: Any, tol: float, max_iter: int, precond: Optional[str], check_every: int, graph: bool, format: str, precision: str) -> SolveResult:
+    if precond not in (None, "none", "jacobi"):
+        raise ValueError(f'precond must be None or "jacobi", not {precond!r}')
+    op = a if isinstance(a, Operator) else _as_matrix(a).to_device(format=format, precision=precision)
+    n = op.shape[0]
+    if op.shape[0] != op.shape[1]:
+        raise ValueError(f"{method} needs a square matrix, this one is {op.shape[0]} x {op.shape[1]}")
+    bh, origin = _to_host(b)
+    bs = _host_vector(bh, "b", op.dtype)
+    if bs.shape[0] != n:
+        raise ValueError(f"b has {bs.shape[0]} entries, the matrix needs {n}")
+    x = np.empty(n, dtype=op.dtype)
+    figures = _spmv.solve(op._raw, method, bs.ctypes.data, x.ctypes.data, n, precond == "jacobi", float(tol), int(max_iter), int(check_every), bool(graph))
+    return SolveResult(_like(x, origin, b), figures)
+
+
+def cg(a: Any, b: Any, *, tol: float = 1e-8, max_iter: int = 10_000, precond: Optional[str] = None, check_every: int = 10, graph: bool = True, format: str = "auto", precision: str = "f64") -> SolveResult:
+    """Conjugate gradients for a symmetric positive definite A·x = b from x = 0, stopping at
+    ‖r‖/‖b‖ ≤ tol. ``a``: an :class:`Operator` (any format, GPU or CPU), a :class:`Matrix` or a
+    scipy.sparse matrix (converted to ``format``). ``precond="jacobi"``: the inverse diagonal.
+    On the GPU the whole iteration runs on the device as a CUDA graph; the host reads the
+    residual every ``check_every`` iterations. The result says converged / not_converged /
+    breakdown (what vanished) / non_finite / inaccurate_residual, with the true residual."""
+    return _solve("cg", a, b, tol, max_iter, precond, check_every, graph, format, precision)
+
+
+def bicgstab(a: Any, b: Any, *, tol: float = 1e-8, max_iter: int = 10_000, precond: Optional[str] = None, check_every: int = 10, graph: bool = True, format: str = "auto", precision: str = "f64") -> SolveResult:
+    """BiCGSTAB (right-preconditioned) for a general square A·x = b; as :func:`cg`."""
+    return _solve("bicgstab", a, b, tol, max_iter, precond, check_every, graph, format, precision)
+
+
+class PageRankResult:
+    """What :func:`pagerank` returns: the ranks (mean 1) and the run's figures."""
+
+    ranks: np.ndarray
+    iterations: int
+    converged: bool
+    residual: float
+    ms: float
+    backend: str
+
+    def __init__(self, ranks: np.ndarray, figures: Dict[str, Any]) -> None:
+        self.ranks = ranks
+        for key, value in figures.items():
+            setattr(self, key, value)
+
+    def __repr__(self) -> str:
+        return f"PageRankResult({self.ranks.shape[0]} nodes, {self.iterations} iterations, converged {self.converged}, {self.ms:.3f} ms)"
+
+
+def pagerank(a: Any, *, alpha: float = 0.85, tol: float = 1e-5, max_iter: int = 1000, weighted: bool = False, format: str = "csr-vector", device: str = "auto") -> PageRankResult:
+    """PageRank of the graph whose adjacency matrix is ``a`` (row = source, column = target;
+    a :class:`Matrix` or scipy.sparse), by power iteration with dangling nodes redistributed,
+    until max |r_k+1 − r_k| ≤ tol. ``weighted``: edges weighted by their values."""
+    m = _as_matrix(a)
+    ranks = np.empty(m.shape[0], dtype=np.float64)
+    figures = _spmv.pagerank(m._csr, ranks.ctypes.data, format, device, float(alpha), float(tol), int(max_iter), bool(weighted))
+    return PageRankResult(ranks, figures)
+
+
+def bench(matrices: Union[Any, Sequence[Any]], *, formats: str = "auto,cusparse-alg1", precision: str = "f64", device: str = "auto", reps: int = 100, warmup: int = 10, names: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
+    """``spmv bench`` from Python: each matrix (a :class:`Matrix`, scipy.sparse, a path or a
+    generator spec) in each format (a comma-separated list of specs, or "all") and precision
+    ("f64,f32"), checked against the exact product; one dict per result (times in ms: median,
+    min, back-to-back mean; GFLOPS, GB/s, error, the format auto chose ...)."""
+    if isinstance(matrices, (str, Matrix)) or not isinstance(matrices, Sequence):
+        matrices = [matrices]
+    loaded, labels = [], []
+    for i, m in enumerate(matrices):
+        if isinstance(m, str):
+            mat = read(m) if m.endswith((".mtx", ".mtx.gz")) else generate(m)
+            label = m.rsplit("/", 1)[-1].replace(".mtx.gz", "").replace(".mtx", "")
+        else:
+            mat = _as_matrix(m)
+            label = f"matrix{i}"
+        loaded.append(mat._csr)
+        labels.append(label)
+    if names is not None:
+        if len(names) != len(loaded):
+            raise ValueError(f"{len(names)} names for {len(loaded)} matrices")
+        labels = list(names)
+    report = json.loads(_spmv.bench(loaded, labels, formats, precision, device, int(reps), int(warmup)))
+    return report["results"]

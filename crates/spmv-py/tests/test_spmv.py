@@ -1,0 +1,222 @@
+"""The Python package against scipy: products on the shared matrices within the oracle's
+rounding bound, the solvers, PageRank, bench, errors as Python exceptions, and (on a GPU
+machine with CuPy or PyTorch) CUDA arrays used in place."""
+
+import gzip
+import os
+import pathlib
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import spmv
+
+HERE = pathlib.Path(__file__).resolve().parent
+GPU, GPU_WHY = spmv.gpu_available()
+EPS = {"f64": np.finfo(np.float64).eps, "f32": np.finfo(np.float32).eps, "f16": np.finfo(np.float16).eps}
+
+
+def shared_dir():
+    env = os.environ.get("SPMV_MATRICES")
+    if env:
+        return pathlib.Path(env)
+    d = HERE.parents[3] / "shared" / "matrices"
+    return d if d.is_dir() else None
+
+
+def shared_matrices():
+    d = shared_dir()
+    if d is None:
+        if os.environ.get("SPMV_SKIP_SHARED"):
+            return []
+        pytest.fail("../shared/matrices not found (set SPMV_MATRICES or SPMV_SKIP_SHARED=1)")
+    return sorted(d.glob("*.mtx.gz"))
+
+
+def within_bound(a, x, y, precision):
+    """|y − A·x| ≤ 2·k·eps·(|A|·|x|) + tiny, k the row's length, A·x in f64 by scipy."""
+    exact = a @ x.astype(np.float64)
+    k = np.diff(a.indptr).astype(np.float64)
+    scale = abs(a) @ np.abs(x.astype(np.float64))
+    bound = 2.0 * (k + 2.0) * EPS[precision] * scale + 1e-300
+    return np.all(np.abs(y.astype(np.float64) - exact) <= bound)
+
+
+def test_gpu_available_says_why():
+    ok, why = spmv.gpu_available()
+    assert isinstance(ok, bool) and why
+
+
+def test_scipy_round_trip_and_canonical_form():
+    a = sp.random(200, 150, density=0.05, format="coo", random_state=1)
+    m = spmv.Matrix.from_scipy(a)
+    assert m.shape == (200, 150) and m.nnz == a.nnz
+    assert (m.to_scipy() != a.tocsr()).nnz == 0
+    # Unsorted indices and duplicates are put in canonical form (duplicates summed).
+    dup = sp.csr_matrix((np.array([1.0, 2.0, 3.0]), np.array([2, 0, 2]), np.array([0, 3])), shape=(1, 3))
+    got = spmv.Matrix.from_scipy(dup).to_scipy()
+    assert got.nnz == 2 and got[0, 2] == 4.0 and got[0, 0] == 2.0
+    # Arrays as well as matrices, integer values.
+    assert spmv.Matrix.from_scipy(sp.csr_array(np.eye(3, dtype=np.int32))).nnz == 3
+
+
+def test_products_match_scipy_on_the_shared_matrices():
+    rng = np.random.default_rng(7)
+    failures = []
+    for path in shared_matrices():
+        m = spmv.read(str(path))
+        a = m.to_scipy()
+        x = rng.uniform(-1, 1, a.shape[1])
+        for fmt in ["auto", "csr-vector", "sell-c-sigma", "brcp"]:
+            op = m.to_device(format=fmt)
+            y = op @ x
+            if not within_bound(a, x, y, "f64"):
+                failures.append(f"{path.name} {fmt}")
+    assert not failures, failures
+
+
+@pytest.mark.parametrize("precision", ["f64", "f32", "f16"])
+def test_precisions_alpha_beta_and_in_place_output(precision):
+    m = spmv.generate("poisson2d:n=30")
+    a = m.to_scipy()
+    op = m.to_device(format="csr-vector", precision=precision)
+    dtype = op.dtype
+    x = np.linspace(-1, 1, 900).astype(dtype)
+    y0 = np.full(900, 0.5, dtype=dtype)
+    y = op.apply(x, y0, alpha=2.0, beta=-1.0)
+    assert y is y0
+    exact = 2.0 * (a @ x.astype(np.float64)) - 0.5
+    tol = {"f64": 1e-12, "f32": 1e-5, "f16": 2e-2}[precision]
+    assert np.max(np.abs(y.astype(np.float64) - exact)) <= tol * np.max(np.abs(exact))
+    assert op.shape == (900, 900) and op.nnz == a.nnz and op.precision == precision
+    assert "bytes" in op.stats
+
+
+def test_auto_names_its_choice():
+    op = spmv.generate("poisson2d:n=20").to_device()
+    assert op.format.startswith("auto(") and op.format.endswith(")")
+    assert any(f["name"] == "brcp" for f in spmv.formats())
+
+
+def test_cg_and_bicgstab():
+    m = spmv.generate("poisson2d:n=40")
+    a = m.to_scipy()
+    x_true = np.sin(np.arange(1600))
+    b = a @ x_true
+    r = spmv.cg(m, b, tol=1e-10)
+    assert r.converged and r.outcome == "converged" and r.true_residual <= 1e-9
+    assert np.linalg.norm(r.x - x_true) <= 1e-6 * np.linalg.norm(x_true)
+    # From scipy, with Jacobi, on an operator in a given format.
+    rj = spmv.cg(m.to_device(format="sell-c-sigma"), b, tol=1e-10, precond="jacobi")
+    assert rj.converged and abs(rj.iterations - r.iterations) <= 2
+    # BiCGSTAB on a nonsymmetric matrix.
+    c = (a + sp.diags([0.3 * np.ones(1599)], [1])).tocsr()
+    rb = spmv.bicgstab(c, c @ x_true, tol=1e-10, precond="jacobi")
+    assert rb.converged and np.allclose(rb.x, x_true, atol=1e-6)
+    # An indefinite matrix: CG says so.
+    shifted = (a - 4.0 * sp.identity(1600)).tocsr()
+    bad = spmv.cg(shifted, np.ones(1600))
+    assert bad.outcome == "breakdown" and "not positive definite" in bad.breakdown and not bad.converged
+    assert "breakdown" in repr(bad)
+
+
+def test_pagerank_ranks_sum_to_n():
+    g = spmv.generate("kron:scale=10")
+    r = spmv.pagerank(g, tol=1e-8)
+    assert r.converged and abs(r.ranks.sum() - g.shape[0]) <= 1e-6 * g.shape[0]
+    assert np.all(r.ranks > 0)
+
+
+def test_bench_returns_checked_results():
+    results = spmv.bench(["poisson2d:n=20", spmv.generate("random:rows=300,mean=5")], formats="csr-vector,ell", precision="f64,f32", reps=2, warmup=1)
+    assert len(results) == 8
+    assert all(r["status"] == "ok" for r in results), [r.get("error") for r in results]
+    assert {"matrix", "format", "median_ms", "gflops"} <= set(results[0])
+
+
+def test_errors_are_python_exceptions(tmp_path):
+    op = spmv.generate("poisson2d:n=5").to_device(format="csr-scalar")
+    with pytest.raises(ValueError, match="x has 3 entries"):
+        op @ np.ones(3)
+    with pytest.raises(TypeError, match="real numbers"):
+        op @ np.ones(25, dtype=complex)
+    with pytest.raises(TypeError, match="y holds float32"):
+        op.apply(np.ones(25), np.ones(25, dtype=np.float32))
+    with pytest.raises(ValueError, match="1-D"):
+        op @ np.ones((25, 2))
+    with pytest.raises(ValueError, match="nope"):
+        spmv.generate("poisson2d:n=5").to_device(format="nope")
+    with pytest.raises(ValueError, match="precision"):
+        spmv.generate("poisson2d:n=5").to_device(precision="f8")
+    with pytest.raises(OSError, match="no-such"):
+        spmv.read(str(tmp_path / "no-such.mtx"))
+    bad = tmp_path / "bad.mtx"
+    bad.write_text("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 x 1.0\n")
+    with pytest.raises(ValueError, match="line 3"):
+        spmv.read(str(bad))
+    with pytest.raises(ValueError, match="generator"):
+        spmv.generate("poisson2d:n=-1")
+    with pytest.raises(TypeError, match="scipy.sparse"):
+        spmv.Matrix.from_scipy(np.eye(3))
+    with pytest.raises(ValueError, match="square"):
+        spmv.cg(sp.random(4, 3, density=0.5, format="csr"), np.ones(4))
+    with pytest.raises(ValueError, match="tolerance"):
+        spmv.cg(spmv.generate("poisson2d:n=5"), np.ones(25), tol=0)
+    with pytest.raises(ValueError, match="f64 and f32"):
+        spmv.cg(spmv.generate("poisson2d:n=5").to_device(precision="f16"), np.ones(25))
+    with pytest.raises(ValueError, match="device"):
+        spmv.generate("poisson2d:n=5").to_device(device="tpu")
+
+
+def test_gzip_file_reads(tmp_path):
+    p = tmp_path / "m.mtx.gz"
+    with gzip.open(p, "wt") as f:
+        f.write("%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n1 1 2.0\n3 1 1.0\n")
+    a = spmv.read(str(p)).to_scipy().toarray()
+    assert a[0, 2] == 1.0 and a[2, 0] == 1.0 and a[0, 0] == 2.0
+
+
+needs_gpu = pytest.mark.skipif(not GPU, reason=f"no GPU: {GPU_WHY}")
+
+
+@needs_gpu
+def test_cupy_arrays_are_used_in_place():
+    cupy = pytest.importorskip("cupy")
+    m = spmv.generate("poisson3d:n=20")
+    a = m.to_scipy()
+    op = m.to_device(device="gpu")
+    x = cupy.asarray(np.random.default_rng(3).uniform(-1, 1, a.shape[1]))
+    y0 = cupy.empty(a.shape[0])
+    y = op.apply(x, y0)
+    assert y is y0 and y.data.ptr == y0.data.ptr
+    assert within_bound(a, cupy.asnumpy(x), cupy.asnumpy(y), "f64")
+    y2 = op @ x
+    assert isinstance(y2, cupy.ndarray) and bool(cupy.all(y2 == y))
+    # On a non-default stream: ordered after the caller's work.
+    s = cupy.cuda.Stream(non_blocking=True)
+    with s:
+        x2 = x * 2.0
+        y3 = op @ x2
+        s.synchronize()
+    assert bool(cupy.allclose(y3, 2.0 * y))
+    with pytest.raises(TypeError, match="float32"):
+        op @ x.astype(cupy.float32)
+    r = spmv.cg(op, cupy.ones(a.shape[0]))
+    assert r.converged and isinstance(r.x, cupy.ndarray)
+
+
+@needs_gpu
+def test_torch_tensors_are_used_in_place():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch without CUDA")
+    m = spmv.generate("poisson2d:n=50")
+    a = m.to_scipy()
+    op = m.to_device(device="gpu", precision="f32")
+    x = torch.linspace(-1, 1, a.shape[1], device="cuda", dtype=torch.float32)
+    y0 = torch.empty(a.shape[0], device="cuda", dtype=torch.float32)
+    y = op.apply(x, y0)
+    assert y is y0 and y.data_ptr() == y0.data_ptr()
+    assert within_bound(a, x.cpu().numpy(), y.cpu().numpy(), "f32")
+    assert (op @ x).device.type == "cuda"
