@@ -257,7 +257,9 @@ fn solve<T: Scalar>(
                 });
             }
             let iteration_ms = solves.last().map_or(f64::NAN, |s| s.iteration_ms);
-            report.parts = Some(parts(backend, &device, method, m_inv.is_some(), iteration_ms)?);
+            if a.nrows() > 0 {
+                report.parts = Some(parts(backend, &device, method, m_inv.is_some(), iteration_ms)?);
+            }
         }
         Backend::Cpu => {
             report.convert_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -315,13 +317,13 @@ impl ProgressLine {
     }
 }
 
-/// Times one product of `a` alone and measures the copy bandwidth, to set an iteration's
-/// time against the sum of its parts.
+/// Times one product of `a` (square, with rows) alone and measures the copy bandwidth, to set
+/// an iteration's time against the sum of its parts.
 fn parts<T: Scalar>(backend: &Backend, a: &DeviceMatrix<T>, method: Method, preconditioned: bool, iteration_ms: f64) -> Result<Parts> {
     let Backend::Gpu(gpu) = backend else { bail!("parts are measured on the GPU") };
     let n = a.nrows();
     let x = gpu.upload(&test_vector::<T>(n))?;
-    let mut y = gpu.alloc::<T>(n.max(1))?;
+    let mut y = gpu.alloc::<T>(n)?;
     gpu.time(10, 10, || a.spmv(&x, &mut y))?;
     let mut rounds = gpu.time_back_to_back(3, 100, || a.spmv(&x, &mut y))?;
     let spmv_ms = median_min(&mut rounds).0;
