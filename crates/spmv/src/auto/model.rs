@@ -2,9 +2,10 @@
 //! (`h200-f64.json`, written by `examples/auto_fit.rs` from one `spmv bench --formats all`
 //! run on the H200) holds, per matrix, its [`Features`] and every format's back-to-back time.
 //! A query's predicted time of format F, relative to the best format, is the
-//! distance-weighted geometric mean of F's relative time on the k training matrices nearest
-//! in the standardised feature space (a format that declined a neighbour counts as 10× the
-//! best there). `k` is chosen by leave-one-out cross-validation ([`Model::cross_validate`]).
+//! distance-weighted geometric mean of F's relative time on those of the k training matrices
+//! nearest in the standardised feature space that F ran on, when they carry enough of the
+//! weight ([`SUPPORT`]; otherwise a neighbour F declined counts as 10× the best there). `k` is
+//! chosen by leave-one-out cross-validation ([`Model::cross_validate`]).
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -15,6 +16,11 @@ use super::Features;
 
 /// A declined format counts as this many times the best on that matrix.
 const DECLINED: f64 = 10.0;
+/// A candidate's prediction averages only the neighbours it ran on when they carry at least
+/// this share of the neighbours' weight (a format that declines a matrix is never used on it:
+/// `auto` takes the first candidate that accepts); below it, the declines count as
+/// [`DECLINED`] (too little evidence that it would run well).
+const SUPPORT: f64 = 0.3;
 
 /// The stored training table.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -148,13 +154,17 @@ impl Model {
         let mut out: Vec<(String, f64)> = candidates
             .iter()
             .map(|&c| {
-                let (mut sum, mut weights) = (0.0, 0.0);
+                let (mut sum, mut ran, mut total) = (0.0, 0.0, 0.0);
                 for &(d, i) in &near {
                     let w = 1.0 / (d + 1e-3);
-                    sum += w * self.relative[i].get(c).copied().unwrap_or(DECLINED.ln());
-                    weights += w;
+                    total += w;
+                    if let Some(r) = self.relative[i].get(c) {
+                        sum += w * r;
+                        ran += w;
+                    }
                 }
-                (c.to_string(), (sum / weights).exp())
+                let log = if ran >= SUPPORT * total { sum / ran } else { (sum + (total - ran) * DECLINED.ln()) / total };
+                (c.to_string(), log.exp())
             })
             .collect();
         out.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
@@ -162,9 +172,9 @@ impl Model {
     }
 
     /// Leave-one-out cross-validation with `k` neighbours over `candidates`: for every
-    /// training matrix, the format predicted without it, scored by best time / its time (0.1
-    /// when it declined the matrix). Returns the geometric mean, the worst score and its
-    /// matrix, and how many fall below 0.7.
+    /// training matrix, the first format of the ranking predicted without it that ran on it
+    /// (as `auto` takes the first that accepts the matrix), scored by best time / its time.
+    /// Returns the geometric mean, the worst score and its matrix, and how many fall below 0.7.
     pub fn cross_validate(&self, candidates: &[&str], k: usize) -> CrossValidation {
         let scores: Vec<(f64, &str)> = self
             .training
@@ -172,9 +182,9 @@ impl Model {
             .iter()
             .enumerate()
             .map(|(i, m)| {
-                let chosen = &self.predict(&m.features, candidates, k, &[i])[0].0;
+                let ranking = self.predict(&m.features, candidates, k, &[i]);
                 let best = candidates.iter().filter_map(|c| m.times_ms.get(*c)).copied().fold(f64::INFINITY, f64::min);
-                let score = m.times_ms.get(chosen).map_or(1.0 / DECLINED, |t| best / t);
+                let score = ranking.iter().find_map(|(c, _)| m.times_ms.get(c)).map_or(1.0 / DECLINED, |t| best / t);
                 (score, m.name.as_str())
             })
             .collect();
