@@ -17,7 +17,7 @@ use spmv::bench::Settings as BenchSettings;
 use spmv::formats::{self, FormatHandle};
 use spmv::gpu::Gpu;
 use spmv::solve::{self, KrylovSettings, Outcome, Solution};
-use spmv::{Backend, Csr, Error, Matrix, Operator, Precision, Scalar};
+use spmv::{Backend, Csr, Error, Operator, Precision, Scalar};
 
 fn py_err(e: Error) -> PyErr {
     let text = e.to_string();
@@ -341,9 +341,9 @@ fn to_device(py: Python<'_>, a: &PyCsr, format: &str, precision: &str, device: &
         .allow_threads(|| -> spmv::Result<AnyOperator> {
             let spec = formats::parse_spec(format)?;
             Ok(match precision {
-                Precision::F64 => AnyOperator::F64(Matrix::from_csr((*csr).clone()).to_device_spec(&backend, &spec)?),
-                Precision::F32 => AnyOperator::F32(Matrix::from_csr(csr.cast()).to_device_spec(&backend, &spec)?),
-                Precision::F16 => AnyOperator::F16(Matrix::from_csr(csr.cast()).to_device_spec(&backend, &spec)?),
+                Precision::F64 => AnyOperator::F64(Operator::new(&csr, &backend, &spec)?),
+                Precision::F32 => AnyOperator::F32(Operator::new(&csr.cast(), &backend, &spec)?),
+                Precision::F16 => AnyOperator::F16(Operator::new(&csr.cast(), &backend, &spec)?),
             })
         })
         .map_err(py_err)?;
@@ -379,7 +379,8 @@ fn solve_typed<T: Scalar>(
     b: &[T],
     s: &KrylovSettings,
 ) -> spmv::Result<Solution<T>> {
-    let m_inv = if jacobi { Some(solve::jacobi(&a.cast::<T>())?) } else { None };
+    // The inverse diagonal from the f64 matrix, rounded to T once (no copy of the matrix).
+    let m_inv: Option<Vec<T>> = if jacobi { Some(solve::jacobi(a)?.into_iter().map(T::from_f64).collect()) } else { None };
     let m_inv = m_inv.as_deref();
     match (op.device_matrix(), op.host_matrix(), method) {
         (Some(d), _, "cg") => solve::cg_gpu(d, b, m_inv, s),

@@ -110,13 +110,7 @@ impl<T: Scalar> Matrix<T> {
 
     /// [`Matrix::to_device`] with a parsed spec.
     pub fn to_device_spec(&self, backend: &Backend, spec: &FormatSpec) -> Result<Operator<T>> {
-        let host = formats::build(spec, &self.csr)?;
-        let chosen = host.chosen();
-        let place = match backend {
-            Backend::Cpu => Place::Cpu(host),
-            Backend::Gpu(gpu) => Place::Gpu { device: Box::new(host.upload(gpu)?), vectors: Mutex::new(None) },
-        };
-        Ok(Operator { place, chosen })
+        Operator::new(&self.csr, backend, spec)
     }
 }
 
@@ -154,6 +148,18 @@ impl<T: Scalar> FormatHandle for Operator<T> {
 }
 
 impl<T: Scalar> Operator<T> {
+    /// `a` converted to the format `spec` names and, on a GPU backend, uploaded (what
+    /// [`Matrix::to_device_spec`] does, for a CSR the caller keeps: no copy of it).
+    pub fn new(a: &Csr<T>, backend: &Backend, spec: &FormatSpec) -> Result<Self> {
+        let host = formats::build(spec, a)?;
+        let chosen = host.chosen();
+        let place = match backend {
+            Backend::Cpu => Place::Cpu(host),
+            Backend::Gpu(gpu) => Place::Gpu { device: Box::new(host.upload(gpu)?), vectors: Mutex::new(None) },
+        };
+        Ok(Operator { place, chosen })
+    }
+
     /// `y = α·A·x + β·y`. Wrong lengths are an [`Error::Shape`](crate::Error::Shape); β = 0 never reads `y`.
     pub fn apply(&self, alpha: T, x: &[T], beta: T, y: &mut [T]) -> Result<()> {
         match &self.place {

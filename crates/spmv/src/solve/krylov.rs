@@ -379,11 +379,11 @@ pub fn cg_host<T: Scalar, Op: HostOperator<T> + ?Sized>(
     let n = b.len();
     let mut x = vec![T::ZERO; n];
     let mut r = b.to_vec();
-    // z = M⁻¹·r, stored only with a preconditioner (z is r without one).
-    let mut z = preconditioned(m_inv, b);
-    let mut p = z.clone();
+    // p0 = z0 = M⁻¹·b; z is stored only with a preconditioner (z is r without one).
+    let mut p = preconditioned(m_inv, b);
+    let mut z = if m_inv.is_some() { p.clone() } else { Vec::new() };
     let mut q = vec![T::ZERO; n];
-    let mut rz = dot(&r, &z);
+    let mut rz = dot(&r, &p);
     let mut rr = run.bnorm * run.bnorm;
     let run = run.iterating();
     for k in 1..=settings.max_iter {
