@@ -11,6 +11,7 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use spmv::bench::Status;
+use spmv::distributed::{self, DistributedMatrix};
 use spmv::formats::{self, FormatSpec};
 use spmv::io::inputs;
 use spmv::reorder::{self, Reordering};
@@ -79,6 +80,10 @@ pub struct PagerankArgs {
     /// iteration time.
     #[arg(long, default_value = "none", value_parser = ["none", "rcm", "degree"])]
     reorder: String,
+    /// Spread Gᵀ over several GPUs: a count (the first N devices) or a list of device
+    /// ordinals, one part each (an ordinal may repeat). Not combined with --reorder.
+    #[arg(long)]
+    devices: Option<String>,
 }
 
 /// The JSON report.
@@ -306,6 +311,22 @@ fn run_one<T: Scalar>(
         }
     };
     report.format = spmv::bench::label(spec, method);
+    if let Some(list) = &args.devices {
+        if method != Reordering::None {
+            report.error = Some("--devices is not combined with --reorder".into());
+            return (report, None);
+        }
+        let start = Instant::now();
+        let outcome = (|| -> anyhow::Result<Vec<PageRank<T>>> {
+            let Backend::Gpu(_) = backend else { anyhow::bail!("--devices needs a GPU") };
+            let gpus = select::open_gpus(&select::devices(list)?)?;
+            let d = DistributedMatrix::new(&gt, &gpus, spec)?;
+            report.upload_ms = Some(start.elapsed().as_secs_f64() * 1e3);
+            report.format = format!("{} [{} parts: {}]", report.format, gpus.len(), d.part_formats().join(" | "));
+            Ok((0..args.runs.max(1)).map(|_| distributed::pagerank(&d, t, settings)).collect::<spmv::Result<_>>()?)
+        })();
+        return finish_runs(report, outcome.map_err(|e| e.to_string()), args);
+    }
     let start = Instant::now();
     let built = match method {
         Reordering::None => formats::build(spec, &gt),
@@ -336,10 +357,19 @@ fn run_one<T: Scalar>(
             Backend::Cpu => (0..args.runs.max(1)).map(|_| pagerank::pagerank_host(&host, t, settings)).collect(),
         }
     })();
+    finish_runs(report, outcome.map_err(|e| e.to_string()), args)
+}
+
+/// The report's figures from the runs (or their error), and the first run's ranks.
+fn finish_runs<T: Scalar>(
+    mut report: RunReport,
+    outcome: std::result::Result<Vec<PageRank<T>>, String>,
+    args: &PagerankArgs,
+) -> (RunReport, Option<Vec<f64>>) {
     let runs = match outcome {
         Ok(runs) => runs,
         Err(e) => {
-            report.error = Some(e.to_string());
+            report.error = Some(e);
             return (report, None);
         }
     };

@@ -92,3 +92,50 @@ pub fn exit_code(failed: usize, what: &str) -> ExitCode {
     }
     ExitCode::SUCCESS
 }
+
+/// The devices of a `--devices` value: a count (`2`: devices 0 and 1) or a list of ordinals
+/// (`0,1`; one may repeat, putting several parts on one device).
+pub fn devices(list: &str) -> Result<Vec<usize>> {
+    let items: Vec<&str> = list.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+    let numbers: Vec<usize> = items
+        .iter()
+        .map(|s| s.parse::<usize>().with_context(|| format!("--devices {list}: '{s}' is not a device count or ordinal")))
+        .collect::<Result<_>>()?;
+    match numbers.as_slice() {
+        [] => bail!("--devices: no device given"),
+        [0] => bail!("--devices 0: give a count of at least 1, or a list of ordinals such as 0,1"),
+        [count] if items.len() == 1 => Ok((0..*count).collect()),
+        _ => Ok(numbers),
+    }
+}
+
+/// One handle per distinct device of `ordinals`, repeated where an ordinal repeats.
+pub fn open_gpus(ordinals: &[usize]) -> Result<Vec<std::sync::Arc<spmv::gpu::Gpu>>> {
+    let mut open: Vec<(usize, std::sync::Arc<spmv::gpu::Gpu>)> = Vec::new();
+    ordinals
+        .iter()
+        .map(|&d| {
+            if let Some((_, g)) = open.iter().find(|(o, _)| *o == d) {
+                return Ok(g.clone());
+            }
+            let g = spmv::gpu::Gpu::new(d).with_context(|| format!("--devices: device {d}"))?;
+            open.push((d, g.clone()));
+            Ok(g)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn devices_take_a_count_or_a_list() {
+        assert_eq!(super::devices("2").unwrap(), [0, 1]);
+        assert_eq!(super::devices("1").unwrap(), [0]);
+        assert_eq!(super::devices("0,1").unwrap(), [0, 1]);
+        assert_eq!(super::devices("0,0,1").unwrap(), [0, 0, 1]);
+        assert_eq!(super::devices("3,").unwrap(), [0, 1, 2]);
+        for bad in ["", "0", "x", "1,y"] {
+            assert!(super::devices(bad).is_err(), "{bad}");
+        }
+    }
+}

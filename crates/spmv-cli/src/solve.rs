@@ -12,6 +12,7 @@ use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
 use spmv::bench::{median_min, Settings as BenchSettings};
+use spmv::distributed::{self, DistributedMatrix};
 use spmv::formats;
 use spmv::io::inputs;
 use spmv::reference::test_vector;
@@ -62,6 +63,11 @@ pub struct SolveArgs {
     /// Run on the CPU even when a GPU is present.
     #[arg(long)]
     cpu: bool,
+    /// Spread A over several GPUs (CG without a preconditioner): a count (the first N
+    /// devices) or a list of device ordinals, one part each (`0,1`; an ordinal may repeat,
+    /// putting two parts on one device).
+    #[arg(long)]
+    devices: Option<String>,
     /// Write x as a Matrix Market array file.
     #[arg(short = 'o', long)]
     output: Option<PathBuf>,
@@ -105,6 +111,23 @@ struct Report {
     graph: bool,
     /// GPU: the parts of an iteration, measured after the solve.
     parts: Option<Parts>,
+    /// With --devices: the distributed matrix.
+    distributed: Option<Distributed>,
+}
+
+/// A solve over several GPUs (`--devices`).
+#[derive(Serialize)]
+struct Distributed {
+    devices: Vec<usize>,
+    /// Each part's format (auto's choice named) and entries.
+    part_formats: Vec<String>,
+    part_nnz: Vec<usize>,
+    /// x entries and bytes exchanged per product.
+    halo_entries: usize,
+    halo_bytes: usize,
+    /// One distributed product, and one halo exchange alone: back-to-back means of 100.
+    spmv_ms: f64,
+    exchange_ms: f64,
 }
 
 /// An iteration's parts on the GPU: its products, each timed alone (back to back), plus the
@@ -165,6 +188,7 @@ pub fn run(args: SolveArgs) -> Result<ExitCode> {
         convert_ms: f64::NAN,
         graph: false,
         parts: None,
+        distributed: None,
     };
     let converged = match args.precision.as_str() {
         "f32" => solve::<f32>(&a.cast(), &b, &spec, &backend, &args, &settings, &mut report)?,
@@ -197,6 +221,18 @@ pub fn run(args: SolveArgs) -> Result<ExitCode> {
             p.copy_gbs,
             p.parts_ms,
             p.achieved_gbs
+        );
+    }
+    if let Some(d) = &report.distributed {
+        println!(
+            "{} parts on devices {:?}: entries {:?}; halo {} entries ({:.2} MB) per product; SpMV {:.4} ms, exchange alone {:.4} ms (back-to-back means of 100)",
+            d.devices.len(),
+            d.devices,
+            d.part_nnz,
+            d.halo_entries,
+            d.halo_bytes as f64 / 1e6,
+            d.spmv_ms,
+            d.exchange_ms
         );
     }
     if let Some(path) = &args.json {
@@ -234,6 +270,9 @@ fn solve<T: Scalar>(
     report: &mut Report,
 ) -> Result<bool> {
     let b: Vec<T> = b64.iter().map(|&v| T::from_f64(v)).collect();
+    if let Some(list) = &args.devices {
+        return solve_distributed(a, &b, spec, list, backend, args, settings, report);
+    }
     let m_inv = match args.precond.as_str() {
         "jacobi" => Some(jacobi(a)?),
         _ => None,
@@ -271,6 +310,50 @@ fn solve<T: Scalar>(
             }
         }
     };
+    finish(solves, args, report)
+}
+
+/// CG over several GPUs (`--devices`).
+#[allow(clippy::too_many_arguments)]
+fn solve_distributed<T: Scalar>(
+    a: &Csr<T>,
+    b: &[T],
+    spec: &formats::FormatSpec,
+    list: &str,
+    backend: &Backend,
+    args: &SolveArgs,
+    settings: &KrylovSettings,
+    report: &mut Report,
+) -> Result<bool> {
+    if !matches!(backend, Backend::Gpu(_)) {
+        bail!("--devices needs a GPU");
+    }
+    if args.method != "cg" || args.precond != "none" {
+        bail!("--devices runs CG without a preconditioner (given: {}, precond {})", args.method, args.precond);
+    }
+    let devices = select::devices(list)?;
+    let gpus = select::open_gpus(&devices)?;
+    let start = std::time::Instant::now();
+    let d = DistributedMatrix::new(a, &gpus, spec)?;
+    report.convert_ms = start.elapsed().as_secs_f64() * 1e3;
+    report.backend = format!("{} GPU part(s) on device(s) {list}", devices.len());
+    let solves = (0..args.repeat).map(|_| distributed::cg(&d, b, settings)).collect::<spmv::Result<Vec<_>>>()?;
+    let (spmv_ms, exchange_ms) = d.time_products(100)?;
+    report.distributed = Some(Distributed {
+        devices,
+        part_formats: d.part_formats(),
+        part_nnz: d.part_nnz(),
+        halo_entries: d.halo_entries(),
+        halo_bytes: d.halo_bytes(),
+        spmv_ms,
+        exchange_ms,
+    });
+    report.chosen = Some(d.part_formats().join(" | "));
+    finish(solves, args, report)
+}
+
+/// The report's figures from the solves (the median time of all but the first), and x written.
+fn finish<T: Scalar>(mut solves: Vec<Solution<T>>, args: &SolveArgs, report: &mut Report) -> Result<bool> {
     report.first_solve_ms = solves[0].ms;
     let mut times: Vec<f64> = solves.iter().skip(1).map(|s| s.ms).collect();
     let timed = if times.is_empty() { solves[0].ms } else { median_min(&mut times).0 };

@@ -65,8 +65,8 @@ fn bench_takes_format_specs_and_records_the_canonical_spec() {
     assert_eq!(
         got,
         [
-            ("csr-vector:lanes=4", "csr-vector:lanes=4,values=full,cols=full"),
-            ("sell-c-sigma:c=16,sigma=64", "sell-c-sigma:c=16,sigma=64"),
+            ("csr-vector:lanes=4", "csr-vector:lanes=4,values=full,cols=full,offsets=auto"),
+            ("sell-c-sigma:c=16,sigma=64", "sell-c-sigma:c=16,sigma=64,offsets=auto"),
             ("ell", "ell:max_padding=20"),
         ]
     );

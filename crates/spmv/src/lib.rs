@@ -14,11 +14,13 @@
 //! - [`gpu`]: CUDA runtime (device detection, NVRTC kernel cache, timing, cuSPARSE).
 //! - [`bench`](mod@bench): the measurements behind `spmv bench`.
 //! - [`reorder`]: locality-improving symmetric permutations (RCM, degree) around any format.
-//! - [`solve`]: solvers on top of any format (PageRank).
+//! - [`solve`]: solvers on top of any format (CG, BiCGSTAB, PageRank).
+//! - [`distributed`]: one matrix over several GPUs (row parts, halo exchange), with CG.
 
 mod api;
 pub mod auto;
 pub mod bench;
+pub mod distributed;
 pub mod error;
 pub mod formats;
 pub mod gpu;
@@ -40,6 +42,7 @@ pub fn all_kernel_modules() -> Vec<gpu::KernelModule> {
     modules.extend(formats::kernel_modules());
     modules.push(reorder::KERNELS);
     modules.push(bench::bound::KERNELS);
+    modules.push(distributed::KERNELS);
     modules
 }
 pub use matrix::{Coo, Csr, Precision, Scalar};

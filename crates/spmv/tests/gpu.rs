@@ -161,7 +161,7 @@ fn device_matrix_reports_what_it_holds_and_serves_two_threads() {
     let host = spmv::formats::build(&spec, &a).unwrap();
     let device = host.upload(&gpu).unwrap();
     assert_eq!((device.nrows(), device.ncols(), device.nnz()), (a.nrows(), a.ncols(), a.nnz()));
-    assert_eq!(device.spec().to_string(), "sell-c-sigma:c=64,sigma=128");
+    assert_eq!(device.spec().to_string(), "sell-c-sigma:c=64,sigma=128,offsets=auto");
     assert!(device.device_bytes() >= device.stats().bytes && device.stats().nnz == a.nnz());
     // One handle shared by two threads, each with its own vectors: both results are right.
     let x = test_vector::<f64>(a.ncols());

@@ -40,12 +40,18 @@ pub struct TrainingMatrix {
     pub times_ms: HashMap<String, f64>,
 }
 
+/// The size features' places in [`Features::vector`]: rows, entries, size over the L2.
+const SIZE_FEATURES: [usize; 3] = [0, 1, 8];
+
 /// The fitted model: standardised feature vectors and each matrix's times relative to its best.
 pub struct Model {
     pub training: Training,
     mean: [f64; 9],
     scale: [f64; 9],
     points: Vec<[f64; 9]>,
+    /// The largest standardised value of each size feature (rows, entries, size over L2)
+    /// among the training matrices: a larger matrix is measured as one of that size.
+    size_ceiling: [f64; 3],
     /// log(time / best) per format, per training matrix.
     relative: Vec<HashMap<String, f64>>,
 }
@@ -67,7 +73,8 @@ impl Model {
             }
         }
         scale.iter_mut().for_each(|s| *s = if *s > 0.0 { s.sqrt() } else { 1.0 });
-        let points = raw.iter().map(|v| std::array::from_fn(|i| (v[i] - mean[i]) / scale[i])).collect();
+        let points: Vec<[f64; 9]> = raw.iter().map(|v| std::array::from_fn(|i| (v[i] - mean[i]) / scale[i])).collect();
+        let size_ceiling = SIZE_FEATURES.map(|d| points.iter().map(|p| p[d]).fold(f64::NEG_INFINITY, f64::max));
         let relative = training
             .matrices
             .iter()
@@ -76,7 +83,7 @@ impl Model {
                 m.times_ms.iter().map(|(f, t)| (f.clone(), (t / best).ln())).collect()
             })
             .collect();
-        Model { training, mean, scale, points, relative }
+        Model { training, mean, scale, points, size_ceiling, relative }
     }
 
     /// The H200 model shipped with the library (f64 times).
@@ -96,7 +103,12 @@ impl Model {
     /// The `k` training matrices nearest to `f` (distance, index), nearest first; those in
     /// `skip` are left out.
     fn nearest(&self, f: &Features, k: usize, skip: &[usize]) -> Vec<(f64, usize)> {
-        let q = self.standardise(f);
+        let mut q = self.standardise(f);
+        // Past the largest training matrix, size stops telling matrices apart (all of them
+        // stream from memory far beyond the L2): the shape features choose.
+        for (d, ceiling) in SIZE_FEATURES.iter().zip(self.size_ceiling) {
+            q[*d] = q[*d].min(ceiling);
+        }
         let mut near: Vec<(f64, usize)> = self
             .points
             .iter()

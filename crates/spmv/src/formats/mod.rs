@@ -30,6 +30,7 @@ pub mod hyb;
 pub mod jds;
 pub mod lightspmv;
 pub mod merge_csr;
+pub mod offsets;
 pub mod pbc;
 mod atomic_add;
 mod row_writer;
@@ -43,6 +44,8 @@ pub(crate) mod test_support;
 pub use device::{DeviceEntries, DeviceFormat, DeviceMatrix};
 pub use host::{FormatHandle, HostMatrix, MatrixInfo, SpmvFormat};
 pub use spec::{FormatSpec, Param};
+
+use offsets::OffsetWidth;
 
 use crate::error::{Error, Result};
 use crate::gpu::KernelModule;
@@ -132,6 +135,9 @@ pub struct FormatInfo<T: Scalar> {
     pub deterministic: bool,
     /// Runs in f16 (f16 values and x, f32 sums, f16 y); the others decline f16.
     pub half: bool,
+    /// Takes matrices of 2^31 entries or more (64-bit offsets, see [`offsets`]); the others
+    /// refuse them with the reason.
+    pub wide: bool,
     build: Builder<T>,
 }
 
@@ -155,6 +161,7 @@ impl<T: Scalar> FormatInfo<T> {
             let half: Vec<&str> = registry::<T>().iter().filter(|f| f.half).map(|f| f.name).collect();
             return Err(Error::format(self.name, format!("does not run in f16 (formats that do: {})", half.join(", "))));
         }
+        offsets::check_wide(self.name, a.nnz(), self.wide)?;
         let format = (self.build)(a, spec)?;
         Ok(HostMatrix::new(spec.clone(), self.deterministic, format, a))
     }
@@ -166,26 +173,29 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
         FormatInfo {
             name: "csr-scalar",
             description: "CSR, one thread per row (the classic baseline)",
-            params: &[],
+            params: &[offsets::OFFSETS],
             kernels: &[csr::KERNELS],
             deterministic: true,
             half: true,
-            build: |a, _| Ok(Box::new(csr::CsrFormat::new(a, csr::CsrKernel::Scalar))),
+            wide: true,
+            build: |a, s| Ok(Box::new(csr::CsrFormat::new(a, csr::CsrKernel::Scalar).with_offsets(OffsetWidth::of_spec(s, a.nnz())?)?)),
         },
         FormatInfo {
             name: "csr-vector",
             description: "CSR, 2-32 lanes per row chosen from the mean row length, shuffle reduction",
-            params: &[LANES, VALUES, Param { key: "cols", default: "full", doc: values::columns::COLUMNS_DOC }],
+            params: &[LANES, VALUES, Param { key: "cols", default: "full", doc: values::columns::COLUMNS_DOC }, offsets::OFFSETS],
             kernels: &[csr::KERNELS, csr::CODED_KERNELS],
             deterministic: true,
             half: true,
+            wide: true,
             build: |a, s| {
                 let cols = match s.choice("cols", values::columns::COLUMN_CHOICES)? {
                     "delta16" => csr::ColumnChoice::Delta16,
                     "auto" => csr::ColumnChoice::Auto,
                     _ => csr::ColumnChoice::Full,
                 };
-                Ok(Box::new(csr::CsrFormat::vector_coded(a, lanes(s)?, value_choice(s)?, cols)?))
+                let offsets = OffsetWidth::of_spec(s, a.nnz())?;
+                Ok(Box::new(csr::CsrFormat::vector_coded(a, lanes(s)?, value_choice(s)?, cols)?.with_offsets(offsets)?))
             },
         },
         FormatInfo {
@@ -195,6 +205,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             kernels: &[coo::KERNELS],
             deterministic: false,
             half: false,
+            wide: false,
             build: |a, _| Ok(Box::new(coo::CooFormat::new(a, coo::CooKernel::Atomic)?)),
         },
         FormatInfo {
@@ -204,6 +215,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             kernels: &[coo::KERNELS],
             deterministic: true,
             half: false,
+            wide: false,
             build: |a, _| Ok(Box::new(coo::CooFormat::new(a, coo::CooKernel::Segmented)?)),
         },
         FormatInfo {
@@ -213,6 +225,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             kernels: &[ell::KERNELS],
             deterministic: true,
             half: false,
+            wide: false,
             build: |a, s| Ok(Box::new(ell::EllFormat::with_limit(a, max_padding(s)?)?)),
         },
         FormatInfo {
@@ -222,6 +235,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             kernels: &[ell::KERNELS, coo::KERNELS],
             deterministic: false,
             half: false,
+            wide: false,
             build: |a, s| match s.auto_usize("width", 0)? {
                 None => Ok(Box::new(hyb::Hyb::new(a)?)),
                 Some(k) => Ok(Box::new(hyb::Hyb::with_width(a, k)?)),
@@ -234,6 +248,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             kernels: &[jds::KERNELS],
             deterministic: true,
             half: false,
+            wide: false,
             build: |a, _| Ok(Box::new(jds::Jds::new(a)?)),
         },
         FormatInfo {
@@ -242,13 +257,19 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             params: &[
                 Param { key: "c", default: "32", doc: "rows per slice (≥ 1; 32 makes a slice one warp)" },
                 Param { key: "sigma", default: "auto", doc: "rows per sorting window (≥ 1; auto: all rows, a full sort)" },
+                offsets::OFFSETS,
             ],
             kernels: &[sell::KERNELS],
             deterministic: true,
             half: false,
+            wide: true,
             build: |a, s| {
                 let sigma = s.auto_usize("sigma", 1)?.unwrap_or(a.nrows());
-                Ok(Box::new(sell::SellCSigma::new(a, s.usize("c", 1)?, sigma)?))
+                let sell = sell::SellCSigma::new(a, s.usize("c", 1)?, sigma)?;
+                Ok(Box::new(match OffsetWidth::requested(s)? {
+                    Some(width) => sell.with_offsets(width)?,
+                    None => sell,
+                }))
             },
         },
         FormatInfo {
@@ -258,6 +279,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             kernels: &[lightspmv::KERNELS],
             deterministic: true,
             half: false,
+            wide: false,
             build: |a, s| match lanes(s)? {
                 None => Ok(Box::new(lightspmv::LightSpmv::new(a)?)),
                 Some(l) => Ok(Box::new(lightspmv::LightSpmv::with_lanes(a, l)?)),
@@ -266,13 +288,18 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
         FormatInfo {
             name: "merge-csr",
             description: "merge-path CSR (Merrill & Garland): equal shares of row ends + entries per lane, carries fixed up deterministically",
-            params: &[Param { key: "items", default: "auto", doc: "merge items per lane: 3, 5, 7, 9, 11 or 15 (auto: 9)" }],
+            params: &[Param { key: "items", default: "auto", doc: "merge items per lane: 3, 5, 7, 9, 11 or 15 (auto: 9)" }, offsets::OFFSETS],
             kernels: &[merge_csr::KERNELS],
             deterministic: true,
             half: true,
+            wide: true,
             build: |a, s| {
                 let items = s.auto_usize("items", 1)?.unwrap_or(merge_csr::DEFAULT_ITEMS);
-                Ok(Box::new(merge_csr::MergeCsr::new(a, items)?))
+                let merge = merge_csr::MergeCsr::new(a, items)?;
+                Ok(Box::new(match OffsetWidth::requested(s)? {
+                    Some(width) => merge.with_offsets(width)?,
+                    None => merge,
+                }))
             },
         },
         FormatInfo {
@@ -290,6 +317,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             kernels: &[csr5::KERNELS, csr5::CODED_KERNELS, csr5::CONVERT_KERNELS],
             deterministic: true,
             half: true,
+            wide: false,
             build: |a, s| {
                 let sigma = match s.auto_usize("sigma", 1)? {
                     Some(sigma) => sigma,
@@ -312,6 +340,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             kernels: &[brc::KERNELS],
             deterministic: false,
             half: false,
+            wide: false,
             build: |a, s| match s.auto_usize("threshold", 1)? {
                 None => Ok(Box::new(brc::Brc::new(a)?)),
                 Some(t) => Ok(Box::new(brc::Brc::with_params(a, brc::WARP_BLOCK_ROWS, t)?)),
@@ -324,6 +353,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             kernels: &[brcp::KERNELS],
             deterministic: true,
             half: false,
+            wide: false,
             build: |a, s| match s.auto_usize("threshold", 1)? {
                 None => Ok(Box::new(brcp::Brcp::new(a)?)),
                 Some(t) => Ok(Box::new(brcp::Brcp::with_params(a, brc::WARP_BLOCK_ROWS, t)?)),
@@ -336,6 +366,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             kernels: &[teb::KERNELS],
             deterministic: true,
             half: false,
+            wide: false,
             build: |a, s| Ok(Box::new(teb_with(a, s, teb::TebKernel::RowPerThread)?)),
         },
         FormatInfo {
@@ -345,6 +376,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             kernels: &[teb::KERNELS],
             deterministic: true,
             half: false,
+            wide: false,
             build: |a, s| Ok(Box::new(teb_with(a, s, teb::TebKernel::LanesPerRow)?)),
         },
         FormatInfo {
@@ -354,6 +386,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             kernels: &[pbc::KERNELS],
             deterministic: true,
             half: false,
+            wide: false,
             build: |a, s| match s.auto_usize("blocks", 1)? {
                 None => Ok(Box::new(pbc::Pbc::new(a)?)),
                 Some(p) => Ok(Box::new(pbc::Pbc::with_blocks(a, p)?)),
@@ -369,6 +402,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             kernels: &[amf_csr::KERNELS],
             deterministic: true,
             half: false,
+            wide: false,
             build: |a, s| {
                 let ts = s.auto_usize("ts", 1)?.unwrap_or(amf_csr::thresholds(a.nrows(), a.nnz()).0);
                 let tl = s.auto_usize("tl", 1)?.unwrap_or(amf_csr::sub_block_threshold(ts, a.nnz()));
@@ -388,6 +422,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             kernels: &[dasp::KERNELS, dasp::CODED_KERNELS],
             deterministic: true,
             half: true,
+            wide: false,
             build: |a, s| {
                 let params = dasp::Params {
                     max_len: s.usize("max_len", 4)?,
@@ -405,6 +440,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             kernels: &[dia::KERNELS],
             deterministic: true,
             half: false,
+            wide: true,
             build: |a, s| Ok(Box::new(dia::Dia::with_values(a, max_padding(s)?, value_choice(s)?)?)),
         },
         FormatInfo {
@@ -414,6 +450,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             kernels: &[hdia::KERNELS],
             deterministic: true,
             half: false,
+            wide: false,
             build: |a, s| Ok(Box::new(hdia::Hdia::with_hack_rows(a, s.usize("hack_rows", 1)?)?)),
         },
         FormatInfo {
@@ -423,6 +460,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             kernels: &[hdc::KERNELS],
             deterministic: true,
             half: false,
+            wide: false,
             build: |a, _| Ok(Box::new(hdc::Hdc::new(a)?)),
         },
         FormatInfo {
@@ -436,6 +474,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             kernels: &[dia::KERNELS, dia_adaptive::KERNELS],
             deterministic: true,
             half: false,
+            wide: false,
             build: |a, s| {
                 use dia_adaptive::Layout;
                 let layout = match s.choice("layout", &["auto", "dia", "brcsd1", "brcsd2"])? {
@@ -455,25 +494,34 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             kernels: &[drm::KERNELS],
             deterministic: true,
             half: false,
+            wide: false,
             build: |a, s| Ok(Box::new(drm::Drm::with_segment_rows(a, s.usize("segment_rows", 1)?)?)),
         },
         FormatInfo {
             name: "cusparse-alg1",
             description: "cuSPARSE generic SpMV on CSR, CUSPARSE_SPMV_CSR_ALG1 (with preprocess)",
-            params: &[],
+            params: &[offsets::OFFSETS],
             kernels: &[],
             deterministic: false,
             half: true,
-            build: |a, _| Ok(Box::new(cusparse::Cusparse::new(a, cusparse::Algorithm::Alg1))),
+            wide: true,
+            build: |a, s| {
+                let wide = OffsetWidth::of_spec(s, a.nnz())? == OffsetWidth::W64;
+                Ok(Box::new(cusparse::Cusparse::new(a, cusparse::Algorithm::Alg1).with_wide_indices(wide)?))
+            },
         },
         FormatInfo {
             name: "cusparse-alg2",
             description: "cuSPARSE generic SpMV on CSR, CUSPARSE_SPMV_CSR_ALG2 (deterministic, with preprocess)",
-            params: &[],
+            params: &[offsets::OFFSETS],
             kernels: &[],
             deterministic: true,
             half: true,
-            build: |a, _| Ok(Box::new(cusparse::Cusparse::new(a, cusparse::Algorithm::Alg2))),
+            wide: true,
+            build: |a, s| {
+                let wide = OffsetWidth::of_spec(s, a.nnz())? == OffsetWidth::W64;
+                Ok(Box::new(cusparse::Cusparse::new(a, cusparse::Algorithm::Alg2).with_wide_indices(wide)?))
+            },
         },
         FormatInfo {
             name: "tune",
@@ -482,6 +530,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             kernels: &[],
             deterministic: false,
             half: true,
+            wide: true,
             // Measuring needs the backend, which a format's build does not have: spmv bench
             // and auto::tune run it; built alone it declines.
             build: |_, s| {
@@ -498,6 +547,7 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
             // The chosen format may not be; auto:only=deterministic is.
             deterministic: false,
             half: true,
+            wide: true,
             build: |a, s| {
                 Ok(Box::new(crate::auto::Auto::new(a, auto_options(s)?)?))
             },
@@ -624,6 +674,11 @@ pub fn build<T: Scalar>(spec: &FormatSpec, a: &Csr<T>) -> Result<HostMatrix<T>> 
 /// Whether the format `spec` names gives bitwise identical GPU results run to run.
 pub fn is_deterministic(spec: &FormatSpec) -> bool {
     registry::<f64>().iter().any(|f| f.name == spec.name() && f.deterministic)
+}
+
+/// Whether the registered format `name` takes matrices of 2^31 entries or more.
+pub fn is_wide(name: &str) -> bool {
+    registry::<f64>().iter().any(|f| f.name == name && f.wide)
 }
 
 /// The registered formats whose GPU result is bitwise identical from run to run

@@ -17,6 +17,8 @@ use cudarc::driver::{
 
 pub use jit::KernelModule;
 
+use rayon::prelude::*;
+
 use crate::error::{Error, Result};
 use crate::matrix::Scalar;
 
@@ -154,6 +156,27 @@ impl Gpu {
     /// Copies a host slice to a new device buffer.
     pub fn upload<T: DeviceRepr>(&self, host: &[T]) -> Result<CudaSlice<T>> {
         self.stream.clone_htod(host).map_err(|e| self.alloc_error(std::mem::size_of_val(host), e))
+    }
+
+    /// Uploads `host` converted element by element by `convert`, a chunk at a time, so that a
+    /// converted copy of a large array (64-bit offsets of billions of entries) never sits in
+    /// host memory whole.
+    pub fn upload_converted<S, D>(&self, host: &[S], convert: impl Fn(S) -> D + Sync) -> Result<CudaSlice<D>>
+    where
+        S: Copy + Sync,
+        D: DeviceRepr + ValidAsZeroBits + Send,
+    {
+        const CHUNK: usize = 1 << 24;
+        let mut dev = self.alloc::<D>(host.len().max(1))?;
+        let mut buf: Vec<D> = Vec::with_capacity(CHUNK.min(host.len()));
+        for (i, chunk) in host.chunks(CHUNK).enumerate() {
+            chunk.par_iter().map(|&v| convert(v)).collect_into_vec(&mut buf);
+            let mut view = dev.slice_mut(i * CHUNK..i * CHUNK + chunk.len());
+            self.stream.memcpy_htod(&buf, &mut view)?;
+            // The next chunk reuses `buf`: the copy from it must be over.
+            self.stream.synchronize()?;
+        }
+        Ok(dev)
     }
 
     /// Uploads `host`, or allocates one zero element when it is empty, so that no format

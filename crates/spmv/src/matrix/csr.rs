@@ -8,6 +8,12 @@
 //! Row offsets are `usize` so a host matrix may hold more than 2^31 (or 2^32) entries;
 //! a GPU path that stores 32-bit offsets checks `nnz` and returns a clear error instead.
 //! Column indices are `u32`, strictly increasing within a row (no duplicates).
+//!
+//! The three arrays are shared (`Arc`), and a matrix is never changed after it is built, so
+//! `clone` copies no entries: a format that keeps the CSR it was built from (CSR-vector,
+//! merge-CSR, CSR5 …) costs no second copy of a matrix that fills most of the host's memory.
+
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -18,9 +24,14 @@ use crate::error::{Error, Result};
 pub struct Csr<T> {
     nrows: usize,
     ncols: usize,
-    row_ptr: Vec<usize>,
-    col_idx: Vec<u32>,
-    values: Vec<T>,
+    row_ptr: Arc<Vec<usize>>,
+    col_idx: Arc<Vec<u32>>,
+    values: Arc<Vec<T>>,
+}
+
+/// The vector inside `v`, copied only when another matrix still shares it.
+fn unshare<V: Clone>(v: Arc<Vec<V>>) -> Vec<V> {
+    Arc::try_unwrap(v).unwrap_or_else(|shared| (*shared).clone())
 }
 
 impl<T: Scalar> Csr<T> {
@@ -67,7 +78,7 @@ impl<T: Scalar> Csr<T> {
         });
         match problem {
             Some(msg) => bad(msg),
-            None => Ok(Csr { nrows, ncols, row_ptr, col_idx, values }),
+            None => Ok(Csr { nrows, ncols, row_ptr: Arc::new(row_ptr), col_idx: Arc::new(col_idx), values: Arc::new(values) }),
         }
     }
 
@@ -85,26 +96,12 @@ impl<T: Scalar> Csr<T> {
     ) -> Self {
         debug_assert_eq!(row_ptr.len(), nrows + 1);
         debug_assert_eq!(col_idx.len(), values.len());
-        Csr { nrows, ncols, row_ptr, col_idx, values }
-    }
-
-    /// A copy made by all of rayon's threads (a plain `clone` copies on one thread, and
-    /// touching fresh pages one thread at a time is most of a large copy's time).
-    pub fn par_clone(&self) -> Self
-    where
-        T: Copy + Send + Sync,
-    {
-        fn copy<V: Copy + Send + Sync>(src: &[V]) -> Vec<V> {
-            let mut out = Vec::with_capacity(src.len());
-            src.par_iter().copied().collect_into_vec(&mut out);
-            out
-        }
-        Csr { nrows: self.nrows, ncols: self.ncols, row_ptr: copy(&self.row_ptr), col_idx: copy(&self.col_idx), values: copy(&self.values) }
+        Csr { nrows, ncols, row_ptr: Arc::new(row_ptr), col_idx: Arc::new(col_idx), values: Arc::new(values) }
     }
 
     /// An `nrows × ncols` matrix with no entries.
     pub fn zeros(nrows: usize, ncols: usize) -> Self {
-        Csr { nrows, ncols, row_ptr: vec![0; nrows + 1], col_idx: Vec::new(), values: Vec::new() }
+        Csr { nrows, ncols, row_ptr: Arc::new(vec![0; nrows + 1]), col_idx: Arc::default(), values: Arc::default() }
     }
 
     pub fn nrows(&self) -> usize {
@@ -125,9 +122,10 @@ impl<T: Scalar> Csr<T> {
     pub fn values(&self) -> &[T] {
         &self.values
     }
-    /// The raw parts `(nrows, ncols, row_ptr, col_idx, values)`.
+    /// The raw parts `(nrows, ncols, row_ptr, col_idx, values)` (each array copied only
+    /// when a clone of this matrix still shares it).
     pub fn into_parts(self) -> (usize, usize, Vec<usize>, Vec<u32>, Vec<T>) {
-        (self.nrows, self.ncols, self.row_ptr, self.col_idx, self.values)
+        (self.nrows, self.ncols, unshare(self.row_ptr), unshare(self.col_idx), unshare(self.values))
     }
 
     /// Column indices and values of row `r`.
@@ -151,14 +149,14 @@ impl<T: Scalar> Csr<T> {
         }
     }
 
-    /// The same matrix in another precision (values rounded to nearest).
+    /// The same matrix in another precision (values rounded to nearest; the structure shared).
     pub fn cast<U: Scalar>(&self) -> Csr<U> {
         Csr {
             nrows: self.nrows,
             ncols: self.ncols,
             row_ptr: self.row_ptr.clone(),
             col_idx: self.col_idx.clone(),
-            values: self.values.par_iter().map(|v| U::from_f64(v.to_f64())).collect(),
+            values: Arc::new(self.values.par_iter().map(|v| U::from_f64(v.to_f64())).collect()),
         }
     }
 
@@ -169,7 +167,7 @@ impl<T: Scalar> Csr<T> {
             rows.extend(std::iter::repeat_n(r as u32, self.row_len(r)));
         }
         // SAFETY: rows < nrows and columns < ncols by the CSR invariants.
-        unsafe { Coo::new_unchecked(self.nrows, self.ncols, rows, self.col_idx.clone(), self.values.clone()) }
+        unsafe { Coo::new_unchecked(self.nrows, self.ncols, rows, self.col_idx.to_vec(), self.values.to_vec()) }
     }
 
     /// `y = A·x` serially, summed in `T::Acc` (the simple loop; see `reference` for the oracle).
@@ -197,11 +195,18 @@ impl<T: Scalar> Csr<T> {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     #[test]
-    fn par_clone_equals_clone() {
+    fn clones_share_the_entries_and_into_parts_copies_only_shared_arrays() {
         let a = crate::io::gen::generate("kron:scale=12").unwrap();
-        assert_eq!(a.par_clone(), a.clone());
+        let b = a.clone();
+        assert!(Arc::ptr_eq(&a.col_idx, &b.col_idx) && Arc::ptr_eq(&a.values, &b.values));
+        let cast = a.cast::<f32>();
+        assert!(Arc::ptr_eq(&a.row_ptr, &cast.row_ptr));
+        let (m, n, p, c, v) = b.into_parts(); // a still shares them: copied
+        assert_eq!(super::Csr::new_checked(m, n, p, c, v).unwrap(), a);
         let e = super::Csr::<f32>::zeros(3, 0);
-        assert_eq!(e.par_clone(), e);
+        assert_eq!(e.clone(), e);
     }
 }

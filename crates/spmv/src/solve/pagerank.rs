@@ -66,7 +66,7 @@ pub const KERNELS: KernelModule = KernelModule { name: "pagerank", source: inclu
 
 /// Threads per block of `pagerank_update` and `pagerank_finish` (`PR_UPDATE_BLOCK`,
 /// `PR_FINISH_BLOCK` in `pagerank.cu`).
-const UPDATE_BLOCK: u32 = 256;
+pub(crate) const UPDATE_BLOCK: u32 = 256;
 const FINISH_BLOCK: u32 = 1024;
 /// Most blocks of `pagerank_update` (a grid-stride loop covers the rest); the grid depends
 /// on n alone, which fixes the reduction order.
@@ -312,12 +312,12 @@ pub fn top_k_agreement(exact: &[f64], computed: &[f64], k: usize, tie_tol: f64) 
 }
 
 /// Nodes per block and blocks of `pagerank_update` for n nodes.
-fn update_blocks(n: usize) -> usize {
+pub(crate) fn update_blocks(n: usize) -> usize {
     n.div_ceil(UPDATE_BLOCK as usize).clamp(1, MAX_UPDATE_BLOCKS)
 }
 
 /// Checks the settings; for a graph with nodes, its node count and α, 1 − α and 1/n in T.
-fn start<T: Scalar>(t: &Transition, settings: &Settings) -> Result<Option<(usize, [T; 3])>> {
+pub(crate) fn start<T: Scalar>(t: &Transition, settings: &Settings) -> Result<Option<(usize, [T; 3])>> {
     settings.validate()?;
     let n = t.nodes();
     let factors = [settings.alpha, 1.0 - settings.alpha, 1.0 / n as f64].map(T::from_f64);

@@ -1,6 +1,6 @@
 // CSR-vector over coded values and/or 16-bit column deltas (formats/values):
 // csr_vector_LANES{codec}{_d16}_S, plain only (the handle applies alpha and beta). A module of
-// its own, so that matrices stored in full never compile it.
+// its own, so that matrices stored in full never compile it. 32-bit row offsets only.
 
 #define CSR_CODED_ARGS(T) u32 m, const u32* __restrict__ row_ptr, const void* __restrict__ cols,               \
                           const u32* __restrict__ row_base, const void* __restrict__ codes, const T* __restrict__ table, \
@@ -8,7 +8,7 @@
 
 #define CSR_VECTOR_CODED(LANES, S, T, NAME, V, C)                                                  \
     extern "C" __global__ void csr_vector_##LANES##NAME##_##S(CSR_CODED_ARGS(T)) {                  \
-        csr_vector<T, LANES, V, C, false>(m, row_ptr, cols, row_base, codes, table, x, y, T(), T()); \
+        csr_vector<T, u32, LANES, V, C, false>(m, row_ptr, cols, row_base, codes, table, x, y, T(), T()); \
     }
 #define CSR_VECTOR_CODED_LANES(S, T, NAME, V, C) \
     CSR_VECTOR_CODED(2, S, T, NAME, V, C)        \

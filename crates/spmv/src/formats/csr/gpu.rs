@@ -6,7 +6,8 @@ use super::{CsrKernel, CODED_KERNELS, KERNELS};
 use crate::error::{Error, Result};
 use crate::formats::values::columns::Delta16Columns;
 use crate::formats::values::{DeviceValues, EncodedValues};
-use crate::formats::{offsets_u32, DeviceFormat};
+use crate::formats::offsets::{DeviceOffsets, OffsetWidth};
+use crate::formats::DeviceFormat;
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::{Csr, Scalar};
 
@@ -14,7 +15,7 @@ const BLOCK: u32 = 256;
 
 pub struct DeviceCsr<T> {
     nrows: u32,
-    row_ptr: CudaSlice<u32>,
+    row_ptr: DeviceOffsets,
     /// The columns: 32-bit, or 16-bit deltas with `row_base` (`coded` kernels).
     cols: Columns,
     values: DeviceValues<T>,
@@ -32,11 +33,12 @@ enum Columns {
 
 impl<T: Scalar> DeviceCsr<T> {
     /// `coded`: CSR-vector's values as codes, or `None` for the values themselves; `cols16`:
-    /// its columns as 16-bit deltas, or `None`.
+    /// its columns as 16-bit deltas, or `None` (both with 32-bit `offsets` only).
     pub fn new(
         gpu: &Gpu,
         a: &Csr<T>,
         kernel: CsrKernel,
+        offsets: OffsetWidth,
         coded: Option<&EncodedValues<T>>,
         cols16: Option<&Delta16Columns>,
         format: &'static str,
@@ -58,16 +60,21 @@ impl<T: Scalar> DeviceCsr<T> {
         };
         let is_coded = coded.is_some() || cols16.is_some();
         let (plain, scaled) = if is_coded {
+            if offsets != OffsetWidth::W32 {
+                return Err(Error::format(format, "coded values and 16-bit columns have 32-bit row offsets only"));
+            }
             let codec = coded.map_or("", |v| v.codec().kernel_suffix());
             let d16 = if cols16.is_some() { "_d16" } else { "" };
             (Kernel::new(gpu, &CODED_KERNELS, &format!("{name}{codec}{d16}_{}", T::SUFFIX), config)?, None)
         } else {
+            let name = format!("{name}{}", offsets.kernel_suffix());
             (
                 Kernel::new(gpu, &KERNELS, &format!("{name}_{}", T::SUFFIX), config)?,
                 Some(Kernel::new(gpu, &KERNELS, &format!("{name}_ab_{}", T::SUFFIX), config)?),
             )
         };
-        Ok(DeviceCsr { nrows, row_ptr: gpu.upload(&offsets_u32(format, a)?)?, cols, values, coded: is_coded, plain, scaled })
+        let row_ptr = DeviceOffsets::upload(gpu, format, a.row_ptr(), offsets)?;
+        Ok(DeviceCsr { nrows, row_ptr, cols, values, coded: is_coded, plain, scaled })
     }
 
     /// Pushes the columns: `col` for the plain kernels, `cols, row_base` for the coded ones.
@@ -87,7 +94,7 @@ impl<T: Scalar> DeviceCsr<T> {
     }
 }
 
-// SAFETY (both launches): the arguments match CSR_ARGS(T) (then T alpha, T beta for `_ab`) or
+// SAFETY (both launches): the arguments match CSR_ARGS(T, O) of the kernel's offset width (then T alpha, T beta for `_ab`) or
 // CSR_CODED_ARGS(T) for coded.cu's kernels (push_cols), the values as (codes, table) of the
 // kernel's codec (DeviceValues::push); columns (row_base[r] + delta for 16-bit ones) < ncols =
 // x.len() by the CSR invariants, rows < nrows = y.len() by the bound check in the kernel;
@@ -98,7 +105,8 @@ impl<T: Scalar> DeviceFormat<T> for DeviceCsr<T> {
         // SAFETY: see above.
         unsafe {
             self.plain.launch(gpu, |a| {
-                a.arg(&self.nrows).arg(&self.row_ptr);
+                a.arg(&self.nrows);
+                self.row_ptr.push(a);
                 self.push_cols(a);
                 self.values.push(a);
                 a.arg(x).arg(y);
@@ -110,7 +118,8 @@ impl<T: Scalar> DeviceFormat<T> for DeviceCsr<T> {
         // SAFETY: see above.
         Some(unsafe {
             scaled.launch(gpu, |a| {
-                a.arg(&self.nrows).arg(&self.row_ptr);
+                a.arg(&self.nrows);
+                self.row_ptr.push(a);
                 self.push_cols(a);
                 self.values.push(a);
                 a.arg(x).arg(y).arg(&alpha).arg(&beta);

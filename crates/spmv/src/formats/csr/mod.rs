@@ -22,6 +22,7 @@ mod gpu;
 
 use std::sync::Arc;
 
+use super::offsets::OffsetWidth;
 use super::values::columns::Delta16Columns;
 use super::values::{EncodedValues, ValueChoice, ValueCodec};
 use super::{DeviceFormat, FormatStats, SpmvFormat};
@@ -58,6 +59,8 @@ pub fn vector_lanes(mean_row_len: f64) -> u32 {
 pub struct CsrFormat<T> {
     csr: Csr<T>,
     kernel: CsrKernel,
+    /// The width of the device row offsets.
+    offsets: OffsetWidth,
     /// The values coded narrower (CSR-vector with `values` other than full), or `None`.
     coded: Option<EncodedValues<T>>,
     /// The columns as 16-bit deltas (CSR-vector with `cols=delta16`), or `None`.
@@ -73,28 +76,42 @@ pub enum ColumnChoice {
 }
 
 impl<T: Scalar> CsrFormat<T> {
+    /// `a` with `kernel`, row offsets of [`OffsetWidth::auto`] width.
     pub fn new(a: &Csr<T>, kernel: CsrKernel) -> Self {
-        CsrFormat { csr: a.clone(), kernel, coded: None, cols16: None }
+        CsrFormat { csr: a.clone(), kernel, offsets: OffsetWidth::auto(a.nnz()), coded: None, cols16: None }
+    }
+    /// The same with row offsets of `offsets` bits (refused when 32 bits cannot index `a`).
+    pub fn with_offsets(mut self, offsets: OffsetWidth) -> Result<Self> {
+        let name = self.name();
+        self.offsets = offsets.fits(name, self.csr.nnz())?;
+        if offsets != OffsetWidth::W32 && (self.coded.is_some() || self.cols16.is_some()) {
+            return Err(Error::format(name, "values other than full and cols=delta16 have 32-bit row offsets only (below 2^31 entries)"));
+        }
+        Ok(self)
     }
     /// CSR-vector with `lanes` per row, or [`vector_lanes`] of the mean row length.
     pub fn vector(a: &Csr<T>, lanes: Option<u32>) -> Result<Self> {
         Self::vector_coded(a, lanes, ValueChoice::Codec(ValueCodec::Full), ColumnChoice::Full)
     }
     /// CSR-vector with its values and columns stored as `values` and `cols` ask (declined,
-    /// with the reason, when the matrix does not fit the codec).
+    /// with the reason, when the matrix does not fit the codec); row offsets of
+    /// [`OffsetWidth::auto`] width (see [`CsrFormat::with_offsets`]).
     pub fn vector_coded(a: &Csr<T>, lanes: Option<u32>, values: ValueChoice, cols: ColumnChoice) -> Result<Self> {
         let lanes = lanes.unwrap_or_else(|| vector_lanes(a.mean_row_len()));
         if !(2..=32).contains(&lanes) || !lanes.is_power_of_two() {
             return Err(Error::format("csr-vector", format!("{lanes} lanes per row: must be 2, 4, 8, 16 or 32")));
         }
-        let coded = EncodedValues::encode(a.values(), values, "csr-vector")?;
-        let coded = (coded.codec() != ValueCodec::Full).then_some(coded);
+        // Full values stay in the CSR (no copy of them).
+        let coded = match EncodedValues::codec_for(a.values(), values, "csr-vector")? {
+            ValueCodec::Full => None,
+            codec => Some(EncodedValues::with_codec(a.values(), codec)),
+        };
         let cols16 = match cols {
             ColumnChoice::Full => None,
             ColumnChoice::Delta16 => Some(Delta16Columns::of(a, "csr-vector")?),
             ColumnChoice::Auto => Delta16Columns::of(a, "csr-vector").ok(),
         };
-        Ok(CsrFormat { csr: a.clone(), kernel: CsrKernel::Vector(lanes), coded, cols16 })
+        CsrFormat { csr: a.clone(), kernel: CsrKernel::Vector(lanes), offsets: OffsetWidth::W32, coded, cols16 }.with_offsets(OffsetWidth::auto(a.nnz()))
     }
     fn name(&self) -> &'static str {
         match self.kernel {
@@ -104,9 +121,9 @@ impl<T: Scalar> CsrFormat<T> {
     }
 }
 
-/// Device bytes of CSR with 32-bit offsets and columns.
+/// Device bytes of CSR with 32-bit columns and offsets of [`OffsetWidth::auto`] width.
 pub(crate) fn device_bytes<T: Scalar>(a: &Csr<T>) -> usize {
-    4 * (a.nrows() + 1) + (4 + std::mem::size_of::<T>()) * a.nnz()
+    OffsetWidth::auto(a.nnz()).bytes() * (a.nrows() + 1) + (4 + std::mem::size_of::<T>()) * a.nnz()
 }
 
 impl<T: Scalar> SpmvFormat<T> for CsrFormat<T> {
@@ -116,6 +133,7 @@ impl<T: Scalar> SpmvFormat<T> for CsrFormat<T> {
         if let CsrKernel::Vector(lanes) = self.kernel {
             stats.extra.push(("lanes_per_row".into(), lanes as f64));
         }
+        stats.extra.push(("offset_bytes".into(), self.offsets.bytes() as f64));
         if let Some(v) = &self.coded {
             stats.extra.extend(v.stats().into_iter().map(|(k, v)| (k.to_string(), v)));
         }
@@ -130,7 +148,7 @@ impl<T: Scalar> SpmvFormat<T> for CsrFormat<T> {
         let a = &self.csr;
         let cols = self.cols16.as_ref().map_or(4 * a.nnz(), Delta16Columns::device_bytes);
         let values = self.coded.as_ref().map_or(std::mem::size_of::<T>() * a.nnz(), |v| v.device_bytes());
-        4 * (a.nrows() + 1) + cols + values
+        self.offsets.bytes() * (a.nrows() + 1) + cols + values
     }
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
         if self.coded.is_none() && self.cols16.is_none() {
@@ -139,6 +157,6 @@ impl<T: Scalar> SpmvFormat<T> for CsrFormat<T> {
         cpu::spmv_coded(&self.csr, self.coded.as_ref(), self.cols16.as_ref(), x, y)
     }
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        Ok(Box::new(gpu::DeviceCsr::new(gpu, &self.csr, self.kernel, self.coded.as_ref(), self.cols16.as_ref(), self.name())?))
+        Ok(Box::new(gpu::DeviceCsr::new(gpu, &self.csr, self.kernel, self.offsets, self.coded.as_ref(), self.cols16.as_ref(), self.name())?))
     }
 }

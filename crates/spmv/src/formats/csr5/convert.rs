@@ -36,11 +36,11 @@ pub struct Csr5OnGpu<T> {
 }
 
 impl<T: Scalar> Csr5OnGpu<T> {
-    /// Checks what the conversion will need (σ, 32-bit indices) and keeps a copy of `a`.
+    /// Checks what the conversion will need (σ, 32-bit indices) and keeps `a` (a shared clone).
     pub fn new(a: &Csr<T>, sigma: usize) -> Result<Self> {
         check_sigma(sigma)?;
         padded_entries(a, OMEGA * sigma)?;
-        Ok(Csr5OnGpu { csr: a.par_clone(), sigma, host: OnceLock::new() })
+        Ok(Csr5OnGpu { csr: a.clone(), sigma, host: OnceLock::new() })
     }
 
     /// The host conversion, for the CPU path.

@@ -12,7 +12,7 @@ use cudarc::cusparse::sys;
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use super::Algorithm;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::formats::DeviceFormat;
 use crate::gpu::cusparse::{check, Handle};
 use crate::gpu::Gpu;
@@ -30,9 +30,38 @@ pub(super) struct DeviceCusparse<T> {
     compute_type: sys::cudaDataType,
     // The matrix descriptor points into these: they must live as long as it does (fields
     // drop in order, so `prepared` goes first).
-    row_ptr: CudaSlice<i32>,
-    col_idx: CudaSlice<i32>,
+    indices: Indices,
     values: CudaSlice<T>,
+}
+
+/// Row offsets and column indices, both 32-bit or both 64-bit (`CUSPARSE_INDEX_32I` /
+/// `_64I`: the documented pairs of cuSPARSE's CSR).
+enum Indices {
+    I32 { row_ptr: CudaSlice<i32>, col_idx: CudaSlice<i32> },
+    I64 { row_ptr: CudaSlice<i64>, col_idx: CudaSlice<i64> },
+}
+
+impl Indices {
+    fn upload<T: Scalar>(gpu: &Gpu, a: &Csr<T>, wide: bool) -> Result<Self> {
+        Ok(if wide {
+            Indices::I64 {
+                row_ptr: gpu.upload_converted(a.row_ptr(), |p| p as i64)?,
+                col_idx: gpu.upload_converted(a.col_idx(), |c| c as i64)?,
+            }
+        } else {
+            Indices::I32 {
+                row_ptr: gpu.upload_converted(a.row_ptr(), |p| p as i32)?,
+                col_idx: gpu.upload_converted(a.col_idx(), |c| c as i32)?,
+            }
+        })
+    }
+    /// The two arrays and their cuSPARSE index type.
+    fn raw(&self, gpu: &Gpu) -> (*mut c_void, *mut c_void, sys::cusparseIndexType_t) {
+        match self {
+            Indices::I32 { row_ptr, col_idx } => (ptr(row_ptr, gpu), ptr(col_idx, gpu), sys::cusparseIndexType_t::CUSPARSE_INDEX_32I),
+            Indices::I64 { row_ptr, col_idx } => (ptr(row_ptr, gpu), ptr(col_idx, gpu), sys::cusparseIndexType_t::CUSPARSE_INDEX_64I),
+        }
+    }
 }
 
 // SAFETY: the descriptors are raw cuSPARSE pointers that nothing else holds. They are used
@@ -128,13 +157,10 @@ impl Drop for DnVec {
 }
 
 impl<T: Scalar> DeviceCusparse<T> {
-    pub(super) fn new(gpu: &Gpu, a: &Csr<T>, algorithm: Algorithm) -> Result<Self> {
-        let name = algorithm.format_name();
-        if a.nnz() > i32::MAX as usize || a.ncols() > i32::MAX as usize || a.nrows() > i32::MAX as usize {
-            return Err(Error::format(name, "cuSPARSE with 32-bit indices needs nnz, rows and columns below 2^31"));
-        }
-        let row_ptr: Vec<i32> = a.row_ptr().iter().map(|&p| p as i32).collect();
-        let col_idx: Vec<i32> = a.col_idx().iter().map(|&c| c as i32).collect();
+    /// `wide`: 64-bit indices (always taken when nnz, rows or columns reach 2^31).
+    pub(super) fn new(gpu: &Gpu, a: &Csr<T>, algorithm: Algorithm, wide: bool) -> Result<Self> {
+        let limit = i32::MAX as usize;
+        let wide = wide || a.nnz() > limit || a.ncols() > limit || a.nrows() > limit;
         let mut this = DeviceCusparse {
             prepared: None,
             handle: gpu.cusparse()?,
@@ -144,8 +170,7 @@ impl<T: Scalar> DeviceCusparse<T> {
             },
             value_type: data_type(T::PRECISION),
             compute_type: data_type(<T::Acc as Scalar>::PRECISION),
-            row_ptr: gpu.upload(&row_ptr)?,
-            col_idx: gpu.upload_nonempty(&col_idx)?,
+            indices: Indices::upload(gpu, a, wide)?,
             values: gpu.upload_nonempty(a.values())?,
         };
         // cuSPARSE rejects a zero dimension: such a matrix keeps no descriptors (y = 0).
@@ -158,7 +183,8 @@ impl<T: Scalar> DeviceCusparse<T> {
     /// Creates the descriptors, queries and allocates the workspace, and preprocesses.
     fn prepare(&self, gpu: &Gpu, a: &Csr<T>) -> Result<Prepared<T>> {
         let mut raw = std::ptr::null_mut();
-        // SAFETY: the arrays are live device allocations of the sizes given.
+        let (row_ptr, col_idx, index_type) = self.indices.raw(gpu);
+        // SAFETY: the arrays are live device allocations of the sizes given, in index_type.
         check(
             unsafe {
                 sys::cusparseCreateCsr(
@@ -166,11 +192,11 @@ impl<T: Scalar> DeviceCusparse<T> {
                     a.nrows() as i64,
                     a.ncols() as i64,
                     a.nnz() as i64,
-                    ptr(&self.row_ptr, gpu),
-                    ptr(&self.col_idx, gpu),
+                    row_ptr,
+                    col_idx,
                     ptr(&self.values, gpu),
-                    sys::cusparseIndexType_t::CUSPARSE_INDEX_32I,
-                    sys::cusparseIndexType_t::CUSPARSE_INDEX_32I,
+                    index_type,
+                    index_type,
                     sys::cusparseIndexBase_t::CUSPARSE_INDEX_BASE_ZERO,
                     self.value_type,
                 )
@@ -208,7 +234,14 @@ impl<T: Scalar> DeviceCusparse<T> {
         let prepared =
             Prepared { matrix, x: vx, y: vy, workspace: gpu.alloc::<u8>(size.max(1))?, workspace_bytes: size, preprocess_vectors: (x, y) };
         if a.nnz() > 0 {
-            self.call(gpu, &prepared, sys::cusparseSpMV_preprocess, "cusparseSpMV_preprocess", alpha, beta)?;
+            let pre = self.call(gpu, &prepared, sys::cusparseSpMV_preprocess, "cusparseSpMV_preprocess", alpha, beta);
+            // With 64-bit indices the H200's cuSPARSE (CUDA 13.0) returned
+            // CUSPARSE_STATUS_INTERNAL_ERROR from the preprocessing of a 3.6e9-entry matrix
+            // (docs/scale.md); SpMV is valid without it, so that case goes on without.
+            match pre {
+                Err(_) if matches!(self.indices, Indices::I64 { .. }) => {}
+                other => other?,
+            }
         }
         // Finish the preprocessing here, not inside the first timed product.
         gpu.synchronize()?;

@@ -6,17 +6,20 @@
 //! - `cusparse-alg2` — `CUSPARSE_SPMV_CSR_ALG2`: deterministic (same bits every run).
 //!
 //! Both call `cusparseSpMV_preprocess` once on upload, so the timed call is the steady
-//! state a solver sees, and apply α and β of `y = α·A·x + β·y` in the same call. cuSPARSE's CSR needs 32-bit signed indices here: a matrix with more
-//! than 2^31 − 1 entries or columns gets a clear error. The CPU path is plain CSR.
+//! state a solver sees, and apply α and β of `y = α·A·x + β·y` in the same call. Indices are
+//! 32-bit signed (`CUSPARSE_INDEX_32I`) until the entries, rows or columns reach 2^31, then
+//! 64-bit for both the row offsets and the columns (`_64I`: cuSPARSE's documented pairs; twice
+//! the column bytes of our formats' 32-bit columns). `offsets=64` forces 64-bit indices on
+//! any matrix. The CPU path is plain CSR.
 
 mod gpu;
 
 use std::sync::Arc;
 
 use super::{DeviceFormat, FormatStats, SpmvFormat};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gpu::Gpu;
-use crate::matrix::{Csr, Scalar};
+use crate::matrix::{Csr, Precision, Scalar};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Algorithm {
@@ -25,7 +28,7 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
-    fn format_name(self) -> &'static str {
+    fn name(self) -> &'static str {
         match self {
             Algorithm::Alg1 => "cusparse-alg1",
             Algorithm::Alg2 => "cusparse-alg2",
@@ -36,22 +39,48 @@ impl Algorithm {
 pub struct Cusparse<T> {
     csr: Csr<T>,
     algorithm: Algorithm,
+    /// 64-bit indices (taken anyway when the matrix needs them).
+    wide: bool,
 }
 
 impl<T: Scalar> Cusparse<T> {
     pub fn new(a: &Csr<T>, algorithm: Algorithm) -> Self {
-        Cusparse { csr: a.clone(), algorithm }
+        Cusparse { csr: a.clone(), algorithm, wide: false }
+    }
+    /// The same with 64-bit indices when `wide` (or when the matrix needs them). Refused in
+    /// f16: cuSPARSE's SpMV with 64-bit indices and f16 data gave infinities where the sums
+    /// are finite on the H200 (CUDA 13.0; `tests/offsets.rs`), so f16 keeps 32-bit indices.
+    pub fn with_wide_indices(self, wide: bool) -> Result<Self> {
+        let this = Cusparse { wide, ..self };
+        if this.index_bytes() == 8 && T::PRECISION == Precision::F16 {
+            return Err(Error::format(
+                this.algorithm.name(),
+                "64-bit indices in f16 give wrong sums in cuSPARSE (measured on the H200); f16 needs nnz, rows and columns below 2^31",
+            ));
+        }
+        Ok(this)
+    }
+    fn index_bytes(&self) -> usize {
+        let limit = i32::MAX as usize;
+        let a = &self.csr;
+        if self.wide || a.nnz() > limit || a.nrows() > limit || a.ncols() > limit {
+            8
+        } else {
+            4
+        }
     }
 }
 
 impl<T: Scalar> SpmvFormat<T> for Cusparse<T> {
     fn stats(&self) -> FormatStats {
-        FormatStats::unpadded(&self.csr, super::csr::device_bytes(&self.csr))
+        let (a, index) = (&self.csr, self.index_bytes());
+        let bytes = index * (a.nrows() + 1 + a.nnz()) + std::mem::size_of::<T>() * a.nnz();
+        FormatStats::unpadded(a, bytes).with([("offset_bytes", index as f64)])
     }
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
         self.csr.spmv_parallel(x, y)
     }
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        Ok(Box::new(gpu::DeviceCusparse::new(gpu, &self.csr, self.algorithm)?))
+        Ok(Box::new(gpu::DeviceCusparse::new(gpu, &self.csr, self.algorithm, self.index_bytes() == 8)?))
     }
 }

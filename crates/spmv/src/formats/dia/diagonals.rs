@@ -33,8 +33,9 @@ pub const PADDING_LIMIT_RATIO: usize = 20;
 /// Layouts of at most this many stored slots are accepted whatever their padding ratio (a
 /// few MiB: small matrices always convert).
 pub const PADDING_FLOOR_SLOTS: usize = 1 << 20;
-/// Largest accepted size of a DIA-based format's value array, in bytes.
-pub const MAX_STORED_BYTES: u64 = 16 << 30;
+/// Largest accepted size of a DIA-based format's value array, in bytes: an H200's memory
+/// (the host must also have the room, checked with the conversion).
+pub const MAX_STORED_BYTES: u64 = 140 << 30;
 
 /// Refuses matrices whose dimensions do not fit the family's 32-bit signed offsets.
 pub(crate) fn check_shape<T: Scalar>(format: &'static str, a: &Csr<T>) -> Result<()> {
@@ -90,7 +91,7 @@ pub(crate) fn check_padding(
             ),
         ));
     }
-    Ok(())
+    crate::error::check_host_memory(|| format!("format {format}: {layout}, {stored} slots"), bytes as u64)
 }
 
 /// The diagonal of entry `(row, col)`: `col − row`. Both are below 2^31 ([`check_shape`]).
@@ -542,7 +543,7 @@ mod tests {
         assert!(check("x", 20 * 100_000 + 1, 100_000, 20.0).is_err());
         assert!(check("x", 5 * 1_000_000, 1_000_000, 5.0).is_ok());
         assert!(check("x", 5 * 1_000_000, 1_000_000, 4.5).unwrap_err().to_string().contains("above the limit 4.5 "));
-        let err = check("x", 3 << 30, 1 << 30, 20.0).unwrap_err().to_string();
-        assert!(err.contains("GiB"), "{err}");
+        let err = check("x", 20 << 30, 1 << 30, 20.0).unwrap_err().to_string();
+        assert!(err.contains("160.0 GiB") && err.contains("cap of 140 GiB"), "{err}");
     }
 }

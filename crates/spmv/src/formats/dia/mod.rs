@@ -37,7 +37,7 @@
 //! Before allocating, the conversion refuses ([`Error::Format`], naming
 //! the padded zeros, the ratio and the limit) any matrix whose S·m slots exceed
 //! `max_padding` × nnz (unless at most [`PADDING_FLOOR_SLOTS`] = 2^20 slots) or whose values
-//! would exceed [`MAX_STORED_BYTES`] = 16 GiB. `max_padding` is the registry's parameter of
+//! would exceed [`MAX_STORED_BYTES`] = 140 GiB or the host's available memory. `max_padding` is the registry's parameter of
 //! that name ([`Dia::with_limit`]), by default [`PADDING_LIMIT_RATIO`] = 20. HDIA,
 //! DIA-Adaptive and DRM apply the default limit to their own stored slots; HDC's DIA part
 //! stays within it by construction.

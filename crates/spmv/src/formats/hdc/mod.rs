@@ -34,7 +34,7 @@
 //! entries: deterministic. The CPU path does the same over chunks of rows.
 //!
 //! Limits: rows and columns below 2^31 (32-bit signed offsets), the CSR part below 2^32
-//! entries; the 16 GiB cap of the family applies to the DIA part.
+//! entries; the 140 GiB cap of the family applies to the DIA part.
 
 mod cpu;
 mod gpu;

@@ -37,7 +37,7 @@
 //! (the imbalance DRM addresses); the statistics report the operand variance per hack.
 //!
 //! **Limits.** As DIA (see [`dia`](super::dia)): the stored slots `Σ dig_k · h` obey the
-//! family's padding limit (20 × nnz above 2^20 slots, 16 GiB of values), checked before
+//! family's padding limit (20 × nnz above 2^20 slots, 140 GiB of values and the host's memory), checked before
 //! allocating; `hack_offsets` is 32-bit, slot offsets 64-bit.
 
 mod cpu;

@@ -6,7 +6,8 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 use super::{MergeCsr, KERNELS, NAME};
 use crate::error::Result;
 use crate::formats::carry::DeviceCarry;
-use crate::formats::{offsets_u32, DeviceEntries, DeviceFormat};
+use crate::formats::offsets::DeviceOffsets;
+use crate::formats::{DeviceEntries, DeviceFormat};
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::Scalar;
 
@@ -15,10 +16,13 @@ const TILES_PER_BLOCK: u64 = 4;
 
 pub(super) struct DeviceMergeCsr<T: Scalar> {
     nrows: u32,
-    path: u32,
+    /// Merge items (rows + entries), pushed in the kernel's offset width: `path32` for the
+    /// 32-bit kernels (where it fits), `path` for the 64-bit ones.
+    path: u64,
+    path32: u32,
     tiles: u32,
     tile_row: CudaSlice<u32>,
-    row_ptr: CudaSlice<u32>,
+    row_ptr: DeviceOffsets,
     entries: DeviceEntries<T>,
     carry: DeviceCarry<T>,
     tile_kernel: Kernel,
@@ -28,18 +32,20 @@ impl<T: Scalar> DeviceMergeCsr<T> {
     pub(super) fn new(gpu: &Gpu, a: &MergeCsr<T>) -> Result<Self> {
         let tiles = a.tiles() as u64;
         Ok(DeviceMergeCsr {
-            // All below 2^32: checked on conversion (rows + entries + one tile < 2^32).
+            // Rows and tiles below 2^32, and with 32-bit offsets rows + entries + one tile
+            // below 2^31: checked on conversion.
             nrows: a.csr.nrows() as u32,
-            path: (a.csr.nrows() + a.csr.nnz()) as u32,
+            path: (a.csr.nrows() + a.csr.nnz()) as u64,
+            path32: (a.csr.nrows() + a.csr.nnz()) as u32,
             tiles: tiles as u32,
             tile_row: gpu.upload(a.tile_row())?,
-            row_ptr: gpu.upload(&offsets_u32(NAME, &a.csr)?)?,
+            row_ptr: DeviceOffsets::upload(gpu, NAME, a.csr.row_ptr(), a.offsets)?,
             entries: DeviceEntries::upload(gpu, a.csr.col_idx(), a.csr.values())?,
             carry: DeviceCarry::new(gpu, &KERNELS, "merge_csr_fixup", a.tiles(), a.segments())?,
             tile_kernel: Kernel::new(
                 gpu,
                 &KERNELS,
-                &format!("merge_csr_{}_{}", a.items(), T::SUFFIX),
+                &format!("merge_csr_{}{}_{}", a.items(), a.offsets.kernel_suffix(), T::SUFFIX),
                 grid_for(tiles * 32, (32 * TILES_PER_BLOCK) as u32)?,
             )?,
         })
@@ -48,7 +54,7 @@ impl<T: Scalar> DeviceMergeCsr<T> {
 
 impl<T: Scalar> DeviceFormat<T> for DeviceMergeCsr<T> {
     unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
-        // SAFETY: the arguments match MERGE_ARGS(T) and merge_csr_fixup's. Tile t reads the
+        // SAFETY: the arguments match MERGE_ARGS(T, O) of the offsets' width and merge_csr_fixup's. Tile t reads the
         // path between diagonals t·TILE and min((t+1)·TILE, path), whose rows tile_row[t] ..=
         // tile_row[t+1] ≤ m and entries lie below nnz (row_ptr[m] = nnz); columns < ncols =
         // x.len(); it writes rows < m = y.len() and tile_carry/tile_head[t] (tiles entries).
@@ -56,11 +62,14 @@ impl<T: Scalar> DeviceFormat<T> for DeviceMergeCsr<T> {
         // segment rows are rows of the matrix (< m).
         unsafe {
             self.tile_kernel.launch(gpu, |a| {
-                a.arg(&self.nrows)
-                    .arg(&self.path)
-                    .arg(&self.tile_row)
-                    .arg(&self.row_ptr)
-                    .arg(&self.entries.col_idx)
+                a.arg(&self.nrows);
+                match &self.row_ptr {
+                    DeviceOffsets::W32(_) => a.arg(&self.path32),
+                    DeviceOffsets::W64(_) => a.arg(&self.path),
+                };
+                a.arg(&self.tile_row);
+                self.row_ptr.push(a);
+                a.arg(&self.entries.col_idx)
                     .arg(&self.entries.values)
                     .arg(x)
                     .arg(&mut *y)

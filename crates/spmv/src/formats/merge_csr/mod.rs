@@ -49,8 +49,10 @@
 //! ```
 //!
 //! Tiles whose last row has no entry in them carry nothing and are left out of the segments
-//! (their carry is exactly zero). Device indices are 32-bit: `m + nnz` must stay below 2^32
-//! (larger matrices are refused with [`Error::Format`]).
+//! (their carry is exactly zero). Rows and tiles are 32-bit on the device; the row offsets and
+//! the path's coordinates are 32-bit while `m + nnz` stays below 2^31 and 64-bit from there on
+//! ([`OffsetWidth`]; the row ends a tile stages are counted from its first entry, so they
+//! stay 32-bit either way).
 
 mod cpu;
 mod gpu;
@@ -61,6 +63,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 pub use super::carry::Segment;
+use super::offsets::OffsetWidth;
 use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
@@ -88,6 +91,8 @@ pub struct MergeCsr<T> {
     items: usize,
     /// Lanes per tile: 32 on the GPU; smaller only in tests of the layout.
     lanes: usize,
+    /// The width of the device row offsets and path coordinates.
+    offsets: OffsetWidth,
     /// Row coordinate of the path at each tile's first diagonal, and at the path's end.
     tile_row: Vec<u32>,
     segments: Vec<Segment>,
@@ -110,17 +115,12 @@ impl<T: Scalar> MergeCsr<T> {
     fn with_lanes(a: &Csr<T>, items: usize, lanes: usize) -> Result<Self> {
         let path = a.nrows() as u64 + a.nnz() as u64;
         let tile = (items * lanes) as u64;
-        // Every diagonal a launch computes, up to the end of the last (partial) tile, is a u32.
-        if path + tile > u32::MAX as u64 {
-            return Err(Error::format(
-                NAME,
-                format!(
-                    "{} rows + {} entries = {path} merge items exceed the 2^32 - 1 of 32-bit device indices",
-                    a.nrows(),
-                    a.nnz()
-                ),
-            ));
+        // Rows and tile indices are 32-bit on the device; path coordinates (rows + entries,
+        // up to the end of the last partial tile) take the offsets' width.
+        if a.nrows() > u32::MAX as usize {
+            return Err(Error::format(NAME, format!("{} rows exceed 32-bit row indices", a.nrows())));
         }
+        let offsets = OffsetWidth::auto((path + tile) as usize);
         let start = Instant::now();
         let tiles = path.div_ceil(tile) as usize;
         let tile_row: Vec<u32> = (0..=tiles)
@@ -129,9 +129,16 @@ impl<T: Scalar> MergeCsr<T> {
             .collect();
         let segments = segments(a.row_ptr(), &tile_row, tile as usize);
         let preprocess_ms = start.elapsed().as_secs_f64() * 1e3;
-        Ok(MergeCsr { csr: a.clone(), items, lanes, tile_row, segments, preprocess_ms })
+        Ok(MergeCsr { csr: a.clone(), items, lanes, offsets, tile_row, segments, preprocess_ms })
     }
 
+    /// The same with row offsets and path coordinates of `offsets` bits (refused when 32
+    /// bits cannot hold rows + entries).
+    pub fn with_offsets(mut self, offsets: OffsetWidth) -> Result<Self> {
+        let items = self.csr.nrows() + self.csr.nnz() + self.tile_items();
+        self.offsets = offsets.fits(NAME, items)?;
+        Ok(self)
+    }
     pub fn items(&self) -> usize {
         self.items
     }
@@ -149,11 +156,13 @@ impl<T: Scalar> MergeCsr<T> {
         &self.segments
     }
 
-    /// CSR with 32-bit offsets, plus `tile_row`, the segments (3 × u32 each) and the per-tile
-    /// carries and heads (two accumulators per tile).
+    /// CSR (row offsets of the chosen width), plus `tile_row`, the segments (3 × u32 each) and
+    /// the per-tile carries and heads (two accumulators per tile).
     pub fn device_bytes(&self) -> usize {
         let acc = std::mem::size_of::<T::Acc>();
-        super::csr::device_bytes(&self.csr) + 4 * self.tile_row.len() + 12 * self.segments.len() + 2 * acc * self.tiles()
+        let a = &self.csr;
+        let csr = self.offsets.bytes() * (a.nrows() + 1) + (4 + std::mem::size_of::<T>()) * a.nnz();
+        csr + 4 * self.tile_row.len() + 12 * self.segments.len() + 2 * acc * self.tiles()
     }
 }
 
@@ -212,6 +221,7 @@ impl<T: Scalar> SpmvFormat<T> for MergeCsr<T> {
             ("items_per_lane", self.items as f64),
             ("tiles", self.tiles() as f64),
             ("segments", self.segments.len() as f64),
+            ("offset_bytes", self.offsets.bytes() as f64),
             ("preprocess_ms", self.preprocess_ms),
         ])
     }

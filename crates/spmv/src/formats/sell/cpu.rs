@@ -23,7 +23,7 @@ pub fn spmv<T: Scalar>(a: &SellCSigma<T>, x: &[T], y: &mut [T]) {
     (0..a.slices()).into_par_iter().with_min_len(min_len).for_each(|s| {
         let first = s * c;
         let h = c.min(m - first);
-        let (base, w) = (a.slice_ptr[s] as usize, a.slice_width[s] as usize);
+        let (base, w) = (a.slice_ptr[s], a.slice_width[s] as usize);
         slice_sums(cols, vals, base, h, w, x, |lane, sum| {
             // SAFETY: perm is a permutation of 0..m (built by SellCSigma::new) and
             // y.len() == m, so every element of y is written by exactly one task, once.

@@ -4,6 +4,7 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::{SellCSigma, KERNELS, NAME};
 use crate::error::{Error, Result};
+use crate::formats::offsets::DeviceOffsets;
 use crate::formats::{DeviceEntries, DeviceFormat};
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::Scalar;
@@ -15,7 +16,7 @@ pub(super) struct DeviceSell<T> {
     nrows: u32,
     c: u32,
     perm: CudaSlice<u32>,
-    slice_ptr: CudaSlice<u32>,
+    slice_ptr: DeviceOffsets,
     slice_width: CudaSlice<u32>,
     entries: DeviceEntries<T>,
     kernel: Kernel,
@@ -30,23 +31,25 @@ impl<T: Scalar> DeviceSell<T> {
             nrows,
             c,
             perm: gpu.upload_nonempty(&a.perm)?,
-            slice_ptr: gpu.upload(&a.slice_ptr)?,
+            slice_ptr: DeviceOffsets::upload(gpu, NAME, &a.slice_ptr, a.offsets)?,
             slice_width: gpu.upload_nonempty(&a.slice_width)?,
             entries: DeviceEntries::upload(gpu, &a.col_idx, &a.values)?,
-            kernel: Kernel::new(gpu, &KERNELS, &format!("sell_{}", T::SUFFIX), grid_for(a.nrows as u64, BLOCK)?)?,
+            kernel: Kernel::new(gpu, &KERNELS, &format!("sell{}_{}", a.offsets.kernel_suffix(), T::SUFFIX), grid_for(a.nrows as u64, BLOCK)?)?,
         })
     }
 }
 
 impl<T: Scalar> DeviceFormat<T> for DeviceSell<T> {
     unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
-        // SAFETY: the arguments match SELL_ARGS(T). Threads stop at nrows; slice s of thread
+        // SAFETY: the arguments match SELL_ARGS(T, O) of the kernel's offset width. Threads stop at nrows; slice s of thread
         // i < nrows is < slices; its slots lie in slice_ptr[s]..slice_ptr[s+1] ≤ the length of
         // col_idx and values; every column (padding included) is < ncols = x.len(); perm is
         // a permutation of 0..nrows = y.len().
         unsafe {
             self.kernel.launch(gpu, |a| {
-                a.arg(&self.nrows).arg(&self.c).arg(&self.perm).arg(&self.slice_ptr).arg(&self.slice_width);
+                a.arg(&self.nrows).arg(&self.c).arg(&self.perm);
+                self.slice_ptr.push(a);
+                a.arg(&self.slice_width);
                 a.arg(&self.entries.col_idx).arg(&self.entries.values).arg(x).arg(y);
             })
         }

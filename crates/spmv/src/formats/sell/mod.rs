@@ -46,9 +46,10 @@
 //! write 0; threads past the last row exit, so the partial last slice writes nothing out
 //! of bounds.
 //!
-//! Device indices are 32-bit (`perm`, `slice_ptr`, `slice_width`, `col_idx` are `u32`):
-//! conversion fails with [`Error::Format`] when the rows or the stored slots (entries plus
-//! padding, counted in 64 bits) exceed 2^32 − 1.
+//! Rows, columns and slice widths are 32-bit on the device (`perm`, `slice_width`, `col_idx`
+//! are `u32`); the slice offsets are 32-bit below 2^31 stored slots (entries plus padding)
+//! and 64-bit from there on ([`OffsetWidth`], `offsets=` in the spec), so a slice's slots are
+//! addressed in the width of its offset.
 
 pub(crate) mod cpu;
 mod gpu;
@@ -58,6 +59,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::jds::sort_rows_by_length;
+use super::offsets::OffsetWidth;
 use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
@@ -82,7 +84,9 @@ pub struct SellCSigma<T> {
     /// Sorted position → original row.
     perm: Vec<u32>,
     /// Start of each slice, `slices + 1` entries, the last is `stored`.
-    slice_ptr: Vec<u32>,
+    slice_ptr: Vec<usize>,
+    /// The width of `slice_ptr` on the device.
+    offsets: OffsetWidth,
     /// Longest row of each slice.
     slice_width: Vec<u32>,
     col_idx: Vec<u32>,
@@ -117,26 +121,18 @@ impl<T: Scalar> SellCSigma<T> {
         }
         let widths: Vec<usize> = perm.par_chunks(c).map(|s| s.iter().map(|&r| len(r)).max().unwrap_or(0)).collect();
 
-        // Slice offsets in 64 bits first: padded slots can pass 2^32 even when nnz does not.
+        // Slice offsets (each slice holds at most C · max row length ≤ 2^32 · ncols slots:
+        // no overflow of a 64-bit usize).
         let mut offsets = Vec::with_capacity(widths.len() + 1);
         offsets.push(0usize);
         for (s, &w) in widths.iter().enumerate() {
-            let h = c.min(m - s * c);
-            let next = h.checked_mul(w).and_then(|slots| offsets[s].checked_add(slots));
-            match next {
-                Some(n) if n <= u32::MAX as usize => offsets.push(n),
-                _ => {
-                    return Err(Error::format(
-                        NAME,
-                        format!(
-                            "{nnz} entries padded to slices of C = {c} rows (σ = {sigma}) need more than \
-                             2^32 - 1 stored slots, beyond 32-bit slice offsets"
-                        ),
-                    ))
-                }
-            }
+            offsets.push(offsets[s] + c.min(m - s * c) * w);
         }
         let stored = offsets[widths.len()];
+        crate::error::check_host_memory(
+            || format!("format {NAME}: {nnz} entries padded to {stored} slots in slices of C = {c} rows (σ = {sigma})"),
+            (stored * (4 + std::mem::size_of::<T>())) as u64,
+        )?;
 
         // One output slice per SELL slice, filled in parallel.
         let mut col_idx = vec![0u32; stored];
@@ -170,7 +166,8 @@ impl<T: Scalar> SellCSigma<T> {
             c,
             sigma,
             perm,
-            slice_ptr: offsets.iter().map(|&o| o as u32).collect(),
+            offsets: OffsetWidth::auto(stored),
+            slice_ptr: offsets,
             slice_width: widths.iter().map(|&w| w as u32).collect(),
             col_idx,
             values,
@@ -179,6 +176,12 @@ impl<T: Scalar> SellCSigma<T> {
         })
     }
 
+    /// The same with slice offsets of `offsets` bits (refused when 32 bits cannot index
+    /// the stored slots).
+    pub fn with_offsets(mut self, offsets: OffsetWidth) -> Result<Self> {
+        self.offsets = offsets.fits(NAME, self.stored())?;
+        Ok(self)
+    }
     /// Rows per slice (C).
     pub fn chunk_rows(&self) -> usize {
         self.c
@@ -195,7 +198,7 @@ impl<T: Scalar> SellCSigma<T> {
         &self.perm
     }
     /// Start of each slice (`slices + 1` entries, the last is the stored slot count).
-    pub fn slice_ptr(&self) -> &[u32] {
+    pub fn slice_ptr(&self) -> &[usize] {
         &self.slice_ptr
     }
     /// Longest row (= padded width) of each slice.
@@ -212,9 +215,11 @@ impl<T: Scalar> SellCSigma<T> {
     pub fn stored(&self) -> usize {
         self.values.len()
     }
-    /// Device bytes: `perm`, `slice_ptr`, `slice_width`, `col_idx` (all `u32`) and `values`.
+    /// Device bytes: `perm`, `slice_width`, `col_idx` (`u32`), `slice_ptr` (32 or 64 bits)
+    /// and `values`.
     pub fn device_bytes(&self) -> usize {
-        4 * (self.perm.len() + self.slice_ptr.len() + self.slice_width.len() + self.col_idx.len())
+        4 * (self.perm.len() + self.slice_width.len() + self.col_idx.len())
+            + self.offsets.bytes() * self.slice_ptr.len()
             + std::mem::size_of::<T>() * self.values.len()
     }
 }
@@ -225,6 +230,7 @@ impl<T: Scalar> SpmvFormat<T> for SellCSigma<T> {
             ("slices", self.slices() as f64),
             ("sigma", self.sigma as f64),
             ("chunk_rows", self.c as f64),
+            ("offset_bytes", self.offsets.bytes() as f64),
         ])
     }
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {

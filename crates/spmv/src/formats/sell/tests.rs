@@ -26,7 +26,8 @@ fn worked_example_gives_the_documented_arrays() {
     let s = full.stats();
     assert_eq!((s.nnz, s.stored, s.padded_zeros(), s.max_row_len), (8, 10, 2, 3));
     assert_eq!(s.bytes, 4 * (5 + 4 + 3 + 10) + 8 * 10);
-    let extra: Vec<(String, f64)> = vec![("slices".into(), 3.0), ("sigma".into(), 5.0), ("chunk_rows".into(), 2.0)];
+    let extra: Vec<(String, f64)> =
+        vec![("slices".into(), 3.0), ("sigma".into(), 5.0), ("chunk_rows".into(), 2.0), ("offset_bytes".into(), 4.0)];
     assert_eq!(s.extra, extra);
     assert_eq!(unsorted.stats().padded_zeros(), 4);
 

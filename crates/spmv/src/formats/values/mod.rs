@@ -288,6 +288,18 @@ pub struct EncodedValues<T> {
     len: usize,
 }
 
+/// The `N`-byte codes of `values`, in parallel (billions of slots take seconds, not minutes).
+fn narrow<T: Scalar, const N: usize>(values: &[T], encode: impl Fn(f64) -> [u8; N] + Sync) -> Vec<u8> {
+    const CHUNK: usize = 1 << 14;
+    let mut codes = vec![0u8; values.len() * N];
+    codes.par_chunks_mut(CHUNK * N).zip(values.par_chunks(CHUNK)).for_each(|(out, v)| {
+        for (o, v) in out.chunks_exact_mut(N).zip(v) {
+            o.copy_from_slice(&encode(v.to_f64()));
+        }
+    });
+    codes
+}
+
 impl<T: Scalar> EncodedValues<T> {
     /// Encodes `values` (a format's stored values, padding included) with the codec `choice`
     /// asks for; `format` names the format in the error when the values do not qualify.
@@ -311,15 +323,14 @@ impl<T: Scalar> EncodedValues<T> {
     /// Encodes with `codec`, which the caller checked qualifies (for these values, or for a
     /// set of values that contains them).
     pub(crate) fn with_codec(values: &[T], codec: ValueCodec) -> Self {
-        let narrow = |encode: fn(f64) -> Vec<u8>| values.par_iter().flat_map_iter(|v| encode(v.to_f64())).collect();
         let (mut full, mut codes, mut table) = (Vec::new(), Vec::new(), Vec::new());
         match codec {
-            ValueCodec::Full => full = values.to_vec(),
+            ValueCodec::Full => values.par_iter().copied().collect_into_vec(&mut full),
             ValueCodec::Pattern => table.extend(values.first().copied()),
-            ValueCodec::I8 => codes = narrow(|f| vec![f as i8 as u8]),
-            ValueCodec::I16 => codes = narrow(|f| (f as i16).to_le_bytes().to_vec()),
-            ValueCodec::F16 => codes = narrow(|f| crate::f16::from_f64(f).to_le_bytes().to_vec()),
-            ValueCodec::F32 => codes = narrow(|f| (f as f32).to_le_bytes().to_vec()),
+            ValueCodec::I8 => codes = narrow(values, |f| [f as i8 as u8]),
+            ValueCodec::I16 => codes = narrow(values, |f| (f as i16).to_le_bytes()),
+            ValueCodec::F16 => codes = narrow(values, |f| crate::f16::from_f64(f).to_le_bytes()),
+            ValueCodec::F32 => codes = narrow(values, |f| (f as f32).to_le_bytes()),
             ValueCodec::Dict8 | ValueCodec::Dict16 => {
                 // The table in order of first appearance, so the encoding is deterministic.
                 let mut index = std::collections::HashMap::new();

@@ -1,0 +1,363 @@
+//! A matrix spread over several GPUs of one process: rows cut into contiguous parts of about
+//! equal entries ([`Partition`]), part `i` on GPU `i` in any format (`auto` chooses per
+//! part), and `x` split like the rows.
+//!
+//! Each part holds its rows with the columns renumbered into a local `x` of
+//! `[halo below | own | halo above]` ([`LocalPart`]): only the `x` entries its rows touch in
+//! other parts (the halo), not all of `x`. A product first exchanges the halo — every owner
+//! gathers the entries others need into one send buffer (one kernel), each receiver copies its
+//! runs of it into its local `x` (`cuMemcpyPeerAsync` between devices, which rides NVLink
+//! where the GPUs have it; a plain device copy between parts on one device) — then every part
+//! runs its product on its own stream. The GPUs work at once; the host only queues.
+//!
+//! **Results.** Each row is summed by one part, by the part's format, in the format's order
+//! over the row's entries, which the renumbering keeps (it is monotone in the column): a
+//! format whose order does not depend on where the row sits (CSR-vector, CSR-scalar, DIA,
+//! merge-CSR …) gives `y` with the bits of the same format on one GPU. The distributed CG
+//! ([`cg`]) sums its dot products per part in a fixed order and adds the parts' sums in
+//! part order: the same bits run after run and for any placement of the parts, but not the
+//! bits of the one-GPU CG (whose sums split at other places); its iterates agree to rounding.
+//!
+//! **Devices.** Parts on one device must share its [`Gpu`] (one stream, so their copies and
+//! products are ordered without events); the constructor refuses two handles of one device.
+//! Parts on different devices synchronise through events: a receiver's copy waits for the
+//! owner's gather, and an owner's next gather waits for its receivers' copies.
+//!
+//! **More processes and nodes.** The exchange is the only place parts meet (plus the dot
+//! products' partial sums in [`cg`]). With one process per GPU, the same plan — the send
+//! lists and the halo runs, computed from the row partition alone — maps onto NCCL's
+//! `ncclSend`/`ncclRecv` in one group per product and an `ncclAllReduce` of the partial
+//! sums, with the communicator created by `ncclCommInitRank` after rank 0 broadcasts its
+//! `ncclUniqueId` (MPI_Bcast, or any bootstrap channel). That back end is not written yet
+//! (docs/scale.md).
+
+mod cg;
+mod pagerank;
+mod partition;
+
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::{CudaSlice, PushKernelArg};
+
+pub use cg::cg;
+pub use pagerank::pagerank;
+pub use partition::{LocalPart, Partition};
+
+use crate::error::{Error, Result};
+use crate::formats::{self, DeviceMatrix, FormatHandle, FormatSpec};
+use crate::gpu::{grid_stride, Gpu, Kernel, KernelModule};
+use crate::matrix::{Csr, Scalar};
+
+/// The distributed solvers' vector kernels.
+pub const KERNELS: KernelModule = KernelModule { name: "distributed", source: include_str!("vectors.cu"), headers: &[] };
+
+/// A square matrix cut into row parts, one per GPU.
+pub struct DistributedMatrix<T: Scalar> {
+    partition: Partition,
+    parts: Vec<Part<T>>,
+    /// Halo runs, in receiver order and, within a receiver, owner order.
+    transfers: Vec<Transfer>,
+    /// Each owner's send buffer (entries its receivers need, receivers in order); locked for
+    /// a whole exchange.
+    sends: Mutex<Vec<Option<CudaSlice<T>>>>,
+    nnz: usize,
+}
+
+struct Part<T: Scalar> {
+    gpu: Arc<Gpu>,
+    rows: Range<usize>,
+    /// Where the own entries sit in the local `x`.
+    own_offset: usize,
+    /// Halo below + own + halo above.
+    local_len: usize,
+    matrix: DeviceMatrix<T>,
+    /// The part's format (`auto`'s choice named).
+    label: String,
+    /// Positions in this part's local `x` of the entries other parts need (receivers in
+    /// part order), or `None` when no part needs any.
+    send_idx: Option<CudaSlice<u32>>,
+    gather: Kernel,
+    /// `y` of this part's rows when the caller's `y` has halo room (then copied into it).
+    scratch: Mutex<Option<CudaSlice<T>>>,
+}
+
+/// `count` entries of owner `from`'s send buffer at `send_at` go to receiver `to`'s local `x`
+/// at `recv_at`.
+#[derive(Clone, Copy, Debug)]
+struct Transfer {
+    from: usize,
+    to: usize,
+    send_at: usize,
+    count: usize,
+    recv_at: usize,
+}
+
+/// A vector split like the rows of a [`DistributedMatrix`]: one buffer per part, either the
+/// part's own entries only, or with room for its halo around them (a vector that is
+/// multiplied: [`DistributedMatrix::new_x`]).
+pub struct DistVector<T> {
+    parts: Vec<CudaSlice<T>>,
+    halo: bool,
+}
+
+impl<T> DistVector<T> {
+    /// Whether the parts have halo room (the vector can be multiplied).
+    pub fn has_halo(&self) -> bool {
+        self.halo
+    }
+}
+
+impl<T: Scalar> DistributedMatrix<T> {
+    /// `a` cut into `gpus.len()` parts balanced by entries, part `i` built as `spec` and
+    /// uploaded to `gpus[i]` (one [`Gpu`] may carry several parts).
+    pub fn new(a: &Csr<T>, gpus: &[Arc<Gpu>], spec: &FormatSpec) -> Result<Self> {
+        Self::with_partition(a, gpus, spec, Partition::balanced(a, gpus.len())?)
+    }
+
+    /// The same with a given partition (`partition.parts() == gpus.len()`).
+    pub fn with_partition(a: &Csr<T>, gpus: &[Arc<Gpu>], spec: &FormatSpec, partition: Partition) -> Result<Self> {
+        if gpus.len() != partition.parts() || partition.starts().last() != Some(&a.nrows()) {
+            return Err(Error::Unsupported(format!(
+                "a partition of {} parts over {} rows for {} GPUs and {} rows",
+                partition.parts(),
+                partition.starts().last().unwrap_or(&0),
+                gpus.len(),
+                a.nrows()
+            )));
+        }
+        for (i, g) in gpus.iter().enumerate() {
+            let ordinal = g.context().ordinal();
+            if gpus[..i].iter().any(|h| h.context().ordinal() == ordinal && !Arc::ptr_eq(g, h)) {
+                return Err(Error::Unsupported(format!(
+                    "parts {i} and an earlier one are on device {ordinal} through two Gpu handles: pass the same Gpu for parts on one device"
+                )));
+            }
+        }
+        // Host parts one at a time (the local copies of a large matrix are never all held).
+        let mut parts = Vec::with_capacity(gpus.len());
+        let mut receives: Vec<(usize, usize, Vec<u32>, usize)> = Vec::new(); // (to, from, global columns, recv_at)
+        for (i, gpu) in gpus.iter().enumerate() {
+            let local = LocalPart::of(a, &partition, i);
+            for j in (0..partition.parts()).filter(|&j| j != i) {
+                let (cols, recv_at) = local.halo_from(&partition, j);
+                if !cols.is_empty() {
+                    receives.push((i, j, cols, recv_at));
+                }
+            }
+            let host = formats::build(spec, &local.local)?;
+            let label = host.chosen().unwrap_or_else(|| spec.label());
+            let matrix = host.upload(gpu)?;
+            let gather = Kernel::new(gpu, &crate::reorder::KERNELS, &format!("gather_{}", T::SUFFIX), grid_stride(1))?;
+            parts.push(Part {
+                gpu: gpu.clone(),
+                rows: local.rows.clone(),
+                own_offset: local.own_offset(),
+                local_len: local.local_len(),
+                matrix,
+                label,
+                send_idx: None,
+                gather,
+                scratch: Mutex::new(None),
+            });
+        }
+        // Each owner's send list: the receivers' halo columns, receivers in order, as
+        // positions in the owner's local x.
+        let mut transfers = Vec::new();
+        let mut sends = Vec::with_capacity(parts.len());
+        for (j, owner) in parts.iter_mut().enumerate() {
+            let mut idx: Vec<u32> = Vec::new();
+            for (to, _, cols, recv_at) in receives.iter().filter(|r| r.1 == j) {
+                transfers.push(Transfer { from: j, to: *to, send_at: idx.len(), count: cols.len(), recv_at: *recv_at });
+                let base = owner.own_offset - owner.rows.start;
+                idx.extend(cols.iter().map(|&c| (base + c as usize) as u32));
+            }
+            if idx.len() > u32::MAX as usize {
+                return Err(Error::Unsupported(format!("part {j} sends {} halo entries, beyond 32-bit counts", idx.len())));
+            }
+            sends.push(if idx.is_empty() { None } else { Some(owner.gpu.alloc::<T>(idx.len())?) });
+            if !idx.is_empty() {
+                owner.send_idx = Some(owner.gpu.upload(&idx)?);
+            }
+        }
+        transfers.sort_by_key(|t| (t.to, t.from));
+        Ok(DistributedMatrix { partition, parts, transfers, sends: Mutex::new(sends), nnz: a.nnz() })
+    }
+
+    pub fn partition(&self) -> &Partition {
+        &self.partition
+    }
+    pub fn nrows(&self) -> usize {
+        self.partition.starts().last().copied().unwrap_or(0)
+    }
+    pub fn nnz(&self) -> usize {
+        self.nnz
+    }
+    /// The format each part runs (`auto` names its choice).
+    pub fn part_formats(&self) -> Vec<String> {
+        self.parts.iter().map(|p| p.label.clone()).collect()
+    }
+    /// Entries of each part's matrix.
+    pub fn part_nnz(&self) -> Vec<usize> {
+        self.parts.iter().map(|p| p.matrix.info().nnz).collect()
+    }
+    /// `x` entries crossing between parts per product (the sum of the halos).
+    pub fn halo_entries(&self) -> usize {
+        self.transfers.iter().map(|t| t.count).sum()
+    }
+    /// Bytes of `x` exchanged per product.
+    pub fn halo_bytes(&self) -> usize {
+        self.halo_entries() * std::mem::size_of::<T>()
+    }
+
+    /// A zero vector with halo room (one that can be multiplied).
+    pub fn new_x(&self) -> Result<DistVector<T>> {
+        let parts = self.parts.iter().map(|p| p.gpu.alloc::<T>(p.local_len.max(1))).collect::<Result<_>>()?;
+        Ok(DistVector { parts, halo: true })
+    }
+    /// A zero vector of the parts' own entries only (a product's result).
+    pub fn new_y(&self) -> Result<DistVector<T>> {
+        let parts = self.parts.iter().map(|p| p.gpu.alloc::<T>(p.rows.len().max(1))).collect::<Result<_>>()?;
+        Ok(DistVector { parts, halo: false })
+    }
+    /// `v` (of `nrows` entries) split over the parts, with halo room when `halo`.
+    pub fn upload(&self, v: &[T], halo: bool) -> Result<DistVector<T>> {
+        if v.len() != self.nrows() {
+            return Err(Error::Unsupported(format!("a vector of {} entries for a matrix of {} rows", v.len(), self.nrows())));
+        }
+        let parts = self
+            .parts
+            .iter()
+            .map(|p| {
+                let own = &v[p.rows.clone()];
+                if !halo {
+                    return if own.is_empty() { p.gpu.alloc::<T>(1) } else { p.gpu.upload(own) };
+                }
+                let mut local = vec![T::ZERO; p.local_len.max(1)];
+                local[p.own_offset..p.own_offset + own.len()].copy_from_slice(own);
+                p.gpu.upload(&local)
+            })
+            .collect::<Result<_>>()?;
+        Ok(DistVector { parts, halo })
+    }
+    /// The own entries of every part, in row order (waits for each part's queue).
+    pub fn download(&self, v: &DistVector<T>) -> Result<Vec<T>> {
+        let mut out = Vec::with_capacity(self.nrows());
+        for (p, buf) in self.parts.iter().zip(&v.parts) {
+            let all = p.gpu.download(buf)?;
+            let at = if v.halo { p.own_offset } else { 0 };
+            out.extend_from_slice(&all[at..at + p.rows.len()]);
+        }
+        Ok(out)
+    }
+    /// Waits for every part's queue.
+    pub fn synchronize(&self) -> Result<()> {
+        self.parts.iter().try_for_each(|p| p.gpu.synchronize())
+    }
+
+    /// `y = A·x` (see [`DistributedMatrix::apply`]).
+    pub fn spmv(&self, x: &mut DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+        self.apply(T::ONE, x, T::ZERO, y)
+    }
+
+    /// `y = α·A·x + β·y`: the halo of `x` exchanged (written into `x`'s halo room), then
+    /// every part's product on its own stream. Asynchronous: [`DistributedMatrix::download`]
+    /// or [`DistributedMatrix::synchronize`] waits.
+    pub fn apply(&self, alpha: T, x: &mut DistVector<T>, beta: T, y: &mut DistVector<T>) -> Result<()> {
+        self.check(x, true)?;
+        self.check(y, false)?;
+        self.exchange(x)?;
+        for (i, p) in self.parts.iter().enumerate() {
+            if p.rows.is_empty() {
+                continue;
+            }
+            if !y.halo {
+                p.matrix.apply(alpha, &x.parts[i], beta, &mut y.parts[i])?;
+                continue;
+            }
+            // y has halo room: the product into the part's scratch, then into y's own run.
+            let mut scratch = p.scratch.lock().unwrap_or_else(|e| e.into_inner());
+            let s = match &mut *scratch {
+                Some(s) => s,
+                None => scratch.insert(p.gpu.alloc::<T>(p.rows.len())?),
+            };
+            let own = p.own_offset..p.own_offset + p.rows.len();
+            if beta != T::ZERO {
+                p.gpu.stream().memcpy_dtod(&y.parts[i].slice(own.clone()), s)?;
+            }
+            p.matrix.apply(alpha, &x.parts[i], beta, s)?;
+            p.gpu.stream().memcpy_dtod(s, &mut y.parts[i].slice_mut(own))?;
+        }
+        Ok(())
+    }
+
+    /// Back-to-back means in milliseconds of `reps` products `y = A·x` and of `reps` halo
+    /// exchanges alone, on a test vector (wall time from the first launch until every GPU
+    /// is done; the host queues while the GPUs work).
+    pub fn time_products(&self, reps: usize) -> Result<(f64, f64)> {
+        let x: Vec<T> = crate::reference::test_vector(self.nrows());
+        let (mut xd, mut y) = (self.upload(&x, true)?, self.new_y()?);
+        self.spmv(&mut xd, &mut y)?; // warm-up: kernels loaded, caches filled
+        self.synchronize()?;
+        let reps = reps.max(1);
+        let time = |f: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
+            let start = std::time::Instant::now();
+            for _ in 0..reps {
+                f()?;
+            }
+            self.synchronize()?;
+            Ok(start.elapsed().as_secs_f64() * 1e3 / reps as f64)
+        };
+        let product = time(&mut || self.spmv(&mut xd, &mut y))?;
+        let exchange = time(&mut || self.exchange(&mut xd))?;
+        Ok((product, exchange))
+    }
+
+    fn check(&self, v: &DistVector<T>, need_halo: bool) -> Result<()> {
+        if v.parts.len() != self.parts.len() {
+            return Err(Error::Unsupported(format!("a vector of {} parts for a matrix of {}", v.parts.len(), self.parts.len())));
+        }
+        if need_halo && !v.halo {
+            return Err(Error::Unsupported("x of a distributed product needs halo room: make it with new_x or upload(.., true)".into()));
+        }
+        Ok(())
+    }
+
+    /// Fills the halo of every part's local `x` from the owners' own entries.
+    fn exchange(&self, x: &mut DistVector<T>) -> Result<()> {
+        let mut sends = self.sends.lock().unwrap_or_else(|e| e.into_inner());
+        for (j, p) in self.parts.iter().enumerate() {
+            let (Some(idx), Some(buf)) = (&p.send_idx, &mut sends[j]) else { continue };
+            p.gpu.context().bind_to_thread()?;
+            // The previous exchange's copies out of this buffer must be over before it is
+            // refilled: wait for the receivers' streams (not needed for parts sharing this one).
+            for t in self.transfers.iter().filter(|t| t.from == j) {
+                let to = &self.parts[t.to].gpu;
+                if !Arc::ptr_eq(to, &p.gpu) {
+                    p.gpu.stream().join(to.stream())?;
+                }
+            }
+            let n = idx.len() as u32;
+            let src = &x.parts[j];
+            // SAFETY: gather_T(u32 n, const u32* idx, const T* x, T* out): idx holds n
+            // positions below the local x's length (built from the part's own range), out
+            // (the send buffer) n entries; the grid-stride loop stays below n.
+            unsafe {
+                p.gather.launch_with(&p.gpu, grid_stride(n as u64), |a| {
+                    a.arg(&n).arg(idx).arg(src).arg(buf);
+                })?;
+            }
+        }
+        for t in &self.transfers {
+            let to = &self.parts[t.to];
+            let buf = sends[t.from].as_ref().expect("an owner with transfers has a send buffer");
+            let src = buf.slice(t.send_at..t.send_at + t.count);
+            let mut dst = x.parts[t.to].slice_mut(t.recv_at..t.recv_at + t.count);
+            // On the receiver's stream; between devices it first waits for the owner's
+            // stream (cudarc records an event there), so the gather is done.
+            to.gpu.context().bind_to_thread()?;
+            to.gpu.stream().memcpy_dtod(&src, &mut dst)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,218 @@
+//! Rows cut into contiguous parts of about equal entries, and each part's columns renumbered
+//! into the part's own index space.
+//!
+//! The matrix is square and `x` is split like the rows: part `i` owns rows and `x` entries
+//! `starts[i]..starts[i + 1]`. A part's *halo* is the columns its rows touch outside its own
+//! range; their `x` entries come from the parts that own them before each product. The
+//! part's local `x` is `[halo below | own | halo above]` — the halo columns below its range,
+//! its own entries, the halo columns above — each run in column order, so the local column
+//! of an entry is its rank among the sorted global columns the part touches. The renumbering
+//! is therefore monotone: every row keeps its entries in the same order, so a format's sums
+//! run in the same order as on the whole matrix and give the same bits.
+//!
+//! ```text
+//!     | 1 . 2 . |   parts of 2 rows: starts = [0, 2, 4]
+//!     | . 3 . . |   part 0: own columns 0..2, halo above {2}    local x = [x0 x1 | x2]
+//! A = | 4 . 5 6 |   part 1: own columns 2..4, halo below {0, 1} local x = [x0 x1 | x2 x3]
+//!     | . 7 . 8 |   part 1's rows in local columns: [0 2 3], [1 3]
+//! ```
+
+use std::ops::Range;
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::matrix::{Csr, Scalar};
+
+/// Where each part's rows begin: `parts + 1` row indices from 0 to `nrows`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Partition {
+    starts: Vec<usize>,
+}
+
+impl Partition {
+    /// `parts` contiguous row ranges of about `nnz / parts` entries each (a part ends at the
+    /// first row boundary past its share; rows are never split). An empty matrix's rows are
+    /// split evenly.
+    pub fn balanced<T: Scalar>(a: &Csr<T>, parts: usize) -> Result<Self> {
+        if parts == 0 {
+            return Err(Error::Unsupported("a distributed matrix needs at least one part".into()));
+        }
+        if a.nrows() != a.ncols() {
+            return Err(Error::Unsupported(format!(
+                "a distributed matrix is square (x is split like the rows); this one is {} x {}",
+                a.nrows(),
+                a.ncols()
+            )));
+        }
+        let (m, nnz, row_ptr) = (a.nrows(), a.nnz(), a.row_ptr());
+        let mut starts = vec![0usize; parts + 1];
+        for (k, start) in starts.iter_mut().enumerate().skip(1) {
+            *start = if nnz == 0 {
+                m * k / parts
+            } else {
+                // The first row that begins at or after the k-th share of the entries.
+                let share = (nnz as u128 * k as u128 / parts as u128) as usize;
+                row_ptr.partition_point(|&p| p < share).min(m)
+            };
+        }
+        starts[parts] = m;
+        Ok(Partition { starts })
+    }
+    /// A partition with these row starts (`0 = starts[0] ≤ … ≤ starts[p] = nrows`).
+    pub fn from_starts(starts: Vec<usize>, nrows: usize) -> Result<Self> {
+        let ok = starts.len() >= 2 && starts[0] == 0 && starts[starts.len() - 1] == nrows && starts.windows(2).all(|w| w[0] <= w[1]);
+        if !ok {
+            return Err(Error::Unsupported(format!("row starts {starts:?} do not run from 0 to {nrows} in order")));
+        }
+        Ok(Partition { starts })
+    }
+    pub fn parts(&self) -> usize {
+        self.starts.len() - 1
+    }
+    pub fn starts(&self) -> &[usize] {
+        &self.starts
+    }
+    /// The rows (and own `x` entries) of part `i`.
+    pub fn rows(&self, i: usize) -> Range<usize> {
+        self.starts[i]..self.starts[i + 1]
+    }
+    /// The part that owns row (or column) `r`.
+    pub fn owner(&self, r: usize) -> usize {
+        self.starts.partition_point(|&s| s <= r) - 1
+    }
+}
+
+/// One part of a distributed matrix on the host: its rows in local columns, and its halo.
+#[derive(Clone, Debug)]
+pub struct LocalPart<T> {
+    /// The part's rows of the whole matrix.
+    pub rows: Range<usize>,
+    /// Those rows, with columns renumbered into the local `x` (see the module doc): an
+    /// `own + halo` square-or-wider matrix.
+    pub local: Csr<T>,
+    /// Global columns of the halo below the part's range, in order (local 0..below.len()).
+    pub below: Vec<u32>,
+    /// Global columns of the halo above it, in order (after the own entries).
+    pub above: Vec<u32>,
+}
+
+impl<T: Scalar> LocalPart<T> {
+    /// Part `i` of `a` under `partition`.
+    pub fn of(a: &Csr<T>, partition: &Partition, i: usize) -> Self {
+        let rows = partition.rows(i);
+        let (first, last) = (a.row_ptr()[rows.start], a.row_ptr()[rows.end]);
+        let cols = &a.col_idx()[first..last];
+        let (lo, hi) = (rows.start as u32, rows.end as u32);
+        let halo = |keep: fn(u32, u32, u32) -> bool| {
+            let mut v: Vec<u32> = cols.par_iter().copied().filter(|&c| keep(c, lo, hi)).collect();
+            v.par_sort_unstable();
+            v.dedup();
+            v
+        };
+        let below = halo(|c, lo, _| c < lo);
+        let above = halo(|c, _, hi| c >= hi);
+        let own = rows.len() as u32;
+        let b = below.len() as u32;
+        let local_cols: Vec<u32> = cols
+            .par_iter()
+            .map(|&c| {
+                if c < lo {
+                    below.binary_search(&c).expect("collected above") as u32
+                } else if c < hi {
+                    b + (c - lo)
+                } else {
+                    b + own + above.binary_search(&c).expect("collected above") as u32
+                }
+            })
+            .collect();
+        let row_ptr: Vec<usize> = a.row_ptr()[rows.start..=rows.end].iter().map(|&p| p - first).collect();
+        let ncols = below.len() + rows.len() + above.len();
+        // SAFETY: the renumbering is monotone in the global column (module doc), so each row's
+        // local columns stay strictly increasing, and every one is below ncols.
+        let local = unsafe { Csr::new_unchecked(rows.len(), ncols, row_ptr, local_cols, a.values()[first..last].to_vec()) };
+        LocalPart { rows, local, below, above }
+    }
+    /// Where the part's own `x` entries sit in its local `x`.
+    pub fn own_offset(&self) -> usize {
+        self.below.len()
+    }
+    /// Length of the local `x`: halo below, own, halo above.
+    pub fn local_len(&self) -> usize {
+        self.local.ncols()
+    }
+    /// Halo entries this part receives from part `j` (`partition` being the one it was cut
+    /// by): the global columns, in order, and where they go in the local `x`.
+    pub fn halo_from(&self, partition: &Partition, j: usize) -> (Vec<u32>, usize) {
+        let range = partition.rows(j);
+        let (lo, hi) = (range.start as u32, range.end as u32);
+        let in_range = |v: &[u32]| v.partition_point(|&c| c < lo)..v.partition_point(|&c| c < hi);
+        let below = in_range(&self.below);
+        if !below.is_empty() {
+            return (self.below[below.clone()].to_vec(), below.start);
+        }
+        let above = in_range(&self.above);
+        (self.above[above.clone()].to_vec(), self.below.len() + self.rows.len() + above.start)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn example() -> Csr<f64> {
+        Csr::new_checked(4, 4, vec![0, 2, 3, 6, 8], vec![0, 2, 1, 0, 2, 3, 1, 3], (1..=8).map(f64::from).collect()).unwrap()
+    }
+
+    #[test]
+    fn the_worked_example() {
+        let a = example();
+        let p = Partition::from_starts(vec![0, 2, 4], 4).unwrap();
+        let (p0, p1) = (LocalPart::of(&a, &p, 0), LocalPart::of(&a, &p, 1));
+        assert_eq!((p0.below.as_slice(), p0.above.as_slice(), p0.local_len()), (&[][..], &[2][..], 3));
+        assert_eq!((p1.below.as_slice(), p1.above.as_slice(), p1.own_offset()), (&[0, 1][..], &[][..], 2));
+        assert_eq!(p1.local.col_idx(), &[0, 2, 3, 1, 3]);
+        assert_eq!(p1.local.values(), &[4.0, 5.0, 6.0, 7.0, 8.0]);
+        assert_eq!(p1.halo_from(&p, 0), (vec![0, 1], 0));
+        assert_eq!(p0.halo_from(&p, 1), (vec![2], 2));
+        assert_eq!(p0.halo_from(&p, 0), (vec![], 2));
+    }
+
+    #[test]
+    fn balanced_parts_split_the_entries_and_local_products_equal_the_whole() {
+        for spec in ["poisson3d:n=12", "powerlaw:n=3000,mean=8,exp=2.1", "kron:scale=10"] {
+            let a = crate::io::gen::generate(spec).unwrap();
+            let x = crate::reference::test_vector::<f64>(a.ncols());
+            let mut whole = vec![0.0; a.nrows()];
+            a.spmv_serial(&x, &mut whole);
+            for parts in [1, 2, 3, 7] {
+                let p = Partition::balanced(&a, parts).unwrap();
+                assert_eq!(p.parts(), parts);
+                let mut y = Vec::new();
+                for i in 0..parts {
+                    let part = LocalPart::of(&a, &p, i);
+                    let nnz = part.local.nnz() as f64;
+                    assert!(nnz <= a.nnz() as f64 / parts as f64 + a.max_row_len() as f64 + 1.0, "{spec} part {i}");
+                    // The local x from the whole x, through the halo lists of every owner.
+                    let mut local_x = vec![f64::NAN; part.local_len()];
+                    local_x[part.own_offset()..part.own_offset() + part.rows.len()].copy_from_slice(&x[part.rows.clone()]);
+                    for j in (0..parts).filter(|&j| j != i) {
+                        let (cols, at) = part.halo_from(&p, j);
+                        for (k, &c) in cols.iter().enumerate() {
+                            assert_eq!(p.owner(c as usize), j);
+                            local_x[at + k] = x[c as usize];
+                        }
+                    }
+                    let mut local_y = vec![0.0; part.rows.len()];
+                    part.local.spmv_serial(&local_x, &mut local_y);
+                    y.extend(local_y);
+                }
+                // The same sums in the same order: the same bits.
+                assert_eq!(y, whole, "{spec} in {parts} parts");
+            }
+        }
+        let rect = Csr::<f64>::zeros(3, 4);
+        assert!(Partition::balanced(&rect, 2).unwrap_err().to_string().contains("square"));
+        assert!(Partition::balanced(&Csr::<f64>::zeros(5, 5), 2).is_ok());
+    }
+}
