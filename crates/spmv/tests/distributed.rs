@@ -26,6 +26,16 @@ fn devices() -> &'static [Arc<Gpu>] {
     })
 }
 
+/// One test at a time. Run concurrently, the three tests of this file (sharing one `Gpu`)
+/// crashed the test process with SIGSEGV on the H200 (2026-11-23), while each passes alone
+/// and the library's other tests share a `Gpu` between threads without trouble; the cause
+/// is not found yet (docs/scale.md), so the tests here are serialised meanwhile.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// `parts` GPU handles: the devices in turn.
 fn gpus(parts: usize) -> Vec<Arc<Gpu>> {
     let devices = devices();
@@ -85,6 +95,7 @@ fn check<T: Scalar>(name: &str, a: &Csr<T>, failures: &mut Vec<String>) {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_distributed_products_equal_the_whole_matrix() {
+    let _one_at_a_time = serial();
     let mut matrices: Vec<(String, Csr<f64>)> = common::edge_cases();
     for spec in ["poisson3d:n=24", "kron:scale=12", "powerlaw:n=20000,mean=8,exp=2.1", "random:rows=5000,cols=5000,mean=9"] {
         matrices.push((spec.to_string(), spmv::io::gen::generate(spec).unwrap()));
@@ -104,6 +115,7 @@ fn gpu_distributed_products_equal_the_whole_matrix() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_distributed_cg_matches_the_one_gpu_cg_and_repeats_its_bits() {
+    let _one_at_a_time = serial();
     let a = spmv::io::gen::generate("poisson3d:n=24").unwrap();
     let b = test_vector::<f64>(a.nrows());
     let settings = KrylovSettings { tol: 1e-10, ..KrylovSettings::default() };
@@ -134,6 +146,7 @@ fn gpu_distributed_cg_matches_the_one_gpu_cg_and_repeats_its_bits() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_distributed_pagerank_matches_the_one_gpu_pagerank() {
+    let _one_at_a_time = serial();
     use spmv::solve::pagerank::{pagerank_gpu, EdgeWeights, Settings, Transition};
     let graph = spmv::io::gen::generate("kron:scale=14").unwrap();
     let t = Transition::new(&graph, EdgeWeights::Pattern).unwrap();
