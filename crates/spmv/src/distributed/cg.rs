@@ -66,34 +66,36 @@ fn dot<T: Scalar>(a: &DistributedMatrix<T>, k: &mut [PartKernels], u: &DistVecto
     Ok(total)
 }
 
-/// y += α·x on every part's own entries.
-fn axpy<T: Scalar>(a: &DistributedMatrix<T>, k: &[PartKernels], alpha: f64, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
-    for (i, p) in a.parts.iter().enumerate().filter(|(_, p)| !p.rows.is_empty()) {
-        let n = p.rows.len() as u64;
-        let xo = own(a, x, i);
-        let at = if y.halo { p.own_offset } else { 0 };
-        let mut yo = y.parts[i].slice_mut(at..at + p.rows.len());
-        // SAFETY: dist_axpy_T(u64 n, double alpha, const T* x, T* y): both views hold n entries.
-        unsafe {
-            k[i].axpy.launch_with(&p.gpu, grid_stride(n), |l| {
-                l.arg(&n).arg(&alpha).arg(&xo).arg(&mut yo);
-            })?
-        };
-    }
-    Ok(())
+/// The two vector updates of an iteration (vectors.cu): `y += s·x` and `y = x + s·y`.
+#[derive(Clone, Copy)]
+enum Update {
+    Axpy,
+    Xpby,
 }
 
-/// y = x + β·y on every part's own entries.
-fn xpby<T: Scalar>(a: &DistributedMatrix<T>, k: &[PartKernels], x: &DistVector<T>, beta: f64, y: &mut DistVector<T>) -> Result<()> {
+/// `update` with scalar `s` on every part's own entries of `x` and `y`.
+fn update<T: Scalar>(
+    a: &DistributedMatrix<T>,
+    k: &[PartKernels],
+    update: Update,
+    s: f64,
+    x: &DistVector<T>,
+    y: &mut DistVector<T>,
+) -> Result<()> {
     for (i, p) in a.parts.iter().enumerate().filter(|(_, p)| !p.rows.is_empty()) {
         let n = p.rows.len() as u64;
         let xo = own(a, x, i);
         let at = if y.halo { p.own_offset } else { 0 };
         let mut yo = y.parts[i].slice_mut(at..at + p.rows.len());
-        // SAFETY: dist_xpby_T(u64 n, const T* x, double beta, T* y): both views hold n entries.
+        let kernel = match update {
+            Update::Axpy => &k[i].axpy,
+            Update::Xpby => &k[i].xpby,
+        };
+        // SAFETY: dist_axpy_T and dist_xpby_T(u64 n, double s, const T* x, T* y): both views
+        // hold n entries; the grid-stride loop stays below n.
         unsafe {
-            k[i].xpby.launch_with(&p.gpu, grid_stride(n), |l| {
-                l.arg(&n).arg(&xo).arg(&beta).arg(&mut yo);
+            kernel.launch_with(&p.gpu, grid_stride(n), |l| {
+                l.arg(&n).arg(&s).arg(&xo).arg(&mut yo);
             })?
         };
     }
@@ -137,8 +139,8 @@ pub fn cg<T: Scalar>(a: &DistributedMatrix<T>, b: &[T], settings: &KrylovSetting
             break;
         }
         let alpha = rr / pq;
-        axpy(a, &k, alpha, &p, &mut x)?;
-        axpy(a, &k, -alpha, &q, &mut r)?;
+        update(a, &k, Update::Axpy, alpha, &p, &mut x)?;
+        update(a, &k, Update::Axpy, -alpha, &q, &mut r)?;
         let rr_next = dot(a, &mut k, &r, &r)?;
         iterations += 1;
         if !rr_next.is_finite() {
@@ -146,7 +148,7 @@ pub fn cg<T: Scalar>(a: &DistributedMatrix<T>, b: &[T], settings: &KrylovSetting
         } else if rr_next <= threshold {
             outcome = Outcome::Converged;
         } else {
-            xpby(a, &k, &r, rr_next / rr, &mut p)?;
+            update(a, &k, Update::Xpby, rr_next / rr, &r, &mut p)?;
         }
         rr = rr_next;
     }

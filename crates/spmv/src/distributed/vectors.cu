@@ -27,7 +27,7 @@
             y[i] = (T)__dadd_rn((double)y[i], __dmul_rn(alpha, (double)x[i]));                              \
     }                                                                                                        \
     /* y = x + beta·y */                                                                                     \
-    extern "C" __global__ void dist_xpby_##S(u64 n, const T* __restrict__ x, double beta, T* __restrict__ y) { \
+    extern "C" __global__ void dist_xpby_##S(u64 n, double beta, const T* __restrict__ x, T* __restrict__ y) { \
         for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x)  \
             y[i] = (T)__dadd_rn((double)x[i], __dmul_rn(beta, (double)y[i]));                                \
     }
