@@ -12,8 +12,10 @@
 //!
 //! **Results.** Each row is summed by one part, by the part's format, in the format's order
 //! over the row's entries, which the renumbering keeps (it is monotone in the column): a
-//! format whose order does not depend on where the row sits (CSR-vector, CSR-scalar, DIA,
-//! merge-CSR …) gives `y` with the bits of the same format on one GPU. The distributed CG
+//! format whose order does not depend on where the row sits (CSR-scalar, DIA, CSR-vector with
+//! its lanes given: by default they follow each part's mean row length) gives `y` with the
+//! bits of the same format on one GPU; merge-CSR, SELL-C-σ and `auto` agree to rounding (their
+//! sums split by tiles, slices or choices of the part). The distributed CG
 //! ([`cg`]) sums its dot products per part in a fixed order and adds the parts' sums in
 //! part order: the same bits run after run and for any placement of the parts, but not the
 //! bits of the one-GPU CG (whose sums split at other places); its iterates agree to rounding.
