@@ -26,10 +26,10 @@ fn devices() -> &'static [Arc<Gpu>] {
     })
 }
 
-/// One test at a time. Run concurrently, the three tests of this file (sharing one `Gpu`)
-/// crashed the test process with SIGSEGV on the H200 (2026-11-23), while each passes alone
-/// and the library's other tests share a `Gpu` between threads without trouble; the cause
-/// is not found yet (docs/scale.md), so the tests here are serialised meanwhile.
+/// One test at a time: the tests share one `Gpu`, and the one-GPU CG captures its iteration
+/// as a CUDA graph on that `Gpu`'s stream, which would take in the other tests' launches
+/// (run concurrently the three crashed the test process on the H200; with the CG's graph
+/// off they ran concurrently without fault; docs/solve.md).
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
