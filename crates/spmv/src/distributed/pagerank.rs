@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::DistributedMatrix;
 use crate::error::{Error, Result};
@@ -17,6 +17,7 @@ use crate::solve::pagerank::{start, update_blocks, PageRank, Settings, Transitio
 /// One part's buffers: its nodes' dangling flags, the dangling share it reads, and its
 /// blocks' partial results.
 struct PartState<T> {
+    update: CudaFunction,
     dangling: CudaSlice<u8>,
     share: CudaSlice<T>,
     block_max_diff: CudaSlice<T>,
@@ -37,6 +38,7 @@ pub fn pagerank<T: Scalar>(a: &DistributedMatrix<T>, t: &Transition, settings: &
     for p in &a.parts {
         let blocks = update_blocks(p.rows.len().max(1));
         state.push(PartState {
+            update: p.gpu.function(&KERNELS, &format!("pagerank_update_{}", T::SUFFIX))?,
             dangling: p.gpu.upload_nonempty(&t.dangling()[p.rows.clone()])?,
             share: p.gpu.alloc::<T>(1)?,
             block_max_diff: p.gpu.alloc::<T>(blocks)?,
@@ -57,8 +59,7 @@ pub fn pagerank<T: Scalar>(a: &DistributedMatrix<T>, t: &Transition, settings: &
             let n_part = p.rows.len() as u32;
             let own = rank.parts[i].slice(p.own_offset..p.own_offset + p.rows.len());
             let config = LaunchConfig { grid_dim: (s.blocks as u32, 1, 1), block_dim: (UPDATE_BLOCK, 1, 1), shared_mem_bytes: 0 };
-            let update = p.gpu.function(&KERNELS, &format!("pagerank_update_{}", T::SUFFIX))?;
-            let mut launch = p.gpu.stream().launch_builder(&update);
+            let mut launch = p.gpu.stream().launch_builder(&s.update);
             launch
                 .arg(&n_part)
                 .arg(&alpha)

@@ -157,10 +157,8 @@ impl Drop for DnVec {
 }
 
 impl<T: Scalar> DeviceCusparse<T> {
-    /// `wide`: 64-bit indices (always taken when nnz, rows or columns reach 2^31).
+    /// `wide`: 64-bit indices (`Cusparse::index_bytes` decides: always past 2^31 − 1).
     pub(super) fn new(gpu: &Gpu, a: &Csr<T>, algorithm: Algorithm, wide: bool) -> Result<Self> {
-        let limit = i32::MAX as usize;
-        let wide = wide || a.nnz() > limit || a.ncols() > limit || a.nrows() > limit;
         let mut this = DeviceCusparse {
             prepared: None,
             handle: gpu.cusparse()?,

@@ -16,10 +16,8 @@ const TILES_PER_BLOCK: u64 = 4;
 
 pub(super) struct DeviceMergeCsr<T: Scalar> {
     nrows: u32,
-    /// Merge items (rows + entries), pushed in the kernel's offset width: `path32` for the
-    /// 32-bit kernels (where it fits), `path` for the 64-bit ones.
+    /// Merge items (rows + entries), pushed in the kernel's offset width.
     path: u64,
-    path32: u32,
     tiles: u32,
     tile_row: CudaSlice<u32>,
     row_ptr: DeviceOffsets,
@@ -36,7 +34,6 @@ impl<T: Scalar> DeviceMergeCsr<T> {
             // below 2^31: checked on conversion.
             nrows: a.csr.nrows() as u32,
             path: (a.csr.nrows() + a.csr.nnz()) as u64,
-            path32: (a.csr.nrows() + a.csr.nnz()) as u32,
             tiles: tiles as u32,
             tile_row: gpu.upload(a.tile_row())?,
             row_ptr: DeviceOffsets::upload(gpu, NAME, a.csr.row_ptr(), a.offsets)?,
@@ -61,10 +58,12 @@ impl<T: Scalar> DeviceFormat<T> for DeviceMergeCsr<T> {
         // Blocks are whole warps, as the shuffles need. The fixup follows on the same stream;
         // segment rows are rows of the matrix (< m).
         unsafe {
+            // Below 2^31 with 32-bit offsets (checked on conversion).
+            let path32 = self.path as u32;
             self.tile_kernel.launch(gpu, |a| {
                 a.arg(&self.nrows);
                 match &self.row_ptr {
-                    DeviceOffsets::W32(_) => a.arg(&self.path32),
+                    DeviceOffsets::W32(_) => a.arg(&path32),
                     DeviceOffsets::W64(_) => a.arg(&self.path),
                 };
                 a.arg(&self.tile_row);
