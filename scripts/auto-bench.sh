@@ -44,12 +44,14 @@ run auto-train-2 poisson3d:n=160 poisson3d:n=80,points=27 kron:scale=21 random:r
 [[ $parts == *" train-"* ]] && { tar -czf "$out/auto-train.tgz" -C "$out" $(cd "$out" && ls auto-train*); exit 0; }
 python3 scripts/benchjson.py --merge "$out"/auto-generated.json "$out"/auto-shared-*.json > "$out/auto.json"
 python3 scripts/auto-check.py "$out/auto.json" --auto auto:heldout=true --tune tune:heldout=true > "$out/auto-check.md"
+python3 scripts/auto-check.py "$out/auto.json" --auto auto:heldout=true --tune tune:heldout=true --time graph > "$out/auto-check-graph.md"
 compression="csr-vector;csr-vector:values=auto;csr-vector:values=auto,cols=auto;csr5;csr5:values=auto;dia;dia:values=auto;merge-csr;sell-c-sigma;dasp;dasp:values=auto;cusparse-alg1;cusparse-alg2"
 python3 scripts/compression-tables.py "$out/auto.json" --formats "$compression" > "$out/auto-compression-tables.md"
 # The targets over every format of the run.
 python3 scripts/compression-tables.py "$out/auto.json" | grep -E '^target' > "$out/auto-targets.txt"
 tar -czf "$out/auto-bench.tgz" -C "$out" $(cd "$out" && ls auto*)
 echo "==================== summary ===================="
-cat "$out/auto-check.md" | head -30
+head -12 "$out/auto-check.md"
+head -12 "$out/auto-check-graph.md"
 grep -E '^\| geomean' "$out/auto-compression-tables.md"
 cat "$out/auto-targets.txt"

@@ -84,7 +84,7 @@ fn main() {
     let model = Model::new(training.clone());
     let mut best = None::<spmv::auto::CrossValidation>;
     for k in [1, 2, 3, 5, 7, 10, 15, 20, 25, 30, 40] {
-        let cv = model.cross_validate(&candidates, k);
+        let cv = model.cross_validate(&candidates, k, 1);
         println!(
             "k = {k:2}: cross-validated geomean {:.3} of the per-matrix best, worst {:.3} ({}), {} of {} below 0.7",
             cv.geomean, cv.worst, cv.worst_matrix, cv.below_70, cv.matrices
@@ -95,6 +95,14 @@ fn main() {
     }
     let best = best.unwrap();
     println!("chosen k = {} ({} matrices, {} candidate formats)", best.k, training.matrices.len(), candidates.len());
+    // What `tune` would keep measuring the first few of the ranking, judged by the same times.
+    for measured in [2, 3, 4, 6, 8] {
+        let cv = model.cross_validate(&candidates, best.k, measured);
+        println!(
+            "tune measuring {measured}: cross-validated geomean {:.3}, worst {:.3} ({}), {} below 0.7",
+            cv.geomean, cv.worst, cv.worst_matrix, cv.below_70
+        );
+    }
     training.k = best.k;
     std::fs::write(out, serde_json::to_string(&training).unwrap()).unwrap();
 }

@@ -185,9 +185,11 @@ impl Model {
 
     /// Leave-one-out cross-validation with `k` neighbours over `candidates`: for every
     /// training matrix, the first format of the ranking predicted without it that ran on it
-    /// (as `auto` takes the first that accepts the matrix), scored by best time / its time.
+    /// (as `auto` takes the first that accepts the matrix), scored by best time / its time;
+    /// with `measured` > 1, the fastest of the first `measured` that ran (what `tune` keeps,
+    /// judged by the table's own times).
     /// Returns the geometric mean, the worst score and its matrix, and how many fall below 0.7.
-    pub fn cross_validate(&self, candidates: &[&str], k: usize) -> CrossValidation {
+    pub fn cross_validate(&self, candidates: &[&str], k: usize, measured: usize) -> CrossValidation {
         let scores: Vec<(f64, &str)> = self
             .training
             .matrices
@@ -196,7 +198,9 @@ impl Model {
             .map(|(i, m)| {
                 let ranking = self.predict(&m.features, candidates, k, &[i]);
                 let best = candidates.iter().filter_map(|c| m.times_ms.get(*c)).copied().fold(f64::INFINITY, f64::min);
-                let score = ranking.iter().find_map(|(c, _)| m.times_ms.get(c)).map_or(1.0 / DECLINED, |t| best / t);
+                let kept =
+                    ranking.iter().filter_map(|(c, _)| m.times_ms.get(c)).take(measured.max(1)).copied().fold(f64::INFINITY, f64::min);
+                let score = if kept.is_finite() { best / kept } else { 1.0 / DECLINED };
                 (score, m.name.as_str())
             })
             .collect();

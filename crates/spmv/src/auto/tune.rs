@@ -131,10 +131,12 @@ pub fn tune_with_cache<T: Scalar>(
 
 /// Time per product in milliseconds: back to back on the GPU, a timed loop on the CPU.
 ///
-/// On the GPU a round is at least [`ROUND_MS`] of back-to-back launches (from 20 to 5,000):
-/// products of a few microseconds are bound by the launch rate, and rounds of a fixed 20
-/// launches differed by up to 2× between two measurements of one kernel (H200), more than
-/// the candidates differ. The median of [`ROUNDS`] rounds is kept.
+/// On the GPU the products are replayed as a CUDA graph where they can be captured
+/// ([`crate::gpu::Gpu::time_graph`]), else issued from the host: products of a few microseconds are
+/// otherwise bound by the host's launch rate and its jitter (two host-issued measurements of
+/// one kernel differed by up to 2× on the H200, more than the candidates differ). A round is
+/// at least [`ROUND_MS`] of launches (from 20 to 5,000; at most 1,000 in a graph, whose
+/// replays barely vary); the median of [`ROUNDS`] rounds is kept.
 fn time_product<T: Scalar>(backend: &Backend, host: &HostMatrix<T>, x: &[T]) -> Result<f64> {
     const ROUND_MS: f64 = 1.0;
     const ROUNDS: usize = 5;
@@ -150,7 +152,10 @@ fn time_product<T: Scalar>(backend: &Backend, host: &HostMatrix<T>, x: &[T]) -> 
             let first = gpu.time_back_to_back(1, 20, || device.spmv(&x_dev, &mut y))?;
             let per_launch = first.first().copied().unwrap_or(ROUND_MS).max(1e-4);
             let launches = ((ROUND_MS / per_launch).ceil() as usize).clamp(20, 5_000);
-            let mut means = gpu.time_back_to_back(ROUNDS, launches, || device.spmv(&x_dev, &mut y))?;
+            let mut means = match gpu.time_graph(ROUNDS, launches.min(1_000), || device.spmv(&x_dev, &mut y))? {
+                Some(means) => means,
+                None => gpu.time_back_to_back(ROUNDS, launches, || device.spmv(&x_dev, &mut y))?,
+            };
             Ok(median_min(&mut means).0)
         }
         Backend::Cpu => {

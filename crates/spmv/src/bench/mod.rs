@@ -137,6 +137,11 @@ pub struct Measurement {
     /// (the median of [`BACK_TO_BACK_ROUNDS`] such rounds); on the CPU, the mean of the timed
     /// loop. Comparable with other codes' drivers, which time this way.
     pub back_to_back_ms: f64,
+    /// The same `reps` products captured once as a CUDA graph and replayed (the median of
+    /// [`BACK_TO_BACK_ROUNDS`] replays): back to back without the host's cost of issuing each
+    /// launch, which sets `back_to_back_ms` on products of a few microseconds. `None` on the
+    /// CPU and where the product cannot be captured (it synchronises or allocates).
+    pub graph_ms: Option<f64>,
     /// The matrix's own bound (bench/bound.rs): back-to-back mean of streaming its columns and
     /// values of this format's width and gathering x, in milliseconds (GPU only).
     pub bound_ms: Option<f64>,
@@ -178,6 +183,7 @@ impl Measurement {
             median_ms: f64::NAN,
             min_ms: f64::NAN,
             back_to_back_ms: f64::NAN,
+            graph_ms: None,
             bound_ms: None,
             bound_fraction: None,
             gflops: f64::NAN,
@@ -428,6 +434,8 @@ fn measure<T: Scalar>(
     (m.median_ms, m.min_ms) = median_min(&mut times);
     let mut means = gpu.time_back_to_back(BACK_TO_BACK_ROUNDS, settings.reps, || device.spmv(&x_dev, &mut y_dev))?;
     (m.back_to_back_ms, _) = median_min(&mut means);
+    let graph = gpu.time_graph(BACK_TO_BACK_ROUNDS, settings.reps, || device.spmv(&x_dev, &mut y_dev))?;
+    m.graph_ms = graph.map(|mut means| median_min(&mut means).0);
     Ok(())
 }
 

@@ -79,14 +79,14 @@ impl Report {
         }
         let _ = writeln!(
             s,
-            "# columns: conv ms = conversion from CSR (host, plus the GPU's where a format converts on upload); MB = device bytes; median/min us = per launch; b2b us = mean of back-to-back launches; \
+            "# columns: conv ms = conversion from CSR (host, plus the GPU's where a format converts on upload); MB = device bytes; median/min us = per launch; b2b us = mean of back-to-back launches; graph us = the same launches replayed as a CUDA graph (no host launch cost; - where not capturable); \
              GFLOPS and GB/s from the median; %roof = of the copy roofline; %bound = the matrix's own stream-and-gather bound / b2b (GPU); L2 = fits in L2; rel err = against the oracle (docs/bench.md)"
         );
         let (width, fwidth) = (layout.matrix_width, layout.format_width);
         let _ = writeln!(
             s,
-            "{:<width$} {:<fwidth$} {:>4} {:>9} {:>10} {:>9} {:>9} {:>10} {:>10} {:>10} {:>8} {:>7} {:>6} {:>6} {:>3} {:>9}  status",
-            "matrix", "format", "prec", "rows", "nnz", "conv ms", "MB", "median us", "min us", "b2b us", "GFLOPS", "GB/s", "%roof", "%bound", "L2", "rel err"
+            "{:<width$} {:<fwidth$} {:>4} {:>9} {:>10} {:>9} {:>9} {:>10} {:>10} {:>10} {:>9} {:>8} {:>7} {:>6} {:>6} {:>3} {:>9}  status",
+            "matrix", "format", "prec", "rows", "nnz", "conv ms", "MB", "median us", "min us", "b2b us", "graph us", "GFLOPS", "GB/s", "%roof", "%bound", "L2", "rel err"
         );
         s
     }
@@ -244,7 +244,7 @@ impl TableLayout {
         let converted = measured || m.convert_ms > 0.0;
         let rel = if m.max_rel_error.is_nan() { "-".to_string() } else { format!("{:.1e}", m.max_rel_error) };
         format!(
-            "{:<width$} {:<fwidth$} {:>4} {:>9} {:>10} {:>9} {:>9} {:>10} {:>10} {:>10} {:>8} {:>7} {:>6} {:>6} {:>3} {:>9}  {}\n",
+            "{:<width$} {:<fwidth$} {:>4} {:>9} {:>10} {:>9} {:>9} {:>10} {:>10} {:>10} {:>9} {:>8} {:>7} {:>6} {:>6} {:>3} {:>9}  {}\n",
             m.matrix,
             format,
             m.precision.name(),
@@ -255,6 +255,7 @@ impl TableLayout {
             num(m.median_ms * 1e3, 2),
             num(m.min_ms * 1e3, 2),
             num(m.back_to_back_ms * 1e3, 2),
+            m.graph_ms.map_or("-".to_string(), |g| num(g * 1e3, 2)),
             num(m.gflops, 1),
             num(m.effective_gbs, 0),
             if m.roofline_fraction.is_nan() { "-".to_string() } else { format!("{:.0}%", m.roofline_fraction * 100.0) },

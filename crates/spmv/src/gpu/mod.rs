@@ -10,9 +10,10 @@ pub mod jit;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{
-    self, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchArgs, LaunchConfig,
-    PushKernelArg, ValidAsZeroBits,
+    self, CudaContext, CudaFunction, CudaGraph, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchArgs, LaunchConfig, PushKernelArg,
+    ValidAsZeroBits,
 };
 
 pub use jit::KernelModule;
@@ -250,6 +251,46 @@ impl Gpu {
             means.push(start.elapsed_ms(&end)? as f64 / launches as f64);
         }
         Ok(means)
+    }
+
+    /// Back-to-back timing without the host's cost of issuing launches: `launches` launches
+    /// captured once as a CUDA graph, then `rounds` replays of it, each between one pair of
+    /// CUDA events; returns each replay's mean time per launch in milliseconds, or `None` where
+    /// the launches cannot be captured (see [`Gpu::capture`]). On products of a few
+    /// microseconds the host-issued figure of [`Gpu::time_back_to_back`] is set by the host
+    /// (a few microseconds a launch, and its jitter); this one by the GPU, as a solver that
+    /// replays its iterations as a graph sees it. Call after a warm-up.
+    pub fn time_graph(&self, rounds: usize, launches: usize, mut launch: impl FnMut() -> Result<()>) -> Result<Option<Vec<f64>>> {
+        let launches = launches.max(1);
+        let Some(graph) = self.capture(&mut || (0..launches).try_for_each(|_| launch())) else { return Ok(None) };
+        let flags = Some(driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        graph.launch()?; // the first replay loads the graph's work onto the device
+        let mut means = Vec::with_capacity(rounds);
+        for _ in 0..rounds {
+            let (start, end) = (self.ctx.new_event(flags)?, self.ctx.new_event(flags)?);
+            start.record(&self.stream)?;
+            graph.launch()?;
+            end.record(&self.stream)?;
+            end.synchronize()?;
+            means.push(start.elapsed_ms(&end)? as f64 / launches as f64);
+        }
+        Ok(Some(means))
+    }
+
+    /// The launches `queue` makes on this GPU's stream, captured (not run) as an instantiated
+    /// CUDA graph; `None` where they cannot be captured (a library call that synchronises or
+    /// allocates, or `queue` failing): the stream is usable again either way. The capture is
+    /// thread-local, but launches of other threads on this stream during it would be taken
+    /// in or break it: capture only while no other thread uses this `Gpu`.
+    pub fn capture(&self, queue: &mut dyn FnMut() -> Result<()>) -> Option<CudaGraph> {
+        self.stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).ok()?;
+        let queued = queue();
+        // Always end the capture, so that the stream is usable again whatever happened.
+        let graph = self.stream.end_capture(CUgraphInstantiate_flags(0));
+        match (queued, graph) {
+            (Ok(()), Ok(Some(graph))) => graph.upload().ok().map(|()| graph),
+            _ => None,
+        }
     }
 
     fn alloc_error(&self, bytes: usize, e: driver::DriverError) -> Error {

@@ -9,8 +9,7 @@
 
 use std::time::Instant;
 
-use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
-use cudarc::driver::{CudaGraph, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::krylov::{
     blocks, check_inputs, dot, judge, preconditioned, relative_residual, stop, stop_outcome, threshold, trivial_outcome, BLOCK,
@@ -293,7 +292,7 @@ impl<'a, T: Scalar> Solve<'a, T> {
     /// Runs `iteration` (which queues one iteration's launches) until the device reports a
     /// stop or `max_iter` iterations ran, reading the scalars back every `check_every`.
     fn drive(&self, iteration: &mut dyn FnMut() -> Result<()>, progress: Progress) -> Result<Stopped> {
-        let graph = if self.settings.graph { capture(self.gpu, iteration) } else { None };
+        let graph = if self.settings.graph { self.gpu.capture(iteration) } else { None };
         let started = Instant::now();
         let mut launched = 0;
         loop {
@@ -334,20 +333,5 @@ impl<'a, T: Scalar> Solve<'a, T> {
             iteration_ms: stopped.iteration_ms,
             graph: stopped.graph,
         })
-    }
-}
-
-/// One iteration captured as a CUDA graph, or `None` where the launches cannot be captured
-/// (a library call that synchronises or allocates): the solve then launches them directly.
-/// Nothing runs during the capture.
-fn capture(gpu: &Gpu, iteration: &mut dyn FnMut() -> Result<()>) -> Option<CudaGraph> {
-    let stream = gpu.stream();
-    stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).ok()?;
-    let queued = iteration();
-    // Always end the capture, so that the stream is usable again whatever happened.
-    let graph = stream.end_capture(CUgraphInstantiate_flags(0));
-    match (queued, graph) {
-        (Ok(()), Ok(Some(graph))) => graph.upload().ok().map(|()| graph),
-        _ => None,
     }
 }
