@@ -418,17 +418,19 @@ pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
                 Param { key: "loop_num", default: "auto", doc: "medium row-blocks per warp (≥ 1; auto: 1, 2 or 4 by the paper's rule)" },
                 Param { key: "sigma", default: "auto", doc: "medium rows sorted by length within windows of sigma rows (≥ 1; auto: all, the paper's global sort)" },
                 VALUES,
+                offsets::OFFSETS,
             ],
             kernels: &[dasp::KERNELS, dasp::CODED_KERNELS],
             deterministic: true,
             half: true,
-            wide: false,
+            wide: true,
             build: |a, s| {
                 let params = dasp::Params {
                     max_len: s.usize("max_len", 4)?,
                     regular_fill: s.f64("regular_fill", f64::MIN_POSITIVE)?,
                     loop_num: s.auto_usize("loop_num", 1)?,
                     sigma: s.auto_usize("sigma", 1)?,
+                    offsets: OffsetWidth::requested(s)?,
                 };
                 Ok(Box::new(dasp::Dasp::with_values(a, params, value_choice(s)?)?))
             },

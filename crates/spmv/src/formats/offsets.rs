@@ -131,7 +131,7 @@ mod tests {
         assert!(check_wide("csr-vector", WIDE_ENTRIES, true).is_ok());
         let e = check_wide("ell", 3 << 30, false).unwrap_err().to_string();
         assert!(
-            e.contains("format ell") && e.contains("3221225472 entries") && e.contains("csr-vector, sell-c-sigma, merge-csr, dia"),
+            e.contains("format ell") && e.contains("3221225472 entries") && e.contains("csr-vector, sell-c-sigma, merge-csr, dasp, dia"),
             "{e}"
         );
     }

@@ -26,7 +26,7 @@ pub fn spmv<T: Scalar>(a: &Dasp<T>, x: &[T], y: &mut [T]) {
                 sum += a.regular.dot(t * TILE + 4 * i..t * TILE + 4 * i + 4, x);
             }
             let m = b * BLOCK_ROWS + i;
-            sum += a.irregular.dot(a.irreg_ptr[m] as usize..a.irreg_ptr[m + 1] as usize, x);
+            sum += a.irregular.dot(a.irreg_ptr[m]..a.irreg_ptr[m + 1], x);
             unsafe { out.write(r as usize, T::from_acc(sum)) };
         }
     });

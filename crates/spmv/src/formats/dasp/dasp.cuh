@@ -6,8 +6,10 @@
 //   | group-1 rows (32 per warp) | empty rows (32 per warp)
 // Matrix data (values, columns) is read once: streaming loads (ld.global.cs) keep it out of
 // the way of x in the caches. y is written in the original row order.
-// Device indices are 32-bit (the conversion checks every count). Sums run in acc_t<T>
-// (common.cuh): T itself, f32 for half_t.
+// Row ids, tile and group indices are 32-bit (the conversion checks every count); slot
+// indices and irreg_ptr are of type O: u32 below 2^31 stored slots, u64 from there on (the
+// `_o64` kernels, formats/offsets.rs), so that 32 · tile + lane cannot wrap. Sums run in
+// acc_t<T> (common.cuh): T itself, f32 for half_t.
 // Each of the four value arrays (long, regular, irregular, short slots) comes as a values.cuh
 // loader V built from two arguments (codes, table): ValuesFull for the plain kernels
 // (kernel.cu), the coded loaders for `dasp:values=…` (coded.cu, f64 and f32), so that the
@@ -95,20 +97,20 @@ __device__ __forceinline__ T quads_sum(T v) {
 }
 
 // Slot i's value as the MMA operand type T: loaded as stored, or decoded (exactly).
-template <typename T, typename V>
-__device__ __forceinline__ T operand(const V& val, u32 i) {
+template <typename T, typename V, typename O>
+__device__ __forceinline__ T operand(const V& val, O i) {
     return from_acc<T>(val.stream(i));
 }
-template <typename T>
-__device__ __forceinline__ T operand(const ValuesFull<T>& val, u32 i) {
+template <typename T, typename O>
+__device__ __forceinline__ T operand(const ValuesFull<T>& val, O i) {
     return load_cs(val.v + i);
 }
 
 // A slot of a tile for this lane: its value and the x of its column (0 and 0 for a lane
 // past the end, so that padding lanes still join the MMA).
-template <typename T, typename V>
+template <typename T, typename V, typename O>
 __device__ __forceinline__ void load_slot(const u32* __restrict__ cid, const V& val, const T* __restrict__ x,
-                                          u32 slot, bool valid, T& a, T& b) {
+                                          O slot, bool valid, T& a, T& b) {
     a = T();
     b = T();
     if (valid) {
@@ -118,14 +120,14 @@ __device__ __forceinline__ void load_slot(const u32* __restrict__ cid, const V& 
 }
 
 // One entry's product val[e]·x[cid[e]] in acc_t<T> (exact for f16 in f32).
-template <typename T, typename V>
-__device__ __forceinline__ acc_t<T> product(const u32* __restrict__ cid, const V& val, const T* __restrict__ x, u32 e) {
+template <typename T, typename V, typename O>
+__device__ __forceinline__ acc_t<T> product(const u32* __restrict__ cid, const V& val, const T* __restrict__ x, O e) {
     return to_acc(operand<T>(val, e)) * to_acc(load_ro(x + load_cs(cid + e)));
 }
 
 // The loader of part `val` seen from slot `first` on (the short groups share one array).
-template <typename T>
-__device__ __forceinline__ ValuesFull<T> from_slot(const ValuesFull<T>& val, u32 first) {
+template <typename T, typename O>
+__device__ __forceinline__ ValuesFull<T> from_slot(const ValuesFull<T>& val, O first) {
     ValuesFull<T> v = val;
     v.v += first;
     return v;
@@ -136,15 +138,15 @@ struct Shifted {
     u64 first;
     __device__ __forceinline__ auto stream(u64 i) const { return inner.stream(first + i); }
 };
-template <typename V>
-__device__ __forceinline__ Shifted<V> from_slot(const V& val, u32 first) {
+template <typename V, typename O>
+__device__ __forceinline__ Shifted<V> from_slot(const V& val, O first) {
     return Shifted<V>{val, first};
 }
 
-// Adds the tiles first .. end - 1 (32 slots each) of `cid`/`val` to `acc`, loading BATCH tiles
-// before their MMAs so that a warp has that many loads in flight (2: more cost registers and
-// measured slower on the H200).
-template <typename T, typename V>
+// Adds the tiles first .. end - 1 (32 slots each, slot indices in O) of `cid`/`val` to `acc`,
+// loading BATCH tiles before their MMAs so that a warp has that many loads in flight (2: more
+// cost registers and measured slower on the H200).
+template <typename O, typename T, typename V>
 __device__ __forceinline__ void add_tiles(Diagonal<T>& acc, const u32* __restrict__ cid, const V& val,
                                           const T* __restrict__ x, u32 first, u32 end) {
     const int BATCH = 2;
@@ -153,13 +155,13 @@ __device__ __forceinline__ void add_tiles(Diagonal<T>& acc, const u32* __restric
     for (; t + BATCH <= end; t += BATCH) {
         T a[BATCH], b[BATCH];
 #pragma unroll
-        for (int j = 0; j < BATCH; ++j) load_slot(cid, val, x, 32 * (t + j) + lane, true, a[j], b[j]);
+        for (int j = 0; j < BATCH; ++j) load_slot(cid, val, x, O(32) * (t + j) + lane, true, a[j], b[j]);
 #pragma unroll
         for (int j = 0; j < BATCH; ++j) acc.mma(a[j], b[j]);
     }
     for (; t < end; ++t) {
         T a, b;
-        load_slot(cid, val, x, 32 * t + lane, true, a, b);
+        load_slot(cid, val, x, O(32) * t + lane, true, a, b);
         acc.mma(a, b);
     }
 }
@@ -167,6 +169,7 @@ __device__ __forceinline__ void add_tiles(Diagonal<T>& acc, const u32* __restric
 // Four tiles per HMMA (see Diagonal<half_t>): lane (g, t) takes slots 4g + 2(t%2) + {0, 1}
 // of tiles first + t/2 and first + 2 + t/2, as pairs (two halves, two columns per load); a
 // tile at or past `end` counts as zeros.
+template <typename O>
 __device__ __forceinline__ void add_tiles(Diagonal<half_t>& acc, const u32* __restrict__ cid,
                                           const ValuesFull<half_t>& values, const half_t* __restrict__ x, u32 first,
                                           u32 end) {
@@ -179,7 +182,7 @@ __device__ __forceinline__ void add_tiles(Diagonal<half_t>& acc, const u32* __re
         for (int j = 0; j < 2; ++j) {
             u32 at = tile + 2 * j + t / 2;
             if (at < end) {
-                u32 slot = 32 * at + offset;
+                O slot = O(32) * at + offset;
                 pair[j] = __ldcs(reinterpret_cast<const unsigned int*>(val + slot));
                 uint2 c = __ldcs(reinterpret_cast<const uint2*>(cid + slot));
                 xs[j] = load_ro(x + c.x).bits | ((u32)load_ro(x + c.y).bits << 16);
@@ -193,7 +196,7 @@ __device__ __forceinline__ void add_tiles(Diagonal<half_t>& acc, const u32* __re
 // per group). Its sum goes to partial[w]; the warp that finishes a row's last piece (an
 // integer counter per row, reset by that warp for the next launch) adds the row's partials
 // in warp order: deterministic, whichever warp arrives last. A row of one warp skips all that.
-template <typename T, typename V>
+template <typename O, typename T, typename V>
 __device__ __forceinline__ void dasp_long(u32 w, u32 warp_groups, const u32* __restrict__ rows,
                                           const u32* __restrict__ group_ptr, const u32* __restrict__ warp_ptr,
                                           const u32* __restrict__ warp_row, const u32* __restrict__ cid,
@@ -205,7 +208,7 @@ __device__ __forceinline__ void dasp_long(u32 w, u32 warp_groups, const u32* __r
     u32 g = group_ptr[r] + warp_groups * (w - first_warp), g_end = min(g + warp_groups, group_ptr[r + 1]);
     u32 row = rows[r];
     Diagonal<T> acc;
-    add_tiles(acc, cid, val, x, 2 * g, 2 * g_end);  // a group is two tiles
+    add_tiles<O>(acc, cid, val, x, 2 * g, 2 * g_end);  // a group is two tiles
     acc_t<T> sum = quads_sum(acc.row_sum());
     if (warps == 1) {
         if (lane == 0) y[row] = from_acc<T>(sum);
@@ -232,10 +235,10 @@ __device__ __forceinline__ void dasp_long(u32 w, u32 warp_groups, const u32* __r
 // the irregular rest by 4 lanes per row (lanes 4i .. 4i + 3 for row i, a fixed-order quad
 // sum), added to the tile sum in lane 4i. The index loads of a block are issued together
 // (they are independent) so that a warp waits for one memory latency, not a chain of them.
-template <typename T, typename V>
+template <typename O, typename T, typename V>
 __device__ __forceinline__ void dasp_medium(u32 first_block, u32 loop_num, u32 medium, const u32* __restrict__ rows,
                                             const u32* __restrict__ block_tile_ptr, const u32* __restrict__ reg_cid,
-                                            const V& reg_val, const u32* __restrict__ irreg_ptr,
+                                            const V& reg_val, const O* __restrict__ irreg_ptr,
                                             const u32* __restrict__ irreg_cid, const V& irreg_val,
                                             const T* __restrict__ x, T* __restrict__ y) {
     u32 lane = threadIdx.x % 32, i = lane / 4, k = lane % 4;
@@ -244,10 +247,10 @@ __device__ __forceinline__ void dasp_medium(u32 first_block, u32 loop_num, u32 m
         u32 m = 8 * block + i;  // this quad's row in sorted order
         bool valid = m < medium;
         u32 t = block_tile_ptr[block], t_end = block_tile_ptr[block + 1];
-        u32 e = valid ? irreg_ptr[m] + k : 0, e_end = valid ? irreg_ptr[m + 1] : 0;
+        O e = valid ? irreg_ptr[m] + k : 0, e_end = valid ? irreg_ptr[m + 1] : 0;
         u32 row = valid ? rows[m] : 0;
         Diagonal<T> acc;
-        add_tiles(acc, reg_cid, reg_val, x, t, t_end);
+        add_tiles<O>(acc, reg_cid, reg_val, x, t, t_end);
         acc_t<T> rest = 0;
         for (; e + 4 < e_end; e += 8) {
             rest += product(irreg_cid, irreg_val, x, e);
@@ -266,7 +269,7 @@ __device__ __forceinline__ void dasp_medium(u32 first_block, u32 loop_num, u32 m
 // (2&2): two MMAs, the first with the x of slots 0 .. SPLIT-1 of each piece only, the second
 // with the rest, so one tile yields two rows per piece; SPLIT = 0 (group 4): one MMA, one row
 // per piece.
-template <typename T, int SPLIT, typename V>
+template <typename O, typename T, int SPLIT, typename V>
 __device__ __forceinline__ void dasp_short(u32 first_tile, u32 tiles, u32 count, const u32* __restrict__ rows,
                                            const u32* __restrict__ cid, const V& val,
                                            const T* __restrict__ x, T* __restrict__ y) {
@@ -275,7 +278,7 @@ __device__ __forceinline__ void dasp_short(u32 first_tile, u32 tiles, u32 count,
         u32 piece = 8 * tile + lane / 4;
         bool valid = piece < count;
         T a, b;
-        load_slot(cid, val, x, 32 * tile + lane, valid, a, b);
+        load_slot(cid, val, x, O(32) * tile + lane, valid, a, b);
         if (SPLIT == 0) {
             u32 row = valid ? rows[piece] : 0;
             Diagonal<T> acc;
@@ -296,14 +299,14 @@ __device__ __forceinline__ void dasp_short(u32 first_tile, u32 tiles, u32 count,
     }
 }
 
-#define DASP_ARGS(T)                                                                                          \
+#define DASP_ARGS(T, O)                                                                                       \
     u32 long_warps, u32 medium_warps, u32 warps_13, u32 warps_4, u32 warps_22, u32 warps_1, u32 warps_empty, \
         u32 long_warp_groups, const u32* __restrict__ long_rows, const u32* __restrict__ long_group_ptr,     \
         const u32* __restrict__ long_warp_ptr, const u32* __restrict__ long_warp_row,                        \
         const u32* __restrict__ long_cid, const void* long_val, const T* long_table,                       \
         acc_t<T>* long_partial, u32* long_count, u32 loop_num, u32 medium, const u32* __restrict__ medium_rows,      \
         const u32* __restrict__ block_tile_ptr, const u32* __restrict__ reg_cid, const void* reg_val,            \
-        const T* reg_table, const u32* __restrict__ irreg_ptr, const u32* __restrict__ irreg_cid,                \
+        const T* reg_table, const O* __restrict__ irreg_ptr, const u32* __restrict__ irreg_cid,                \
         const void* irreg_val, const T* irreg_table,                                                             \
         u32 short_tiles, u32 n13, u32 n4, u32 n22, u32 n1, const u32* __restrict__ short_rows, const u32* __restrict__ short_cid, \
         const void* short_val, const T* short_table, u32 n_empty, const u32* __restrict__ empty_rows,            \
@@ -312,43 +315,44 @@ __device__ __forceinline__ void dasp_short(u32 first_tile, u32 tiles, u32 count,
 
 // The dispatch over the warp ranges (see the top of the file). short_rows lists the rows of
 // the 1&3 pairs, the 4 pieces, the 2&2 pairs and group 1, in the order of their slots.
-template <typename T, typename V>
-__device__ __forceinline__ void dasp(DASP_ARGS(T)) {
+template <typename T, typename O, typename V>
+__device__ __forceinline__ void dasp(DASP_ARGS(T, O)) {
     u32 w = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x % 32;
     V long_v(long_val, long_table), reg_v(reg_val, reg_table), irreg_v(irreg_val, irreg_table);
     V short_v(short_val, short_table);
     if (w < long_warps) {
-        dasp_long(w, long_warp_groups, long_rows, long_group_ptr, long_warp_ptr, long_warp_row, long_cid, long_v,
+        dasp_long<O>(w, long_warp_groups, long_rows, long_group_ptr, long_warp_ptr, long_warp_row, long_cid, long_v,
                   long_partial, long_count, x, y);
         return;
     }
     w -= long_warps;
     if (w < medium_warps) {
-        dasp_medium(w * loop_num, loop_num, medium, medium_rows, block_tile_ptr, reg_cid, reg_v, irreg_ptr, irreg_cid,
+        dasp_medium<O>(w * loop_num, loop_num, medium, medium_rows, block_tile_ptr, reg_cid, reg_v, irreg_ptr, irreg_cid,
                     irreg_v, x, y);
         return;
     }
     w -= medium_warps;
     if (w < warps_13) {
-        dasp_short<T, 1>(w * short_tiles, short_tiles, n13, short_rows, short_cid, short_v, x, y);
+        dasp_short<O, T, 1>(w * short_tiles, short_tiles, n13, short_rows, short_cid, short_v, x, y);
         return;
     }
     w -= warps_13;
-    u32 slots = 4 * n13, row0 = 2 * n13;
+    O slots = O(4) * n13;
+    u32 row0 = 2 * n13;
     if (w < warps_4) {
-        dasp_short<T, 0>(w * short_tiles, short_tiles, n4, short_rows + row0, short_cid + slots, from_slot(short_v, slots), x, y);
+        dasp_short<O, T, 0>(w * short_tiles, short_tiles, n4, short_rows + row0, short_cid + slots, from_slot(short_v, slots), x, y);
         return;
     }
     w -= warps_4;
-    slots += 4 * n4;
+    slots += O(4) * n4;
     row0 += n4;
     if (w < warps_22) {
-        dasp_short<T, 2>(w * short_tiles, short_tiles, n22, short_rows + row0, short_cid + slots, from_slot(short_v, slots),
+        dasp_short<O, T, 2>(w * short_tiles, short_tiles, n22, short_rows + row0, short_cid + slots, from_slot(short_v, slots),
                          x, y);
         return;
     }
     w -= warps_22;
-    slots += 4 * n22;
+    slots += O(4) * n22;
     row0 += 2 * n22;
     if (w < warps_1) {
         u32 p = 32 * w + lane;
@@ -362,10 +366,10 @@ __device__ __forceinline__ void dasp(DASP_ARGS(T)) {
     }
 }
 
-// The kernel dasp<suffix>_<S> over values of loader V.
-#define DASP_KERNEL(T, S, SUFFIX, V)                                                                                   \
-    extern "C" __global__ void __launch_bounds__(256) dasp##SUFFIX##_##S(DASP_ARGS(T)) {                               \
-        dasp<T, V>(long_warps, medium_warps, warps_13, warps_4, warps_22, warps_1, warps_empty, long_warp_groups,      \
+// The kernel dasp<SUFFIX>_<S> over values of loader V, slot indices of type O.
+#define DASP_KERNEL(T, S, SUFFIX, V, O)                                                                                \
+    extern "C" __global__ void __launch_bounds__(256) dasp##SUFFIX##_##S(DASP_ARGS(T, O)) {                            \
+        dasp<T, O, V>(long_warps, medium_warps, warps_13, warps_4, warps_22, warps_1, warps_empty, long_warp_groups,      \
                    long_rows, long_group_ptr, long_warp_ptr, long_warp_row, long_cid, long_val, long_table,            \
                    long_partial, long_count, loop_num, medium, medium_rows, block_tile_ptr, reg_cid, reg_val,          \
                    reg_table, irreg_ptr, irreg_cid, irreg_val, irreg_table, short_tiles, n13, n4, n22, n1, short_rows, \

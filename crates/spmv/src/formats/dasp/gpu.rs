@@ -5,6 +5,7 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::{Dasp, Slots, BLOCK_ROWS, CODED_KERNELS, KERNELS, LONG_WARP_GROUPS, NAME};
 use crate::error::{Error, Result};
+use crate::formats::offsets::DeviceOffsets;
 use crate::formats::values::{DeviceValues, EncodedValues, ValueCodec};
 use crate::formats::DeviceFormat;
 use crate::gpu::{Gpu, Kernel};
@@ -89,7 +90,7 @@ pub struct DeviceDasp<T: Scalar> {
     medium_rows: CudaSlice<u32>,
     block_tile_ptr: CudaSlice<u32>,
     regular: Part<T>,
-    irreg_ptr: CudaSlice<u32>,
+    irreg_ptr: DeviceOffsets,
     irregular: Part<T>,
     short_counts: [u32; 4],
     short_rows: CudaSlice<u32>,
@@ -132,14 +133,14 @@ impl<T: Scalar> DeviceDasp<T> {
             medium_rows: gpu.upload_nonempty(&a.medium_rows)?,
             block_tile_ptr: gpu.upload_nonempty(&a.block_tile_ptr)?,
             regular: Part::upload(gpu, &a.regular, coded(1))?,
-            irreg_ptr: gpu.upload_nonempty(&a.irreg_ptr)?,
+            irreg_ptr: DeviceOffsets::upload(gpu, NAME, &a.irreg_ptr, a.offsets)?,
             irregular: Part::upload(gpu, &a.irregular, coded(2))?,
             short_counts: [s.rows_13.len(), s.rows_4.len(), s.rows_22.len(), s.rows_1.len()].map(u32_of),
             short_rows: gpu.upload_nonempty(&short_rows)?,
             short: Part::upload(gpu, &s.slots, coded(3))?,
             empty: u32_of(a.empty_rows.len()),
             empty_rows: gpu.upload_nonempty(&a.empty_rows)?,
-            kernel: Kernel::new(gpu, module, &format!("dasp{}_{}", codec.kernel_suffix(), T::SUFFIX), config)?,
+            kernel: Kernel::new(gpu, module, &format!("dasp{}{}_{}", codec.kernel_suffix(), a.offsets.kernel_suffix(), T::SUFFIX), config)?,
         })
     }
 }
@@ -148,8 +149,9 @@ impl<T: Scalar> DeviceFormat<T> for DeviceDasp<T> {
     unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         let w = &self.warps;
         let [n13, n4, n22, n1] = &self.short_counts;
-        // SAFETY: the arguments match DASP_ARGS(T) (each part's values as the loader's
-        // (codes, table) pair, of the kernel's codec). The grid has at least warps.total() warps
+        // SAFETY: the arguments match DASP_ARGS(T, O) (each part's values as the loader's
+        // (codes, table) pair, of the kernel's codec; irreg_ptr in the kernel's offset width O,
+        // which indexes every part's slots). The grid has at least warps.total() warps
         // and each warp works only inside its range: long-row warp w < long warps (its row
         // long_warp_row[w], whose groups lie in group_ptr's range, 64 slots each; one
         // long_partial per warp, one long_count per row); medium row-blocks below ceil(medium / 8) with tiles from
@@ -169,7 +171,8 @@ impl<T: Scalar> DeviceFormat<T> for DeviceDasp<T> {
                 a.arg(&self.loop_num).arg(&self.medium).arg(&self.medium_rows).arg(&self.block_tile_ptr);
                 a.arg(&self.regular.cid);
                 self.regular.val.push(a);
-                a.arg(&self.irreg_ptr).arg(&self.irregular.cid);
+                self.irreg_ptr.push(a);
+                a.arg(&self.irregular.cid);
                 self.irregular.val.push(a);
                 a.arg(&(SHORT_TILES as u32)).arg(n13).arg(n4).arg(n22).arg(n1).arg(&self.short_rows).arg(&self.short.cid);
                 self.short.val.push(a);
@@ -179,7 +182,7 @@ impl<T: Scalar> DeviceFormat<T> for DeviceDasp<T> {
     }
 
     fn workspace_bytes(&self) -> usize {
+
         self.long_partial.len() * std::mem::size_of::<T::Acc>() + self.long_count.len() * 4
     }
 }
-

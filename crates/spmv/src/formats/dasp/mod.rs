@@ -29,7 +29,9 @@
 //! row 12: 2, row 13: 2       short → one 2&2 piece [r12 e0, r12 e1, r13 e0, r13 e1]
 //! row 14: 4                  short → one group-4 piece
 //! ```
-//! (checked by a test). Device indices are 32-bit. Padding slots hold value 0 at column 0,
+//! (checked by a test). Device row ids and tile indices are 32-bit; slot indices (and
+//! `irreg_ptr`) are 32-bit below 2^31 stored slots and 64-bit from there on (`offsets`,
+//! formats/offsets.rs; coded values keep 32-bit kernels). Padding slots hold value 0 at column 0,
 //! as in the paper's code: they read `x[0]` (a non-finite `x[0]` would turn 0·x[0] into NaN).
 
 mod cpu;
@@ -41,6 +43,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use super::offsets::{OffsetWidth, WIDE_ENTRIES};
 use super::values::{EncodedValues, ValueChoice, ValueCodec};
 use super::{FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
@@ -82,11 +85,13 @@ pub struct Params {
     /// the rows of a row-block close together in y, so that their scattered writes of y
     /// fill whole sectors in L2 (docs/dasp.md).
     pub sigma: Option<usize>,
+    /// Width of the device slot indices; `None`: 64 bits from 2^31 stored slots on, else 32.
+    pub offsets: Option<OffsetWidth>,
 }
 
 impl Default for Params {
     fn default() -> Self {
-        Params { max_len: MAX_LEN, regular_fill: REGULAR_FILL, loop_num: None, sigma: None }
+        Params { max_len: MAX_LEN, regular_fill: REGULAR_FILL, loop_num: None, sigma: None, offsets: None }
     }
 }
 
@@ -196,7 +201,7 @@ pub struct Dasp<T> {
     /// Regular tiles, 32 slots each, row-major within the tile.
     pub regular: Slots<T>,
     /// Per medium row (sorted order), its first irregular entry (`medium + 1` entries).
-    pub irreg_ptr: Vec<u32>,
+    pub irreg_ptr: Vec<usize>,
     pub irregular: Slots<T>,
     pub short: ShortRows<T>,
     pub empty_rows: Vec<u32>,
@@ -205,6 +210,8 @@ pub struct Dasp<T> {
     /// slots coded with one codec (each part its own codes and table), for the GPU; the CPU
     /// path reads the slots' own values, which decode to the same bits.
     pub coded: Vec<EncodedValues<T>>,
+    /// Width of the device slot indices and `irreg_ptr`.
+    pub offsets: OffsetWidth,
     /// Entries of the long, medium and short rows (the paper's Figure 15).
     class_nnz: [usize; 3],
     nnz: usize,
@@ -228,7 +235,7 @@ impl<T: Scalar> Dasp<T> {
     }
 
     pub fn with_params(a: &Csr<T>, params: Params) -> Result<Self> {
-        let Params { max_len, regular_fill, loop_num, sigma } = params;
+        let Params { max_len, regular_fill, loop_num, sigma, offsets } = params;
         if max_len < 4 {
             return Err(Error::format(NAME, format!("max_len = {max_len}: rows of up to 4 entries are short, so it must be ≥ 4")));
         }
@@ -300,16 +307,22 @@ impl<T: Scalar> Dasp<T> {
             empty_rows,
             phases: Phases { classify_ms, long_ms, medium_ms, short_ms },
             coded: Vec::new(),
+            offsets: OffsetWidth::W32,
             class_nnz,
             nnz: a.nnz(),
             max_row_len: a.max_row_len(),
             mean_row_len: a.mean_row_len(),
         };
-        // Each part is indexed by u32 slots on the device (long groups by 64 · group + 63).
-        if dasp.stored() > u32::MAX as usize - LONG_GROUP {
-            return Err(Error::format(NAME, format!("{} stored slots exceed 32-bit device offsets", dasp.stored())));
+        // Slots are indexed in the chosen width, tiles (32 slots) and long groups in 32 bits.
+        let stored = dasp.stored();
+        if stored / TILE > u32::MAX as usize - LONG_GROUP {
+            return Err(Error::format(NAME, format!("{stored} stored slots exceed the 32-bit tile indices (2^37 slots)")));
         }
-        Ok(dasp)
+        let offsets = match offsets {
+            Some(width) => width.fits(NAME, stored)?,
+            None => OffsetWidth::auto(stored),
+        };
+        Ok(Dasp { offsets, ..dasp })
     }
 
     pub fn nrows(&self) -> usize {
@@ -331,6 +344,10 @@ impl<T: Scalar> Dasp<T> {
         }
         if T::PRECISION == crate::matrix::Precision::F16 {
             return Err(Error::format(NAME, "values other than full run in f64 and f32 (the f16 tiles load value pairs)"));
+        }
+        if dasp.offsets == OffsetWidth::W64 {
+            let why = format!("values other than full have 32-bit slot indices only (below {WIDE_ENTRIES} stored slots)");
+            return Err(Error::format(NAME, why));
         }
         // One codec for the four parts (one kernel), chosen on all slots together; a codec
         // that fits them all fits each part.
@@ -368,7 +385,6 @@ impl<T: Scalar> Dasp<T> {
             + self.long_warp_row.len()
             + self.medium_rows.len()
             + self.block_tile_ptr.len()
-            + self.irreg_ptr.len()
             + 2 * (self.short.rows_13.len() + self.short.rows_22.len())
             + self.short.rows_4.len()
             + self.short.rows_1.len()
@@ -378,7 +394,7 @@ impl<T: Scalar> Dasp<T> {
         } else {
             self.coded.iter().map(EncodedValues::device_bytes).sum()
         };
-        4 * (index + self.stored()) + values
+        4 * (index + self.stored()) + self.offsets.bytes() * self.irreg_ptr.len() + values
     }
 }
 
@@ -397,6 +413,7 @@ impl<T: Scalar> SpmvFormat<T> for Dasp<T> {
             ("regular_tiles", (self.regular.len() / TILE) as f64),
             ("irregular_entries", self.irregular.len() as f64),
             ("loop_num", self.loop_num() as f64),
+            ("offset_bytes", self.offsets.bytes() as f64),
             ("classify_ms", p.classify_ms),
             ("long_ms", p.long_ms),
             ("medium_ms", p.medium_ms),
@@ -416,7 +433,7 @@ impl<T: Scalar> SpmvFormat<T> for Dasp<T> {
 struct Medium<T> {
     block_tile_ptr: Vec<u32>,
     regular: Slots<T>,
-    irreg_ptr: Vec<u32>,
+    irreg_ptr: Vec<usize>,
     irregular: Slots<T>,
 }
 
@@ -453,12 +470,12 @@ fn medium_blocks<T: Scalar>(a: &Csr<T>, rows: &[u32], need: usize) -> Medium<T> 
     });
     // The irregular rest of each row (the entries after its block's regular tiles).
     let in_tiles = |m: usize| (4 * tiles[m / BLOCK_ROWS]).min(lens[m]);
-    let mut irreg_ptr = vec![0u32];
+    let mut irreg_ptr = vec![0];
     for m in 0..rows.len() {
-        irreg_ptr.push(irreg_ptr[m] + (lens[m] - in_tiles(m)) as u32);
+        irreg_ptr.push(irreg_ptr[m] + lens[m] - in_tiles(m));
     }
-    let mut irregular = Slots::zeros(*irreg_ptr.last().unwrap() as usize);
-    let parts = irregular.pieces(irreg_ptr.windows(2).map(|p| (p[1] - p[0]) as usize));
+    let mut irregular = Slots::zeros(*irreg_ptr.last().unwrap());
+    let parts = irregular.pieces(irreg_ptr.windows(2).map(|p| p[1] - p[0]));
     parts.into_par_iter().enumerate().for_each(|(m, (v, c))| {
         let (cols, vals) = a.row(rows[m] as usize);
         let skip = in_tiles(m);

@@ -50,7 +50,7 @@ fn worked_example_gives_the_documented_layout() {
     for i in 0..8 {
         assert_eq!(&d.regular.val[4 * i..4 * i + 4], &a.row(2 + i).1[..4], "row {}", 2 + i);
     }
-    assert_eq!(d.irreg_ptr, (0..=8).map(|i| 2 * i).collect::<Vec<u32>>());
+    assert_eq!(d.irreg_ptr, (0..=8).map(|i| 2 * i).collect::<Vec<usize>>());
     assert_eq!(&d.irregular.val[..2], &a.row(2).1[4..]);
     // Short: 1&3 (10, 11), 2&2 (12, 13), group 4 (14); no leftovers.
     assert_eq!(d.short.rows_13, [[10, 11]]);
