@@ -92,6 +92,12 @@ struct BenchArgs {
     /// reorder_ms. Formats are then labelled format+rcm.
     #[arg(long, default_value = "none", value_parser = ["none", "rcm", "degree"])]
     reorder: String,
+    /// Spread every (square) matrix over several GPUs: a count (the first N devices) or a list
+    /// of device ordinals, one row part each (`0,1`; an ordinal may repeat, which puts several
+    /// parts on one GPU). Each format runs on every part (auto chooses per part); the JSON
+    /// adds the devices, the halo's bytes and the exchange's time (docs/scale.md).
+    #[arg(long)]
+    devices: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -182,8 +188,25 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
         allow_non_finite: args.allow_non_finite,
         reorder: spmv::reorder::Reordering::parse(&args.reorder)?,
     };
+    let distributed = match &args.devices {
+        None => None,
+        Some(list) => {
+            if on_cpu {
+                bail!("--devices needs a GPU");
+            }
+            if settings.reorder != spmv::reorder::Reordering::None {
+                bail!("--devices is not combined with --reorder");
+            }
+            let devices = select::devices(list)?;
+            Some((select::open_gpus(&devices)?, devices))
+        }
+    };
     let machine = backend.machine(&settings)?;
     let mut report = Report::new(machine, &settings);
+    if let Some((_, devices)) = &distributed {
+        let note = format!("every matrix in {} row parts on devices {devices:?}; %roof of the distinct devices' copy bandwidth", devices.len());
+        report.note = Some(report.note.take().map_or(note.clone(), |n| format!("{n}; {note}")));
+    }
     if scaled_down {
         let scaled = "default set on the CPU: its generated matrices at about 1/10 of their GPU size (name specs to run others)";
         report.note = Some(report.note.take().map_or(scaled.to_string(), |n| format!("{scaled}; {n}")));
@@ -217,10 +240,11 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
         };
         for &precision in &precisions {
             let mut done = |m: &spmv::bench::Measurement| progress.measured(m, &layout.row(m));
+            let dist = distributed.as_ref();
             let results = match precision {
-                Precision::F64 => run::<f64>(&backend, input, &a, &specs, &settings, &report, &mut done),
-                Precision::F32 => run::<f32>(&backend, input, &a.cast(), &specs, &settings, &report, &mut done),
-                Precision::F16 => run::<spmv::f16>(&backend, input, &a.cast(), &specs, &settings, &report, &mut done),
+                Precision::F64 => run::<f64>(&backend, dist, input, &a, &specs, &settings, &report, &mut done),
+                Precision::F32 => run::<f32>(&backend, dist, input, &a.cast(), &specs, &settings, &report, &mut done),
+                Precision::F16 => run::<spmv::f16>(&backend, dist, input, &a.cast(), &specs, &settings, &report, &mut done),
             };
             report.results.extend(results);
         }
@@ -290,8 +314,13 @@ impl Progress {
     }
 }
 
+/// The GPUs of `--devices` and their ordinals.
+type Devices = (Vec<std::sync::Arc<spmv::gpu::Gpu>>, Vec<usize>);
+
+#[allow(clippy::too_many_arguments)]
 fn run<T: Scalar>(
     backend: &Backend,
+    distributed: Option<&Devices>,
     input: &Input,
     a: &Csr<T>,
     specs: &[FormatSpec],
@@ -299,5 +328,10 @@ fn run<T: Scalar>(
     report: &Report,
     done: &mut impl FnMut(&spmv::bench::Measurement),
 ) -> Vec<spmv::bench::Measurement> {
-    backend.run_matrix(&input.name(), a, specs, settings, &report.machine, done)
+    match distributed {
+        Some((gpus, devices)) => {
+            spmv::bench::run_matrix_distributed(gpus, devices, &input.name(), a, specs, settings, &report.machine, done)
+        }
+        None => backend.run_matrix(&input.name(), a, specs, settings, &report.machine, done),
+    }
 }

@@ -164,3 +164,35 @@ fn gpu_distributed_pagerank_matches_the_one_gpu_pagerank() {
         assert_eq!(again.ranks, r.ranks, "{parts} parts: a second run gives other bits");
     }
 }
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_distributed_bench_checks_every_row_and_reports_the_exchange() {
+    let _one_at_a_time = serial();
+    use spmv::bench::{run_matrix_distributed, Settings, Status};
+    let gpu = devices()[0].clone();
+    let machine = spmv::Backend::Gpu(gpu).machine(&Settings::default()).unwrap();
+    let settings = Settings { warmup: 2, reps: 10, ..Settings::default() };
+    let specs: Vec<_> = ["csr-vector", "merge-csr", "dasp", "auto", "tune"].iter().map(|s| parse_spec(s).unwrap()).collect();
+    let ordinals: Vec<usize> = (0..3).map(|i| i % devices().len()).collect();
+    for name in ["poisson3d:n=24", "kron:scale=12"] {
+        let a = spmv::io::gen::generate(name).unwrap();
+        let rows = run_matrix_distributed(&gpus(3), &ordinals, name, &a, &specs, &settings, &machine, |_| {});
+        for m in &rows {
+            if m.format == "tune" {
+                assert_eq!(m.status, Status::Unsupported, "{name}: {m:?}");
+                continue;
+            }
+            assert_eq!(m.status, Status::Ok, "{name} {}: {:?}", m.format, m.error);
+            assert_eq!(m.devices.as_deref(), Some(&ordinals[..]));
+            assert!(m.halo_bytes.unwrap() > 0 && m.exchange_ms.unwrap() > 0.0 && m.back_to_back_ms > 0.0, "{name} {}", m.format);
+            assert!(m.median_ms > 0.0 && m.gflops > 0.0 && m.format_bytes > 0, "{name} {}", m.format);
+        }
+        assert!(rows.iter().find(|m| m.format == "auto").unwrap().chosen.is_some(), "auto names its parts' formats");
+    }
+    // A rectangular matrix is declined with the reason.
+    let a = spmv::io::gen::generate("random:rows=200,cols=300,mean=4").unwrap();
+    let rows = run_matrix_distributed(&gpus(2), &[0, 0], "rect", &a, &specs[..1], &settings, &machine, |_| {});
+    assert_eq!(rows[0].status, Status::Unsupported, "{:?}", rows[0]);
+    assert!(rows[0].error.as_deref().unwrap().contains("square"), "{:?}", rows[0].error);
+}

@@ -3,6 +3,7 @@
 //! roofline measured in the same run, and the error against the oracle.
 
 pub(crate) mod bound;
+mod distributed;
 pub mod report;
 
 use std::sync::Arc;
@@ -19,6 +20,7 @@ use crate::matrix::{Csr, Precision, Scalar};
 use crate::reference::{test_vector, Check, Oracle};
 use crate::reorder::{self, Reordering};
 pub use crate::Backend;
+pub use distributed::run_matrix_distributed;
 
 /// The outcome of one run (a benchmark result, a PageRank run ...).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -142,6 +144,12 @@ pub struct Measurement {
     /// launch, which sets `back_to_back_ms` on products of a few microseconds. `None` on the
     /// CPU and where the product cannot be captured (it synchronises or allocates).
     pub graph_ms: Option<f64>,
+    /// With `--devices`: the device of each part of the distributed matrix (bench/distributed.rs).
+    pub devices: Option<Vec<usize>>,
+    /// With `--devices`: back-to-back mean of the halo exchange alone, in milliseconds.
+    pub exchange_ms: Option<f64>,
+    /// With `--devices`: bytes of x crossing between parts per product.
+    pub halo_bytes: Option<usize>,
     /// The matrix's own bound (bench/bound.rs): back-to-back mean of streaming its columns and
     /// values of this format's width and gathering x, in milliseconds (GPU only).
     pub bound_ms: Option<f64>,
@@ -184,6 +192,9 @@ impl Measurement {
             min_ms: f64::NAN,
             back_to_back_ms: f64::NAN,
             graph_ms: None,
+            devices: None,
+            exchange_ms: None,
+            halo_bytes: None,
             bound_ms: None,
             bound_fraction: None,
             gflops: f64::NAN,
@@ -198,6 +209,19 @@ impl Measurement {
     /// Did this row find a wrong result or fail to run?
     pub fn failed(&self) -> bool {
         self.status.failed()
+    }
+
+    /// GFLOPS, effective GB/s, the fraction of the copy roofline of `devices` such machines
+    /// and L2 residence, from the median time and the bytes read.
+    fn rates<T: Scalar>(&mut self, a: &Csr<T>, machine: &Machine, devices: usize) {
+        // x bytes a product can touch: at most one per entry (a 1 x 10^9 matrix with one
+        // entry reads one x value, not 8 GB).
+        let x_touched = a.ncols().min(a.nnz());
+        let moved = (self.bytes_read + (a.nrows() + x_touched) * std::mem::size_of::<T>()) as f64;
+        self.gflops = 2.0 * a.nnz() as f64 / (self.median_ms * 1e-3) / 1e9;
+        self.effective_gbs = moved / (self.median_ms * 1e-3) / 1e9;
+        self.roofline_fraction = self.effective_gbs / (machine.copy_gbs * devices as f64);
+        self.l2_resident = machine.l2_bytes > 0 && moved <= (machine.l2_bytes * devices) as f64;
     }
 }
 
@@ -354,14 +378,7 @@ impl Backend {
                         m.status = Status::Error;
                         m.error = Some(e.to_string());
                     } else {
-                        // x bytes a product can touch: at most one per entry (a 1 x 10^9
-                        // matrix with one entry reads one x value, not 8 GB).
-                        let x_touched = a.ncols().min(a.nnz());
-                        let moved = (m.bytes_read + (a.nrows() + x_touched) * std::mem::size_of::<T>()) as f64;
-                        m.gflops = 2.0 * a.nnz() as f64 / (m.median_ms * 1e-3) / 1e9;
-                        m.effective_gbs = moved / (m.median_ms * 1e-3) / 1e9;
-                        m.roofline_fraction = m.effective_gbs / machine.copy_gbs;
-                        m.l2_resident = machine.l2_bytes > 0 && moved <= machine.l2_bytes as f64;
+                        m.rates(a, machine, 1);
                         if let Some(bounds) = &mut bounds {
                             let width = m.stats.extra.iter().find(|(k, _)| k == "value_bytes").map_or(std::mem::size_of::<T>(), |(_, v)| *v as usize);
                             m.bound_ms = bounds.ms(product_matrix, &x, width);

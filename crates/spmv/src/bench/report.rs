@@ -236,6 +236,12 @@ impl TableLayout {
         // A figure that was not measured (an unsupported or failed run) shows as "-".
         let num = |v: f64, decimals: usize| if v.is_nan() { "-".to_string() } else { format!("{v:.decimals$}") };
         let status = match (m.status, &m.error) {
+            (Status::Ok, _) if m.exchange_ms.is_some() => format!(
+                "ok ({} parts; halo {:.3} MB, exchange {} us b2b)",
+                m.devices.as_ref().map_or(0, Vec::len),
+                m.halo_bytes.unwrap_or(0) as f64 / 1e6,
+                num(m.exchange_ms.unwrap_or(f64::NAN) * 1e3, 2)
+            ),
             (Status::Ok, _) => "ok".to_string(),
             (st, Some(e)) => format!("{} ({})", st.as_str().to_uppercase(), e.lines().next().unwrap_or("")),
             (st, None) => st.as_str().to_uppercase(),

@@ -203,6 +203,14 @@ impl<T: Scalar> DistributedMatrix<T> {
     pub fn part_nnz(&self) -> Vec<usize> {
         self.parts.iter().map(|p| p.matrix.info().nnz).collect()
     }
+    /// Device bytes of the parts' matrices.
+    pub fn device_bytes(&self) -> usize {
+        self.parts.iter().map(|p| p.matrix.device_bytes()).sum()
+    }
+    /// Bytes of the parts' matrices one product reads.
+    pub fn bytes_read(&self) -> usize {
+        self.parts.iter().map(|p| p.matrix.bytes_read()).sum()
+    }
     /// `x` entries crossing between parts per product (the sum of the halos).
     pub fn halo_entries(&self) -> usize {
         self.transfers.iter().map(|t| t.count).sum()

@@ -1,0 +1,112 @@
+//! `spmv bench --devices`: each format as a [`DistributedMatrix`] over several GPUs (rows cut
+//! into parts of about equal entries, one part per listed device, the halo of `x` exchanged
+//! before every product). Each result is checked against the oracle on every row, then timed
+//! per product (the host waits for every GPU after each: median and minimum) and back to back
+//! (`reps` products queued, then one wait: the mean), and the halo exchange alone back to
+//! back. The roofline is the copy bandwidth measured on the first device times the number of
+//! distinct devices.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::{median_min, record_check, Machine, Measurement, Settings, Status};
+use crate::distributed::DistributedMatrix;
+use crate::error::{Error, Result};
+use crate::formats::FormatSpec;
+use crate::gpu::Gpu;
+use crate::matrix::{Csr, Scalar};
+use crate::reference::{test_vector, Oracle};
+
+/// Benchmarks one (square) matrix in every given format spread over `gpus` (part `i` on
+/// `gpus[i]`, device ordinal `devices[i]`); the results name the devices, the halo's bytes
+/// and the exchange's time. `tune` and `--reorder` are declined (per part, `auto` chooses).
+#[allow(clippy::too_many_arguments)]
+pub fn run_matrix_distributed<T: Scalar>(
+    gpus: &[Arc<Gpu>],
+    devices: &[usize],
+    name: &str,
+    a: &Csr<T>,
+    specs: &[FormatSpec],
+    settings: &Settings,
+    machine: &Machine,
+    mut progress: impl FnMut(&Measurement),
+) -> Vec<Measurement> {
+    let x = test_vector::<T>(a.ncols());
+    let oracle = Oracle::new(a, &x);
+    let range_error = if settings.allow_non_finite { None } else { oracle.range_error::<T>() };
+    let mut distinct = devices.to_vec();
+    distinct.sort_unstable();
+    distinct.dedup();
+    specs
+        .iter()
+        .map(|spec| {
+            let mut m = Measurement::new(name, spec, a);
+            m.devices = Some(devices.to_vec());
+            let declined = if let Some(why) = &range_error {
+                Some(format!("the matrix does not fit {}: {why}", T::SUFFIX))
+            } else if spec.name() == "tune" {
+                Some("format tune: not run over several devices (auto chooses per part)".to_string())
+            } else if settings.reorder != crate::reorder::Reordering::None {
+                Some("--devices is not combined with --reorder".to_string())
+            } else {
+                None
+            };
+            if let Some(why) = declined {
+                m.status = Status::Unsupported;
+                m.error = Some(why);
+            } else if let Err(e) = measure(gpus, spec, a, &x, &oracle, settings, &mut m) {
+                m.status = Status::of_error(&e);
+                m.error = Some(e.to_string());
+            } else {
+                m.rates(a, machine, distinct.len());
+            }
+            progress(&m);
+            m
+        })
+        .collect()
+}
+
+fn measure<T: Scalar>(
+    gpus: &[Arc<Gpu>],
+    spec: &FormatSpec,
+    a: &Csr<T>,
+    x: &[T],
+    oracle: &Oracle,
+    settings: &Settings,
+    m: &mut Measurement,
+) -> Result<()> {
+    if a.nrows() != a.ncols() {
+        return Err(Error::Unsupported(format!("a distributed matrix is square (x is split like the rows): {} x {}", a.nrows(), a.ncols())));
+    }
+    let t = Instant::now();
+    let d = DistributedMatrix::new(a, gpus, spec)?;
+    d.synchronize()?;
+    m.convert_ms = t.elapsed().as_secs_f64() * 1e3; // conversion and upload of every part
+    let formats = d.part_formats();
+    if formats.iter().any(|f| *f != m.format) {
+        m.chosen = Some(formats.join("|"));
+    }
+    m.format_bytes = d.device_bytes();
+    m.bytes_read = d.bytes_read();
+    m.halo_bytes = Some(d.halo_bytes());
+    let mut xd = d.upload(x, true)?;
+    let mut y = d.upload(&vec![T::nan(); a.nrows()], false)?;
+    d.spmv(&mut xd, &mut y)?;
+    record_check(m, oracle.check(&d.download(&y)?));
+    for _ in 0..settings.warmup {
+        d.spmv(&mut xd, &mut y)?;
+    }
+    d.synchronize()?;
+    let mut times = Vec::with_capacity(settings.reps);
+    for _ in 0..settings.reps.max(1) {
+        let t = Instant::now();
+        d.spmv(&mut xd, &mut y)?;
+        d.synchronize()?;
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    (m.median_ms, m.min_ms) = median_min(&mut times);
+    let (product, exchange) = d.time_products(settings.reps)?;
+    m.back_to_back_ms = product;
+    m.exchange_ms = Some(exchange);
+    Ok(())
+}
