@@ -8,6 +8,10 @@
 //!     ../shared/matrices crates/spmv/src/auto/h200-f64.json
 //! ```
 //!
+//! With `--time graph` first, a result's time is its CUDA-graph replay time (`graph_ms`: the
+//! back-to-back products without the host's launch cost, steadier on products of a few µs;
+//! docs/bench.md), or its host-issued back-to-back time where it has none.
+//!
 //! For every matrix of the run (files from the folder by name, generated ones from their
 //! spec) it computes the features, keeps every format's back-to-back time, chooses `k` by
 //! leave-one-out cross-validation (each matrix predicted by the others only) and prints the
@@ -21,11 +25,19 @@ use rayon::prelude::*;
 use spmv::auto::{Features, Model, Training, TrainingMatrix};
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let graph = match args.first().map(String::as_str) {
+        Some("--time") if args.len() > 1 => {
+            let graph = args[1] == "graph";
+            args.drain(..2);
+            graph
+        }
+        _ => false,
+    };
     let (benches, [folder, out]) = match args.len() {
         n if n >= 3 => (&args[..n - 2], [&args[n - 2], &args[n - 1]]),
         _ => {
-            eprintln!("usage: auto_fit BENCH.json[.gz]... MATRIX_FOLDER OUT.json");
+            eprintln!("usage: auto_fit [--time b2b|graph] BENCH.json[.gz]... MATRIX_FOLDER OUT.json");
             std::process::exit(2);
         }
     };
@@ -50,7 +62,7 @@ fn main() {
             // auto's and tune's own rows are choices, not candidates.
             let format = r["format"].as_str().unwrap();
             if r["status"] == "ok" && r["precision"] == "f64" && !format.starts_with("auto") && !format.starts_with("tune") {
-                let t = r["back_to_back_ms"].as_f64().unwrap();
+                let t = r["graph_ms"].as_f64().filter(|_| graph).unwrap_or_else(|| r["back_to_back_ms"].as_f64().unwrap());
                 logs.entry(r["matrix"].as_str().unwrap().to_string()).or_default().entry(format.to_string()).or_default().push(t.ln());
             }
         }
@@ -72,7 +84,8 @@ fn main() {
             TrainingMatrix { name, features: Features::of(&a, l2_bytes), times_ms }
         })
         .collect();
-    let source = format!("{device}, back-to-back f64 times of `spmv bench --formats all` from {bench}");
+    let timing = if graph { "CUDA-graph replay (host-issued back-to-back where not capturable)" } else { "back-to-back" };
+    let source = format!("{device}, {timing} f64 times of `spmv bench --formats all` from {bench}");
     let mut training = Training { source, l2_bytes, k: 1, matrices };
     let candidates: Vec<String> = {
         let mut c: Vec<String> = training.matrices.iter().flat_map(|m| m.times_ms.keys().cloned()).collect();
