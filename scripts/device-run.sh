@@ -4,6 +4,7 @@
 #      matrices from the bundle, each stopped after $TEST_TIMEOUT seconds (default 600);
 #   2. `spmv bench` on the shared matrices and on the inputs in $BENCH_INPUTS (files or
 #      generator specs; "default" for the default set), with the formats in $BENCH_FORMATS (default all), f64 and f32;
+#      with $BENCH_DEVICES (e.g. 0,0 or 2), the inputs spread over those devices (bench --devices);
 #   3. with $COMPARE_INPUTS and bin/spmv-old in the bundle: both binaries on those inputs,
 #      and scripts/compare-bench.py's ratios (new/old median time);
 # and prints a summary last. Logs and JSON go to $OUT when set (the device tool returns it).
@@ -48,7 +49,7 @@ if [ -n "${BENCH_INPUTS:-}" ]; then
     [ "$BENCH_INPUTS" = default ] && BENCH_INPUTS=""   # no inputs: spmv's default set
     # shellcheck disable=SC2086
     "$bundle/bin/spmv" bench $BENCH_INPUTS --formats "$formats" --precision f64,f32 --reps "$reps" \
-        --json "$out/bench-large.json" > "$out/bench-large.txt" 2> /tmp/bench-large.err
+        ${BENCH_DEVICES:+--devices "$BENCH_DEVICES"} --json "$out/bench-large.json" > "$out/bench-large.txt" 2> /tmp/bench-large.err
     rc=$?
     [ $rc -ne 0 ] && status=1
     cat "$out/bench-large.txt"

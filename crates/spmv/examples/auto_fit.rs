@@ -108,6 +108,7 @@ fn main() {
     }
     let best = best.unwrap();
     println!("chosen k = {} ({} matrices, {} candidate formats)", best.k, training.matrices.len(), candidates.len());
+    println!("below 0.7: {:?}", best.low);
     // What `tune` would keep measuring the first few of the ranking, judged by the same times.
     for measured in [2, 3, 4, 6, 8] {
         let cv = model.cross_validate(&candidates, best.k, measured);

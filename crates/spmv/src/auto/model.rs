@@ -190,7 +190,7 @@ impl Model {
     /// judged by the table's own times).
     /// Returns the geometric mean, the worst score and its matrix, and how many fall below 0.7.
     pub fn cross_validate(&self, candidates: &[&str], k: usize, measured: usize) -> CrossValidation {
-        let scores: Vec<(f64, &str)> = self
+        let scores: Vec<(f64, &str, String)> = self
             .training
             .matrices
             .iter()
@@ -198,21 +198,22 @@ impl Model {
             .map(|(i, m)| {
                 let ranking = self.predict(&m.features, candidates, k, &[i]);
                 let best = candidates.iter().filter_map(|c| m.times_ms.get(*c)).copied().fold(f64::INFINITY, f64::min);
-                let kept =
-                    ranking.iter().filter_map(|(c, _)| m.times_ms.get(c)).take(measured.max(1)).copied().fold(f64::INFINITY, f64::min);
-                let score = if kept.is_finite() { best / kept } else { 1.0 / DECLINED };
-                (score, m.name.as_str())
+                let ran = ranking.iter().filter_map(|(c, _)| m.times_ms.get(c).map(|&t| (t, c)));
+                let kept = ran.take(measured.max(1)).min_by(|a, b| a.0.total_cmp(&b.0));
+                let score = kept.map_or(1.0 / DECLINED, |(t, _)| best / t);
+                (score, m.name.as_str(), kept.map_or(String::new(), |(_, c)| c.clone()))
             })
             .collect();
         let n = scores.len().max(1) as f64;
         let geomean = (scores.iter().map(|s| s.0.ln()).sum::<f64>() / n).exp();
-        let worst = scores.iter().copied().min_by(|a, b| a.0.total_cmp(&b.0)).unwrap_or((f64::NAN, ""));
+        let worst = scores.iter().map(|s| (s.0, s.1)).min_by(|a, b| a.0.total_cmp(&b.0)).unwrap_or((f64::NAN, ""));
         CrossValidation {
             k,
             geomean,
             worst: worst.0,
             worst_matrix: worst.1.to_string(),
             below_70: scores.iter().filter(|s| s.0 < 0.7).count(),
+            low: scores.iter().filter(|s| s.0 < 0.7).map(|(score, name, kept)| (name.to_string(), *score, kept.clone())).collect(),
             matrices: scores.len(),
         }
     }
@@ -227,5 +228,7 @@ pub struct CrossValidation {
     pub worst: f64,
     pub worst_matrix: String,
     pub below_70: usize,
+    /// The matrices below 0.7, their scores and the formats kept there.
+    pub low: Vec<(String, f64, String)>,
     pub matrices: usize,
 }
