@@ -185,7 +185,8 @@ impl Model {
 
     /// Leave-one-out cross-validation with `k` neighbours over `candidates`: for every
     /// training matrix, the first format of the ranking predicted without it that ran on it
-    /// (as `auto` takes the first that accepts the matrix), scored by best time / its time;
+    /// (as `auto` takes the first that accepts the matrix, passing over [`super::NOT_AUTO`]),
+    /// scored by the best time of every measured format / its time;
     /// with `measured` > 1, the fastest of the first `measured` that ran (what `tune` keeps,
     /// judged by the table's own times).
     /// Returns the geometric mean, the worst score and its matrix, and how many fall below 0.7.
@@ -197,8 +198,11 @@ impl Model {
             .enumerate()
             .map(|(i, m)| {
                 let ranking = self.predict(&m.features, candidates, k, &[i]);
-                let best = candidates.iter().filter_map(|c| m.times_ms.get(*c)).copied().fold(f64::INFINITY, f64::min);
-                let ran = ranking.iter().filter_map(|(c, _)| m.times_ms.get(c).map(|&t| (t, c)));
+                // The best of every measured format, candidate or not.
+                let best = m.times_ms.values().copied().fold(f64::INFINITY, f64::min);
+                // auto passes over some formats; tune measures whatever ranks first.
+                let ranked = ranking.iter().filter(|(c, _)| measured > 1 || !super::passed_over(c));
+                let ran = ranked.filter_map(|(c, _)| m.times_ms.get(c).map(|&t| (t, c)));
                 let kept = ran.take(measured.max(1)).min_by(|a, b| a.0.total_cmp(&b.0));
                 let score = kept.map_or(1.0 / DECLINED, |(t, _)| best / t);
                 (score, m.name.as_str(), kept.map_or(String::new(), |(_, c)| c.clone()))

@@ -117,3 +117,17 @@ fn fingerprints_tell_matrices_apart() {
     assert_ne!(fingerprint(&a), fingerprint(&b));
     assert_ne!(fingerprint(&a), fingerprint(&crate::io::gen::generate("poisson2d:n=51").unwrap()));
 }
+
+#[test]
+fn auto_passes_over_coo_atomic_where_it_ranks_first() {
+    // A training matrix where coo-atomic was the fastest: ranked with the model's own data,
+    // coo-atomic comes first; auto takes the next that accepts and says why.
+    let model = Model::h200();
+    let m = model.training.matrices.iter().find(|m| m.name == "bp_1600").expect("bp_1600 is a training matrix");
+    let ranking = Options::default().rank::<f64>(&m.features);
+    assert!(passed_over(&ranking[0].0), "{:?}", &ranking[..3]);
+    let a = crate::io::gen::generate("random:rows=800,cols=800,mean=6").unwrap();
+    let (host, choice) = choose_with(&a, m.features, Options::default()).unwrap();
+    assert!(!passed_over(&choice.chosen) && host.spec().name() != "coo-atomic", "{}", choice.chosen);
+    assert!(choice.declined.iter().any(|(f, why)| f == "coo-atomic" && why.contains("tune measures it")), "{:?}", choice.declined);
+}
