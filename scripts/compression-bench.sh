@@ -15,7 +15,8 @@ bin="$bundle/bin"
 reps="${BENCH_REPS:-100}"
 skip=" ${CMP_SKIP:-} "
 generated=$(sed -n '/^pub const DEFAULT_SPECS: /,/^];/p' crates/spmv/src/io/inputs.rs | grep -o '"[^"]*"' | tr -d '"' | tr '\n' ' ')
-formats="csr-vector,csr-vector:values=auto,csr5,csr5:values=auto,dia,dia:values=auto,merge-csr,sell-c-sigma,dasp,dasp:values=auto,cusparse-alg1,cusparse-alg2"
+# dasp:values=auto,max_len=512: kron's rows of 257-512 entries as medium rows (docs/dasp.md).
+formats="csr-vector,csr-vector:values=auto,csr5,csr5:values=auto,dia,dia:values=auto,merge-csr,sell-c-sigma,dasp,dasp:values=auto,dasp:values=auto,max_len=512,cusparse-alg1,cusparse-alg2"
 shared="$bundle/matrices"
 [ "${CMP_SHARED:-1}" = 0 ] && shared=""
 # shellcheck disable=SC2086
