@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{median_min, record_check, Machine, Measurement, Settings, Status};
+use super::{check_vectors, failed_all, median_min, record_check, Machine, Measurement, Settings, Status};
 use crate::distributed::DistributedMatrix;
 use crate::error::{Error, Result};
 use crate::formats::FormatSpec;
@@ -31,6 +31,9 @@ pub fn run_matrix_distributed<T: Scalar>(
     machine: &Machine,
     mut progress: impl FnMut(&Measurement),
 ) -> Vec<Measurement> {
+    if let Err(e) = check_vectors(name, a) {
+        return failed_all(name, a, specs, &e, progress);
+    }
     let x = test_vector::<T>(a.ncols());
     let oracle = Oracle::new(a, &x);
     let range_error = if settings.allow_non_finite { None } else { oracle.range_error::<T>() };

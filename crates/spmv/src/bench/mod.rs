@@ -299,21 +299,8 @@ impl Backend {
         machine: &Machine,
         mut progress: impl FnMut(&Measurement),
     ) -> Vec<Measurement> {
-        // x, the oracle's result and bounds (f64, three per row) and y: refuse up front what
-        // the host cannot hold rather than abort in the allocator.
-        let size = std::mem::size_of::<T>() as u64;
-        let needed = a.ncols() as u64 * size + a.nrows() as u64 * (24 + 2 * size);
-        if let Err(e) = crate::error::check_host_memory(|| format!("the vectors of {name} ({} x {})", a.nrows(), a.ncols()), needed) {
-            return specs
-                .iter()
-                .map(|spec| {
-                    let mut m = Measurement::new(name, spec, a);
-                    m.status = Status::of_error(&e);
-                    m.error = Some(e.to_string());
-                    progress(&m);
-                    m
-                })
-                .collect();
+        if let Err(e) = check_vectors(name, a) {
+            return failed_all(name, a, specs, &e, progress);
         }
         let x = test_vector::<T>(a.ncols());
         let oracle = Oracle::new(a, &x);
@@ -392,6 +379,34 @@ impl Backend {
         }
         out
     }
+}
+
+/// x, the oracle's result and bounds (f64, three per row) and y: refused up front when the
+/// host cannot hold them, rather than aborting in the allocator.
+fn check_vectors<T: Scalar>(name: &str, a: &Csr<T>) -> Result<()> {
+    let size = std::mem::size_of::<T>() as u64;
+    let needed = a.ncols() as u64 * size + a.nrows() as u64 * (24 + 2 * size);
+    crate::error::check_host_memory(|| format!("the vectors of {name} ({} x {})", a.nrows(), a.ncols()), needed)
+}
+
+/// Every format's row failed (or declined) with `e`.
+fn failed_all<T: Scalar>(
+    name: &str,
+    a: &Csr<T>,
+    specs: &[FormatSpec],
+    e: &Error,
+    mut progress: impl FnMut(&Measurement),
+) -> Vec<Measurement> {
+    specs
+        .iter()
+        .map(|spec| {
+            let mut m = Measurement::new(name, spec, a);
+            m.status = Status::of_error(e);
+            m.error = Some(e.to_string());
+            progress(&m);
+            m
+        })
+        .collect()
 }
 
 /// `tune:only=…,budget_ms=…` on `backend`: the built format and its label.

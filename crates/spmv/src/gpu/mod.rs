@@ -237,15 +237,19 @@ impl Gpu {
         launches: usize,
         mut launch: impl FnMut() -> Result<()>,
     ) -> Result<Vec<f64>> {
-        let flags = Some(driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let launches = launches.max(1);
+        self.timed_rounds(rounds, launches, || (0..launches).try_for_each(|_| launch()))
+    }
+
+    /// `rounds` times `round()` between one pair of CUDA events; each round's time over
+    /// `launches`, in milliseconds.
+    fn timed_rounds(&self, rounds: usize, launches: usize, mut round: impl FnMut() -> Result<()>) -> Result<Vec<f64>> {
+        let flags = Some(driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let mut means = Vec::with_capacity(rounds);
         for _ in 0..rounds {
             let (start, end) = (self.ctx.new_event(flags)?, self.ctx.new_event(flags)?);
             start.record(&self.stream)?;
-            for _ in 0..launches {
-                launch()?;
-            }
+            round()?;
             end.record(&self.stream)?;
             end.synchronize()?;
             means.push(start.elapsed_ms(&end)? as f64 / launches as f64);
@@ -263,18 +267,8 @@ impl Gpu {
     pub fn time_graph(&self, rounds: usize, launches: usize, mut launch: impl FnMut() -> Result<()>) -> Result<Option<Vec<f64>>> {
         let launches = launches.max(1);
         let Some(graph) = self.capture(&mut || (0..launches).try_for_each(|_| launch())) else { return Ok(None) };
-        let flags = Some(driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         graph.launch()?; // the first replay loads the graph's work onto the device
-        let mut means = Vec::with_capacity(rounds);
-        for _ in 0..rounds {
-            let (start, end) = (self.ctx.new_event(flags)?, self.ctx.new_event(flags)?);
-            start.record(&self.stream)?;
-            graph.launch()?;
-            end.record(&self.stream)?;
-            end.synchronize()?;
-            means.push(start.elapsed_ms(&end)? as f64 / launches as f64);
-        }
-        Ok(Some(means))
+        Ok(Some(self.timed_rounds(rounds, launches, || Ok(graph.launch()?))?))
     }
 
     /// The launches `queue` makes on this GPU's stream, captured (not run) as an instantiated
