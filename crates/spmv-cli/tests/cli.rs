@@ -216,3 +216,15 @@ fn solve_writes_the_solution_and_reports_failures() {
     fails_with(&["solve", "poisson2d:n=5", "--cpu", "--repeat", "0"], "repeat");
     fails_with(&["solve", "poisson2d:n=5", "--cpu", "--precond", "jacobi", "--format", "nope"], "nope");
 }
+
+#[test]
+fn devices_need_a_gpu_and_a_valid_list() {
+    // On the CPU (CI has no GPU; --cpu forces it elsewhere) a distributed run is refused with
+    // the reason, for every command that takes --devices (pagerank reports it in its table).
+    for command in ["bench", "solve"] {
+        fails_with(&[command, "poisson2d:nx=8", "--cpu", "--devices", "2"], "--devices needs a GPU");
+    }
+    let out = spmv(&["pagerank", "poisson2d:nx=8", "--cpu", "--devices", "2"]);
+    assert!(!out.status.success() && text(&out.stdout).contains("ERROR (--devices needs a GPU)"), "{}", text(&out.stdout));
+    fails_with(&["bench", "poisson2d:nx=8", "--cpu", "--devices", "2", "--reorder", "rcm"], "--devices");
+}
