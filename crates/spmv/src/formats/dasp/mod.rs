@@ -113,9 +113,12 @@ pub struct Slots<T> {
 }
 
 impl<T: Scalar> Slots<T> {
-    /// `n` padding slots.
-    fn zeros(n: usize) -> Self {
-        Slots { val: vec![T::ZERO; n], cid: vec![0; n] }
+    /// `n` padding slots of part `part`, refused with the sizes when the host cannot hold
+    /// them (the counts come from the matrix).
+    fn zeros(n: usize, part: &str) -> Result<Self> {
+        let bytes = n as u64 * (4 + std::mem::size_of::<T>() as u64);
+        crate::error::check_host_memory(|| format!("format {NAME}: {n} {part} slots"), bytes)?;
+        Ok(Slots { val: vec![T::ZERO; n], cid: vec![0; n] })
     }
     pub fn len(&self) -> usize {
         self.val.len()
@@ -144,9 +147,9 @@ impl<T: Scalar> Slots<T> {
 
     /// Slots of the rows `rows`, row k taking `width(k)` slots (its entries then padding),
     /// filled in parallel.
-    fn of_rows(a: &Csr<T>, rows: &[u32], width: impl Fn(usize) -> usize + Sync) -> Self {
+    fn of_rows(a: &Csr<T>, rows: &[u32], part: &str, width: impl Fn(usize) -> usize + Sync) -> Result<Self> {
         let widths: Vec<usize> = (0..rows.len()).map(&width).collect();
-        let mut slots = Slots::zeros(widths.iter().sum());
+        let mut slots = Slots::zeros(widths.iter().sum(), part)?;
         let parts = slots.pieces(widths);
         rows.par_iter().zip(parts).for_each(|(&r, (v, c))| {
             let (cols, vals) = a.row(r as usize);
@@ -154,7 +157,7 @@ impl<T: Scalar> Slots<T> {
             v[..n].copy_from_slice(&vals[..n]);
             c[..n].copy_from_slice(&cols[..n]);
         });
-        slots
+        Ok(slots)
     }
 }
 
@@ -276,18 +279,18 @@ impl<T: Scalar> Dasp<T> {
             long_warp_ptr.push(long_warp_ptr[i] + warps as u32);
             long_warp_row.extend(std::iter::repeat_n(i as u32, warps));
         }
-        let long = Slots::of_rows(a, &long_rows, |i| (long_group_ptr[i + 1] - long_group_ptr[i]) as usize * LONG_GROUP);
+        let long = Slots::of_rows(a, &long_rows, "long-row", |i| (long_group_ptr[i + 1] - long_group_ptr[i]) as usize * LONG_GROUP)?;
         let long_ms = ms_since(start);
 
         let start = Instant::now();
         let window = sigma.unwrap_or(medium_rows.len()).max(1);
         medium_rows.par_chunks_mut(window).for_each(|w| w.sort_by_key(|&r| std::cmp::Reverse(len(r)))); // stable
         let need = (regular_fill * TILE as f64).ceil() as usize;
-        let medium = medium_blocks(a, &medium_rows, need);
+        let medium = medium_blocks(a, &medium_rows, need)?;
         let medium_ms = ms_since(start);
 
         let start = Instant::now();
-        let short = short_pieces(a, by_len);
+        let short = short_pieces(a, by_len)?;
         let short_ms = ms_since(start);
 
         let dasp = Dasp {
@@ -448,7 +451,7 @@ fn regular_tiles(lens: &[usize], need: usize) -> usize {
 }
 
 /// Medium rows (sorted) in row-blocks of 8: regular tiles, then each row's irregular rest.
-fn medium_blocks<T: Scalar>(a: &Csr<T>, rows: &[u32], need: usize) -> Medium<T> {
+fn medium_blocks<T: Scalar>(a: &Csr<T>, rows: &[u32], need: usize) -> Result<Medium<T>> {
     let lens: Vec<usize> = rows.iter().map(|&r| a.row_len(r as usize)).collect();
     let tiles: Vec<usize> = lens.par_chunks(BLOCK_ROWS).map(|b| regular_tiles(b, need)).collect();
     let mut block_tile_ptr = vec![0u32];
@@ -456,7 +459,7 @@ fn medium_blocks<T: Scalar>(a: &Csr<T>, rows: &[u32], need: usize) -> Medium<T> 
         block_tile_ptr.push(block_tile_ptr.last().unwrap() + t as u32);
     }
     // Regular tiles, block by block in parallel.
-    let mut regular = Slots::zeros(*block_tile_ptr.last().unwrap() as usize * TILE);
+    let mut regular = Slots::zeros(*block_tile_ptr.last().unwrap() as usize * TILE, "regular-tile")?;
     let parts = regular.pieces(tiles.iter().map(|&t| t * TILE));
     parts.into_par_iter().zip(&tiles).enumerate().for_each(|(b, ((v, c), &t))| {
         for (i, &r) in rows[b * BLOCK_ROWS..].iter().take(BLOCK_ROWS).enumerate() {
@@ -474,7 +477,7 @@ fn medium_blocks<T: Scalar>(a: &Csr<T>, rows: &[u32], need: usize) -> Medium<T> 
     for m in 0..rows.len() {
         irreg_ptr.push(irreg_ptr[m] + lens[m] - in_tiles(m));
     }
-    let mut irregular = Slots::zeros(*irreg_ptr.last().unwrap());
+    let mut irregular = Slots::zeros(*irreg_ptr.last().unwrap(), "irregular")?;
     let parts = irregular.pieces(irreg_ptr.windows(2).map(|p| p[1] - p[0]));
     parts.into_par_iter().enumerate().for_each(|(m, (v, c))| {
         let (cols, vals) = a.row(rows[m] as usize);
@@ -482,11 +485,11 @@ fn medium_blocks<T: Scalar>(a: &Csr<T>, rows: &[u32], need: usize) -> Medium<T> 
         v.copy_from_slice(&vals[skip..]);
         c.copy_from_slice(&cols[skip..]);
     });
-    Medium { block_tile_ptr, regular, irreg_ptr, irregular }
+    Ok(Medium { block_tile_ptr, regular, irreg_ptr, irregular })
 }
 
 /// Short rows (`by_len[l]`: the rows of length l) packed into pieces of 4 (module doc).
-fn short_pieces<T: Scalar>(a: &Csr<T>, by_len: [Vec<u32>; 5]) -> ShortRows<T> {
+fn short_pieces<T: Scalar>(a: &Csr<T>, by_len: [Vec<u32>; 5]) -> Result<ShortRows<T>> {
     let [_, ones, twos, threes, fours] = by_len;
     let pairs_13 = ones.len().min(threes.len());
     let mut s = ShortRows {
@@ -504,11 +507,11 @@ fn short_pieces<T: Scalar>(a: &Csr<T>, by_len: [Vec<u32>; 5]) -> ShortRows<T> {
     // Every row in slot order with its width: 1&3 pieces, group 4, 2&2, group 1.
     let rows: Vec<u32> = s.rows_13.iter().flatten().chain(&s.rows_4).chain(s.rows_22.iter().flatten()).chain(&s.rows_1).copied().collect();
     let (n13, n4, n22) = (2 * s.rows_13.len(), s.rows_4.len(), 2 * s.rows_22.len());
-    s.slots = Slots::of_rows(a, &rows, |k| match k {
+    s.slots = Slots::of_rows(a, &rows, "short-row", |k| match k {
         k if k < n13 => [1, 3][k % 2],
         k if k < n13 + n4 => 4,
         k if k < n13 + n4 + n22 => 2,
         _ => 1,
-    });
-    s
+    })?;
+    Ok(s)
 }
