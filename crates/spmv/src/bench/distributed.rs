@@ -9,13 +9,13 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{check_vectors, failed_all, median_min, record_check, Machine, Measurement, Settings, Status};
+use super::{failed_all, median_min, prepare, record_check, Machine, Measurement, Settings, Status};
 use crate::distributed::DistributedMatrix;
 use crate::error::{Error, Result};
 use crate::formats::FormatSpec;
 use crate::gpu::Gpu;
 use crate::matrix::{Csr, Scalar};
-use crate::reference::{test_vector, Oracle};
+use crate::reference::Oracle;
 
 /// Benchmarks one (square) matrix in every given format spread over `gpus` (part `i` on
 /// `gpus[i]`, device ordinal `devices[i]`); the results name the devices, the halo's bytes
@@ -31,12 +31,10 @@ pub fn run_matrix_distributed<T: Scalar>(
     machine: &Machine,
     mut progress: impl FnMut(&Measurement),
 ) -> Vec<Measurement> {
-    if let Err(e) = check_vectors(name, a) {
-        return failed_all(name, a, specs, &e, progress);
-    }
-    let x = test_vector::<T>(a.ncols());
-    let oracle = Oracle::new(a, &x);
-    let range_error = if settings.allow_non_finite { None } else { oracle.range_error::<T>() };
+    let (x, oracle, range_error) = match prepare(name, a, settings) {
+        Ok(prepared) => prepared,
+        Err(e) => return failed_all(name, a, specs, &e, progress),
+    };
     let mut distinct = devices.to_vec();
     distinct.sort_unstable();
     distinct.dedup();

@@ -299,12 +299,10 @@ impl Backend {
         machine: &Machine,
         mut progress: impl FnMut(&Measurement),
     ) -> Vec<Measurement> {
-        if let Err(e) = check_vectors(name, a) {
-            return failed_all(name, a, specs, &e, progress);
-        }
-        let x = test_vector::<T>(a.ncols());
-        let oracle = Oracle::new(a, &x);
-        let range_error = if settings.allow_non_finite { None } else { oracle.range_error::<T>() };
+        let (x, oracle, range_error) = match prepare(name, a, settings) {
+            Ok(prepared) => prepared,
+            Err(e) => return failed_all(name, a, specs, &e, progress),
+        };
         // The permutation and P·A·Pᵀ, once for all formats (an error is every format's).
         let t = Instant::now();
         let reordered = match settings.reorder {
@@ -381,12 +379,17 @@ impl Backend {
     }
 }
 
-/// x, the oracle's result and bounds (f64, three per row) and y: refused up front when the
-/// host cannot hold them, rather than aborting in the allocator.
-fn check_vectors<T: Scalar>(name: &str, a: &Csr<T>) -> Result<()> {
+/// The test vector x, the oracle, and why the matrix lies outside `T`'s range (unless
+/// non-finite values are allowed). x, the oracle's result and bounds (f64, three per row) and
+/// y are refused up front when the host cannot hold them, rather than aborting in the allocator.
+fn prepare<T: Scalar>(name: &str, a: &Csr<T>, settings: &Settings) -> Result<(Vec<T>, Oracle, Option<String>)> {
     let size = std::mem::size_of::<T>() as u64;
     let needed = a.ncols() as u64 * size + a.nrows() as u64 * (24 + 2 * size);
-    crate::error::check_host_memory(|| format!("the vectors of {name} ({} x {})", a.nrows(), a.ncols()), needed)
+    crate::error::check_host_memory(|| format!("the vectors of {name} ({} x {})", a.nrows(), a.ncols()), needed)?;
+    let x = test_vector::<T>(a.ncols());
+    let oracle = Oracle::new(a, &x);
+    let range_error = if settings.allow_non_finite { None } else { oracle.range_error::<T>() };
+    Ok((x, oracle, range_error))
 }
 
 /// Every format's row failed (or declined) with `e`.
