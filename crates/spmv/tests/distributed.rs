@@ -26,16 +26,6 @@ fn devices() -> &'static [Arc<Gpu>] {
     })
 }
 
-/// One test at a time: the tests share one `Gpu`, and the one-GPU CG captures its iteration
-/// as a CUDA graph on that `Gpu`'s stream, which would take in the other tests' launches
-/// (run concurrently the three crashed the test process on the H200; with the CG's graph
-/// off they ran concurrently without fault; docs/solve.md).
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// `parts` GPU handles: the devices in turn.
 fn gpus(parts: usize) -> Vec<Arc<Gpu>> {
     let devices = devices();
@@ -95,7 +85,6 @@ fn check<T: Scalar>(name: &str, a: &Csr<T>, failures: &mut Vec<String>) {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_distributed_products_equal_the_whole_matrix() {
-    let _one_at_a_time = serial();
     let mut matrices: Vec<(String, Csr<f64>)> = common::edge_cases();
     for spec in ["poisson3d:n=24", "kron:scale=12", "powerlaw:n=20000,mean=8,exp=2.1", "random:rows=5000,cols=5000,mean=9"] {
         matrices.push((spec.to_string(), spmv::io::gen::generate(spec).unwrap()));
@@ -115,7 +104,6 @@ fn gpu_distributed_products_equal_the_whole_matrix() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_distributed_cg_matches_the_one_gpu_cg_and_repeats_its_bits() {
-    let _one_at_a_time = serial();
     let a = spmv::io::gen::generate("poisson3d:n=24").unwrap();
     let b = test_vector::<f64>(a.nrows());
     let settings = KrylovSettings { tol: 1e-10, ..KrylovSettings::default() };
@@ -146,7 +134,6 @@ fn gpu_distributed_cg_matches_the_one_gpu_cg_and_repeats_its_bits() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_distributed_pagerank_matches_the_one_gpu_pagerank() {
-    let _one_at_a_time = serial();
     use spmv::solve::pagerank::{pagerank_gpu, EdgeWeights, Settings, Transition};
     let graph = spmv::io::gen::generate("kron:scale=14").unwrap();
     let t = Transition::new(&graph, EdgeWeights::Pattern).unwrap();
@@ -168,7 +155,6 @@ fn gpu_distributed_pagerank_matches_the_one_gpu_pagerank() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_distributed_bench_checks_every_row_and_reports_the_exchange() {
-    let _one_at_a_time = serial();
     use spmv::bench::{run_matrix_distributed, Settings, Status};
     let gpu = devices()[0].clone();
     let machine = spmv::Backend::Gpu(gpu).machine(&Settings::default()).unwrap();
@@ -195,4 +181,53 @@ fn gpu_distributed_bench_checks_every_row_and_reports_the_exchange() {
     let rows = run_matrix_distributed(&gpus(2), &[0, 0], "rect", &a, &specs[..1], &settings, &machine, |_| {});
     assert_eq!(rows[0].status, Status::Unsupported, "{:?}", rows[0]);
     assert!(rows[0].error.as_deref().unwrap().contains("square"), "{:?}", rows[0].error);
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_capture_leaves_other_threads_work_alone() {
+    // One thread solves by CG with its iteration captured as a graph, again and again, while
+    // two others run products on the same Gpu: the capture records on its own stream, so
+    // neither side's work lands in the other's (before, this crashed the process).
+    let gpu = devices()[0].clone();
+    let a = spmv::io::gen::generate("poisson3d:n=24").unwrap();
+    let spec = parse_spec("csr-vector").unwrap();
+    let b = vec![1.0; a.nrows()];
+    let settings = KrylovSettings { tol: 1e-10, max_iter: 2_000, ..KrylovSettings::default() };
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let products: Vec<_> = (0..2)
+            .map(|k| {
+                let (gpu, stop) = (gpu.clone(), &stop);
+                scope.spawn(move || {
+                    let m = spmv::io::gen::generate(["kron:scale=12", "powerlaw:n=20000,mean=8,exp=2.1"][k]).unwrap();
+                    let x = test_vector::<f64>(m.ncols());
+                    let oracle = Oracle::new(&m, &x);
+                    let device = build(&parse_spec("merge-csr").unwrap(), &m).unwrap().upload(&gpu).unwrap();
+                    let (xd, mut yd) = (gpu.upload(&x).unwrap(), gpu.alloc::<f64>(m.nrows()).unwrap());
+                    let mut runs = 0;
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) || runs < 20 {
+                        gpu.fill(&mut yd, f64::NAN).unwrap();
+                        device.spmv(&xd, &mut yd).unwrap();
+                        let c = oracle.check(&gpu.download(&yd).unwrap());
+                        assert!(c.passed(), "thread {k}, run {runs}: {c:?}");
+                        runs += 1;
+                    }
+                    runs
+                })
+            })
+            .collect();
+        let device = build(&spec, &a).unwrap().upload(&gpu).unwrap();
+        let first = cg_gpu(&device, &b, None, &settings).unwrap();
+        assert!(first.graph && first.converged() && first.true_residual <= 1e-9, "{:?}", first.outcome);
+        for solve in 0..10 {
+            let again = cg_gpu(&device, &b, None, &settings).unwrap();
+            assert!(again.graph, "solve {solve}: not captured");
+            assert_eq!((again.iterations, &again.x), (first.iterations, &first.x), "solve {solve}: other bits");
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for p in products {
+            assert!(p.join().unwrap() >= 20);
+        }
+    });
 }

@@ -34,7 +34,7 @@ pub struct Handle {
 }
 
 // SAFETY: the handle is only used through `raw` while `lock` is held (every caller takes it),
-// so one thread at a time; the stream it is bound to never changes.
+// so one thread at a time; each use binds it to the caller's stream first.
 unsafe impl Send for Handle {}
 unsafe impl Sync for Handle {}
 
@@ -54,9 +54,14 @@ impl Handle {
         }
     }
 
-    /// The raw handle, with the guard that must be held while it is used.
-    pub fn lock(&self) -> (MutexGuard<'_, ()>, sys::cusparseHandle_t) {
-        (self.lock.lock().unwrap_or_else(|p| p.into_inner()), self.raw)
+    /// The raw handle bound to `stream` (the calling thread's [`crate::gpu::Gpu::stream`]: the
+    /// shared stream, or its capture stream while the thread records a graph), with the guard
+    /// that must be held while it is used.
+    pub fn lock(&self, stream: &CudaStream) -> Result<(MutexGuard<'_, ()>, sys::cusparseHandle_t)> {
+        let guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        // SAFETY: the handle is valid and used by this thread alone while the guard is held.
+        check(unsafe { sys::cusparseSetStream(self.raw, stream.cu_stream() as sys::cudaStream_t) }, "cusparseSetStream")?;
+        Ok((guard, self.raw))
     }
 }
 

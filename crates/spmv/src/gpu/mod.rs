@@ -3,10 +3,14 @@
 //!
 //! Everything goes through one [`Gpu`]: one context, one stream (so buffers need no
 //! cross-stream event tracking, which cudarc would otherwise record around every launch).
+//! A CUDA-graph capture ([`Gpu::capture`]) records on a second stream of its own, seen only
+//! by the capturing thread, so that other threads' work on the shared stream stays out of
+//! the graph; the graph then replays on the shared stream.
 
 pub mod cusparse;
 pub mod jit;
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -29,10 +33,19 @@ impl From<driver::DriverError> for Error {
     }
 }
 
+thread_local! {
+    /// The [`Gpu`] (by address) whose capture this thread is recording, or 0: while it is set,
+    /// [`Gpu::stream`] gives that Gpu's capture stream to this thread.
+    static CAPTURING: Cell<usize> = const { Cell::new(0) };
+}
+
 /// One CUDA device with its context, stream and compiled modules.
 pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
+    /// Where [`Gpu::capture`] records (never runs work itself), one capture at a time.
+    capture_stream: Arc<CudaStream>,
+    capture_lock: Mutex<()>,
     name: String,
     arch: &'static str,
     multiprocessors: usize,
@@ -72,7 +85,8 @@ impl Gpu {
             return Err(Error::NoGpu(format!("device {ordinal} requested, {count} CUDA device(s) present")));
         }
         let ctx = CudaContext::new(ordinal).map_err(|e| Error::NoGpu(format!("cannot create a context: {e}")))?;
-        // SAFETY: the library uses a single stream, so no cross-stream synchronisation is needed.
+        // SAFETY: the library runs its work on a single stream (the capture stream only records),
+        // so no cross-stream synchronisation is needed.
         unsafe { ctx.disable_event_tracking() };
         let (major, minor) = ctx.compute_capability()?;
         use driver::sys::CUdevice_attribute as A;
@@ -81,6 +95,8 @@ impl Gpu {
         let stream = ctx.new_stream()?;
         let gpu = Gpu {
             stream,
+            capture_stream: ctx.new_stream()?,
+            capture_lock: Mutex::new(()),
             name: ctx.name()?,
             arch: jit::arch_name(major, minor),
             multiprocessors: ctx.attribute(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as usize,
@@ -114,8 +130,14 @@ impl Gpu {
     pub fn total_memory(&self) -> usize {
         self.total_memory
     }
+    /// The stream this thread's work goes to: the shared one, or the capture stream while
+    /// this thread records a [`Gpu::capture`].
     pub fn stream(&self) -> &Arc<CudaStream> {
-        &self.stream
+        if CAPTURING.with(Cell::get) == self as *const Gpu as usize {
+            &self.capture_stream
+        } else {
+            &self.stream
+        }
     }
     pub fn context(&self) -> &Arc<CudaContext> {
         &self.ctx
@@ -151,12 +173,12 @@ impl Gpu {
 
     /// A zeroed device buffer; an allocation failure says how much was asked.
     pub fn alloc<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<CudaSlice<T>> {
-        self.stream.alloc_zeros(len).map_err(|e| self.alloc_error(len * std::mem::size_of::<T>(), e))
+        self.stream().alloc_zeros(len).map_err(|e| self.alloc_error(len * std::mem::size_of::<T>(), e))
     }
 
     /// Copies a host slice to a new device buffer.
     pub fn upload<T: DeviceRepr>(&self, host: &[T]) -> Result<CudaSlice<T>> {
-        self.stream.clone_htod(host).map_err(|e| self.alloc_error(std::mem::size_of_val(host), e))
+        self.stream().clone_htod(host).map_err(|e| self.alloc_error(std::mem::size_of_val(host), e))
     }
 
     /// Uploads `host` converted element by element by `convert`, a chunk at a time, so that a
@@ -173,9 +195,9 @@ impl Gpu {
         for (i, chunk) in host.chunks(CHUNK).enumerate() {
             chunk.par_iter().map(|&v| convert(v)).collect_into_vec(&mut buf);
             let mut view = dev.slice_mut(i * CHUNK..i * CHUNK + chunk.len());
-            self.stream.memcpy_htod(&buf, &mut view)?;
+            self.stream().memcpy_htod(&buf, &mut view)?;
             // The next chunk reuses `buf`: the copy from it must be over.
-            self.stream.synchronize()?;
+            self.stream().synchronize()?;
         }
         Ok(dev)
     }
@@ -192,7 +214,7 @@ impl Gpu {
 
     /// Copies a device buffer back to the host (waits for the stream).
     pub fn download<T: DeviceRepr>(&self, dev: &CudaSlice<T>) -> Result<Vec<T>> {
-        Ok(self.stream.clone_dtoh(dev)?)
+        Ok(self.stream().clone_dtoh(dev)?)
     }
 
     /// Sets every element of `dst` to `value` (used to poison outputs with NaN).
@@ -207,7 +229,7 @@ impl Gpu {
     }
 
     pub fn synchronize(&self) -> Result<()> {
-        Ok(self.stream.synchronize()?)
+        Ok(self.stream().synchronize()?)
     }
 
     /// Runs `launch` `warmup` times untimed, then `reps` times each between two CUDA events;
@@ -219,9 +241,9 @@ impl Gpu {
         let flags = Some(driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let events: Vec<_> = (0..2 * reps).map(|_| self.ctx.new_event(flags)).collect::<Result<_, _>>()?;
         for pair in events.chunks(2) {
-            pair[0].record(&self.stream)?;
+            pair[0].record(self.stream())?;
             launch()?;
-            pair[1].record(&self.stream)?;
+            pair[1].record(self.stream())?;
         }
         self.synchronize()?;
         events.chunks(2).map(|p| Ok(p[0].elapsed_ms(&p[1])? as f64)).collect()
@@ -248,9 +270,9 @@ impl Gpu {
         let mut means = Vec::with_capacity(rounds);
         for _ in 0..rounds {
             let (start, end) = (self.ctx.new_event(flags)?, self.ctx.new_event(flags)?);
-            start.record(&self.stream)?;
+            start.record(self.stream())?;
             round()?;
-            end.record(&self.stream)?;
+            end.record(self.stream())?;
             end.synchronize()?;
             means.push(start.elapsed_ms(&end)? as f64 / launches as f64);
         }
@@ -268,23 +290,39 @@ impl Gpu {
         let launches = launches.max(1);
         let Some(graph) = self.capture(&mut || (0..launches).try_for_each(|_| launch())) else { return Ok(None) };
         graph.launch()?; // the first replay loads the graph's work onto the device
-        Ok(Some(self.timed_rounds(rounds, launches, || Ok(graph.launch()?))?))
+        Ok(Some(self.timed_rounds(rounds, launches, || graph.launch())?))
     }
 
-    /// The launches `queue` makes on this GPU's stream, captured (not run) as an instantiated
-    /// CUDA graph; `None` where they cannot be captured (a library call that synchronises or
-    /// allocates, or `queue` failing): the stream is usable again either way. The capture is
-    /// thread-local, but launches of other threads on this stream during it would be taken
-    /// in or break it: capture only while no other thread uses this `Gpu`.
-    pub fn capture(&self, queue: &mut dyn FnMut() -> Result<()>) -> Option<CudaGraph> {
-        self.stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).ok()?;
-        let queued = queue();
-        // Always end the capture, so that the stream is usable again whatever happened.
-        let graph = self.stream.end_capture(CUgraphInstantiate_flags(0));
-        match (queued, graph) {
-            (Ok(()), Ok(Some(graph))) => graph.upload().ok().map(|()| graph),
-            _ => None,
+    /// The launches `queue` makes on this GPU, captured (not run) as an instantiated CUDA
+    /// graph that replays on the shared stream; `None` where they cannot be captured (a library
+    /// call that synchronises or allocates, `queue` failing, or a capture already under way on
+    /// this thread). While `queue` runs, this thread's [`Gpu::stream`] is a capture stream of
+    /// its own, so other threads may go on using this `Gpu`: their work stays on the shared
+    /// stream and out of the graph. One capture at a time per `Gpu` (others wait).
+    pub fn capture(&self, queue: &mut dyn FnMut() -> Result<()>) -> Option<Graph> {
+        if CAPTURING.with(Cell::get) != 0 {
+            return None;
         }
+        let _one_at_a_time = self.capture_lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.capture_stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).ok()?;
+        /// Ends the redirection even if `queue` panics.
+        struct Redirect;
+        impl Drop for Redirect {
+            fn drop(&mut self) {
+                CAPTURING.with(|c| c.set(0));
+            }
+        }
+        CAPTURING.with(|c| c.set(self as *const Gpu as usize));
+        let redirect = Redirect;
+        let queued = queue();
+        drop(redirect);
+        // Always end the capture, so that the stream is usable again whatever happened.
+        let graph = self.capture_stream.end_capture(CUgraphInstantiate_flags(0));
+        let graph = match (queued, graph) {
+            (Ok(()), Ok(Some(graph))) => Graph { graph, stream: self.stream.clone() },
+            _ => return None,
+        };
+        graph.upload().ok().map(|()| graph)
     }
 
     fn alloc_error(&self, bytes: usize, e: driver::DriverError) -> Error {
@@ -298,6 +336,30 @@ impl Gpu {
                 free as f64 / 1048576.0
             ),
         }
+    }
+}
+
+/// Launches captured by [`Gpu::capture`], replayed on their `Gpu`'s shared stream.
+pub struct Graph {
+    graph: CudaGraph,
+    stream: Arc<CudaStream>,
+}
+
+impl Graph {
+    /// Queues one replay (asynchronous, ordered after the shared stream's earlier work).
+    pub fn launch(&self) -> Result<()> {
+        self.stream.context().bind_to_thread()?;
+        // SAFETY: the executable graph is alive (owned by `self.graph`) and belongs to this
+        // stream's context.
+        unsafe { driver::result::graph::launch(self.graph.cu_graph_exec(), self.stream.cu_stream()) }?;
+        Ok(())
+    }
+    /// Loads the graph's work onto the device ahead of the first replay.
+    fn upload(&self) -> Result<()> {
+        self.stream.context().bind_to_thread()?;
+        // SAFETY: as in `launch`.
+        unsafe { driver::result::graph::upload(self.graph.cu_graph_exec(), self.stream.cu_stream()) }?;
+        Ok(())
     }
 }
 

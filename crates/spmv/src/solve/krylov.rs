@@ -48,8 +48,8 @@ pub struct KrylovSettings {
     pub check_every: usize,
     /// GPU: capture one iteration as a CUDA graph and replay it (falls back to plain
     /// launches, and says so in [`Solution::graph`], where a format's launches cannot be
-    /// captured). The capture takes in anything queued on the `Gpu`'s stream meanwhile:
-    /// while such a solve runs, no other thread may use the same `Gpu` handle (docs/solve.md).
+    /// captured). The capture records on a stream of its own ([`crate::gpu::Gpu::capture`]),
+    /// so other threads may use the same `Gpu` meanwhile (docs/solve.md).
     pub graph: bool,
 }
 

@@ -209,7 +209,7 @@ impl<T: Scalar> DeviceCusparse<T> {
         let (vx, vy) = (DnVec::new(&x, gpu, self.value_type)?, DnVec::new(&y, gpu, self.value_type)?);
         let (alpha, beta) = (T::Acc::ONE, T::Acc::ZERO);
         let mut size = 0usize;
-        let (_guard, handle) = self.handle.lock();
+        let (_guard, handle) = self.handle.lock(gpu.stream())?;
         // SAFETY: descriptors are valid; alpha/beta are host scalars of the compute type.
         check(
             unsafe {
@@ -253,7 +253,7 @@ impl<T: Scalar> DeviceCusparse<T> {
         // SAFETY: the descriptors are valid and point at vectors of their lengths, alpha and
         // beta are host scalars of the compute type, the workspace has the size cuSPARSE asked
         // for; with beta = 0 cuSPARSE writes y without reading it.
-        let (_guard, handle) = self.handle.lock();
+        let (_guard, handle) = self.handle.lock(gpu.stream())?;
         check(
             unsafe {
                 f(
