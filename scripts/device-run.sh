@@ -15,7 +15,7 @@ echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv,noheader
 
 export SPMV_MATRICES="$PWD/$bundle/matrices"
-export SPMV_REQUIRE_NVRTC=1
+export SPMV_REQUIRE_NVRTC=1 SPMV_REQUIRE_NCCL=1
 summary=()
 status=0
 if [ "${SKIP_TESTS:-0}" != 1 ]; then

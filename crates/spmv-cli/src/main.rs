@@ -98,6 +98,11 @@ struct BenchArgs {
     /// adds the devices, the halo's bytes and the exchange's time (docs/scale.md).
     #[arg(long)]
     devices: Option<String>,
+    /// With --devices: how the halo of x travels between parts: peer (device-to-device
+    /// copies, NVLink where present) or nccl (NCCL's send/receive; needs libnccl.so.2 on the
+    /// library path, or SPMV_NCCL naming it).
+    #[arg(long, default_value = "peer", value_parser = ["peer", "nccl"], requires = "devices")]
+    exchange: String,
 }
 
 fn main() -> ExitCode {
@@ -187,6 +192,7 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
         reps: args.reps.unwrap_or(reps),
         allow_non_finite: args.allow_non_finite,
         reorder: spmv::reorder::Reordering::parse(&args.reorder)?,
+        exchange: args.exchange.parse()?,
     };
     let distributed = match &args.devices {
         None => None,
@@ -204,7 +210,11 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
     let machine = backend.machine(&settings)?;
     let mut report = Report::new(machine, &settings);
     if let Some((_, devices)) = &distributed {
-        let note = format!("every matrix in {} row parts on devices {devices:?}; %roof of the distinct devices' copy bandwidth", devices.len());
+        let note = format!(
+            "every matrix in {} row parts on devices {devices:?}, halo by {}; %roof of the distinct devices' copy bandwidth",
+            devices.len(),
+            settings.exchange
+        );
         report.note = Some(report.note.take().map_or(note.clone(), |n| format!("{n}; {note}")));
     }
     if scaled_down {

@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use spmv::bench::Status;
-use spmv::distributed::{self, DistributedMatrix};
+use spmv::distributed;
 use spmv::formats::{self, FormatSpec};
 use spmv::io::inputs;
 use spmv::reorder::{self, Reordering};
@@ -84,6 +84,11 @@ pub struct PagerankArgs {
     /// ordinals, one part each (an ordinal may repeat). Not combined with --reorder.
     #[arg(long)]
     devices: Option<String>,
+    /// With --devices: how the halo of x travels between parts: peer (device-to-device
+    /// copies, NVLink where present) or nccl (NCCL's send/receive; needs libnccl.so.2 on the
+    /// library path, or SPMV_NCCL naming it).
+    #[arg(long, default_value = "peer", value_parser = ["peer", "nccl"], requires = "devices")]
+    exchange: String,
 }
 
 /// The JSON report.
@@ -320,7 +325,7 @@ fn run_one<T: Scalar>(
         let outcome = (|| -> anyhow::Result<Vec<PageRank<T>>> {
             let Backend::Gpu(_) = backend else { anyhow::bail!("--devices needs a GPU") };
             let gpus = select::open_gpus(&select::devices(list)?)?;
-            let d = DistributedMatrix::new(&gt, &gpus, spec)?;
+            let d = select::distribute(&gt, &gpus, spec, &args.exchange)?;
             report.upload_ms = Some(start.elapsed().as_secs_f64() * 1e3);
             report.format = format!("{} [{} parts: {}]", report.format, gpus.len(), d.part_formats().join(" | "));
             Ok((0..args.runs.max(1)).map(|_| distributed::pagerank(&d, t, settings)).collect::<spmv::Result<_>>()?)

@@ -125,6 +125,18 @@ pub fn open_gpus(ordinals: &[usize]) -> Result<Vec<std::sync::Arc<spmv::gpu::Gpu
         .collect()
 }
 
+/// `a` over `gpus` as `spec`, its halo moved by `exchange` ("peer" or "nccl").
+pub fn distribute<T: spmv::Scalar>(
+    a: &spmv::Csr<T>,
+    gpus: &[std::sync::Arc<spmv::gpu::Gpu>],
+    spec: &spmv::formats::FormatSpec,
+    exchange: &str,
+) -> Result<spmv::distributed::DistributedMatrix<T>> {
+    let mut d = spmv::distributed::DistributedMatrix::new(a, gpus, spec)?;
+    d.set_exchange(exchange.parse()?).with_context(|| format!("--exchange {exchange}"))?;
+    Ok(d)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

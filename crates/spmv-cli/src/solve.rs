@@ -12,7 +12,7 @@ use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
 use spmv::bench::{median_min, Settings as BenchSettings};
-use spmv::distributed::{self, DistributedMatrix};
+use spmv::distributed;
 use spmv::formats;
 use spmv::io::inputs;
 use spmv::reference::test_vector;
@@ -68,6 +68,11 @@ pub struct SolveArgs {
     /// putting two parts on one device).
     #[arg(long)]
     devices: Option<String>,
+    /// With --devices: how the halo of x travels between parts: peer (device-to-device
+    /// copies, NVLink where present) or nccl (NCCL's send/receive; needs libnccl.so.2 on the
+    /// library path, or SPMV_NCCL naming it).
+    #[arg(long, default_value = "peer", value_parser = ["peer", "nccl"], requires = "devices")]
+    exchange: String,
     /// Write x as a Matrix Market array file.
     #[arg(short = 'o', long)]
     output: Option<PathBuf>,
@@ -334,9 +339,9 @@ fn solve_distributed<T: Scalar>(
     let devices = select::devices(list)?;
     let gpus = select::open_gpus(&devices)?;
     let start = std::time::Instant::now();
-    let d = DistributedMatrix::new(a, &gpus, spec)?;
+    let d = select::distribute(a, &gpus, spec, &args.exchange)?;
     report.convert_ms = start.elapsed().as_secs_f64() * 1e3;
-    report.backend = format!("{} GPU part(s) on device(s) {list}", devices.len());
+    report.backend = format!("{} GPU part(s) on device(s) {list}, halo by {}", devices.len(), args.exchange);
     let solves = (0..args.repeat).map(|_| distributed::cg(&d, b, settings)).collect::<spmv::Result<Vec<_>>>()?;
     let (spmv_ms, exchange_ms) = d.time_products(100)?;
     report.distributed = Some(Distributed {

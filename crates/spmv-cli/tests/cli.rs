@@ -227,4 +227,9 @@ fn devices_need_a_gpu_and_a_valid_list() {
     let out = spmv(&["pagerank", "poisson2d:nx=8", "--cpu", "--devices", "2"]);
     assert!(!out.status.success() && text(&out.stdout).contains("ERROR (--devices needs a GPU)"), "{}", text(&out.stdout));
     fails_with(&["bench", "poisson2d:nx=8", "--cpu", "--devices", "2", "--reorder", "rcm"], "--devices");
+    // --exchange goes with --devices, and names peer or nccl.
+    for command in ["bench", "solve", "pagerank"] {
+        fails_with(&[command, "poisson2d:nx=8", "--cpu", "--exchange", "nccl"], "--devices");
+        fails_with(&[command, "poisson2d:nx=8", "--cpu", "--devices", "2", "--exchange", "mpi"], "peer");
+    }
 }

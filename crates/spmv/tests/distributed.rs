@@ -4,7 +4,8 @@
 //! of the same format (bitwise for the formats whose row sums do not depend on where the row
 //! sits, against the oracle otherwise), with α and β and into a vector with halo room, on
 //! the square edge cases, generated matrices and every square shared matrix; and CG against
-//! the one-GPU CG (same iterate to rounding, the same bits run after run).
+//! the one-GPU CG (same iterate to rounding, the same bits run after run); the NCCL exchange
+//! against the peer copies (the same bits).
 
 mod common;
 
@@ -150,6 +151,55 @@ fn gpu_distributed_pagerank_matches_the_one_gpu_pagerank() {
         let again = spmv::distributed::pagerank(&d, &t, &settings).unwrap();
         assert_eq!(again.ranks, r.ranks, "{parts} parts: a second run gives other bits");
     }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_nccl_exchange_gives_the_bits_of_the_peer_exchange() {
+    // NCCL moves the same halo bytes into the same places as the peer copies, so products and
+    // CG iterates are the same bits. With one GPU, its parts send to themselves through NCCL.
+    if let Err(e) = spmv::distributed::nccl_version() {
+        assert!(std::env::var_os("SPMV_REQUIRE_NCCL").is_none(), "SPMV_REQUIRE_NCCL is set but {e}");
+        eprintln!("skipped: {e}");
+        return;
+    }
+    use spmv::distributed::Exchange;
+    let bits = |v: &[f64]| v.iter().map(|t| t.to_bits()).collect::<Vec<_>>();
+    let mut matrices: Vec<(String, Csr<f64>)> = Vec::new();
+    for spec in ["poisson3d:n=24", "kron:scale=12", "powerlaw:n=20000,mean=8,exp=2.1"] {
+        matrices.push((spec.to_string(), spmv::io::gen::generate(spec).unwrap()));
+    }
+    matrices.extend(common::shared_matrices().into_iter().filter(|(_, a)| a.nrows() == a.ncols() && a.nrows() > 0).take(40));
+    for (name, a) in &matrices {
+        let x = test_vector::<f64>(a.nrows());
+        for (format, parts) in [("csr-vector", 2), ("merge-csr", 3), ("auto", 4)] {
+            let spec = parse_spec(format).unwrap();
+            let mut d = DistributedMatrix::new(a, &gpus(parts), &spec).unwrap();
+            let run = |d: &DistributedMatrix<f64>| -> Vec<f64> {
+                let mut xd = d.upload(&x, true).unwrap();
+                let mut y = d.upload(&vec![f64::NAN; a.nrows()], false).unwrap();
+                for _ in 0..3 {
+                    d.spmv(&mut xd, &mut y).unwrap(); // repeated: the send buffers are reused
+                }
+                d.download(&y).unwrap()
+            };
+            let peer = run(&d);
+            d.set_exchange(Exchange::Nccl).unwrap();
+            assert_eq!(d.exchange_kind(), Exchange::Nccl);
+            let nccl = run(&d);
+            assert!(bits(&peer) == bits(&nccl), "{name} {format} in {parts} parts: NCCL's y differs from the peer copies'");
+        }
+    }
+    let a = spmv::io::gen::generate("poisson3d:n=24").unwrap();
+    let b = test_vector::<f64>(a.nrows());
+    let settings = KrylovSettings { tol: 1e-10, ..KrylovSettings::default() };
+    let mut d = DistributedMatrix::new(&a, &gpus(3), &parse_spec("csr-vector").unwrap()).unwrap();
+    let peer = cg(&d, &b, &settings).unwrap();
+    d.set_exchange(Exchange::Nccl).unwrap();
+    let nccl = cg(&d, &b, &settings).unwrap();
+    assert!(nccl.converged() && bits(&peer.x) == bits(&nccl.x), "CG: {:?} after {} iterations", nccl.outcome, nccl.iterations);
+    let (_, exchange_ms) = d.time_products(20).unwrap();
+    assert!(exchange_ms > 0.0);
 }
 
 #[test]

@@ -43,6 +43,7 @@ pub fn run_matrix_distributed<T: Scalar>(
         .map(|spec| {
             let mut m = Measurement::new(name, spec, a);
             m.devices = Some(devices.to_vec());
+            m.exchange = Some(settings.exchange.to_string());
             let declined = if let Some(why) = &range_error {
                 Some(format!("the matrix does not fit {}: {why}", T::SUFFIX))
             } else if spec.name() == "tune" {
@@ -80,7 +81,8 @@ fn measure<T: Scalar>(
         return Err(Error::Unsupported(format!("a distributed matrix is square (x is split like the rows): {} x {}", a.nrows(), a.ncols())));
     }
     let t = Instant::now();
-    let d = DistributedMatrix::new(a, gpus, spec)?;
+    let mut d = DistributedMatrix::new(a, gpus, spec)?;
+    d.set_exchange(settings.exchange)?;
     d.synchronize()?;
     m.convert_ms = t.elapsed().as_secs_f64() * 1e3; // conversion and upload of every part
     let formats = d.part_formats();

@@ -75,11 +75,13 @@ pub struct Settings {
     /// A symmetric permutation applied to every (square) matrix before its formats are built;
     /// the products still take and give x and y in the original order (crate::reorder).
     pub reorder: Reordering,
+    /// With several devices (bench/distributed.rs): how the halo travels between parts.
+    pub exchange: crate::distributed::Exchange,
 }
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { warmup: 10, reps: 100, allow_non_finite: false, reorder: Reordering::None }
+        Settings { warmup: 10, reps: 100, allow_non_finite: false, reorder: Reordering::None, exchange: Default::default() }
     }
 }
 
@@ -146,6 +148,8 @@ pub struct Measurement {
     pub graph_ms: Option<f64>,
     /// With `--devices`: the device of each part of the distributed matrix (bench/distributed.rs).
     pub devices: Option<Vec<usize>>,
+    /// With `--devices`: how the halo travels ("peer" or "nccl").
+    pub exchange: Option<String>,
     /// With `--devices`: back-to-back mean of the halo exchange alone, in milliseconds.
     pub exchange_ms: Option<f64>,
     /// With `--devices`: bytes of x crossing between parts per product.
@@ -193,6 +197,7 @@ impl Measurement {
             back_to_back_ms: f64::NAN,
             graph_ms: None,
             devices: None,
+            exchange: None,
             exchange_ms: None,
             halo_bytes: None,
             bound_ms: None,

@@ -25,24 +25,31 @@
 //! Parts on different devices synchronise through events: a receiver's copy waits for the
 //! owner's gather, and an owner's next gather waits for its receivers' copies.
 //!
+//! **Exchange.** Two ways to move the halo ([`Exchange`]): peer copies (the default, above)
+//! or NCCL (`ncclSend`/`ncclRecv` in one group per product, one communicator per device made
+//! by `ncclCommInitAll`; parts on one device send to themselves through NCCL too). Both
+//! move the same bytes into the same places, so the results are the same bits.
+//!
 //! **More processes and nodes.** The exchange is the only place parts meet (plus the dot
 //! products' partial sums in [`cg`]). With one process per GPU, the same plan — the send
-//! lists and the halo runs, computed from the row partition alone — maps onto NCCL's
-//! `ncclSend`/`ncclRecv` in one group per product and an `ncclAllReduce` of the partial
-//! sums, with the communicator created by `ncclCommInitRank` after rank 0 broadcasts its
-//! `ncclUniqueId` (MPI_Bcast, or any bootstrap channel). That back end is not written yet
-//! (docs/scale.md).
+//! lists and the halo runs, computed from the row partition alone — is the NCCL group above
+//! with each process queuing its own rank's sends and receives, the communicator created by
+//! `ncclCommInitRank` after rank 0 broadcasts its `ncclUniqueId` (MPI_Bcast, or any bootstrap
+//! channel), and the dots' per-part sums gathered by `ncclAllGather` and added in part order
+//! on every rank (the same bits as here). That mode is designed, not written (docs/scale.md).
 
 mod cg;
+mod nccl;
 mod pagerank;
 mod partition;
 
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, PushKernelArg};
 
 pub use cg::cg;
+pub use nccl::version as nccl_version;
 pub use pagerank::pagerank;
 pub use partition::{LocalPart, Partition};
 
@@ -54,8 +61,46 @@ use crate::matrix::{Csr, Scalar};
 /// The distributed solvers' vector kernels.
 pub const KERNELS: KernelModule = KernelModule { name: "distributed", source: include_str!("vectors.cu"), headers: &[] };
 
+/// How the halo travels between parts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Exchange {
+    /// `cuMemcpyPeerAsync` between devices (NVLink where present), device copies within one.
+    #[default]
+    Peer,
+    /// NCCL's `ncclSend`/`ncclRecv` (loaded at run time: `libnccl.so.2`, or `$SPMV_NCCL`).
+    Nccl,
+}
+
+impl std::str::FromStr for Exchange {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "peer" => Ok(Exchange::Peer),
+            "nccl" => Ok(Exchange::Nccl),
+            _ => Err(Error::Unsupported(format!("exchange '{s}': use peer or nccl"))),
+        }
+    }
+}
+
+impl std::fmt::Display for Exchange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Exchange::Peer => "peer",
+            Exchange::Nccl => "nccl",
+        })
+    }
+}
+
+/// NCCL's communicators and each part's rank (its device's place among the distinct devices).
+struct NcclRoute {
+    comms: nccl::Comms,
+    rank_of_part: Vec<usize>,
+}
+
 /// A square matrix cut into row parts, one per GPU.
 pub struct DistributedMatrix<T: Scalar> {
+    /// Set for [`Exchange::Nccl`]; first, so that the communicators go before the devices.
+    nccl: Option<NcclRoute>,
     partition: Partition,
     parts: Vec<Part<T>>,
     /// Halo runs, in receiver order and, within a receiver, owner order.
@@ -183,7 +228,39 @@ impl<T: Scalar> DistributedMatrix<T> {
             }
         }
         transfers.sort_by_key(|t| (t.to, t.from));
-        Ok(DistributedMatrix { partition, parts, transfers, sends: Mutex::new(sends), nnz: a.nnz() })
+        Ok(DistributedMatrix { nccl: None, partition, parts, transfers, sends: Mutex::new(sends), nnz: a.nnz() })
+    }
+
+    /// Moves the halo by `exchange` from now on (NCCL: its communicators are created here,
+    /// an error if NCCL cannot be loaded or initialised).
+    pub fn set_exchange(&mut self, exchange: Exchange) -> Result<()> {
+        self.nccl = match exchange {
+            Exchange::Peer => None,
+            Exchange::Nccl => {
+                let mut ordinals: Vec<usize> = Vec::new();
+                let mut rank_of_part = Vec::with_capacity(self.parts.len());
+                for p in &self.parts {
+                    let o = p.gpu.context().ordinal();
+                    let rank = ordinals.iter().position(|&d| d == o).unwrap_or_else(|| {
+                        ordinals.push(o);
+                        ordinals.len() - 1
+                    });
+                    rank_of_part.push(rank);
+                }
+                self.synchronize()?;
+                Some(NcclRoute { comms: nccl::Comms::new(&ordinals)?, rank_of_part })
+            }
+        };
+        Ok(())
+    }
+
+    /// How the halo travels.
+    pub fn exchange_kind(&self) -> Exchange {
+        if self.nccl.is_some() {
+            Exchange::Nccl
+        } else {
+            Exchange::Peer
+        }
     }
 
     pub fn partition(&self) -> &Partition {
@@ -340,8 +417,9 @@ impl<T: Scalar> DistributedMatrix<T> {
             let (Some(idx), Some(buf)) = (&p.send_idx, &mut sends[j]) else { continue };
             p.gpu.context().bind_to_thread()?;
             // The previous exchange's copies out of this buffer must be over before it is
-            // refilled: wait for the receivers' streams (not needed for parts sharing this one).
-            for t in self.transfers.iter().filter(|t| t.from == j) {
+            // refilled: wait for the receivers' streams (not needed for parts sharing this
+            // one, nor for NCCL, whose sends run on this stream).
+            for t in self.transfers.iter().filter(|t| t.from == j && self.nccl.is_none()) {
                 let to = &self.parts[t.to].gpu;
                 if !Arc::ptr_eq(to, &p.gpu) {
                     p.gpu.stream().join(to.stream())?;
@@ -358,6 +436,9 @@ impl<T: Scalar> DistributedMatrix<T> {
                 })?;
             }
         }
+        if let Some(route) = &self.nccl {
+            return self.exchange_nccl(route, &sends, x);
+        }
         for t in &self.transfers {
             let to = &self.parts[t.to];
             let buf = sends[t.from].as_ref().expect("an owner with transfers has a send buffer");
@@ -369,5 +450,32 @@ impl<T: Scalar> DistributedMatrix<T> {
             to.gpu.stream().memcpy_dtod(&src, &mut dst)?;
         }
         Ok(())
+    }
+
+    /// The transfers of [`DistributedMatrix::exchange`] as one NCCL group: the owner's send
+    /// on its stream (after its gather), the receiver's receive on its own (before its
+    /// product). A pair of ranks sends and receives in the same (transfer) order, which is
+    /// how NCCL matches them.
+    fn exchange_nccl(&self, route: &NcclRoute, sends: &[Option<CudaSlice<T>>], x: &mut DistVector<T>) -> Result<()> {
+        let size = std::mem::size_of::<T>();
+        route.comms.group(|group| {
+            for t in &self.transfers {
+                let (from, to) = (&self.parts[t.from], &self.parts[t.to]);
+                let buf = sends[t.from].as_ref().expect("an owner with transfers has a send buffer");
+                let (src, _) = buf.slice(t.send_at..t.send_at + t.count).device_ptr(from.gpu.stream());
+                let mut run = x.parts[t.to].slice_mut(t.recv_at..t.recv_at + t.count);
+                let (dst, _) = run.device_ptr_mut(to.gpu.stream());
+                let (rank_from, rank_to) = (route.rank_of_part[t.from], route.rank_of_part[t.to]);
+                // SAFETY: both runs lie inside their buffers (the plan built them so), which
+                // stay alive and untouched by other work until the streams pass the group: the
+                // send buffer is refilled only by the owner's next gather on the same stream,
+                // and the receiver's x is read by products queued after it on its stream.
+                unsafe {
+                    group.send(rank_from, rank_to, src, t.count * size, from.gpu.stream().cu_stream() as _)?;
+                    group.recv(rank_to, rank_from, dst, t.count * size, to.gpu.stream().cu_stream() as _)?;
+                }
+            }
+            Ok(())
+        })
     }
 }
