@@ -181,6 +181,12 @@ impl<T: Scalar> DistributedMatrix<T> {
                 )));
             }
         }
+        // Copies between devices go straight over NVLink (or PCIe) where the devices allow.
+        for g in gpus {
+            for h in gpus.iter().filter(|h| !Arc::ptr_eq(g, h)) {
+                g.enable_peer_access(h)?;
+            }
+        }
         // Host parts one at a time (the local copies of a large matrix are never all held).
         let mut parts = Vec::with_capacity(gpus.len());
         let mut receives: Vec<(usize, usize, Vec<u32>, usize)> = Vec::new(); // (to, from, global columns, recv_at)

@@ -325,6 +325,30 @@ impl Gpu {
         graph.upload().ok().map(|()| graph)
     }
 
+    /// Lets this GPU's copies reach `peer`'s memory directly (NVLink or PCIe peer-to-peer)
+    /// instead of through the host; `false` where the devices cannot (then peer copies are
+    /// staged by the driver). Enabling twice is fine.
+    pub fn enable_peer_access(&self, peer: &Gpu) -> Result<bool> {
+        use driver::sys::{self as cu, CUresult};
+        if self.ctx.ordinal() == peer.ctx.ordinal() {
+            return Ok(true);
+        }
+        let mut can = 0;
+        // SAFETY: plain queries and a context flag; both contexts are alive (held by `self`
+        // and `peer`) and this thread is bound to `self`'s.
+        unsafe {
+            cu::cuDeviceCanAccessPeer(&mut can, self.ctx.cu_device(), peer.ctx.cu_device()).result()?;
+            if can == 0 {
+                return Ok(false);
+            }
+            self.ctx.bind_to_thread()?;
+            match cu::cuCtxEnablePeerAccess(peer.ctx.cu_ctx(), 0) {
+                CUresult::CUDA_SUCCESS | CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => Ok(true),
+                other => Err(driver::DriverError(other).into()),
+            }
+        }
+    }
+
     fn alloc_error(&self, bytes: usize, e: driver::DriverError) -> Error {
         let free = self.ctx.mem_get_info().map(|(free, _)| free).unwrap_or(0);
         Error::Cuda {
