@@ -103,6 +103,10 @@ struct BenchArgs {
     /// library path, or SPMV_NCCL naming it).
     #[arg(long, default_value = "peer", value_parser = ["peer", "nccl"], requires = "devices")]
     exchange: String,
+    /// With --devices: every part's rows wait for the whole halo exchange, instead of its
+    /// interior rows running meanwhile (to measure what the overlap gains).
+    #[arg(long, requires = "devices")]
+    no_overlap: bool,
 }
 
 fn main() -> ExitCode {
@@ -193,6 +197,7 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
         allow_non_finite: args.allow_non_finite,
         reorder: spmv::reorder::Reordering::parse(&args.reorder)?,
         exchange: args.exchange.parse()?,
+        overlap: !args.no_overlap,
     };
     let distributed = match &args.devices {
         None => None,
@@ -211,9 +216,10 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
     let mut report = Report::new(machine, &settings);
     if let Some((_, devices)) = &distributed {
         let note = format!(
-            "every matrix in {} row parts on devices {devices:?}, halo by {}; %roof of the distinct devices' copy bandwidth",
+            "every matrix in {} row parts on devices {devices:?}, halo by {}{}; %roof of the distinct devices' copy bandwidth",
             devices.len(),
-            settings.exchange
+            settings.exchange,
+            if settings.overlap { "" } else { ", no overlap" }
         );
         report.note = Some(report.note.take().map_or(note.clone(), |n| format!("{n}; {note}")));
     }

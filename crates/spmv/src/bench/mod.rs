@@ -77,11 +77,13 @@ pub struct Settings {
     pub reorder: Reordering,
     /// With several devices (bench/distributed.rs): how the halo travels between parts.
     pub exchange: crate::distributed::Exchange,
+    /// With several devices: the interior rows' product runs while the halo travels.
+    pub overlap: bool,
 }
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { warmup: 10, reps: 100, allow_non_finite: false, reorder: Reordering::None, exchange: Default::default() }
+        Settings { warmup: 10, reps: 100, allow_non_finite: false, reorder: Reordering::None, exchange: Default::default(), overlap: true }
     }
 }
 
@@ -150,6 +152,10 @@ pub struct Measurement {
     pub devices: Option<Vec<usize>>,
     /// With `--devices`: how the halo travels ("peer" or "nccl").
     pub exchange: Option<String>,
+    /// With `--devices`: whether interior rows ran during the exchange, and how many parts
+    /// had interior rows to run (docs/scale.md).
+    pub overlap: Option<bool>,
+    pub parts_with_interior: Option<usize>,
     /// With `--devices`: back-to-back mean of the halo exchange alone, in milliseconds.
     pub exchange_ms: Option<f64>,
     /// With `--devices`: bytes of x crossing between parts per product.
@@ -198,6 +204,8 @@ impl Measurement {
             graph_ms: None,
             devices: None,
             exchange: None,
+            overlap: None,
+            parts_with_interior: None,
             exchange_ms: None,
             halo_bytes: None,
             bound_ms: None,

@@ -4,11 +4,14 @@
 //!
 //! Each part holds its rows with the columns renumbered into a local `x` of
 //! `[halo below | own | halo above]` ([`LocalPart`]): only the `x` entries its rows touch in
-//! other parts (the halo), not all of `x`. A product first exchanges the halo — every owner
+//! other parts (the halo), not all of `x`. A product exchanges the halo — every owner
 //! gathers the entries others need into one send buffer (one kernel), each receiver copies its
-//! runs of it into its local `x` (`cuMemcpyPeerAsync` between devices, which rides NVLink
-//! where the GPUs have it; a plain device copy between parts on one device) — then every part
-//! runs its product on its own stream. The GPUs work at once; the host only queues.
+//! runs of it into its local `x` (`cuMemcpyPeerAsync` between devices, with peer access on,
+//! which rides NVLink where the GPUs have it; a plain device copy between parts on one
+//! device) on a second stream of its device — while each part multiplies its *interior* rows
+//! (the longest run of rows that touch no halo column, when it holds at least half the part's
+//! rows and 2^16 rows: the part is then built as three pieces, boundary · interior ·
+//! boundary); then the boundary rows. The GPUs work at once; the host only queues.
 //!
 //! **Results.** Each row is summed by one part, by the part's format, in the format's order
 //! over the row's entries, which the renumbering keeps (it is monotone in the column): a
@@ -20,10 +23,11 @@
 //! part order: the same bits run after run and for any placement of the parts, but not the
 //! bits of the one-GPU CG (whose sums split at other places); its iterates agree to rounding.
 //!
-//! **Devices.** Parts on one device must share its [`Gpu`] (one stream, so their copies and
-//! products are ordered without events); the constructor refuses two handles of one device.
-//! Parts on different devices synchronise through events: a receiver's copy waits for the
-//! owner's gather, and an owner's next gather waits for its receivers' copies.
+//! **Devices.** Parts on one device must share its [`Gpu`] (one stream for the products and
+//! one for the exchange, ordered by events); the constructor refuses two handles of one
+//! device. The exchange stream starts after its device's gathers; the boundary rows wait for
+//! it; between devices a receiver's copy waits for the owner's gather, and an owner's next
+//! gather waits for its receivers' copies.
 //!
 //! **Exchange.** Two ways to move the halo ([`Exchange`]): peer copies (the default, above)
 //! or NCCL (`ncclSend`/`ncclRecv` in one group per product, one communicator per device made
@@ -46,7 +50,7 @@ mod partition;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, PushKernelArg};
 
 pub use cg::cg;
 pub use nccl::version as nccl_version;
@@ -55,7 +59,7 @@ pub use partition::{LocalPart, Partition};
 
 use crate::error::{Error, Result};
 use crate::formats::{self, DeviceMatrix, FormatHandle, FormatSpec};
-use crate::gpu::{grid_stride, Gpu, Kernel, KernelModule};
+use crate::gpu::{grid_stride, with_sub_slice, Gpu, Kernel, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
 /// The distributed solvers' vector kernels.
@@ -109,25 +113,43 @@ pub struct DistributedMatrix<T: Scalar> {
     /// a whole exchange.
     sends: Mutex<Vec<Option<CudaSlice<T>>>>,
     nnz: usize,
+    /// Whether interior pieces run while the halo travels (else every piece waits for it).
+    overlap: bool,
 }
 
 struct Part<T: Scalar> {
     gpu: Arc<Gpu>,
+    /// Where the halo travels to and from this part: a second stream of its device (shared by
+    /// the parts of one device), so that the interior rows' product runs meanwhile.
+    comm: Arc<CudaStream>,
     rows: Range<usize>,
     /// Where the own entries sit in the local `x`.
     own_offset: usize,
     /// Halo below + own + halo above.
     local_len: usize,
-    matrix: DeviceMatrix<T>,
-    /// The part's format (`auto`'s choice named).
+    /// The part's rows in one piece, or three: the boundary rows before the interior run, the
+    /// interior run, the boundary rows after it (`LocalPart::interior_rows`).
+    pieces: Vec<Piece<T>>,
+    /// The part's format (`auto`'s choice named; of its largest piece).
     label: String,
     /// Positions in this part's local `x` of the entries other parts need (receivers in
     /// part order), or `None` when no part needs any.
     send_idx: Option<CudaSlice<u32>>,
     gather: Kernel,
-    /// `y` of this part's rows when the caller's `y` has halo room (then copied into it).
-    scratch: Mutex<Option<CudaSlice<T>>>,
 }
+
+/// Some of a part's rows in the part's format.
+struct Piece<T: Scalar> {
+    /// Which of the part's rows (local row indices).
+    rows: Range<usize>,
+    matrix: DeviceMatrix<T>,
+    /// Its rows touch only the part's own `x` entries: it need not wait for the halo.
+    interior: bool,
+}
+
+/// Rows a part's interior run must hold (and at least half the part's) for the part to be
+/// cut into pieces: below that, the two extra launches cost more than the overlap saves.
+const MIN_INTERIOR_ROWS: usize = 1 << 16;
 
 /// `count` entries of owner `from`'s send buffer at `send_at` go to receiver `to`'s local `x`
 /// at `recv_at`.
@@ -198,20 +220,22 @@ impl<T: Scalar> DistributedMatrix<T> {
                     receives.push((i, j, cols, recv_at));
                 }
             }
-            let host = formats::build(spec, &local.local)?;
-            let label = host.chosen().unwrap_or_else(|| spec.label());
-            let matrix = host.upload(gpu)?;
+            let (pieces, label) = Self::pieces(&local, gpu, spec)?;
             let gather = Kernel::new(gpu, &crate::reorder::KERNELS, &format!("gather_{}", T::SUFFIX), grid_stride(1))?;
+            let comm = match parts.iter().find(|p: &&Part<T>| Arc::ptr_eq(&p.gpu, gpu)) {
+                Some(p) => p.comm.clone(),
+                None => gpu.context().new_stream()?,
+            };
             parts.push(Part {
                 gpu: gpu.clone(),
+                comm,
                 rows: local.rows.clone(),
                 own_offset: local.own_offset(),
                 local_len: local.local_len(),
-                matrix,
+                pieces,
                 label,
                 send_idx: None,
                 gather,
-                scratch: Mutex::new(None),
             });
         }
         // Each owner's send list: the receivers' halo columns, receivers in order, as
@@ -234,7 +258,40 @@ impl<T: Scalar> DistributedMatrix<T> {
             }
         }
         transfers.sort_by_key(|t| (t.to, t.from));
-        Ok(DistributedMatrix { nccl: None, partition, parts, transfers, sends: Mutex::new(sends), nnz: a.nnz() })
+        Ok(DistributedMatrix { nccl: None, partition, parts, transfers, sends: Mutex::new(sends), nnz: a.nnz(), overlap: true })
+    }
+
+    /// A part's rows built as `spec` and uploaded: in three pieces when its interior run is
+    /// long enough to be worth running during the exchange, else in one. Also the label of
+    /// the largest piece's format.
+    fn pieces(local: &LocalPart<T>, gpu: &Arc<Gpu>, spec: &FormatSpec) -> Result<(Vec<Piece<T>>, String)> {
+        let n = local.rows.len();
+        let inner = local.interior_rows();
+        let ranges = if inner.len() == n || inner.len() < MIN_INTERIOR_ROWS.max(n / 2) {
+            vec![(0..n, inner.len() == n)]
+        } else {
+            vec![(0..inner.start, false), (inner.clone(), true), (inner.end..n, false)]
+        };
+        let mut pieces = Vec::with_capacity(ranges.len());
+        let mut label = (0, spec.label());
+        for (rows, interior) in ranges.into_iter().filter(|(r, _)| !r.is_empty()) {
+            let host = if rows == (0..n) { formats::build(spec, &local.local)? } else { formats::build(spec, &local.local.row_block(rows.clone()))? };
+            if rows.len() >= label.0 {
+                label = (rows.len(), host.chosen().unwrap_or_else(|| spec.label()));
+            }
+            pieces.push(Piece { rows, matrix: host.upload(gpu)?, interior });
+        }
+        Ok((pieces, label.1))
+    }
+
+    /// Whether the interior rows' product runs while the halo travels (the default), or
+    /// waits for it like the rest: for measuring what the overlap gains.
+    pub fn set_overlap(&mut self, overlap: bool) {
+        self.overlap = overlap;
+    }
+    /// How many parts are cut into pieces (interior rows that can overlap the exchange).
+    pub fn parts_with_interior(&self) -> usize {
+        self.parts.iter().filter(|p| p.pieces.len() > 1).count()
     }
 
     /// Moves the halo by `exchange` from now on (NCCL: its communicators are created here,
@@ -284,15 +341,15 @@ impl<T: Scalar> DistributedMatrix<T> {
     }
     /// Entries of each part's matrix.
     pub fn part_nnz(&self) -> Vec<usize> {
-        self.parts.iter().map(|p| p.matrix.info().nnz).collect()
+        self.parts.iter().map(|p| p.pieces.iter().map(|q| q.matrix.info().nnz).sum()).collect()
     }
     /// Device bytes of the parts' matrices.
     pub fn device_bytes(&self) -> usize {
-        self.parts.iter().map(|p| p.matrix.device_bytes()).sum()
+        self.parts.iter().flat_map(|p| &p.pieces).map(|q| q.matrix.device_bytes()).sum()
     }
     /// Bytes of the parts' matrices one product reads.
     pub fn bytes_read(&self) -> usize {
-        self.parts.iter().map(|p| p.matrix.bytes_read()).sum()
+        self.parts.iter().flat_map(|p| &p.pieces).map(|q| q.matrix.bytes_read()).sum()
     }
     /// `x` entries crossing between parts per product (the sum of the halos).
     pub fn halo_entries(&self) -> usize {
@@ -343,9 +400,12 @@ impl<T: Scalar> DistributedMatrix<T> {
         }
         Ok(out)
     }
-    /// Waits for every part's queue.
+    /// Waits for every part's queues.
     pub fn synchronize(&self) -> Result<()> {
-        self.parts.iter().try_for_each(|p| p.gpu.synchronize())
+        self.parts.iter().try_for_each(|p| {
+            p.gpu.synchronize()?;
+            Ok(p.comm.synchronize()?)
+        })
     }
 
     /// `y = A·x` (see [`DistributedMatrix::apply`]).
@@ -353,35 +413,34 @@ impl<T: Scalar> DistributedMatrix<T> {
         self.apply(T::ONE, x, T::ZERO, y)
     }
 
-    /// `y = α·A·x + β·y`: the halo of `x` exchanged (written into `x`'s halo room), then
-    /// every part's product on its own stream. Asynchronous: [`DistributedMatrix::download`]
-    /// or [`DistributedMatrix::synchronize`] waits.
+    /// `y = α·A·x + β·y`: the halo of `x` exchanged (written into `x`'s halo room) while
+    /// the parts' interior rows are multiplied, then the rows that need the halo. Every part
+    /// works on its own GPU at once. Asynchronous: [`DistributedMatrix::download`] or
+    /// [`DistributedMatrix::synchronize`] waits.
     pub fn apply(&self, alpha: T, x: &mut DistVector<T>, beta: T, y: &mut DistVector<T>) -> Result<()> {
         self.check(x, true)?;
         self.check(y, false)?;
         self.exchange(x)?;
+        let mut run = |i: usize, piece: &Piece<T>| -> Result<()> {
+            let at = if y.halo { self.parts[i].own_offset } else { 0 } + piece.rows.start;
+            with_sub_slice(&mut y.parts[i], at..at + piece.rows.len(), |yi| piece.matrix.apply(alpha, &x.parts[i], beta, yi))
+        };
+        let early = |q: &Piece<T>| self.overlap && q.interior;
         for (i, p) in self.parts.iter().enumerate() {
-            if p.rows.is_empty() {
-                continue;
-            }
-            if !y.halo {
-                p.matrix.apply(alpha, &x.parts[i], beta, &mut y.parts[i])?;
-                continue;
-            }
-            // y has halo room: the product into the part's scratch, then into y's own run.
-            let mut scratch = p.scratch.lock().unwrap_or_else(|e| e.into_inner());
-            let s = match &mut *scratch {
-                Some(s) => s,
-                None => scratch.insert(p.gpu.alloc::<T>(p.rows.len())?),
-            };
-            let own = p.own_offset..p.own_offset + p.rows.len();
-            if beta != T::ZERO {
-                p.gpu.stream().memcpy_dtod(&y.parts[i].slice(own.clone()), s)?;
-            }
-            p.matrix.apply(alpha, &x.parts[i], beta, s)?;
-            p.gpu.stream().memcpy_dtod(s, &mut y.parts[i].slice_mut(own))?;
+            p.pieces.iter().filter(|q| early(q)).try_for_each(|q| run(i, q))?;
+        }
+        for (i, p) in self.parts.iter().enumerate() {
+            self.await_halo(p)?;
+            p.pieces.iter().filter(|q| !early(q)).try_for_each(|q| run(i, q))?;
         }
         Ok(())
+    }
+
+    /// Orders `p`'s stream after its exchange stream: the halo is in, and the next gather
+    /// cannot overwrite a send buffer that a send or copy on this device still reads.
+    fn await_halo(&self, p: &Part<T>) -> Result<()> {
+        p.gpu.context().bind_to_thread()?;
+        Ok(p.gpu.stream().join(&p.comm)?)
     }
 
     /// Back-to-back means in milliseconds of `reps` products `y = A·x` and of `reps` halo
@@ -402,7 +461,10 @@ impl<T: Scalar> DistributedMatrix<T> {
             Ok(start.elapsed().as_secs_f64() * 1e3 / reps as f64)
         };
         let product = time(&mut || self.spmv(&mut xd, &mut y))?;
-        let exchange = time(&mut || self.exchange(&mut xd))?;
+        let exchange = time(&mut || {
+            self.exchange(&mut xd)?;
+            self.parts.iter().try_for_each(|p| self.await_halo(p))
+        })?;
         Ok((product, exchange))
     }
 
@@ -416,19 +478,21 @@ impl<T: Scalar> DistributedMatrix<T> {
         Ok(())
     }
 
-    /// Fills the halo of every part's local `x` from the owners' own entries.
+    /// Fills the halo of every part's local `x` from the owners' own entries: the gathers on
+    /// the owners' streams, the transfers on the exchange streams (`Part::comm`), which
+    /// [`DistributedMatrix::apply`] joins before the rows that need the halo.
     fn exchange(&self, x: &mut DistVector<T>) -> Result<()> {
         let mut sends = self.sends.lock().unwrap_or_else(|e| e.into_inner());
         for (j, p) in self.parts.iter().enumerate() {
             let (Some(idx), Some(buf)) = (&p.send_idx, &mut sends[j]) else { continue };
             p.gpu.context().bind_to_thread()?;
-            // The previous exchange's copies out of this buffer must be over before it is
-            // refilled: wait for the receivers' streams (not needed for parts sharing this
-            // one, nor for NCCL, whose sends run on this stream).
+            // The previous exchange's peer copies out of this buffer must be over before it
+            // is refilled: wait for the receivers' exchange streams on other devices (on this
+            // device, and for NCCL's sends, the product's join of the exchange stream did).
             for t in self.transfers.iter().filter(|t| t.from == j && self.nccl.is_none()) {
-                let to = &self.parts[t.to].gpu;
-                if !Arc::ptr_eq(to, &p.gpu) {
-                    p.gpu.stream().join(to.stream())?;
+                let to = &self.parts[t.to];
+                if !Arc::ptr_eq(&to.gpu, &p.gpu) {
+                    p.gpu.stream().join(&to.comm)?;
                 }
             }
             let n = idx.len() as u32;
@@ -442,6 +506,14 @@ impl<T: Scalar> DistributedMatrix<T> {
                 })?;
             }
         }
+        // Each exchange stream starts after its device's gathers and after the previous
+        // product's reads of the halo (both queued before, on the device's stream).
+        for (i, p) in self.parts.iter().enumerate() {
+            if !self.parts[..i].iter().any(|q| Arc::ptr_eq(&q.gpu, &p.gpu)) {
+                p.gpu.context().bind_to_thread()?;
+                p.comm.join(p.gpu.stream())?;
+            }
+        }
         if let Some(route) = &self.nccl {
             return self.exchange_nccl(route, &sends, x);
         }
@@ -450,17 +522,17 @@ impl<T: Scalar> DistributedMatrix<T> {
             let buf = sends[t.from].as_ref().expect("an owner with transfers has a send buffer");
             let src = buf.slice(t.send_at..t.send_at + t.count);
             let mut dst = x.parts[t.to].slice_mut(t.recv_at..t.recv_at + t.count);
-            // On the receiver's stream; between devices it first waits for the owner's
-            // stream (cudarc records an event there), so the gather is done.
+            // On the receiver's exchange stream; between devices cudarc first makes it wait
+            // for the owner's stream (where the buffer lives), so the gather is done.
             to.gpu.context().bind_to_thread()?;
-            to.gpu.stream().memcpy_dtod(&src, &mut dst)?;
+            to.comm.memcpy_dtod(&src, &mut dst)?;
         }
         Ok(())
     }
 
     /// The transfers of [`DistributedMatrix::exchange`] as one NCCL group: the owner's send
-    /// on its stream (after its gather), the receiver's receive on its own (before its
-    /// product). A pair of ranks sends and receives in the same (transfer) order, which is
+    /// on its exchange stream (after its gather), the receiver's receive on its own (before
+    /// the rows that need the halo). A pair of ranks sends and receives in the same (transfer) order, which is
     /// how NCCL matches them.
     fn exchange_nccl(&self, route: &NcclRoute, sends: &[Option<CudaSlice<T>>], x: &mut DistVector<T>) -> Result<()> {
         let size = std::mem::size_of::<T>();
@@ -468,17 +540,17 @@ impl<T: Scalar> DistributedMatrix<T> {
             for t in &self.transfers {
                 let (from, to) = (&self.parts[t.from], &self.parts[t.to]);
                 let buf = sends[t.from].as_ref().expect("an owner with transfers has a send buffer");
-                let (src, _) = buf.slice(t.send_at..t.send_at + t.count).device_ptr(from.gpu.stream());
+                let (src, _) = buf.slice(t.send_at..t.send_at + t.count).device_ptr(&from.comm);
                 let mut run = x.parts[t.to].slice_mut(t.recv_at..t.recv_at + t.count);
-                let (dst, _) = run.device_ptr_mut(to.gpu.stream());
+                let (dst, _) = run.device_ptr_mut(&to.comm);
                 let (rank_from, rank_to) = (route.rank_of_part[t.from], route.rank_of_part[t.to]);
                 // SAFETY: both runs lie inside their buffers (the plan built them so), which
                 // stay alive and untouched by other work until the streams pass the group: the
                 // send buffer is refilled only by the owner's next gather on the same stream,
                 // and the receiver's x is read by products queued after it on its stream.
                 unsafe {
-                    group.send(rank_from, rank_to, src, t.count * size, from.gpu.stream().cu_stream() as _)?;
-                    group.recv(rank_to, rank_from, dst, t.count * size, to.gpu.stream().cu_stream() as _)?;
+                    group.send(rank_from, rank_to, src, t.count * size, from.comm.cu_stream() as _)?;
+                    group.recv(rank_to, rank_from, dst, t.count * size, to.comm.cu_stream() as _)?;
                 }
             }
             Ok(())

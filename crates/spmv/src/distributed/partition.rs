@@ -141,6 +141,30 @@ impl<T: Scalar> LocalPart<T> {
     pub fn local_len(&self) -> usize {
         self.local.ncols()
     }
+    /// The longest run of the part's rows (local row indices) that touch only its own `x`
+    /// entries: the rows a product can run while the halo is still travelling. All rows when
+    /// the part has no halo; empty when every row touches it.
+    pub fn interior_rows(&self) -> Range<usize> {
+        let n = self.rows.len();
+        let (lo, hi) = (self.own_offset() as u32, (self.own_offset() + n) as u32);
+        // Columns are sorted within a row: its first and last tell.
+        let inner: Vec<bool> = (0..n)
+            .into_par_iter()
+            .map(|r| {
+                let (cols, _) = self.local.row(r);
+                cols.first().map_or(true, |&c| c >= lo) && cols.last().map_or(true, |&c| c < hi)
+            })
+            .collect();
+        let (mut best, mut start) = (0..0, 0);
+        for (r, &ok) in inner.iter().enumerate() {
+            if !ok {
+                start = r + 1;
+            } else if r + 1 - start > best.len() {
+                best = start..r + 1;
+            }
+        }
+        best
+    }
     /// Halo entries this part receives from part `j` (`partition` being the one it was cut
     /// by): the global columns, in order, and where they go in the local `x`.
     pub fn halo_from(&self, partition: &Partition, j: usize) -> (Vec<u32>, usize) {
@@ -176,6 +200,17 @@ mod tests {
         assert_eq!(p1.halo_from(&p, 0), (vec![0, 1], 0));
         assert_eq!(p0.halo_from(&p, 1), (vec![2], 2));
         assert_eq!(p0.halo_from(&p, 0), (vec![], 2));
+        // Part 0's row 0 touches column 2 (part 1's): only row 1 is interior; part 1's rows
+        // both touch part 0's columns.
+        assert_eq!((p0.interior_rows(), p1.interior_rows()), (1..2, 0..0));
+        let whole = Partition::from_starts(vec![0, 4], 4).unwrap();
+        assert_eq!(LocalPart::of(&a, &whole, 0).interior_rows(), 0..4);
+        // A 7-point stencil in two parts: each part's rows but the grid plane next to the
+        // other part.
+        let g = crate::io::gen::generate("poisson3d:n=10").unwrap();
+        let halves = Partition::from_starts(vec![0, 500, 1000], 1000).unwrap();
+        assert_eq!(LocalPart::of(&g, &halves, 0).interior_rows(), 0..400);
+        assert_eq!(LocalPart::of(&g, &halves, 1).interior_rows(), 100..500);
     }
 
     #[test]

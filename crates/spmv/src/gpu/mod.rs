@@ -363,6 +363,29 @@ impl Gpu {
     }
 }
 
+/// Runs `f` on `buf[range]` as a `CudaSlice` of its own, without a copy: for calls that take
+/// whole buffers (a format's product into some rows of a longer `y`). The alias is never
+/// freed (the memory stays `buf`'s).
+pub fn with_sub_slice<T: DeviceRepr, R>(
+    buf: &mut CudaSlice<T>,
+    range: std::ops::Range<usize>,
+    f: impl FnOnce(&mut CudaSlice<T>) -> R,
+) -> R {
+    assert!(range.start <= range.end && range.end <= buf.len(), "{range:?} outside a buffer of {}", buf.len());
+    if range == (0..buf.len()) {
+        return f(buf);
+    }
+    use driver::DevicePtr as _;
+    let stream = buf.stream().clone();
+    let (base, _) = buf.device_ptr(&stream);
+    let at = base + (range.start * std::mem::size_of::<T>()) as u64;
+    // SAFETY: the alias lies inside `buf`, which the `&mut` borrow keeps alive and out of other
+    // hands while `f` runs; `ManuallyDrop` keeps it from freeing memory it does not own (with
+    // event tracking off, as every `Gpu` has it, it holds no events either).
+    let mut alias = std::mem::ManuallyDrop::new(unsafe { stream.upgrade_device_ptr::<T>(at, range.len()) });
+    f(&mut alias)
+}
+
 /// Launches captured by [`Gpu::capture`], replayed on their `Gpu`'s shared stream.
 pub struct Graph {
     graph: CudaGraph,

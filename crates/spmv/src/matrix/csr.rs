@@ -135,6 +135,15 @@ impl<T: Scalar> Csr<T> {
         (&self.col_idx[range.clone()], &self.values[range])
     }
     #[inline]
+    /// Rows `rows` as a matrix of their own (same columns; a copy).
+    pub fn row_block(&self, rows: std::ops::Range<usize>) -> Csr<T> {
+        let (first, last) = (self.row_ptr[rows.start], self.row_ptr[rows.end]);
+        let row_ptr = self.row_ptr[rows.start..=rows.end].iter().map(|&p| p - first).collect();
+        // SAFETY: whole rows of a valid CSR, their pointers rebased to 0: still valid.
+        unsafe {
+            Csr::new_unchecked(rows.len(), self.ncols, row_ptr, self.col_idx[first..last].to_vec(), self.values[first..last].to_vec())
+        }
+    }
     pub fn row_len(&self, r: usize) -> usize {
         self.row_ptr[r + 1] - self.row_ptr[r]
     }
