@@ -13,7 +13,8 @@ use pyo3::exceptions::{PyMemoryError, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use spmv::bench::Settings as BenchSettings;
+use spmv::bench::{run_matrix_distributed, Settings as BenchSettings};
+use spmv::distributed::{DistributedMatrix, Exchange};
 use spmv::formats::{self, FormatHandle};
 use spmv::gpu::Gpu;
 use spmv::solve::{self, KrylovSettings, Outcome, Solution};
@@ -47,6 +48,38 @@ fn backend(device: &str) -> PyResult<Backend> {
         "auto" => Ok(gpu().map(Backend::Gpu).unwrap_or(Backend::Cpu)),
         other => Err(value_err(format!("device must be \"auto\", \"gpu\" or \"cpu\", not {other:?}"))),
     }
+}
+
+/// One handle per device ordinal for the whole process (device 0 is [`gpu`]'s), repeated
+/// where an ordinal repeats: what a distributed matrix takes.
+fn gpus(ordinals: &[usize]) -> PyResult<Vec<Arc<Gpu>>> {
+    static OPEN: Mutex<Vec<(usize, Arc<Gpu>)>> = Mutex::new(Vec::new());
+    if ordinals.is_empty() {
+        return Err(value_err("devices: give a count of at least 1 or a list of device ordinals"));
+    }
+    let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
+    ordinals
+        .iter()
+        .map(|&d| {
+            if let Some((_, g)) = open.iter().find(|(o, _)| *o == d) {
+                return Ok(g.clone());
+            }
+            let g = if d == 0 { gpu() } else { Gpu::new(d).map_err(|e| e.to_string()) }
+                .map_err(|e| PyRuntimeError::new_err(format!("devices: device {d}: {e}")))?;
+            open.push((d, g.clone()));
+            Ok(g)
+        })
+        .collect()
+}
+
+/// `a` split over `devices` in `format`, its halo moved by `exchange` ("peer" or "nccl").
+fn distribute<T: Scalar>(a: &Csr<f64>, devices: &[usize], format: &str, exchange: &str) -> PyResult<DistributedMatrix<T>> {
+    let gpus = gpus(devices)?;
+    let spec = formats::parse_spec(format).map_err(py_err)?;
+    let exchange: Exchange = exchange.parse().map_err(py_err)?;
+    let mut d = DistributedMatrix::new(&a.cast::<T>(), &gpus, &spec).map_err(py_err)?;
+    d.set_exchange(exchange).map_err(py_err)?;
+    Ok(d)
 }
 
 /// (True, "NVIDIA H200 (sm_90)") or (False, why there is no usable GPU).
@@ -433,6 +466,50 @@ fn solve_system<'py>(
     }
 }
 
+/// CG for A·x = b with A split over `devices` (parts in `format`, the halo moved by
+/// `exchange`), in `precision` ("f64" or "f32"); host arrays b (in) and x (out) of that
+/// precision given by address; returns the result's figures.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn cg_distributed<'py>(
+    py: Python<'py>,
+    a: &PyCsr,
+    b: usize,
+    x: usize,
+    format: &str,
+    precision: &str,
+    devices: Vec<usize>,
+    exchange: &str,
+    tol: f64,
+    max_iter: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let n = a.csr.nrows();
+    let settings = KrylovSettings { tol, max_iter, ..KrylovSettings::default() };
+    macro_rules! run {
+        ($t:ty) => {{
+            let d = distribute::<$t>(&a.csr, &devices, format, exchange)?;
+            let solution = py
+                .allow_threads(|| {
+                    // SAFETY: the package passes live contiguous arrays of n entries of $t.
+                    let (bs, xs) = unsafe { (host_slice::<$t>(b, n), host_slice_mut::<$t>(x, n)) };
+                    let s = spmv::distributed::cg(&d, bs, &settings)?;
+                    xs.copy_from_slice(&s.x);
+                    Ok(s)
+                })
+                .map_err(py_err)?;
+            let dict = solution_dict(py, &solution)?;
+            dict.set_item("part_formats", d.part_formats())?;
+            dict.set_item("halo_bytes", d.halo_bytes())?;
+            Ok(dict)
+        }};
+    }
+    match precision {
+        "f64" => run!(f64),
+        "f32" => run!(f32),
+        other => Err(value_err(format!("the distributed CG runs in f64 or f32, not {other:?}"))),
+    }
+}
+
 /// PageRank of the graph whose adjacency matrix is `a` (row = source), in `format` on
 /// `device`; ranks (float64, n, mean 1) written at `ranks`; returns the run's figures.
 #[pyfunction]
@@ -447,8 +524,12 @@ fn pagerank<'py>(
     tol: f64,
     max_iter: usize,
     weighted: bool,
+    devices: Option<Vec<usize>>,
+    exchange: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
     let backend = backend(device)?;
+    let gpus = devices.as_deref().map(gpus).transpose()?;
+    let exchange: Exchange = exchange.parse().map_err(py_err)?;
     let settings = solve::Settings { alpha, tol, max_iter, check_every: 1 };
     let csr = a.csr.clone();
     let n = csr.nrows();
@@ -456,7 +537,16 @@ fn pagerank<'py>(
         .allow_threads(|| -> spmv::Result<solve::PageRank<f64>> {
             let weights = if weighted { solve::EdgeWeights::Values } else { solve::EdgeWeights::Pattern };
             let t = solve::Transition::new(&csr, weights)?;
-            let host = formats::build(&formats::parse_spec(format)?, t.matrix())?;
+            let spec = formats::parse_spec(format)?;
+            if let Some(gpus) = &gpus {
+                let mut d = DistributedMatrix::new(t.matrix(), gpus, &spec)?;
+                d.set_exchange(exchange)?;
+                let pr = spmv::distributed::pagerank(&d, &t, &settings)?;
+                // SAFETY: the package passes a live float64 array of n elements.
+                unsafe { host_slice_mut::<f64>(ranks, n) }.copy_from_slice(&pr.ranks);
+                return Ok(pr);
+            }
+            let host = formats::build(&spec, t.matrix())?;
             let pr = match &backend {
                 Backend::Gpu(gpu) => solve::pagerank_gpu(&host.upload(gpu)?, &t, &settings)?,
                 Backend::Cpu => solve::pagerank_host(&host, &t, &settings)?,
@@ -471,7 +561,11 @@ fn pagerank<'py>(
     d.set_item("converged", result.converged)?;
     d.set_item("residual", result.residual)?;
     d.set_item("ms", result.total_ms)?;
-    d.set_item("backend", backend.describe())?;
+    let described = match &devices {
+        Some(list) => format!("{} GPU parts on devices {list:?}, halo by {exchange}", list.len()),
+        None => backend.describe(),
+    };
+    d.set_item("backend", described)?;
     Ok(d)
 }
 
@@ -489,6 +583,8 @@ fn bench_matrices(
     device: &str,
     reps: usize,
     warmup: usize,
+    devices: Option<Vec<usize>>,
+    exchange: &str,
 ) -> PyResult<String> {
     if reps == 0 {
         return Err(value_err("reps must be at least 1"));
@@ -508,17 +604,26 @@ fn bench_matrices(
         return Err(value_err("no format or no precision given"));
     }
     let csrs: Vec<Arc<Csr<f64>>> = matrices.iter().map(|m| m.csr.clone()).collect();
+    let exchange: Exchange = exchange.parse().map_err(py_err)?;
+    let gpus = devices.as_deref().map(gpus).transpose()?;
     py.allow_threads(|| -> spmv::Result<String> {
-        let settings = BenchSettings { warmup, reps, ..BenchSettings::default() };
+        let settings = BenchSettings { warmup, reps, exchange, ..BenchSettings::default() };
         let machine = backend.machine(&settings)?;
         let mut report = spmv::bench::report::Report::new(machine, &settings);
         let mut quiet = |_: &spmv::bench::Measurement| {};
         for (a, name) in csrs.iter().zip(&names) {
             for &p in &precisions {
-                let results = match p {
-                    Precision::F64 => backend.run_matrix(name, a, &specs, &settings, &report.machine, &mut quiet),
-                    Precision::F32 => backend.run_matrix(name, &a.cast::<f32>(), &specs, &settings, &report.machine, &mut quiet),
-                    Precision::F16 => backend.run_matrix(name, &a.cast::<spmv::f16>(), &specs, &settings, &report.machine, &mut quiet),
+                let results = match (p, &gpus, &devices) {
+                    (Precision::F64, Some(g), Some(o)) => run_matrix_distributed(g, o, name, &**a, &specs, &settings, &report.machine, &mut quiet),
+                    (Precision::F32, Some(g), Some(o)) => {
+                        run_matrix_distributed(g, o, name, &a.cast::<f32>(), &specs, &settings, &report.machine, &mut quiet)
+                    }
+                    (Precision::F16, Some(g), Some(o)) => {
+                        run_matrix_distributed(g, o, name, &a.cast::<spmv::f16>(), &specs, &settings, &report.machine, &mut quiet)
+                    }
+                    (Precision::F64, ..) => backend.run_matrix(name, a, &specs, &settings, &report.machine, &mut quiet),
+                    (Precision::F32, ..) => backend.run_matrix(name, &a.cast::<f32>(), &specs, &settings, &report.machine, &mut quiet),
+                    (Precision::F16, ..) => backend.run_matrix(name, &a.cast::<spmv::f16>(), &specs, &settings, &report.machine, &mut quiet),
                 };
                 report.results.extend(results);
             }
@@ -540,6 +645,7 @@ fn _spmv(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(to_device, m)?)?;
     m.add_function(wrap_pyfunction!(solve_system, m)?)?;
     m.add_function(wrap_pyfunction!(pagerank, m)?)?;
+    m.add_function(wrap_pyfunction!(cg_distributed, m)?)?;
     m.add_function(wrap_pyfunction!(bench_matrices, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

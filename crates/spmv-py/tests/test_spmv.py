@@ -180,6 +180,49 @@ def test_gzip_file_reads(tmp_path):
 needs_gpu = pytest.mark.skipif(not GPU, reason=f"no GPU: {GPU_WHY}")
 
 
+def test_devices_arguments_are_checked():
+    m = spmv.generate("poisson2d:n=10")
+    for bad in (0, [], [-1], "0,1", True):
+        with pytest.raises(ValueError, match="devices"):
+            spmv.cg(m, np.ones(100), devices=bad)
+    with pytest.raises(ValueError, match="exchange"):
+        spmv.cg(m, np.ones(100), devices=1, exchange="mpi")
+    with pytest.raises(ValueError, match="preconditioner"):
+        spmv.cg(m, np.ones(100), devices=1, precond="jacobi")
+    with pytest.raises(ValueError, match="not an Operator"):
+        spmv.cg(m.to_device(device="cpu"), np.ones(100), devices=1)
+    with pytest.raises(ValueError, match="needs a GPU"):
+        spmv.pagerank(m, devices=1, device="cpu")
+    with pytest.raises(ValueError, match="needs a GPU"):
+        spmv.bench(m, devices=1, device="cpu")
+    if not GPU:
+        with pytest.raises(RuntimeError, match="device 0"):
+            spmv.cg(m, np.ones(100), devices=1)
+
+
+@needs_gpu
+def test_several_parts_equal_one_gpu():
+    # Parts on the devices there are (with one GPU, three parts share it), both exchanges.
+    count = int(os.environ.get("SPMV_TEST_DEVICES", "1"))
+    parts = [i % count for i in range(3)]
+    m = spmv.generate("poisson3d:n=20")
+    b = np.ones(m.shape[0])
+    one = spmv.cg(m, b, tol=1e-10, format="csr-vector")
+    for exchange in ("peer", "nccl"):
+        r = spmv.cg(m, b, tol=1e-10, format="csr-vector", devices=parts, exchange=exchange)
+        assert r.converged and abs(r.iterations - one.iterations) <= 2, (exchange, r)
+        assert np.allclose(r.x, one.x, rtol=1e-8, atol=1e-10)
+        assert len(r.part_formats) == 3 and r.halo_bytes > 0
+        r32 = spmv.cg(m, b, tol=1e-5, precision="f32", devices=parts, exchange=exchange)
+        assert r32.converged and r32.x.dtype == np.float32
+    g = spmv.generate("kron:scale=10")
+    pr1 = spmv.pagerank(g, tol=1e-10)
+    pr = spmv.pagerank(g, tol=1e-10, devices=parts)
+    assert pr.converged and np.allclose(pr.ranks, pr1.ranks, atol=1e-8) and "parts" in pr.backend
+    results = spmv.bench("poisson3d:n=16", formats="csr-vector,auto", devices=parts, reps=3, warmup=1)
+    assert all(r["status"] == "ok" and r["devices"] == parts and r["halo_bytes"] > 0 for r in results), results
+
+
 @needs_gpu
 def test_cupy_arrays_are_used_in_place():
     cupy = pytest.importorskip("cupy")

@@ -333,13 +333,52 @@ def _solve(method: str, a: Any, b: Any, tol: float, max_iter: int, precond: Opti
     return SolveResult(_like(x, origin, b), figures)
 
 
-def cg(a: Any, b: Any, *, tol: float = 1e-8, max_iter: int = 10_000, precond: Optional[str] = None, check_every: int = 10, graph: bool = True, format: str = "auto", precision: str = "f64") -> SolveResult:
+Devices = Union[int, Sequence[int]]
+
+
+def _device_list(devices: Devices, exchange: str) -> List[int]:
+    """``devices`` as ordinals: a count (the first N devices) or a list (one part each; an
+    ordinal may repeat, putting several parts on one GPU)."""
+    if exchange not in ("peer", "nccl"):
+        raise ValueError(f'exchange must be "peer" or "nccl", not {exchange!r}')
+    if isinstance(devices, (bool, str)) or not isinstance(devices, (int, Sequence)):
+        raise ValueError(f"devices must be a count or a list of device ordinals, not {devices!r}")
+    ordinals = list(range(devices)) if isinstance(devices, int) else [int(d) for d in devices]
+    if not ordinals or any(d < 0 for d in ordinals):
+        raise ValueError(f"devices must name at least one device (ordinals ≥ 0), not {devices!r}")
+    return ordinals
+
+
+def cg(a: Any, b: Any, *, tol: float = 1e-8, max_iter: int = 10_000, precond: Optional[str] = None, check_every: int = 10, graph: bool = True, format: str = "auto", precision: str = "f64", devices: Optional[Devices] = None, exchange: str = "peer") -> SolveResult:
     """Conjugate gradients for a symmetric positive definite A·x = b from x = 0, stopping at
     ‖r‖/‖b‖ ≤ tol. ``a``: an :class:`Operator` (any format, GPU or CPU), a :class:`Matrix` or a
     scipy.sparse matrix (converted to ``format``). ``precond="jacobi"``: the inverse diagonal.
     On the GPU the whole iteration runs on the device as a CUDA graph; the host reads the
     residual every ``check_every`` iterations. The result says converged / not_converged /
-    breakdown (what vanished) / non_finite / inaccurate_residual, with the true residual."""
+    breakdown (what vanished) / non_finite / inaccurate_residual, with the true residual.
+
+    ``devices``: spread A over several GPUs — a count (``2``: devices 0 and 1) or a list of
+    ordinals — in row parts of about equal entries, each in ``format`` (``auto`` chooses per
+    part), the halo of x moved by ``exchange`` ("peer" copies or "nccl") before each product;
+    no preconditioner, f64 or f32 (docs/scale.md)."""
+    if devices is not None:
+        ordinals = _device_list(devices, exchange)
+        if isinstance(a, Operator):
+            raise ValueError("devices: pass a Matrix or a scipy.sparse matrix (it is split over the devices), not an Operator")
+        if precond not in (None, "none"):
+            raise ValueError("devices: the distributed CG has no preconditioner")
+        if precision not in ("f64", "f32"):
+            raise ValueError(f'devices: the distributed CG runs in "f64" or "f32", not {precision!r}')
+        m = _as_matrix(a)
+        if m.shape[0] != m.shape[1]:
+            raise ValueError(f"cg needs a square matrix, this one is {m.shape[0]} x {m.shape[1]}")
+        bh, origin = _to_host(b)
+        bs = _host_vector(bh, "b", _DTYPES[precision])
+        if bs.shape[0] != m.shape[0]:
+            raise ValueError(f"b has {bs.shape[0]} entries, the matrix needs {m.shape[0]}")
+        x = np.empty(m.shape[0], dtype=_DTYPES[precision])
+        figures = _spmv.cg_distributed(m._csr, bs.ctypes.data, x.ctypes.data, format, precision, ordinals, exchange, float(tol), int(max_iter))
+        return SolveResult(_like(x, origin, b), figures)
     return _solve("cg", a, b, tol, max_iter, precond, check_every, graph, format, precision)
 
 
@@ -367,21 +406,34 @@ class PageRankResult:
         return f"PageRankResult({self.ranks.shape[0]} nodes, {self.iterations} iterations, converged {self.converged}, {self.ms:.3f} ms)"
 
 
-def pagerank(a: Any, *, alpha: float = 0.85, tol: float = 1e-5, max_iter: int = 1000, weighted: bool = False, format: str = "csr-vector", device: str = "auto") -> PageRankResult:
+def pagerank(a: Any, *, alpha: float = 0.85, tol: float = 1e-5, max_iter: int = 1000, weighted: bool = False, format: str = "csr-vector", device: str = "auto", devices: Optional[Devices] = None, exchange: str = "peer") -> PageRankResult:
     """PageRank of the graph whose adjacency matrix is ``a`` (row = source, column = target;
     a :class:`Matrix` or scipy.sparse), by power iteration with dangling nodes redistributed,
-    until max |r_k+1 − r_k| ≤ tol. ``weighted``: edges weighted by their values."""
+    until max |r_k+1 − r_k| ≤ tol. ``weighted``: edges weighted by their values.
+    ``devices``/``exchange``: over several GPUs, as in :func:`cg`."""
     m = _as_matrix(a)
+    ordinals = None
+    if devices is not None:
+        ordinals = _device_list(devices, exchange)
+        if device == "cpu":
+            raise ValueError('devices needs a GPU, not device="cpu"')
     ranks = np.empty(m.shape[0], dtype=np.float64)
-    figures = _spmv.pagerank(m._csr, ranks.ctypes.data, format, device, float(alpha), float(tol), int(max_iter), bool(weighted))
+    figures = _spmv.pagerank(m._csr, ranks.ctypes.data, format, device, float(alpha), float(tol), int(max_iter), bool(weighted), ordinals, exchange)
     return PageRankResult(ranks, figures)
 
 
-def bench(matrices: Union[Any, Sequence[Any]], *, formats: str = "auto,cusparse-alg1", precision: str = "f64", device: str = "auto", reps: int = 100, warmup: int = 10, names: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
+def bench(matrices: Union[Any, Sequence[Any]], *, formats: str = "auto,cusparse-alg1", precision: str = "f64", device: str = "auto", reps: int = 100, warmup: int = 10, names: Optional[Sequence[str]] = None, devices: Optional[Devices] = None, exchange: str = "peer") -> List[Dict[str, Any]]:
     """``spmv bench`` from Python: each matrix (a :class:`Matrix`, scipy.sparse, a path or a
     generator spec) in each format (a comma-separated list of specs, or "all") and precision
     ("f64,f32"), checked against the exact product; one dict per result (times in ms: median,
-    min, back-to-back mean; GFLOPS, GB/s, error, the format auto chose ...)."""
+    min, back-to-back mean; GFLOPS, GB/s, error, the format auto chose ...).
+    ``devices``/``exchange``: every format over several GPUs, as ``spmv bench --devices``
+    (each result adds the devices, the halo's bytes and the exchange's time)."""
+    ordinals = None
+    if devices is not None:
+        ordinals = _device_list(devices, exchange)
+        if device == "cpu":
+            raise ValueError('devices needs a GPU, not device="cpu"')
     if isinstance(matrices, (str, Matrix)) or not isinstance(matrices, Sequence):
         matrices = [matrices]
     loaded, labels = [], []
@@ -398,5 +450,5 @@ def bench(matrices: Union[Any, Sequence[Any]], *, formats: str = "auto,cusparse-
         if len(names) != len(loaded):
             raise ValueError(f"{len(names)} names for {len(loaded)} matrices")
         labels = list(names)
-    report = json.loads(_spmv.bench(loaded, labels, formats, precision, device, int(reps), int(warmup)))
+    report = json.loads(_spmv.bench(loaded, labels, formats, precision, device, int(reps), int(warmup), ordinals, exchange))
     return report["results"]
