@@ -13,6 +13,8 @@
 #            solver), two GPUs (peer, NCCL); the per-iteration times give the speed-up
 #   weak     SpMV and CG with the rows per GPU held: $MULTI_MATRIX on one GPU against
 #            $MULTI_WEAK (default poisson3d:n=706, 2.0x the rows) on two
+#   python   (when .device-py holds the wheel, scripts/python-device.sh's first step) the
+#            package's tests with SPMV_TEST_DEVICES=2: its devices= test spreads over both
 # MULTI_DEVICES (default 2) is what --devices gets.
 # NVLink multicast stays off (scripts/device-env.sh sets NCCL_NVLS_ENABLE=0). Logs and JSON
 # go to $OUT/multi.tgz; a summary comes last.
@@ -21,7 +23,7 @@ set -uo pipefail
 . "$(dirname "$0")/device-env.sh"
 export SPMV_MATRICES="$PWD/$bundle/matrices" SPMV_REQUIRE_NVRTC=1 SPMV_REQUIRE_NCCL=1
 spmv="$bundle/bin/spmv"
-parts="${MULTI_PARTS:-tests default strong cg weak}"
+parts="${MULTI_PARTS:-tests default strong cg weak python}"
 matrix="${MULTI_MATRIX:-poisson3d:n=560}"
 weak="${MULTI_WEAK:-poisson3d:n=706}"
 iters="${MULTI_ITERS:-300}"
@@ -97,6 +99,15 @@ for part in $parts; do
         run weak-cg-2 "$spmv" solve "$weak" --format dia:values=auto --max-iter "$iters" --tol 1e-14 --devices "$devs" \
             --json "$res/weak-cg-2.json"
         summary+=("  $(head -1 "$res/weak-cg-2.txt")")
+        ;;
+    python)
+        if ls .device-py/spmv-*.whl > /dev/null 2>&1; then
+            mkdir -p /tmp/pylib
+            python3 -m pip install --quiet --no-index --no-deps --target /tmp/pylib .device-py/spmv-*.whl
+            (cd crates/spmv-py && PYTHONPATH=/tmp/pylib SPMV_TEST_DEVICES=2 timeout 300 python3 -m pytest tests -q -rs \
+                -p no:cacheprovider -k "not shared_matrices") > "$res/python.txt" 2>&1
+            summary+=("python: rc=$? $(tail -1 "$res/python.txt")")
+        fi
         ;;
     *) echo "unknown part $part" ;;
     esac
