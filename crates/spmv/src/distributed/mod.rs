@@ -262,16 +262,29 @@ impl<T: Scalar> DistributedMatrix<T> {
     }
 
     /// A part's rows built as `spec` and uploaded: in three pieces when its interior run is
-    /// long enough to be worth running during the exchange, else in one. Also the label of
-    /// the largest piece's format.
+    /// long enough to be worth running during the exchange (and the format takes every
+    /// piece), else in one. Also the label of the largest piece's format.
     fn pieces(local: &LocalPart<T>, gpu: &Arc<Gpu>, spec: &FormatSpec) -> Result<(Vec<Piece<T>>, String)> {
         let n = local.rows.len();
         let inner = local.interior_rows();
-        let ranges = if inner.len() == n || inner.len() < MIN_INTERIOR_ROWS.max(n / 2) {
-            vec![(0..n, inner.len() == n)]
-        } else {
-            vec![(0..inner.start, false), (inner.clone(), true), (inner.end..n, false)]
-        };
+        if inner.len() == n || inner.len() < MIN_INTERIOR_ROWS.max(n / 2) {
+            return Self::build_pieces(local, gpu, spec, vec![(0..n, inner.len() == n)]);
+        }
+        let three = vec![(0..inner.start, false), (inner.clone(), true), (inner.end..n, false)];
+        match Self::build_pieces(local, gpu, spec, three) {
+            // A piece the format refuses (a boundary piece's padding, say): the part whole.
+            Err(Error::Format { .. }) => Self::build_pieces(local, gpu, spec, vec![(0..n, false)]),
+            built => built,
+        }
+    }
+
+    fn build_pieces(
+        local: &LocalPart<T>,
+        gpu: &Arc<Gpu>,
+        spec: &FormatSpec,
+        ranges: Vec<(Range<usize>, bool)>,
+    ) -> Result<(Vec<Piece<T>>, String)> {
+        let n = local.rows.len();
         let mut pieces = Vec::with_capacity(ranges.len());
         let mut label = (0, spec.label());
         for (rows, interior) in ranges.into_iter().filter(|(r, _)| !r.is_empty()) {
@@ -425,6 +438,9 @@ impl<T: Scalar> DistributedMatrix<T> {
             let at = if y.halo { self.parts[i].own_offset } else { 0 } + piece.rows.start;
             with_sub_slice(&mut y.parts[i], at..at + piece.rows.len(), |yi| piece.matrix.apply(alpha, &x.parts[i], beta, yi))
         };
+        // Interior pieces read only own x entries, but a format's padding slots may point at
+        // any column with a zero value: reading a halo entry mid-exchange gives 0 either way
+        // (for finite x).
         let early = |q: &Piece<T>| self.overlap && q.interior;
         for (i, p) in self.parts.iter().enumerate() {
             p.pieces.iter().filter(|q| early(q)).try_for_each(|q| run(i, q))?;

@@ -85,8 +85,9 @@ impl Gpu {
             return Err(Error::NoGpu(format!("device {ordinal} requested, {count} CUDA device(s) present")));
         }
         let ctx = CudaContext::new(ordinal).map_err(|e| Error::NoGpu(format!("cannot create a context: {e}")))?;
-        // SAFETY: the library runs its work on a single stream (the capture stream only records),
-        // so no cross-stream synchronisation is needed.
+        // SAFETY: the library runs its work on a single stream (the capture stream only records;
+        // the distributed exchange's second stream is ordered by explicit joins), so no
+        // cross-stream tracking is needed.
         unsafe { ctx.disable_event_tracking() };
         let (major, minor) = ctx.compute_capability()?;
         use driver::sys::CUdevice_attribute as A;
