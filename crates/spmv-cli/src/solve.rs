@@ -341,7 +341,7 @@ fn solve_distributed<T: Scalar>(
     let start = std::time::Instant::now();
     let d = select::distribute(a, &gpus, spec, &args.exchange)?;
     report.convert_ms = start.elapsed().as_secs_f64() * 1e3;
-    report.backend = format!("{} GPU part(s) on device(s) {list}, halo by {}", devices.len(), args.exchange);
+    report.backend = format!("{} GPU part(s) on device(s) {devices:?}, halo by {}", devices.len(), args.exchange);
     let solves = (0..args.repeat).map(|_| distributed::cg(&d, b, settings)).collect::<spmv::Result<Vec<_>>>()?;
     let (spmv_ms, exchange_ms) = d.time_products(100)?;
     report.distributed = Some(Distributed {

@@ -1,13 +1,14 @@
 //! Conjugate gradients on a [`DistributedMatrix`]: the product through the halo exchange,
-//! the vector updates on each part's own entries on its own GPU, and the two dot products of
-//! an iteration summed per part (vectors.cu: a fixed order) and over the parts in part order
-//! on the host. Each dot is one read-back per part, so an iteration waits for its GPUs twice;
+//! the vector updates on each part's own entries on its own GPU (x, r and r·r in one pass,
+//! as the one-GPU CG does), and the two dot products of an iteration summed per part
+//! (vectors.cu: a fixed order) and over the parts in part order on the host. Each dot is one
+//! read-back per part, so an iteration waits for its GPUs twice;
 //! the iterates are the same bits run after run (module doc of [`super`] on how they relate
 //! to the one-GPU CG).
 
 use std::time::Instant;
 
-use cudarc::driver::{CudaSlice, CudaView, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, PushKernelArg};
 
 use super::{DistVector, DistributedMatrix, KERNELS};
 use crate::error::{Error, Result};
@@ -22,7 +23,7 @@ const DOT_BLOCKS: u32 = 1024;
 /// One part's kernels and the buffer of its dot's block sums.
 struct PartKernels {
     dot: Kernel,
-    axpy: Kernel,
+    cg_update: Kernel,
     xpby: Kernel,
     partial: CudaSlice<f64>,
 }
@@ -31,8 +32,8 @@ impl PartKernels {
     fn new<T: Scalar>(gpu: &Gpu) -> Result<Self> {
         let dot_grid = cudarc::driver::LaunchConfig { grid_dim: (DOT_BLOCKS, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
         Ok(PartKernels {
-            dot: Kernel::new(gpu, &KERNELS, &format!("dist_dot_{}", T::SUFFIX), dot_grid)?,
-            axpy: Kernel::new(gpu, &KERNELS, &format!("dist_axpy_{}", T::SUFFIX), grid_stride(1))?,
+            dot: Kernel::new(gpu, &KERNELS, &format!("dist_dot_{}", T::SUFFIX), dot_grid.clone())?,
+            cg_update: Kernel::new(gpu, &KERNELS, &format!("dist_cg_update_{}", T::SUFFIX), dot_grid)?,
             xpby: Kernel::new(gpu, &KERNELS, &format!("dist_xpby_{}", T::SUFFIX), grid_stride(1))?,
             partial: gpu.alloc::<f64>(DOT_BLOCKS as usize)?,
         })
@@ -44,6 +45,12 @@ fn own<'a, T: Scalar>(a: &DistributedMatrix<T>, v: &'a DistVector<T>, i: usize) 
     let p = &a.parts[i];
     let at = if v.halo { p.own_offset } else { 0 };
     v.parts[i].slice(at..at + p.rows.len())
+}
+
+fn own_mut<'a, T: Scalar>(a: &DistributedMatrix<T>, v: &'a mut DistVector<T>, i: usize) -> CudaViewMut<'a, T> {
+    let p = &a.parts[i];
+    let at = if v.halo { p.own_offset } else { 0 };
+    v.parts[i].slice_mut(at..at + p.rows.len())
 }
 
 /// Σ over parts (in part order) of Σ over blocks (in block order) of u·v.
@@ -59,6 +66,12 @@ fn dot<T: Scalar>(a: &DistributedMatrix<T>, k: &mut [PartKernels], u: &DistVecto
             })?
         };
     }
+    block_sums(a, k)
+}
+
+/// Σ over parts (in part order) of Σ over blocks (in block order) of the partial sums the
+/// last dot or CG update left (waits for each part).
+fn block_sums<T: Scalar>(a: &DistributedMatrix<T>, k: &[PartKernels]) -> Result<f64> {
     let mut total = 0.0;
     for (i, p) in a.parts.iter().enumerate().filter(|(_, p)| !p.rows.is_empty()) {
         total += p.gpu.download(&k[i].partial)?.iter().sum::<f64>();
@@ -66,35 +79,42 @@ fn dot<T: Scalar>(a: &DistributedMatrix<T>, k: &mut [PartKernels], u: &DistVecto
     Ok(total)
 }
 
-/// The two vector updates of an iteration (vectors.cu): `y += s·x` and `y = x + s·y`.
-#[derive(Clone, Copy)]
-enum Update {
-    Axpy,
-    Xpby,
+/// CG's `x += α·p`, `r −= α·q` and `r·r`, in one pass per part (vectors.cu).
+fn cg_update<T: Scalar>(
+    a: &DistributedMatrix<T>,
+    k: &mut [PartKernels],
+    alpha: f64,
+    (p, q): (&DistVector<T>, &DistVector<T>),
+    x: &mut DistVector<T>,
+    r: &mut DistVector<T>,
+) -> Result<f64> {
+    for (i, part) in a.parts.iter().enumerate().filter(|(_, p)| !p.rows.is_empty()) {
+        let n = part.rows.len() as u64;
+        let (po, qo) = (own(a, p, i), own(a, q, i));
+        let mut xo = own_mut(a, x, i);
+        let mut ro = own_mut(a, r, i);
+        let kk = &mut k[i];
+        // SAFETY: dist_cg_update_T(u64 n, double alpha, const T* p, const T* q, T* x, T* r,
+        // double* partial): the four views hold n entries, partial DOT_BLOCKS (the grid).
+        unsafe {
+            kk.cg_update.launch(&part.gpu, |l| {
+                l.arg(&n).arg(&alpha).arg(&po).arg(&qo).arg(&mut xo).arg(&mut ro).arg(&mut kk.partial);
+            })?
+        };
+    }
+    block_sums(a, k)
 }
 
-/// `update` with scalar `s` on every part's own entries of `x` and `y`.
-fn update<T: Scalar>(
-    a: &DistributedMatrix<T>,
-    k: &[PartKernels],
-    update: Update,
-    s: f64,
-    x: &DistVector<T>,
-    y: &mut DistVector<T>,
-) -> Result<()> {
+/// `y = x + s·y` on every part's own entries (CG's new direction).
+fn xpby<T: Scalar>(a: &DistributedMatrix<T>, k: &[PartKernels], s: f64, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
     for (i, p) in a.parts.iter().enumerate().filter(|(_, p)| !p.rows.is_empty()) {
         let n = p.rows.len() as u64;
         let xo = own(a, x, i);
-        let at = if y.halo { p.own_offset } else { 0 };
-        let mut yo = y.parts[i].slice_mut(at..at + p.rows.len());
-        let kernel = match update {
-            Update::Axpy => &k[i].axpy,
-            Update::Xpby => &k[i].xpby,
-        };
-        // SAFETY: dist_axpy_T and dist_xpby_T(u64 n, double s, const T* x, T* y): both views
-        // hold n entries; the grid-stride loop stays below n.
+        let mut yo = own_mut(a, y, i);
+        // SAFETY: dist_xpby_T(u64 n, double s, const T* x, T* y): both views hold n entries;
+        // the grid-stride loop stays below n.
         unsafe {
-            kernel.launch_with(&p.gpu, grid_stride(n), |l| {
+            k[i].xpby.launch_with(&p.gpu, grid_stride(n), |l| {
                 l.arg(&n).arg(&s).arg(&xo).arg(&mut yo);
             })?
         };
@@ -139,16 +159,14 @@ pub fn cg<T: Scalar>(a: &DistributedMatrix<T>, b: &[T], settings: &KrylovSetting
             break;
         }
         let alpha = rr / pq;
-        update(a, &k, Update::Axpy, alpha, &p, &mut x)?;
-        update(a, &k, Update::Axpy, -alpha, &q, &mut r)?;
-        let rr_next = dot(a, &mut k, &r, &r)?;
+        let rr_next = cg_update(a, &mut k, alpha, (&p, &q), &mut x, &mut r)?;
         iterations += 1;
         if !rr_next.is_finite() {
             outcome = Outcome::NonFinite;
         } else if rr_next <= threshold {
             outcome = Outcome::Converged;
         } else {
-            update(a, &k, Update::Xpby, rr_next / rr, &r, &mut p)?;
+            xpby(a, &k, rr_next / rr, &r, &mut p)?;
         }
         rr = rr_next;
     }
