@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Issue 17's runs on a machine of two (or more) GPUs (device kind nvidia-h200-x2), from the
 # repository root with .device-pack carried (bash scripts/device-bundle.sh here). One call
-# does what $MULTI_PARTS names (default: all of them, about 8 minutes on two H200s):
+# does what $MULTI_PARTS names (default: all of them — more than the 10 minutes a device call
+# may take, so run it as three calls: MULTI_PARTS="tests python", "default", "strong cg weak";
+# on one H200 the cg part took 2.5 minutes at the default size):
 #   tests    the distributed tests with part i on device i mod 2: products equal to the whole
 #            matrix on one GPU (edge cases, generated and every square shared matrix; bitwise
 #            for the position-independent formats), CG and PageRank against one GPU, NCCL's
