@@ -32,7 +32,7 @@ impl PartKernels {
     fn new<T: Scalar>(gpu: &Gpu) -> Result<Self> {
         let dot_grid = cudarc::driver::LaunchConfig { grid_dim: (DOT_BLOCKS, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
         Ok(PartKernels {
-            dot: Kernel::new(gpu, &KERNELS, &format!("dist_dot_{}", T::SUFFIX), dot_grid.clone())?,
+            dot: Kernel::new(gpu, &KERNELS, &format!("dist_dot_{}", T::SUFFIX), dot_grid)?,
             cg_update: Kernel::new(gpu, &KERNELS, &format!("dist_cg_update_{}", T::SUFFIX), dot_grid)?,
             xpby: Kernel::new(gpu, &KERNELS, &format!("dist_xpby_{}", T::SUFFIX), grid_stride(1))?,
             partial: gpu.alloc::<f64>(DOT_BLOCKS as usize)?,

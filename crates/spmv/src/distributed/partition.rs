@@ -152,7 +152,10 @@ impl<T: Scalar> LocalPart<T> {
             .into_par_iter()
             .map(|r| {
                 let (cols, _) = self.local.row(r);
-                cols.first().map_or(true, |&c| c >= lo) && cols.last().map_or(true, |&c| c < hi)
+                match (cols.first(), cols.last()) {
+                    (Some(&first), Some(&last)) => first >= lo && last < hi,
+                    _ => true, // an empty row
+                }
             })
             .collect();
         let (mut best, mut start) = (0..0, 0);
