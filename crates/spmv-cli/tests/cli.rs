@@ -232,4 +232,5 @@ fn devices_need_a_gpu_and_a_valid_list() {
         fails_with(&[command, "poisson2d:nx=8", "--cpu", "--exchange", "nccl"], "--devices");
         fails_with(&[command, "poisson2d:nx=8", "--cpu", "--devices", "2", "--exchange", "mpi"], "peer");
     }
+    fails_with(&["bench", "poisson2d:nx=8", "--cpu", "--no-overlap"], "--devices");
 }
