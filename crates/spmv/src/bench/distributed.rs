@@ -44,7 +44,6 @@ pub fn run_matrix_distributed<T: Scalar>(
             let mut m = Measurement::new(name, spec, a);
             m.devices = Some(devices.to_vec());
             m.exchange = Some(settings.exchange.to_string());
-            m.overlap = Some(settings.overlap);
             let declined = if let Some(why) = &range_error {
                 Some(format!("the matrix does not fit {}: {why}", T::SUFFIX))
             } else if spec.name() == "tune" {
@@ -85,7 +84,7 @@ fn measure<T: Scalar>(
     let mut d = DistributedMatrix::new(a, gpus, spec)?;
     d.set_exchange(settings.exchange)?;
     d.set_overlap(settings.overlap);
-    m.parts_with_interior = Some(d.parts_with_interior());
+    m.overlapping_parts = Some(if settings.overlap { d.parts_with_interior() } else { 0 });
     d.synchronize()?;
     m.convert_ms = t.elapsed().as_secs_f64() * 1e3; // conversion and upload of every part
     let formats = d.part_formats();

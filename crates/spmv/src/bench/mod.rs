@@ -152,10 +152,9 @@ pub struct Measurement {
     pub devices: Option<Vec<usize>>,
     /// With `--devices`: how the halo travels ("peer" or "nccl").
     pub exchange: Option<String>,
-    /// With `--devices`: whether interior rows ran during the exchange, and how many parts
-    /// had interior rows to run (docs/scale.md).
-    pub overlap: Option<bool>,
-    pub parts_with_interior: Option<usize>,
+    /// With `--devices`: parts whose interior rows ran during the exchange (0 with
+    /// `--no-overlap`; docs/scale.md).
+    pub overlapping_parts: Option<usize>,
     /// With `--devices`: back-to-back mean of the halo exchange alone, in milliseconds.
     pub exchange_ms: Option<f64>,
     /// With `--devices`: bytes of x crossing between parts per product.
@@ -204,8 +203,7 @@ impl Measurement {
             graph_ms: None,
             devices: None,
             exchange: None,
-            overlap: None,
-            parts_with_interior: None,
+            overlapping_parts: None,
             exchange_ms: None,
             halo_bytes: None,
             bound_ms: None,

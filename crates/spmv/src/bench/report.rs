@@ -239,7 +239,7 @@ impl TableLayout {
             (Status::Ok, _) if m.exchange_ms.is_some() => format!(
                 "ok ({} parts, {} overlapping; halo {:.3} MB, exchange {} us b2b)",
                 m.devices.as_ref().map_or(0, Vec::len),
-                if m.overlap == Some(false) { 0 } else { m.parts_with_interior.unwrap_or(0) },
+                m.overlapping_parts.unwrap_or(0),
                 m.halo_bytes.unwrap_or(0) as f64 / 1e6,
                 num(m.exchange_ms.unwrap_or(f64::NAN) * 1e3, 2)
             ),

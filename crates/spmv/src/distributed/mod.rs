@@ -222,7 +222,8 @@ impl<T: Scalar> DistributedMatrix<T> {
                     receives.push((i, j, cols, recv_at));
                 }
             }
-            let (pieces, label) = Self::pieces(&local, gpu, spec)?;
+            let (rows, own_offset, local_len) = (local.rows.clone(), local.own_offset(), local.local_len());
+            let (pieces, label) = Self::pieces(local, gpu, spec, || LocalPart::of(a, &partition, i).local)?;
             let gather = Kernel::new(gpu, &crate::reorder::KERNELS, &format!("gather_{}", T::SUFFIX), grid_stride(1))?;
             let comm = match parts.iter().find(|p: &&Part<T>| Arc::ptr_eq(&p.gpu, gpu)) {
                 Some(p) => p.comm.clone(),
@@ -231,9 +232,9 @@ impl<T: Scalar> DistributedMatrix<T> {
             parts.push(Part {
                 gpu: gpu.clone(),
                 comm,
-                rows: local.rows.clone(),
-                own_offset: local.own_offset(),
-                local_len: local.local_len(),
+                rows,
+                own_offset,
+                local_len,
                 pieces,
                 label,
                 send_idx: None,
@@ -265,38 +266,40 @@ impl<T: Scalar> DistributedMatrix<T> {
 
     /// A part's rows built as `spec` and uploaded: in three pieces when its interior run is
     /// long enough to be worth running during the exchange (and the format takes every
-    /// piece), else in one. Also the label of the largest piece's format.
-    fn pieces(local: &LocalPart<T>, gpu: &Arc<Gpu>, spec: &FormatSpec) -> Result<(Vec<Piece<T>>, String)> {
+    /// piece), else in one (`whole` gives the part's matrix again in that rare case: the
+    /// pieces are cut from `local`'s arrays, not copied). Also the largest piece's format.
+    fn pieces(
+        local: LocalPart<T>,
+        gpu: &Arc<Gpu>,
+        spec: &FormatSpec,
+        whole: impl FnOnce() -> Csr<T>,
+    ) -> Result<(Vec<Piece<T>>, String)> {
         let n = local.rows.len();
         let inner = local.interior_rows();
         if inner.len() == n || inner.len() < MIN_INTERIOR_ROWS.max(n / 2) {
-            return Self::build_pieces(local, gpu, spec, vec![(0..n, inner.len() == n)]);
+            return Self::build_pieces(gpu, spec, vec![(0..n, local.local, inner.len() == n)]);
         }
-        let three = vec![(0..inner.start, false), (inner.clone(), true), (inner.end..n, false)];
-        match Self::build_pieces(local, gpu, spec, three) {
+        let (head, rest) = local.local.split_rows(inner.start);
+        let (middle, tail) = rest.split_rows(inner.len());
+        let three = vec![(0..inner.start, head, false), (inner.clone(), middle, true), (inner.end..n, tail, false)];
+        match Self::build_pieces(gpu, spec, three) {
             // A piece the format refuses (a boundary piece's padding, say): the part whole.
-            Err(Error::Format { .. }) => Self::build_pieces(local, gpu, spec, vec![(0..n, false)]),
+            Err(Error::Format { .. }) => Self::build_pieces(gpu, spec, vec![(0..n, whole(), false)]),
             built => built,
         }
     }
 
-    fn build_pieces(
-        local: &LocalPart<T>,
-        gpu: &Arc<Gpu>,
-        spec: &FormatSpec,
-        ranges: Vec<(Range<usize>, bool)>,
-    ) -> Result<(Vec<Piece<T>>, String)> {
-        let n = local.rows.len();
-        let mut pieces = Vec::with_capacity(ranges.len());
+    fn build_pieces(gpu: &Arc<Gpu>, spec: &FormatSpec, pieces: Vec<(Range<usize>, Csr<T>, bool)>) -> Result<(Vec<Piece<T>>, String)> {
+        let mut built = Vec::with_capacity(pieces.len());
         let mut label = (0, spec.label());
-        for (rows, interior) in ranges.into_iter().filter(|(r, _)| !r.is_empty()) {
-            let host = if rows == (0..n) { formats::build(spec, &local.local)? } else { formats::build(spec, &local.local.row_block(rows.clone()))? };
+        for (rows, matrix, interior) in pieces.into_iter().filter(|(r, _, _)| !r.is_empty()) {
+            let host = formats::build(spec, &matrix)?;
             if rows.len() >= label.0 {
                 label = (rows.len(), host.chosen().unwrap_or_else(|| spec.label()));
             }
-            pieces.push(Piece { rows, matrix: host.upload(gpu)?, interior });
+            built.push(Piece { rows, matrix: host.upload(gpu)?, interior });
         }
-        Ok((pieces, label.1))
+        Ok((built, label.1))
     }
 
     /// Whether the interior rows' product runs while the halo travels (the default), or
@@ -507,10 +510,12 @@ impl<T: Scalar> DistributedMatrix<T> {
             // The previous exchange's peer copies out of this buffer must be over before it
             // is refilled: wait for the receivers' exchange streams on other devices (on this
             // device, and for NCCL's sends, the product's join of the exchange stream did).
-            for t in self.transfers.iter().filter(|t| t.from == j && self.nccl.is_none()) {
-                let to = &self.parts[t.to];
-                if !Arc::ptr_eq(&to.gpu, &p.gpu) {
-                    p.gpu.stream().join(&to.comm)?;
+            if self.nccl.is_none() {
+                for t in self.transfers.iter().filter(|t| t.from == j) {
+                    let to = &self.parts[t.to];
+                    if !Arc::ptr_eq(&to.gpu, &p.gpu) {
+                        p.gpu.stream().join(&to.comm)?;
+                    }
                 }
             }
             let n = idx.len() as u32;

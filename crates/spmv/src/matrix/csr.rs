@@ -135,13 +135,26 @@ impl<T: Scalar> Csr<T> {
         (&self.col_idx[range.clone()], &self.values[range])
     }
     #[inline]
-    /// Rows `rows` as a matrix of their own (same columns; a copy).
-    pub fn row_block(&self, rows: std::ops::Range<usize>) -> Csr<T> {
-        let (first, last) = (self.row_ptr[rows.start], self.row_ptr[rows.end]);
-        let row_ptr = self.row_ptr[rows.start..=rows.end].iter().map(|&p| p - first).collect();
-        // SAFETY: whole rows of a valid CSR, their pointers rebased to 0: still valid.
+    /// The rows before `at` and the rows from `at` on, as two matrices (same columns). The
+    /// one with more entries keeps this matrix's arrays (when they are not shared); only the
+    /// other is copied.
+    pub fn split_rows(self, at: usize) -> (Csr<T>, Csr<T>) {
+        let (nrows, ncols, row_ptr, mut cols, mut vals) = self.into_parts();
+        let cut = row_ptr[at];
+        let (front, back) = if cut <= cols.len() - cut {
+            let front = (cols.drain(..cut).collect(), vals.drain(..cut).collect());
+            (front, (cols, vals))
+        } else {
+            let back = (cols.split_off(cut), vals.split_off(cut));
+            ((cols, vals), back)
+        };
+        let back_ptr = row_ptr[at..].iter().map(|&p| p - cut).collect();
+        // SAFETY: whole rows of a valid CSR, the back's pointers rebased to 0: both valid.
         unsafe {
-            Csr::new_unchecked(rows.len(), self.ncols, row_ptr, self.col_idx[first..last].to_vec(), self.values[first..last].to_vec())
+            (
+                Csr::new_unchecked(at, ncols, row_ptr[..=at].to_vec(), front.0, front.1),
+                Csr::new_unchecked(nrows - at, ncols, back_ptr, back.0, back.1),
+            )
         }
     }
     pub fn row_len(&self, r: usize) -> usize {
@@ -204,6 +217,19 @@ impl<T: Scalar> Csr<T> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn split_rows_gives_the_rows_on_either_side() {
+        let a = crate::io::gen::generate("random:rows=300,cols=200,mean=5").unwrap();
+        for at in [0, 1, 17, 150, 299, 300] {
+            let (front, back) = a.clone().split_rows(at);
+            assert_eq!((front.nrows(), back.nrows(), front.ncols(), back.ncols()), (at, 300 - at, 200, 200));
+            for r in 0..300 {
+                let got = if r < at { front.row(r) } else { back.row(r - at) };
+                assert_eq!(got, a.row(r), "split at {at}, row {r}");
+            }
+        }
+    }
     use std::sync::Arc;
 
     #[test]
