@@ -1,0 +1,7 @@
+//! The `spmv` binary end to end, one module per subject, built as one test binary.
+
+mod common;
+
+mod end_to_end;
+mod hostile;
+mod pagerank;

@@ -1,0 +1,20 @@
+//! The integration tests of `spmv`, one module per subject, built as one test binary (one
+//! link of the library instead of one per file). Select a subject with a name filter:
+//! `cargo test --release -p spmv --test suite -- gpu::` (GPU tests need `--include-ignored`).
+
+mod common;
+
+mod diagonal_cpu;
+mod distributed;
+mod formats_cpu;
+mod gen;
+mod gpu;
+mod gpu_brcp;
+mod gpu_deterministic;
+mod gpu_diagonal;
+mod mtx;
+mod offsets;
+mod pagerank;
+mod reorder;
+mod solve;
+mod values;

@@ -1,0 +1,122 @@
+//! Fits `auto`'s model (crate::auto) to `spmv bench --precision f64 --json` runs of every
+//! format (one or several: a format measured in several runs keeps the geometric mean of its
+//! times) and writes the training table the library ships (`src/auto/h200-f64.json`).
+//!
+//! ```sh
+//! cargo run --release -p spmv-lab --bin auto_fit -- docs/results/auto-heldout-f64.json.gz \
+//!     docs/results/auto-heldout-f64-refit.json.gz docs/results/compression-dasp-f64.json.gz \
+//!     ../shared/matrices crates/spmv/src/auto/h200-f64.json
+//! ```
+//!
+//! With `--time graph` first, a result's time is its CUDA-graph replay time (`graph_ms`: the
+//! back-to-back products without the host's launch cost, steadier on products of a few µs;
+//! docs/bench.md), or its host-issued back-to-back time where it has none.
+//!
+//! For every matrix of the run (files from the folder by name, generated ones from their
+//! spec) it computes the features, keeps every format's back-to-back time, chooses `k` by
+//! leave-one-out cross-validation (each matrix predicted by the others only) and prints the
+//! cross-validated score of every `k`: the geometric mean over the matrices of the best time
+//! over the chosen format's time.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+
+use rayon::prelude::*;
+use spmv::auto::{Features, Model, Training, TrainingMatrix};
+
+fn main() {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let graph = match args.first().map(String::as_str) {
+        Some("--time") if args.len() > 1 => {
+            let graph = args[1] == "graph";
+            args.drain(..2);
+            graph
+        }
+        _ => false,
+    };
+    let (benches, [folder, out]) = match args.len() {
+        n if n >= 3 => (&args[..n - 2], [&args[n - 2], &args[n - 1]]),
+        _ => {
+            eprintln!("usage: auto_fit [--time b2b|graph] BENCH.json[.gz]... MATRIX_FOLDER OUT.json");
+            std::process::exit(2);
+        }
+    };
+    // Every run's back-to-back times; a format measured in several runs keeps the geometric
+    // mean (on matrices of a few microseconds two measurements of one kernel differ by tens
+    // of percent: averaging runs is the cheapest way to a less noisy table).
+    let mut l2_bytes = 0.0;
+    let mut device = String::new();
+    let mut logs: BTreeMap<String, HashMap<String, Vec<f64>>> = BTreeMap::new();
+    for bench in benches {
+        let mut text = String::new();
+        let file = std::fs::File::open(bench).unwrap_or_else(|e| panic!("{bench}: {e}"));
+        if bench.ends_with(".gz") {
+            flate2::read::GzDecoder::new(file).read_to_string(&mut text).unwrap();
+        } else {
+            std::io::BufReader::new(file).read_to_string(&mut text).unwrap();
+        }
+        let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+        l2_bytes = report["machine"]["l2_bytes"].as_f64().unwrap();
+        device = report["machine"]["name"].as_str().unwrap_or("?").to_string();
+        for r in report["results"].as_array().unwrap() {
+            // auto's and tune's own rows are choices, not candidates.
+            let format = r["format"].as_str().unwrap();
+            if r["status"] == "ok" && r["precision"] == "f64" && !format.starts_with("auto") && !format.starts_with("tune") {
+                let t = r["graph_ms"].as_f64().filter(|_| graph).unwrap_or_else(|| r["back_to_back_ms"].as_f64().unwrap());
+                logs.entry(r["matrix"].as_str().unwrap().to_string()).or_default().entry(format.to_string()).or_default().push(t.ln());
+            }
+        }
+    }
+    let times: BTreeMap<String, HashMap<String, f64>> = logs
+        .into_iter()
+        .map(|(m, formats)| (m, formats.into_iter().map(|(f, v)| (f, (v.iter().sum::<f64>() / v.len() as f64).exp())).collect()))
+        .collect();
+    let bench = benches.join(" ");
+    let matrices: Vec<TrainingMatrix> = times
+        .into_par_iter()
+        .map(|(name, times_ms)| {
+            let a = if name.contains(':') {
+                spmv::io::gen::generate(&name).unwrap()
+            } else {
+                let path = std::path::Path::new(folder).join(format!("{name}.mtx.gz"));
+                spmv::io::read_matrix_market::<f64>(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+            };
+            TrainingMatrix { name, features: Features::of(&a, l2_bytes), times_ms }
+        })
+        .collect();
+    let timing = if graph { "CUDA-graph replay (host-issued back-to-back where not capturable)" } else { "back-to-back" };
+    let source = format!("{device}, {timing} f64 times of `spmv bench --formats all` from {bench}");
+    let mut training = Training { source, l2_bytes, k: 1, matrices };
+    let candidates: Vec<String> = {
+        let mut c: Vec<String> = training.matrices.iter().flat_map(|m| m.times_ms.keys().cloned()).collect();
+        c.sort();
+        c.dedup();
+        c
+    };
+    let candidates: Vec<&str> = candidates.iter().map(String::as_str).collect();
+    let model = Model::new(training.clone());
+    let mut best = None::<spmv::auto::CrossValidation>;
+    for k in [1, 2, 3, 5, 7, 10, 15, 20, 25, 30, 40] {
+        let cv = model.cross_validate(&candidates, k, 1);
+        println!(
+            "k = {k:2}: cross-validated geomean {:.3} of the per-matrix best, worst {:.3} ({}), {} of {} below 0.7",
+            cv.geomean, cv.worst, cv.worst_matrix, cv.below_70, cv.matrices
+        );
+        if best.as_ref().is_none_or(|b| cv.geomean > b.geomean) {
+            best = Some(cv);
+        }
+    }
+    let best = best.unwrap();
+    println!("chosen k = {} ({} matrices, {} candidate formats)", best.k, training.matrices.len(), candidates.len());
+    println!("below 0.7: {:?}", best.low);
+    // What `tune` would keep measuring the first few of the ranking, judged by the same times.
+    for measured in [2, 3, 4, 6, 8] {
+        let cv = model.cross_validate(&candidates, best.k, measured);
+        println!(
+            "tune measuring {measured}: cross-validated geomean {:.3}, worst {:.3} ({}), {} below 0.7",
+            cv.geomean, cv.worst, cv.worst_matrix, cv.below_70
+        );
+    }
+    training.k = best.k;
+    std::fs::write(out, serde_json::to_string(&training).unwrap()).unwrap();
+}
