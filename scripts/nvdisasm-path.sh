@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs nvdisasm from PyPI (the nvidia-cuda-nvdisasm wheel) into target/nvdisasm once, and
 # prints the binary's path. With NVRTC's cubins it lets a machine without a GPU read the SASS
-# of a kernel (tests/kernels_sass.rs: DASP's tensor-core instructions).
+# of a kernel (crates/spmv/tests/kernels/sass.rs: DASP's tensor-core instructions).
 # Usage: export SPMV_NVDISASM="$(scripts/nvdisasm-path.sh)"
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the Python package's wheel (crates/spmv-py, maturin, abi3: CPython >= 3.9) into
 # target/wheels, installs it in a virtual environment (target/py-venv, with numpy, scipy and
-# pytest from PyPI) and runs its pytest suite. On a machine without a GPU the package runs
-# on the CPU and the CUDA-array tests are skipped. Extra arguments go to pytest.
+# pytest from PyPI) and runs its pytest suite (-rs: each skipped test with its reason). On a
+# machine without a GPU the package runs on the CPU and the CUDA-array tests are skipped.
+# Extra arguments go to pytest.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 venv="$root/target/py-venv"
@@ -15,4 +16,4 @@ rm -rf "$root/target/wheels"
     --manifest-path "$root/crates/spmv-py/Cargo.toml" --out "$root/target/wheels" --interpreter "$venv/bin/python" >&2
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$root"/target/wheels/spmv-*.whl
 cd "$root/crates/spmv-py"
-"$venv/bin/python" -m pytest tests -q "$@"
+"$venv/bin/python" -m pytest tests -q -rs "$@"

@@ -44,7 +44,9 @@ pub fn run(args: ExplainArgs) -> Result<ExitCode> {
             let text = match p {
                 Precision::F64 => explain::<f64>(&input.name(), &a, &args, backend.as_ref()),
                 Precision::F32 => explain::<f32>(&input.name(), &a.cast(), &args, backend.as_ref()),
-                Precision::F16 => explain::<spmv::f16>(&input.name(), &a.cast(), &args, backend.as_ref()),
+                Precision::F16 => {
+                    explain::<spmv::f16>(&input.name(), &a.cast(), &args, backend.as_ref())
+                }
             }?;
             print!("{text}");
         }
@@ -52,11 +54,17 @@ pub fn run(args: ExplainArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn explain<T: Scalar>(name: &str, a: &Csr<T>, args: &ExplainArgs, backend: Option<&spmv::Backend>) -> Result<String> {
+fn explain<T: Scalar>(
+    name: &str,
+    a: &Csr<T>,
+    args: &ExplainArgs,
+    backend: Option<&spmv::Backend>,
+) -> Result<String> {
     let model = Model::h200();
     let k = model.training.k;
     let mut s = String::new();
-    let _ = writeln!(s, "# {name} ({}): {} x {}, {} entries", T::SUFFIX, a.nrows(), a.ncols(), a.nnz());
+    let _ =
+        writeln!(s, "# {name} ({}): {} x {}, {} entries", T::SUFFIX, a.nrows(), a.ncols(), a.nnz());
     let t = Instant::now();
     let f = Features::of(a, model.training.l2_bytes);
     let features_ms = t.elapsed().as_secs_f64() * 1e3;
@@ -71,8 +79,14 @@ fn explain<T: Scalar>(name: &str, a: &Csr<T>, args: &ExplainArgs, backend: Optio
         f.col_spread,
         f.size_over_l2
     );
-    let near: Vec<String> = model.neighbours(&f, 5).into_iter().map(|(n, d)| format!("{n} ({d:.2})")).collect();
-    let _ = writeln!(s, "nearest measured matrices (of {}; distance): {}", model.training.matrices.len(), near.join(", "));
+    let near: Vec<String> =
+        model.neighbours(&f, 5).into_iter().map(|(n, d)| format!("{n} ({d:.2})")).collect();
+    let _ = writeln!(
+        s,
+        "nearest measured matrices (of {}; distance): {}",
+        model.training.matrices.len(),
+        near.join(", ")
+    );
     let t = Instant::now();
     let options = auto::Options { deterministic: args.deterministic, held_out: false };
     let ranking = options.rank::<T>(&f);
@@ -90,12 +104,14 @@ fn explain<T: Scalar>(name: &str, a: &Csr<T>, args: &ExplainArgs, backend: Optio
         if args.deterministic { ", deterministic only" } else { "" }
     );
     for (i, (format, rel)) in choice.ranking.iter().take(args.top).enumerate() {
-        let _ = writeln!(s, "  {:>2}. {format:<16} {rel:>6.2}x  ~{:.1} us", i + 1, rel * best_ms * 1e3);
+        let _ =
+            writeln!(s, "  {:>2}. {format:<16} {rel:>6.2}x  ~{:.1} us", i + 1, rel * best_ms * 1e3);
     }
     for (format, why) in &choice.declined {
         let _ = writeln!(s, "  declined: {format}: {why}");
     }
-    let predicted_ms = choice.ranking.iter().find(|(f, _)| *f == choice.chosen).map_or(1.0, |r| r.1) * best_ms;
+    let predicted_ms =
+        choice.ranking.iter().find(|(f, _)| *f == choice.chosen).map_or(1.0, |r| r.1) * best_ms;
     let _ = writeln!(
         s,
         "chosen: {} (the first of the ranking that accepts the matrix; features and ranking {:.2} ms)\nconversion: {:.2} ms on this host = about {:.0} products at the estimated {:.1} us on the H200\n",
@@ -107,9 +123,17 @@ fn explain<T: Scalar>(name: &str, a: &Csr<T>, args: &ExplainArgs, backend: Optio
     );
     if let Some(backend) = backend {
         let t = Instant::now();
-        let (_, tuned) = auto::tune(backend, a, std::time::Duration::from_millis(args.budget_ms), options)?;
-        let how = if tuned.cached { "from the cache".to_string() } else { format!("measured in {:.0} ms", t.elapsed().as_secs_f64() * 1e3) };
-        let _ = writeln!(s, "tune ({how}; per product, back to back on the GPU, a timed loop on the CPU):");
+        let (_, tuned) =
+            auto::tune(backend, a, std::time::Duration::from_millis(args.budget_ms), options)?;
+        let how = if tuned.cached {
+            "from the cache".to_string()
+        } else {
+            format!("measured in {:.0} ms", t.elapsed().as_secs_f64() * 1e3)
+        };
+        let _ = writeln!(
+            s,
+            "tune ({how}; per product, back to back on the GPU, a timed loop on the CPU):"
+        );
         for (format, ms) in &tuned.measured {
             let _ = writeln!(s, "  {format:<24} {:>10.1} us", ms * 1e3);
         }

@@ -21,7 +21,11 @@ use spmv::io::inputs::{self, Input};
 use spmv::{Backend, Csr, Precision, Scalar};
 
 #[derive(Parser)]
-#[command(name = "spmv", version, about = "Sparse matrix-vector multiplication formats on NVIDIA GPUs")]
+#[command(
+    name = "spmv",
+    version,
+    about = "Sparse matrix-vector multiplication formats on NVIDIA GPUs"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -131,7 +135,8 @@ fn main() -> ExitCode {
 
 fn generate(spec: &str, output: &std::path::Path) -> Result<ExitCode> {
     let a = spmv::io::gen::generate(spec)?;
-    spmv::io::write_matrix_market(output, &a).with_context(|| format!("writing {}", output.display()))?;
+    spmv::io::write_matrix_market(output, &a)
+        .with_context(|| format!("writing {}", output.display()))?;
     eprintln!("{spec}: {} x {}, {} entries -> {}", a.nrows(), a.ncols(), a.nnz(), output.display());
     Ok(ExitCode::SUCCESS)
 }
@@ -165,7 +170,10 @@ fn format_list() -> String {
             let _ = writeln!(s, "{:<18}{}={:<8} {}", "", p.key, p.default, p.doc);
         }
     }
-    let _ = writeln!(s, "\nSpecs take parameters as name:key=value,key=value (e.g. sell-c-sigma:c=32,sigma=1024).");
+    let _ = writeln!(
+        s,
+        "\nSpecs take parameters as name:key=value,key=value (e.g. sell-c-sigma:c=32,sigma=1024)."
+    );
     s
 }
 
@@ -225,7 +233,8 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
     }
     if scaled_down {
         let scaled = "default set on the CPU: its generated matrices at about 1/10 of their GPU size (name specs to run others)";
-        report.note = Some(report.note.take().map_or(scaled.to_string(), |n| format!("{scaled}; {n}")));
+        report.note =
+            Some(report.note.take().map_or(scaled.to_string(), |n| format!("{scaled}; {n}")));
     }
 
     // Rows are printed as they are measured; the summary follows at the end.
@@ -236,10 +245,15 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
         .iter()
         .map(|s| {
             let label = spmv::bench::label(s, settings.reorder);
-            if matches!(s.name(), "auto" | "tune") { format!("{label}({})", "x".repeat(longest)) } else { label }
+            if matches!(s.name(), "auto" | "tune") {
+                format!("{label}({})", "x".repeat(longest))
+            } else {
+                label
+            }
         })
         .collect();
-    let layout = TableLayout::new(names.iter().map(String::as_str), labels.iter().map(String::as_str));
+    let layout =
+        TableLayout::new(names.iter().map(String::as_str), labels.iter().map(String::as_str));
     print!("{}", report.table_header(&layout));
     let progress = Progress::new((inputs.len() * precisions.len() * specs.len()) as u64);
     let mut load_failures = Vec::new();
@@ -248,7 +262,9 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
         let a = match input.load_with(&read_options) {
             Ok(a) => a,
             Err(e) => {
-                progress.suspend(|| eprintln!("error: {}", printable(&format!("{}: {e}", input.name()))));
+                progress.suspend(|| {
+                    eprintln!("error: {}", printable(&format!("{}: {e}", input.name())))
+                });
                 load_failures.push(input.name());
                 progress.skip((precisions.len() * specs.len()) as u64);
                 continue;
@@ -258,9 +274,29 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
             let mut done = |m: &spmv::bench::Measurement| progress.measured(m, &layout.row(m));
             let dist = distributed.as_ref();
             let results = match precision {
-                Precision::F64 => run::<f64>(&backend, dist, input, &a, &specs, &settings, &report, &mut done),
-                Precision::F32 => run::<f32>(&backend, dist, input, &a.cast(), &specs, &settings, &report, &mut done),
-                Precision::F16 => run::<spmv::f16>(&backend, dist, input, &a.cast(), &specs, &settings, &report, &mut done),
+                Precision::F64 => {
+                    run::<f64>(&backend, dist, input, &a, &specs, &settings, &report, &mut done)
+                }
+                Precision::F32 => run::<f32>(
+                    &backend,
+                    dist,
+                    input,
+                    &a.cast(),
+                    &specs,
+                    &settings,
+                    &report,
+                    &mut done,
+                ),
+                Precision::F16 => run::<spmv::f16>(
+                    &backend,
+                    dist,
+                    input,
+                    &a.cast(),
+                    &specs,
+                    &settings,
+                    &report,
+                    &mut done,
+                ),
             };
             report.results.extend(results);
         }
@@ -292,13 +328,20 @@ impl Progress {
     fn new(total: u64) -> Self {
         let terminal = std::io::stderr().is_terminal();
         let bar = if terminal { ProgressBar::new(total) } else { ProgressBar::hidden() };
-        bar.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("valid template"));
+        bar.set_style(
+            ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("valid template"),
+        );
         Progress { bar, plain: !terminal, start: std::time::Instant::now() }
     }
 
     fn matrix(&self, index: usize, count: usize, name: &str) {
         if self.plain {
-            eprintln!("[{:>4.0} s] matrix {}/{count}: {}", self.start.elapsed().as_secs_f64(), index + 1, printable(name));
+            eprintln!(
+                "[{:>4.0} s] matrix {}/{count}: {}",
+                self.start.elapsed().as_secs_f64(),
+                index + 1,
+                printable(name)
+            );
         }
         self.bar.set_message(format!("loading {name}"));
     }
@@ -345,9 +388,16 @@ fn run<T: Scalar>(
     done: &mut impl FnMut(&spmv::bench::Measurement),
 ) -> Vec<spmv::bench::Measurement> {
     match distributed {
-        Some((gpus, devices)) => {
-            spmv::bench::run_matrix_distributed(gpus, devices, &input.name(), a, specs, settings, &report.machine, done)
-        }
+        Some((gpus, devices)) => spmv::bench::run_matrix_distributed(
+            gpus,
+            devices,
+            &input.name(),
+            a,
+            specs,
+            settings,
+            &report.machine,
+            done,
+        ),
         None => backend.run_matrix(&input.name(), a, specs, settings, &report.machine, done),
     }
 }

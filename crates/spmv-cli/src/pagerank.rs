@@ -184,8 +184,12 @@ impl RunReport {
 }
 
 pub fn run(args: PagerankArgs) -> Result<ExitCode> {
-    let settings =
-        Settings { alpha: args.alpha, tol: args.tol, max_iter: args.max_iter, check_every: args.check_every };
+    let settings = Settings {
+        alpha: args.alpha,
+        tol: args.tol,
+        max_iter: args.max_iter,
+        check_every: args.check_every,
+    };
     settings.validate()?;
     let precisions = select::precisions(&args.precision)?;
     if precisions.contains(&Precision::F16) {
@@ -238,7 +242,12 @@ pub fn run(args: PagerankArgs) -> Result<ExitCode> {
             t.build_ms()
         );
         let exact = if args.exact {
-            let e = pagerank::pagerank_exact(&t, args.alpha, args.exact_tol, args.max_iter.max(10_000))?;
+            let e = pagerank::pagerank_exact(
+                &t,
+                args.alpha,
+                args.exact_tol,
+                args.max_iter.max(10_000),
+            )?;
             println!(
                 "# exact ranking: oracle SpMV in f64 on the CPU to tol {:e}: {} iterations in {:.0} ms{}",
                 args.exact_tol,
@@ -275,13 +284,23 @@ pub fn run(args: PagerankArgs) -> Result<ExitCode> {
                     Precision::F16 => anyhow::bail!("pagerank does not run in f16"),
                 };
                 if let (Some(exact), Some(scores)) = (&exact_scores, r.1.take()) {
-                    r.0.agreement = Some(pagerank::top_k_agreement(exact, &scores, args.agreement, args.tie_tol));
-                    r.0.max_abs_error = Some(exact.iter().zip(&scores).map(|(e, s)| (e - s).abs()).fold(0.0, f64::max));
+                    r.0.agreement = Some(pagerank::top_k_agreement(
+                        exact,
+                        &scores,
+                        args.agreement,
+                        args.tie_tol,
+                    ));
+                    r.0.max_abs_error = Some(
+                        exact.iter().zip(&scores).map(|(e, s)| (e - s).abs()).fold(0.0, f64::max),
+                    );
                 }
                 // A run that stopped at --max-iter without reaching --tol is a failure too.
                 let unconverged = r.0.status == Status::Ok && !r.0.converged;
                 if unconverged {
-                    eprintln!("{}: {} did not converge within --max-iter {}", graph.matrix, r.0.format, args.max_iter);
+                    eprintln!(
+                        "{}: {} did not converge within --max-iter {}",
+                        graph.matrix, r.0.format, args.max_iter
+                    );
                 }
                 failed += usize::from(r.0.status.failed() || unconverged);
                 graph.results.push(r.0);
@@ -327,8 +346,15 @@ fn run_one<T: Scalar>(
             let gpus = select::open_gpus(&select::devices(list)?)?;
             let d = select::distribute(&gt, &gpus, spec, &args.exchange)?;
             report.upload_ms = Some(start.elapsed().as_secs_f64() * 1e3);
-            report.format = format!("{} [{} parts: {}]", report.format, gpus.len(), d.part_formats().join(" | "));
-            Ok((0..args.runs.max(1)).map(|_| distributed::pagerank(&d, t, settings)).collect::<spmv::Result<_>>()?)
+            report.format = format!(
+                "{} [{} parts: {}]",
+                report.format,
+                gpus.len(),
+                d.part_formats().join(" | ")
+            );
+            Ok((0..args.runs.max(1))
+                .map(|_| distributed::pagerank(&d, t, settings))
+                .collect::<spmv::Result<_>>()?)
         })();
         return finish_runs(report, outcome.map_err(|e| e.to_string()), args);
     }
@@ -357,9 +383,13 @@ fn run_one<T: Scalar>(
                 let device = host.upload(gpu)?;
                 gpu.synchronize()?;
                 report.upload_ms = Some(start.elapsed().as_secs_f64() * 1e3);
-                (0..args.runs.max(1)).map(|_| pagerank::pagerank_gpu(&device, t, settings)).collect()
+                (0..args.runs.max(1))
+                    .map(|_| pagerank::pagerank_gpu(&device, t, settings))
+                    .collect()
             }
-            Backend::Cpu => (0..args.runs.max(1)).map(|_| pagerank::pagerank_host(&host, t, settings)).collect(),
+            Backend::Cpu => {
+                (0..args.runs.max(1)).map(|_| pagerank::pagerank_host(&host, t, settings)).collect()
+            }
         }
     })();
     finish_runs(report, outcome.map_err(|e| e.to_string()), args)
@@ -385,11 +415,14 @@ fn finish_runs<T: Scalar>(
     report.residual = first.residual;
     report.total_ms = runs.iter().map(|r| r.total_ms).sum::<f64>() / runs.len() as f64;
     report.min_total_ms = runs.iter().map(|r| r.total_ms).fold(f64::INFINITY, f64::min);
-    report.ms_per_iteration = if first.iterations == 0 { f64::NAN } else { report.total_ms / first.iterations as f64 };
+    report.ms_per_iteration =
+        if first.iterations == 0 { f64::NAN } else { report.total_ms / first.iterations as f64 };
     if runs.len() > 1 {
-        let bits = |r: &PageRank<T>| r.ranks.iter().map(|v| v.to_f64().to_bits()).collect::<Vec<_>>();
+        let bits =
+            |r: &PageRank<T>| r.ranks.iter().map(|v| v.to_f64().to_bits()).collect::<Vec<_>>();
         let b0 = bits(first);
-        report.identical_runs = Some(runs[1..].iter().all(|r| r.iterations == first.iterations && bits(r) == b0));
+        report.identical_runs =
+            Some(runs[1..].iter().all(|r| r.iterations == first.iterations && bits(r) == b0));
     }
     report.top = first.top(args.top);
     report.largest_rank = first.ranks.iter().map(|r| r.to_f64()).fold(f64::NAN, f64::max);
@@ -402,10 +435,20 @@ fn table(graph: &GraphReport, exact: bool) -> String {
     let _ = write!(
         s,
         "{:<width$} {:>4} {:>9} {:>9} {:>6} {:>4} {:>10} {:>9} {:>9} {:>9}",
-        "format", "prec", "conv ms", "upload ms", "iters", "conv", "total ms", "ms/iter", "residual", "same runs"
+        "format",
+        "prec",
+        "conv ms",
+        "upload ms",
+        "iters",
+        "conv",
+        "total ms",
+        "ms/iter",
+        "residual",
+        "same runs"
     );
     if exact {
-        let _ = write!(s, " {:>10} {:>9} {:>9} {:>9}", "top-k same", "up to tie", "overlap", "max err");
+        let _ =
+            write!(s, " {:>10} {:>9} {:>9} {:>9}", "top-k same", "up to tie", "overlap", "max err");
     }
     let _ = writeln!(s, "  status");
     for r in &graph.results {
@@ -447,14 +490,20 @@ fn table(graph: &GraphReport, exact: bool) -> String {
         }
         let status = match (r.status, &r.error) {
             (Status::Ok, _) => "ok".to_string(),
-            (st, Some(e)) => format!("{} ({})", st.as_str().to_uppercase(), e.lines().next().unwrap_or("")),
+            (st, Some(e)) => {
+                format!("{} ({})", st.as_str().to_uppercase(), e.lines().next().unwrap_or(""))
+            }
             (st, None) => st.as_str().to_uppercase(),
         };
         let _ = writeln!(s, "  {status}");
     }
     // A residual that stalls above tol is usually rounding: say so, with the spacing of the
     // precision's numbers at the largest rank.
-    for r in graph.results.iter().filter(|r| r.status == Status::Ok && !r.converged && r.largest_rank > 0.0) {
+    for r in graph
+        .results
+        .iter()
+        .filter(|r| r.status == Status::Ok && !r.converged && r.largest_rank > 0.0)
+    {
         let bits = if r.precision == Precision::F32 { 23 } else { 52 };
         let spacing = 2f64.powi(r.largest_rank.log2().floor() as i32 - bits);
         let stalled = r.residual <= 16.0 * spacing;
@@ -481,8 +530,13 @@ fn table(graph: &GraphReport, exact: bool) -> String {
 /// The top nodes of one run (1-based node numbers, as in the Matrix Market file).
 fn top_table(r: &RunReport, exact: Option<&PageRank<f64>>) -> String {
     let mut s = String::new();
-    let _ =
-        writeln!(s, "# top {} by {} {} (nodes numbered from 1, as in the file)", r.top.len(), r.format, r.precision);
+    let _ = writeln!(
+        s,
+        "# top {} by {} {} (nodes numbered from 1, as in the file)",
+        r.top.len(),
+        r.format,
+        r.precision
+    );
     let _ = write!(s, "{:>5} {:>10} {:>14}", "rank", "node", "score");
     if exact.is_some() {
         let _ = write!(s, " {:>14}", "exact score");

@@ -32,11 +32,18 @@ pub fn format_specs(list: &str, deterministic: bool) -> Result<Vec<FormatSpec>> 
         return Ok(specs);
     }
     let all = list.split(',').any(|p| p.trim().eq_ignore_ascii_case("all"));
-    let names = || formats::deterministic_registry::<f64>().iter().map(|f| f.name).collect::<Vec<_>>().join(", ");
+    let names = || {
+        formats::deterministic_registry::<f64>()
+            .iter()
+            .map(|f| f.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     if all {
         return Ok(specs.into_iter().filter(formats::is_deterministic).collect());
     }
-    let refused: Vec<String> = specs.iter().filter(|s| !formats::is_deterministic(s)).map(|s| s.label()).collect();
+    let refused: Vec<String> =
+        specs.iter().filter(|s| !formats::is_deterministic(s)).map(|s| s.label()).collect();
     if !refused.is_empty() {
         bail!(
             "--deterministic: {} may give different bits from run to run; deterministic formats: {}",
@@ -78,7 +85,8 @@ pub fn check_writable(path: Option<&Path>) -> Result<()> {
 /// Writes `report` as JSON to `path`, when one is given.
 pub fn write_json(path: Option<&Path>, report: &impl serde::Serialize) -> Result<()> {
     if let Some(path) = path {
-        std::fs::write(path, serde_json::to_string_pretty(report)?).with_context(|| format!("writing {}", path.display()))?;
+        std::fs::write(path, serde_json::to_string_pretty(report)?)
+            .with_context(|| format!("writing {}", path.display()))?;
         eprintln!("results written to {}", path.display());
     }
     Ok(())
@@ -99,7 +107,11 @@ pub fn devices(list: &str) -> Result<Vec<usize>> {
     let items: Vec<&str> = list.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
     let numbers: Vec<usize> = items
         .iter()
-        .map(|s| s.parse::<usize>().with_context(|| format!("--devices {list}: '{s}' is not a device count or ordinal")))
+        .map(|s| {
+            s.parse::<usize>().with_context(|| {
+                format!("--devices {list}: '{s}' is not a device count or ordinal")
+            })
+        })
         .collect::<Result<_>>()?;
     match numbers.as_slice() {
         [] => bail!("--devices: no device given"),

@@ -17,7 +17,8 @@ use spmv::formats;
 use spmv::io::inputs;
 use spmv::reference::test_vector;
 use spmv::solve::{
-    bicgstab_gpu_with_progress, bicgstab_host, cg_gpu_with_progress, cg_host, jacobi, KrylovSettings, Method, Outcome, Solution,
+    bicgstab_gpu_with_progress, bicgstab_host, cg_gpu_with_progress, cg_host, jacobi,
+    KrylovSettings, Method, Outcome, Solution,
 };
 use spmv::{Backend, Csr, DeviceMatrix, FormatHandle, Scalar};
 
@@ -155,15 +156,28 @@ struct Parts {
 }
 
 pub fn run(args: SolveArgs) -> Result<ExitCode> {
-    let settings = KrylovSettings { tol: args.tol, max_iter: args.max_iter, check_every: args.check_every, graph: !args.no_graph };
+    let settings = KrylovSettings {
+        tol: args.tol,
+        max_iter: args.max_iter,
+        check_every: args.check_every,
+        graph: !args.no_graph,
+    };
     settings.validate()?;
     select::check_writable(args.json.as_deref())?;
     select::check_writable(args.output.as_deref())?;
     let spec = formats::parse_spec(&args.format)?;
-    let input = inputs::resolve(std::slice::from_ref(&args.input))?.into_iter().next().context("no matrix given")?;
+    let input = inputs::resolve(std::slice::from_ref(&args.input))?
+        .into_iter()
+        .next()
+        .context("no matrix given")?;
     let a = input.load().with_context(|| input.name())?;
     if a.nrows() != a.ncols() {
-        bail!("{}: solving needs a square matrix, this one is {} x {}", input.name(), a.nrows(), a.ncols());
+        bail!(
+            "{}: solving needs a square matrix, this one is {} x {}",
+            input.name(),
+            a.nrows(),
+            a.ncols()
+        );
     }
     let b = rhs(&args.rhs, a.nrows())?;
     let backend = select::backend(args.cpu);
@@ -241,7 +255,8 @@ pub fn run(args: SolveArgs) -> Result<ExitCode> {
         );
     }
     if let Some(path) = &args.json {
-        std::fs::write(path, serde_json::to_string_pretty(&report)?).with_context(|| path.display().to_string())?;
+        std::fs::write(path, serde_json::to_string_pretty(&report)?)
+            .with_context(|| path.display().to_string())?;
     }
     Ok(if converged { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
@@ -252,7 +267,8 @@ fn rhs(which: &str, n: usize) -> Result<Vec<f64>> {
         "ones" => Ok(vec![1.0; n]),
         "random" => Ok(test_vector::<f64>(n)),
         file => {
-            let v = spmv::io::read_matrix_market::<f64>(Path::new(file)).with_context(|| format!("--rhs {file}"))?;
+            let v = spmv::io::read_matrix_market::<f64>(Path::new(file))
+                .with_context(|| format!("--rhs {file}"))?;
             if v.nrows() != n || v.ncols() != 1 {
                 bail!("--rhs {file}: a {} x {} matrix, but b needs {n} x 1", v.nrows(), v.ncols());
             }
@@ -296,13 +312,16 @@ fn solve<T: Scalar>(
             let mut show = |iterations: usize, residual: f64| progress.show(iterations, residual);
             for _ in 0..args.repeat {
                 solves.push(match method {
-                    Method::Bicgstab => bicgstab_gpu_with_progress(&device, &b, m_inv, settings, &mut show)?,
+                    Method::Bicgstab => {
+                        bicgstab_gpu_with_progress(&device, &b, m_inv, settings, &mut show)?
+                    }
                     Method::Cg => cg_gpu_with_progress(&device, &b, m_inv, settings, &mut show)?,
                 });
             }
             let iteration_ms = solves.last().map_or(f64::NAN, |s| s.iteration_ms);
             if a.nrows() > 0 {
-                report.parts = Some(parts(backend, &device, method, m_inv.is_some(), iteration_ms)?);
+                report.parts =
+                    Some(parts(backend, &device, method, m_inv.is_some(), iteration_ms)?);
             }
         }
         Backend::Cpu => {
@@ -334,15 +353,25 @@ fn solve_distributed<T: Scalar>(
         bail!("--devices needs a GPU");
     }
     if args.method != "cg" || args.precond != "none" {
-        bail!("--devices runs CG without a preconditioner (given: {}, precond {})", args.method, args.precond);
+        bail!(
+            "--devices runs CG without a preconditioner (given: {}, precond {})",
+            args.method,
+            args.precond
+        );
     }
     let devices = select::devices(list)?;
     let gpus = select::open_gpus(&devices)?;
     let start = std::time::Instant::now();
     let d = select::distribute(a, &gpus, spec, &args.exchange)?;
     report.convert_ms = start.elapsed().as_secs_f64() * 1e3;
-    report.backend = format!("{} GPU part(s) on device(s) {devices:?}, halo by {}", devices.len(), args.exchange);
-    let solves = (0..args.repeat).map(|_| distributed::cg(&d, b, settings)).collect::<spmv::Result<Vec<_>>>()?;
+    report.backend = format!(
+        "{} GPU part(s) on device(s) {devices:?}, halo by {}",
+        devices.len(),
+        args.exchange
+    );
+    let solves = (0..args.repeat)
+        .map(|_| distributed::cg(&d, b, settings))
+        .collect::<spmv::Result<Vec<_>>>()?;
     let (spmv_ms, exchange_ms) = d.time_products(100)?;
     report.distributed = Some(Distributed {
         devices,
@@ -358,7 +387,11 @@ fn solve_distributed<T: Scalar>(
 }
 
 /// The report's figures from the solves (the median time of all but the first), and x written.
-fn finish<T: Scalar>(mut solves: Vec<Solution<T>>, args: &SolveArgs, report: &mut Report) -> Result<bool> {
+fn finish<T: Scalar>(
+    mut solves: Vec<Solution<T>>,
+    args: &SolveArgs,
+    report: &mut Report,
+) -> Result<bool> {
     report.first_solve_ms = solves[0].ms;
     let mut times: Vec<f64> = solves.iter().skip(1).map(|s| s.ms).collect();
     let timed = if times.is_empty() { solves[0].ms } else { median_min(&mut times).0 };
@@ -407,7 +440,13 @@ impl ProgressLine {
 
 /// Times one product of `a` (square, with rows) alone and measures the copy bandwidth, to set
 /// an iteration's time against the sum of its parts.
-fn parts<T: Scalar>(backend: &Backend, a: &DeviceMatrix<T>, method: Method, preconditioned: bool, iteration_ms: f64) -> Result<Parts> {
+fn parts<T: Scalar>(
+    backend: &Backend,
+    a: &DeviceMatrix<T>,
+    method: Method,
+    preconditioned: bool,
+    iteration_ms: f64,
+) -> Result<Parts> {
     let Backend::Gpu(gpu) = backend else { bail!("parts are measured on the GPU") };
     let n = a.nrows();
     let x = gpu.upload(&test_vector::<T>(n))?;
@@ -422,7 +461,16 @@ fn parts<T: Scalar>(backend: &Backend, a: &DeviceMatrix<T>, method: Method, prec
     let products = method.products_per_iteration();
     let parts_ms = products as f64 * spmv_ms + vector_bytes as f64 / (copy_gbs * 1e9) * 1e3;
     let achieved_gbs = (products * spmv_bytes + vector_bytes) as f64 / (iteration_ms * 1e-3) / 1e9;
-    Ok(Parts { products, spmv_ms, spmv_bytes, vector_bytes, copy_gbs, parts_ms, ratio: iteration_ms / parts_ms, achieved_gbs })
+    Ok(Parts {
+        products,
+        spmv_ms,
+        spmv_bytes,
+        vector_bytes,
+        copy_gbs,
+        parts_ms,
+        ratio: iteration_ms / parts_ms,
+        achieved_gbs,
+    })
 }
 
 /// x as a Matrix Market array file (one column; shortest decimal forms that read back exactly).

@@ -34,25 +34,45 @@ fn read_and_round_trip<T: Scalar>(data: &[u8]) {
         let options = ReadOptions { allow_non_finite };
         let Ok(a) = read_matrix_market_bytes_with::<T>(data, &options) else { continue };
         let header = header.as_ref().expect("a file that reads has a header that reads");
-        assert_eq!((a.nrows(), a.ncols()), (header.nrows, header.ncols), "shape differs from the size line");
+        assert_eq!(
+            (a.nrows(), a.ncols()),
+            (header.nrows, header.ncols),
+            "shape differs from the size line"
+        );
         let (m, n, row_ptr, cols, vals) = a.clone().into_parts();
-        let again = Csr::new_checked(m, n, row_ptr, cols, vals).expect("the reader returned an invalid CSR matrix");
+        let again = Csr::new_checked(m, n, row_ptr, cols, vals)
+            .expect("the reader returned an invalid CSR matrix");
         if !allow_non_finite {
-            assert!(again.values().iter().all(|v| v.to_f64().is_finite()), "a non-finite value passed the default check");
+            assert!(
+                again.values().iter().all(|v| v.to_f64().is_finite()),
+                "a non-finite value passed the default check"
+            );
         }
         let mut text = Vec::new();
         write_matrix_market_to(&mut text, &a).expect("writing to memory");
-        let back = read_matrix_market_bytes_with::<T>(&text, &ReadOptions { allow_non_finite: true })
-            .expect("what was written reads back");
-        assert_eq!((back.nrows(), back.ncols(), back.row_ptr(), back.col_idx()), (a.nrows(), a.ncols(), a.row_ptr(), a.col_idx()));
-        let same = |u: &T, v: &T| u.to_f64().to_bits() == v.to_f64().to_bits() || (u.to_f64().is_nan() && v.to_f64().is_nan());
-        assert!(back.values().iter().zip(a.values()).all(|(u, v)| same(u, v)), "values change on a write and read back");
+        let back =
+            read_matrix_market_bytes_with::<T>(&text, &ReadOptions { allow_non_finite: true })
+                .expect("what was written reads back");
+        assert_eq!(
+            (back.nrows(), back.ncols(), back.row_ptr(), back.col_idx()),
+            (a.nrows(), a.ncols(), a.row_ptr(), a.col_idx())
+        );
+        let same = |u: &T, v: &T| {
+            u.to_f64().to_bits() == v.to_f64().to_bits()
+                || (u.to_f64().is_nan() && v.to_f64().is_nan())
+        };
+        assert!(
+            back.values().iter().zip(a.values()).all(|(u, v)| same(u, v)),
+            "values change on a write and read back"
+        );
     }
 }
 
 /// Parameter values the fuzzer picks from for any format key (valid, invalid and extreme).
-const PARAM_VALUES: &[&str] =
-    &["auto", "0", "1", "2", "3", "4", "7", "8", "16", "32", "33", "64", "256", "1000000", "0.5", "0.75", "1.0", "-1", "x"];
+const PARAM_VALUES: &[&str] = &[
+    "auto", "0", "1", "2", "3", "4", "7", "8", "16", "32", "33", "64", "256", "1000000", "0.5",
+    "0.75", "1.0", "-1", "x",
+];
 
 /// Reads `data` one byte at a time; zeros once it runs out.
 struct Bytes<'a>(&'a [u8]);
@@ -87,7 +107,11 @@ pub fn formats_cpu(data: &[u8]) {
             continue; // the default
         }
         spec.push(if spec.contains(':') { ',' } else { ':' });
-        spec.push_str(&format!("{}={}", p.key, PARAM_VALUES[usize::from(choice / 2) % PARAM_VALUES.len()]));
+        spec.push_str(&format!(
+            "{}={}",
+            p.key,
+            PARAM_VALUES[usize::from(choice / 2) % PARAM_VALUES.len()]
+        ));
     }
     let precision = bytes.byte() % 3;
     let a = matrix(&mut bytes);
@@ -103,7 +127,8 @@ pub fn formats_cpu(data: &[u8]) {
 /// entries at decoded positions, or (a flag byte) whole rows and columns filled, with
 /// values from a small set that includes exact cancellations and subnormals.
 fn matrix(bytes: &mut Bytes) -> Csr<f64> {
-    const VALUES: &[f64] = &[1.0, -1.0, 0.5, 3.0, -2.25, 1e-300, -7.0, 1e10, 0.0, 1e-320, 65504.0, -1e-3];
+    const VALUES: &[f64] =
+        &[1.0, -1.0, 0.5, 3.0, -2.25, 1e-300, -7.0, 1e10, 0.0, 1e-320, 65504.0, -1e-3];
     let nrows = bytes.below(49);
     let ncols = bytes.below(49);
     let (mut rows, mut cols, mut vals) = (Vec::new(), Vec::new(), Vec::new());
@@ -145,7 +170,14 @@ fn check_format<T: Scalar>(spec: &spmv::formats::FormatSpec, a: &Csr<T>) {
     let mut y = vec![T::nan(); a.nrows()];
     format.spmv(&x, &mut y).expect("vectors of the right length");
     let check = oracle.check(&y);
-    assert!(check.passed(), "{spec} in {} on a {} x {} matrix with {} entries: {check:?}", T::SUFFIX, a.nrows(), a.ncols(), a.nnz());
+    assert!(
+        check.passed(),
+        "{spec} in {} on a {} x {} matrix with {} entries: {check:?}",
+        T::SUFFIX,
+        a.nrows(),
+        a.ncols(),
+        a.nnz()
+    );
     let y0: Vec<T> = (0..a.nrows()).map(|i| T::from_f64(0.25 * (i % 7) as f64 - 0.5)).collect();
     // Σ|a_ij·x_j| per row: α·A·x + β·y that could pass the precision's range is not checked
     // (in f16, 65504 is near).
@@ -156,7 +188,10 @@ fn check_format<T: Scalar>(spec: &spmv::formats::FormatSpec, a: &Csr<T>) {
         })
         .collect();
     for (alpha, beta) in [(1.0, 0.0), (-2.5, 1.0), (0.0, -2.5), (1.0, 1.0)] {
-        let fits = magnitude.iter().zip(&y0).all(|(m, y)| alpha.abs() * m + (beta * y.to_f64()).abs() < 0.5 * T::MAX);
+        let fits = magnitude
+            .iter()
+            .zip(&y0)
+            .all(|(m, y)| alpha.abs() * m + (beta * y.to_f64()).abs() < 0.5 * T::MAX);
         if !fits {
             continue;
         }
@@ -164,7 +199,13 @@ fn check_format<T: Scalar>(spec: &spmv::formats::FormatSpec, a: &Csr<T>) {
         let mut y = if beta == T::ZERO { vec![T::nan(); a.nrows()] } else { y0.clone() };
         format.apply(alpha, &x, beta, &mut y).expect("vectors of the right length");
         let check = oracle.check_scaled(alpha, beta, &y0, &y);
-        assert!(check.passed(), "{spec} in {} (alpha = {alpha}, beta = {beta}) on a {} x {} matrix: {check:?}", T::SUFFIX, a.nrows(), a.ncols());
+        assert!(
+            check.passed(),
+            "{spec} in {} (alpha = {alpha}, beta = {beta}) on a {} x {} matrix: {check:?}",
+            T::SUFFIX,
+            a.nrows(),
+            a.ncols()
+        );
     }
 }
 

@@ -21,14 +21,33 @@ impl Rng {
 
 fn corpus(target: &str) -> Vec<Vec<u8>> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus").join(target);
-    let mut files: Vec<_> = std::fs::read_dir(&dir).expect("the seed corpus is in the repo").map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("the seed corpus is in the repo")
+        .map(|e| e.unwrap().path())
+        .collect();
     files.sort();
     files.into_iter().map(|p| std::fs::read(p).unwrap()).collect()
 }
 
 /// One random edit of `input`, of the kinds libFuzzer makes.
 fn mutate(rng: &mut Rng, input: &[u8], other: &[u8]) -> Vec<u8> {
-    const TOKENS: &[&[u8]] = &[b" ", b"\n", b"\r", b"%", b"-", b"+", b"0", b"1", b"9", b"e", b"4294967296", b"1e400", b"nan", b"\x1b", b"\xff"];
+    const TOKENS: &[&[u8]] = &[
+        b" ",
+        b"\n",
+        b"\r",
+        b"%",
+        b"-",
+        b"+",
+        b"0",
+        b"1",
+        b"9",
+        b"e",
+        b"4294967296",
+        b"1e400",
+        b"nan",
+        b"\x1b",
+        b"\xff",
+    ];
     let mut out = input.to_vec();
     let at = rng.below(out.len() + 1);
     match rng.below(6) {

@@ -44,9 +44,13 @@ fn gpu() -> Result<Arc<Gpu>, String> {
 fn backend(device: &str) -> PyResult<Backend> {
     match device {
         "cpu" => Ok(Backend::Cpu),
-        "gpu" => gpu().map(Backend::Gpu).map_err(|e| PyRuntimeError::new_err(format!("no GPU: {e}"))),
+        "gpu" => {
+            gpu().map(Backend::Gpu).map_err(|e| PyRuntimeError::new_err(format!("no GPU: {e}")))
+        }
         "auto" => Ok(gpu().map(Backend::Gpu).unwrap_or(Backend::Cpu)),
-        other => Err(value_err(format!("device must be \"auto\", \"gpu\" or \"cpu\", not {other:?}"))),
+        other => {
+            Err(value_err(format!("device must be \"auto\", \"gpu\" or \"cpu\", not {other:?}")))
+        }
     }
 }
 
@@ -73,7 +77,12 @@ fn gpus(ordinals: &[usize]) -> PyResult<Vec<Arc<Gpu>>> {
 }
 
 /// `a` split over `devices` in `format`, its halo moved by `exchange` ("peer" or "nccl").
-fn distribute<T: Scalar>(a: &Csr<f64>, devices: &[usize], format: &str, exchange: &str) -> PyResult<DistributedMatrix<T>> {
+fn distribute<T: Scalar>(
+    a: &Csr<f64>,
+    devices: &[usize],
+    format: &str,
+    exchange: &str,
+) -> PyResult<DistributedMatrix<T>> {
     let gpus = gpus(devices)?;
     let spec = formats::parse_spec(format).map_err(py_err)?;
     let exchange: Exchange = exchange.parse().map_err(py_err)?;
@@ -106,7 +115,11 @@ fn format_list() -> Vec<FormatRow> {
     formats::registry::<f64>()
         .iter()
         .map(|f| {
-            let params = f.params.iter().map(|p| (p.key.to_string(), p.default.to_string(), p.doc.to_string())).collect();
+            let params = f
+                .params
+                .iter()
+                .map(|p| (p.key.to_string(), p.default.to_string(), p.doc.to_string()))
+                .collect();
             (f.name.to_string(), f.description.to_string(), f.deterministic, params)
         })
         .collect()
@@ -149,13 +162,30 @@ impl PyCsr {
     /// indices (uint32, nnz) and data (float64, nnz); every invariant is checked.
     #[staticmethod]
     #[allow(clippy::too_many_arguments)]
-    fn from_arrays(py: Python<'_>, nrows: usize, ncols: usize, indptr: usize, indices: usize, data: usize, nnz: usize) -> PyResult<Self> {
+    fn from_arrays(
+        py: Python<'_>,
+        nrows: usize,
+        ncols: usize,
+        indptr: usize,
+        indices: usize,
+        data: usize,
+        nnz: usize,
+    ) -> PyResult<Self> {
         // SAFETY: the package passes live contiguous arrays of these dtypes and lengths.
-        let (rp, ci, v) = unsafe { (host_slice::<i64>(indptr, nrows + 1), host_slice::<u32>(indices, nnz), host_slice::<f64>(data, nnz)) };
+        let (rp, ci, v) = unsafe {
+            (
+                host_slice::<i64>(indptr, nrows + 1),
+                host_slice::<u32>(indices, nnz),
+                host_slice::<f64>(data, nnz),
+            )
+        };
         let csr = py.allow_threads(|| {
             let row_ptr: Vec<usize> = rp
                 .iter()
-                .map(|&p| usize::try_from(p).map_err(|_| Error::InvalidMatrix(format!("negative row pointer {p}"))))
+                .map(|&p| {
+                    usize::try_from(p)
+                        .map_err(|_| Error::InvalidMatrix(format!("negative row pointer {p}")))
+                })
                 .collect::<spmv::Result<_>>()?;
             Csr::new_checked(nrows, ncols, row_ptr, ci.to_vec(), v.to_vec())
         });
@@ -173,9 +203,14 @@ impl PyCsr {
     }
 
     /// The three arrays as bytes: indptr (int64), indices (int32), data (float64).
-    fn to_bytes<'py>(&self, py: Python<'py>) -> (Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>) {
-        let rp: Vec<u8> = self.csr.row_ptr().iter().flat_map(|&p| (p as i64).to_ne_bytes()).collect();
-        let ci: Vec<u8> = self.csr.col_idx().iter().flat_map(|&c| (c as i32).to_ne_bytes()).collect();
+    fn to_bytes<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> (Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>) {
+        let rp: Vec<u8> =
+            self.csr.row_ptr().iter().flat_map(|&p| (p as i64).to_ne_bytes()).collect();
+        let ci: Vec<u8> =
+            self.csr.col_idx().iter().flat_map(|&c| (c as i32).to_ne_bytes()).collect();
         let v: Vec<u8> = self.csr.values().iter().flat_map(|&x| x.to_ne_bytes()).collect();
         (PyBytes::new(py, &rp), PyBytes::new(py, &ci), PyBytes::new(py, &v))
     }
@@ -222,7 +257,9 @@ impl<T> Borrowed<T> {
     /// `address` is a device array of at least `len` elements of T in this process's
     /// primary context, alive for the borrow.
     unsafe fn new(gpu: &Gpu, address: usize, len: usize) -> Self {
-        Borrowed(ManuallyDrop::new(gpu.stream().upgrade_device_ptr(address as cuda_sys::CUdeviceptr, len)))
+        Borrowed(ManuallyDrop::new(
+            gpu.stream().upgrade_device_ptr(address as cuda_sys::CUdeviceptr, len),
+        ))
     }
 }
 
@@ -315,13 +352,23 @@ impl PyOperator {
     /// The format's storage figures as a dict (bytes, padding, ...).
     #[getter]
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let json = with_op!(&self.op, op => serde_json::to_string(&op.stats())).map_err(|e| value_err(e.to_string()))?;
+        let json = with_op!(&self.op, op => serde_json::to_string(&op.stats()))
+            .map_err(|e| value_err(e.to_string()))?;
         py.import("json")?.call_method1("loads", (json,))
     }
 
     /// y = α·A·x + β·y with host arrays of this precision given by address and length.
     #[allow(clippy::too_many_arguments)]
-    fn apply_host(&self, py: Python<'_>, x: usize, nx: usize, y: usize, ny: usize, alpha: f64, beta: f64) -> PyResult<()> {
+    fn apply_host(
+        &self,
+        py: Python<'_>,
+        x: usize,
+        nx: usize,
+        y: usize,
+        ny: usize,
+        alpha: f64,
+        beta: f64,
+    ) -> PyResult<()> {
         py.allow_threads(|| {
             with_op!(&self.op, op => {
                 // SAFETY: the package passes live contiguous arrays of the operator's dtype.
@@ -366,7 +413,13 @@ impl PyOperator {
 /// Converts `a` to `format` in `precision` (f64, f32, f16) and puts it on `device`
 /// ("auto": the GPU when there is one).
 #[pyfunction]
-fn to_device(py: Python<'_>, a: &PyCsr, format: &str, precision: &str, device: &str) -> PyResult<PyOperator> {
+fn to_device(
+    py: Python<'_>,
+    a: &PyCsr,
+    format: &str,
+    precision: &str,
+    device: &str,
+) -> PyResult<PyOperator> {
     let precision: Precision = precision.parse().map_err(|e: String| value_err(e))?;
     let backend = backend(device)?;
     let csr = a.csr.clone();
@@ -413,7 +466,8 @@ fn solve_typed<T: Scalar>(
     s: &KrylovSettings,
 ) -> spmv::Result<Solution<T>> {
     // The inverse diagonal from the f64 matrix, rounded to T once (no copy of the matrix).
-    let m_inv: Option<Vec<T>> = if jacobi { Some(solve::jacobi(a)?.into_iter().map(T::from_f64).collect()) } else { None };
+    let m_inv: Option<Vec<T>> =
+        if jacobi { Some(solve::jacobi(a)?.into_iter().map(T::from_f64).collect()) } else { None };
     let m_inv = m_inv.as_deref();
     match (op.device_matrix(), op.host_matrix(), method) {
         (Some(d), _, "cg") => solve::cg_gpu(d, b, m_inv, s),
@@ -462,7 +516,9 @@ fn solve_system<'py>(
     match &op.op {
         AnyOperator::F64(o) => run!(o),
         AnyOperator::F32(o) => run!(o),
-        AnyOperator::F16(_) => Err(py_err(Error::Unsupported("the solvers run in f64 and f32".into()))),
+        AnyOperator::F16(_) => {
+            Err(py_err(Error::Unsupported("the solvers run in f64 and f32".into())))
+        }
     }
 }
 
@@ -535,7 +591,8 @@ fn pagerank<'py>(
     let n = csr.nrows();
     let result = py
         .allow_threads(|| -> spmv::Result<solve::PageRank<f64>> {
-            let weights = if weighted { solve::EdgeWeights::Values } else { solve::EdgeWeights::Pattern };
+            let weights =
+                if weighted { solve::EdgeWeights::Values } else { solve::EdgeWeights::Pattern };
             let t = solve::Transition::new(&csr, weights)?;
             let spec = formats::parse_spec(format)?;
             if let Some(gpus) = &gpus {
@@ -614,16 +671,55 @@ fn bench_matrices(
         for (a, name) in csrs.iter().zip(&names) {
             for &p in &precisions {
                 let results = match (p, &gpus, &devices) {
-                    (Precision::F64, Some(g), Some(o)) => run_matrix_distributed(g, o, name, &**a, &specs, &settings, &report.machine, &mut quiet),
-                    (Precision::F32, Some(g), Some(o)) => {
-                        run_matrix_distributed(g, o, name, &a.cast::<f32>(), &specs, &settings, &report.machine, &mut quiet)
+                    (Precision::F64, Some(g), Some(o)) => run_matrix_distributed(
+                        g,
+                        o,
+                        name,
+                        &**a,
+                        &specs,
+                        &settings,
+                        &report.machine,
+                        &mut quiet,
+                    ),
+                    (Precision::F32, Some(g), Some(o)) => run_matrix_distributed(
+                        g,
+                        o,
+                        name,
+                        &a.cast::<f32>(),
+                        &specs,
+                        &settings,
+                        &report.machine,
+                        &mut quiet,
+                    ),
+                    (Precision::F16, Some(g), Some(o)) => run_matrix_distributed(
+                        g,
+                        o,
+                        name,
+                        &a.cast::<spmv::f16>(),
+                        &specs,
+                        &settings,
+                        &report.machine,
+                        &mut quiet,
+                    ),
+                    (Precision::F64, ..) => {
+                        backend.run_matrix(name, a, &specs, &settings, &report.machine, &mut quiet)
                     }
-                    (Precision::F16, Some(g), Some(o)) => {
-                        run_matrix_distributed(g, o, name, &a.cast::<spmv::f16>(), &specs, &settings, &report.machine, &mut quiet)
-                    }
-                    (Precision::F64, ..) => backend.run_matrix(name, a, &specs, &settings, &report.machine, &mut quiet),
-                    (Precision::F32, ..) => backend.run_matrix(name, &a.cast::<f32>(), &specs, &settings, &report.machine, &mut quiet),
-                    (Precision::F16, ..) => backend.run_matrix(name, &a.cast::<spmv::f16>(), &specs, &settings, &report.machine, &mut quiet),
+                    (Precision::F32, ..) => backend.run_matrix(
+                        name,
+                        &a.cast::<f32>(),
+                        &specs,
+                        &settings,
+                        &report.machine,
+                        &mut quiet,
+                    ),
+                    (Precision::F16, ..) => backend.run_matrix(
+                        name,
+                        &a.cast::<spmv::f16>(),
+                        &specs,
+                        &settings,
+                        &report.machine,
+                        &mut quiet,
+                    ),
                 };
                 report.results.extend(results);
             }

@@ -1,4 +1,4 @@
-"""The Python package against scipy: products on the shared matrices within the oracle's
+"""The Python package against scipy: products on the real matrices within the oracle's
 rounding bound, the solvers, PageRank, bench, errors as Python exceptions, and (on a GPU
 machine with CuPy or PyTorch) CUDA arrays used in place."""
 
@@ -9,29 +9,13 @@ import pathlib
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import matrix_set
 
 import spmv
 
 HERE = pathlib.Path(__file__).resolve().parent
 GPU, GPU_WHY = spmv.gpu_available()
 EPS = {"f64": np.finfo(np.float64).eps, "f32": np.finfo(np.float32).eps, "f16": np.finfo(np.float16).eps}
-
-
-def shared_dir():
-    env = os.environ.get("SPMV_MATRICES")
-    if env:
-        return pathlib.Path(env)
-    d = HERE.parents[3] / "shared" / "matrices"
-    return d if d.is_dir() else None
-
-
-def shared_matrices():
-    d = shared_dir()
-    if d is None:
-        if os.environ.get("SPMV_SKIP_SHARED"):
-            return []
-        pytest.fail("../shared/matrices not found (set SPMV_MATRICES or SPMV_SKIP_SHARED=1)")
-    return sorted(d.glob("*.mtx.gz"))
 
 
 def within_bound(a, x, y, precision):
@@ -61,10 +45,12 @@ def test_scipy_round_trip_and_canonical_form():
     assert spmv.Matrix.from_scipy(sp.csr_array(np.eye(3, dtype=np.int32))).nnz == 3
 
 
-def test_products_match_scipy_on_the_shared_matrices():
+def test_products_match_scipy_on_the_real_matrices():
     rng = np.random.default_rng(7)
     failures = []
-    for path in shared_matrices():
+    name, paths = matrix_set()
+    assert paths, f"no matrices in {name}"
+    for path in paths:
         m = spmv.read(str(path))
         a = m.to_scipy()
         x = rng.uniform(-1, 1, a.shape[1])
@@ -129,7 +115,13 @@ def test_pagerank_ranks_sum_to_n():
 
 
 def test_bench_returns_checked_results():
-    results = spmv.bench(["poisson2d:n=20", spmv.generate("random:rows=300,mean=5")], formats="csr-vector,ell", precision="f64,f32", reps=2, warmup=1)
+    results = spmv.bench(
+        ["poisson2d:n=20", spmv.generate("random:rows=300,mean=5")],
+        formats="csr-vector,ell",
+        precision="f64,f32",
+        reps=2,
+        warmup=1,
+    )
     assert len(results) == 8
     assert all(r["status"] == "ok" for r in results), [r.get("error") for r in results]
     assert {"matrix", "format", "median_ms", "gflops"} <= set(results[0])

@@ -17,7 +17,14 @@ fn run(path: Option<&str>, spec: &str) -> spmv::Result<()> {
     };
     let backend = Backend::detect(); // the first GPU, else the CPU (with a message)
     let op = a.to_device(&backend, spec)?;
-    println!("{} x {} matrix, {} entries, as {} on the {}", op.nrows(), op.ncols(), op.nnz(), op.spec(), backend.describe());
+    println!(
+        "{} x {} matrix, {} entries, as {} on the {}",
+        op.nrows(),
+        op.ncols(),
+        op.nnz(),
+        op.spec(),
+        backend.describe()
+    );
 
     let x = vec![1.0; op.ncols()];
     let mut y = vec![0.0; op.nrows()];
@@ -25,7 +32,10 @@ fn run(path: Option<&str>, spec: &str) -> spmv::Result<()> {
     let row_sums = y.clone();
     op.apply(2.0, &x, -1.0, &mut y)?; // y = 2·A·x − y = A·x again (up to rounding)
     let scale = row_sums.iter().fold(1.0f64, |m, v| m.max(v.abs()));
-    assert!(y.iter().zip(&row_sums).all(|(a, b)| (a - b).abs() <= 1e-12 * scale * op.ncols() as f64));
+    assert!(y
+        .iter()
+        .zip(&row_sums)
+        .all(|(a, b)| (a - b).abs() <= 1e-12 * scale * op.ncols() as f64));
     println!("y = A·1 holds the row sums; the first three: {:?}", &y[..3.min(y.len())]);
     Ok(())
 }

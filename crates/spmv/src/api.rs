@@ -28,14 +28,18 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::CudaSlice;
 
 use crate::error::Result;
-use crate::formats::{self, DeviceMatrix, FormatHandle, FormatSpec, FormatStats, HostMatrix, MatrixInfo};
+use crate::formats::{
+    self, DeviceMatrix, FormatHandle, FormatSpec, FormatStats, HostMatrix, MatrixInfo,
+};
 use crate::gpu::Gpu;
 use crate::matrix::{Csr, Scalar};
 
 /// Where products run.
 #[derive(Clone, Debug)]
 pub enum Backend {
+    /// On this CUDA device: formats are uploaded and products run in its kernels.
     Gpu(Arc<Gpu>),
+    /// On the host: each format's own CPU algorithm, in parallel threads.
     Cpu,
 }
 
@@ -82,21 +86,27 @@ impl<T: Scalar> Matrix<T> {
         Ok(Matrix { csr: crate::io::gen::generate(spec)?.cast() })
     }
 
+    /// Wraps a CSR matrix (no copy).
     pub fn from_csr(csr: Csr<T>) -> Self {
         Matrix { csr }
     }
+    /// The CSR matrix inside.
     pub fn csr(&self) -> &Csr<T> {
         &self.csr
     }
+    /// The CSR matrix inside, taken out.
     pub fn into_csr(self) -> Csr<T> {
         self.csr
     }
+    /// Number of rows.
     pub fn nrows(&self) -> usize {
         self.csr.nrows()
     }
+    /// Number of columns.
     pub fn ncols(&self) -> usize {
         self.csr.ncols()
     }
+    /// Number of stored entries.
     pub fn nnz(&self) -> usize {
         self.csr.nnz()
     }
@@ -123,7 +133,10 @@ impl<T: Scalar> From<Csr<T>> for Matrix<T> {
 enum Place<T: Scalar> {
     Cpu(HostMatrix<T>),
     /// The device matrix, and device copies of x and y reused from product to product.
-    Gpu { device: Box<DeviceMatrix<T>>, vectors: Mutex<Option<(CudaSlice<T>, CudaSlice<T>)>> },
+    Gpu {
+        device: Box<DeviceMatrix<T>>,
+        vectors: Mutex<Option<(CudaSlice<T>, CudaSlice<T>)>>,
+    },
 }
 
 /// A matrix in one format on one backend, ready for `y = α·A·x + β·y` with host vectors.
@@ -155,7 +168,9 @@ impl<T: Scalar> Operator<T> {
         let chosen = host.chosen();
         let place = match backend {
             Backend::Cpu => Place::Cpu(host),
-            Backend::Gpu(gpu) => Place::Gpu { device: Box::new(host.upload(gpu)?), vectors: Mutex::new(None) },
+            Backend::Gpu(gpu) => {
+                Place::Gpu { device: Box::new(host.upload(gpu)?), vectors: Mutex::new(None) }
+            }
         };
         Ok(Operator { place, chosen })
     }
@@ -199,6 +214,7 @@ impl<T: Scalar> Operator<T> {
         self.apply(T::ONE, x, T::ZERO, y)
     }
 
+    /// The format's statistics (bytes, stored slots, padding, row lengths, its own figures).
     pub fn stats(&self) -> FormatStats {
         match &self.place {
             Place::Cpu(h) => h.stats(),

@@ -9,12 +9,22 @@ use std::path::PathBuf;
 pub enum Error {
     /// A Matrix Market (or generator spec) text is malformed; `line` is 1-based.
     #[error("line {line}: {message}")]
-    Parse { line: usize, message: String },
+    Parse {
+        /// 1-based line of the text where the error was found.
+        line: usize,
+        /// What is wrong on that line.
+        message: String,
+    },
 
     /// Reading or writing a file failed. (The I/O error is part of the message, not a
     /// `source`, so that error chains do not print it twice.)
     #[error("{}: {}", path.display(), io_message(error))]
-    Io { path: PathBuf, error: std::io::Error },
+    Io {
+        /// The file that was read or written.
+        path: PathBuf,
+        /// The operating system's error.
+        error: std::io::Error,
+    },
 
     /// Input that is valid but not supported (e.g. complex Matrix Market files).
     #[error("unsupported: {0}")]
@@ -26,7 +36,12 @@ pub enum Error {
 
     /// A storage format cannot represent this matrix (too much padding, index overflow ...).
     #[error("format {format}: {reason}")]
-    Format { format: &'static str, reason: String },
+    Format {
+        /// Registry name of the format (e.g. `"ell"`).
+        format: &'static str,
+        /// Why the format cannot hold the matrix, or what parameter is wrong.
+        reason: String,
+    },
 
     /// A bad generator specification or argument.
     #[error("generator: {0}")]
@@ -43,14 +58,27 @@ pub enum Error {
     /// The host cannot hold what an input asks for: `needed` bytes for `what`, with the
     /// memory available when checked.
     #[error("out of memory: {what} needs {} but {} are available", human_bytes(*needed), human_bytes(*available))]
-    OutOfMemory { what: String, needed: u64, available: u64 },
+    OutOfMemory {
+        /// What needs the memory (a matrix being read, a format's slots, …).
+        what: String,
+        /// Bytes it needs.
+        needed: u64,
+        /// Bytes the host had available when checked.
+        available: u64,
+    },
 
     /// A CUDA driver, NVRTC or cuSPARSE call failed. `code` is the driver's result when a
     /// driver call failed (match it, e.g. with [`Error::is_out_of_memory`]).
     #[error("CUDA: {message}")]
-    Cuda { code: Option<cudarc::driver::sys::CUresult>, message: String },
+    Cuda {
+        /// The driver's result code; `None` for NVRTC, cuSPARSE and other non-driver failures.
+        code: Option<cudarc::driver::sys::CUresult>,
+        /// What failed, with the library's own error text.
+        message: String,
+    },
 }
 
+/// `Result` with the library's [`Error`] as the default error type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
@@ -74,7 +102,10 @@ impl Error {
 
     /// A device allocation failed for lack of memory.
     pub fn is_out_of_memory(&self) -> bool {
-        matches!(self, Error::Cuda { code: Some(cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY), .. })
+        matches!(
+            self,
+            Error::Cuda { code: Some(cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY), .. }
+        )
     }
 }
 
@@ -86,7 +117,9 @@ pub fn printable(s: &str) -> String {
     if !s.chars().any(escaped) {
         return s.to_string();
     }
-    s.chars().map(|c| if escaped(c) { c.escape_default().to_string() } else { c.to_string() }).collect()
+    s.chars()
+        .map(|c| if escaped(c) { c.escape_default().to_string() } else { c.to_string() })
+        .collect()
 }
 
 /// "16.0 GB", "512 MB", "3 bytes".
@@ -121,7 +154,9 @@ pub fn available_memory() -> Option<u64> {
 /// them (sizes read from input are checked with this before anything is allocated).
 pub fn check_host_memory(what: impl FnOnce() -> String, needed: u64) -> Result<()> {
     match available_memory() {
-        Some(available) if needed > available => Err(Error::out_of_memory(what(), needed, available)),
+        Some(available) if needed > available => {
+            Err(Error::out_of_memory(what(), needed, available))
+        }
         _ => Ok(()),
     }
 }

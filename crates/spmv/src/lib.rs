@@ -17,6 +17,8 @@
 //! - [`solve`]: solvers on top of any format (CG, BiCGSTAB, PageRank).
 //! - [`distributed`]: one matrix over several GPUs (row parts, halo exchange), with CG.
 
+#![warn(missing_docs)]
+
 mod api;
 pub mod auto;
 pub mod bench;
@@ -45,6 +47,6 @@ pub fn all_kernel_modules() -> Vec<gpu::KernelModule> {
     modules.push(distributed::KERNELS);
     modules
 }
-pub use matrix::{Coo, Csr, Precision, Scalar};
 /// Half precision (`half::f16`), the third element type: f16 values and x, f32 sums, f16 y.
 pub use half::f16;
+pub use matrix::{Coo, Csr, Precision, Scalar};

@@ -16,7 +16,9 @@ use crate::matrix::{Csr, Scalar};
 /// The exact-as-possible product `A·x` and, per row, `Σ|a_ij·x_j|` (the scale of its error).
 #[derive(Clone, Debug)]
 pub struct Oracle {
+    /// `A·x` per row, correctly rounded to f64 for all practical inputs.
     pub y: Vec<f64>,
+    /// `Σ|a_ij·x_j|` per row, the scale of the row's rounding bound (∞ for non-finite terms).
     pub abs_sum: Vec<f64>,
     row_len: Vec<usize>,
 }
@@ -80,10 +82,12 @@ impl Oracle {
     /// Computes the oracle serially, row by row (the reference definition).
     pub fn serial<T: Scalar>(a: &Csr<T>, x: &[T]) -> Self {
         assert_eq!(x.len(), a.ncols(), "x has the wrong length");
-        let (y, abs_sum) = (0..a.nrows()).map(|r| {
-            let (c, v) = a.row(r);
-            oracle_row(c, v, x)
-        }).unzip();
+        let (y, abs_sum) = (0..a.nrows())
+            .map(|r| {
+                let (c, v) = a.row(r);
+                oracle_row(c, v, x)
+            })
+            .unzip();
         Oracle { y, abs_sum, row_len: (0..a.nrows()).map(|r| a.row_len(r)).collect() }
     }
 
@@ -91,11 +95,18 @@ impl Oracle {
     /// summed serially, so the result is bit-identical).
     pub fn new<T: Scalar>(a: &Csr<T>, x: &[T]) -> Self {
         assert_eq!(x.len(), a.ncols(), "x has the wrong length");
-        let (y, abs_sum) = (0..a.nrows()).into_par_iter().map(|r| {
-            let (c, v) = a.row(r);
-            oracle_row(c, v, x)
-        }).unzip();
-        Oracle { y, abs_sum, row_len: (0..a.nrows()).into_par_iter().map(|r| a.row_len(r)).collect() }
+        let (y, abs_sum) = (0..a.nrows())
+            .into_par_iter()
+            .map(|r| {
+                let (c, v) = a.row(r);
+                oracle_row(c, v, x)
+            })
+            .unzip();
+        Oracle {
+            y,
+            abs_sum,
+            row_len: (0..a.nrows()).into_par_iter().map(|r| a.row_len(r)).collect(),
+        }
     }
 
     /// Why the exact `A·x` cannot be held in `T`, if it cannot: a row whose result, or the sum
@@ -103,7 +114,8 @@ impl Oracle {
     /// entry that overflowed when rounded to `T`, or a sum past f16's ±65504). Such a
     /// matrix is unsupported in `T`, not computed wrong.
     pub fn range_error<T: Scalar>(&self) -> Option<String> {
-        let r = (0..self.y.len()).find(|&r| !(self.y[r].abs() <= T::MAX && self.abs_sum[r] <= T::MAX))?;
+        let r = (0..self.y.len())
+            .find(|&r| !(self.y[r].abs() <= T::MAX && self.abs_sum[r] <= T::MAX))?;
         Some(format!(
             "row {r}: A·x = {:e} (sum of |a·x| {:e}) is outside the range of {} (±{:e})",
             self.y[r],
@@ -132,11 +144,15 @@ impl Oracle {
         let (u, a, b) = (<T::Acc as Scalar>::UNIT_ROUNDOFF, alpha.to_f64(), beta.to_f64());
         self.compare(y, |r| {
             let by0 = if b == 0.0 { 0.0 } else { b * y0[r].to_f64() };
-            let bound = a.abs() * (self.row_len[r] as f64 + 5.0) * u * self.abs_sum[r] + 3.0 * u * by0.abs();
+            let bound = a.abs() * (self.row_len[r] as f64 + 5.0) * u * self.abs_sum[r]
+                + 3.0 * u * by0.abs();
             let expected = a * self.y[r] + by0;
             // Formats without a scaled kernel store A·x in T first (a scratch vector), then
             // combine: two stores into T.
-            let first_store = a.abs() * store_error::<T>(self.y[r].abs() + self.abs_sum[r] * (self.row_len[r] as f64 + 2.0) * u);
+            let first_store = a.abs()
+                * store_error::<T>(
+                    self.y[r].abs() + self.abs_sum[r] * (self.row_len[r] as f64 + 2.0) * u,
+                );
             let bound = bound + first_store;
             (expected, bound + store_error::<T>(expected.abs() + bound))
         })
@@ -172,7 +188,11 @@ impl Oracle {
                 || (0usize, 0.0f64, None),
                 |(f, m, w), (ok, rel, r)| {
                     let f = f + usize::from(!ok);
-                    if rel > m || (!ok && w.is_none()) { (f, rel.max(m), Some(r)) } else { (f, m, w) }
+                    if rel > m || (!ok && w.is_none()) {
+                        (f, rel.max(m), Some(r))
+                    } else {
+                        (f, m, w)
+                    }
                 },
             )
             .reduce(
@@ -198,6 +218,7 @@ pub struct Check {
 }
 
 impl Check {
+    /// No row outside the rounding bound.
     pub fn passed(&self) -> bool {
         self.failed_rows == 0
     }

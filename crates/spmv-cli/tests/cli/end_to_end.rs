@@ -9,18 +9,39 @@ fn bench_reorders_on_request_and_says_so() {
     let dir = temp_dir("reorder");
     let json = dir.join("r.json");
     let tall = dir.join("tall.mtx");
-    std::fs::write(&tall, "%%MatrixMarket matrix coordinate real general\n3 2 2\n1 1 1.0\n3 2 2.0\n").unwrap();
+    std::fs::write(
+        &tall,
+        "%%MatrixMarket matrix coordinate real general\n3 2 2\n1 1 1.0\n3 2 2.0\n",
+    )
+    .unwrap();
     let out = spmv(&[
-        "bench", "poisson2d:nx=30", tall.to_str().unwrap(), "--cpu", "--reps", "1", "--formats", "csr-vector,csr5:values=auto",
-        "--reorder", "rcm", "--json", json.to_str().unwrap(),
+        "bench",
+        "poisson2d:nx=30",
+        tall.to_str().unwrap(),
+        "--cpu",
+        "--reps",
+        "1",
+        "--formats",
+        "csr-vector,csr5:values=auto",
+        "--reorder",
+        "rcm",
+        "--json",
+        json.to_str().unwrap(),
     ]);
     let stdout = text(&out.stdout);
     // The non-square matrix cannot be reordered: its rows are unsupported and say why.
     assert!(out.status.success() && stdout.contains("UNSUPPORTED (unsupported: reordering permutes rows and columns alike: it needs a square matrix, not 3 x 2)"), "{stdout}");
-    assert!(stdout.contains("csr5:values=auto+rcm") && stdout.contains("reordered by rcm"), "{stdout}");
-    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(
+        stdout.contains("csr5:values=auto+rcm") && stdout.contains("reordered by rcm"),
+        "{stdout}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let first = &report["results"][0];
-    assert_eq!((first["format"].as_str(), first["reorder"].as_str(), first["status"].as_str()), (Some("csr-vector+rcm"), Some("rcm"), Some("ok")));
+    assert_eq!(
+        (first["format"].as_str(), first["reorder"].as_str(), first["status"].as_str()),
+        (Some("csr-vector+rcm"), Some("rcm"), Some("ok"))
+    );
     assert!(first["reorder_ms"].as_f64().unwrap() >= 0.0);
     fails_with(&["bench", "poisson2d:nx=4", "--cpu", "--reorder", "metis"], "metis");
 }
@@ -40,7 +61,12 @@ fn formats_lists_every_parameter_with_its_default() {
     let stdout = text(&spmv(&["formats"]).stdout);
     for info in spmv::formats::registry::<f64>() {
         for p in info.params {
-            assert!(stdout.contains(&format!("{}={}", p.key, p.default)), "{} {} missing:\n{stdout}", info.name, p.key);
+            assert!(
+                stdout.contains(&format!("{}={}", p.key, p.default)),
+                "{} {} missing:\n{stdout}",
+                info.name,
+                p.key
+            );
         }
     }
     assert!(stdout.contains("sigma=auto") && stdout.contains("max_padding=20"), "{stdout}");
@@ -51,11 +77,19 @@ fn bench_takes_format_specs_and_records_the_canonical_spec() {
     let dir = temp_dir("specs");
     let json = dir.join("r.json");
     let out = spmv(&[
-        "bench", "poisson2d:nx=30", "--cpu", "--reps", "1", "--formats",
-        "csr-vector:lanes=4,sell-c-sigma:c=16,sigma=64,ell", "--json", json.to_str().unwrap(),
+        "bench",
+        "poisson2d:nx=30",
+        "--cpu",
+        "--reps",
+        "1",
+        "--formats",
+        "csr-vector:lanes=4,sell-c-sigma:c=16,sigma=64,ell",
+        "--json",
+        json.to_str().unwrap(),
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let got: Vec<(&str, &str)> = report["results"]
         .as_array()
         .unwrap()
@@ -71,7 +105,10 @@ fn bench_takes_format_specs_and_records_the_canonical_spec() {
         ]
     );
     for (spec, want) in [
-        ("sell-c-sigma:width=3", "format sell-c-sigma: unknown parameter 'width'; valid keys: c, sigma"),
+        (
+            "sell-c-sigma:width=3",
+            "format sell-c-sigma: unknown parameter 'width'; valid keys: c, sigma",
+        ),
         ("csr-vector:lanes=3", "lanes=3 must be 2, 4, 8, 16, 32 or auto"),
         ("ell:max_padding=x", "max_padding=x must be a number"),
     ] {
@@ -94,14 +131,30 @@ fn gen_writes_a_file_that_info_reads() {
 fn bench_runs_checks_and_writes_json() {
     let dir = temp_dir("bench");
     let json = dir.join("r.json");
-    let out = spmv(&["bench", "poisson2d:nx=40", "random:rows=500,cols=300,mean=7", "--precision", "f64,f32", "--reps", "3", "--warmup", "1", "--json", json.to_str().unwrap()]);
+    let out = spmv(&[
+        "bench",
+        "poisson2d:nx=40",
+        "random:rows=500,cols=300,mean=7",
+        "--precision",
+        "f64,f32",
+        "--reps",
+        "3",
+        "--warmup",
+        "1",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stdout}\n{stderr}");
-    assert!(stderr.contains("running on the GPU") || stderr.contains("running on the CPU"), "{stderr}");
+    assert!(
+        stderr.contains("running on the GPU") || stderr.contains("running on the CPU"),
+        "{stderr}"
+    );
     // 2 matrices x 2 precisions x every registered format
     let expected = 2 * 2 * spmv::formats::registry::<f64>().len();
     assert!(stdout.contains(&format!("# all {expected} results match the oracle")), "{stdout}");
-    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let results = report["results"].as_array().unwrap();
     assert_eq!(results.len(), expected);
     assert!(results.iter().all(|r| r["status"] == "ok" && r["median_ms"].as_f64().unwrap() > 0.0));
@@ -126,7 +179,11 @@ fn bad_inputs_fail_with_a_clear_message() {
 
     let dir = temp_dir("bad");
     let file = dir.join("bad.mtx");
-    std::fs::write(&file, "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.0\n2 x 2.0\n").unwrap();
+    std::fs::write(
+        &file,
+        "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.0\n2 x 2.0\n",
+    )
+    .unwrap();
     fails_with(&["bench", file.to_str().unwrap(), "--cpu", "--reps", "1"], "line 4");
 }
 
@@ -134,15 +191,35 @@ fn bad_inputs_fail_with_a_clear_message() {
 fn deterministic_keeps_only_deterministic_formats() {
     let dir = temp_dir("deterministic");
     let json = dir.join("r.json");
-    let out = spmv(&["bench", "poisson2d:nx=8", "--cpu", "--reps", "1", "--deterministic", "--json", json.to_str().unwrap()]);
+    let out = spmv(&[
+        "bench",
+        "poisson2d:nx=8",
+        "--cpu",
+        "--reps",
+        "1",
+        "--deterministic",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let ran: Vec<&str> = report["results"].as_array().unwrap().iter().map(|r| r["format"].as_str().unwrap()).collect();
-    let expected: Vec<&str> = spmv::formats::deterministic_registry::<f64>().iter().map(|f| f.name).collect();
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let ran: Vec<&str> = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["format"].as_str().unwrap())
+        .collect();
+    let expected: Vec<&str> =
+        spmv::formats::deterministic_registry::<f64>().iter().map(|f| f.name).collect();
     assert_eq!(ran, expected);
-    assert!(ran.contains(&"brcp") && !ran.contains(&"brc") && !ran.contains(&"coo-atomic"), "{ran:?}");
+    assert!(
+        ran.contains(&"brcp") && !ran.contains(&"brc") && !ran.contains(&"coo-atomic"),
+        "{ran:?}"
+    );
 
-    let out = spmv(&["bench", "poisson2d:nx=8", "--cpu", "--deterministic", "--formats", "brcp,brc"]);
+    let out =
+        spmv(&["bench", "poisson2d:nx=8", "--cpu", "--deterministic", "--formats", "brcp,brc"]);
     assert!(!out.status.success());
     let stderr = text(&out.stderr);
     assert!(stderr.contains("--deterministic: brc may give different bits"), "{stderr}");
@@ -151,10 +228,27 @@ fn deterministic_keeps_only_deterministic_formats() {
 
 #[test]
 fn explain_shows_the_features_the_ranking_and_the_choice() {
-    let out = spmv(&["explain", "poisson2d:nx=40", "--precision", "f64,f16", "--top", "3", "--deterministic"]);
+    let out = spmv(&[
+        "explain",
+        "poisson2d:nx=40",
+        "--precision",
+        "f64,f16",
+        "--top",
+        "3",
+        "--deterministic",
+    ]);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
-    for want in ["# poisson2d:nx=40 (f64)", "# poisson2d:nx=40 (f16)", "features (", "nearest measured matrices", "deterministic only", "   1. ", "chosen: ", "products at the estimated"] {
+    for want in [
+        "# poisson2d:nx=40 (f64)",
+        "# poisson2d:nx=40 (f16)",
+        "features (",
+        "nearest measured matrices",
+        "deterministic only",
+        "   1. ",
+        "chosen: ",
+        "products at the estimated",
+    ] {
         assert!(stdout.contains(want), "{want} missing:\n{stdout}");
     }
     fails_with(&["explain", "no-such-file.mtx"], "No such file");
@@ -164,35 +258,85 @@ fn explain_shows_the_features_the_ranking_and_the_choice() {
 fn bench_names_the_format_auto_chose() {
     let dir = temp_dir("auto");
     let json = dir.join("r.json");
-    let out = spmv(&["bench", "poisson2d:nx=30", "--cpu", "--reps", "1", "--formats", "auto,tune:budget_ms=200", "--json", json.to_str().unwrap()]);
+    let out = spmv(&[
+        "bench",
+        "poisson2d:nx=30",
+        "--cpu",
+        "--reps",
+        "1",
+        "--formats",
+        "auto,tune:budget_ms=200",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    for (r, name) in report["results"].as_array().unwrap().iter().zip(["auto", "tune:budget_ms=200"]) {
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for (r, name) in
+        report["results"].as_array().unwrap().iter().zip(["auto", "tune:budget_ms=200"])
+    {
         let chosen = r["chosen"].as_str().unwrap();
         assert_eq!((r["format"].as_str(), r["status"].as_str()), (Some(name), Some("ok")));
         assert!(text(&out.stdout).contains(&format!("{name}({chosen})")), "{}", text(&out.stdout));
     }
-    fails_with(&["bench", "poisson2d:nx=4", "--cpu", "--formats", "tune:budget_ms=0"], "budget_ms=0");
+    fails_with(
+        &["bench", "poisson2d:nx=4", "--cpu", "--formats", "tune:budget_ms=0"],
+        "budget_ms=0",
+    );
 }
 
 #[test]
 fn solve_writes_the_solution_and_reports_failures() {
     let dir = temp_dir("solve");
-    let (x, json, tall, rhs) = (dir.join("x.mtx"), dir.join("s.json"), dir.join("tall.mtx"), dir.join("b.mtx"));
+    let (x, json, tall, rhs) =
+        (dir.join("x.mtx"), dir.join("s.json"), dir.join("tall.mtx"), dir.join("b.mtx"));
     let out = spmv(&[
-        "solve", "poisson2d:n=20", "--cpu", "--rhs", "random", "--precond", "jacobi", "--tol", "1e-10", "-o", x.to_str().unwrap(), "--json",
+        "solve",
+        "poisson2d:n=20",
+        "--cpu",
+        "--rhs",
+        "random",
+        "--precond",
+        "jacobi",
+        "--tol",
+        "1e-10",
+        "-o",
+        x.to_str().unwrap(),
+        "--json",
         json.to_str().unwrap(),
     ]);
     let stdout = text(&out.stdout);
-    assert!(out.status.success() && stdout.contains("converged after"), "{stdout}{}", text(&out.stderr));
-    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert_eq!((report["outcome"].as_str(), report["method"].as_str(), report["rows"].as_u64()), (Some("converged"), Some("cg"), Some(400)));
+    assert!(
+        out.status.success() && stdout.contains("converged after"),
+        "{stdout}{}",
+        text(&out.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(
+        (report["outcome"].as_str(), report["method"].as_str(), report["rows"].as_u64()),
+        (Some("converged"), Some("cg"), Some(400))
+    );
     assert!(report["true_residual"].as_f64().unwrap() <= 1e-9);
-    assert!(report["solve_ms"].as_f64().unwrap() >= 0.0 && report["graph"] == false && report["parts"].is_null());
+    assert!(
+        report["solve_ms"].as_f64().unwrap() >= 0.0
+            && report["graph"] == false
+            && report["parts"].is_null()
+    );
     // Repeated solves: the median of all but the first.
-    let out = spmv(&["solve", "poisson2d:n=10", "--cpu", "--repeat", "3", "--no-graph", "--json", json.to_str().unwrap()]);
+    let out = spmv(&[
+        "solve",
+        "poisson2d:n=10",
+        "--cpu",
+        "--repeat",
+        "3",
+        "--no-graph",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert!(report["first_solve_ms"].as_f64().unwrap() >= 0.0);
     // The solution file: a 400 x 1 array whose values read back.
     let written = std::fs::read_to_string(&x).unwrap();
@@ -202,19 +346,51 @@ fn solve_writes_the_solution_and_reports_failures() {
     // BiCGSTAB with a right-hand side from a file.
     let b: String = (0..400).map(|i| format!("{}\n", (i % 7) as f64 - 3.0)).collect();
     std::fs::write(&rhs, format!("%%MatrixMarket matrix array real general\n400 1\n{b}")).unwrap();
-    let out = spmv(&["solve", "poisson2d:n=20", "--cpu", "--method", "bicgstab", "--rhs", rhs.to_str().unwrap(), "--format", "csr5"]);
-    assert!(out.status.success() && text(&out.stdout).contains("bicgstab (csr5"), "{}", text(&out.stdout));
+    let out = spmv(&[
+        "solve",
+        "poisson2d:n=20",
+        "--cpu",
+        "--method",
+        "bicgstab",
+        "--rhs",
+        rhs.to_str().unwrap(),
+        "--format",
+        "csr5",
+    ]);
+    assert!(
+        out.status.success() && text(&out.stdout).contains("bicgstab (csr5"),
+        "{}",
+        text(&out.stdout)
+    );
     // An indefinite matrix: CG says so and the exit status is not 0.
-    std::fs::write(&tall, "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.0\n2 2 -1.0\n").unwrap();
+    std::fs::write(
+        &tall,
+        "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.0\n2 2 -1.0\n",
+    )
+    .unwrap();
     let out = spmv(&["solve", tall.to_str().unwrap(), "--cpu", "--format", "csr-scalar"]);
-    assert!(!out.status.success() && text(&out.stdout).contains("not positive definite"), "{}", text(&out.stdout));
+    assert!(
+        !out.status.success() && text(&out.stdout).contains("not positive definite"),
+        "{}",
+        text(&out.stdout)
+    );
     // Bad input: a clear message each.
-    std::fs::write(&tall, "%%MatrixMarket matrix coordinate real general\n3 2 2\n1 1 1.0\n3 2 2.0\n").unwrap();
+    std::fs::write(
+        &tall,
+        "%%MatrixMarket matrix coordinate real general\n3 2 2\n1 1 1.0\n3 2 2.0\n",
+    )
+    .unwrap();
     fails_with(&["solve", tall.to_str().unwrap(), "--cpu"], "square matrix");
-    fails_with(&["solve", "poisson2d:n=5", "--cpu", "--rhs", rhs.to_str().unwrap()], "b needs 25 x 1");
+    fails_with(
+        &["solve", "poisson2d:n=5", "--cpu", "--rhs", rhs.to_str().unwrap()],
+        "b needs 25 x 1",
+    );
     fails_with(&["solve", "poisson2d:n=5", "--cpu", "--tol", "0"], "tolerance");
     fails_with(&["solve", "poisson2d:n=5", "--cpu", "--repeat", "0"], "repeat");
-    fails_with(&["solve", "poisson2d:n=5", "--cpu", "--precond", "jacobi", "--format", "nope"], "nope");
+    fails_with(
+        &["solve", "poisson2d:n=5", "--cpu", "--precond", "jacobi", "--format", "nope"],
+        "nope",
+    );
 }
 
 #[test]
@@ -222,15 +398,28 @@ fn devices_need_a_gpu_and_a_valid_list() {
     // On the CPU (CI has no GPU; --cpu forces it elsewhere) a distributed run is refused with
     // the reason, for every command that takes --devices (pagerank reports it in its table).
     for command in ["bench", "solve"] {
-        fails_with(&[command, "poisson2d:nx=8", "--cpu", "--devices", "2"], "--devices needs a GPU");
+        fails_with(
+            &[command, "poisson2d:nx=8", "--cpu", "--devices", "2"],
+            "--devices needs a GPU",
+        );
     }
     let out = spmv(&["pagerank", "poisson2d:nx=8", "--cpu", "--devices", "2"]);
-    assert!(!out.status.success() && text(&out.stdout).contains("ERROR (--devices needs a GPU)"), "{}", text(&out.stdout));
-    fails_with(&["bench", "poisson2d:nx=8", "--cpu", "--devices", "2", "--reorder", "rcm"], "--devices");
+    assert!(
+        !out.status.success() && text(&out.stdout).contains("ERROR (--devices needs a GPU)"),
+        "{}",
+        text(&out.stdout)
+    );
+    fails_with(
+        &["bench", "poisson2d:nx=8", "--cpu", "--devices", "2", "--reorder", "rcm"],
+        "--devices",
+    );
     // --exchange goes with --devices, and names peer or nccl.
     for command in ["bench", "solve", "pagerank"] {
         fails_with(&[command, "poisson2d:nx=8", "--cpu", "--exchange", "nccl"], "--devices");
-        fails_with(&[command, "poisson2d:nx=8", "--cpu", "--devices", "2", "--exchange", "mpi"], "peer");
+        fails_with(
+            &[command, "poisson2d:nx=8", "--cpu", "--devices", "2", "--exchange", "mpi"],
+            "peer",
+        );
     }
     fails_with(&["bench", "poisson2d:nx=8", "--cpu", "--no-overlap"], "--devices");
 }

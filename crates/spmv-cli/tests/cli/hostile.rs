@@ -13,14 +13,24 @@ fn spmv_limited(kib: u64, args: &[&str]) -> std::process::Output {
     for (i, _) in args.iter().enumerate() {
         command.push_str(&format!(" \"${}\"", i + 1));
     }
-    Command::new("sh").arg("-c").arg(command).arg(env!("CARGO_BIN_EXE_spmv")).args(args).output().expect("sh runs")
+    Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .arg(env!("CARGO_BIN_EXE_spmv"))
+        .args(args)
+        .output()
+        .expect("sh runs")
 }
 
 #[test]
 fn a_huge_size_line_with_one_entry_is_refused_with_the_memory_it_needs() {
     let dir = temp_dir("huge-size-line");
     let path = dir.join("huge.mtx");
-    std::fs::write(&path, "%%MatrixMarket matrix coordinate real general\n2000000000 2000000000 1\n1 1 1.0\n").unwrap();
+    std::fs::write(
+        &path,
+        "%%MatrixMarket matrix coordinate real general\n2000000000 2000000000 1\n1 1 1.0\n",
+    )
+    .unwrap();
     let path = path.to_str().unwrap();
     // 4 GiB of address space: far less than the 32 GB of row pointers the size line asks for.
     let out = spmv_limited(4 << 20, &["info", path]);
@@ -29,7 +39,11 @@ fn a_huge_size_line_with_one_entry_is_refused_with_the_memory_it_needs() {
     assert!(stderr.contains("out of memory") && stderr.contains("needs 32.0 GB"), "{stderr}");
     // A size that fits is read, whatever the width: 1 x 4,294,967,295 with one entry.
     let wide = dir.join("wide.mtx");
-    std::fs::write(&wide, "%%MatrixMarket matrix coordinate real general\n1 4294967295 1\n1 4294967295 2.5\n").unwrap();
+    std::fs::write(
+        &wide,
+        "%%MatrixMarket matrix coordinate real general\n1 4294967295 1\n1 4294967295 2.5\n",
+    )
+    .unwrap();
     let out = spmv_limited(4 << 20, &["info", wide.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
@@ -42,17 +56,30 @@ fn empty_format_and_precision_lists_are_errors() {
 
 #[test]
 fn an_unwritable_json_path_fails_before_the_run() {
-    let out = spmv(&["bench", "poisson2d:n=8", "--formats", "csr-scalar", "--cpu", "--json", "/nonexistent-folder/r.json"]);
+    let out = spmv(&[
+        "bench",
+        "poisson2d:n=8",
+        "--formats",
+        "csr-scalar",
+        "--cpu",
+        "--json",
+        "/nonexistent-folder/r.json",
+    ]);
     let stderr = text(&out.stderr);
     assert!(!out.status.success());
     assert!(stderr.contains("/nonexistent-folder/r.json"), "{stderr}");
     // Nothing was benchmarked: the table never started.
-    assert!(!text(&out.stdout).contains("csr-scalar"), "the run went ahead:\n{}", text(&out.stdout));
+    assert!(
+        !text(&out.stdout).contains("csr-scalar"),
+        "the run went ahead:\n{}",
+        text(&out.stdout)
+    );
 }
 
 #[test]
 fn pagerank_that_does_not_converge_exits_non_zero() {
-    let out = spmv(&["pagerank", "kron:scale=8", "--format", "csr-scalar", "--cpu", "--max-iter", "2"]);
+    let out =
+        spmv(&["pagerank", "kron:scale=8", "--format", "csr-scalar", "--cpu", "--max-iter", "2"]);
     let stderr = text(&out.stderr);
     assert!(!out.status.success(), "exit 0 although it stopped after 2 iterations:\n{stderr}");
     assert!(stderr.contains("did not converge within --max-iter 2"), "{stderr}");
@@ -63,18 +90,48 @@ fn non_finite_values_are_refused_with_their_line_unless_allowed() {
     let dir = temp_dir("non-finite");
     for (name, value) in [("big", "1e400"), ("inf", "inf"), ("nan", "nan")] {
         let path = dir.join(format!("{name}.mtx"));
-        std::fs::write(&path, format!("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 {value}\n2 2 1\n")).unwrap();
+        std::fs::write(
+            &path,
+            format!("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 {value}\n2 2 1\n"),
+        )
+        .unwrap();
         let path = path.to_str().unwrap();
-        fails_with(&["bench", path, "--cpu", "--formats", "csr-scalar"], &format!("line 3: value '{value}' is not finite"));
+        fails_with(
+            &["bench", path, "--cpu", "--formats", "csr-scalar"],
+            &format!("line 3: value '{value}' is not finite"),
+        );
         // Allowed, the row's infinity (or NaN) is checked as such: every format passes.
-        let out = spmv(&["bench", path, "--cpu", "--formats", "csr-scalar,csr-vector", "--allow-non-finite", "--reps", "3"]);
+        let out = spmv(&[
+            "bench",
+            path,
+            "--cpu",
+            "--formats",
+            "csr-scalar,csr-vector",
+            "--allow-non-finite",
+            "--reps",
+            "3",
+        ]);
         assert!(out.status.success(), "{name}: {}{}", text(&out.stdout), text(&out.stderr));
         assert!(text(&out.stdout).contains("all 2 results match"), "{name}: {}", text(&out.stdout));
     }
     // A value finite in f64 but not in f32 is refused for f32 only, as unsupported (range).
     let path = dir.join("f32.mtx");
-    std::fs::write(&path, "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1e300\n2 2 1\n").unwrap();
-    let out = spmv(&["bench", path.to_str().unwrap(), "--cpu", "--formats", "csr-scalar", "--precision", "f64,f32", "--reps", "3"]);
+    std::fs::write(
+        &path,
+        "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1e300\n2 2 1\n",
+    )
+    .unwrap();
+    let out = spmv(&[
+        "bench",
+        path.to_str().unwrap(),
+        "--cpu",
+        "--formats",
+        "csr-scalar",
+        "--precision",
+        "f64,f32",
+        "--reps",
+        "3",
+    ]);
     let stdout = text(&out.stdout);
     assert!(stdout.contains("UNSUPPORTED (the matrix does not fit f32"), "{stdout}");
     assert!(!stdout.contains("WRONG"), "{stdout}");
@@ -85,11 +142,23 @@ fn bandwidth_counts_only_the_x_a_product_can_touch() {
     // 1 x 20,000,000 with one entry: the product reads one x value, not 160 MB of x.
     let dir = temp_dir("wide-bandwidth");
     let path = dir.join("wide.mtx");
-    std::fs::write(&path, "%%MatrixMarket matrix coordinate real general\n1 20000000 1\n1 7 2.0\n").unwrap();
+    std::fs::write(&path, "%%MatrixMarket matrix coordinate real general\n1 20000000 1\n1 7 2.0\n")
+        .unwrap();
     let json = dir.join("r.json");
-    let out = spmv(&["bench", path.to_str().unwrap(), "--cpu", "--formats", "csr-scalar", "--reps", "3", "--json", json.to_str().unwrap()]);
+    let out = spmv(&[
+        "bench",
+        path.to_str().unwrap(),
+        "--cpu",
+        "--formats",
+        "csr-scalar",
+        "--reps",
+        "3",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let gbs = report["results"][0]["effective_gbs"].as_f64().unwrap();
     assert!(gbs < 10.0, "{gbs} GB/s for a product that moves a few dozen bytes");
 }
@@ -109,14 +178,21 @@ fn messages_name_the_problem_once() {
     assert_eq!(stderr.matches("No such file").count(), 1, "{stderr}");
     assert!(!stderr.contains("generator") && !stderr.contains("os error"), "{stderr}");
     // A generator key beyond what the matrix can hold is an error, not clamped silently.
-    fails_with(&["bench", "longrows:n=10,long=100", "--cpu"], "long = 100 entries per row exceed the n = 10 columns");
+    fails_with(
+        &["bench", "longrows:n=10,long=100", "--cpu"],
+        "long = 100 entries per row exceed the n = 10 columns",
+    );
 }
 
 #[test]
 fn generator_specs_too_big_for_memory_are_refused_with_the_estimate() {
     let dir = temp_dir("big-generators");
     let out_path = dir.join("x.mtx");
-    for (spec, needs) in [("poisson3d:n=1000", "needs 84.0 GB"), ("kron:scale=28", "needs 103.1 GB"), ("poisson2d:n=65536", "needs 257.7 GB")] {
+    for (spec, needs) in [
+        ("poisson3d:n=1000", "needs 84.0 GB"),
+        ("kron:scale=28", "needs 103.1 GB"),
+        ("poisson2d:n=65536", "needs 257.7 GB"),
+    ] {
         let out = spmv_limited(4 << 20, &["gen", spec, "-o", out_path.to_str().unwrap()]);
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{spec}: not a clean error exit:\n{stderr}");
@@ -129,7 +205,8 @@ fn control_bytes_are_escaped_and_carriage_return_files_get_a_hint() {
     let dir = temp_dir("control-bytes");
     // An escape sequence (ESC [2J clears a terminal) in a value is quoted escaped.
     let escape = dir.join("escape.mtx");
-    std::fs::write(&escape, "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 \x1b[2J\n").unwrap();
+    std::fs::write(&escape, "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 \x1b[2J\n")
+        .unwrap();
     let out = spmv(&["info", escape.to_str().unwrap()]);
     let stderr = text(&out.stderr);
     assert!(!out.status.success());
@@ -137,7 +214,8 @@ fn control_bytes_are_escaped_and_carriage_return_files_get_a_hint() {
     assert!(stderr.contains("line 3"), "{stderr}");
     // A file with CR-only line endings is one long line: say so, with the fix.
     let mac = dir.join("mac.mtx");
-    std::fs::write(&mac, "%%MatrixMarket matrix coordinate real general\r2 2 1\r1 1 1.0\r").unwrap();
+    std::fs::write(&mac, "%%MatrixMarket matrix coordinate real general\r2 2 1\r1 1 1.0\r")
+        .unwrap();
     let out = spmv(&["info", mac.to_str().unwrap()]);
     let stderr = text(&out.stderr);
     assert!(!out.status.success());
@@ -148,7 +226,11 @@ fn control_bytes_are_escaped_and_carriage_return_files_get_a_hint() {
 fn plus_signed_integers_are_read_wherever_integers_are() {
     let dir = temp_dir("plus-signs");
     let path = dir.join("plus.mtx");
-    std::fs::write(&path, "%%MatrixMarket matrix coordinate integer general\n+2 +2 +2\n+1 +2 +3\n2 1 -4\n").unwrap();
+    std::fs::write(
+        &path,
+        "%%MatrixMarket matrix coordinate integer general\n+2 +2 +2\n+1 +2 +3\n2 1 -4\n",
+    )
+    .unwrap();
     let out = spmv(&["info", path.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("2 x 2, nnz 2"), "{}", text(&out.stdout));
@@ -163,9 +245,17 @@ fn the_cpu_default_set_is_scaled_down_and_reports_progress_when_piped() {
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stderr}");
     // The header says the set is scaled down and how many runs; rows then follow.
-    assert!(stdout.contains("# default set on the CPU") && stdout.contains("median of 10 runs after 2 warm-up"), "{stdout}");
+    assert!(
+        stdout.contains("# default set on the CPU")
+            && stdout.contains("median of 10 runs after 2 warm-up"),
+        "{stdout}"
+    );
     for spec in spmv::io::inputs::DEFAULT_SPECS_CPU {
-        assert_eq!(stdout.lines().filter(|l| l.starts_with(spec)).count(), 2, "{spec} rows in:\n{stdout}");
+        assert_eq!(
+            stdout.lines().filter(|l| l.starts_with(spec)).count(),
+            2,
+            "{spec} rows in:\n{stdout}"
+        );
     }
     // stderr is a pipe here: plain progress lines, one per matrix, then "done".
     let matrices = stderr.lines().filter(|l| l.contains("] matrix ")).count();

@@ -9,7 +9,11 @@ fn ranks_a_small_graph_and_writes_json() {
     // 1 -> 2, 1 -> 3, 2 -> 3 (1-based); node 3 is dangling and ranks first.
     let dir = temp_dir("small");
     let file = dir.join("g.mtx");
-    std::fs::write(&file, "%%MatrixMarket matrix coordinate pattern general\n3 3 3\n1 2\n1 3\n2 3\n").unwrap();
+    std::fs::write(
+        &file,
+        "%%MatrixMarket matrix coordinate pattern general\n3 3 3\n1 2\n1 3\n2 3\n",
+    )
+    .unwrap();
     let json = dir.join("r.json");
     let out = spmv(&[
         "pagerank",
@@ -31,7 +35,8 @@ fn ranks_a_small_graph_and_writes_json() {
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.contains("3 nodes, 3 edges, 1 dangling"), "{stdout}");
-    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let results = report["graphs"][0]["results"].as_array().unwrap();
     assert_eq!(results.len(), 4);
     for r in results {
@@ -50,7 +55,15 @@ fn ranks_a_small_graph_and_writes_json() {
 
 #[test]
 fn every_format_on_a_generated_graph() {
-    let out = spmv(&["pagerank", "powerlaw:n=3000,mean=5,exp=2.1", "--format", "all", "--exact", "--top", "0"]);
+    let out = spmv(&[
+        "pagerank",
+        "powerlaw:n=3000,mean=5,exp=2.1",
+        "--format",
+        "all",
+        "--exact",
+        "--top",
+        "0",
+    ]);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stdout}\n{stderr}");
     let formats = spmv::formats::registry::<f64>().len();
@@ -62,7 +75,10 @@ fn every_format_on_a_generated_graph() {
 fn bad_input_is_an_error_not_a_panic() {
     fails_with(&["pagerank", "random:rows=10,cols=5,mean=2"], "square");
     fails_with(&["pagerank", "poisson2d:n=4", "--format", "no-such-format"], "unknown format");
-    fails_with(&["pagerank", "poisson2d:n=4", "--format", "brc", "--deterministic"], "--deterministic: brc");
+    fails_with(
+        &["pagerank", "poisson2d:n=4", "--format", "brc", "--deterministic"],
+        "--deterministic: brc",
+    );
     fails_with(&["pagerank", "poisson2d:n=4", "--alpha", "1.5"], "alpha");
 }
 
@@ -71,13 +87,24 @@ fn reordered_products_give_the_ranks_in_the_original_node_order() {
     let dir = temp_dir("pagerank-reorder");
     let json = dir.join("r.json");
     let out = spmv(&[
-        "pagerank", "kron:scale=10", "--cpu", "--format", "csr-vector", "--reorder", "rcm", "--exact", "--tol", "1e-10",
-        "--json", json.to_str().unwrap(),
+        "pagerank",
+        "kron:scale=10",
+        "--cpu",
+        "--format",
+        "csr-vector",
+        "--reorder",
+        "rcm",
+        "--exact",
+        "--tol",
+        "1e-10",
+        "--json",
+        json.to_str().unwrap(),
     ]);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
     assert!(stdout.contains("csr-vector+rcm"), "{stdout}");
-    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let r = &report["graphs"][0]["results"][0];
     assert_eq!(r["status"], "ok", "{r}");
     assert!(r["reorder_ms"].as_f64().unwrap() >= 0.0, "{r}");

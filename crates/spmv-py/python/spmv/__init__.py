@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import json
 import warnings
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from collections.abc import Sequence
+from typing import Any, Union
 
 import numpy as np
 
@@ -44,16 +45,21 @@ _DTYPES = {"f64": np.dtype(np.float64), "f32": np.dtype(np.float32), "f16": np.d
 _warned_cpu = False
 
 
-def gpu_available() -> Tuple[bool, str]:
+def gpu_available() -> tuple[bool, str]:
     """(True, "NVIDIA H200 (sm_90)") when products can run on a GPU, else (False, why not)."""
     return _spmv.gpu_available()
 
 
-def formats() -> List[Dict[str, Any]]:
+def formats() -> list[dict[str, Any]]:
     """Every storage format: name, description, whether it is deterministic on the GPU, and
     its parameters (key, default, doc). A format spec is ``name`` or ``name:key=value,...``."""
     return [
-        {"name": n, "description": d, "deterministic": det, "params": [{"key": k, "default": v, "doc": doc} for k, v, doc in p]}
+        {
+            "name": n,
+            "description": d,
+            "deterministic": det,
+            "params": [{"key": k, "default": v, "doc": doc} for k, v, doc in p],
+        }
         for n, d, det, p in _spmv.formats()
     ]
 
@@ -62,13 +68,13 @@ class Matrix:
     """A sparse matrix on the host, in canonical CSR with float64 values (what every format
     is built from). Make one with :func:`read`, :func:`generate` or :meth:`from_scipy`."""
 
-    def __init__(self, csr: "_spmv.Csr") -> None:
+    def __init__(self, csr: _spmv.Csr) -> None:
         if not isinstance(csr, _spmv.Csr):
             raise TypeError("build a Matrix with spmv.read, spmv.generate or Matrix.from_scipy")
         self._csr = csr
 
     @classmethod
-    def from_scipy(cls, a: Any) -> "Matrix":
+    def from_scipy(cls, a: Any) -> Matrix:
         """From any scipy.sparse matrix or array (real or integer values). A CSR matrix in
         canonical form (sorted indices, no duplicates) is taken as it is; others are converted
         (duplicates summed)."""
@@ -86,7 +92,9 @@ class Matrix:
         indptr = np.ascontiguousarray(csr.indptr, dtype=np.int64)
         indices = np.ascontiguousarray(csr.indices, dtype=np.uint32)
         data = np.ascontiguousarray(csr.data, dtype=np.float64)
-        return cls(_spmv.Csr.from_arrays(nrows, ncols, indptr.ctypes.data, indices.ctypes.data, data.ctypes.data, data.size))
+        return cls(
+            _spmv.Csr.from_arrays(nrows, ncols, indptr.ctypes.data, indices.ctypes.data, data.ctypes.data, data.size)
+        )
 
     def to_scipy(self) -> Any:
         """The matrix as a ``scipy.sparse.csr_matrix`` (float64, int32 indices)."""
@@ -94,19 +102,23 @@ class Matrix:
 
         indptr, indices, data = self._csr.to_bytes()
         return sp.csr_matrix(
-            (np.frombuffer(data, np.float64).copy(), np.frombuffer(indices, np.int32).copy(), np.frombuffer(indptr, np.int64).copy()),
+            (
+                np.frombuffer(data, np.float64).copy(),
+                np.frombuffer(indices, np.int32).copy(),
+                np.frombuffer(indptr, np.int64).copy(),
+            ),
             shape=self.shape,
         )
 
     @property
-    def shape(self) -> Tuple[int, int]:
+    def shape(self) -> tuple[int, int]:
         return self._csr.shape
 
     @property
     def nnz(self) -> int:
         return self._csr.nnz
 
-    def to_device(self, format: str = "auto", precision: str = "f64", device: str = "auto") -> "Operator":
+    def to_device(self, format: str = "auto", precision: str = "f64", device: str = "auto") -> Operator:
         """The matrix converted to ``format`` (a spec: "auto", "brcp", "sell-c-sigma:c=32,sigma=1024",
         see :func:`formats`) in ``precision`` ("f64", "f32", "f16") on ``device`` ("auto": the GPU
         when there is one, with a warning once when there is none; "gpu"; "cpu")."""
@@ -138,7 +150,7 @@ def _as_matrix(a: Any) -> Matrix:
     return Matrix.from_scipy(a)
 
 
-def _cuda_interface(v: Any, name: str, dtype: np.dtype, length: Optional[int]) -> Tuple[int, int, Optional[int]]:
+def _cuda_interface(v: Any, name: str, dtype: np.dtype, length: int | None) -> tuple[int, int, int | None]:
     """(address, length, stream) of a 1-D contiguous CUDA array of `dtype`."""
     cai = v.__cuda_array_interface__
     shape = tuple(cai["shape"])
@@ -165,7 +177,9 @@ def _empty_like_device(x: Any, n: int, dtype: np.dtype) -> Any:
 
         with cupy.cuda.Device(x.device.id):
             return cupy.empty(n, dtype=dtype)
-    raise TypeError(f"pass y= for CUDA arrays of type {type(x).__name__} (spmv allocates CuPy arrays and PyTorch tensors)")
+    raise TypeError(
+        f"pass y= for CUDA arrays of type {type(x).__name__} (spmv allocates CuPy arrays and PyTorch tensors)"
+    )
 
 
 def _host_vector(v: Any, name: str, dtype: np.dtype) -> np.ndarray:
@@ -177,7 +191,7 @@ def _host_vector(v: Any, name: str, dtype: np.dtype) -> np.ndarray:
     return np.ascontiguousarray(arr, dtype=dtype)
 
 
-def _to_host(v: Any) -> Tuple[Any, Optional[str]]:
+def _to_host(v: Any) -> tuple[Any, str | None]:
     """A host array of a CUDA array (and the library it came from), or v itself."""
     if not hasattr(v, "__cuda_array_interface__"):
         return v, None
@@ -191,7 +205,7 @@ def _to_host(v: Any) -> Tuple[Any, Optional[str]]:
     raise TypeError(f"spmv takes NumPy arrays, CuPy arrays and PyTorch tensors, not {type(v).__name__}")
 
 
-def _like(host: np.ndarray, origin: Optional[str], template: Any) -> Any:
+def _like(host: np.ndarray, origin: str | None, template: Any) -> Any:
     if origin == "torch":
         import torch
 
@@ -207,11 +221,11 @@ class Operator:
     """A matrix in one format and precision on the GPU (or the CPU): ``op @ x`` and
     :meth:`apply`. Made by :meth:`Matrix.to_device`."""
 
-    def __init__(self, raw: "_spmv.Operator") -> None:
+    def __init__(self, raw: _spmv.Operator) -> None:
         self._raw = raw
 
     @property
-    def shape(self) -> Tuple[int, int]:
+    def shape(self) -> tuple[int, int]:
         return self._raw.shape
 
     @property
@@ -240,7 +254,7 @@ class Operator:
         return self._raw.backend
 
     @property
-    def stats(self) -> Dict[str, Any]:
+    def stats(self) -> dict[str, Any]:
         """The format's storage figures (bytes, stored slots, padding ...)."""
         return self._raw.stats
 
@@ -258,7 +272,9 @@ class Operator:
                     raise ValueError("beta != 0 needs y")
                 y = _empty_like_device(x, nrows, dtype)
             yp, ny, y_stream = _cuda_interface(y, "y", dtype, nrows)
-            self._raw.apply_device(xp, nx, yp, ny, float(alpha), float(beta), y_stream if y_stream is not None else stream)
+            self._raw.apply_device(
+                xp, nx, yp, ny, float(alpha), float(beta), y_stream if y_stream is not None else stream
+            )
             return y
         if hasattr(x, "__cuda_array_interface__") or hasattr(y, "__cuda_array_interface__"):
             # A CPU operator with CUDA arrays: through the host, returned as the caller's kind.
@@ -287,7 +303,8 @@ class Operator:
         return self.apply(x)
 
     def __repr__(self) -> str:
-        return f"spmv.Operator({self.shape[0]} x {self.shape[1]}, nnz {self.nnz}, {self.format}, {self.precision}, {self.backend})"
+        shape = f"{self.shape[0]} x {self.shape[1]}"
+        return f"spmv.Operator({shape}, nnz {self.nnz}, {self.format}, {self.precision}, {self.backend})"
 
 
 class SolveResult:
@@ -295,7 +312,7 @@ class SolveResult:
 
     x: Any
     outcome: str
-    breakdown: Optional[str]
+    breakdown: str | None
     converged: bool
     iterations: int
     residual: float
@@ -304,7 +321,7 @@ class SolveResult:
     iteration_ms: float
     graph: bool
 
-    def __init__(self, x: Any, figures: Dict[str, Any]) -> None:
+    def __init__(self, x: Any, figures: dict[str, Any]) -> None:
         self.x = x
         for key, value in figures.items():
             setattr(self, key, value)
@@ -317,7 +334,18 @@ class SolveResult:
         )
 
 
-def _solve(method: str, a: Any, b: Any, tol: float, max_iter: int, precond: Optional[str], check_every: int, graph: bool, format: str, precision: str) -> SolveResult:
+def _solve(
+    method: str,
+    a: Any,
+    b: Any,
+    tol: float,
+    max_iter: int,
+    precond: str | None,
+    check_every: int,
+    graph: bool,
+    format: str,
+    precision: str,
+) -> SolveResult:
     if precond not in (None, "none", "jacobi"):
         raise ValueError(f'precond must be None or "jacobi", not {precond!r}')
     op = a if isinstance(a, Operator) else _as_matrix(a).to_device(format=format, precision=precision)
@@ -329,14 +357,25 @@ def _solve(method: str, a: Any, b: Any, tol: float, max_iter: int, precond: Opti
     if bs.shape[0] != n:
         raise ValueError(f"b has {bs.shape[0]} entries, the matrix needs {n}")
     x = np.empty(n, dtype=op.dtype)
-    figures = _spmv.solve(op._raw, method, bs.ctypes.data, x.ctypes.data, n, precond == "jacobi", float(tol), int(max_iter), int(check_every), bool(graph))
+    figures = _spmv.solve(
+        op._raw,
+        method,
+        bs.ctypes.data,
+        x.ctypes.data,
+        n,
+        precond == "jacobi",
+        float(tol),
+        int(max_iter),
+        int(check_every),
+        bool(graph),
+    )
     return SolveResult(_like(x, origin, b), figures)
 
 
 Devices = Union[int, Sequence[int]]
 
 
-def _device_list(devices: Devices, exchange: str) -> List[int]:
+def _device_list(devices: Devices, exchange: str) -> list[int]:
     """``devices`` as ordinals: a count (the first N devices) or a list (one part each; an
     ordinal may repeat, putting several parts on one GPU)."""
     if exchange not in ("peer", "nccl"):
@@ -349,7 +388,20 @@ def _device_list(devices: Devices, exchange: str) -> List[int]:
     return ordinals
 
 
-def cg(a: Any, b: Any, *, tol: float = 1e-8, max_iter: int = 10_000, precond: Optional[str] = None, check_every: int = 10, graph: bool = True, format: str = "auto", precision: str = "f64", devices: Optional[Devices] = None, exchange: str = "peer") -> SolveResult:
+def cg(
+    a: Any,
+    b: Any,
+    *,
+    tol: float = 1e-8,
+    max_iter: int = 10_000,
+    precond: str | None = None,
+    check_every: int = 10,
+    graph: bool = True,
+    format: str = "auto",
+    precision: str = "f64",
+    devices: Devices | None = None,
+    exchange: str = "peer",
+) -> SolveResult:
     """Conjugate gradients for a symmetric positive definite A·x = b from x = 0, stopping at
     ‖r‖/‖b‖ ≤ tol. ``a``: an :class:`Operator` (any format, GPU or CPU), a :class:`Matrix` or a
     scipy.sparse matrix (converted to ``format``). ``precond="jacobi"``: the inverse diagonal.
@@ -364,7 +416,9 @@ def cg(a: Any, b: Any, *, tol: float = 1e-8, max_iter: int = 10_000, precond: Op
     if devices is not None:
         ordinals = _device_list(devices, exchange)
         if isinstance(a, Operator):
-            raise ValueError("devices: pass a Matrix or a scipy.sparse matrix (it is split over the devices), not an Operator")
+            raise ValueError(
+                "devices: pass a Matrix or a scipy.sparse matrix (it is split over the devices), not an Operator"
+            )
         if precond not in (None, "none"):
             raise ValueError("devices: the distributed CG has no preconditioner")
         if precision not in ("f64", "f32"):
@@ -377,12 +431,25 @@ def cg(a: Any, b: Any, *, tol: float = 1e-8, max_iter: int = 10_000, precond: Op
         if bs.shape[0] != m.shape[0]:
             raise ValueError(f"b has {bs.shape[0]} entries, the matrix needs {m.shape[0]}")
         x = np.empty(m.shape[0], dtype=_DTYPES[precision])
-        figures = _spmv.cg_distributed(m._csr, bs.ctypes.data, x.ctypes.data, format, precision, ordinals, exchange, float(tol), int(max_iter))
+        figures = _spmv.cg_distributed(
+            m._csr, bs.ctypes.data, x.ctypes.data, format, precision, ordinals, exchange, float(tol), int(max_iter)
+        )
         return SolveResult(_like(x, origin, b), figures)
     return _solve("cg", a, b, tol, max_iter, precond, check_every, graph, format, precision)
 
 
-def bicgstab(a: Any, b: Any, *, tol: float = 1e-8, max_iter: int = 10_000, precond: Optional[str] = None, check_every: int = 10, graph: bool = True, format: str = "auto", precision: str = "f64") -> SolveResult:
+def bicgstab(
+    a: Any,
+    b: Any,
+    *,
+    tol: float = 1e-8,
+    max_iter: int = 10_000,
+    precond: str | None = None,
+    check_every: int = 10,
+    graph: bool = True,
+    format: str = "auto",
+    precision: str = "f64",
+) -> SolveResult:
     """BiCGSTAB (right-preconditioned) for a general square A·x = b; as :func:`cg`."""
     return _solve("bicgstab", a, b, tol, max_iter, precond, check_every, graph, format, precision)
 
@@ -397,16 +464,28 @@ class PageRankResult:
     ms: float
     backend: str
 
-    def __init__(self, ranks: np.ndarray, figures: Dict[str, Any]) -> None:
+    def __init__(self, ranks: np.ndarray, figures: dict[str, Any]) -> None:
         self.ranks = ranks
         for key, value in figures.items():
             setattr(self, key, value)
 
     def __repr__(self) -> str:
-        return f"PageRankResult({self.ranks.shape[0]} nodes, {self.iterations} iterations, converged {self.converged}, {self.ms:.3f} ms)"
+        run = f"{self.iterations} iterations, converged {self.converged}, {self.ms:.3f} ms"
+        return f"PageRankResult({self.ranks.shape[0]} nodes, {run})"
 
 
-def pagerank(a: Any, *, alpha: float = 0.85, tol: float = 1e-5, max_iter: int = 1000, weighted: bool = False, format: str = "csr-vector", device: str = "auto", devices: Optional[Devices] = None, exchange: str = "peer") -> PageRankResult:
+def pagerank(
+    a: Any,
+    *,
+    alpha: float = 0.85,
+    tol: float = 1e-5,
+    max_iter: int = 1000,
+    weighted: bool = False,
+    format: str = "csr-vector",
+    device: str = "auto",
+    devices: Devices | None = None,
+    exchange: str = "peer",
+) -> PageRankResult:
     """PageRank of the graph whose adjacency matrix is ``a`` (row = source, column = target;
     a :class:`Matrix` or scipy.sparse), by power iteration with dangling nodes redistributed,
     until max |r_k+1 − r_k| ≤ tol. ``weighted``: edges weighted by their values.
@@ -418,11 +497,33 @@ def pagerank(a: Any, *, alpha: float = 0.85, tol: float = 1e-5, max_iter: int = 
         if device == "cpu":
             raise ValueError('devices needs a GPU, not device="cpu"')
     ranks = np.empty(m.shape[0], dtype=np.float64)
-    figures = _spmv.pagerank(m._csr, ranks.ctypes.data, format, device, float(alpha), float(tol), int(max_iter), bool(weighted), ordinals, exchange)
+    figures = _spmv.pagerank(
+        m._csr,
+        ranks.ctypes.data,
+        format,
+        device,
+        float(alpha),
+        float(tol),
+        int(max_iter),
+        bool(weighted),
+        ordinals,
+        exchange,
+    )
     return PageRankResult(ranks, figures)
 
 
-def bench(matrices: Union[Any, Sequence[Any]], *, formats: str = "auto,cusparse-alg1", precision: str = "f64", device: str = "auto", reps: int = 100, warmup: int = 10, names: Optional[Sequence[str]] = None, devices: Optional[Devices] = None, exchange: str = "peer") -> List[Dict[str, Any]]:
+def bench(
+    matrices: Any | Sequence[Any],
+    *,
+    formats: str = "auto,cusparse-alg1",
+    precision: str = "f64",
+    device: str = "auto",
+    reps: int = 100,
+    warmup: int = 10,
+    names: Sequence[str] | None = None,
+    devices: Devices | None = None,
+    exchange: str = "peer",
+) -> list[dict[str, Any]]:
     """``spmv bench`` from Python: each matrix (a :class:`Matrix`, scipy.sparse, a path or a
     generator spec) in each format (a comma-separated list of specs, or "all") and precision
     ("f64,f32"), checked against the exact product; one dict per result (times in ms: median,
@@ -450,5 +551,7 @@ def bench(matrices: Union[Any, Sequence[Any]], *, formats: str = "auto,cusparse-
         if len(names) != len(loaded):
             raise ValueError(f"{len(names)} names for {len(loaded)} matrices")
         labels = list(names)
-    report = json.loads(_spmv.bench(loaded, labels, formats, precision, device, int(reps), int(warmup), ordinals, exchange))
+    report = json.loads(
+        _spmv.bench(loaded, labels, formats, precision, device, int(reps), int(warmup), ordinals, exchange)
+    )
     return report["results"]

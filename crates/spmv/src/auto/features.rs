@@ -18,8 +18,11 @@ pub const SAMPLED_ROWS: usize = 1 << 12;
 /// What `auto` knows of a matrix.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Features {
+    /// Number of rows.
     pub rows: f64,
+    /// Number of columns.
     pub cols: f64,
+    /// Number of stored entries.
     pub nnz: f64,
     /// Mean entries per row.
     pub mean_row: f64,
@@ -85,9 +88,14 @@ impl Features {
             max_over_mean: if mean > 0.0 { max as f64 / mean } else { 0.0 },
             empty_rows: empty as f64 / m_f,
             // Occupied diagonals × sampled rows over sampled entries: DIA's padding ratio.
-            diagonal_fill: if sampled_nnz > 0 { diagonals.len() as f64 * sample.len() as f64 / sampled_nnz as f64 } else { 1.0 },
+            diagonal_fill: if sampled_nnz > 0 {
+                diagonals.len() as f64 * sample.len() as f64 / sampled_nnz as f64
+            } else {
+                1.0
+            },
             col_spread: span / sample.len().max(1) as f64,
-            size_over_l2: (12.0 * nnz as f64 + 4.0 * (m as f64 + 1.0) + 8.0 * (m + n) as f64) / l2_bytes,
+            size_over_l2: (12.0 * nnz as f64 + 4.0 * (m as f64 + 1.0) + 8.0 * (m + n) as f64)
+                / l2_bytes,
         }
     }
 

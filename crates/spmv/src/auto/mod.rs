@@ -51,7 +51,10 @@ pub fn candidates<T: Scalar>(deterministic: bool) -> Vec<&'static str> {
         .filter(|f| !deterministic || f.deterministic)
         .map(|f| f.name)
         .collect();
-    let variants = Model::h200().variants().into_iter().filter(|v| v.split_once(':').is_some_and(|(name, _)| eligible.contains(&name)));
+    let variants = Model::h200()
+        .variants()
+        .into_iter()
+        .filter(|v| v.split_once(':').is_some_and(|(name, _)| eligible.contains(&name)));
     eligible.iter().copied().chain(variants).collect()
 }
 
@@ -88,6 +91,7 @@ impl Options {
 /// Why `auto` chose what it chose.
 #[derive(Clone, Debug)]
 pub struct Choice {
+    /// The features the ranking was made from.
     pub features: Features,
     /// Every candidate with its predicted time relative to the best, fastest first.
     pub ranking: Vec<(String, f64)>,
@@ -103,7 +107,11 @@ pub fn choose<T: Scalar>(a: &Csr<T>, options: Options) -> Result<(HostMatrix<T>,
 }
 
 /// [`choose`] with the features of `a` already computed.
-pub fn choose_with<T: Scalar>(a: &Csr<T>, features: Features, options: Options) -> Result<(HostMatrix<T>, Choice)> {
+pub fn choose_with<T: Scalar>(
+    a: &Csr<T>,
+    features: Features,
+    options: Options,
+) -> Result<(HostMatrix<T>, Choice)> {
     let ranking = options.rank::<T>(&features);
     let mut declined = Vec::new();
     for (name, _) in &ranking {
@@ -116,7 +124,9 @@ pub fn choose_with<T: Scalar>(a: &Csr<T>, features: Features, options: Options) 
                 let chosen = name.clone();
                 return Ok((host, Choice { features, ranking, chosen, declined }));
             }
-            Err(e @ (Error::Format { .. } | Error::Unsupported(_))) => declined.push((name.clone(), e.to_string())),
+            Err(e @ (Error::Format { .. } | Error::Unsupported(_))) => {
+                declined.push((name.clone(), e.to_string()))
+            }
             Err(e) => return Err(e),
         }
     }
@@ -130,10 +140,13 @@ pub struct Auto<T: Scalar> {
 }
 
 impl<T: Scalar> Auto<T> {
+    /// Ranks the candidates for `a` and builds the first that accepts it ([`choose`]);
+    /// `Error::Format` when none does.
     pub fn new(a: &Csr<T>, options: Options) -> Result<Self> {
         let (inner, choice) = choose(a, options)?;
         Ok(Auto { inner, choice: Arc::new(choice) })
     }
+    /// Why this format was chosen.
     pub fn choice(&self) -> &Choice {
         &self.choice
     }

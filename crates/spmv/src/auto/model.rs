@@ -1,5 +1,5 @@
 //! The model behind `auto`: k nearest neighbours over measured matrices. The training table
-//! (`h200-f64.json`, written by `examples/auto_fit.rs` from one `spmv bench --formats all`
+//! (`h200-f64.json`, written by `lab/tools/src/bin/auto_fit.rs` from one `spmv bench --formats all`
 //! run on the H200) holds, per matrix, its [`Features`] and every format's back-to-back time.
 //! A query's predicted time of format F, relative to the best format, is the
 //! distance-weighted geometric mean of F's relative time on those of the k training matrices
@@ -27,14 +27,20 @@ const SUPPORT: f64 = 0.3;
 pub struct Training {
     /// Where the times come from (device, command, file).
     pub source: String,
+    /// L2 cache of the training GPU, in bytes: the size feature is measured against it.
     pub l2_bytes: f64,
+    /// Neighbours per prediction, chosen by cross-validation.
     pub k: usize,
+    /// Every measured matrix.
     pub matrices: Vec<TrainingMatrix>,
 }
 
+/// One measured matrix of the training table.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TrainingMatrix {
+    /// The matrix's name (file stem or generator spec).
     pub name: String,
+    /// Its features, measured against the table's `l2_bytes`.
     pub features: Features,
     /// Back-to-back milliseconds of every format that ran correctly (label → time).
     pub times_ms: HashMap<String, f64>,
@@ -45,6 +51,7 @@ const SIZE_FEATURES: [usize; 3] = [0, 1, 8];
 
 /// The fitted model: standardised feature vectors and each matrix's times relative to its best.
 pub struct Model {
+    /// The table the model was fitted to.
     pub training: Training,
     mean: [f64; 9],
     scale: [f64; 9],
@@ -57,6 +64,8 @@ pub struct Model {
 }
 
 impl Model {
+    /// Fits the model to `training`: standardises the feature vectors (mean 0, deviation 1 per
+    /// feature) and takes each matrix's times relative to its best.
     pub fn new(training: Training) -> Self {
         let raw: Vec<[f64; 9]> = training.matrices.iter().map(|m| m.features.vector()).collect();
         let n = raw.len().max(1) as f64;
@@ -73,8 +82,10 @@ impl Model {
             }
         }
         scale.iter_mut().for_each(|s| *s = if *s > 0.0 { s.sqrt() } else { 1.0 });
-        let points: Vec<[f64; 9]> = raw.iter().map(|v| std::array::from_fn(|i| (v[i] - mean[i]) / scale[i])).collect();
-        let size_ceiling = SIZE_FEATURES.map(|d| points.iter().map(|p| p[d]).fold(f64::NEG_INFINITY, f64::max));
+        let points: Vec<[f64; 9]> =
+            raw.iter().map(|v| std::array::from_fn(|i| (v[i] - mean[i]) / scale[i])).collect();
+        let size_ceiling =
+            SIZE_FEATURES.map(|d| points.iter().map(|p| p[d]).fold(f64::NEG_INFINITY, f64::max));
         let relative = training
             .matrices
             .iter()
@@ -90,7 +101,8 @@ impl Model {
     pub fn h200() -> &'static Model {
         static MODEL: OnceLock<Model> = OnceLock::new();
         MODEL.get_or_init(|| {
-            let training: Training = serde_json::from_str(include_str!("h200-f64.json")).expect("the shipped training table parses");
+            let training: Training = serde_json::from_str(include_str!("h200-f64.json"))
+                .expect("the shipped training table parses");
             Model::new(training)
         })
     }
@@ -124,8 +136,14 @@ impl Model {
     /// The format specs with parameters among the measured formats (`csr-vector:values=auto`
     /// …), sorted: candidates besides the registered names.
     pub fn variants(&self) -> Vec<&str> {
-        let mut v: Vec<&str> =
-            self.training.matrices.iter().flat_map(|m| m.times_ms.keys()).map(String::as_str).filter(|f| f.contains(':')).collect();
+        let mut v: Vec<&str> = self
+            .training
+            .matrices
+            .iter()
+            .flat_map(|m| m.times_ms.keys())
+            .map(String::as_str)
+            .filter(|f| f.contains(':'))
+            .collect();
         v.sort_unstable();
         v.dedup();
         v
@@ -136,13 +154,17 @@ impl Model {
     /// the training set is chosen for as if the model had never seen it.
     pub fn same_matrices(&self, f: &Features) -> Vec<usize> {
         let q = self.standardise(f);
-        let same = |p: &[f64; 9]| p.iter().zip(&q).all(|(a, b)| (a - b).abs() <= 1e-9 * (1.0 + a.abs()));
+        let same =
+            |p: &[f64; 9]| p.iter().zip(&q).all(|(a, b)| (a - b).abs() <= 1e-9 * (1.0 + a.abs()));
         self.points.iter().enumerate().filter(|(_, p)| same(p)).map(|(i, _)| i).collect()
     }
 
     /// The names and distances of the `k` training matrices nearest to `f`.
     pub fn neighbours(&self, f: &Features, k: usize) -> Vec<(String, f64)> {
-        self.nearest(f, k, &[]).into_iter().map(|(d, i)| (self.training.matrices[i].name.clone(), d)).collect()
+        self.nearest(f, k, &[])
+            .into_iter()
+            .map(|(d, i)| (self.training.matrices[i].name.clone(), d))
+            .collect()
     }
 
     /// An estimate of the best format's time on the training GPU, in milliseconds: the
@@ -161,7 +183,13 @@ impl Model {
 
     /// Predicted time of each candidate relative to the best (1 = as fast as the best format
     /// of the neighbours), fastest first; the training matrices in `skip` are left out.
-    pub fn predict(&self, f: &Features, candidates: &[&str], k: usize, skip: &[usize]) -> Vec<(String, f64)> {
+    pub fn predict(
+        &self,
+        f: &Features,
+        candidates: &[&str],
+        k: usize,
+        skip: &[usize],
+    ) -> Vec<(String, f64)> {
         let near = self.nearest(f, k, skip);
         let mut out: Vec<(String, f64)> = candidates
             .iter()
@@ -175,7 +203,11 @@ impl Model {
                         ran += w;
                     }
                 }
-                let log = if ran >= SUPPORT * total { sum / ran } else { (sum + (total - ran) * DECLINED.ln()) / total };
+                let log = if ran >= SUPPORT * total {
+                    sum / ran
+                } else {
+                    (sum + (total - ran) * DECLINED.ln()) / total
+                };
                 (c.to_string(), log.exp())
             })
             .collect();
@@ -190,7 +222,12 @@ impl Model {
     /// with `measured` > 1, the fastest of the first `measured` that ran (what `tune` keeps,
     /// judged by the table's own times).
     /// Returns the geometric mean, the worst score and its matrix, and how many fall below 0.7.
-    pub fn cross_validate(&self, candidates: &[&str], k: usize, measured: usize) -> CrossValidation {
+    pub fn cross_validate(
+        &self,
+        candidates: &[&str],
+        k: usize,
+        measured: usize,
+    ) -> CrossValidation {
         let scores: Vec<(f64, &str, String)> = self
             .training
             .matrices
@@ -210,14 +247,22 @@ impl Model {
             .collect();
         let n = scores.len().max(1) as f64;
         let geomean = (scores.iter().map(|s| s.0.ln()).sum::<f64>() / n).exp();
-        let worst = scores.iter().map(|s| (s.0, s.1)).min_by(|a, b| a.0.total_cmp(&b.0)).unwrap_or((f64::NAN, ""));
+        let worst = scores
+            .iter()
+            .map(|s| (s.0, s.1))
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .unwrap_or((f64::NAN, ""));
         CrossValidation {
             k,
             geomean,
             worst: worst.0,
             worst_matrix: worst.1.to_string(),
             below_70: scores.iter().filter(|s| s.0 < 0.7).count(),
-            low: scores.iter().filter(|s| s.0 < 0.7).map(|(score, name, kept)| (name.to_string(), *score, kept.clone())).collect(),
+            low: scores
+                .iter()
+                .filter(|s| s.0 < 0.7)
+                .map(|(score, name, kept)| (name.to_string(), *score, kept.clone()))
+                .collect(),
             matrices: scores.len(),
         }
     }
@@ -226,13 +271,18 @@ impl Model {
 /// What leave-one-out cross-validation found.
 #[derive(Clone, Debug, Serialize)]
 pub struct CrossValidation {
+    /// Neighbours used.
     pub k: usize,
     /// Geometric mean over the matrices of best time / chosen format's time.
     pub geomean: f64,
+    /// The lowest score (best time / chosen format's time).
     pub worst: f64,
+    /// The matrix with the lowest score.
     pub worst_matrix: String,
+    /// Matrices whose score is below 0.7.
     pub below_70: usize,
     /// The matrices below 0.7, their scores and the formats kept there.
     pub low: Vec<(String, f64, String)>,
+    /// Training matrices scored.
     pub matrices: usize,
 }

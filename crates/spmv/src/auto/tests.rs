@@ -10,7 +10,10 @@ fn features_describe_shape_rows_and_diagonals() {
     // Five diagonals of 10^4 rows for 49,600 entries (estimated on every third row).
     assert!((f.diagonal_fill - 5.0 * 10_000.0 / 49_600.0).abs() < 0.01, "{}", f.diagonal_fill);
     assert!(f.col_spread < 0.03);
-    let g = Features::of(&crate::io::gen::generate("powerlaw:n=20000,mean=8,exp=1.9").unwrap(), TRAINING_L2_BYTES);
+    let g = Features::of(
+        &crate::io::gen::generate("powerlaw:n=20000,mean=8,exp=1.9").unwrap(),
+        TRAINING_L2_BYTES,
+    );
     assert!(g.row_cv > 1.0 && g.max_over_mean > 10.0 && g.diagonal_fill > 100.0, "{g:?}");
     let e = Features::of(&Csr::<f64>::zeros(0, 0), TRAINING_L2_BYTES);
     assert!(e.vector().iter().all(|v| v.is_finite()));
@@ -32,7 +35,11 @@ fn auto_builds_a_candidate_and_says_which() {
         let name = crate::formats::parse_spec(&choice.chosen).unwrap().name().to_string();
         assert!(crate::formats::find::<crate::f16>(&name).unwrap().half);
     }
-    let f = crate::formats::build(&crate::formats::parse_spec("auto").unwrap(), &crate::io::gen::generate("poisson2d:n=30").unwrap()).unwrap();
+    let f = crate::formats::build(
+        &crate::formats::parse_spec("auto").unwrap(),
+        &crate::io::gen::generate("poisson2d:n=30").unwrap(),
+    )
+    .unwrap();
     assert!(f.chosen().is_some());
 }
 
@@ -43,7 +50,8 @@ fn the_shipped_model_cross_validates_well() {
     let model = Model::h200();
     assert!(model.training.matrices.len() >= 300, "{} matrices", model.training.matrices.len());
     let names: Vec<String> = {
-        let mut c: Vec<String> = model.training.matrices.iter().flat_map(|m| m.times_ms.keys().cloned()).collect();
+        let mut c: Vec<String> =
+            model.training.matrices.iter().flat_map(|m| m.times_ms.keys().cloned()).collect();
         c.sort();
         c.dedup();
         c
@@ -63,11 +71,19 @@ fn held_out_choice_leaves_the_matrix_out_of_the_model() {
     for (i, m) in model.training.matrices.iter().enumerate().step_by(37) {
         let same = model.same_matrices(&m.features);
         assert!(same.contains(&i), "{}", m.name);
-        assert_eq!(held_out.rank::<f64>(&m.features), model.predict(&m.features, &candidates, model.training.k, &same));
-        assert_eq!(Options::default().rank::<f64>(&m.features), model.predict(&m.features, &candidates, model.training.k, &[]));
+        assert_eq!(
+            held_out.rank::<f64>(&m.features),
+            model.predict(&m.features, &candidates, model.training.k, &same)
+        );
+        assert_eq!(
+            Options::default().rank::<f64>(&m.features),
+            model.predict(&m.features, &candidates, model.training.k, &[])
+        );
     }
     let spec = crate::formats::parse_spec("auto:heldout=true").unwrap();
-    assert!(crate::formats::build(&spec, &crate::io::gen::generate("poisson2d:n=30").unwrap()).is_ok());
+    assert!(
+        crate::formats::build(&spec, &crate::io::gen::generate("poisson2d:n=30").unwrap()).is_ok()
+    );
     assert!(crate::formats::parse_spec("tune:heldout=maybe").is_err());
 }
 
@@ -79,16 +95,28 @@ fn tune_measures_the_first_candidates_and_caches_the_answer() {
     let _ = std::fs::remove_dir_all(&dir);
     let a = crate::io::gen::generate("poisson2d:n=80").unwrap();
     let budget = std::time::Duration::from_secs(5);
-    let (host, first) = tune_with_cache(&crate::Backend::Cpu, &a, budget, Options::default(), Some(&dir)).unwrap();
-    assert!(!first.cached && !first.measured.is_empty() && first.measured.len() <= TUNE_CANDIDATES, "{first:?}");
+    let (host, first) =
+        tune_with_cache(&crate::Backend::Cpu, &a, budget, Options::default(), Some(&dir)).unwrap();
+    assert!(
+        !first.cached && !first.measured.is_empty() && first.measured.len() <= TUNE_CANDIDATES,
+        "{first:?}"
+    );
     assert_eq!(host.spec().to_string(), first.chosen);
     let fastest = first.measured.iter().min_by(|a, b| a.1.total_cmp(&b.1)).unwrap();
     assert_eq!(crate::formats::parse_spec(&first.chosen).unwrap().label(), fastest.0);
     assert!(crate::formats::test_support::cpu_matches_oracle(host.format(), &a));
     // The second run reads the cache; another matrix or precision does not.
-    let (again, second) = tune_with_cache(&crate::Backend::Cpu, &a, budget, Options::default(), Some(&dir)).unwrap();
+    let (again, second) =
+        tune_with_cache(&crate::Backend::Cpu, &a, budget, Options::default(), Some(&dir)).unwrap();
     assert!(second.cached && second.chosen == first.chosen && again.spec() == host.spec());
-    let (_, other) = tune_with_cache(&crate::Backend::Cpu, &a.cast::<f32>(), budget, Options::default(), Some(&dir)).unwrap();
+    let (_, other) = tune_with_cache(
+        &crate::Backend::Cpu,
+        &a.cast::<f32>(),
+        budget,
+        Options::default(),
+        Some(&dir),
+    )
+    .unwrap();
     assert!(!other.cached);
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2, "one file per key, no temporary left");
     // Concurrent tuners of one key: every one gets an answer, the file stays whole.
@@ -96,7 +124,8 @@ fn tune_measures_the_first_candidates_and_caches_the_answer() {
         for _ in 0..4 {
             s.spawn(|| {
                 let b = crate::io::gen::generate("poisson2d:n=81").unwrap();
-                tune_with_cache(&crate::Backend::Cpu, &b, budget, DETERMINISTIC, Some(&dir)).unwrap();
+                tune_with_cache(&crate::Backend::Cpu, &b, budget, DETERMINISTIC, Some(&dir))
+                    .unwrap();
             });
         }
     });
@@ -105,7 +134,11 @@ fn tune_measures_the_first_candidates_and_caches_the_answer() {
         assert!(serde_json::from_slice::<Tuned>(&bytes).is_ok());
     }
     // No cache folder: tuning still answers.
-    assert!(!tune_with_cache(&crate::Backend::Cpu, &a, budget, Options::default(), None).unwrap().1.measured.is_empty());
+    assert!(!tune_with_cache(&crate::Backend::Cpu, &a, budget, Options::default(), None)
+        .unwrap()
+        .1
+        .measured
+        .is_empty());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -113,7 +146,14 @@ fn tune_measures_the_first_candidates_and_caches_the_answer() {
 fn fingerprints_tell_matrices_apart() {
     let a = crate::io::gen::generate("poisson2d:n=50").unwrap();
     assert_eq!(fingerprint(&a), fingerprint(&a.clone()));
-    let b = Csr::new_checked(a.nrows(), a.ncols(), a.row_ptr().to_vec(), a.col_idx().to_vec(), a.values().iter().map(|v| v * 2.0).collect()).unwrap();
+    let b = Csr::new_checked(
+        a.nrows(),
+        a.ncols(),
+        a.row_ptr().to_vec(),
+        a.col_idx().to_vec(),
+        a.values().iter().map(|v| v * 2.0).collect(),
+    )
+    .unwrap();
     assert_ne!(fingerprint(&a), fingerprint(&b));
     assert_ne!(fingerprint(&a), fingerprint(&crate::io::gen::generate("poisson2d:n=51").unwrap()));
 }
@@ -123,11 +163,27 @@ fn auto_passes_over_coo_atomic_where_it_ranks_first() {
     // A training matrix where coo-atomic was the fastest: ranked with the model's own data,
     // coo-atomic comes first; auto takes the next that accepts and says why.
     let model = Model::h200();
-    let m = model.training.matrices.iter().find(|m| m.name == "bp_1600").expect("bp_1600 is a training matrix");
+    let m = model
+        .training
+        .matrices
+        .iter()
+        .find(|m| m.name == "bp_1600")
+        .expect("bp_1600 is a training matrix");
     let ranking = Options::default().rank::<f64>(&m.features);
     assert!(passed_over(&ranking[0].0), "{:?}", &ranking[..3]);
     let a = crate::io::gen::generate("random:rows=800,cols=800,mean=6").unwrap();
     let (host, choice) = choose_with(&a, m.features, Options::default()).unwrap();
-    assert!(!passed_over(&choice.chosen) && host.spec().name() != "coo-atomic", "{}", choice.chosen);
-    assert!(choice.declined.iter().any(|(f, why)| f == "coo-atomic" && why.contains("tune measures it")), "{:?}", choice.declined);
+    assert!(
+        !passed_over(&choice.chosen) && host.spec().name() != "coo-atomic",
+        "{}",
+        choice.chosen
+    );
+    assert!(
+        choice
+            .declined
+            .iter()
+            .any(|(f, why)| f == "coo-atomic" && why.contains("tune measures it")),
+        "{:?}",
+        choice.declined
+    );
 }

@@ -70,7 +70,12 @@ pub fn fingerprint<T: Scalar>(a: &Csr<T>) -> u64 {
 /// Measures `auto`'s first candidates for `a` on `backend` within about `budget` (the first
 /// candidate is always measured), keeps the fastest and caches the answer; a cached answer
 /// is used without measuring. Returns the built format and what was measured.
-pub fn tune<T: Scalar>(backend: &Backend, a: &Csr<T>, budget: Duration, options: Options) -> Result<(HostMatrix<T>, Tuned)> {
+pub fn tune<T: Scalar>(
+    backend: &Backend,
+    a: &Csr<T>,
+    budget: Duration,
+    options: Options,
+) -> Result<(HostMatrix<T>, Tuned)> {
     tune_with_cache(backend, a, budget, options, cache_dir().as_deref())
 }
 
@@ -96,7 +101,11 @@ pub fn tune_with_cache<T: Scalar>(
         if options.held_out { "-heldout" } else { "" }
     );
     let path = cache.map(|d| d.join(format!("tune-{key}.json")));
-    if let Some(tuned) = path.as_ref().and_then(|p| std::fs::read(p).ok()).and_then(|b| serde_json::from_slice::<Tuned>(&b).ok()) {
+    if let Some(tuned) = path
+        .as_ref()
+        .and_then(|p| std::fs::read(p).ok())
+        .and_then(|b| serde_json::from_slice::<Tuned>(&b).ok())
+    {
         if let Ok(host) = formats::parse_spec(&tuned.chosen).and_then(|s| formats::build(&s, a)) {
             return Ok((host, Tuned { cached: true, ..tuned }));
         }
@@ -121,7 +130,8 @@ pub fn tune_with_cache<T: Scalar>(
             best = Some((host, ms));
         }
     }
-    let (host, _) = best.ok_or_else(|| Error::format("tune", "no candidate format accepts the matrix"))?;
+    let (host, _) =
+        best.ok_or_else(|| Error::format("tune", "no candidate format accepts the matrix"))?;
     let tuned = Tuned { chosen: host.spec().to_string(), measured, cached: false };
     if let Some(path) = path {
         store(&path, &tuned);
@@ -152,7 +162,9 @@ fn time_product<T: Scalar>(backend: &Backend, host: &HostMatrix<T>, x: &[T]) -> 
             let first = gpu.time_back_to_back(1, 20, || device.spmv(&x_dev, &mut y))?;
             let per_launch = first.first().copied().unwrap_or(ROUND_MS).max(1e-4);
             let launches = ((ROUND_MS / per_launch).ceil() as usize).clamp(20, 5_000);
-            let mut means = match gpu.time_graph(ROUNDS, launches.min(1_000), || device.spmv(&x_dev, &mut y))? {
+            let mut means = match gpu
+                .time_graph(ROUNDS, launches.min(1_000), || device.spmv(&x_dev, &mut y))?
+            {
                 Some(means) => means,
                 None => gpu.time_back_to_back(ROUNDS, launches, || device.spmv(&x_dev, &mut y))?,
             };
@@ -185,7 +197,8 @@ fn store(path: &std::path::Path, tuned: &Tuned) {
     let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let tmp = dir.join(format!(".{name}.{}.{call}.tmp", std::process::id()));
-    let ok = serde_json::to_vec(tuned).ok().is_some_and(|bytes| std::fs::write(&tmp, bytes).is_ok());
+    let ok =
+        serde_json::to_vec(tuned).ok().is_some_and(|bytes| std::fs::write(&tmp, bytes).is_ok());
     if !ok || std::fs::rename(&tmp, path).is_err() {
         let _ = std::fs::remove_file(&tmp);
     }

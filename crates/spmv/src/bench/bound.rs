@@ -15,7 +15,8 @@ use crate::error::Result;
 use crate::gpu::{grid_for, Gpu, Kernel, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule = KernelModule { name: "bound", source: include_str!("bound.cu"), headers: &[] };
+pub const KERNELS: KernelModule =
+    KernelModule { name: "bound", source: include_str!("bound.cu"), headers: &[] };
 
 /// Value widths (bytes per entry) with a kernel.
 const WIDTHS: [usize; 5] = [0, 1, 2, 4, 8];
@@ -73,7 +74,11 @@ impl<'g, T: Scalar> Bounds<'g, T> {
             // SAFETY: bound_vW_T(u64 nnz, const u32* cols, const void* vals, const T* x, Acc* sink, u32 key):
             // cols holds nnz rounded up to 4 (16-byte groups), vals W·nnz bytes rounded up to 32,
             // every column is below ncols = x.len(); sink has one element.
-            unsafe { kernel.launch(gpu, |g| { g.arg(&nnz).arg(cols).arg(&vals).arg(x).arg(&mut sink).arg(&key); }) }
+            unsafe {
+                kernel.launch(gpu, |g| {
+                    g.arg(&nnz).arg(cols).arg(&vals).arg(x).arg(&mut sink).arg(&key);
+                })
+            }
         };
         for _ in 0..3 {
             launch()?;

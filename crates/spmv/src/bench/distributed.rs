@@ -9,7 +9,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{failed_all, median_min, prepare, record_check, Machine, Measurement, Settings, Status};
+use super::{
+    failed_all, median_min, prepare, record_check, Machine, Measurement, Settings, Status,
+};
 use crate::distributed::DistributedMatrix;
 use crate::error::{Error, Result};
 use crate::formats::FormatSpec;
@@ -47,7 +49,9 @@ pub fn run_matrix_distributed<T: Scalar>(
             let declined = if let Some(why) = &range_error {
                 Some(format!("the matrix does not fit {}: {why}", T::SUFFIX))
             } else if spec.name() == "tune" {
-                Some("format tune: not run over several devices (auto chooses per part)".to_string())
+                Some(
+                    "format tune: not run over several devices (auto chooses per part)".to_string(),
+                )
             } else if settings.reorder != crate::reorder::Reordering::None {
                 Some("--devices is not combined with --reorder".to_string())
             } else {
@@ -78,7 +82,11 @@ fn measure<T: Scalar>(
     m: &mut Measurement,
 ) -> Result<()> {
     if a.nrows() != a.ncols() {
-        return Err(Error::Unsupported(format!("a distributed matrix is square (x is split like the rows): {} x {}", a.nrows(), a.ncols())));
+        return Err(Error::Unsupported(format!(
+            "a distributed matrix is square (x is split like the rows): {} x {}",
+            a.nrows(),
+            a.ncols()
+        )));
     }
     let t = Instant::now();
     let mut d = DistributedMatrix::new(a, gpus, spec)?;

@@ -46,6 +46,7 @@ impl Status {
             Status::Error
         }
     }
+    /// The lowercase name the reports use: "ok", "wrong", "unsupported", "error".
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Ok => "ok",
@@ -66,7 +67,9 @@ pub const BACK_TO_BACK_ROUNDS: usize = 3;
 /// How to measure.
 #[derive(Clone, Debug)]
 pub struct Settings {
+    /// Untimed runs before the timed ones (at most 3 on the CPU).
     pub warmup: usize,
+    /// Timed runs per result.
     pub reps: usize,
     /// The inputs may hold non-finite values (read with `allow_non_finite`): results are
     /// checked class for class on rows whose exact result is not finite, and no matrix is
@@ -83,7 +86,14 @@ pub struct Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { warmup: 10, reps: 100, allow_non_finite: false, reorder: Reordering::None, exchange: Default::default(), overlap: true }
+        Settings {
+            warmup: 10,
+            reps: 100,
+            allow_non_finite: false,
+            reorder: Reordering::None,
+            exchange: Default::default(),
+            overlap: true,
+        }
     }
 }
 
@@ -92,10 +102,13 @@ impl Default for Settings {
 pub struct Machine {
     /// "gpu" or "cpu".
     pub backend: String,
+    /// The device's name (e.g. "NVIDIA H200"), or "CPU (n threads)".
     pub name: String,
     /// NVRTC architecture (e.g. "sm_90"); empty on the CPU.
     pub arch: String,
+    /// Streaming multiprocessors; on the CPU, the thread count.
     pub multiprocessors: usize,
+    /// L2 cache size in bytes; 0 on the CPU.
     pub l2_bytes: usize,
     /// Copy bandwidth (bytes read + written per second, in GB/s) measured in this run.
     pub copy_gbs: f64,
@@ -106,18 +119,24 @@ pub struct Machine {
 /// One matrix × format × precision.
 #[derive(Clone, Debug, Serialize)]
 pub struct Measurement {
+    /// The matrix's name: the file stem or the generator spec.
     pub matrix: String,
     /// The format's name with the parameters that differ from their defaults (its label).
     pub format: String,
     /// The canonical spec, every parameter spelled out.
     pub spec: String,
+    /// Element type of the run.
     pub precision: Precision,
+    /// Number of rows.
     pub nrows: usize,
+    /// Number of columns.
     pub ncols: usize,
+    /// Stored entries of the matrix.
     pub nnz: usize,
     /// "ok", "wrong" (outside the rounding bound), "unsupported" (the format declined the
     /// matrix, see `error`) or "error" (a CUDA or other failure, see `error`).
     pub status: Status,
+    /// What failed, why the format declined, or how many rows were wrong; `None` when ok.
     pub error: Option<String>,
     /// Host time of the conversion from CSR, in milliseconds.
     pub convert_ms: f64,
@@ -137,7 +156,9 @@ pub struct Measurement {
     pub format_bytes: usize,
     /// Bytes of the format one product reads (padding skipped by the kernel not counted).
     pub bytes_read: usize,
+    /// Median time of one product `y = A·x` over `reps` timed runs, in milliseconds.
     pub median_ms: f64,
+    /// Fastest of those runs, in milliseconds.
     pub min_ms: f64,
     /// Mean time per launch of `reps` launches queued back to back between one event pair
     /// (the median of [`BACK_TO_BACK_ROUNDS`] such rounds); on the CPU, the mean of the timed
@@ -172,8 +193,11 @@ pub struct Measurement {
     pub roofline_fraction: f64,
     /// Format bytes + x + y fit in the L2 cache: repeated runs measure the cache.
     pub l2_resident: bool,
+    /// Largest relative error against the oracle over rows, scaled by `Σ|a_ij·x_j|`.
     pub max_rel_error: f64,
+    /// Rows outside the rounding bound (k + 2)·u·Σ|a_ij·x_j|.
     pub failed_rows: usize,
+    /// The format's statistics.
     pub stats: FormatStats,
 }
 
@@ -257,11 +281,21 @@ impl Backend {
                 let n16 = (bytes / 16) as u64;
                 let src = gpu.alloc::<u8>(bytes)?;
                 let mut dst = gpu.alloc::<u8>(bytes)?;
-                let copy = Kernel::new(gpu, &jit::UTIL_MODULE, "copy_16b", grid_for(gpu.multiprocessors() as u64 * 2048, 256)?)?;
-                let mut times = gpu.time(settings.warmup.max(3), settings.reps.clamp(10, 50), || {
-                    // SAFETY: copy_16b(const uint4*, uint4*, u64 n16); both buffers hold n16·16 bytes.
-                    unsafe { copy.launch(gpu, |a| { a.arg(&src).arg(&mut dst).arg(&n16); }) }
-                })?;
+                let copy = Kernel::new(
+                    gpu,
+                    &jit::UTIL_MODULE,
+                    "copy_16b",
+                    grid_for(gpu.multiprocessors() as u64 * 2048, 256)?,
+                )?;
+                let mut times =
+                    gpu.time(settings.warmup.max(3), settings.reps.clamp(10, 50), || {
+                        // SAFETY: copy_16b(const uint4*, uint4*, u64 n16); both buffers hold n16·16 bytes.
+                        unsafe {
+                            copy.launch(gpu, |a| {
+                                a.arg(&src).arg(&mut dst).arg(&n16);
+                            })
+                        }
+                    })?;
                 let (median, _) = median_min(&mut times);
                 Ok(Machine {
                     backend: "gpu".into(),
@@ -280,7 +314,9 @@ impl Backend {
                 let mut times: Vec<f64> = (0..settings.reps.clamp(5, 20))
                     .map(|_| {
                         let t = Instant::now();
-                        dst.par_chunks_mut(1 << 20).zip(src.par_chunks(1 << 20)).for_each(|(d, s)| d.copy_from_slice(s));
+                        dst.par_chunks_mut(1 << 20)
+                            .zip(src.par_chunks(1 << 20))
+                            .for_each(|(d, s)| d.copy_from_slice(s));
                         t.elapsed().as_secs_f64() * 1e3
                     })
                     .collect();
@@ -318,7 +354,9 @@ impl Backend {
         let t = Instant::now();
         let reordered = match settings.reorder {
             Reordering::None => None,
-            method => Some(reorder::permutation(a, method).and_then(|p| Ok((p.apply(a)?, Arc::new(p))))),
+            method => {
+                Some(reorder::permutation(a, method).and_then(|p| Ok((p.apply(a)?, Arc::new(p)))))
+            }
         };
         let reorder_ms = t.elapsed().as_secs_f64() * 1e3;
         let mut bounds = match self {
@@ -352,11 +390,13 @@ impl Backend {
                     m.chosen = Some(chosen);
                     host
                 }),
-                Some(_) if spec.name() == "tune" => {
-                    Err(Error::Unsupported("format tune: not combined with --reorder yet (auto is)".into()))
-                }
+                Some(_) if spec.name() == "tune" => Err(Error::Unsupported(
+                    "format tune: not combined with --reorder yet (auto is)".into(),
+                )),
                 None => formats::build(spec, a),
-                Some(Ok((permuted, perm))) => reorder::build_reordered(spec, permuted, perm, settings.reorder),
+                Some(Ok((permuted, perm))) => {
+                    reorder::build_reordered(spec, permuted, perm, settings.reorder)
+                }
                 // Errors are not Clone: each format gets the message (a non-square matrix).
                 Some(Err(Error::Unsupported(why))) => Err(Error::Unsupported(why.clone())),
                 Some(Err(e)) => Err(Error::Unsupported(format!("reordering failed: {e}"))),
@@ -376,7 +416,12 @@ impl Backend {
                     } else {
                         m.rates(a, machine, 1);
                         if let Some(bounds) = &mut bounds {
-                            let width = m.stats.extra.iter().find(|(k, _)| k == "value_bytes").map_or(std::mem::size_of::<T>(), |(_, v)| *v as usize);
+                            let width = m
+                                .stats
+                                .extra
+                                .iter()
+                                .find(|(k, _)| k == "value_bytes")
+                                .map_or(std::mem::size_of::<T>(), |(_, v)| *v as usize);
                             m.bound_ms = bounds.ms(product_matrix, &x, width);
                             m.bound_fraction = m.bound_ms.map(|b| b / m.back_to_back_ms);
                         }
@@ -393,10 +438,17 @@ impl Backend {
 /// The test vector x, the oracle, and why the matrix lies outside `T`'s range (unless
 /// non-finite values are allowed). x, the oracle's result and bounds (f64, three per row) and
 /// y are refused up front when the host cannot hold them, rather than aborting in the allocator.
-fn prepare<T: Scalar>(name: &str, a: &Csr<T>, settings: &Settings) -> Result<(Vec<T>, Oracle, Option<String>)> {
+fn prepare<T: Scalar>(
+    name: &str,
+    a: &Csr<T>,
+    settings: &Settings,
+) -> Result<(Vec<T>, Oracle, Option<String>)> {
     let size = std::mem::size_of::<T>() as u64;
     let needed = a.ncols() as u64 * size + a.nrows() as u64 * (24 + 2 * size);
-    crate::error::check_host_memory(|| format!("the vectors of {name} ({} x {})", a.nrows(), a.ncols()), needed)?;
+    crate::error::check_host_memory(
+        || format!("the vectors of {name} ({} x {})", a.nrows(), a.ncols()),
+        needed,
+    )?;
     let x = test_vector::<T>(a.ncols());
     let oracle = Oracle::new(a, &x);
     let range_error = if settings.allow_non_finite { None } else { oracle.range_error::<T>() };
@@ -424,7 +476,11 @@ fn failed_all<T: Scalar>(
 }
 
 /// `tune:only=…,budget_ms=…` on `backend`: the built format and its label.
-fn tune<T: Scalar>(backend: &Backend, spec: &FormatSpec, a: &Csr<T>) -> Result<(HostMatrix<T>, String)> {
+fn tune<T: Scalar>(
+    backend: &Backend,
+    spec: &FormatSpec,
+    a: &Csr<T>,
+) -> Result<(HostMatrix<T>, String)> {
     let options = formats::auto_options(spec)?;
     let budget = std::time::Duration::from_millis(spec.usize("budget_ms", 1)? as u64);
     let (host, _) = crate::auto::tune(backend, a, budget, options)?;
@@ -478,14 +534,23 @@ fn measure<T: Scalar>(
     record_check(m, oracle.check(&y));
     let mut times = gpu.time(settings.warmup, settings.reps, || device.spmv(&x_dev, &mut y_dev))?;
     (m.median_ms, m.min_ms) = median_min(&mut times);
-    let mut means = gpu.time_back_to_back(BACK_TO_BACK_ROUNDS, settings.reps, || device.spmv(&x_dev, &mut y_dev))?;
+    let mut means = gpu.time_back_to_back(BACK_TO_BACK_ROUNDS, settings.reps, || {
+        device.spmv(&x_dev, &mut y_dev)
+    })?;
     (m.back_to_back_ms, _) = median_min(&mut means);
-    let graph = gpu.time_graph(BACK_TO_BACK_ROUNDS, settings.reps, || device.spmv(&x_dev, &mut y_dev))?;
+    let graph =
+        gpu.time_graph(BACK_TO_BACK_ROUNDS, settings.reps, || device.spmv(&x_dev, &mut y_dev))?;
     m.graph_ms = graph.map(|mut means| median_min(&mut means).0);
     Ok(())
 }
 
-fn measure_cpu<T: Scalar>(format: &HostMatrix<T>, x: &[T], oracle: &Oracle, settings: &Settings, m: &mut Measurement) -> Result<()> {
+fn measure_cpu<T: Scalar>(
+    format: &HostMatrix<T>,
+    x: &[T],
+    oracle: &Oracle,
+    settings: &Settings,
+    m: &mut Measurement,
+) -> Result<()> {
     m.format_bytes = m.stats.bytes;
     m.bytes_read = format.bytes_read();
     let mut y = vec![T::nan(); format.nrows()];

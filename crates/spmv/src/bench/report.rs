@@ -12,18 +12,25 @@ use super::{Machine, Measurement, Settings, Status};
 pub struct Report {
     /// Version of the JSON layout; bumped when a field changes meaning.
     pub schema_version: u32,
+    /// Version of the `spmv` crate that measured.
     pub spmv_version: String,
+    /// The machine and its copy roofline.
     pub machine: Machine,
+    /// Untimed runs before the timed ones ([`Settings::warmup`]).
     pub warmup: usize,
+    /// Timed runs per result ([`Settings::reps`]).
     pub reps: usize,
     /// What the caller wants said above the table (e.g. that the CPU default set is scaled
     /// down); printed as a `#` line.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// One entry per matrix × format × precision, in the order they ran.
     pub results: Vec<Measurement>,
 }
 
 impl Report {
+    /// An empty report for runs on `machine` with `settings` (a note says when matrices are
+    /// reordered).
     pub fn new(machine: Machine, settings: &Settings) -> Self {
         Report {
             schema_version: 2,
@@ -41,6 +48,7 @@ impl Report {
         }
     }
 
+    /// The results that were wrong or failed to run (declined matrices are not failures).
     pub fn failures(&self) -> impl Iterator<Item = &Measurement> {
         self.results.iter().filter(|m| m.failed())
     }
@@ -48,7 +56,10 @@ impl Report {
     /// A fixed-width table, one line per matrix × format, with the machine and roofline
     /// first and each failure spelled out after the table.
     pub fn table(&self) -> String {
-        let layout = TableLayout::new(self.results.iter().map(|m| m.matrix.as_str()), self.results.iter().map(|m| m.format.as_str()));
+        let layout = TableLayout::new(
+            self.results.iter().map(|m| m.matrix.as_str()),
+            self.results.iter().map(|m| m.format.as_str()),
+        );
         let mut s = self.table_header(&layout);
         for m in &self.results {
             s.push_str(&layout.row(m));
@@ -96,7 +107,11 @@ impl Report {
         let mut s = String::new();
         let failures: Vec<_> = self.failures().collect();
         if failures.is_empty() {
-            let _ = writeln!(s, "# all {} results match the oracle", self.results.iter().filter(|m| m.status == Status::Ok).count());
+            let _ = writeln!(
+                s,
+                "# all {} results match the oracle",
+                self.results.iter().filter(|m| m.status == Status::Ok).count()
+            );
         } else {
             let _ = writeln!(s, "# FAILED: {} result(s) wrong or not run:", failures.len());
             for m in failures {
@@ -128,7 +143,8 @@ impl Report {
                 }
             }
         };
-        let same_problem = |a: &Measurement, b: &Measurement| a.matrix == b.matrix && a.precision == b.precision;
+        let same_problem =
+            |a: &Measurement, b: &Measurement| a.matrix == b.matrix && a.precision == b.precision;
         let mut log_speedups: Vec<Vec<f64>> = Vec::new();
         let mut roofline: Vec<Vec<f64>> = Vec::new();
         for m in &self.results {
@@ -143,10 +159,14 @@ impl Report {
             if m.status != Status::Ok {
                 continue;
             }
-            let peers = || self.results.iter().filter(|b| same_problem(m, b) && b.status == Status::Ok);
+            let peers =
+                || self.results.iter().filter(|b| same_problem(m, b) && b.status == Status::Ok);
             // On the CPU the cuSPARSE entries run the CSR loop, not cuSPARSE: no wins for them.
-            let contender = |b: &Measurement| !(self.machine.backend == "cpu" && b.format.starts_with("cusparse"));
-            if contender(m) && peers().filter(|b| contender(b)).all(|b| b.median_ms >= m.median_ms) {
+            let contender = |b: &Measurement| {
+                !(self.machine.backend == "cpu" && b.format.starts_with("cusparse"))
+            };
+            if contender(m) && peers().filter(|b| contender(b)).all(|b| b.median_ms >= m.median_ms)
+            {
                 out[i].wins += 1;
             }
             if let Some(base) = peers().find(|b| b.format == baseline) {
@@ -159,7 +179,11 @@ impl Report {
         for (i, f) in out.iter_mut().enumerate() {
             let logs = &log_speedups[i];
             f.speedup_pairs = logs.len();
-            f.geomean_speedup = if logs.is_empty() { f64::NAN } else { (logs.iter().sum::<f64>() / logs.len() as f64).exp() };
+            f.geomean_speedup = if logs.is_empty() {
+                f64::NAN
+            } else {
+                (logs.iter().sum::<f64>() / logs.len() as f64).exp()
+            };
             f.median_roofline_beyond_l2 = super::median_min(&mut roofline[i]).0;
         }
         out
@@ -199,13 +223,21 @@ impl Report {
 /// One format's line of [`Report::summary`].
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct FormatSummary {
+    /// The format's label.
     pub format: String,
+    /// Runs within the rounding bound.
     pub ok: usize,
+    /// Runs where the format declined the matrix.
     pub unsupported: usize,
+    /// Runs that were wrong or failed.
     pub failed: usize,
+    /// Problems (matrix × precision) where it was the fastest correct format, by median time.
     pub wins: usize,
+    /// Geometric mean of the baseline's median time over its own; NaN without pairs.
     pub geomean_speedup: f64,
+    /// Problems where both it and the baseline ran correctly.
     pub speedup_pairs: usize,
+    /// Median roofline fraction over its correct runs that do not fit in L2; NaN without any.
     pub median_roofline_beyond_l2: f64,
 }
 
@@ -218,8 +250,14 @@ pub struct TableLayout {
 }
 
 impl TableLayout {
-    pub fn new<'a>(matrices: impl IntoIterator<Item = &'a str>, formats: impl IntoIterator<Item = &'a str>) -> Self {
-        let widest = |names: &mut dyn Iterator<Item = &'a str>| names.map(|n| n.chars().count()).max().unwrap_or(0);
+    /// Widths for these matrix and format names (at least 34 and 14 columns).
+    pub fn new<'a>(
+        matrices: impl IntoIterator<Item = &'a str>,
+        formats: impl IntoIterator<Item = &'a str>,
+    ) -> Self {
+        let widest = |names: &mut dyn Iterator<Item = &'a str>| {
+            names.map(|n| n.chars().count()).max().unwrap_or(0)
+        };
         TableLayout {
             matrix_width: widest(&mut matrices.into_iter()).max(34),
             format_width: widest(&mut formats.into_iter()).max(14),
@@ -234,7 +272,13 @@ impl TableLayout {
         };
         let (width, fwidth) = (self.matrix_width, self.format_width);
         // A figure that was not measured (an unsupported or failed run) shows as "-".
-        let num = |v: f64, decimals: usize| if v.is_nan() { "-".to_string() } else { format!("{v:.decimals$}") };
+        let num = |v: f64, decimals: usize| {
+            if v.is_nan() {
+                "-".to_string()
+            } else {
+                format!("{v:.decimals$}")
+            }
+        };
         let status = match (m.status, &m.error) {
             (Status::Ok, _) if m.exchange_ms.is_some() => format!(
                 "ok ({} parts, {} overlapping; halo {:.3} MB, exchange {} us b2b)",
@@ -244,12 +288,18 @@ impl TableLayout {
                 num(m.exchange_ms.unwrap_or(f64::NAN) * 1e3, 2)
             ),
             (Status::Ok, _) => "ok".to_string(),
-            (st, Some(e)) => format!("{} ({})", st.as_str().to_uppercase(), e.lines().next().unwrap_or("")),
+            (st, Some(e)) => {
+                format!("{} ({})", st.as_str().to_uppercase(), e.lines().next().unwrap_or(""))
+            }
             (st, None) => st.as_str().to_uppercase(),
         };
         let measured = matches!(m.status, Status::Ok | Status::Wrong);
         let converted = measured || m.convert_ms > 0.0;
-        let rel = if m.max_rel_error.is_nan() { "-".to_string() } else { format!("{:.1e}", m.max_rel_error) };
+        let rel = if m.max_rel_error.is_nan() {
+            "-".to_string()
+        } else {
+            format!("{:.1e}", m.max_rel_error)
+        };
         format!(
             "{:<width$} {:<fwidth$} {:>4} {:>9} {:>10} {:>9} {:>9} {:>10} {:>10} {:>10} {:>9} {:>8} {:>7} {:>6} {:>6} {:>3} {:>9}  {}\n",
             m.matrix,

@@ -30,10 +30,19 @@ struct PartKernels {
 
 impl PartKernels {
     fn new<T: Scalar>(gpu: &Gpu) -> Result<Self> {
-        let dot_grid = cudarc::driver::LaunchConfig { grid_dim: (DOT_BLOCKS, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let dot_grid = cudarc::driver::LaunchConfig {
+            grid_dim: (DOT_BLOCKS, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
         Ok(PartKernels {
             dot: Kernel::new(gpu, &KERNELS, &format!("dist_dot_{}", T::SUFFIX), dot_grid)?,
-            cg_update: Kernel::new(gpu, &KERNELS, &format!("dist_cg_update_{}", T::SUFFIX), dot_grid)?,
+            cg_update: Kernel::new(
+                gpu,
+                &KERNELS,
+                &format!("dist_cg_update_{}", T::SUFFIX),
+                dot_grid,
+            )?,
             xpby: Kernel::new(gpu, &KERNELS, &format!("dist_xpby_{}", T::SUFFIX), grid_stride(1))?,
             partial: gpu.alloc::<f64>(DOT_BLOCKS as usize)?,
         })
@@ -47,14 +56,23 @@ fn own<'a, T: Scalar>(a: &DistributedMatrix<T>, v: &'a DistVector<T>, i: usize) 
     v.parts[i].slice(at..at + p.rows.len())
 }
 
-fn own_mut<'a, T: Scalar>(a: &DistributedMatrix<T>, v: &'a mut DistVector<T>, i: usize) -> CudaViewMut<'a, T> {
+fn own_mut<'a, T: Scalar>(
+    a: &DistributedMatrix<T>,
+    v: &'a mut DistVector<T>,
+    i: usize,
+) -> CudaViewMut<'a, T> {
     let p = &a.parts[i];
     let at = if v.halo { p.own_offset } else { 0 };
     v.parts[i].slice_mut(at..at + p.rows.len())
 }
 
 /// Σ over parts (in part order) of Σ over blocks (in block order) of u·v.
-fn dot<T: Scalar>(a: &DistributedMatrix<T>, k: &mut [PartKernels], u: &DistVector<T>, v: &DistVector<T>) -> Result<f64> {
+fn dot<T: Scalar>(
+    a: &DistributedMatrix<T>,
+    k: &mut [PartKernels],
+    u: &DistVector<T>,
+    v: &DistVector<T>,
+) -> Result<f64> {
     for (i, p) in a.parts.iter().enumerate().filter(|(_, p)| !p.rows.is_empty()) {
         let (uo, vo, n) = (own(a, u, i), own(a, v, i), p.rows.len() as u64);
         let kk = &mut k[i];
@@ -98,7 +116,13 @@ fn cg_update<T: Scalar>(
         // double* partial): the four views hold n entries, partial DOT_BLOCKS (the grid).
         unsafe {
             kk.cg_update.launch(&part.gpu, |l| {
-                l.arg(&n).arg(&alpha).arg(&po).arg(&qo).arg(&mut xo).arg(&mut ro).arg(&mut kk.partial);
+                l.arg(&n)
+                    .arg(&alpha)
+                    .arg(&po)
+                    .arg(&qo)
+                    .arg(&mut xo)
+                    .arg(&mut ro)
+                    .arg(&mut kk.partial);
             })?
         };
     }
@@ -106,7 +130,13 @@ fn cg_update<T: Scalar>(
 }
 
 /// `y = x + s·y` on every part's own entries (CG's new direction).
-fn xpby<T: Scalar>(a: &DistributedMatrix<T>, k: &[PartKernels], s: f64, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+fn xpby<T: Scalar>(
+    a: &DistributedMatrix<T>,
+    k: &[PartKernels],
+    s: f64,
+    x: &DistVector<T>,
+    y: &mut DistVector<T>,
+) -> Result<()> {
     for (i, p) in a.parts.iter().enumerate().filter(|(_, p)| !p.rows.is_empty()) {
         let n = p.rows.len() as u64;
         let xo = own(a, x, i);
@@ -125,13 +155,18 @@ fn xpby<T: Scalar>(a: &DistributedMatrix<T>, k: &[PartKernels], s: f64, x: &Dist
 /// Solves A·x = b (A symmetric positive definite) by conjugate gradients without a
 /// preconditioner, from x = 0, in f64 or f32; stops at ‖r‖ ≤ tol·‖b‖ (the recurrence's r)
 /// or after `max_iter` iterations; the true residual ‖b − A·x‖/‖b‖ is computed at the end.
-pub fn cg<T: Scalar>(a: &DistributedMatrix<T>, b: &[T], settings: &KrylovSettings) -> Result<Solution<T>> {
+pub fn cg<T: Scalar>(
+    a: &DistributedMatrix<T>,
+    b: &[T],
+    settings: &KrylovSettings,
+) -> Result<Solution<T>> {
     settings.validate()?;
     if T::PRECISION == Precision::F16 {
         return Err(Error::Unsupported("the distributed CG runs in f64 and f32".into()));
     }
     let start = Instant::now();
-    let mut k: Vec<PartKernels> = a.parts.iter().map(|p| PartKernels::new::<T>(&p.gpu)).collect::<Result<_>>()?;
+    let mut k: Vec<PartKernels> =
+        a.parts.iter().map(|p| PartKernels::new::<T>(&p.gpu)).collect::<Result<_>>()?;
     let b_dev = a.upload(b, false)?;
     let mut x = a.new_x()?;
     let mut r = a.upload(b, false)?;

@@ -63,7 +63,8 @@ use crate::gpu::{grid_stride, with_sub_slice, Gpu, Kernel, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
 /// The distributed solvers' vector kernels.
-pub const KERNELS: KernelModule = KernelModule { name: "distributed", source: include_str!("vectors.cu"), headers: &[] };
+pub const KERNELS: KernelModule =
+    KernelModule { name: "distributed", source: include_str!("vectors.cu"), headers: &[] };
 
 /// How the halo travels between parts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -185,7 +186,12 @@ impl<T: Scalar> DistributedMatrix<T> {
     }
 
     /// The same with a given partition (`partition.parts() == gpus.len()`).
-    pub fn with_partition(a: &Csr<T>, gpus: &[Arc<Gpu>], spec: &FormatSpec, partition: Partition) -> Result<Self> {
+    pub fn with_partition(
+        a: &Csr<T>,
+        gpus: &[Arc<Gpu>],
+        spec: &FormatSpec,
+        partition: Partition,
+    ) -> Result<Self> {
         if gpus.len() != partition.parts() || partition.starts().last() != Some(&a.nrows()) {
             return Err(Error::Unsupported(format!(
                 "a partition of {} parts over {} rows for {} GPUs and {} rows",
@@ -222,9 +228,16 @@ impl<T: Scalar> DistributedMatrix<T> {
                     receives.push((i, j, cols, recv_at));
                 }
             }
-            let (rows, own_offset, local_len) = (local.rows.clone(), local.own_offset(), local.local_len());
-            let (pieces, label) = Self::pieces(local, gpu, spec, || LocalPart::of(a, &partition, i).local)?;
-            let gather = Kernel::new(gpu, &crate::reorder::KERNELS, &format!("gather_{}", T::SUFFIX), grid_stride(1))?;
+            let (rows, own_offset, local_len) =
+                (local.rows.clone(), local.own_offset(), local.local_len());
+            let (pieces, label) =
+                Self::pieces(local, gpu, spec, || LocalPart::of(a, &partition, i).local)?;
+            let gather = Kernel::new(
+                gpu,
+                &crate::reorder::KERNELS,
+                &format!("gather_{}", T::SUFFIX),
+                grid_stride(1),
+            )?;
             let comm = match parts.iter().find(|p: &&Part<T>| Arc::ptr_eq(&p.gpu, gpu)) {
                 Some(p) => p.comm.clone(),
                 None => gpu.context().new_stream()?,
@@ -248,12 +261,21 @@ impl<T: Scalar> DistributedMatrix<T> {
         for (j, owner) in parts.iter_mut().enumerate() {
             let mut idx: Vec<u32> = Vec::new();
             for (to, _, cols, recv_at) in receives.iter().filter(|r| r.1 == j) {
-                transfers.push(Transfer { from: j, to: *to, send_at: idx.len(), count: cols.len(), recv_at: *recv_at });
+                transfers.push(Transfer {
+                    from: j,
+                    to: *to,
+                    send_at: idx.len(),
+                    count: cols.len(),
+                    recv_at: *recv_at,
+                });
                 let base = owner.own_offset - owner.rows.start;
                 idx.extend(cols.iter().map(|&c| (base + c as usize) as u32));
             }
             if idx.len() > u32::MAX as usize {
-                return Err(Error::Unsupported(format!("part {j} sends {} halo entries, beyond 32-bit counts", idx.len())));
+                return Err(Error::Unsupported(format!(
+                    "part {j} sends {} halo entries, beyond 32-bit counts",
+                    idx.len()
+                )));
             }
             sends.push(if idx.is_empty() { None } else { Some(owner.gpu.alloc::<T>(idx.len())?) });
             if !idx.is_empty() {
@@ -261,7 +283,15 @@ impl<T: Scalar> DistributedMatrix<T> {
             }
         }
         transfers.sort_by_key(|t| (t.to, t.from));
-        Ok(DistributedMatrix { nccl: None, partition, parts, transfers, sends: Mutex::new(sends), nnz: a.nnz(), overlap: true })
+        Ok(DistributedMatrix {
+            nccl: None,
+            partition,
+            parts,
+            transfers,
+            sends: Mutex::new(sends),
+            nnz: a.nnz(),
+            overlap: true,
+        })
     }
 
     /// A part's rows built as `spec` and uploaded: in three pieces when its interior run is
@@ -281,15 +311,25 @@ impl<T: Scalar> DistributedMatrix<T> {
         }
         let (head, rest) = local.local.split_rows(inner.start);
         let (middle, tail) = rest.split_rows(inner.len());
-        let three = vec![(0..inner.start, head, false), (inner.clone(), middle, true), (inner.end..n, tail, false)];
+        let three = vec![
+            (0..inner.start, head, false),
+            (inner.clone(), middle, true),
+            (inner.end..n, tail, false),
+        ];
         match Self::build_pieces(gpu, spec, three) {
             // A piece the format refuses (a boundary piece's padding, say): the part whole.
-            Err(Error::Format { .. }) => Self::build_pieces(gpu, spec, vec![(0..n, whole(), false)]),
+            Err(Error::Format { .. }) => {
+                Self::build_pieces(gpu, spec, vec![(0..n, whole(), false)])
+            }
             built => built,
         }
     }
 
-    fn build_pieces(gpu: &Arc<Gpu>, spec: &FormatSpec, pieces: Vec<(Range<usize>, Csr<T>, bool)>) -> Result<(Vec<Piece<T>>, String)> {
+    fn build_pieces(
+        gpu: &Arc<Gpu>,
+        spec: &FormatSpec,
+        pieces: Vec<(Range<usize>, Csr<T>, bool)>,
+    ) -> Result<(Vec<Piece<T>>, String)> {
         let mut built = Vec::with_capacity(pieces.len());
         let mut label = (0, spec.label());
         for (rows, matrix, interior) in pieces.into_iter().filter(|(r, _, _)| !r.is_empty()) {
@@ -344,12 +384,15 @@ impl<T: Scalar> DistributedMatrix<T> {
         }
     }
 
+    /// The row ranges of the parts.
     pub fn partition(&self) -> &Partition {
         &self.partition
     }
+    /// Rows (and columns) of the whole matrix.
     pub fn nrows(&self) -> usize {
         self.partition.starts().last().copied().unwrap_or(0)
     }
+    /// Stored entries of the whole matrix.
     pub fn nnz(&self) -> usize {
         self.nnz
     }
@@ -380,18 +423,30 @@ impl<T: Scalar> DistributedMatrix<T> {
 
     /// A zero vector with halo room (one that can be multiplied).
     pub fn new_x(&self) -> Result<DistVector<T>> {
-        let parts = self.parts.iter().map(|p| p.gpu.alloc::<T>(p.local_len.max(1))).collect::<Result<_>>()?;
+        let parts = self
+            .parts
+            .iter()
+            .map(|p| p.gpu.alloc::<T>(p.local_len.max(1)))
+            .collect::<Result<_>>()?;
         Ok(DistVector { parts, halo: true })
     }
     /// A zero vector of the parts' own entries only (a product's result).
     pub fn new_y(&self) -> Result<DistVector<T>> {
-        let parts = self.parts.iter().map(|p| p.gpu.alloc::<T>(p.rows.len().max(1))).collect::<Result<_>>()?;
+        let parts = self
+            .parts
+            .iter()
+            .map(|p| p.gpu.alloc::<T>(p.rows.len().max(1)))
+            .collect::<Result<_>>()?;
         Ok(DistVector { parts, halo: false })
     }
     /// `v` (of `nrows` entries) split over the parts, with halo room when `halo`.
     pub fn upload(&self, v: &[T], halo: bool) -> Result<DistVector<T>> {
         if v.len() != self.nrows() {
-            return Err(Error::Unsupported(format!("a vector of {} entries for a matrix of {} rows", v.len(), self.nrows())));
+            return Err(Error::Unsupported(format!(
+                "a vector of {} entries for a matrix of {} rows",
+                v.len(),
+                self.nrows()
+            )));
         }
         let parts = self
             .parts
@@ -435,13 +490,21 @@ impl<T: Scalar> DistributedMatrix<T> {
     /// the parts' interior rows are multiplied, then the rows that need the halo. Every part
     /// works on its own GPU at once. Asynchronous: [`DistributedMatrix::download`] or
     /// [`DistributedMatrix::synchronize`] waits.
-    pub fn apply(&self, alpha: T, x: &mut DistVector<T>, beta: T, y: &mut DistVector<T>) -> Result<()> {
+    pub fn apply(
+        &self,
+        alpha: T,
+        x: &mut DistVector<T>,
+        beta: T,
+        y: &mut DistVector<T>,
+    ) -> Result<()> {
         self.check(x, true)?;
         self.check(y, false)?;
         self.exchange(x)?;
         let mut run = |i: usize, piece: &Piece<T>| -> Result<()> {
             let at = if y.halo { self.parts[i].own_offset } else { 0 } + piece.rows.start;
-            with_sub_slice(&mut y.parts[i], at..at + piece.rows.len(), |yi| piece.matrix.apply(alpha, &x.parts[i], beta, yi))
+            with_sub_slice(&mut y.parts[i], at..at + piece.rows.len(), |yi| {
+                piece.matrix.apply(alpha, &x.parts[i], beta, yi)
+            })
         };
         // Interior pieces read only own x entries, but a format's padding slots may point at
         // any column with a zero value: reading a halo entry mid-exchange gives 0 either way
@@ -491,7 +554,11 @@ impl<T: Scalar> DistributedMatrix<T> {
 
     fn check(&self, v: &DistVector<T>, need_halo: bool) -> Result<()> {
         if v.parts.len() != self.parts.len() {
-            return Err(Error::Unsupported(format!("a vector of {} parts for a matrix of {}", v.parts.len(), self.parts.len())));
+            return Err(Error::Unsupported(format!(
+                "a vector of {} parts for a matrix of {}",
+                v.parts.len(),
+                self.parts.len()
+            )));
         }
         if need_halo && !v.halo {
             return Err(Error::Unsupported("x of a distributed product needs halo room: make it with new_x or upload(.., true)".into()));
@@ -557,12 +624,18 @@ impl<T: Scalar> DistributedMatrix<T> {
     /// on its exchange stream (after its gather), the receiver's receive on its own (before
     /// the rows that need the halo). A pair of ranks sends and receives in the same (transfer) order, which is
     /// how NCCL matches them.
-    fn exchange_nccl(&self, route: &NcclRoute, sends: &[Option<CudaSlice<T>>], x: &mut DistVector<T>) -> Result<()> {
+    fn exchange_nccl(
+        &self,
+        route: &NcclRoute,
+        sends: &[Option<CudaSlice<T>>],
+        x: &mut DistVector<T>,
+    ) -> Result<()> {
         let size = std::mem::size_of::<T>();
         route.comms.group(|group| {
             for t in &self.transfers {
                 let (from, to) = (&self.parts[t.from], &self.parts[t.to]);
-                let buf = sends[t.from].as_ref().expect("an owner with transfers has a send buffer");
+                let buf =
+                    sends[t.from].as_ref().expect("an owner with transfers has a send buffer");
                 let (src, _) = buf.slice(t.send_at..t.send_at + t.count).device_ptr(&from.comm);
                 let mut run = x.parts[t.to].slice_mut(t.recv_at..t.recv_at + t.count);
                 let (dst, _) = run.device_ptr_mut(&to.comm);
@@ -572,8 +645,20 @@ impl<T: Scalar> DistributedMatrix<T> {
                 // send buffer is refilled only by the owner's next gather on the same stream,
                 // and the receiver's x is read by products queued after it on its stream.
                 unsafe {
-                    group.send(rank_from, rank_to, src, t.count * size, from.comm.cu_stream() as _)?;
-                    group.recv(rank_to, rank_from, dst, t.count * size, to.comm.cu_stream() as _)?;
+                    group.send(
+                        rank_from,
+                        rank_to,
+                        src,
+                        t.count * size,
+                        from.comm.cu_stream() as _,
+                    )?;
+                    group.recv(
+                        rank_to,
+                        rank_from,
+                        dst,
+                        t.count * size,
+                        to.comm.cu_stream() as _,
+                    )?;
                 }
             }
             Ok(())

@@ -123,7 +123,10 @@ impl Comms {
         let devs: Vec<c_int> = ordinals.iter().map(|&o| o as c_int).collect();
         let mut comms = vec![std::ptr::null_mut(); devs.len()];
         // SAFETY: `comms` has room for one handle per device of `devs`.
-        lib.check(unsafe { (lib.comm_init_all)(comms.as_mut_ptr(), devs.len() as c_int, devs.as_ptr()) }, "ncclCommInitAll")?;
+        lib.check(
+            unsafe { (lib.comm_init_all)(comms.as_mut_ptr(), devs.len() as c_int, devs.as_ptr()) },
+            "ncclCommInitAll",
+        )?;
         Ok(Comms { lib, comms })
     }
 
@@ -160,9 +163,26 @@ impl Group<'_> {
     /// # Safety
     /// `src` must hold `bytes` readable bytes on `from`'s device until the stream passes the
     /// send; `stream` must be a live stream of that device.
-    pub(super) unsafe fn send(&self, from: usize, to: usize, src: u64, bytes: usize, stream: Raw) -> Result<()> {
+    pub(super) unsafe fn send(
+        &self,
+        from: usize,
+        to: usize,
+        src: u64,
+        bytes: usize,
+        stream: Raw,
+    ) -> Result<()> {
         let lib = self.comms.lib;
-        lib.check((lib.send)(src as *const c_void, bytes, NCCL_UINT8, to as c_int, self.comms.comms[from], stream), "ncclSend")
+        lib.check(
+            (lib.send)(
+                src as *const c_void,
+                bytes,
+                NCCL_UINT8,
+                to as c_int,
+                self.comms.comms[from],
+                stream,
+            ),
+            "ncclSend",
+        )
     }
 
     /// Rank `to` receives `bytes` bytes from rank `from` into device address `dst`, on
@@ -171,9 +191,26 @@ impl Group<'_> {
     /// # Safety
     /// `dst` must hold `bytes` writable bytes on `to`'s device, untouched by other work until
     /// the stream passes the receive; `stream` must be a live stream of that device.
-    pub(super) unsafe fn recv(&self, to: usize, from: usize, dst: u64, bytes: usize, stream: Raw) -> Result<()> {
+    pub(super) unsafe fn recv(
+        &self,
+        to: usize,
+        from: usize,
+        dst: u64,
+        bytes: usize,
+        stream: Raw,
+    ) -> Result<()> {
         let lib = self.comms.lib;
-        lib.check((lib.recv)(dst as *mut c_void, bytes, NCCL_UINT8, from as c_int, self.comms.comms[to], stream), "ncclRecv")
+        lib.check(
+            (lib.recv)(
+                dst as *mut c_void,
+                bytes,
+                NCCL_UINT8,
+                from as c_int,
+                self.comms.comms[to],
+                stream,
+            ),
+            "ncclRecv",
+        )
     }
 }
 
@@ -183,7 +220,10 @@ mod tests {
     fn nccl_loads_or_says_how_to_find_it() {
         match super::version() {
             Ok(v) => assert!(v.starts_with("2."), "{v}"),
-            Err(e) => assert!(e.to_string().contains("SPMV_NCCL") && e.to_string().contains("libnccl.so.2"), "{e}"),
+            Err(e) => assert!(
+                e.to_string().contains("SPMV_NCCL") && e.to_string().contains("libnccl.so.2"),
+                "{e}"
+            ),
         }
     }
 

@@ -12,7 +12,9 @@ use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 use super::DistributedMatrix;
 use crate::error::{Error, Result};
 use crate::matrix::Scalar;
-use crate::solve::pagerank::{start, update_blocks, PageRank, Settings, Transition, KERNELS, UPDATE_BLOCK};
+use crate::solve::pagerank::{
+    start, update_blocks, PageRank, Settings, Transition, KERNELS, UPDATE_BLOCK,
+};
 
 /// One part's buffers: its nodes' dangling flags, the dangling share it reads, and its
 /// blocks' partial results.
@@ -27,12 +29,25 @@ struct PartState<T> {
 
 /// Power iteration on the distributed `Gᵀ` of `t` (see the module doc); `a` must be built
 /// from `t.matrix()` (same size).
-pub fn pagerank<T: Scalar>(a: &DistributedMatrix<T>, t: &Transition, settings: &Settings) -> Result<PageRank<T>> {
+pub fn pagerank<T: Scalar>(
+    a: &DistributedMatrix<T>,
+    t: &Transition,
+    settings: &Settings,
+) -> Result<PageRank<T>> {
     let Some((n, [alpha, teleport, inv_n])) = start::<T>(t, settings)? else {
-        return Ok(PageRank { ranks: Vec::new(), iterations: 0, converged: true, residual: 0.0, total_ms: 0.0 });
+        return Ok(PageRank {
+            ranks: Vec::new(),
+            iterations: 0,
+            converged: true,
+            residual: 0.0,
+            total_ms: 0.0,
+        });
     };
     if a.nrows() != n {
-        return Err(Error::Unsupported(format!("a distributed matrix of {} rows for a graph of {n} nodes", a.nrows())));
+        return Err(Error::Unsupported(format!(
+            "a distributed matrix of {} rows for a graph of {n} nodes",
+            a.nrows()
+        )));
     }
     let mut state = Vec::with_capacity(a.parts.len());
     for p in &a.parts {
@@ -54,11 +69,17 @@ pub fn pagerank<T: Scalar>(a: &DistributedMatrix<T>, t: &Transition, settings: &
     let (mut iterations, mut residual, mut converged) = (0, f64::INFINITY, false);
     while iterations < settings.max_iter {
         a.spmv(&mut rank, &mut next)?;
-        for (i, (p, s)) in a.parts.iter().zip(&mut state).enumerate().filter(|(_, (p, _))| !p.rows.is_empty()) {
+        for (i, (p, s)) in
+            a.parts.iter().zip(&mut state).enumerate().filter(|(_, (p, _))| !p.rows.is_empty())
+        {
             p.gpu.stream().memcpy_htod(&[T::from_f64(dangling_sum)], &mut s.share)?;
             let n_part = p.rows.len() as u32;
             let own = rank.parts[i].slice(p.own_offset..p.own_offset + p.rows.len());
-            let config = LaunchConfig { grid_dim: (s.blocks as u32, 1, 1), block_dim: (UPDATE_BLOCK, 1, 1), shared_mem_bytes: 0 };
+            let config = LaunchConfig {
+                grid_dim: (s.blocks as u32, 1, 1),
+                block_dim: (UPDATE_BLOCK, 1, 1),
+                shared_mem_bytes: 0,
+            };
             let mut launch = p.gpu.stream().launch_builder(&s.update);
             launch
                 .arg(&n_part)
@@ -81,7 +102,8 @@ pub fn pagerank<T: Scalar>(a: &DistributedMatrix<T>, t: &Transition, settings: &
         let (mut max_diff, mut sum) = (0.0f64, 0.0f64);
         for (p, s) in a.parts.iter().zip(&state).filter(|(p, _)| !p.rows.is_empty()) {
             for m in p.gpu.download(&s.block_max_diff)? {
-                max_diff = max_diff.max(if m.to_f64().is_nan() { f64::INFINITY } else { m.to_f64() });
+                max_diff =
+                    max_diff.max(if m.to_f64().is_nan() { f64::INFINITY } else { m.to_f64() });
             }
             sum += p.gpu.download(&s.block_dangling_sum)?.iter().map(|v| v.to_f64()).sum::<f64>();
         }

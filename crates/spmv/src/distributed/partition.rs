@@ -61,15 +61,22 @@ impl Partition {
     }
     /// A partition with these row starts (`0 = starts[0] ≤ … ≤ starts[p] = nrows`).
     pub fn from_starts(starts: Vec<usize>, nrows: usize) -> Result<Self> {
-        let ok = starts.len() >= 2 && starts[0] == 0 && starts[starts.len() - 1] == nrows && starts.windows(2).all(|w| w[0] <= w[1]);
+        let ok = starts.len() >= 2
+            && starts[0] == 0
+            && starts[starts.len() - 1] == nrows
+            && starts.windows(2).all(|w| w[0] <= w[1]);
         if !ok {
-            return Err(Error::Unsupported(format!("row starts {starts:?} do not run from 0 to {nrows} in order")));
+            return Err(Error::Unsupported(format!(
+                "row starts {starts:?} do not run from 0 to {nrows} in order"
+            )));
         }
         Ok(Partition { starts })
     }
+    /// Number of parts.
     pub fn parts(&self) -> usize {
         self.starts.len() - 1
     }
+    /// First row of each part, then `nrows` (`parts + 1` entries).
     pub fn starts(&self) -> &[usize] {
         &self.starts
     }
@@ -126,11 +133,20 @@ impl<T: Scalar> LocalPart<T> {
                 }
             })
             .collect();
-        let row_ptr: Vec<usize> = a.row_ptr()[rows.start..=rows.end].iter().map(|&p| p - first).collect();
+        let row_ptr: Vec<usize> =
+            a.row_ptr()[rows.start..=rows.end].iter().map(|&p| p - first).collect();
         let ncols = below.len() + rows.len() + above.len();
         // SAFETY: the renumbering is monotone in the global column (module doc), so each row's
         // local columns stay strictly increasing, and every one is below ncols.
-        let local = unsafe { Csr::new_unchecked(rows.len(), ncols, row_ptr, local_cols, a.values()[first..last].to_vec()) };
+        let local = unsafe {
+            Csr::new_unchecked(
+                rows.len(),
+                ncols,
+                row_ptr,
+                local_cols,
+                a.values()[first..last].to_vec(),
+            )
+        };
         LocalPart { rows, local, below, above }
     }
     /// Where the part's own `x` entries sit in its local `x`.
@@ -188,7 +204,14 @@ mod tests {
     use super::*;
 
     fn example() -> Csr<f64> {
-        Csr::new_checked(4, 4, vec![0, 2, 3, 6, 8], vec![0, 2, 1, 0, 2, 3, 1, 3], (1..=8).map(f64::from).collect()).unwrap()
+        Csr::new_checked(
+            4,
+            4,
+            vec![0, 2, 3, 6, 8],
+            vec![0, 2, 1, 0, 2, 3, 1, 3],
+            (1..=8).map(f64::from).collect(),
+        )
+        .unwrap()
     }
 
     #[test]
@@ -196,8 +219,14 @@ mod tests {
         let a = example();
         let p = Partition::from_starts(vec![0, 2, 4], 4).unwrap();
         let (p0, p1) = (LocalPart::of(&a, &p, 0), LocalPart::of(&a, &p, 1));
-        assert_eq!((p0.below.as_slice(), p0.above.as_slice(), p0.local_len()), (&[][..], &[2][..], 3));
-        assert_eq!((p1.below.as_slice(), p1.above.as_slice(), p1.own_offset()), (&[0, 1][..], &[][..], 2));
+        assert_eq!(
+            (p0.below.as_slice(), p0.above.as_slice(), p0.local_len()),
+            (&[][..], &[2][..], 3)
+        );
+        assert_eq!(
+            (p1.below.as_slice(), p1.above.as_slice(), p1.own_offset()),
+            (&[0, 1][..], &[][..], 2)
+        );
         assert_eq!(p1.local.col_idx(), &[0, 2, 3, 1, 3]);
         assert_eq!(p1.local.values(), &[4.0, 5.0, 6.0, 7.0, 8.0]);
         assert_eq!(p1.halo_from(&p, 0), (vec![0, 1], 0));
@@ -230,10 +259,14 @@ mod tests {
                 for i in 0..parts {
                     let part = LocalPart::of(&a, &p, i);
                     let nnz = part.local.nnz() as f64;
-                    assert!(nnz <= a.nnz() as f64 / parts as f64 + a.max_row_len() as f64 + 1.0, "{spec} part {i}");
+                    assert!(
+                        nnz <= a.nnz() as f64 / parts as f64 + a.max_row_len() as f64 + 1.0,
+                        "{spec} part {i}"
+                    );
                     // The local x from the whole x, through the halo lists of every owner.
                     let mut local_x = vec![f64::NAN; part.local_len()];
-                    local_x[part.own_offset()..part.own_offset() + part.rows.len()].copy_from_slice(&x[part.rows.clone()]);
+                    local_x[part.own_offset()..part.own_offset() + part.rows.len()]
+                        .copy_from_slice(&x[part.rows.clone()]);
                     for j in (0..parts).filter(|&j| j != i) {
                         let (cols, at) = part.halo_from(&p, j);
                         for (k, &c) in cols.iter().enumerate() {

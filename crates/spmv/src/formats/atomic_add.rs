@@ -57,7 +57,10 @@ impl<T: Scalar> AtomicAdd<T> {
             Atomics::PerWarpRow => format!("coo_atomic_warp_{}", T::SUFFIX),
         };
         let config = grid_for((t.len() as u64).div_ceil(ATOMIC_ENTRIES_PER_THREAD as u64), BLOCK)?;
-        Ok(AtomicAdd { entries: DeviceTriplets::upload(gpu, t)?, kernel: Kernel::new(gpu, &KERNELS, &name, config)? })
+        Ok(AtomicAdd {
+            entries: DeviceTriplets::upload(gpu, t)?,
+            kernel: Kernel::new(gpu, &KERNELS, &name, config)?,
+        })
     }
 
     /// Launches the kernel on the GPU's stream (nothing when there are no entries).

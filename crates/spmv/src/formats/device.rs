@@ -33,7 +33,14 @@ pub trait DeviceFormat<T: Scalar>: Send {
     ///
     /// # Safety
     /// As for [`DeviceFormat::launch`].
-    unsafe fn launch_scaled(&self, _gpu: &Gpu, _alpha: T, _x: &CudaSlice<T>, _beta: T, _y: &mut CudaSlice<T>) -> Option<Result<()>> {
+    unsafe fn launch_scaled(
+        &self,
+        _gpu: &Gpu,
+        _alpha: T,
+        _x: &CudaSlice<T>,
+        _beta: T,
+        _y: &mut CudaSlice<T>,
+    ) -> Option<Result<()>> {
         None
     }
 
@@ -53,7 +60,9 @@ pub trait DeviceFormat<T: Scalar>: Send {
 /// format's own order (padding included). Almost every format has them; a kernel takes them
 /// as two pointers (`entries.col_idx`, `entries.values`).
 pub struct DeviceEntries<T> {
+    /// Column of each slot, in the format's order.
     pub col_idx: CudaSlice<u32>,
+    /// Value of each slot, in the same order.
     pub values: CudaSlice<T>,
 }
 
@@ -62,7 +71,10 @@ impl<T: Scalar> DeviceEntries<T> {
     /// [`Gpu::upload_nonempty`]).
     pub fn upload(gpu: &Gpu, col_idx: &[u32], values: &[T]) -> Result<Self> {
         debug_assert_eq!(col_idx.len(), values.len());
-        Ok(DeviceEntries { col_idx: gpu.upload_nonempty(col_idx)?, values: gpu.upload_nonempty(values)? })
+        Ok(DeviceEntries {
+            col_idx: gpu.upload_nonempty(col_idx)?,
+            values: gpu.upload_nonempty(values)?,
+        })
     }
 }
 
@@ -103,9 +115,18 @@ impl<T: Scalar> FormatHandle for DeviceMatrix<T> {
 }
 
 impl<T: Scalar> DeviceMatrix<T> {
-    pub(crate) fn new(gpu: &Arc<Gpu>, host: &HostMatrix<T>, format: Box<dyn DeviceFormat<T>>) -> Result<Self> {
+    pub(crate) fn new(
+        gpu: &Arc<Gpu>,
+        host: &HostMatrix<T>,
+        format: Box<dyn DeviceFormat<T>>,
+    ) -> Result<Self> {
         let stats = host.stats();
-        let axpby = Kernel::new(gpu, &jit::UTIL_MODULE, &format!("axpby_{}", T::SUFFIX), grid_stride(host.nrows() as u64))?;
+        let axpby = Kernel::new(
+            gpu,
+            &jit::UTIL_MODULE,
+            &format!("axpby_{}", T::SUFFIX),
+            grid_stride(host.nrows() as u64),
+        )?;
         Ok(DeviceMatrix {
             gpu: gpu.clone(),
             info: host.info().clone(),
@@ -118,6 +139,7 @@ impl<T: Scalar> DeviceMatrix<T> {
         })
     }
 
+    /// The format's statistics, as computed on the host.
     pub fn stats(&self) -> &FormatStats {
         &self.stats
     }
@@ -134,6 +156,7 @@ impl<T: Scalar> DeviceMatrix<T> {
     pub fn conversion_ms(&self) -> Option<f64> {
         self.conversion_ms
     }
+    /// The GPU the matrix lives on; products run on its stream.
     pub fn gpu(&self) -> &Arc<Gpu> {
         &self.gpu
     }
@@ -177,7 +200,13 @@ impl<T: Scalar> DeviceMatrix<T> {
     }
 
     /// `y = α·t + β·y`, or `y = β·y` without `t`.
-    fn epilogue(&self, alpha: T, t: Option<&CudaSlice<T>>, beta: T, y: &mut CudaSlice<T>) -> Result<()> {
+    fn epilogue(
+        &self,
+        alpha: T,
+        t: Option<&CudaSlice<T>>,
+        beta: T,
+        y: &mut CudaSlice<T>,
+    ) -> Result<()> {
         let n = self.info.nrows as u64;
         match t {
             // SAFETY: axpby_<T>(u64 n, T alpha, const T* t, T beta, T* y); t and y hold
@@ -203,6 +232,14 @@ impl<T: Scalar> DeviceMatrix<T> {
 impl<T: Scalar> std::fmt::Debug for DeviceMatrix<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let i = &self.info;
-        write!(f, "DeviceMatrix({}, {} x {}, nnz {}, on {})", i.spec, i.nrows, i.ncols, i.nnz, self.gpu.name())
+        write!(
+            f,
+            "DeviceMatrix({}, {} x {}, nnz {}, on {})",
+            i.spec,
+            i.nrows,
+            i.ncols,
+            i.nnz,
+            self.gpu.name()
+        )
     }
 }

@@ -14,6 +14,8 @@ use crate::matrix::{Csr, Scalar};
 /// Only the format's own work goes here; [`HostMatrix`] and [`DeviceMatrix`] know the shape
 /// (from the CSR the format was built from) and do the checks.
 pub trait SpmvFormat<T: Scalar>: Send + Sync {
+    /// The format's statistics: device bytes, stored slots and padding, row lengths and its own
+    /// figures (`FormatStats::new(..).with([..])`).
     fn stats(&self) -> FormatStats;
     /// Bytes of the format one product must read: the device bytes less what the kernel
     /// provably skips (padding behind a row-length early exit). The benchmark's effective
@@ -55,8 +57,11 @@ pub struct HostMatrix<T: Scalar> {
 /// What a handle knows about its matrix and the format holding it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MatrixInfo {
+    /// Number of rows of the matrix.
     pub nrows: usize,
+    /// Number of columns of the matrix.
     pub ncols: usize,
+    /// Entries of the CSR the format was built from.
     pub nnz: usize,
     /// The canonical spec, every parameter spelled out: `sell-c-sigma:c=32,sigma=auto`.
     pub spec: FormatSpec,
@@ -66,13 +71,17 @@ pub struct MatrixInfo {
 
 /// The accessors [`HostMatrix`] and [`DeviceMatrix`] share, from their [`MatrixInfo`].
 pub trait FormatHandle {
+    /// The shape, spec and determinism of the handle's matrix.
     fn info(&self) -> &MatrixInfo;
+    /// Number of rows (the length `y` must have).
     fn nrows(&self) -> usize {
         self.info().nrows
     }
+    /// Number of columns (the length `x` must have).
     fn ncols(&self) -> usize {
         self.info().ncols
     }
+    /// Entries of the CSR the format was built from.
     fn nnz(&self) -> usize {
         self.info().nnz
     }
@@ -80,9 +89,11 @@ pub trait FormatHandle {
     fn name(&self) -> &'static str {
         self.info().spec.name()
     }
+    /// The canonical spec, every parameter spelled out.
     fn spec(&self) -> &FormatSpec {
         &self.info().spec
     }
+    /// Whether the format's GPU result is bitwise identical from run to run.
     fn deterministic(&self) -> bool {
         self.info().deterministic
     }
@@ -96,13 +107,21 @@ impl<T: Scalar> FormatHandle for HostMatrix<T> {
 
 impl<T: Scalar> HostMatrix<T> {
     /// `format` built from `a` as `spec` says.
-    pub(crate) fn new(spec: FormatSpec, deterministic: bool, format: Box<dyn SpmvFormat<T>>, a: &Csr<T>) -> Self {
-        let info = MatrixInfo { nrows: a.nrows(), ncols: a.ncols(), nnz: a.nnz(), spec, deterministic };
+    pub(crate) fn new(
+        spec: FormatSpec,
+        deterministic: bool,
+        format: Box<dyn SpmvFormat<T>>,
+        a: &Csr<T>,
+    ) -> Self {
+        let info =
+            MatrixInfo { nrows: a.nrows(), ncols: a.ncols(), nnz: a.nnz(), spec, deterministic };
         HostMatrix { info, format }
     }
+    /// The format's statistics (see [`SpmvFormat::stats`]).
     pub fn stats(&self) -> FormatStats {
         self.format.stats()
     }
+    /// Bytes of the format one product reads (see [`SpmvFormat::bytes_read`]).
     pub fn bytes_read(&self) -> usize {
         self.format.bytes_read()
     }
@@ -146,7 +165,11 @@ impl<T: Scalar> HostMatrix<T> {
 
 impl<T: Scalar> std::fmt::Debug for HostMatrix<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "HostMatrix({}, {} x {}, nnz {})", self.info.spec, self.info.nrows, self.info.ncols, self.info.nnz)
+        write!(
+            f,
+            "HostMatrix({}, {} x {}, nnz {})",
+            self.info.spec, self.info.nrows, self.info.ncols, self.info.nnz
+        )
     }
 }
 
@@ -156,7 +179,9 @@ pub(crate) fn scale_cpu<T: Scalar>(beta: T, y: &mut [T]) {
     if beta == T::ZERO {
         y.par_iter_mut().with_min_len(1 << 14).for_each(|v| *v = T::ZERO);
     } else if beta != T::ONE {
-        y.par_iter_mut().with_min_len(1 << 14).for_each(|v| *v = T::from_acc(beta.to_acc() * v.to_acc()));
+        y.par_iter_mut()
+            .with_min_len(1 << 14)
+            .for_each(|v| *v = T::from_acc(beta.to_acc() * v.to_acc()));
     }
 }
 

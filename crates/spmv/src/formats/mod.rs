@@ -10,6 +10,7 @@
 //! format: adding one is a folder plus one entry in [`registry`] (docs/architecture.md).
 
 pub mod amf_csr;
+mod atomic_add;
 pub mod brc;
 pub mod brcp;
 pub mod carry;
@@ -18,9 +19,9 @@ pub mod csr;
 pub mod csr5;
 pub mod cusparse;
 pub mod dasp;
+mod device;
 pub mod dia;
 pub mod dia_adaptive;
-mod device;
 pub mod drm;
 pub mod ell;
 pub mod hdc;
@@ -32,14 +33,13 @@ pub mod lightspmv;
 pub mod merge_csr;
 pub mod offsets;
 pub mod pbc;
-mod atomic_add;
 mod row_writer;
 pub mod sell;
 pub mod spec;
 pub mod teb;
-pub mod values;
 #[cfg(test)]
 pub(crate) mod test_support;
+pub mod values;
 
 pub use device::{DeviceEntries, DeviceFormat, DeviceMatrix};
 pub use host::{FormatHandle, HostMatrix, MatrixInfo, SpmvFormat};
@@ -60,7 +60,9 @@ pub struct FormatStats {
     pub nnz: usize,
     /// Stored value slots, padding included.
     pub stored: usize,
+    /// Entries in the longest row of the matrix.
     pub max_row_len: usize,
+    /// Mean entries per row of the matrix (nnz / nrows).
     pub mean_row_len: f64,
     /// Format-specific figures (block balance, slice count ...), name and value.
     pub extra: Vec<(String, f64)>,
@@ -80,7 +82,13 @@ impl FormatStats {
         }
     }
     /// The common figures, with no format-specific ones yet (see [`FormatStats::with`]).
-    pub fn new(bytes: usize, nnz: usize, stored: usize, max_row_len: usize, mean_row_len: f64) -> Self {
+    pub fn new(
+        bytes: usize,
+        nnz: usize,
+        stored: usize,
+        max_row_len: usize,
+        mean_row_len: f64,
+    ) -> Self {
         FormatStats { bytes, nnz, stored, max_row_len, mean_row_len, extra: Vec::new() }
     }
     /// These statistics with the format-specific figures `extra` added.
@@ -103,7 +111,10 @@ impl FormatStats {
 
 /// JSON carries the derived padding figures too, so no format has to repeat them in `extra`.
 impl serde::Serialize for FormatStats {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
         let mut s = serializer.serialize_struct("FormatStats", 8)?;
         s.serialize_field("bytes", &self.bytes)?;
@@ -124,7 +135,9 @@ pub type Builder<T> = fn(&Csr<T>, &FormatSpec) -> Result<Box<dyn SpmvFormat<T>>>
 /// A registered format: its name, a one-line description, its parameters, its kernels and
 /// its builder.
 pub struct FormatInfo<T: Scalar> {
+    /// The name specs use, e.g. `csr-vector`.
     pub name: &'static str,
+    /// One line for `spmv formats`: the layout, the kernel's strategy, caveats.
     pub description: &'static str,
     /// Every tunable, with its default (see [`spec`]).
     pub params: &'static [Param],
@@ -158,8 +171,12 @@ impl<T: Scalar> FormatInfo<T> {
             return Err(Error::Unsupported(format!("spec {spec} given to format {}", self.name)));
         }
         if T::PRECISION == Precision::F16 && !self.half {
-            let half: Vec<&str> = registry::<T>().iter().filter(|f| f.half).map(|f| f.name).collect();
-            return Err(Error::format(self.name, format!("does not run in f16 (formats that do: {})", half.join(", "))));
+            let half: Vec<&str> =
+                registry::<T>().iter().filter(|f| f.half).map(|f| f.name).collect();
+            return Err(Error::format(
+                self.name,
+                format!("does not run in f16 (formats that do: {})", half.join(", ")),
+            ));
         }
         offsets::check_wide(self.name, a.nnz(), self.wide)?;
         let format = (self.build)(a, spec)?;
@@ -169,6 +186,11 @@ impl<T: Scalar> FormatInfo<T> {
 
 /// Every format, in the order `spmv formats` and `spmv bench --formats all` list them.
 pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
+    T::registry()
+}
+
+/// The registry's table, instantiated only by [`Scalar::registry`]'s three impls.
+pub(crate) fn registered<T: Scalar>() -> Vec<FormatInfo<T>> {
     vec![
         FormatInfo {
             name: "csr-scalar",
@@ -577,13 +599,30 @@ pub(crate) fn auto_options(s: &FormatSpec) -> Result<crate::auto::Options> {
 }
 
 /// Why `tune` declines to be built alone.
-const TUNE_DECLINES: &str = "tune measures candidates on a device: use it in spmv bench or through spmv::auto::tune";
+const TUNE_DECLINES: &str =
+    "tune measures candidates on a device: use it in spmv bench or through spmv::auto::tune";
 
-const LANES: Param = Param { key: "lanes", default: "auto", doc: "lanes per row: 2, 4, 8, 16 or 32 (auto: the smallest power of two ≥ the mean row length)" };
-const MAX_PADDING: Param = Param { key: "max_padding", default: "20", doc: "largest stored/nnz ratio accepted (≥ 1; arrays of ≤ 2^20 slots are always accepted)" };
+const LANES: Param = Param {
+    key: "lanes",
+    default: "auto",
+    doc: "lanes per row: 2, 4, 8, 16 or 32 (auto: the smallest power of two ≥ the mean row length)",
+};
+const MAX_PADDING: Param = Param {
+    key: "max_padding",
+    default: "20",
+    doc: "largest stored/nnz ratio accepted (≥ 1; arrays of ≤ 2^20 slots are always accepted)",
+};
 const TEB_PARAMS: &[Param] = &[
-    Param { key: "blocks", default: "auto", doc: "bLN, the number of blocks (1..=rows; auto: the paper's search)" },
-    Param { key: "k", default: "auto", doc: "the threshold's offset parameter (> 0; needs blocks; auto: 1 with given blocks)" },
+    Param {
+        key: "blocks",
+        default: "auto",
+        doc: "bLN, the number of blocks (1..=rows; auto: the paper's search)",
+    },
+    Param {
+        key: "k",
+        default: "auto",
+        doc: "the threshold's offset parameter (> 0; needs blocks; auto: 1 with given blocks)",
+    },
 ];
 
 /// `lanes`: `None` for auto, else a power of two in 2..=32.
@@ -617,7 +656,10 @@ fn teb_with<T: Scalar>(a: &Csr<T>, s: &FormatSpec, kernel: teb::TebKernel) -> Re
     match (s.auto_usize("blocks", 1)?, k) {
         (None, None) => teb::Teb::new(a, kernel),
         (Some(blocks), k) => teb::Teb::with_blocks(a, blocks, k.unwrap_or(1.0), kernel),
-        (None, Some(_)) => Err(Error::Unsupported(format!("format {}: parameter k needs blocks (the search picks its own k)", s.name()))),
+        (None, Some(_)) => Err(Error::Unsupported(format!(
+            "format {}: parameter k needs blocks (the search picks its own k)",
+            s.name()
+        ))),
     }
 }
 
@@ -659,7 +701,11 @@ pub fn parse_spec_list(list: &str) -> Result<Vec<FormatSpec>> {
                     last.push(if last.contains(':') { ',' } else { ':' });
                     last.push_str(piece);
                 }
-                None => return Err(Error::Unsupported(format!("'{piece}' names no format (expected name:key=value)"))),
+                None => {
+                    return Err(Error::Unsupported(format!(
+                        "'{piece}' names no format (expected name:key=value)"
+                    )))
+                }
             }
         } else {
             specs.push(piece.to_string());
@@ -723,7 +769,10 @@ pub(crate) fn offsets_u32<T: Scalar>(format: &'static str, a: &Csr<T>) -> Result
     if a.nnz() > u32::MAX as usize {
         return Err(Error::format(
             format,
-            format!("{} entries exceed the 2^32 - 1 that 32-bit device row offsets can address", a.nnz()),
+            format!(
+                "{} entries exceed the 2^32 - 1 that 32-bit device row offsets can address",
+                a.nnz()
+            ),
         ));
     }
     Ok(a.row_ptr().iter().map(|&p| p as u32).collect())
@@ -746,18 +795,32 @@ mod tests {
                 continue;
             }
             let m = build(&spec, &a).unwrap();
-            assert_eq!((m.name(), m.nrows(), m.nnz(), m.deterministic()), (info.name, 2, 2, info.deterministic));
+            assert_eq!(
+                (m.name(), m.nrows(), m.nnz(), m.deterministic()),
+                (info.name, 2, 2, info.deterministic)
+            );
         }
     }
 
     #[test]
     fn spec_lists_split_on_names_and_bad_values_fail_at_parse_time() {
-        let specs = parse_spec_list("csr-vector, sell-c-sigma:c=16,sigma=64,ell:max_padding=5,brcp").unwrap();
+        let specs =
+            parse_spec_list("csr-vector, sell-c-sigma:c=16,sigma=64,ell:max_padding=5,brcp")
+                .unwrap();
         let labels: Vec<String> = specs.iter().map(|s| s.label()).collect();
-        assert_eq!(labels, ["csr-vector", "sell-c-sigma:c=16,sigma=64", "ell:max_padding=5", "brcp"]);
+        assert_eq!(
+            labels,
+            ["csr-vector", "sell-c-sigma:c=16,sigma=64", "ell:max_padding=5", "brcp"]
+        );
         assert_eq!(parse_spec_list("all").unwrap().len(), registry::<f64>().len());
         assert!(parse_spec_list("c=3").is_err());
-        for bad in ["csr-vector:lanes=3", "drm:segment_rows=5000", "teb:k=2", "dia-adaptive:layout=ell", "sell-c-sigma:c=0"] {
+        for bad in [
+            "csr-vector:lanes=3",
+            "drm:segment_rows=5000",
+            "teb:k=2",
+            "dia-adaptive:layout=ell",
+            "sell-c-sigma:c=0",
+        ] {
             let e = parse_spec(bad).unwrap_err().to_string();
             let name = bad.split(':').next().unwrap();
             assert!(e.contains(name), "{bad}: {e}");

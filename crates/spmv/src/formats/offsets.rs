@@ -18,13 +18,18 @@ use crate::gpu::Gpu;
 pub const WIDE_ENTRIES: usize = 1 << 31;
 
 /// The `offsets` parameter of the formats with 64-bit kernels.
-pub const OFFSETS: Param =
-    Param { key: "offsets", default: "auto", doc: "device offsets: 32, 64, or auto (64 bits from 2^31 entries on, else 32)" };
+pub const OFFSETS: Param = Param {
+    key: "offsets",
+    default: "auto",
+    doc: "device offsets: 32, 64, or auto (64 bits from 2^31 entries on, else 32)",
+};
 
 /// The width of a format's device offsets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OffsetWidth {
+    /// 32-bit offsets (`u32`).
     W32,
+    /// 64-bit offsets (`u64`).
     W64,
 }
 
@@ -56,7 +61,10 @@ impl OffsetWidth {
     /// This width, when it can index `entries` slots.
     pub fn fits(self, format: &'static str, entries: usize) -> Result<Self> {
         if self == OffsetWidth::W32 && entries >= WIDE_ENTRIES {
-            return Err(Error::format(format, format!("offsets=32: {entries} stored entries need 64-bit offsets (2^31 or more)")));
+            return Err(Error::format(
+                format,
+                format!("offsets=32: {entries} stored entries need 64-bit offsets (2^31 or more)"),
+            ));
         }
         Ok(self)
     }
@@ -67,6 +75,7 @@ impl OffsetWidth {
             OffsetWidth::W64 => "_o64",
         }
     }
+    /// Bytes per offset: 4 or 8.
     pub fn bytes(self) -> usize {
         match self {
             OffsetWidth::W32 => 4,
@@ -79,7 +88,11 @@ impl OffsetWidth {
 /// registry's `wide`: 64-bit kernels, or none needed, as DIA indexes its slots in 64 bits).
 pub(crate) fn check_wide(format: &'static str, nnz: usize, wide: bool) -> Result<()> {
     if nnz >= WIDE_ENTRIES && !wide {
-        let wide: Vec<&str> = super::registry::<f64>().into_iter().filter(|f| f.wide && f.name != "tune").map(|f| f.name).collect();
+        let wide: Vec<&str> = super::registry::<f64>()
+            .into_iter()
+            .filter(|f| f.wide && f.name != "tune")
+            .map(|f| f.name)
+            .collect();
         return Err(Error::format(
             format,
             format!(
@@ -93,13 +106,20 @@ pub(crate) fn check_wide(format: &'static str, nnz: usize, wide: bool) -> Result
 
 /// Offsets on the device, in the width chosen on the host.
 pub enum DeviceOffsets {
+    /// 32-bit offsets.
     W32(CudaSlice<u32>),
+    /// 64-bit offsets.
     W64(CudaSlice<u64>),
 }
 
 impl DeviceOffsets {
     /// Uploads `offsets` (non-decreasing, the last the largest) in `width` (checked to fit).
-    pub fn upload(gpu: &Gpu, format: &'static str, offsets: &[usize], width: OffsetWidth) -> Result<Self> {
+    pub fn upload(
+        gpu: &Gpu,
+        format: &'static str,
+        offsets: &[usize],
+        width: OffsetWidth,
+    ) -> Result<Self> {
         let last = offsets.last().copied().unwrap_or(0);
         Ok(match width.fits(format, last)? {
             OffsetWidth::W32 => DeviceOffsets::W32(gpu.upload_converted(offsets, |p| p as u32)?),
@@ -125,13 +145,18 @@ mod tests {
         assert_eq!(OffsetWidth::auto(WIDE_ENTRIES), OffsetWidth::W64);
         assert!(OffsetWidth::W32.fits("csr-vector", WIDE_ENTRIES - 1).is_ok());
         let e = OffsetWidth::W32.fits("csr-vector", WIDE_ENTRIES).unwrap_err().to_string();
-        assert!(e.contains("csr-vector") && e.contains("offsets=32") && e.contains("64-bit"), "{e}");
+        assert!(
+            e.contains("csr-vector") && e.contains("offsets=32") && e.contains("64-bit"),
+            "{e}"
+        );
         assert_eq!(OffsetWidth::W64.fits("csr-vector", 5).unwrap(), OffsetWidth::W64);
         assert!(check_wide("ell", WIDE_ENTRIES - 1, false).is_ok());
         assert!(check_wide("csr-vector", WIDE_ENTRIES, true).is_ok());
         let e = check_wide("ell", 3 << 30, false).unwrap_err().to_string();
         assert!(
-            e.contains("format ell") && e.contains("3221225472 entries") && e.contains("csr-vector, sell-c-sigma, merge-csr, dasp, dia"),
+            e.contains("format ell")
+                && e.contains("3221225472 entries")
+                && e.contains("csr-vector, sell-c-sigma, merge-csr, dasp, dia"),
             "{e}"
         );
     }

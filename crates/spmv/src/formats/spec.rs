@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 /// One tunable of a format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Param {
+    /// The name a spec gives it (`c` in `sell-c-sigma:c=32`).
     pub key: &'static str,
     /// The value used when the spec does not give one (`auto`: derived from the matrix).
     pub default: &'static str,
@@ -35,18 +36,32 @@ pub struct FormatSpec {
 impl FormatSpec {
     /// Resolves `given` (`key=value` pairs) against `params`: every key must be one of them,
     /// at most once; absent keys take their default.
-    pub(crate) fn resolve(name: &'static str, params: &[Param], given: &[(&str, &str)]) -> Result<Self> {
+    pub(crate) fn resolve(
+        name: &'static str,
+        params: &[Param],
+        given: &[(&str, &str)],
+    ) -> Result<Self> {
         for (i, (key, value)) in given.iter().enumerate() {
             if !params.iter().any(|p| p.key == *key) {
                 let valid: Vec<&str> = params.iter().map(|p| p.key).collect();
-                let valid = if valid.is_empty() { "it takes no parameters".to_string() } else { format!("valid keys: {}", valid.join(", ")) };
-                return Err(Error::Unsupported(format!("format {name}: unknown parameter '{key}'; {valid}")));
+                let valid = if valid.is_empty() {
+                    "it takes no parameters".to_string()
+                } else {
+                    format!("valid keys: {}", valid.join(", "))
+                };
+                return Err(Error::Unsupported(format!(
+                    "format {name}: unknown parameter '{key}'; {valid}"
+                )));
             }
             if given[..i].iter().any(|(k, _)| k == key) {
-                return Err(Error::Unsupported(format!("format {name}: parameter '{key}' given twice")));
+                return Err(Error::Unsupported(format!(
+                    "format {name}: parameter '{key}' given twice"
+                )));
             }
             if value.is_empty() {
-                return Err(Error::Unsupported(format!("format {name}: parameter '{key}' has no value")));
+                return Err(Error::Unsupported(format!(
+                    "format {name}: parameter '{key}' has no value"
+                )));
             }
         }
         let values: Vec<(&'static str, String)> = params
@@ -56,7 +71,12 @@ impl FormatSpec {
                 (p.key, v.to_ascii_lowercase())
             })
             .collect();
-        let changed = params.iter().zip(&values).filter(|(p, (_, v))| p.default != v).map(|(p, _)| p.key).collect();
+        let changed = params
+            .iter()
+            .zip(&values)
+            .filter(|(p, (_, v))| p.default != v)
+            .map(|(p, _)| p.key)
+            .collect();
         Ok(FormatSpec { name, values, changed })
     }
 
@@ -69,7 +89,8 @@ impl FormatSpec {
     /// defaults (`sell-c-sigma:c=64`, or `sell-c-sigma` for the defaults).
     pub fn label(&self) -> String {
         let mut s = self.name.to_string();
-        for (i, (k, v)) in self.values.iter().filter(|(k, _)| self.changed.contains(k)).enumerate() {
+        for (i, (k, v)) in self.values.iter().filter(|(k, _)| self.changed.contains(k)).enumerate()
+        {
             s.push_str(&format!("{}{k}={v}", if i == 0 { ':' } else { ',' }));
         }
         s
@@ -108,16 +129,25 @@ impl FormatSpec {
     /// `key` as one of `choices`.
     pub fn choice(&self, key: &str, choices: &[&'static str]) -> Result<&'static str> {
         let v = self.value(key)?;
-        choices.iter().copied().find(|c| *c == v).ok_or_else(|| self.bad(key, &format!("one of {}", choices.join(", "))))
+        choices
+            .iter()
+            .copied()
+            .find(|c| *c == v)
+            .ok_or_else(|| self.bad(key, &format!("one of {}", choices.join(", "))))
     }
 
     fn value(&self, key: &str) -> Result<&str> {
-        self.get(key).ok_or_else(|| Error::Unsupported(format!("format {} has no parameter '{key}'", self.name)))
+        self.get(key).ok_or_else(|| {
+            Error::Unsupported(format!("format {} has no parameter '{key}'", self.name))
+        })
     }
 
     fn bad(&self, key: &str, expected: &str) -> Error {
         let value = self.get(key).unwrap_or("");
-        Error::Unsupported(format!("format {}: parameter {key}={value} must be {expected}", self.name))
+        Error::Unsupported(format!(
+            "format {}: parameter {key}={value} must be {expected}",
+            self.name
+        ))
     }
 }
 
@@ -149,7 +179,9 @@ pub(crate) fn split(spec: &str) -> Result<(&str, Vec<(&str, &str)>)> {
     let mut pairs = Vec::new();
     for part in rest.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (k, v) = part.split_once('=').ok_or_else(|| {
-            Error::Unsupported(format!("format {name}: '{part}' is not key=value (spec syntax: name:key=value,key=value)"))
+            Error::Unsupported(format!(
+                "format {name}: '{part}' is not key=value (spec syntax: name:key=value,key=value)"
+            ))
         })?;
         pairs.push((k.trim(), v.trim()));
     }
@@ -176,23 +208,35 @@ mod tests {
         assert_eq!(FormatSpec::resolve("sell-c-sigma", PARAMS, &pairs).unwrap(), s);
         assert_eq!(name, "sell-c-sigma");
         let none = FormatSpec::resolve("csr-scalar", &[], &[]).unwrap();
-        assert_eq!((none.to_string(), none.label()), ("csr-scalar".to_string(), "csr-scalar".to_string()));
+        assert_eq!(
+            (none.to_string(), none.label()),
+            ("csr-scalar".to_string(), "csr-scalar".to_string())
+        );
     }
 
     #[test]
     fn bad_keys_and_values_name_the_format_and_the_valid_keys() {
-        let e = FormatSpec::resolve("sell-c-sigma", PARAMS, &[("width", "3")]).unwrap_err().to_string();
-        assert!(e.contains("sell-c-sigma") && e.contains("'width'") && e.contains("valid keys: c, sigma"), "{e}");
+        let e =
+            FormatSpec::resolve("sell-c-sigma", PARAMS, &[("width", "3")]).unwrap_err().to_string();
+        assert!(
+            e.contains("sell-c-sigma")
+                && e.contains("'width'")
+                && e.contains("valid keys: c, sigma"),
+            "{e}"
+        );
         let e = FormatSpec::resolve("csr-scalar", &[], &[("lanes", "3")]).unwrap_err().to_string();
         assert!(e.contains("takes no parameters"), "{e}");
-        let e = FormatSpec::resolve("sell-c-sigma", PARAMS, &[("c", "4"), ("c", "8")]).unwrap_err().to_string();
+        let e = FormatSpec::resolve("sell-c-sigma", PARAMS, &[("c", "4"), ("c", "8")])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("twice"), "{e}");
         let s = FormatSpec::resolve("sell-c-sigma", PARAMS, &[("c", "-3")]).unwrap();
         let e = s.usize("c", 1).unwrap_err().to_string();
         assert!(e.contains("c=-3") && e.contains("integer ≥ 1"), "{e}");
         assert!(split("ell:max_padding").unwrap_err().to_string().contains("key=value"));
         assert!(split(":c=3").is_err());
-        let s = FormatSpec::resolve("x", &[Param { key: "r", default: "nan", doc: "" }], &[]).unwrap();
+        let s =
+            FormatSpec::resolve("x", &[Param { key: "r", default: "nan", doc: "" }], &[]).unwrap();
         assert!(s.f64("r", 1.0).is_err());
         // A key the format does not have is an error, not a panic.
         assert!(s.usize("nope", 1).unwrap_err().to_string().contains("no parameter 'nope'"));

@@ -39,9 +39,12 @@ unsafe impl Send for Handle {}
 unsafe impl Sync for Handle {}
 
 impl Handle {
+    /// A handle whose work goes to `stream`; [`Error::NoGpu`] when libcusparse is missing.
     pub fn new(stream: &Arc<CudaStream>) -> Result<Self> {
         if !available() {
-            return Err(Error::NoGpu("the cuSPARSE library (libcusparse.so.12) was not found".into()));
+            return Err(Error::NoGpu(
+                "the cuSPARSE library (libcusparse.so.12) was not found".into(),
+            ));
         }
         stream.context().bind_to_thread()?;
         let mut raw = std::ptr::null_mut();
@@ -49,7 +52,10 @@ impl Handle {
         unsafe {
             check(sys::cusparseCreate(&mut raw), "cusparseCreate")?;
             let handle = Handle { raw, lock: Mutex::new(()), _stream: stream.clone() };
-            check(sys::cusparseSetStream(raw, stream.cu_stream() as sys::cudaStream_t), "cusparseSetStream")?;
+            check(
+                sys::cusparseSetStream(raw, stream.cu_stream() as sys::cudaStream_t),
+                "cusparseSetStream",
+            )?;
             Ok(handle)
         }
     }
@@ -60,7 +66,10 @@ impl Handle {
     pub fn lock(&self, stream: &CudaStream) -> Result<(MutexGuard<'_, ()>, sys::cusparseHandle_t)> {
         let guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
         // SAFETY: the handle is valid and used by this thread alone while the guard is held.
-        check(unsafe { sys::cusparseSetStream(self.raw, stream.cu_stream() as sys::cudaStream_t) }, "cusparseSetStream")?;
+        check(
+            unsafe { sys::cusparseSetStream(self.raw, stream.cu_stream() as sys::cudaStream_t) },
+            "cusparseSetStream",
+        )?;
         Ok((guard, self.raw))
     }
 }

@@ -17,13 +17,17 @@ pub const COMMON_HEADER: &str = include_str!("common.cuh");
 /// `common.cuh`).
 #[derive(Clone, Copy, Debug)]
 pub struct KernelModule {
+    /// Module name: the cache key and the name in compile errors.
     pub name: &'static str,
+    /// The CUDA C source (`kernel.cu`).
     pub source: &'static str,
+    /// Sources of the family's shared headers, prepended in order after `common.cuh`.
     pub headers: &'static [&'static str],
 }
 
 /// The runtime's own kernels (bandwidth copy, fill).
-pub const UTIL_MODULE: KernelModule = KernelModule { name: "util", source: include_str!("util.cu"), headers: &[] };
+pub const UTIL_MODULE: KernelModule =
+    KernelModule { name: "util", source: include_str!("util.cu"), headers: &[] };
 
 /// Whether the NVRTC library can be loaded (checked before any call, since cudarc panics
 /// when a library is missing).
@@ -36,7 +40,8 @@ pub fn nvrtc_available() -> bool {
 pub fn compile(module: &KernelModule, arch: &'static str) -> Result<Ptx> {
     if !nvrtc_available() {
         return Err(Error::NoGpu(
-            "the NVRTC library (libnvrtc.so.13) was not found; put its folder on LD_LIBRARY_PATH".into(),
+            "the NVRTC library (libnvrtc.so.13) was not found; put its folder on LD_LIBRARY_PATH"
+                .into(),
         ));
     }
     let source = full_source(module);
@@ -68,13 +73,24 @@ fn full_source(module: &KernelModule) -> String {
 pub fn compile_cubin(module: &KernelModule, arch: &str) -> Result<(Vec<u8>, String)> {
     use cudarc::nvrtc::{result, sys};
     if !nvrtc_available() {
-        return Err(Error::NoGpu("the NVRTC library (libnvrtc.so.13) was not found; put its folder on LD_LIBRARY_PATH".into()));
+        return Err(Error::NoGpu(
+            "the NVRTC library (libnvrtc.so.13) was not found; put its folder on LD_LIBRARY_PATH"
+                .into(),
+        ));
     }
-    let fail = |what: &str, e: &dyn std::fmt::Debug| Error::cuda(format!("kernel module '{}': NVRTC {what}: {e:?}", module.name));
+    let fail = |what: &str, e: &dyn std::fmt::Debug| {
+        Error::cuda(format!("kernel module '{}': NVRTC {what}: {e:?}", module.name))
+    };
     let source = std::ffi::CString::new(full_source(module)).map_err(|e| fail("source", &e))?;
-    let name = std::ffi::CString::new(format!("{}.cu", module.name)).map_err(|e| fail("name", &e))?;
+    let name =
+        std::ffi::CString::new(format!("{}.cu", module.name)).map_err(|e| fail("name", &e))?;
     let program = result::create_program(&source, Some(&name)).map_err(|e| fail("create", &e))?;
-    let options = [format!("--gpu-architecture={arch}"), "-std=c++17".into(), "-default-device".into(), "--ptxas-options=-v".into()];
+    let options = [
+        format!("--gpu-architecture={arch}"),
+        "-std=c++17".into(),
+        "-default-device".into(),
+        "--ptxas-options=-v".into(),
+    ];
     // SAFETY: `program` is a live NVRTC program until destroy_program below; the buffers
     // for the log and the cubin are sized by NVRTC's own size queries.
     unsafe {
@@ -85,9 +101,13 @@ pub fn compile_cubin(module: &KernelModule, arch: &str) -> Result<(Vec<u8>, Stri
         });
         let cubin = compiled.map_err(|e| fail("compile", &e)).and_then(|()| {
             let mut size = 0usize;
-            sys::nvrtcGetCUBINSize(program, &mut size).result().map_err(|e| fail("cubin size", &e))?;
+            sys::nvrtcGetCUBINSize(program, &mut size)
+                .result()
+                .map_err(|e| fail("cubin size", &e))?;
             let mut cubin = vec![0u8; size];
-            sys::nvrtcGetCUBIN(program, cubin.as_mut_ptr().cast()).result().map_err(|e| fail("cubin", &e))?;
+            sys::nvrtcGetCUBIN(program, cubin.as_mut_ptr().cast())
+                .result()
+                .map_err(|e| fail("cubin", &e))?;
             Ok(cubin)
         });
         let _ = result::destroy_program(program);
@@ -106,5 +126,7 @@ pub fn arch_name(major: i32, minor: i32) -> &'static str {
     use std::sync::{Mutex, OnceLock};
     static NAMES: OnceLock<Mutex<HashMap<(i32, i32), &'static str>>> = OnceLock::new();
     let mut names = NAMES.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
-    names.entry((major, minor)).or_insert_with(|| Box::leak(format!("sm_{major}{minor}").into_boxed_str()))
+    names
+        .entry((major, minor))
+        .or_insert_with(|| Box::leak(format!("sm_{major}{minor}").into_boxed_str()))
 }

@@ -16,8 +16,8 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{
-    self, CudaContext, CudaFunction, CudaGraph, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchArgs, LaunchConfig, PushKernelArg,
-    ValidAsZeroBits,
+    self, CudaContext, CudaFunction, CudaGraph, CudaModule, CudaSlice, CudaStream, DeviceRepr,
+    LaunchArgs, LaunchConfig, PushKernelArg, ValidAsZeroBits,
 };
 
 pub use jit::KernelModule;
@@ -80,11 +80,15 @@ impl Gpu {
                 "the NVRTC library (libnvrtc.so.13) was not found; put its folder on LD_LIBRARY_PATH".into(),
             ));
         }
-        let count = CudaContext::device_count().map_err(|e| Error::NoGpu(format!("CUDA driver: {e}")))?;
+        let count =
+            CudaContext::device_count().map_err(|e| Error::NoGpu(format!("CUDA driver: {e}")))?;
         if ordinal >= count.max(0) as usize {
-            return Err(Error::NoGpu(format!("device {ordinal} requested, {count} CUDA device(s) present")));
+            return Err(Error::NoGpu(format!(
+                "device {ordinal} requested, {count} CUDA device(s) present"
+            )));
         }
-        let ctx = CudaContext::new(ordinal).map_err(|e| Error::NoGpu(format!("cannot create a context: {e}")))?;
+        let ctx = CudaContext::new(ordinal)
+            .map_err(|e| Error::NoGpu(format!("cannot create a context: {e}")))?;
         // SAFETY: the library runs its work on a single stream (the capture stream only records;
         // the distributed exchange's second stream is ordered by explicit joins), so no
         // cross-stream tracking is needed.
@@ -115,6 +119,7 @@ impl Gpu {
         Self::new(0)
     }
 
+    /// The device's name, e.g. "NVIDIA H200".
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -122,12 +127,15 @@ impl Gpu {
     pub fn arch(&self) -> &'static str {
         self.arch
     }
+    /// Number of streaming multiprocessors.
     pub fn multiprocessors(&self) -> usize {
         self.multiprocessors
     }
+    /// L2 cache size in bytes.
     pub fn l2_bytes(&self) -> usize {
         self.l2_bytes
     }
+    /// Device memory in bytes.
     pub fn total_memory(&self) -> usize {
         self.total_memory
     }
@@ -140,6 +148,7 @@ impl Gpu {
             &self.stream
         }
     }
+    /// The device's primary context (shared with other libraries in the process).
     pub fn context(&self) -> &Arc<CudaContext> {
         &self.ctx
     }
@@ -167,14 +176,17 @@ impl Gpu {
                 }
             }
         };
-        loaded
-            .load_function(name)
-            .map_err(|e| Error::Cuda { code: Some(e.0), message: format!("kernel '{name}' in module '{}': {e}", module.name) })
+        loaded.load_function(name).map_err(|e| Error::Cuda {
+            code: Some(e.0),
+            message: format!("kernel '{name}' in module '{}': {e}", module.name),
+        })
     }
 
     /// A zeroed device buffer; an allocation failure says how much was asked.
     pub fn alloc<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<CudaSlice<T>> {
-        self.stream().alloc_zeros(len).map_err(|e| self.alloc_error(len * std::mem::size_of::<T>(), e))
+        self.stream()
+            .alloc_zeros(len)
+            .map_err(|e| self.alloc_error(len * std::mem::size_of::<T>(), e))
     }
 
     /// Copies a host slice to a new device buffer.
@@ -185,7 +197,11 @@ impl Gpu {
     /// Uploads `host` converted element by element by `convert`, a chunk at a time, so that a
     /// converted copy of a large array (64-bit offsets of billions of entries) never sits in
     /// host memory whole.
-    pub fn upload_converted<S, D>(&self, host: &[S], convert: impl Fn(S) -> D + Sync) -> Result<CudaSlice<D>>
+    pub fn upload_converted<S, D>(
+        &self,
+        host: &[S],
+        convert: impl Fn(S) -> D + Sync,
+    ) -> Result<CudaSlice<D>>
     where
         S: Copy + Sync,
         D: DeviceRepr + ValidAsZeroBits + Send,
@@ -205,7 +221,10 @@ impl Gpu {
 
     /// Uploads `host`, or allocates one zero element when it is empty, so that no format
     /// depends on how the driver treats zero-byte allocations (kernels never read it).
-    pub fn upload_nonempty<T: DeviceRepr + ValidAsZeroBits>(&self, host: &[T]) -> Result<CudaSlice<T>> {
+    pub fn upload_nonempty<T: DeviceRepr + ValidAsZeroBits>(
+        &self,
+        host: &[T],
+    ) -> Result<CudaSlice<T>> {
         if host.is_empty() {
             self.alloc(1)
         } else {
@@ -224,23 +243,35 @@ impl Gpu {
         if n == 0 {
             return Ok(());
         }
-        let kernel = Kernel::new(self, &jit::UTIL_MODULE, &format!("fill_{}", T::SUFFIX), grid_stride(n))?;
+        let kernel =
+            Kernel::new(self, &jit::UTIL_MODULE, &format!("fill_{}", T::SUFFIX), grid_stride(n))?;
         // SAFETY: fill_<T>(T*, T, u64) matches the arguments; the grid-stride loop stays below n.
-        unsafe { kernel.launch(self, |a| { a.arg(dst).arg(&value).arg(&n); }) }
+        unsafe {
+            kernel.launch(self, |a| {
+                a.arg(dst).arg(&value).arg(&n);
+            })
+        }
     }
 
+    /// Waits until the work queued on this thread's stream has finished.
     pub fn synchronize(&self) -> Result<()> {
         Ok(self.stream().synchronize()?)
     }
 
     /// Runs `launch` `warmup` times untimed, then `reps` times each between two CUDA events;
     /// returns each repetition's time in milliseconds.
-    pub fn time(&self, warmup: usize, reps: usize, mut launch: impl FnMut() -> Result<()>) -> Result<Vec<f64>> {
+    pub fn time(
+        &self,
+        warmup: usize,
+        reps: usize,
+        mut launch: impl FnMut() -> Result<()>,
+    ) -> Result<Vec<f64>> {
         for _ in 0..warmup {
             launch()?;
         }
         let flags = Some(driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let events: Vec<_> = (0..2 * reps).map(|_| self.ctx.new_event(flags)).collect::<Result<_, _>>()?;
+        let events: Vec<_> =
+            (0..2 * reps).map(|_| self.ctx.new_event(flags)).collect::<Result<_, _>>()?;
         for pair in events.chunks(2) {
             pair[0].record(self.stream())?;
             launch()?;
@@ -266,7 +297,12 @@ impl Gpu {
 
     /// `rounds` times `round()` between one pair of CUDA events; each round's time over
     /// `launches`, in milliseconds.
-    fn timed_rounds(&self, rounds: usize, launches: usize, mut round: impl FnMut() -> Result<()>) -> Result<Vec<f64>> {
+    fn timed_rounds(
+        &self,
+        rounds: usize,
+        launches: usize,
+        mut round: impl FnMut() -> Result<()>,
+    ) -> Result<Vec<f64>> {
         let flags = Some(driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let mut means = Vec::with_capacity(rounds);
         for _ in 0..rounds {
@@ -287,9 +323,16 @@ impl Gpu {
     /// microseconds the host-issued figure of [`Gpu::time_back_to_back`] is set by the host
     /// (a few microseconds a launch, and its jitter); this one by the GPU, as a solver that
     /// replays its iterations as a graph sees it. Call after a warm-up.
-    pub fn time_graph(&self, rounds: usize, launches: usize, mut launch: impl FnMut() -> Result<()>) -> Result<Option<Vec<f64>>> {
+    pub fn time_graph(
+        &self,
+        rounds: usize,
+        launches: usize,
+        mut launch: impl FnMut() -> Result<()>,
+    ) -> Result<Option<Vec<f64>>> {
         let launches = launches.max(1);
-        let Some(graph) = self.capture(&mut || (0..launches).try_for_each(|_| launch())) else { return Ok(None) };
+        let Some(graph) = self.capture(&mut || (0..launches).try_for_each(|_| launch())) else {
+            return Ok(None);
+        };
         graph.launch()?; // the first replay loads the graph's work onto the device
         Ok(Some(self.timed_rounds(rounds, launches, || graph.launch())?))
     }
@@ -305,7 +348,9 @@ impl Gpu {
             return None;
         }
         let _one_at_a_time = self.capture_lock.lock().unwrap_or_else(|p| p.into_inner());
-        self.capture_stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).ok()?;
+        self.capture_stream
+            .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            .ok()?;
         /// Ends the redirection even if `queue` panics.
         struct Redirect;
         impl Drop for Redirect {
@@ -338,13 +383,16 @@ impl Gpu {
         // SAFETY: plain queries and a context flag; both contexts are alive (held by `self`
         // and `peer`) and this thread is bound to `self`'s.
         unsafe {
-            cu::cuDeviceCanAccessPeer(&mut can, self.ctx.cu_device(), peer.ctx.cu_device()).result()?;
+            cu::cuDeviceCanAccessPeer(&mut can, self.ctx.cu_device(), peer.ctx.cu_device())
+                .result()?;
             if can == 0 {
                 return Ok(false);
             }
             self.ctx.bind_to_thread()?;
             match cu::cuCtxEnablePeerAccess(peer.ctx.cu_ctx(), 0) {
-                CUresult::CUDA_SUCCESS | CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => Ok(true),
+                CUresult::CUDA_SUCCESS | CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => {
+                    Ok(true)
+                }
                 other => Err(driver::DriverError(other).into()),
             }
         }
@@ -372,7 +420,11 @@ pub fn with_sub_slice<T: DeviceRepr, R>(
     range: std::ops::Range<usize>,
     f: impl FnOnce(&mut CudaSlice<T>) -> R,
 ) -> R {
-    assert!(range.start <= range.end && range.end <= buf.len(), "{range:?} outside a buffer of {}", buf.len());
+    assert!(
+        range.start <= range.end && range.end <= buf.len(),
+        "{range:?} outside a buffer of {}",
+        buf.len()
+    );
     if range == (0..buf.len()) {
         return f(buf);
     }
@@ -383,7 +435,8 @@ pub fn with_sub_slice<T: DeviceRepr, R>(
     // SAFETY: the alias lies inside `buf`, which the `&mut` borrow keeps alive and out of other
     // hands while `f` runs; `ManuallyDrop` keeps it from freeing memory it does not own (with
     // event tracking off, as every `Gpu` has it, it holds no events either).
-    let mut alias = std::mem::ManuallyDrop::new(unsafe { stream.upgrade_device_ptr::<T>(at, range.len()) });
+    let mut alias =
+        std::mem::ManuallyDrop::new(unsafe { stream.upgrade_device_ptr::<T>(at, range.len()) });
     f(&mut alias)
 }
 
@@ -399,14 +452,18 @@ impl Graph {
         self.stream.context().bind_to_thread()?;
         // SAFETY: the executable graph is alive (owned by `self.graph`) and belongs to this
         // stream's context.
-        unsafe { driver::result::graph::launch(self.graph.cu_graph_exec(), self.stream.cu_stream()) }?;
+        unsafe {
+            driver::result::graph::launch(self.graph.cu_graph_exec(), self.stream.cu_stream())
+        }?;
         Ok(())
     }
     /// Loads the graph's work onto the device ahead of the first replay.
     fn upload(&self) -> Result<()> {
         self.stream.context().bind_to_thread()?;
         // SAFETY: as in `launch`.
-        unsafe { driver::result::graph::upload(self.graph.cu_graph_exec(), self.stream.cu_stream()) }?;
+        unsafe {
+            driver::result::graph::upload(self.graph.cu_graph_exec(), self.stream.cu_stream())
+        }?;
         Ok(())
     }
 }
@@ -424,6 +481,7 @@ impl Kernel {
         Ok(Kernel { function: gpu.function(module, name)?, config })
     }
 
+    /// The grid and block the kernel is launched with.
     pub fn config(&self) -> LaunchConfig {
         self.config
     }
@@ -434,7 +492,11 @@ impl Kernel {
     /// The arguments must match the kernel's parameter list in number, order and type, and
     /// every memory access the kernel makes with them must stay inside the buffers passed:
     /// each call site says why in a SAFETY comment.
-    pub unsafe fn launch<'a>(&'a self, gpu: &'a Gpu, args: impl FnOnce(&mut LaunchArgs<'a>)) -> Result<()> {
+    pub unsafe fn launch<'a>(
+        &'a self,
+        gpu: &'a Gpu,
+        args: impl FnOnce(&mut LaunchArgs<'a>),
+    ) -> Result<()> {
         self.launch_with(gpu, self.config, args)
     }
 
@@ -442,7 +504,12 @@ impl Kernel {
     ///
     /// # Safety
     /// As for [`Kernel::launch`], for the grid given.
-    pub unsafe fn launch_with<'a>(&'a self, gpu: &'a Gpu, config: LaunchConfig, args: impl FnOnce(&mut LaunchArgs<'a>)) -> Result<()> {
+    pub unsafe fn launch_with<'a>(
+        &'a self,
+        gpu: &'a Gpu,
+        config: LaunchConfig,
+        args: impl FnOnce(&mut LaunchArgs<'a>),
+    ) -> Result<()> {
         let mut launch = gpu.stream().launch_builder(&self.function);
         args(&mut launch);
         launch.launch(config)?;
@@ -462,5 +529,9 @@ pub fn grid_for(threads: u64, block: u32) -> Result<LaunchConfig> {
     if blocks > i32::MAX as u64 {
         return Err(Error::cuda(format!("{threads} threads exceed the grid limit")));
     }
-    Ok(LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 })
+    Ok(LaunchConfig {
+        grid_dim: (blocks as u32, 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    })
 }

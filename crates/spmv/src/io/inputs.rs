@@ -10,7 +10,9 @@ use crate::matrix::Csr;
 /// One matrix named by the user, not yet loaded.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Input {
+    /// A Matrix Market file (`.mtx` or `.mtx.gz`).
     File(PathBuf),
+    /// A generator spec such as `poisson3d:n=64` (docs/generators.md).
     Spec(String),
 }
 
@@ -19,13 +21,15 @@ impl Input {
     pub fn name(&self) -> String {
         match self {
             Input::File(p) => {
-                let file = p.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+                let file =
+                    p.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
                 file.trim_end_matches(".gz").trim_end_matches(".mtx").to_string()
             }
             Input::Spec(s) => s.clone(),
         }
     }
 
+    /// Reads the file (in f64) or runs the generator.
     pub fn load(&self) -> Result<Csr<f64>> {
         self.load_with(&ReadOptions::default())
     }
@@ -63,7 +67,9 @@ pub fn resolve(args: &[String]) -> Result<Vec<Input>> {
                 .filter(|p| p.is_file() && is_matrix_file(p))
                 .collect();
             if files.is_empty() {
-                return Err(Error::Unsupported(format!("{arg}: folder holds no .mtx or .mtx.gz files")));
+                return Err(Error::Unsupported(format!(
+                    "{arg}: folder holds no .mtx or .mtx.gz files"
+                )));
             }
             files.sort();
             inputs.extend(files.into_iter().map(Input::File));
@@ -71,11 +77,15 @@ pub fn resolve(args: &[String]) -> Result<Vec<Input>> {
             inputs.push(Input::File(path.to_path_buf()));
         } else if looks_like_a_path(arg) {
             // Not there (or not readable): say so, rather than that it is no generator spec.
-            let e = std::fs::metadata(path).err().unwrap_or_else(|| std::io::Error::other("not a regular file or folder"));
+            let e = std::fs::metadata(path)
+                .err()
+                .unwrap_or_else(|| std::io::Error::other("not a regular file or folder"));
             return Err(Error::io(path, e));
         } else {
             gen::parse_spec(arg).map_err(|e| {
-                Error::Unsupported(format!("'{arg}' is neither a file, a folder nor a generator spec: {e}"))
+                Error::Unsupported(format!(
+                    "'{arg}' is neither a file, a folder nor a generator spec: {e}"
+                ))
             })?;
             inputs.push(Input::Spec(arg.clone()));
         }

@@ -8,6 +8,7 @@ pub mod inputs;
 pub mod mtx;
 
 pub use mtx::{
-    read_header, read_matrix_market, read_matrix_market_bytes, read_matrix_market_bytes_with, read_matrix_market_with,
-    write_matrix_market, write_matrix_market_to, MatrixMarketHeader, ReadOptions,
+    read_header, read_matrix_market, read_matrix_market_bytes, read_matrix_market_bytes_with,
+    read_matrix_market_with, write_matrix_market, write_matrix_market_to, MatrixMarketHeader,
+    ReadOptions,
 };

@@ -11,6 +11,8 @@
 use super::{Csr, Scalar};
 use crate::error::{Error, Result};
 
+/// A sparse matrix as (row, column, value) triplets in any order, repeats allowed (see the
+/// module doc); every index lies inside the matrix.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Coo<T> {
     nrows: usize,
@@ -22,9 +24,17 @@ pub struct Coo<T> {
 
 impl<T: Scalar> Coo<T> {
     /// Checks lengths and that every index is inside the matrix.
-    pub fn new_checked(nrows: usize, ncols: usize, rows: Vec<u32>, cols: Vec<u32>, vals: Vec<T>) -> Result<Self> {
+    pub fn new_checked(
+        nrows: usize,
+        ncols: usize,
+        rows: Vec<u32>,
+        cols: Vec<u32>,
+        vals: Vec<T>,
+    ) -> Result<Self> {
         if nrows > u32::MAX as usize + 1 || ncols > u32::MAX as usize + 1 {
-            return Err(Error::InvalidMatrix(format!("{nrows} x {ncols} does not fit 32-bit indices")));
+            return Err(Error::InvalidMatrix(format!(
+                "{nrows} x {ncols} does not fit 32-bit indices"
+            )));
         }
         if rows.len() != cols.len() || rows.len() != vals.len() {
             return Err(Error::InvalidMatrix(format!(
@@ -35,24 +45,38 @@ impl<T: Scalar> Coo<T> {
             )));
         }
         if let Some(i) = rows.iter().position(|&r| r as usize >= nrows) {
-            return Err(Error::InvalidMatrix(format!("entry {i} has row {} beyond nrows = {nrows}", rows[i])));
+            return Err(Error::InvalidMatrix(format!(
+                "entry {i} has row {} beyond nrows = {nrows}",
+                rows[i]
+            )));
         }
         if let Some(i) = cols.iter().position(|&c| c as usize >= ncols) {
-            return Err(Error::InvalidMatrix(format!("entry {i} has column {} beyond ncols = {ncols}", cols[i])));
+            return Err(Error::InvalidMatrix(format!(
+                "entry {i} has column {} beyond ncols = {ncols}",
+                cols[i]
+            )));
         }
         Ok(Coo { nrows, ncols, rows, cols, vals })
     }
 
     /// # Safety
     /// Equal lengths and every index inside the matrix (see [`Coo::new_checked`]).
-    pub unsafe fn new_unchecked(nrows: usize, ncols: usize, rows: Vec<u32>, cols: Vec<u32>, vals: Vec<T>) -> Self {
+    pub unsafe fn new_unchecked(
+        nrows: usize,
+        ncols: usize,
+        rows: Vec<u32>,
+        cols: Vec<u32>,
+        vals: Vec<T>,
+    ) -> Self {
         debug_assert!(rows.len() == cols.len() && rows.len() == vals.len());
         Coo { nrows, ncols, rows, cols, vals }
     }
 
+    /// Number of rows.
     pub fn nrows(&self) -> usize {
         self.nrows
     }
+    /// Number of columns.
     pub fn ncols(&self) -> usize {
         self.ncols
     }
@@ -60,12 +84,15 @@ impl<T: Scalar> Coo<T> {
     pub fn nnz(&self) -> usize {
         self.vals.len()
     }
+    /// Row of each triplet.
     pub fn rows(&self) -> &[u32] {
         &self.rows
     }
+    /// Column of each triplet.
     pub fn cols(&self) -> &[u32] {
         &self.cols
     }
+    /// Value of each triplet.
     pub fn vals(&self) -> &[T] {
         &self.vals
     }

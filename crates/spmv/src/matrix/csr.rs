@@ -20,6 +20,8 @@ use rayon::prelude::*;
 use super::{mul_acc, Coo, Scalar};
 use crate::error::{Error, Result};
 
+/// A sparse matrix in compressed sparse row form (layout and invariants in the module doc);
+/// immutable once built, its arrays shared between clones.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Csr<T> {
     nrows: usize,
@@ -50,7 +52,11 @@ impl<T: Scalar> Csr<T> {
             return bad(format!("{ncols} columns do not fit 32-bit column indices"));
         }
         if row_ptr.len() != nrows + 1 {
-            return bad(format!("row_ptr has {} entries, expected nrows + 1 = {}", row_ptr.len(), nrows + 1));
+            return bad(format!(
+                "row_ptr has {} entries, expected nrows + 1 = {}",
+                row_ptr.len(),
+                nrows + 1
+            ));
         }
         if col_idx.len() != values.len() {
             return bad(format!("{} column indices but {} values", col_idx.len(), values.len()));
@@ -72,13 +78,22 @@ impl<T: Scalar> Csr<T> {
                 return Some(format!("row {r} has column {c}, beyond ncols = {ncols}"));
             }
             if let Some(w) = cols.windows(2).find(|w| w[0] >= w[1]) {
-                return Some(format!("row {r} has columns out of order or repeated ({} then {})", w[0], w[1]));
+                return Some(format!(
+                    "row {r} has columns out of order or repeated ({} then {})",
+                    w[0], w[1]
+                ));
             }
             None
         });
         match problem {
             Some(msg) => bad(msg),
-            None => Ok(Csr { nrows, ncols, row_ptr: Arc::new(row_ptr), col_idx: Arc::new(col_idx), values: Arc::new(values) }),
+            None => Ok(Csr {
+                nrows,
+                ncols,
+                row_ptr: Arc::new(row_ptr),
+                col_idx: Arc::new(col_idx),
+                values: Arc::new(values),
+            }),
         }
     }
 
@@ -96,29 +111,47 @@ impl<T: Scalar> Csr<T> {
     ) -> Self {
         debug_assert_eq!(row_ptr.len(), nrows + 1);
         debug_assert_eq!(col_idx.len(), values.len());
-        Csr { nrows, ncols, row_ptr: Arc::new(row_ptr), col_idx: Arc::new(col_idx), values: Arc::new(values) }
+        Csr {
+            nrows,
+            ncols,
+            row_ptr: Arc::new(row_ptr),
+            col_idx: Arc::new(col_idx),
+            values: Arc::new(values),
+        }
     }
 
     /// An `nrows × ncols` matrix with no entries.
     pub fn zeros(nrows: usize, ncols: usize) -> Self {
-        Csr { nrows, ncols, row_ptr: Arc::new(vec![0; nrows + 1]), col_idx: Arc::default(), values: Arc::default() }
+        Csr {
+            nrows,
+            ncols,
+            row_ptr: Arc::new(vec![0; nrows + 1]),
+            col_idx: Arc::default(),
+            values: Arc::default(),
+        }
     }
 
+    /// Number of rows.
     pub fn nrows(&self) -> usize {
         self.nrows
     }
+    /// Number of columns.
     pub fn ncols(&self) -> usize {
         self.ncols
     }
+    /// Number of stored entries (explicit zeros included).
     pub fn nnz(&self) -> usize {
         self.col_idx.len()
     }
+    /// Row offsets, `nrows + 1` of them: row `r` is `row_ptr[r]..row_ptr[r + 1]`.
     pub fn row_ptr(&self) -> &[usize] {
         &self.row_ptr
     }
+    /// Column of each entry, strictly increasing within a row.
     pub fn col_idx(&self) -> &[u32] {
         &self.col_idx
     }
+    /// Value of each entry, in the order of `col_idx`.
     pub fn values(&self) -> &[T] {
         &self.values
     }
@@ -157,12 +190,15 @@ impl<T: Scalar> Csr<T> {
             )
         }
     }
+    /// Number of entries in row `r` (panics if `r >= nrows`).
     pub fn row_len(&self, r: usize) -> usize {
         self.row_ptr[r + 1] - self.row_ptr[r]
     }
+    /// Length of the longest row (0 without rows).
     pub fn max_row_len(&self) -> usize {
         (0..self.nrows).map(|r| self.row_len(r)).max().unwrap_or(0)
     }
+    /// `nnz / nrows` (0 without rows).
     pub fn mean_row_len(&self) -> f64 {
         if self.nrows == 0 {
             0.0
@@ -189,7 +225,15 @@ impl<T: Scalar> Csr<T> {
             rows.extend(std::iter::repeat_n(r as u32, self.row_len(r)));
         }
         // SAFETY: rows < nrows and columns < ncols by the CSR invariants.
-        unsafe { Coo::new_unchecked(self.nrows, self.ncols, rows, self.col_idx.to_vec(), self.values.to_vec()) }
+        unsafe {
+            Coo::new_unchecked(
+                self.nrows,
+                self.ncols,
+                rows,
+                self.col_idx.to_vec(),
+                self.values.to_vec(),
+            )
+        }
     }
 
     /// `y = A·x` serially, summed in `T::Acc` (the simple loop; see `reference` for the oracle).
@@ -198,7 +242,10 @@ impl<T: Scalar> Csr<T> {
         assert_eq!(y.len(), self.nrows, "y has the wrong length");
         for (r, yr) in y.iter_mut().enumerate() {
             let (cols, vals) = self.row(r);
-            let sum = cols.iter().zip(vals).fold(T::Acc::ZERO, |s, (&c, &v)| mul_acc(s, v, x[c as usize]));
+            let sum = cols
+                .iter()
+                .zip(vals)
+                .fold(T::Acc::ZERO, |s, (&c, &v)| mul_acc(s, v, x[c as usize]));
             *yr = T::from_acc(sum);
         }
     }
@@ -209,7 +256,10 @@ impl<T: Scalar> Csr<T> {
         assert_eq!(y.len(), self.nrows, "y has the wrong length");
         y.par_iter_mut().with_min_len(256).enumerate().for_each(|(r, yr)| {
             let (cols, vals) = self.row(r);
-            let sum = cols.iter().zip(vals).fold(T::Acc::ZERO, |s, (&c, &v)| mul_acc(s, v, x[c as usize]));
+            let sum = cols
+                .iter()
+                .zip(vals)
+                .fold(T::Acc::ZERO, |s, (&c, &v)| mul_acc(s, v, x[c as usize]));
             *yr = T::from_acc(sum);
         });
     }
@@ -223,7 +273,10 @@ mod tests {
         let a = crate::io::gen::generate("random:rows=300,cols=200,mean=5").unwrap();
         for at in [0, 1, 17, 150, 299, 300] {
             let (front, back) = a.clone().split_rows(at);
-            assert_eq!((front.nrows(), back.nrows(), front.ncols(), back.ncols()), (at, 300 - at, 200, 200));
+            assert_eq!(
+                (front.nrows(), back.nrows(), front.ncols(), back.ncols()),
+                (at, 300 - at, 200, 200)
+            );
             for r in 0..300 {
                 let got = if r < at { front.row(r) } else { back.row(r - at) };
                 assert_eq!(got, a.row(r), "split at {at}, row {r}");

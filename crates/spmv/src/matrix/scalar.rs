@@ -29,6 +29,7 @@ pub trait Scalar:
     + cudarc::driver::DeviceRepr
     + cudarc::driver::ValidAsZeroBits
 {
+    /// The [`Precision`] this type stands for.
     const PRECISION: Precision;
     /// Kernel name suffix, also the user-facing name: "f64", "f32".
     const SUFFIX: &'static str;
@@ -41,16 +42,29 @@ pub trait Scalar:
     const TINY: f64;
     /// The largest finite value.
     const MAX: f64;
+    /// Additive identity, 0.
     const ZERO: Self;
+    /// Multiplicative identity, 1.
     const ONE: Self;
     /// The type sums are accumulated in.
     type Acc: Scalar;
+    /// Widens to the accumulation type (exact).
     fn to_acc(self) -> Self::Acc;
+    /// Rounds an accumulated sum to this type (to nearest).
     fn from_acc(a: Self::Acc) -> Self;
+    /// Rounds an f64 to this type (to nearest; out of range becomes ±infinity).
     fn from_f64(v: f64) -> Self;
+    /// Widens to f64 (exact).
     fn to_f64(self) -> f64;
+    /// A quiet NaN, used to poison outputs before checked runs.
     fn nan() -> Self;
+    /// Absolute value (clears the sign bit, NaN included).
     fn abs(self) -> Self;
+    /// Every registered format in this type: what [`crate::formats::registry`] returns. A
+    /// method of each type rather than a generic function, so that the formats' code is
+    /// compiled once, in this crate, and not again in every crate that builds a format.
+    #[doc(hidden)]
+    fn registry() -> Vec<crate::formats::FormatInfo<Self>>;
 }
 
 macro_rules! impl_scalar {
@@ -88,6 +102,9 @@ macro_rules! impl_scalar {
             #[inline]
             fn abs(self) -> Self {
                 <$t>::abs(self)
+            }
+            fn registry() -> Vec<crate::formats::FormatInfo<Self>> {
+                crate::formats::registered()
             }
         }
     };
@@ -129,6 +146,9 @@ impl Scalar for half::f16 {
     fn abs(self) -> Self {
         half::f16::from_bits(self.to_bits() & 0x7fff)
     }
+    fn registry() -> Vec<crate::formats::FormatInfo<Self>> {
+        crate::formats::registered()
+    }
 }
 
 /// `sum + v·x` in the accumulation type (exact products for f16: two f16 significands fit
@@ -142,12 +162,16 @@ pub fn mul_acc<T: Scalar>(sum: T::Acc, v: T, x: T) -> T::Acc {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Precision {
+    /// 64-bit IEEE double (`f64`).
     F64,
+    /// 32-bit IEEE single (`f32`).
     F32,
+    /// 16-bit IEEE half (`half::f16`), summed in f32.
     F16,
 }
 
 impl Precision {
+    /// The lowercase name: "f64", "f32", "f16" (also [`Scalar::SUFFIX`]).
     pub fn name(self) -> &'static str {
         match self {
             Precision::F64 => "f64",
@@ -155,6 +179,7 @@ impl Precision {
             Precision::F16 => "f16",
         }
     }
+    /// Bytes per element: 8, 4 or 2.
     pub fn bytes(self) -> usize {
         match self {
             Precision::F64 => 8,

@@ -7,11 +7,15 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::{permutation, Permutation, Reordering};
 use crate::error::Result;
-use crate::formats::{self, DeviceFormat, FormatHandle, FormatSpec, FormatStats, HostMatrix, SpmvFormat};
+use crate::formats::{
+    self, DeviceFormat, FormatHandle, FormatSpec, FormatStats, HostMatrix, SpmvFormat,
+};
 use crate::gpu::{grid_stride, Gpu, Kernel, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule = KernelModule { name: "reorder", source: include_str!("kernel.cu"), headers: &[] };
+/// The gather (`x` into the new order) and scatter (`y` back to the old) kernels.
+pub const KERNELS: KernelModule =
+    KernelModule { name: "reorder", source: include_str!("kernel.cu"), headers: &[] };
 
 /// A format built on the permuted matrix, with the permutation.
 pub struct Reordered<T: Scalar> {
@@ -30,7 +34,12 @@ pub fn build_reordered<T: Scalar>(
 ) -> Result<HostMatrix<T>> {
     let inner = formats::build(spec, permuted)?;
     let deterministic = inner.info().deterministic;
-    Ok(HostMatrix::new(spec.clone(), deterministic, Box::new(Reordered { inner, perm: perm.clone(), method }), permuted))
+    Ok(HostMatrix::new(
+        spec.clone(),
+        deterministic,
+        Box::new(Reordered { inner, perm: perm.clone(), method }),
+        permuted,
+    ))
 }
 
 impl<T: Scalar> Reordered<T> {
@@ -76,8 +85,18 @@ impl<T: Scalar> SpmvFormat<T> for Reordered<T> {
             old_of_new: gpu.upload_nonempty(self.perm.old_of_new())?,
             new_of_old: gpu.upload_nonempty(self.perm.new_of_old())?,
             scratch: Mutex::new((gpu.alloc(n.max(1))?, gpu.alloc(n.max(1))?)),
-            gather: Kernel::new(gpu, &KERNELS, &format!("gather_{}", T::SUFFIX), grid_stride(n as u64))?,
-            scatter: Kernel::new(gpu, &KERNELS, &format!("scatter_{}", T::SUFFIX), grid_stride(n as u64))?,
+            gather: Kernel::new(
+                gpu,
+                &KERNELS,
+                &format!("gather_{}", T::SUFFIX),
+                grid_stride(n as u64),
+            )?,
+            scatter: Kernel::new(
+                gpu,
+                &KERNELS,
+                &format!("scatter_{}", T::SUFFIX),
+                grid_stride(n as u64),
+            )?,
         }))
     }
 }

@@ -27,14 +27,19 @@ use crate::matrix::{Csr, Scalar};
 /// Which permutation to apply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Reordering {
+    /// No reordering: the matrix as given.
     None,
+    /// Reverse Cuthill–McKee (`rcm`).
     Rcm,
+    /// Rows by decreasing degree, hubs first (`degree`).
     Degree,
 }
 
 impl Reordering {
+    /// The names [`Reordering::parse`] takes.
     pub const NAMES: &'static [&'static str] = &["none", "rcm", "degree"];
 
+    /// The lowercase name: "none", "rcm" or "degree".
     pub fn name(self) -> &'static str {
         match self {
             Reordering::None => "none",
@@ -43,12 +48,16 @@ impl Reordering {
         }
     }
 
+    /// A reordering by name (any case); `Error::Unsupported` listing the names otherwise.
     pub fn parse(name: &str) -> Result<Self> {
         match name.to_ascii_lowercase().as_str() {
             "none" => Ok(Reordering::None),
             "rcm" => Ok(Reordering::Rcm),
             "degree" => Ok(Reordering::Degree),
-            _ => Err(Error::Unsupported(format!("reordering '{name}': must be one of {}", Self::NAMES.join(", ")))),
+            _ => Err(Error::Unsupported(format!(
+                "reordering '{name}': must be one of {}",
+                Self::NAMES.join(", ")
+            ))),
         }
     }
 }
@@ -75,38 +84,53 @@ impl Permutation {
             let slot = new_of_old.get_mut(old as usize).filter(|s| **s == u32::MAX);
             match slot {
                 Some(s) => *s = new as u32,
-                None => return Err(Error::Unsupported(format!("not a permutation of 0..{n}: index {old} at position {new}"))),
+                None => {
+                    return Err(Error::Unsupported(format!(
+                        "not a permutation of 0..{n}: index {old} at position {new}"
+                    )))
+                }
             }
         }
         Ok(Permutation { old_of_new, new_of_old })
     }
 
+    /// The permutation of `0..n` that moves nothing.
     pub fn identity(n: usize) -> Self {
         let v: Vec<u32> = (0..n as u32).collect();
         Permutation { old_of_new: v.clone(), new_of_old: v }
     }
 
+    /// `n`, the number of indices permuted.
     pub fn len(&self) -> usize {
         self.old_of_new.len()
     }
+    /// Whether it permutes no indices.
     pub fn is_empty(&self) -> bool {
         self.old_of_new.is_empty()
     }
+    /// Old index of each new position.
     pub fn old_of_new(&self) -> &[u32] {
         &self.old_of_new
     }
+    /// New position of each old index (the inverse).
     pub fn new_of_old(&self) -> &[u32] {
         &self.new_of_old
     }
 
     /// `out[i] = v[old_of_new[i]]`: a vector in the original order, permuted.
     pub fn gather<T: Copy + Send + Sync>(&self, v: &[T], out: &mut [T]) {
-        out.par_iter_mut().with_min_len(1 << 14).zip(&self.old_of_new).for_each(|(o, &old)| *o = v[old as usize]);
+        out.par_iter_mut()
+            .with_min_len(1 << 14)
+            .zip(&self.old_of_new)
+            .for_each(|(o, &old)| *o = v[old as usize]);
     }
 
     /// `out[old_of_new[i]] = v[i]`: a permuted vector back in the original order.
     pub fn scatter<T: Copy + Send + Sync>(&self, v: &[T], out: &mut [T]) {
-        out.par_iter_mut().with_min_len(1 << 14).zip(&self.new_of_old).for_each(|(o, &new)| *o = v[new as usize]);
+        out.par_iter_mut()
+            .with_min_len(1 << 14)
+            .zip(&self.new_of_old)
+            .for_each(|(o, &new)| *o = v[new as usize]);
     }
 
     /// `P·A·Pᵀ`: row `i` is row `old_of_new[i]` of `a`, its columns renumbered and sorted.
@@ -115,9 +139,15 @@ impl Permutation {
         let bytes = (a.nnz() * (4 + std::mem::size_of::<T>()) + 16 * (a.nrows() + 1)) as u64;
         check_host_memory(|| format!("P·A·Pᵀ of a {} x {} matrix", a.nrows(), a.ncols()), bytes)?;
         if a.nrows() != self.len() {
-            return Err(Error::Shape(format!("a permutation of {} indices given for a {} x {} matrix", self.len(), a.nrows(), a.ncols())));
+            return Err(Error::Shape(format!(
+                "a permutation of {} indices given for a {} x {} matrix",
+                self.len(),
+                a.nrows(),
+                a.ncols()
+            )));
         }
-        let lens: Vec<usize> = self.old_of_new.par_iter().map(|&old| a.row_len(old as usize)).collect();
+        let lens: Vec<usize> =
+            self.old_of_new.par_iter().map(|&old| a.row_len(old as usize)).collect();
         let mut row_ptr = Vec::with_capacity(lens.len() + 1);
         row_ptr.push(0usize);
         for len in &lens {
@@ -136,7 +166,11 @@ impl Permutation {
         }
         rows.into_par_iter().enumerate().for_each(|(new, (c, v))| {
             let (old_cols, old_vals) = a.row(self.old_of_new[new] as usize);
-            let mut entries: Vec<(u32, T)> = old_cols.iter().map(|&k| self.new_of_old[k as usize]).zip(old_vals.iter().copied()).collect();
+            let mut entries: Vec<(u32, T)> = old_cols
+                .iter()
+                .map(|&k| self.new_of_old[k as usize])
+                .zip(old_vals.iter().copied())
+                .collect();
             entries.sort_unstable_by_key(|e| e.0);
             for (k, (col, val)) in entries.into_iter().enumerate() {
                 c[k] = col;
@@ -163,7 +197,10 @@ pub fn permutation<T: Scalar>(a: &Csr<T>, method: Reordering) -> Result<Permutat
     check_square(a)?;
     // The transpose's pattern, the orders and the marks, before they are allocated.
     let (n, nnz) = (a.nrows() as u64, a.nnz() as u64);
-    check_host_memory(|| format!("the {method} reordering of a {n} x {n} matrix"), 4 * nnz + 8 * (n + 1) + 16 * n)?;
+    check_host_memory(
+        || format!("the {method} reordering of a {n} x {n} matrix"),
+        4 * nnz + 8 * (n + 1) + 16 * n,
+    )?;
     let order = match method {
         Reordering::None => return Ok(Permutation::identity(a.nrows())),
         Reordering::Rcm => rcm(&Graph::of(a)),
@@ -221,7 +258,14 @@ const DONE: u32 = u32::MAX;
 /// (`seen` neither `stamp` nor [`DONE`]), neighbours by increasing (degree, index): appends
 /// them to `out` in that order and marks them `stamp`. Returns where the last level begins in
 /// `out` and the number of levels.
-fn bfs(g: &Graph, start: usize, seen: &mut [u32], stamp: u32, out: &mut Vec<u32>, degree: &[u32]) -> (usize, usize) {
+fn bfs(
+    g: &Graph,
+    start: usize,
+    seen: &mut [u32],
+    stamp: u32,
+    out: &mut Vec<u32>,
+    degree: &[u32],
+) -> (usize, usize) {
     seen[start] = stamp;
     out.push(start as u32);
     let (mut level_begin, mut levels) = (out.len() - 1, 0);
@@ -251,7 +295,8 @@ fn bfs(g: &Graph, start: usize, seen: &mut [u32], stamp: u32, out: &mut Vec<u32>
 /// their lowest-degree vertex.
 fn rcm(g: &Graph) -> Vec<u32> {
     let n = g.n;
-    let degree: Vec<u32> = (0..n).into_par_iter().map(|v| g.degree(v).min(u32::MAX as usize) as u32).collect();
+    let degree: Vec<u32> =
+        (0..n).into_par_iter().map(|v| g.degree(v).min(u32::MAX as usize) as u32).collect();
     let mut by_degree: Vec<u32> = (0..n as u32).collect();
     by_degree.par_sort_unstable_by_key(|&v| (degree[v as usize], v));
     let mut seen = vec![0u32; n];
@@ -275,7 +320,11 @@ fn rcm(g: &Graph) -> Vec<u32> {
             stamp += 1;
             trial.clear();
             let (last, levels) = bfs(g, start, &mut seen, stamp, &mut trial, &degree);
-            let next = trial[last..].iter().copied().min_by_key(|&w| (degree[w as usize], w)).unwrap_or(start as u32) as usize;
+            let next = trial[last..]
+                .iter()
+                .copied()
+                .min_by_key(|&w| (degree[w as usize], w))
+                .unwrap_or(start as u32) as usize;
             if levels <= depth || next == start {
                 break;
             }

@@ -6,7 +6,10 @@ use proptest::prelude::*;
 
 /// The largest |row − column| over the entries.
 fn bandwidth(a: &Csr<f64>) -> usize {
-    (0..a.nrows()).flat_map(|r| a.row(r).0.iter().map(move |&c| r.abs_diff(c as usize))).max().unwrap_or(0)
+    (0..a.nrows())
+        .flat_map(|r| a.row(r).0.iter().map(move |&c| r.abs_diff(c as usize)))
+        .max()
+        .unwrap_or(0)
 }
 
 /// `a` with rows and columns shuffled by a fixed pseudo-random permutation.
@@ -84,7 +87,10 @@ fn bad_input_is_an_error() {
     let tall = Csr::<f64>::zeros(5, 3);
     let e = permutation(&tall, Reordering::Rcm).unwrap_err();
     assert!(e.to_string().contains("square"), "{e}");
-    assert!(Permutation::from_old_of_new(vec![0, 2, 2]).unwrap_err().to_string().contains("not a permutation"));
+    assert!(Permutation::from_old_of_new(vec![0, 2, 2])
+        .unwrap_err()
+        .to_string()
+        .contains("not a permutation"));
     assert!(Permutation::from_old_of_new(vec![0, 5]).is_err());
     assert!(Reordering::parse("metis").unwrap_err().to_string().contains("none, rcm, degree"));
     assert_eq!(Reordering::parse("RCM").unwrap(), Reordering::Rcm);

@@ -60,9 +60,14 @@ impl Default for KrylovSettings {
 }
 
 impl KrylovSettings {
+    /// Checks the ranges: `Error::Unsupported` for a tolerance that is not positive and finite,
+    /// or a `max_iter` or `check_every` of 0.
     pub fn validate(&self) -> Result<()> {
         if !(self.tol > 0.0 && self.tol.is_finite()) {
-            return Err(Error::Unsupported(format!("tolerance {} must be a positive finite number", self.tol)));
+            return Err(Error::Unsupported(format!(
+                "tolerance {} must be a positive finite number",
+                self.tol
+            )));
         }
         if self.max_iter == 0 || self.check_every == 0 {
             return Err(Error::Unsupported("max_iter and check_every must be ≥ 1".into()));
@@ -91,8 +96,11 @@ pub enum Outcome {
 /// What a solve returns.
 #[derive(Clone, Debug)]
 pub struct Solution<T> {
+    /// The computed solution.
     pub x: Vec<T>,
+    /// How the solve ended.
     pub outcome: Outcome,
+    /// The iteration that stopped the solve (or the iterations done, when none did).
     pub iterations: usize,
     /// ‖r‖/‖b‖ of the recurrence at the stop.
     pub residual: f64,
@@ -109,6 +117,7 @@ pub struct Solution<T> {
 }
 
 impl<T> Solution<T> {
+    /// Whether the outcome is [`Outcome::Converged`].
     pub fn converged(&self) -> bool {
         self.outcome == Outcome::Converged
     }
@@ -117,7 +126,9 @@ impl<T> Solution<T> {
 /// The two methods.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {
+    /// Conjugate gradients, for symmetric positive definite A.
     Cg,
+    /// BiCGSTAB, for general (non-symmetric) A.
     Bicgstab,
 }
 
@@ -132,7 +143,12 @@ impl Method {
 
     /// Bytes the GPU solver's vector kernels read and write per iteration for n unknowns of
     /// `value_bytes` each (krylov.cu; the f64 scalars and partial sums are negligible).
-    pub fn vector_bytes_per_iteration(self, n: usize, value_bytes: usize, preconditioned: bool) -> usize {
+    pub fn vector_bytes_per_iteration(
+        self,
+        n: usize,
+        value_bytes: usize,
+        preconditioned: bool,
+    ) -> usize {
         let vectors = match (self, preconditioned) {
             // p·q 2, update 6 (+ d, z), direction 3
             (Method::Cg, false) => 11,
@@ -165,7 +181,9 @@ pub(crate) fn stop_outcome(code: u32, k: usize, value: f64) -> Outcome {
     match code {
         stop::RUNNING => Outcome::NotConverged,
         stop::CONVERGED => Outcome::Converged,
-        stop::NOT_SPD => Outcome::Breakdown(format!("p·A·p = {value:e} ≤ 0 at iteration {k}: the matrix is not positive definite")),
+        stop::NOT_SPD => Outcome::Breakdown(format!(
+            "p·A·p = {value:e} ≤ 0 at iteration {k}: the matrix is not positive definite"
+        )),
         stop::RZ_ZERO => vanished("r·M⁻¹r"),
         stop::RHO_ZERO => vanished("ρ = r̂·r"),
         stop::RV_ZERO => vanished("r̂·v"),
@@ -184,18 +202,30 @@ pub(crate) fn threshold(tol: f64, bnorm: f64) -> f64 {
 /// diagonal entry is missing, zero or not finite.
 pub fn jacobi<T: Scalar>(a: &Csr<T>) -> Result<Vec<T>> {
     if a.nrows() != a.ncols() {
-        return Err(Error::Shape(format!("Jacobi needs a square matrix, this one is {} x {}", a.nrows(), a.ncols())));
+        return Err(Error::Shape(format!(
+            "Jacobi needs a square matrix, this one is {} x {}",
+            a.nrows(),
+            a.ncols()
+        )));
     }
     let inverse: Vec<Option<T>> = (0..a.nrows())
         .into_par_iter()
         .map(|r| {
             let (cols, vals) = a.row(r);
-            let d = cols.iter().zip(vals).filter(|(&c, _)| c as usize == r).map(|(_, v)| v.to_f64()).sum::<f64>();
+            let d = cols
+                .iter()
+                .zip(vals)
+                .filter(|(&c, _)| c as usize == r)
+                .map(|(_, v)| v.to_f64())
+                .sum::<f64>();
             (d != 0.0 && d.is_finite()).then(|| T::from_f64(1.0 / d))
         })
         .collect();
     match inverse.iter().position(Option::is_none) {
-        Some(r) => Err(Error::Unsupported(format!("Jacobi: row {} has a zero, missing or non-finite diagonal entry", r + 1))),
+        Some(r) => Err(Error::Unsupported(format!(
+            "Jacobi: row {} has a zero, missing or non-finite diagonal entry",
+            r + 1
+        ))),
         None => Ok(inverse.into_iter().flatten().collect()),
     }
 }
@@ -259,7 +289,10 @@ fn axpy<T: Scalar>(alpha: f64, x: &[T], y: &mut [T]) {
 
 /// z = M⁻¹·r (with a preconditioner only).
 fn precondition<T: Scalar>(d: &[T], r: &[T], z: &mut [T]) {
-    z.par_iter_mut().zip(r).zip(d).for_each(|((z, &r), &d)| *z = T::from_f64(r.to_f64() * d.to_f64()));
+    z.par_iter_mut()
+        .zip(r)
+        .zip(d)
+        .for_each(|((z, &r), &d)| *z = T::from_f64(r.to_f64() * d.to_f64()));
 }
 
 /// M⁻¹·b on the host: the start of the preconditioned recurrences (b itself without one).
@@ -283,14 +316,22 @@ pub(crate) fn relative_residual<T: Scalar>(b: &[T], ax: &mut [T], bnorm: f64) ->
 }
 
 /// Checks the inputs shared by both methods and both sides; returns ‖b‖.
-pub(crate) fn check_inputs<T: Scalar>(b: &[T], m_inv: Option<&[T]>, settings: &KrylovSettings) -> Result<f64> {
+pub(crate) fn check_inputs<T: Scalar>(
+    b: &[T],
+    m_inv: Option<&[T]>,
+    settings: &KrylovSettings,
+) -> Result<f64> {
     settings.validate()?;
     if T::PRECISION == Precision::F16 {
         return Err(Error::Unsupported("the solvers run in f64 and f32".into()));
     }
     if let Some(d) = m_inv {
         if d.len() != b.len() {
-            return Err(Error::Shape(format!("preconditioner of length {} for a right-hand side of length {}", d.len(), b.len())));
+            return Err(Error::Shape(format!(
+                "preconditioner of length {} for a right-hand side of length {}",
+                d.len(),
+                b.len()
+            )));
         }
     }
     Ok(norm(b))
@@ -332,12 +373,30 @@ struct Run<'a, T, Op: ?Sized> {
 impl<'a, T: Scalar, Op: HostOperator<T> + ?Sized> Run<'a, T, Op> {
     /// Checks the inputs and starts the clock; b = 0 and a non-finite b are answered at once,
     /// as `Err(the solution)`.
-    fn begin(a: &'a Op, b: &'a [T], m_inv: Option<&[T]>, settings: &KrylovSettings) -> Result<std::result::Result<Self, Solution<T>>> {
+    fn begin(
+        a: &'a Op,
+        b: &'a [T],
+        m_inv: Option<&[T]>,
+        settings: &KrylovSettings,
+    ) -> Result<std::result::Result<Self, Solution<T>>> {
         let start = Instant::now();
         let bnorm = check_inputs(b, m_inv, settings)?;
-        let run = Run { a, b, bnorm, tol2: threshold(settings.tol, bnorm), tol: settings.tol, start, iterating: start };
+        let run = Run {
+            a,
+            b,
+            bnorm,
+            tol2: threshold(settings.tol, bnorm),
+            tol: settings.tol,
+            start,
+            iterating: start,
+        };
         Ok(match trivial_outcome(bnorm) {
-            Some(outcome) => Err(run.finish(vec![T::ZERO; b.len()], outcome, 0, if bnorm == 0.0 { 0.0 } else { f64::NAN })?),
+            Some(outcome) => Err(run.finish(
+                vec![T::ZERO; b.len()],
+                outcome,
+                0,
+                if bnorm == 0.0 { 0.0 } else { f64::NAN },
+            )?),
             None => Ok(run),
         })
     }
@@ -354,14 +413,29 @@ impl<'a, T: Scalar, Op: HostOperator<T> + ?Sized> Run<'a, T, Op> {
 
     /// The result: the true residual recomputed, and a converged recurrence that the true
     /// residual contradicts reported as such.
-    fn finish(&self, x: Vec<T>, outcome: Outcome, iterations: usize, residual: f64) -> Result<Solution<T>> {
+    fn finish(
+        &self,
+        x: Vec<T>,
+        outcome: Outcome,
+        iterations: usize,
+        residual: f64,
+    ) -> Result<Solution<T>> {
         let mut ax = vec![T::ZERO; self.b.len()];
         self.a.apply(&x, &mut ax)?;
         let true_residual = relative_residual(self.b, &mut ax, self.bnorm);
         let outcome = judge(outcome, true_residual, self.tol);
         let ms = self.start.elapsed().as_secs_f64() * 1e3;
         let iteration_ms = self.iterating.elapsed().as_secs_f64() * 1e3 / iterations.max(1) as f64;
-        Ok(Solution { x, outcome, iterations, residual, true_residual, ms, iteration_ms, graph: false })
+        Ok(Solution {
+            x,
+            outcome,
+            iterations,
+            residual,
+            true_residual,
+            ms,
+            iteration_ms,
+            graph: false,
+        })
     }
 }
 

@@ -12,7 +12,8 @@ use std::time::Instant;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::krylov::{
-    blocks, check_inputs, dot, judge, preconditioned, relative_residual, stop, stop_outcome, threshold, trivial_outcome, BLOCK,
+    blocks, check_inputs, dot, judge, preconditioned, relative_residual, stop, stop_outcome,
+    threshold, trivial_outcome, BLOCK,
 };
 use super::krylov::{KrylovSettings, Method, Solution};
 use crate::error::{Error, Result};
@@ -21,7 +22,8 @@ use crate::gpu::{Gpu, Kernel, KernelModule};
 use crate::matrix::Scalar;
 
 /// The GPU solvers' vector kernels.
-pub const KERNELS: KernelModule = KernelModule { name: "krylov", source: include_str!("krylov.cu"), headers: &[] };
+pub const KERNELS: KernelModule =
+    KernelModule { name: "krylov", source: include_str!("krylov.cu"), headers: &[] };
 
 /// The device scalars (krylov.cu's `s[]`).
 mod scalar {
@@ -50,7 +52,12 @@ pub type Progress<'a> = &'a mut dyn FnMut(usize, f64);
 
 /// Conjugate gradients on the GPU (`a` square, symmetric positive definite, `b.len()` rows;
 /// `m_inv` the Jacobi diagonal or `None`). The result is judged as [`super::cg_host`]'s.
-pub fn cg_gpu<T: Scalar>(a: &DeviceMatrix<T>, b: &[T], m_inv: Option<&[T]>, settings: &KrylovSettings) -> Result<Solution<T>> {
+pub fn cg_gpu<T: Scalar>(
+    a: &DeviceMatrix<T>,
+    b: &[T],
+    m_inv: Option<&[T]>,
+    settings: &KrylovSettings,
+) -> Result<Solution<T>> {
     cg_gpu_with_progress(a, b, m_inv, settings, &mut |_, _| {})
 }
 
@@ -79,7 +86,8 @@ pub fn cg_gpu_with_progress<T: Scalar>(
     let update = dev.kernel("kr_cg_update")?;
     let direction = dev.kernel("kr_cg_direction")?;
     let z_or_r = if dev.use_d != 0 { &z } else { &r };
-    let (n, s, d, use_d, partial, counter) = (&dev.n32, &dev.s, &dev.d, &dev.use_d, &dev.partial, &dev.counter);
+    let (n, s, d, use_d, partial, counter) =
+        (&dev.n32, &dev.s, &dev.d, &dev.use_d, &dev.partial, &dev.counter);
     let mut iteration = || -> Result<()> {
         a.spmv(&p, &mut q)?;
         dev.dots(&p, &q, &q, op::CG_PQ)?;
@@ -90,7 +98,17 @@ pub fn cg_gpu_with_progress<T: Scalar>(
         // partial[2b + 1]).
         unsafe {
             update.launch(gpu, |l| {
-                l.arg(n).arg(s).arg(&p).arg(&q).arg(d).arg(use_d).arg(&x).arg(&r).arg(&z).arg(partial).arg(counter);
+                l.arg(n)
+                    .arg(s)
+                    .arg(&p)
+                    .arg(&q)
+                    .arg(d)
+                    .arg(use_d)
+                    .arg(&x)
+                    .arg(&r)
+                    .arg(&z)
+                    .arg(partial)
+                    .arg(counter);
             })?;
             direction.launch(gpu, |l| {
                 l.arg(n).arg(s).arg(z_or_r).arg(&p);
@@ -103,7 +121,12 @@ pub fn cg_gpu_with_progress<T: Scalar>(
 
 /// BiCGSTAB on the GPU (`a` square; `m_inv` as for [`cg_gpu`]), right-preconditioned as
 /// [`super::bicgstab_host`], two products per iteration.
-pub fn bicgstab_gpu<T: Scalar>(a: &DeviceMatrix<T>, b: &[T], m_inv: Option<&[T]>, settings: &KrylovSettings) -> Result<Solution<T>> {
+pub fn bicgstab_gpu<T: Scalar>(
+    a: &DeviceMatrix<T>,
+    b: &[T],
+    m_inv: Option<&[T]>,
+    settings: &KrylovSettings,
+) -> Result<Solution<T>> {
     bicgstab_gpu_with_progress(a, b, m_inv, settings, &mut |_, _| {})
 }
 
@@ -133,7 +156,8 @@ pub fn bicgstab_gpu_with_progress<T: Scalar>(
     let direction = dev.kernel("kr_bi_direction")?;
     let form_s = dev.kernel("kr_bi_s")?;
     let update = dev.kernel("kr_bi_update")?;
-    let (n, s, d, use_d, partial, counter) = (&dev.n32, &dev.s, &dev.d, &dev.use_d, &dev.partial, &dev.counter);
+    let (n, s, d, use_d, partial, counter) =
+        (&dev.n32, &dev.s, &dev.d, &dev.use_d, &dev.partial, &dev.counter);
     let mut iteration = || -> Result<()> {
         // SAFETY (the three launches): the arguments match kr_bi_direction, kr_bi_s and
         // kr_bi_update; every vector holds n elements (p̂, ŝ and d only with use_d, one
@@ -149,14 +173,32 @@ pub fn bicgstab_gpu_with_progress<T: Scalar>(
         dev.dots(&r_hat, &v, &v, op::BI_RV)?;
         unsafe {
             form_s.launch(gpu, |l| {
-                l.arg(n).arg(s).arg(&v).arg(d).arg(use_d).arg(&r).arg(&s_hat).arg(partial).arg(counter);
+                l.arg(n)
+                    .arg(s)
+                    .arg(&v)
+                    .arg(d)
+                    .arg(use_d)
+                    .arg(&r)
+                    .arg(&s_hat)
+                    .arg(partial)
+                    .arg(counter);
             })?;
         }
         a.spmv(s_used, &mut t)?;
         dev.dots(&t, &t, &r, op::BI_OMEGA)?;
         unsafe {
             update.launch(gpu, |l| {
-                l.arg(n).arg(s).arg(p_used).arg(&s_hat).arg(&t).arg(&r_hat).arg(use_d).arg(&x).arg(&r).arg(partial).arg(counter);
+                l.arg(n)
+                    .arg(s)
+                    .arg(p_used)
+                    .arg(&s_hat)
+                    .arg(&t)
+                    .arg(&r_hat)
+                    .arg(use_d)
+                    .arg(&x)
+                    .arg(&r)
+                    .arg(partial)
+                    .arg(counter);
             })
         }
     };
@@ -219,8 +261,12 @@ impl<'a, T: Scalar> Solve<'a, T> {
                 a.ncols()
             )));
         }
-        let n32 = u32::try_from(n).map_err(|_| Error::Unsupported(format!("{method:?} on the GPU: {n} rows exceed 32-bit indices")))?;
-        if let Some(outcome) = trivial_outcome(bnorm).or((n == 0).then_some(super::Outcome::Converged)) {
+        let n32 = u32::try_from(n).map_err(|_| {
+            Error::Unsupported(format!("{method:?} on the GPU: {n} rows exceed 32-bit indices"))
+        })?;
+        if let Some(outcome) =
+            trivial_outcome(bnorm).or((n == 0).then_some(super::Outcome::Converged))
+        {
             let true_residual = if bnorm.is_finite() { 0.0 } else { f64::NAN };
             let ms = start.elapsed().as_secs_f64() * 1e3;
             let x = vec![T::ZERO; n];
@@ -237,7 +283,11 @@ impl<'a, T: Scalar> Solve<'a, T> {
         }
         let gpu = &**a.gpu();
         let grid = blocks(n);
-        let vector = LaunchConfig { grid_dim: (grid as u32, 1, 1), block_dim: (BLOCK as u32, 1, 1), shared_mem_bytes: 0 };
+        let vector = LaunchConfig {
+            grid_dim: (grid as u32, 1, 1),
+            block_dim: (BLOCK as u32, 1, 1),
+            shared_mem_bytes: 0,
+        };
         let mut initial = [0.0; scalar::COUNT];
         initial[scalar::TOL2] = threshold(settings.tol, bnorm);
         initial[scalar::RR] = bnorm * bnorm;
@@ -284,14 +334,25 @@ impl<'a, T: Scalar> Solve<'a, T> {
         // 2·blocks (block b writes 2b, 2b + 1), counter one; op is one of krylov.cu's steps.
         unsafe {
             self.dots.launch(self.gpu, |l| {
-                l.arg(&self.n32).arg(&self.s).arg(a).arg(b).arg(c).arg(&self.partial).arg(&self.counter).arg(&op);
+                l.arg(&self.n32)
+                    .arg(&self.s)
+                    .arg(a)
+                    .arg(b)
+                    .arg(c)
+                    .arg(&self.partial)
+                    .arg(&self.counter)
+                    .arg(&op);
             })
         }
     }
 
     /// Runs `iteration` (which queues one iteration's launches) until the device reports a
     /// stop or `max_iter` iterations ran, reading the scalars back every `check_every`.
-    fn drive(&self, iteration: &mut dyn FnMut() -> Result<()>, progress: Progress) -> Result<Stopped> {
+    fn drive(
+        &self,
+        iteration: &mut dyn FnMut() -> Result<()>,
+        progress: Progress,
+    ) -> Result<Stopped> {
         let graph = if self.settings.graph { self.gpu.capture(iteration) } else { None };
         let started = Instant::now();
         let mut launched = 0;
@@ -308,9 +369,18 @@ impl<'a, T: Scalar> Solve<'a, T> {
             let code = s[scalar::STATUS] as u32;
             progress(s[scalar::ITER] as usize, s[scalar::RR].sqrt() / self.bnorm);
             if code != stop::RUNNING || launched == self.settings.max_iter {
-                let iterations = if code == stop::RUNNING { s[scalar::ITER] } else { s[scalar::STATUS_ITER] } as usize;
+                let iterations =
+                    if code == stop::RUNNING { s[scalar::ITER] } else { s[scalar::STATUS_ITER] }
+                        as usize;
                 let iteration_ms = started.elapsed().as_secs_f64() * 1e3 / launched as f64;
-                return Ok(Stopped { code, iteration_ms, iterations, rr: s[scalar::RR], value: s[scalar::VALUE], graph: graph.is_some() });
+                return Ok(Stopped {
+                    code,
+                    iteration_ms,
+                    iterations,
+                    rr: s[scalar::RR],
+                    value: s[scalar::VALUE],
+                    graph: graph.is_some(),
+                });
             }
         }
     }
@@ -322,7 +392,11 @@ impl<'a, T: Scalar> Solve<'a, T> {
         let mut ax = self.gpu.download(&ax)?;
         let true_residual = relative_residual(self.b, &mut ax, self.bnorm);
         let x = self.gpu.download(x_dev)?;
-        let outcome = judge(stop_outcome(stopped.code, stopped.iterations, stopped.value), true_residual, self.settings.tol);
+        let outcome = judge(
+            stop_outcome(stopped.code, stopped.iterations, stopped.value),
+            true_residual,
+            self.settings.tol,
+        );
         Ok(Solution {
             x,
             outcome,

@@ -21,7 +21,8 @@ pub use krylov::{bicgstab_host, cg_host, jacobi, KrylovSettings, Method, Outcome
 pub use krylov_gpu::{bicgstab_gpu, bicgstab_gpu_with_progress, cg_gpu, cg_gpu_with_progress};
 
 pub use pagerank::{
-    pagerank_exact, pagerank_gpu, pagerank_host, top_k, top_k_agreement, Agreement, EdgeWeights, PageRank, Settings, Transition,
+    pagerank_exact, pagerank_gpu, pagerank_host, top_k, top_k_agreement, Agreement, EdgeWeights,
+    PageRank, Settings, Transition,
 };
 
 use crate::error::{Error, Result};
@@ -58,7 +59,11 @@ impl<T: Scalar> HostOperator<T> for Csr<T> {
 
 fn check_lengths<T: Scalar>(a: &Csr<T>, x: usize, y: usize) -> Result<()> {
     if x != a.ncols() || y != a.nrows() {
-        return Err(Error::Shape(format!("vectors of length x = {x}, y = {y} given for a {} x {} matrix", a.nrows(), a.ncols())));
+        return Err(Error::Shape(format!(
+            "vectors of length x = {x}, y = {y} given for a {} x {} matrix",
+            a.nrows(),
+            a.ncols()
+        )));
     }
     Ok(())
 }

@@ -62,7 +62,8 @@ use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
 
 /// The CUDA kernels of the GPU iteration.
-pub const KERNELS: KernelModule = KernelModule { name: "pagerank", source: include_str!("pagerank.cu"), headers: &[] };
+pub const KERNELS: KernelModule =
+    KernelModule { name: "pagerank", source: include_str!("pagerank.cu"), headers: &[] };
 
 /// Threads per block of `pagerank_update` and `pagerank_finish` (`PR_UPDATE_BLOCK`,
 /// `PR_FINISH_BLOCK` in `pagerank.cu`).
@@ -150,8 +151,10 @@ impl Transition {
             EdgeWeights::Values => v.abs(),
         };
         // Out-weight of every node, then the entries of Gᵀ per row (= per target node).
-        let out_weight: Vec<f64> =
-            (0..n).into_par_iter().map(|i| adjacency.row(i).1.iter().map(|&v| weight(v)).sum()).collect();
+        let out_weight: Vec<f64> = (0..n)
+            .into_par_iter()
+            .map(|i| adjacency.row(i).1.iter().map(|&v| weight(v)).sum())
+            .collect();
         if let Some(i) = out_weight.iter().position(|w| !w.is_finite()) {
             return Err(Error::Unsupported(format!(
                 "PageRank with value weights: the weights of row {} (1-based) do not sum to a finite number",
@@ -191,7 +194,13 @@ impl Transition {
         let dangling: Vec<u8> = out_weight.par_iter().map(|&w| u8::from(w == 0.0)).collect();
         let dangling_count = dangling.iter().map(|&d| d as usize).sum();
         let gt = Csr::new_checked(n, n, row_ptr, col_idx, values)?;
-        Ok(Transition { gt, dangling, dangling_count, weights, build_ms: start.elapsed().as_secs_f64() * 1e3 })
+        Ok(Transition {
+            gt,
+            dangling,
+            dangling_count,
+            weights,
+            build_ms: start.elapsed().as_secs_f64() * 1e3,
+        })
     }
 
     /// Nodes of the graph.
@@ -210,9 +219,11 @@ impl Transition {
     pub fn dangling(&self) -> &[u8] {
         &self.dangling
     }
+    /// Number of dangling nodes (without weighted out-edges).
     pub fn dangling_count(&self) -> usize {
         self.dangling_count
     }
+    /// How the entries were weighted.
     pub fn weights(&self) -> EdgeWeights {
         self.weights
     }
@@ -227,6 +238,7 @@ impl Transition {
 pub struct PageRank<T> {
     /// The ranks, mean 1 (sum n).
     pub ranks: Vec<T>,
+    /// Iterations run (on the GPU, past convergence up to the next residual read).
     pub iterations: usize,
     /// The residual went below the tolerance (false: stopped by `max_iter`).
     pub converged: bool,
@@ -282,6 +294,7 @@ pub fn top_k(scores: &[f64], k: usize) -> Vec<usize> {
 /// How well a computed ranking's top k matches the exact one (see the module doc).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Agreement {
+    /// The number of top positions compared.
     pub k: usize,
     /// Positions of the top k holding the same node as the exact ranking (the paper's count).
     pub same_position: usize,
@@ -303,11 +316,13 @@ pub fn top_k_agreement(exact: &[f64], computed: &[f64], k: usize, tie_tol: f64) 
     let computed_top = top_k(computed, k);
     let tied = |a: f64, b: f64| (a - b).abs() <= tie_tol;
     let same_position = (0..k).filter(|&p| computed_top[p] == exact_top[p]).count();
-    let same_position_up_to_ties = (0..k).filter(|&p| tied(exact[computed_top[p]], exact[exact_top[p]])).count();
+    let same_position_up_to_ties =
+        (0..k).filter(|&p| tied(exact[computed_top[p]], exact[exact_top[p]])).count();
     let exact_set: std::collections::HashSet<usize> = exact_top[..k].iter().copied().collect();
     let overlap = computed_top.iter().filter(|i| exact_set.contains(i)).count();
-    let exact_ties =
-        (0..k).filter(|&p| p + 1 < exact_top.len() && tied(exact[exact_top[p]], exact[exact_top[p + 1]])).count();
+    let exact_ties = (0..k)
+        .filter(|&p| p + 1 < exact_top.len() && tied(exact[exact_top[p]], exact[exact_top[p + 1]]))
+        .count();
     Agreement { k, same_position, same_position_up_to_ties, overlap, exact_ties }
 }
 
@@ -317,7 +332,10 @@ pub(crate) fn update_blocks(n: usize) -> usize {
 }
 
 /// Checks the settings; for a graph with nodes, its node count and α, 1 − α and 1/n in T.
-pub(crate) fn start<T: Scalar>(t: &Transition, settings: &Settings) -> Result<Option<(usize, [T; 3])>> {
+pub(crate) fn start<T: Scalar>(
+    t: &Transition,
+    settings: &Settings,
+) -> Result<Option<(usize, [T; 3])>> {
     settings.validate()?;
     let n = t.nodes();
     let factors = [settings.alpha, 1.0 - settings.alpha, 1.0 / n as f64].map(T::from_f64);
@@ -326,19 +344,28 @@ pub(crate) fn start<T: Scalar>(t: &Transition, settings: &Settings) -> Result<Op
 
 /// PageRank on the GPU with `gt` = the uploaded `Gᵀ` of `t` (any format), on `gt`'s GPU. The
 /// whole iteration runs on the device; the host reads one scalar per check (see the module doc).
-pub fn pagerank_gpu<T: Scalar>(gt: &DeviceMatrix<T>, t: &Transition, settings: &Settings) -> Result<PageRank<T>> {
+pub fn pagerank_gpu<T: Scalar>(
+    gt: &DeviceMatrix<T>,
+    t: &Transition,
+    settings: &Settings,
+) -> Result<PageRank<T>> {
     let gpu = &**gt.gpu();
     let Some((n, [alpha, teleport, inv_n])) = start::<T>(t, settings)? else {
         return Ok(PageRank::empty());
     };
-    let n32 = u32::try_from(n)
-        .map_err(|_| Error::Unsupported(format!("PageRank on the GPU: {n} nodes exceed 32-bit indices")))?;
+    let n32 = u32::try_from(n).map_err(|_| {
+        Error::Unsupported(format!("PageRank on the GPU: {n} nodes exceed 32-bit indices"))
+    })?;
     let update = gpu.function(&KERNELS, &format!("pagerank_update_{}", T::SUFFIX))?;
     let finish = gpu.function(&KERNELS, &format!("pagerank_finish_{}", T::SUFFIX))?;
     let blocks = update_blocks(n);
-    let update_config =
-        LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (UPDATE_BLOCK, 1, 1), shared_mem_bytes: 0 };
-    let finish_config = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (FINISH_BLOCK, 1, 1), shared_mem_bytes: 0 };
+    let update_config = LaunchConfig {
+        grid_dim: (blocks as u32, 1, 1),
+        block_dim: (UPDATE_BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let finish_config =
+        LaunchConfig { grid_dim: (1, 1, 1), block_dim: (FINISH_BLOCK, 1, 1), shared_mem_bytes: 0 };
 
     let dangling = gpu.upload(t.dangling())?;
     let mut rank: CudaSlice<T> = gpu.alloc(n)?;
@@ -449,7 +476,12 @@ pub fn pagerank_host<T: Scalar, Op: HostOperator<T> + ?Sized>(
 
 /// The reference ranks: [`pagerank_host`] in f64 with the oracle SpMV (exact products,
 /// compensated sums), to `tol` (1e-12 is a good choice; ranks have mean 1).
-pub fn pagerank_exact(t: &Transition, alpha: f64, tol: f64, max_iter: usize) -> Result<PageRank<f64>> {
+pub fn pagerank_exact(
+    t: &Transition,
+    alpha: f64,
+    tol: f64,
+    max_iter: usize,
+) -> Result<PageRank<f64>> {
     let settings = Settings { alpha, tol, max_iter, check_every: 1 };
     pagerank_host(&OracleOperator(t.matrix()), t, &settings)
 }
@@ -498,7 +530,8 @@ mod tests {
         assert_eq!((t.nodes(), t.edges(), t.dangling_count()), (4, 4, 1));
 
         // Weighted: |values| normalised per source row; zero entries carry no weight.
-        let w = Csr::new_checked(3, 3, vec![0, 2, 3, 3], vec![1, 2, 0], vec![-3.0, 1.0, 0.0]).unwrap();
+        let w =
+            Csr::new_checked(3, 3, vec![0, 2, 3, 3], vec![1, 2, 0], vec![-3.0, 1.0, 0.0]).unwrap();
         let tw = Transition::new(&w, EdgeWeights::Values).unwrap();
         assert_eq!(tw.matrix().values(), &[0.75, 0.25]);
         assert_eq!(tw.dangling(), &[0, 1, 1]);
@@ -506,7 +539,10 @@ mod tests {
         assert_eq!(tp.matrix().values(), &[1.0, 0.5, 0.5]);
         assert_eq!(tp.dangling(), &[0, 0, 1]);
 
-        assert!(matches!(Transition::new(&Csr::zeros(3, 4), EdgeWeights::Pattern), Err(Error::Unsupported(_))));
+        assert!(matches!(
+            Transition::new(&Csr::zeros(3, 4), EdgeWeights::Pattern),
+            Err(Error::Unsupported(_))
+        ));
     }
 
     #[test]
@@ -560,7 +596,9 @@ mod tests {
     #[test]
     fn weighted_edges_shift_the_rank() {
         // 0 -> 1 (weight 3) and 0 -> 2 (weight 1), 1 -> 0, 2 -> 0.
-        let a = Csr::new_checked(3, 3, vec![0, 2, 3, 4], vec![1, 2, 0, 0], vec![3.0, 1.0, 1.0, 1.0]).unwrap();
+        let a =
+            Csr::new_checked(3, 3, vec![0, 2, 3, 4], vec![1, 2, 0, 0], vec![3.0, 1.0, 1.0, 1.0])
+                .unwrap();
         let t = Transition::new(&a, EdgeWeights::Values).unwrap();
         let r = pagerank_host(t.matrix(), &t, &tight()).unwrap();
         // r1 = a·(3/4)·r0 + c, r2 = a·(1/4)·r0 + c, r0 = a·(r1 + r2) + c.
@@ -579,7 +617,8 @@ mod tests {
         let r = pagerank_host(t.matrix(), &t, &s).unwrap();
         assert_eq!((r.iterations, r.converged), (3, false));
         assert!(r.residual > 0.0 && r.residual.is_finite());
-        let none = pagerank_host(t.matrix(), &t, &Settings { max_iter: 0, ..Settings::default() }).unwrap();
+        let none = pagerank_host(t.matrix(), &t, &Settings { max_iter: 0, ..Settings::default() })
+            .unwrap();
         assert_eq!((none.iterations, none.converged, none.ranks), (0, false, vec![1.0; 3]));
     }
 
@@ -594,7 +633,10 @@ mod tests {
             Settings { tol: f64::NAN, ..Settings::default() },
             Settings { check_every: 0, ..Settings::default() },
         ] {
-            assert!(matches!(pagerank_host(t.matrix(), &t, &s), Err(Error::Unsupported(_))), "{s:?}");
+            assert!(
+                matches!(pagerank_host(t.matrix(), &t, &s), Err(Error::Unsupported(_))),
+                "{s:?}"
+            );
         }
     }
 
@@ -608,12 +650,24 @@ mod tests {
         let b = top_k_agreement(&exact, &[1.0, 3.0, 2.0], 3, 0.0); // B > C > A
         assert_eq!((b.same_position, b.overlap), (0, 3));
         let same = top_k_agreement(&exact, &exact, 2, 0.0);
-        assert_eq!(same, Agreement { k: 2, same_position: 2, same_position_up_to_ties: 2, overlap: 2, exact_ties: 0 });
+        assert_eq!(
+            same,
+            Agreement {
+                k: 2,
+                same_position: 2,
+                same_position_up_to_ties: 2,
+                overlap: 2,
+                exact_ties: 0
+            }
+        );
         // Ties: nodes 1 and 2 have the same exact rank; a computed ranking that swaps them
         // loses positions in the strict count, not in the tie-aware one.
         let tied = [5.0, 2.0, 2.0, 1.0];
         let swapped = top_k_agreement(&tied, &[5.0, 2.0, 2.0 + 1e-12, 1.0], 3, 1e-9);
-        assert_eq!((swapped.same_position, swapped.same_position_up_to_ties, swapped.exact_ties), (1, 3, 1));
+        assert_eq!(
+            (swapped.same_position, swapped.same_position_up_to_ties, swapped.exact_ties),
+            (1, 3, 1)
+        );
         // Ties go by index; NaN is lowest; k beyond n is clamped; top-k overlap.
         assert_eq!(top_k(&[1.0, f64::NAN, 1.0, 2.0], 4), vec![3, 0, 2, 1]);
         assert_eq!(top_k(&[1.0, 2.0], 10), vec![1, 0]);

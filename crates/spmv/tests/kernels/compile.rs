@@ -18,7 +18,11 @@ pub fn every_kernel_module_compiles_for_sm_90() -> Result<(), &'static str> {
     for module in &modules {
         let ptx = jit::compile(module, "sm_90").unwrap_or_else(|e| panic!("{e}"));
         let text = ptx.to_src();
-        assert!(text.contains(".target sm_90"), "module {} was not compiled for sm_90", module.name);
+        assert!(
+            text.contains(".target sm_90"),
+            "module {} was not compiled for sm_90",
+            module.name
+        );
         assert!(text.contains(".entry"), "module {} has no kernels", module.name);
     }
     // Kernel names the launch code asks for exist in the compiled modules.

@@ -12,7 +12,10 @@ type Check = fn() -> Result<(), &'static str>;
 fn main() {
     let checks: [(&str, Check); 2] = [
         ("every_kernel_module_compiles_for_sm_90", compile::every_kernel_module_compiles_for_sm_90),
-        ("dasp_runs_on_the_tensor_cores_without_spills", sass::dasp_runs_on_the_tensor_cores_without_spills),
+        (
+            "dasp_runs_on_the_tensor_cores_without_spills",
+            sass::dasp_runs_on_the_tensor_cores_without_spills,
+        ),
     ];
     let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
     let (mut passed, mut skipped) = (0, 0);

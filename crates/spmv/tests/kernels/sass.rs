@@ -21,16 +21,26 @@ fn nvdisasm() -> Option<PathBuf> {
 /// The SASS of every kernel of `module`, by kernel name.
 fn sass(module: &spmv::gpu::KernelModule, tool: &PathBuf) -> (Vec<(String, String)>, String) {
     let (cubin, log) = jit::compile_cubin(module, "sm_90").unwrap_or_else(|e| panic!("{e}"));
-    let file = std::env::temp_dir().join(format!("spmv-sass-{}-{}.cubin", module.name, std::process::id()));
+    let file = std::env::temp_dir().join(format!(
+        "spmv-sass-{}-{}.cubin",
+        module.name,
+        std::process::id()
+    ));
     std::fs::write(&file, cubin).unwrap();
-    let out = std::process::Command::new(tool).arg("-c").arg(&file).output().expect("nvdisasm runs");
+    let out =
+        std::process::Command::new(tool).arg("-c").arg(&file).output().expect("nvdisasm runs");
     let _ = std::fs::remove_file(&file);
     assert!(out.status.success(), "nvdisasm failed: {}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
     // Sections start with a line `.section .text.<kernel>,...`.
     let mut kernels: Vec<(String, String)> = Vec::new();
     for line in text.lines() {
-        let name = line.trim().strip_prefix(".section").map(str::trim).and_then(|s| s.strip_prefix(".text.")).and_then(|s| s.split(',').next());
+        let name = line
+            .trim()
+            .strip_prefix(".section")
+            .map(str::trim)
+            .and_then(|s| s.strip_prefix(".text."))
+            .and_then(|s| s.split(',').next());
         match (name, kernels.last_mut()) {
             (Some(name), _) => kernels.push((name.to_string(), String::new())),
             (None, Some((_, body))) => {
@@ -46,7 +56,8 @@ fn sass(module: &spmv::gpu::KernelModule, tool: &PathBuf) -> (Vec<(String, Strin
 /// Whether the SASS has an instruction of `opcode` (e.g. "DMMA" matches `DMMA.8x8x4`, while
 /// "MMA" alone would match the unrelated `HFMA2.MMA` move).
 fn has(body: &str, opcode: &str) -> bool {
-    body.split_whitespace().any(|t| t == opcode || t.strip_prefix(opcode).is_some_and(|r| r.starts_with('.')))
+    body.split_whitespace()
+        .any(|t| t == opcode || t.strip_prefix(opcode).is_some_and(|r| r.starts_with('.')))
 }
 
 /// ptxas's "N bytes spill stores, M bytes spill loads" for each function of the log.
@@ -65,7 +76,10 @@ fn spills(log: &str) -> Vec<(String, String)> {
 
 pub fn dasp_runs_on_the_tensor_cores_without_spills() -> Result<(), &'static str> {
     if !jit::nvrtc_available() {
-        assert!(!required(), "SPMV_REQUIRE_NVRTC is set but libnvrtc.so.13 is not on LD_LIBRARY_PATH");
+        assert!(
+            !required(),
+            "SPMV_REQUIRE_NVRTC is set but libnvrtc.so.13 is not on LD_LIBRARY_PATH"
+        );
         return Err("NVRTC not found, DASP's SASS not checked");
     }
     let Some(tool) = nvdisasm() else {
@@ -74,20 +88,41 @@ pub fn dasp_runs_on_the_tensor_cores_without_spills() -> Result<(), &'static str
     };
     let (kernels, log) = sass(&spmv::formats::dasp::KERNELS, &tool);
     let body = |name: &str| {
-        &kernels.iter().find(|(k, _)| k == name).unwrap_or_else(|| panic!("no kernel {name} in the cubin: {:?}", kernels.iter().map(|k| &k.0).collect::<Vec<_>>())).1
+        &kernels
+            .iter()
+            .find(|(k, _)| k == name)
+            .unwrap_or_else(|| {
+                panic!(
+                    "no kernel {name} in the cubin: {:?}",
+                    kernels.iter().map(|k| &k.0).collect::<Vec<_>>()
+                )
+            })
+            .1
     };
     assert!(body("dasp_f64").contains("DMMA.8x8x4"), "dasp_f64 has no DMMA.8x8x4 instruction");
-    assert!(body("dasp_f16").contains("HMMA.16816.F32"), "dasp_f16 has no HMMA.16816.F32 (m16n8k16, f32 accumulators)");
+    assert!(
+        body("dasp_f16").contains("HMMA.16816.F32"),
+        "dasp_f16 has no HMMA.16816.F32 (m16n8k16, f32 accumulators)"
+    );
     // FP32 runs on the CUDA cores (TF32 would round the inputs).
     for opcode in ["DMMA", "HMMA", "IMMA"] {
-        assert!(!has(body("dasp_f32"), opcode), "dasp_f32 uses the tensor-core instruction {opcode}");
+        assert!(
+            !has(body("dasp_f32"), opcode),
+            "dasp_f32 uses the tensor-core instruction {opcode}"
+        );
     }
     // The matrix's arrays are read with the streaming hint (evict-first loads).
-    assert!(has(body("dasp_f64"), "LDG") && body("dasp_f64").contains("LDG.E.EF"), "dasp_f64 has no evict-first (streaming) load");
+    assert!(
+        has(body("dasp_f64"), "LDG") && body("dasp_f64").contains("LDG.E.EF"),
+        "dasp_f64 has no evict-first (streaming) load"
+    );
     let reports = spills(&log);
     assert!(reports.len() >= 3, "ptxas reported no functions:\n{log}");
     for (function, report) in &reports {
-        assert!(report.contains(" 0 bytes spill stores, 0 bytes spill loads"), "{function} spills registers: {report}");
+        assert!(
+            report.contains(" 0 bytes spill stores, 0 bytes spill loads"),
+            "{function} spills registers: {report}"
+        );
     }
     Ok(())
 }

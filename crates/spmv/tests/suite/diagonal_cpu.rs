@@ -41,11 +41,17 @@ fn check<T: Scalar>(name: &str, a64: &Csr<f64>) -> (Vec<String>, Vec<String>) {
         let extra = |key: &str| s.extra.iter().find(|(k, _)| k == key).map(|e| e.1);
         // Padded zeros are derived from these two (FormatStats::padded_zeros).
         if s.stored < s.nnz || s.nnz != a.nnz() {
-            failures.push(format!("{label}: stored {} for {} entries (matrix nnz {})", s.stored, s.nnz, a.nnz()));
+            failures.push(format!(
+                "{label}: stored {} for {} entries (matrix nnz {})",
+                s.stored,
+                s.nnz,
+                a.nnz()
+            ));
         }
         for key in ["operand_variance", "operand_cv", "preprocess_ms"] {
             if !extra(key).is_some_and(|v| v.is_finite() && v >= 0.0) {
-                failures.push(format!("{label}: statistic {key} missing or invalid: {:?}", extra(key)));
+                failures
+                    .push(format!("{label}: statistic {key} missing or invalid: {:?}", extra(key)));
             }
         }
     }
@@ -84,9 +90,15 @@ fn hdia_and_drm_store_the_same_slots_and_drm_balances_them() {
         let stats = |format: &str| find::<f64>(format).unwrap().build(&a).unwrap().stats();
         let (hdia, drm) = (stats("hdia"), stats("drm"));
         assert_eq!(hdia.stored, drm.stored, "{name}");
-        let extra = |s: &spmv::formats::FormatStats, key: &str| s.extra.iter().find(|(k, _)| k == key).unwrap().1;
+        let extra = |s: &spmv::formats::FormatStats, key: &str| {
+            s.extra.iter().find(|(k, _)| k == key).unwrap().1
+        };
         // DRM's segments are HDIA's hacks.
-        assert_eq!(extra(&drm, "segment_operand_variance"), extra(&hdia, "operand_variance"), "{name}");
+        assert_eq!(
+            extra(&drm, "segment_operand_variance"),
+            extra(&hdia, "operand_variance"),
+            "{name}"
+        );
         // Merging never leaves the sub-blocks relatively more spread than the segments.
         assert!(extra(&drm, "operand_cv") <= extra(&drm, "segment_operand_cv") + 1e-12, "{name}");
     }
@@ -101,14 +113,19 @@ fn refusals_name_the_padding_and_the_limit() {
         other => panic!("DIA should refuse: {:?}", other.map(|f| f.stats())),
     };
     assert!(
-        reason.contains("padded zeros") && reason.contains("padding ratio") && reason.contains("limit 20"),
+        reason.contains("padded zeros")
+            && reason.contains("padding ratio")
+            && reason.contains("limit 20"),
         "{reason}"
     );
     // A uniformly random matrix is no diagonal matrix: every DIA-based format refuses it,
     // HDC (whose DIA part is bounded by construction) keeps it all in CSR.
     let a = spmv::io::gen::generate("random:n=100000,mean=8").unwrap();
     for format in ["dia", "hdia", "dia-adaptive", "drm"] {
-        assert!(matches!(find::<f64>(format).unwrap().build(&a), Err(Error::Format { .. })), "{format}");
+        assert!(
+            matches!(find::<f64>(format).unwrap().build(&a), Err(Error::Format { .. })),
+            "{format}"
+        );
     }
     let hdc = find::<f64>("hdc").unwrap().build(&a).unwrap().stats();
     assert_eq!(hdc.stored, hdc.nnz);

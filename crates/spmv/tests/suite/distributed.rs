@@ -69,29 +69,51 @@ fn check<T: Scalar>(name: &str, a: &Csr<T>, failures: &mut Vec<String>) {
             let (y, yh) = run(&d).unwrap_or_else(|e| panic!("{name} {format} {parts} parts: {e}"));
             let bits = |v: &[T]| v.iter().map(|t| t.to_f64().to_bits()).collect::<Vec<_>>();
             if name == "poisson3d:n=64" {
-                assert_eq!(d.parts_with_interior(), parts, "{name} {format} {parts} parts: not cut into pieces");
+                assert_eq!(
+                    d.parts_with_interior(),
+                    parts,
+                    "{name} {format} {parts} parts: not cut into pieces"
+                );
             }
             if BITWISE.contains(format) && bits(&y) != bits(&whole) {
-                failures.push(format!("{name} {} {format} in {parts} parts: y differs from the whole matrix's", T::SUFFIX));
+                failures.push(format!(
+                    "{name} {} {format} in {parts} parts: y differs from the whole matrix's",
+                    T::SUFFIX
+                ));
             }
             let c = oracle.check(&y);
             if !c.passed() {
                 failures.push(format!("{name} {} {format} in {parts} parts: {c:?}", T::SUFFIX));
             }
-            let c = oracle.check_scaled(T::from_f64(-2.5), T::ONE, &common::start_vector::<T>(a.nrows()), &yh);
+            let c = oracle.check_scaled(
+                T::from_f64(-2.5),
+                T::ONE,
+                &common::start_vector::<T>(a.nrows()),
+                &yh,
+            );
             if !c.passed() {
-                failures.push(format!("{name} {} {format} in {parts} parts, α and β: {c:?}", T::SUFFIX));
+                failures.push(format!(
+                    "{name} {} {format} in {parts} parts, α and β: {c:?}",
+                    T::SUFFIX
+                ));
             }
             // Without the overlap (every piece after the whole exchange): the same bits where
             // the format is deterministic (auto may choose one that sums with atomics).
             d.set_overlap(false);
-            let (y2, yh2) = run(&d).unwrap_or_else(|e| panic!("{name} {format} {parts} parts, no overlap: {e}"));
+            let (y2, yh2) = run(&d)
+                .unwrap_or_else(|e| panic!("{name} {format} {parts} parts, no overlap: {e}"));
             if BITWISE.contains(format) && (bits(&y2) != bits(&y) || bits(&yh2) != bits(&yh)) {
-                failures.push(format!("{name} {} {format} in {parts} parts: the overlap changes y", T::SUFFIX));
+                failures.push(format!(
+                    "{name} {} {format} in {parts} parts: the overlap changes y",
+                    T::SUFFIX
+                ));
             }
             let c = oracle.check(&y2);
             if !c.passed() {
-                failures.push(format!("{name} {} {format} in {parts} parts, no overlap: {c:?}", T::SUFFIX));
+                failures.push(format!(
+                    "{name} {} {format} in {parts} parts, no overlap: {c:?}",
+                    T::SUFFIX
+                ));
             }
         }
     }
@@ -102,7 +124,13 @@ fn check<T: Scalar>(name: &str, a: &Csr<T>, failures: &mut Vec<String>) {
 fn gpu_distributed_products_equal_the_whole_matrix() {
     let mut matrices: Vec<(String, Csr<f64>)> = common::edge_cases();
     // poisson3d:n=64: parts long enough to be cut into boundary and interior pieces.
-    for spec in ["poisson3d:n=24", "poisson3d:n=64", "kron:scale=12", "powerlaw:n=20000,mean=8,exp=2.1", "random:rows=5000,cols=5000,mean=9"] {
+    for spec in [
+        "poisson3d:n=24",
+        "poisson3d:n=64",
+        "kron:scale=12",
+        "powerlaw:n=20000,mean=8,exp=2.1",
+        "random:rows=5000,cols=5000,mean=9",
+    ] {
         matrices.push((spec.to_string(), spmv::io::gen::generate(spec).unwrap()));
     }
     matrices.extend(common::shared_matrices().iter().cloned());
@@ -124,13 +152,25 @@ fn gpu_distributed_cg_matches_the_one_gpu_cg_and_repeats_its_bits() {
     let b = test_vector::<f64>(a.nrows());
     let settings = KrylovSettings { tol: 1e-10, ..KrylovSettings::default() };
     let spec = parse_spec("csr-vector").unwrap();
-    let one = cg_gpu(&build(&spec, &a).unwrap().upload(&devices()[0]).unwrap(), &b, None, &settings).unwrap();
+    let one =
+        cg_gpu(&build(&spec, &a).unwrap().upload(&devices()[0]).unwrap(), &b, None, &settings)
+            .unwrap();
     assert!(one.converged());
     for parts in [1, 2, 3, 4] {
         let d = DistributedMatrix::new(&a, &gpus(parts), &spec).unwrap();
         let s = cg(&d, &b, &settings).unwrap();
-        assert!(s.converged() && s.true_residual <= 1e-9, "{parts} parts: {:?} {}", s.outcome, s.true_residual);
-        assert!(s.iterations.abs_diff(one.iterations) <= 2, "{parts} parts: {} vs {} iterations", s.iterations, one.iterations);
+        assert!(
+            s.converged() && s.true_residual <= 1e-9,
+            "{parts} parts: {:?} {}",
+            s.outcome,
+            s.true_residual
+        );
+        assert!(
+            s.iterations.abs_diff(one.iterations) <= 2,
+            "{parts} parts: {} vs {} iterations",
+            s.iterations,
+            one.iterations
+        );
         let err = s.x.iter().zip(&one.x).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max);
         let scale = one.x.iter().map(|v| v.abs()).fold(0.0, f64::max);
         assert!(err <= 1e-8 * scale, "{parts} parts: max difference {err:e} of {scale:e}");
@@ -155,12 +195,22 @@ fn gpu_distributed_pagerank_matches_the_one_gpu_pagerank() {
     let t = Transition::new(&graph, EdgeWeights::Pattern).unwrap();
     let settings = Settings { tol: 1e-10, ..Settings::default() };
     let spec = parse_spec("csr-vector").unwrap();
-    let one = pagerank_gpu(&build(&spec, t.matrix()).unwrap().upload(&devices()[0]).unwrap(), &t, &settings).unwrap();
+    let one = pagerank_gpu(
+        &build(&spec, t.matrix()).unwrap().upload(&devices()[0]).unwrap(),
+        &t,
+        &settings,
+    )
+    .unwrap();
     assert!(one.converged);
     for parts in [1, 2, 3] {
         let d = DistributedMatrix::new(t.matrix(), &gpus(parts), &spec).unwrap();
         let r = spmv::distributed::pagerank(&d, &t, &settings).unwrap();
-        assert!(r.converged && r.iterations.abs_diff(one.iterations) <= 1, "{parts} parts: {} vs {}", r.iterations, one.iterations);
+        assert!(
+            r.converged && r.iterations.abs_diff(one.iterations) <= 1,
+            "{parts} parts: {} vs {}",
+            r.iterations,
+            one.iterations
+        );
         let err = r.ranks.iter().zip(&one.ranks).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max);
         assert!(err <= 1e-8, "{parts} parts: ranks differ by {err:e}");
         let again = spmv::distributed::pagerank(&d, &t, &settings).unwrap();
@@ -174,7 +224,10 @@ fn gpu_nccl_exchange_gives_the_bits_of_the_peer_exchange() {
     // NCCL moves the same halo bytes into the same places as the peer copies, so products and
     // CG iterates are the same bits. With one GPU, its parts send to themselves through NCCL.
     if let Err(e) = spmv::distributed::nccl_version() {
-        assert!(std::env::var_os("SPMV_REQUIRE_NCCL").is_none(), "SPMV_REQUIRE_NCCL is set but {e}");
+        assert!(
+            std::env::var_os("SPMV_REQUIRE_NCCL").is_none(),
+            "SPMV_REQUIRE_NCCL is set but {e}"
+        );
         eprintln!("skipped: {e}");
         return;
     }
@@ -184,7 +237,13 @@ fn gpu_nccl_exchange_gives_the_bits_of_the_peer_exchange() {
     for spec in ["poisson3d:n=24", "kron:scale=12", "powerlaw:n=20000,mean=8,exp=2.1"] {
         matrices.push((spec.to_string(), spmv::io::gen::generate(spec).unwrap()));
     }
-    matrices.extend(common::shared_matrices().iter().filter(|(_, a)| a.nrows() == a.ncols() && a.nrows() > 0).take(40).cloned());
+    matrices.extend(
+        common::shared_matrices()
+            .iter()
+            .filter(|(_, a)| a.nrows() == a.ncols() && a.nrows() > 0)
+            .take(40)
+            .cloned(),
+    );
     for (name, a) in &matrices {
         let x = test_vector::<f64>(a.nrows());
         for (format, parts) in [("csr-vector", 2), ("merge-csr", 3), ("auto", 4)] {
@@ -202,7 +261,10 @@ fn gpu_nccl_exchange_gives_the_bits_of_the_peer_exchange() {
             d.set_exchange(Exchange::Nccl).unwrap();
             assert_eq!(d.exchange_kind(), Exchange::Nccl);
             let nccl = run(&d);
-            assert!(bits(&peer) == bits(&nccl), "{name} {format} in {parts} parts: NCCL's y differs from the peer copies'");
+            assert!(
+                bits(&peer) == bits(&nccl),
+                "{name} {format} in {parts} parts: NCCL's y differs from the peer copies'"
+            );
         }
     }
     let a = spmv::io::gen::generate("poisson3d:n=24").unwrap();
@@ -212,7 +274,12 @@ fn gpu_nccl_exchange_gives_the_bits_of_the_peer_exchange() {
     let peer = cg(&d, &b, &settings).unwrap();
     d.set_exchange(Exchange::Nccl).unwrap();
     let nccl = cg(&d, &b, &settings).unwrap();
-    assert!(nccl.converged() && bits(&peer.x) == bits(&nccl.x), "CG: {:?} after {} iterations", nccl.outcome, nccl.iterations);
+    assert!(
+        nccl.converged() && bits(&peer.x) == bits(&nccl.x),
+        "CG: {:?} after {} iterations",
+        nccl.outcome,
+        nccl.iterations
+    );
     let (_, exchange_ms) = d.time_products(20).unwrap();
     assert!(exchange_ms > 0.0);
 }
@@ -224,11 +291,23 @@ fn gpu_distributed_bench_checks_every_row_and_reports_the_exchange() {
     let gpu = devices()[0].clone();
     let machine = spmv::Backend::Gpu(gpu).machine(&Settings::default()).unwrap();
     let settings = Settings { warmup: 2, reps: 10, ..Settings::default() };
-    let specs: Vec<_> = ["csr-vector", "merge-csr", "dasp", "auto", "tune"].iter().map(|s| parse_spec(s).unwrap()).collect();
+    let specs: Vec<_> = ["csr-vector", "merge-csr", "dasp", "auto", "tune"]
+        .iter()
+        .map(|s| parse_spec(s).unwrap())
+        .collect();
     let ordinals: Vec<usize> = (0..3).map(|i| i % devices().len()).collect();
     for name in ["poisson3d:n=24", "kron:scale=12"] {
         let a = spmv::io::gen::generate(name).unwrap();
-        let rows = run_matrix_distributed(&gpus(3), &ordinals, name, &a, &specs, &settings, &machine, |_| {});
+        let rows = run_matrix_distributed(
+            &gpus(3),
+            &ordinals,
+            name,
+            &a,
+            &specs,
+            &settings,
+            &machine,
+            |_| {},
+        );
         for m in &rows {
             if m.format == "tune" {
                 assert_eq!(m.status, Status::Unsupported, "{name}: {m:?}");
@@ -236,14 +315,36 @@ fn gpu_distributed_bench_checks_every_row_and_reports_the_exchange() {
             }
             assert_eq!(m.status, Status::Ok, "{name} {}: {:?}", m.format, m.error);
             assert_eq!(m.devices.as_deref(), Some(&ordinals[..]));
-            assert!(m.halo_bytes.unwrap() > 0 && m.exchange_ms.unwrap() > 0.0 && m.back_to_back_ms > 0.0, "{name} {}", m.format);
-            assert!(m.median_ms > 0.0 && m.gflops > 0.0 && m.format_bytes > 0, "{name} {}", m.format);
+            assert!(
+                m.halo_bytes.unwrap() > 0
+                    && m.exchange_ms.unwrap() > 0.0
+                    && m.back_to_back_ms > 0.0,
+                "{name} {}",
+                m.format
+            );
+            assert!(
+                m.median_ms > 0.0 && m.gflops > 0.0 && m.format_bytes > 0,
+                "{name} {}",
+                m.format
+            );
         }
-        assert!(rows.iter().find(|m| m.format == "auto").unwrap().chosen.is_some(), "auto names its parts' formats");
+        assert!(
+            rows.iter().find(|m| m.format == "auto").unwrap().chosen.is_some(),
+            "auto names its parts' formats"
+        );
     }
     // A rectangular matrix is declined with the reason.
     let a = spmv::io::gen::generate("random:rows=200,cols=300,mean=4").unwrap();
-    let rows = run_matrix_distributed(&gpus(2), &[0, 0], "rect", &a, &specs[..1], &settings, &machine, |_| {});
+    let rows = run_matrix_distributed(
+        &gpus(2),
+        &[0, 0],
+        "rect",
+        &a,
+        &specs[..1],
+        &settings,
+        &machine,
+        |_| {},
+    );
     assert_eq!(rows[0].status, Status::Unsupported, "{:?}", rows[0]);
     assert!(rows[0].error.as_deref().unwrap().contains("square"), "{:?}", rows[0].error);
 }
@@ -265,11 +366,16 @@ fn gpu_capture_leaves_other_threads_work_alone() {
             .map(|k| {
                 let (gpu, stop) = (gpu.clone(), &stop);
                 scope.spawn(move || {
-                    let m = spmv::io::gen::generate(["kron:scale=12", "powerlaw:n=20000,mean=8,exp=2.1"][k]).unwrap();
+                    let m = spmv::io::gen::generate(
+                        ["kron:scale=12", "powerlaw:n=20000,mean=8,exp=2.1"][k],
+                    )
+                    .unwrap();
                     let x = test_vector::<f64>(m.ncols());
                     let oracle = Oracle::new(&m, &x);
-                    let device = build(&parse_spec("merge-csr").unwrap(), &m).unwrap().upload(&gpu).unwrap();
-                    let (xd, mut yd) = (gpu.upload(&x).unwrap(), gpu.alloc::<f64>(m.nrows()).unwrap());
+                    let device =
+                        build(&parse_spec("merge-csr").unwrap(), &m).unwrap().upload(&gpu).unwrap();
+                    let (xd, mut yd) =
+                        (gpu.upload(&x).unwrap(), gpu.alloc::<f64>(m.nrows()).unwrap());
                     let mut runs = 0;
                     while !stop.load(std::sync::atomic::Ordering::Relaxed) || runs < 20 {
                         gpu.fill(&mut yd, f64::NAN).unwrap();
@@ -284,11 +390,19 @@ fn gpu_capture_leaves_other_threads_work_alone() {
             .collect();
         let device = build(&spec, &a).unwrap().upload(&gpu).unwrap();
         let first = cg_gpu(&device, &b, None, &settings).unwrap();
-        assert!(first.graph && first.converged() && first.true_residual <= 1e-9, "{:?}", first.outcome);
+        assert!(
+            first.graph && first.converged() && first.true_residual <= 1e-9,
+            "{:?}",
+            first.outcome
+        );
         for solve in 0..10 {
             let again = cg_gpu(&device, &b, None, &settings).unwrap();
             assert!(again.graph, "solve {solve}: not captured");
-            assert_eq!((again.iterations, &again.x), (first.iterations, &first.x), "solve {solve}: other bits");
+            assert_eq!(
+                (again.iterations, &again.x),
+                (first.iterations, &first.x),
+                "solve {solve}: other bits"
+            );
         }
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         for p in products {

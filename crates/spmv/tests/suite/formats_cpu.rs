@@ -18,35 +18,46 @@ fn check_all<T: Scalar>(matrices: &[(String, Csr<f64>)]) -> Vec<String> {
             let oracle = Oracle::new(&a, &x);
             // Beyond f16's range (values or sums): the benchmark's "unsupported".
             let fits = oracle.range_error::<T>().is_none();
-            registry::<T>().into_iter().filter(move |_| fits).filter_map(move |info| {
-                let format = match info.build(&a) {
-                    Ok(f) => f,
-                    // A format may refuse a matrix it cannot hold (too much padding, index
-                    // overflow): the benchmark's "unsupported"; each format's unit tests check
-                    // its own limits. Any other error is a failure.
-                    Err(spmv::Error::Format { .. }) => return None,
-                    Err(e) => return Some(format!("{name} / {} / {}: conversion failed: {e}", info.name, T::SUFFIX)),
-                };
-                let label = format!("{name} / {} / {}", info.name, T::SUFFIX);
-                let mut bad = Vec::new();
-                let mut y = vec![T::nan(); a.nrows()];
-                format.spmv(&x, &mut y).unwrap();
-                let check = oracle.check(&y);
-                if !check.passed() {
-                    bad.push(format!("{label}: {check:?}"));
-                }
-                let y0 = common::start_vector::<T>(a.nrows());
-                for (alpha, beta) in common::alpha_beta::<T>() {
-                    // β = 0 must not read y: poison it; otherwise start from y0.
-                    let mut y = if beta == T::ZERO { vec![T::nan(); a.nrows()] } else { y0.clone() };
-                    format.apply(alpha, &x, beta, &mut y).unwrap();
-                    let check = oracle.check_scaled(alpha, beta, &y0, &y);
+            registry::<T>()
+                .into_iter()
+                .filter(move |_| fits)
+                .filter_map(move |info| {
+                    let format = match info.build(&a) {
+                        Ok(f) => f,
+                        // A format may refuse a matrix it cannot hold (too much padding, index
+                        // overflow): the benchmark's "unsupported"; each format's unit tests check
+                        // its own limits. Any other error is a failure.
+                        Err(spmv::Error::Format { .. }) => return None,
+                        Err(e) => {
+                            return Some(format!(
+                                "{name} / {} / {}: conversion failed: {e}",
+                                info.name,
+                                T::SUFFIX
+                            ))
+                        }
+                    };
+                    let label = format!("{name} / {} / {}", info.name, T::SUFFIX);
+                    let mut bad = Vec::new();
+                    let mut y = vec![T::nan(); a.nrows()];
+                    format.spmv(&x, &mut y).unwrap();
+                    let check = oracle.check(&y);
                     if !check.passed() {
-                        bad.push(format!("{label} (α = {alpha}, β = {beta}): {check:?}"));
+                        bad.push(format!("{label}: {check:?}"));
                     }
-                }
-                (!bad.is_empty()).then(|| bad.join("\n"))
-            }).collect::<Vec<_>>()
+                    let y0 = common::start_vector::<T>(a.nrows());
+                    for (alpha, beta) in common::alpha_beta::<T>() {
+                        // β = 0 must not read y: poison it; otherwise start from y0.
+                        let mut y =
+                            if beta == T::ZERO { vec![T::nan(); a.nrows()] } else { y0.clone() };
+                        format.apply(alpha, &x, beta, &mut y).unwrap();
+                        let check = oracle.check_scaled(alpha, beta, &y0, &y);
+                        if !check.passed() {
+                            bad.push(format!("{label} (α = {alpha}, β = {beta}): {check:?}"));
+                        }
+                    }
+                    (!bad.is_empty()).then(|| bad.join("\n"))
+                })
+                .collect::<Vec<_>>()
         })
         .collect()
 }
@@ -66,7 +77,7 @@ fn cpu_formats_match_oracle_on_edge_cases() {
 
 #[test]
 fn cpu_formats_match_oracle_on_shared_matrices() {
-    check_both(&common::shared_matrices());
+    check_both(common::shared_matrices());
 }
 
 #[test]
@@ -78,7 +89,10 @@ fn cpu_wrong_vector_lengths_are_errors_naming_the_format() {
         let e = format.apply(1.0, &vec![0.0; a.ncols() + 1], 0.0, &mut y).unwrap_err();
         assert!(matches!(e, spmv::Error::Shape(_)) && e.to_string().contains(info.name), "{e}");
         let mut short = vec![0.0; a.nrows() - 1];
-        assert!(matches!(format.spmv(&vec![0.0; a.ncols()], &mut short), Err(spmv::Error::Shape(_))));
+        assert!(matches!(
+            format.spmv(&vec![0.0; a.ncols()], &mut short),
+            Err(spmv::Error::Shape(_))
+        ));
     }
 }
 
@@ -134,7 +148,11 @@ fn f16_through_the_front_door() {
     let dir = std::env::temp_dir().join(format!("spmv-f16-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("a.mtx");
-    std::fs::write(&path, "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 1.5\n1 2 -2\n2 2 0.1\n").unwrap();
+    std::fs::write(
+        &path,
+        "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 1.5\n1 2 -2\n2 2 0.1\n",
+    )
+    .unwrap();
     let a = Matrix::<f16>::read(&path).unwrap();
     assert_eq!(a.csr().values(), &[f16::from_f64(1.5), f16::from_f64(-2.0), f16::from_f64(0.1)]);
     let x = [f16::from_f64(1.0), f16::from_f64(0.5)];
@@ -145,7 +163,8 @@ fn f16_through_the_front_door() {
     let e = a.to_device(&Backend::Cpu, "ell").unwrap_err().to_string();
     assert!(e.contains("ell") && e.contains("f16"), "{e}");
     // Values past ±65504 make the matrix unsupported in f16, not wrong.
-    let big: Csr<f16> = Csr::new_checked(1, 2, vec![0, 2], vec![0, 1], vec![1e5, 1.0]).unwrap().cast();
+    let big: Csr<f16> =
+        Csr::new_checked(1, 2, vec![0, 2], vec![0, 1], vec![1e5, 1.0]).unwrap().cast();
     let oracle = Oracle::new(&big, &test_vector::<f16>(2));
     assert!(oracle.range_error::<f16>().is_some_and(|e| e.contains("f16")));
     std::fs::remove_dir_all(&dir).unwrap();

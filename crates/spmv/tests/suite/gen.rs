@@ -166,13 +166,15 @@ fn kronecker_graph500() {
 
 #[test]
 fn kronecker_variants() {
-    let base = KroneckerParams { scale: 9, edge_factor: 8, seed: 3, symmetric: false, permute: false };
+    let base =
+        KroneckerParams { scale: 9, edge_factor: 8, seed: 3, symmetric: false, permute: false };
     let plain = valid(&gen::kronecker_with(&base).unwrap());
     assert!(!is_symmetric(&plain));
     // Without the permutation vertex 0 is (one of) the heaviest.
     assert!(plain.row_len(0) * 2 >= plain.max_row_len());
     // The permutation only relabels: same multiset of row lengths, same nnz.
-    let perm = valid(&gen::kronecker_with(&KroneckerParams { permute: true, ..base.clone() }).unwrap());
+    let perm =
+        valid(&gen::kronecker_with(&KroneckerParams { permute: true, ..base.clone() }).unwrap());
     assert_eq!(perm.nnz(), plain.nnz());
     let (mut l1, mut l2) = (row_lens(&plain), row_lens(&perm));
     l1.sort_unstable();
@@ -180,7 +182,8 @@ fn kronecker_variants() {
     assert_eq!(l1, l2);
     assert_ne!(row_lens(&plain), row_lens(&perm));
     // Symmetrising gives exactly the union of the pattern and its transpose.
-    let sym = valid(&gen::kronecker_with(&KroneckerParams { symmetric: true, ..base.clone() }).unwrap());
+    let sym =
+        valid(&gen::kronecker_with(&KroneckerParams { symmetric: true, ..base.clone() }).unwrap());
     assert!(is_symmetric(&sym));
     for r in 0..plain.nrows() {
         for &c in plain.row(r).0 {
@@ -219,7 +222,10 @@ fn random_uniform_shape_and_stats() {
     assert!((a.mean_row_len() - 16.0).abs() < 0.5, "mean {}", a.mean_row_len());
     assert!(a.max_row_len() <= 32);
     assert!(row_lens(&a).contains(&0) && row_lens(&a).contains(&32));
-    assert!(a.values().iter().all(|&v| (-1.0..1.0).contains(&v) && v != 0.0 && v as f32 as f64 == v));
+    assert!(a
+        .values()
+        .iter()
+        .all(|&v| (-1.0..1.0).contains(&v) && v != 0.0 && v as f32 as f64 == v));
     // Columns spread over the whole range.
     let (lo, hi) = a.col_idx().iter().fold((u32::MAX, 0), |(l, h), &c| (l.min(c), h.max(c)));
     assert!(lo < 10 && hi > 2990);
@@ -253,10 +259,16 @@ fn banded_full_diagonals() {
     // A diagonal outside the matrix is refused, not dropped.
     for outside in [150i64, -100, 100] {
         let msg = gen_err(gen::banded(n, &[0, outside], 4));
-        assert!(msg.contains(&format!("offset {outside} lies outside the n = 100 matrix")), "{msg}");
+        assert!(
+            msg.contains(&format!("offset {outside} lies outside the n = 100 matrix")),
+            "{msg}"
+        );
     }
-    let expect: usize =
-        offsets.iter().filter(|d| d.unsigned_abs() < n as u64).map(|d| n - d.unsigned_abs() as usize).sum();
+    let expect: usize = offsets
+        .iter()
+        .filter(|d| d.unsigned_abs() < n as u64)
+        .map(|d| n - d.unsigned_abs() as usize)
+        .sum();
     assert_eq!(a.nnz(), expect);
     for r in 0..n {
         for &c in a.row(r).0 {
@@ -275,7 +287,8 @@ fn banded_full_diagonals() {
 fn banded_broken_and_scattered() {
     let n = 20_000;
     let full = gen::banded(n, &[-3, 0, 5], 2).unwrap();
-    let p = BandedParams { broken: 0.25, segment: 16, seed: 2, ..BandedParams::new(n, &[-3, 0, 5]) };
+    let p =
+        BandedParams { broken: 0.25, segment: 16, seed: 2, ..BandedParams::new(n, &[-3, 0, 5]) };
     let b = valid(&gen::banded_with(&p).unwrap());
     let ratio = b.nnz() as f64 / full.nnz() as f64;
     assert!((ratio - 0.75).abs() < 0.05, "kept {ratio}");
@@ -304,26 +317,41 @@ fn banded_broken_and_scattered() {
     let s = BandedParams { scatter: 0.05, seed: 9, ..BandedParams::new(n, &[0, 1]) };
     let a = valid(&gen::banded_with(&s).unwrap());
     let band = 2 * n - 1;
-    let off =
-        (0..n).map(|r| a.row(r).0.iter().filter(|&&c| c as usize != r && c as usize != r + 1).count()).sum::<usize>();
+    let off = (0..n)
+        .map(|r| a.row(r).0.iter().filter(|&&c| c as usize != r && c as usize != r + 1).count())
+        .sum::<usize>();
     assert_eq!(a.nnz(), band + off);
     assert!((off as f64 - 0.05 * n as f64).abs() < 0.25 * 0.05 * n as f64, "{off} stray entries");
     // Many strays per row, on a tiny matrix: capped at the free columns.
-    let dense = valid(&gen::banded_with(&BandedParams { scatter: 50.0, ..BandedParams::new(8, &[0]) }).unwrap());
+    let dense = valid(
+        &gen::banded_with(&BandedParams { scatter: 50.0, ..BandedParams::new(8, &[0]) }).unwrap(),
+    );
     assert_eq!(dense.nnz(), 64);
-    let some = valid(&gen::banded_with(&BandedParams { scatter: 2.5, ..BandedParams::new(1000, &[-1, 1]) }).unwrap());
+    let some = valid(
+        &gen::banded_with(&BandedParams { scatter: 2.5, ..BandedParams::new(1000, &[-1, 1]) })
+            .unwrap(),
+    );
     assert!((some.nnz() as f64 - (1998.0 + 2500.0)).abs() < 150.0, "{}", some.nnz());
 }
 
 #[test]
 fn banded_errors_and_determinism() {
-    let p = BandedParams { broken: 0.3, scatter: 0.1, seed: 5, ..BandedParams::new(3000, &[-2, 0, 1]) };
+    let p =
+        BandedParams { broken: 0.3, scatter: 0.1, seed: 5, ..BandedParams::new(3000, &[-2, 0, 1]) };
     assert_eq!(gen::banded_with(&p).unwrap(), gen::banded_with(&p).unwrap());
-    assert_ne!(gen::banded_with(&p).unwrap(), gen::banded_with(&BandedParams { seed: 6, ..p.clone() }).unwrap());
-    assert!(gen_err(gen::banded_with(&BandedParams { broken: 1.5, ..p.clone() })).contains("broken"));
-    assert!(gen_err(gen::banded_with(&BandedParams { broken: f64::NAN, ..p.clone() })).contains("broken"));
+    assert_ne!(
+        gen::banded_with(&p).unwrap(),
+        gen::banded_with(&BandedParams { seed: 6, ..p.clone() }).unwrap()
+    );
+    assert!(
+        gen_err(gen::banded_with(&BandedParams { broken: 1.5, ..p.clone() })).contains("broken")
+    );
+    assert!(gen_err(gen::banded_with(&BandedParams { broken: f64::NAN, ..p.clone() }))
+        .contains("broken"));
     assert!(gen_err(gen::banded_with(&BandedParams { segment: 0, ..p.clone() })).contains("seg"));
-    assert!(gen_err(gen::banded_with(&BandedParams { scatter: -0.1, ..p.clone() })).contains("scatter"));
+    assert!(
+        gen_err(gen::banded_with(&BandedParams { scatter: -0.1, ..p.clone() })).contains("scatter")
+    );
     assert!(gen_err(gen::banded(1 << 33, &[0], 1)).contains("32-bit"));
 }
 
@@ -478,23 +506,37 @@ fn spec_examples_and_defaults() {
         assert_eq!(parsed, spec);
     }
     match gen::parse_spec("blockdiag:k=3,of=file=data/a,b.mtx").unwrap() {
-        GenSpec::BlockDiag { k: 3, of } => assert_eq!(*of, BlockSource::File("data/a,b.mtx".into())),
+        GenSpec::BlockDiag { k: 3, of } => {
+            assert_eq!(*of, BlockSource::File("data/a,b.mtx".into()))
+        }
         other => panic!("{other:?}"),
     }
-    assert_eq!(gen::parse_spec("kron:scale=7").unwrap(), GenSpec::Kronecker(KroneckerParams::new(7)));
+    assert_eq!(
+        gen::parse_spec("kron:scale=7").unwrap(),
+        GenSpec::Kronecker(KroneckerParams::new(7))
+    );
     assert_eq!(gen::parse_spec("poisson3d:n=3,points=27").unwrap().family(), "poisson3d");
 }
 
 #[test]
 fn spec_generate_matches_functions() {
     assert_eq!(gen::generate("poisson2d:nx=3").unwrap(), gen::poisson2d(3, 3).unwrap());
-    assert_eq!(gen::generate("poisson3d:n=4,points=27").unwrap(), gen::poisson3d(4, 4, 4, 27).unwrap());
-    assert_eq!(gen::generate("kron:scale=8,ef=4,seed=3").unwrap(), gen::kronecker(8, 4, 3).unwrap());
+    assert_eq!(
+        gen::generate("poisson3d:n=4,points=27").unwrap(),
+        gen::poisson3d(4, 4, 4, 27).unwrap()
+    );
+    assert_eq!(
+        gen::generate("kron:scale=8,ef=4,seed=3").unwrap(),
+        gen::kronecker(8, 4, 3).unwrap()
+    );
     assert_eq!(
         gen::generate("random:rows=300,cols=200,mean=5,seed=2").unwrap(),
         gen::random_uniform(300, 200, 5.0, 2).unwrap()
     );
-    assert_eq!(gen::generate("banded:n=300,offsets=-1;2,seed=4").unwrap(), gen::banded(300, &[-1, 2], 4).unwrap());
+    assert_eq!(
+        gen::generate("banded:n=300,offsets=-1;2,seed=4").unwrap(),
+        gen::banded(300, &[-1, 2], 4).unwrap()
+    );
     assert_eq!(
         gen::generate("powerlaw:n=300,mean=4,exp=2.5,seed=3").unwrap(),
         gen::power_law(300, 4.0, 2.5, 3).unwrap()
@@ -511,19 +553,28 @@ fn spec_generate_matches_functions() {
 
 #[test]
 fn spec_errors() {
-    let families = "families: poisson2d, poisson3d, kron, random, banded, powerlaw, longrows, blockdiag";
+    let families =
+        "families: poisson2d, poisson3d, kron, random, banded, powerlaw, longrows, blockdiag";
     assert!(parse_err("").contains(families));
     assert!(parse_err("   ").contains("empty"));
     let msg = parse_err("poisson4d:n=3");
-    assert!(msg.contains("unknown generator family 'poisson4d'") && msg.contains(families), "{msg}");
+    assert!(
+        msg.contains("unknown generator family 'poisson4d'") && msg.contains(families),
+        "{msg}"
+    );
 
     let msg = parse_err("poisson2d:nx=3,nz=4");
     assert!(
-        msg.contains("poisson2d") && msg.contains("unknown key 'nz'") && msg.contains("valid keys: nx, ny, n"),
+        msg.contains("poisson2d")
+            && msg.contains("unknown key 'nz'")
+            && msg.contains("valid keys: nx, ny, n"),
         "{msg}"
     );
     let msg = parse_err("poisson2d");
-    assert!(msg.contains("poisson2d: missing required key nx (or n)") && msg.contains("valid keys"), "{msg}");
+    assert!(
+        msg.contains("poisson2d: missing required key nx (or n)") && msg.contains("valid keys"),
+        "{msg}"
+    );
     let msg = parse_err("poisson2d:ny=3");
     assert!(msg.contains("missing required key nx"), "{msg}");
     let msg = parse_err("poisson3d:n=abc");
@@ -547,15 +598,19 @@ fn spec_errors() {
     assert!(parse_err("kron:scale=20,sym=maybe").contains("key 'sym' expects 0 or 1"));
     assert!(parse_err("kron:scale=40").contains("scale"));
     assert!(parse_err("kron:scale=20,seed=-1").contains("key 'seed'"));
-    assert!(parse_err("kron:scale=20,a=0.5").contains("unknown key 'a' (valid keys: scale, ef, seed, sym, perm)"));
+    assert!(parse_err("kron:scale=20,a=0.5")
+        .contains("unknown key 'a' (valid keys: scale, ef, seed, sym, perm)"));
 
     assert!(parse_err("random:mean=3").contains("random: missing required key rows (or n)"));
-    assert!(parse_err("random:rows=10,mean=x").contains("key 'mean' expects a finite number, got 'x'"));
+    assert!(
+        parse_err("random:rows=10,mean=x").contains("key 'mean' expects a finite number, got 'x'")
+    );
     assert!(parse_err("random:rows=10,mean=inf").contains("key 'mean'"));
     assert!(parse_err("random:rows=10,mean=-2").contains("mean row length"));
 
     assert!(parse_err("banded:offsets=0").contains("banded: missing required key n"));
-    assert!(parse_err("banded:n=10,offsets=1;x").contains("key 'offsets' expects integers separated by ';'"));
+    assert!(parse_err("banded:n=10,offsets=1;x")
+        .contains("key 'offsets' expects integers separated by ';'"));
     assert!(parse_err("banded:n=10,offsets=1,2").contains("expected key=value, got '2'"));
     assert!(parse_err("banded:n=10,broken=2").contains("broken"));
     assert!(parse_err("banded:n=10,seg=0").contains("seg"));
@@ -589,12 +644,17 @@ fn golden_fingerprints() {
         ("poisson3d:n=5,points=27", 0xb5e6_69db_ec39_aa80u64),
         ("kron:scale=8,ef=8,seed=1", 0x07af_8b26_a050_4192),
         ("random:rows=64,cols=48,mean=5,seed=3", 0x0a73_80b8_740f_e3ba),
-        ("banded:n=500,offsets=-9;0;1;40,broken=0.2,seg=8,scatter=0.05,seed=2", 0xc835_dc95_f9a4_c811),
+        (
+            "banded:n=500,offsets=-9;0;1;40,broken=0.2,seg=8,scatter=0.05,seed=2",
+            0xc835_dc95_f9a4_c811,
+        ),
         ("powerlaw:n=400,mean=6,exp=1.8,seed=4", 0x3185_59fc_73c9_b3d8),
         ("longrows:n=300,short=3,count=3,long=120,seed=5", 0xfba6_5cbb_da10_d413),
     ];
-    let got: Vec<(String, u64)> =
-        golden.iter().map(|(s, _)| (s.to_string(), fingerprint(&gen::generate(s).unwrap()))).collect();
+    let got: Vec<(String, u64)> = golden
+        .iter()
+        .map(|(s, _)| (s.to_string(), fingerprint(&gen::generate(s).unwrap())))
+        .collect();
     for ((spec, want), (_, have)) in golden.iter().zip(&got) {
         assert_eq!(*want, *have, "fingerprint of {spec} changed: {got:#x?}");
     }
@@ -605,24 +665,24 @@ fn golden_fingerprints() {
 fn small_spec() -> impl Strategy<Value = GenSpec> {
     let leaf = prop_oneof![
         (0usize..12, 0usize..12).prop_map(|(nx, ny)| GenSpec::Poisson2d { nx, ny }),
-        (0usize..6, 0usize..6, 0usize..6, prop::bool::ANY).prop_map(|(nx, ny, nz, p)| GenSpec::Poisson3d {
-            nx,
-            ny,
-            nz,
-            points: if p { 27 } else { 7 }
+        (0usize..6, 0usize..6, 0usize..6, prop::bool::ANY).prop_map(|(nx, ny, nz, p)| {
+            GenSpec::Poisson3d { nx, ny, nz, points: if p { 27 } else { 7 } }
         }),
         (0u32..9, 0usize..9, any::<u64>(), prop::bool::ANY, prop::bool::ANY).prop_map(
             |(scale, edge_factor, seed, symmetric, permute)| {
                 GenSpec::Kronecker(KroneckerParams { scale, edge_factor, seed, symmetric, permute })
             }
         ),
-        (0usize..60, 0usize..60, 0.0f64..30.0, any::<u64>()).prop_map(|(rows, cols, mean, seed)| GenSpec::Random {
-            rows,
-            cols,
-            mean,
-            seed
-        }),
-        (0usize..80, prop::collection::vec(-90i64..90, 0..6), 0.0f64..=1.0, 1usize..20, 0.0f64..4.0, any::<u64>())
+        (0usize..60, 0usize..60, 0.0f64..30.0, any::<u64>())
+            .prop_map(|(rows, cols, mean, seed)| GenSpec::Random { rows, cols, mean, seed }),
+        (
+            0usize..80,
+            prop::collection::vec(-90i64..90, 0..6),
+            0.0f64..=1.0,
+            1usize..20,
+            0.0f64..4.0,
+            any::<u64>()
+        )
             .prop_map(|(n, mut offsets, broken, segment, scatter, seed)| {
                 offsets.retain(|d| n == 0 || d.unsigned_abs() < n as u64); // inside the matrix
                 offsets.sort_unstable();
@@ -631,11 +691,19 @@ fn small_spec() -> impl Strategy<Value = GenSpec> {
             }),
         (0usize..80, 0.0f64..100.0, 1.01f64..6.0, any::<u64>())
             .prop_map(|(n, mean, exponent, seed)| GenSpec::PowerLaw { n, mean, exponent, seed }),
-        (0usize..80, 0usize..100, 0usize..80, 0usize..100, any::<u64>())
-            .prop_map(|(n, short, count, long, seed)| GenSpec::LongRows { n, short: short.min(n), count: count.min(n), long: long.min(n), seed }),
+        (0usize..80, 0usize..100, 0usize..80, 0usize..100, any::<u64>()).prop_map(
+            |(n, short, count, long, seed)| GenSpec::LongRows {
+                n,
+                short: short.min(n),
+                count: count.min(n),
+                long: long.min(n),
+                seed
+            }
+        ),
     ];
     leaf.prop_recursive(2, 8, 1, |inner| {
-        (0usize..4, inner).prop_map(|(k, s)| GenSpec::BlockDiag { k, of: Box::new(BlockSource::Spec(s)) })
+        (0usize..4, inner)
+            .prop_map(|(k, s)| GenSpec::BlockDiag { k, of: Box::new(BlockSource::Spec(s)) })
     })
 }
 

@@ -72,7 +72,6 @@ fn check_all<T: Scalar>(gpu: &Arc<Gpu>, matrices: &[(String, Csr<f64>)]) -> Vec<
     failures
 }
 
-
 /// Every format on `matrices` in f64, f32 and f16.
 fn check_both(matrices: &[(String, Csr<f64>)]) {
     let gpu = common::gpu();
@@ -91,7 +90,7 @@ fn gpu_formats_match_oracle_on_edge_cases() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_formats_match_oracle_on_shared_matrices() {
-    check_both(&common::shared_matrices());
+    check_both(common::shared_matrices());
 }
 
 /// CSR5 converted on the GPU gives the same bits as CSR5 converted on the host, on every
@@ -111,9 +110,15 @@ fn csr5_converted_on_the_gpu_equals_csr5_converted_on_the_host() {
             if spec.ends_with("gpu") && host.upload(gpu)?.conversion_ms().is_none() {
                 return Ok(Some(format!("{name} {}: no conversion time recorded", T::SUFFIX)));
             }
-            outputs.push(common::gpu_product(gpu, &host, &x)?.iter().map(|v| v.to_f64().to_bits()).collect::<Vec<_>>());
+            outputs.push(
+                common::gpu_product(gpu, &host, &x)?
+                    .iter()
+                    .map(|v| v.to_f64().to_bits())
+                    .collect::<Vec<_>>(),
+            );
         }
-        Ok((outputs[0] != outputs[1]).then(|| format!("{name} {}: the two conversions give different bits", T::SUFFIX)))
+        Ok((outputs[0] != outputs[1])
+            .then(|| format!("{name} {}: the two conversions give different bits", T::SUFFIX)))
     }
     let gpu = common::gpu();
     let mut failures = Vec::new();
@@ -145,7 +150,11 @@ fn gpu_rejects_wrong_vector_lengths() {
         let x = gpu.alloc::<f64>(a.ncols() + 1).unwrap();
         let mut y = gpu.alloc::<f64>(a.nrows()).unwrap();
         let e = device.apply(2.0, &x, 1.0, &mut y).unwrap_err();
-        assert!(matches!(e, Error::Shape(_)) && e.to_string().contains(info.name), "{}: {e}", info.name);
+        assert!(
+            matches!(e, Error::Shape(_)) && e.to_string().contains(info.name),
+            "{}: {e}",
+            info.name
+        );
         let x = gpu.alloc::<f64>(a.ncols()).unwrap();
         let mut y = gpu.alloc::<f64>(a.nrows() - 1).unwrap();
         assert!(matches!(device.spmv(&x, &mut y), Err(Error::Shape(_))), "{}", info.name);

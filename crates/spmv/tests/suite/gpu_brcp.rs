@@ -30,7 +30,12 @@ fn long_row_matrices() -> Vec<(String, Csr<f64>)> {
     ];
     let mut v: Vec<(String, Csr<f64>)> = specs
         .iter()
-        .map(|spec| (spec.to_string(), spmv::io::gen::generate(spec).unwrap_or_else(|e| panic!("{spec}: {e}"))))
+        .map(|spec| {
+            (
+                spec.to_string(),
+                spmv::io::gen::generate(spec).unwrap_or_else(|e| panic!("{spec}: {e}")),
+            )
+        })
         .collect();
     // One row in 1600 has 2000 to 4000 entries, the rest 1 to 3: T = round(μ + σ) is about
     // 80, so a long row takes 25 to 50 slots of 80 entries and, starting anywhere in a block,
@@ -56,7 +61,12 @@ fn layout_figures(matrices: &[(String, Csr<f64>)]) -> Vec<(String, usize, usize,
         .map(|(name, a)| {
             let f = Brcp::new(a).unwrap();
             let three = f.spans().iter().filter(|s| s.last - s.first >= 2).count();
-            (name.clone(), f.max_blocks_per_row(), three, f.tile_chunk().iter().max().map_or(0, |c| c + 1))
+            (
+                name.clone(),
+                f.max_blocks_per_row(),
+                three,
+                f.tile_chunk().iter().max().map_or(0, |c| c + 1),
+            )
         })
         .collect()
 }
@@ -66,7 +76,9 @@ fn the_matrices_have_rows_spanning_three_or_more_blocks_and_chunked_blocks() {
     let mut matrices = long_row_matrices();
     matrices.extend(common::edge_cases());
     let figures = layout_figures(&matrices);
-    eprintln!("(matrix, most blocks per row, rows over 3+ blocks, most chunks per block): {figures:?}");
+    eprintln!(
+        "(matrix, most blocks per row, rows over 3+ blocks, most chunks per block): {figures:?}"
+    );
     assert!(figures.iter().filter(|f| f.1 >= 3).count() >= 3, "{figures:?}");
     assert!(figures.iter().map(|f| f.2).sum::<usize>() >= 20, "{figures:?}");
     // Blocks summed by several CUDA blocks (the last chunk to finish adds them up).
@@ -132,7 +144,8 @@ fn check<T: Scalar>(gpu: &Arc<Gpu>, name: &str, a64: &Csr<f64>) -> Vec<String> {
     if differ > 0 {
         failures.push(format!("{label}: {differ} rows differ between runs"));
     }
-    let (brc_results, brc_failures) = runs(gpu, &Brc::new(&a).unwrap(), &a, &format!("{name} / brc / {}", T::SUFFIX));
+    let (brc_results, brc_failures) =
+        runs(gpu, &Brc::new(&a).unwrap(), &a, &format!("{name} / brc / {}", T::SUFFIX));
     eprintln!(
         "{name} {}: brcp {} runs, {differ} rows differ (max {} blocks per row, {} spans); brc {} rows differ",
         T::SUFFIX,

@@ -15,7 +15,12 @@ const RUNS: usize = 5;
 const FORMATS: &[&str] = &["coo-segmented", "dasp", "dasp:max_len=8"];
 
 /// Runs the format `RUNS` times, each into a NaN-poisoned `y`; returns what went wrong.
-fn check<T: Scalar>(gpu: &std::sync::Arc<Gpu>, name: &str, a64: &Csr<f64>, format: &str) -> Vec<String> {
+fn check<T: Scalar>(
+    gpu: &std::sync::Arc<Gpu>,
+    name: &str,
+    a64: &Csr<f64>,
+    format: &str,
+) -> Vec<String> {
     let a: Csr<T> = a64.cast();
     let x = test_vector::<T>(a.ncols());
     let oracle = Oracle::new(&a, &x);
@@ -51,21 +56,28 @@ fn check<T: Scalar>(gpu: &std::sync::Arc<Gpu>, name: &str, a64: &Csr<f64>, forma
         if b != first {
             let rows = b.iter().zip(&first).filter(|(p, q)| p != q).count();
             let row = b.iter().zip(&first).position(|(p, q)| p != q).unwrap();
-            failures.push(format!("{label}: run {i} differs from run 0 in {rows} rows (first: row {row})"));
+            failures.push(format!(
+                "{label}: run {i} differs from run 0 in {rows} rows (first: row {row})"
+            ));
         }
     }
     failures
 }
 
 fn matrices() -> Vec<(String, Csr<f64>)> {
-    let mut v: Vec<(String, Csr<f64>)> = ["powerlaw:n=200000,mean=8,exp=2.1", "longrows:n=100000,short=4,count=3,long=50000"]
-        .iter()
-        .map(|spec| (spec.to_string(), spmv::io::gen::generate(spec).unwrap_or_else(|e| panic!("{spec}: {e}"))))
-        .collect();
+    let mut v: Vec<(String, Csr<f64>)> =
+        ["powerlaw:n=200000,mean=8,exp=2.1", "longrows:n=100000,short=4,count=3,long=50000"]
+            .iter()
+            .map(|spec| {
+                (
+                    spec.to_string(),
+                    spmv::io::gen::generate(spec).unwrap_or_else(|e| panic!("{spec}: {e}")),
+                )
+            })
+            .collect();
     v.extend(common::edge_cases());
     v
 }
-
 
 #[test]
 #[ignore = "needs a CUDA device"]

@@ -55,7 +55,8 @@ fn check_all<T: Scalar>(gpu: &Arc<Gpu>, matrices: &[(String, Csr<f64>)]) -> (Vec
                             failures.push(format!("{label} (run {which}): {c:?}"));
                         }
                     }
-                    let bits = |y: &[T]| y.iter().map(|v| v.to_f64().to_bits()).collect::<Vec<u64>>();
+                    let bits =
+                        |y: &[T]| y.iter().map(|v| v.to_f64().to_bits()).collect::<Vec<u64>>();
                     if bits(&ys[0]) != bits(&ys[1]) {
                         failures.push(format!("{label}: the two runs differ"));
                     }
@@ -66,7 +67,6 @@ fn check_all<T: Scalar>(gpu: &Arc<Gpu>, matrices: &[(String, Csr<f64>)]) -> (Vec
     }
     (failures, ran)
 }
-
 
 /// The diagonal formats on `matrices` in f64 and f32; returns the (matrix, format) pairs
 /// that ran in each precision.

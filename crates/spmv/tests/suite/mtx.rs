@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rayon::prelude::*;
 
 use spmv::io::mtx::{
-    read_header, read_header_bytes, read_matrix_market, read_matrix_market_bytes, write_matrix_market,
-    write_matrix_market_to, MatrixMarketHeader, MmField, MmFormat, MmSymmetry,
+    read_header, read_header_bytes, read_matrix_market, read_matrix_market_bytes,
+    write_matrix_market, write_matrix_market_to, MatrixMarketHeader, MmField, MmFormat, MmSymmetry,
 };
 use spmv::reference::{test_vector, Oracle};
 use spmv::{Coo, Csr, Error, Scalar};
@@ -125,7 +125,8 @@ fn banner_is_case_insensitive_crlf_and_missing_final_newline_are_fine() {
 #[test]
 fn symmetric_is_expanded() {
     let text = "%%MatrixMarket matrix coordinate real symmetric\n3 3 4\n1 1 2.0\n2 1 -1.0\n3 2 -1.5\n3 3 4\n";
-    let expect = csr(3, 3, &[&[(0, 2.0), (1, -1.0)], &[(0, -1.0), (2, -1.5)], &[(1, -1.5), (2, 4.0)]]);
+    let expect =
+        csr(3, 3, &[&[(0, 2.0), (1, -1.0)], &[(0, -1.0), (2, -1.5)], &[(1, -1.5), (2, 4.0)]]);
     assert_eq!(read(text).unwrap(), expect);
 }
 
@@ -159,7 +160,10 @@ fn integer_values() {
     assert_eq!(read(text).unwrap(), csr(2, 2, &[&[(1, 5.0)], &[(0, 5.0), (1, -1.0)]]));
     // f32: one rounding, 2^24 + 1 -> 2^24.
     let text = "%%MatrixMarket matrix coordinate integer general\n1 1 1\n1 1 16777217\n";
-    assert_eq!(read_matrix_market_bytes::<f32>(text.as_bytes()).unwrap().values(), &[16777216.0f32]);
+    assert_eq!(
+        read_matrix_market_bytes::<f32>(text.as_bytes()).unwrap().values(),
+        &[16777216.0f32]
+    );
 }
 
 #[test]
@@ -176,11 +180,13 @@ fn array_general_stores_nonzeros_column_major() {
 fn array_symmetric_and_skew_are_expanded() {
     // Lower triangle column by column: a11 a21 a31 a22 a32 a33.
     let text = "%%MatrixMarket matrix array real symmetric\n3 3\n1\n2\n0\n3\n4\n5\n";
-    let expect = csr(3, 3, &[&[(0, 1.0), (1, 2.0)], &[(0, 2.0), (1, 3.0), (2, 4.0)], &[(1, 4.0), (2, 5.0)]]);
+    let expect =
+        csr(3, 3, &[&[(0, 1.0), (1, 2.0)], &[(0, 2.0), (1, 3.0), (2, 4.0)], &[(1, 4.0), (2, 5.0)]]);
     assert_eq!(read(text).unwrap(), expect);
     // Strict lower triangle: a21 a31 a32.
     let text = "%%MatrixMarket matrix array real skew-symmetric\n3 3\n1\n2\n3\n";
-    let expect = csr(3, 3, &[&[(1, -1.0), (2, -2.0)], &[(0, 1.0), (2, -3.0)], &[(0, 2.0), (1, 3.0)]]);
+    let expect =
+        csr(3, 3, &[&[(1, -1.0), (2, -2.0)], &[(0, 1.0), (2, -3.0)], &[(0, 2.0), (1, 3.0)]]);
     assert_eq!(read(text).unwrap(), expect);
 }
 
@@ -209,7 +215,9 @@ fn largest_dimensions_fit_u32_indices() {
 
 #[test]
 fn headers() {
-    let h = read_header_bytes(b"%%MatrixMarket matrix coordinate pattern symmetric\n% c\n5 5 7\n1 1\n").unwrap();
+    let h =
+        read_header_bytes(b"%%MatrixMarket matrix coordinate pattern symmetric\n% c\n5 5 7\n1 1\n")
+            .unwrap();
     let expect = MatrixMarketHeader {
         format: MmFormat::Coordinate,
         field: MmField::Pattern,
@@ -219,7 +227,8 @@ fn headers() {
         entries: 7,
     };
     assert_eq!(h, expect);
-    let h = read_header_bytes(b"%%MatrixMarket matrix array integer skew-symmetric\n4 4\n").unwrap();
+    let h =
+        read_header_bytes(b"%%MatrixMarket matrix array integer skew-symmetric\n4 4\n").unwrap();
     assert_eq!(
         (h.format, h.field, h.symmetry, h.entries),
         (MmFormat::Array, MmField::Integer, MmSymmetry::SkewSymmetric, 6)
@@ -264,12 +273,36 @@ fn error_missing_or_bad_banner() {
     assert_parse_error("", 1, &["banner"]);
     assert_parse_error("%MatrixMarket matrix coordinate real general\n1 1 0\n", 1, &["banner"]);
     assert_parse_error("%%MatrixMarket matrix coordinate real\n1 1 0\n", 1, &["banner", "5 words"]);
-    assert_parse_error("%%MatrixMarket tensor coordinate real general\n1 1 0\n", 1, &["object", "tensor"]);
-    assert_parse_error("%%MatrixMarket matrix sparse real general\n1 1 0\n", 1, &["format", "sparse"]);
-    assert_parse_error("%%MatrixMarket matrix coordinate float general\n1 1 0\n", 1, &["field", "float"]);
-    assert_parse_error("%%MatrixMarket matrix coordinate real lower\n1 1 0\n", 1, &["symmetry", "lower"]);
-    assert_parse_error("%%MatrixMarket matrix array pattern general\n1 1\n", 1, &["array", "pattern"]);
-    assert_parse_error("%%MatrixMarket matrix coordinate pattern skew-symmetric\n1 1 0\n", 1, &["pattern", "skew"]);
+    assert_parse_error(
+        "%%MatrixMarket tensor coordinate real general\n1 1 0\n",
+        1,
+        &["object", "tensor"],
+    );
+    assert_parse_error(
+        "%%MatrixMarket matrix sparse real general\n1 1 0\n",
+        1,
+        &["format", "sparse"],
+    );
+    assert_parse_error(
+        "%%MatrixMarket matrix coordinate float general\n1 1 0\n",
+        1,
+        &["field", "float"],
+    );
+    assert_parse_error(
+        "%%MatrixMarket matrix coordinate real lower\n1 1 0\n",
+        1,
+        &["symmetry", "lower"],
+    );
+    assert_parse_error(
+        "%%MatrixMarket matrix array pattern general\n1 1\n",
+        1,
+        &["array", "pattern"],
+    );
+    assert_parse_error(
+        "%%MatrixMarket matrix coordinate pattern skew-symmetric\n1 1 0\n",
+        1,
+        &["pattern", "skew"],
+    );
 }
 
 #[test]
@@ -293,20 +326,40 @@ fn error_unsupported_complex_and_hermitian() {
 
 #[test]
 fn error_bad_size_line() {
-    assert_parse_error(&format!("{REAL}% c\n3 3\n1 1 1\n"), 3, &["size line", "expected 3", "found 2"]);
+    assert_parse_error(
+        &format!("{REAL}% c\n3 3\n1 1 1\n"),
+        3,
+        &["size line", "expected 3", "found 2"],
+    );
     assert_parse_error(&format!("{REAL}3 3 1 1\n1 1 1\n"), 2, &["size line", "found 4"]);
-    assert_parse_error(&format!("{REAL}3 x 1\n1 1 1\n"), 2, &["size line", "'x'", "not a non-negative integer"]);
+    assert_parse_error(
+        &format!("{REAL}3 x 1\n1 1 1\n"),
+        2,
+        &["size line", "'x'", "not a non-negative integer"],
+    );
     assert_parse_error(&format!("{REAL}3 3 1.5\n1 1 1\n"), 2, &["size line", "'1.5'"]);
     assert_parse_error(&format!("{REAL}-3 3 1\n1 1 1\n"), 2, &["size line", "negative", "-3"]);
     assert_parse_error(&format!("{REAL}3 3 -1\n"), 2, &["size line", "negative"]);
-    assert_parse_error(&format!("{REAL}4294967297 1 0\n"), 2, &["size line", "32-bit", "4294967297"]);
-    assert_parse_error(&format!("{REAL}1 99999999999999999999999 0\n"), 2, &["size line", "too large"]);
+    assert_parse_error(
+        &format!("{REAL}4294967297 1 0\n"),
+        2,
+        &["size line", "32-bit", "4294967297"],
+    );
+    assert_parse_error(
+        &format!("{REAL}1 99999999999999999999999 0\n"),
+        2,
+        &["size line", "too large"],
+    );
     assert_parse_error(
         "%%MatrixMarket matrix array real general\n2 2 4\n1\n2\n3\n4\n",
         2,
         &["size line", "expected 2"],
     );
-    assert_parse_error("%%MatrixMarket matrix coordinate real symmetric\n2 3 0\n", 2, &["square", "2 x 3"]);
+    assert_parse_error(
+        "%%MatrixMarket matrix coordinate real symmetric\n2 3 0\n",
+        2,
+        &["square", "2 x 3"],
+    );
     // No size line at all.
     assert_parse_error(&format!("{REAL}% only comments\n\n"), 3, &["before the size line"]);
     assert_parse_error(REAL, 1, &["before the size line"]);
@@ -314,7 +367,11 @@ fn error_bad_size_line() {
 
 #[test]
 fn error_too_few_entries() {
-    assert_parse_error(&format!("{REAL}2 2 3\n1 1 1.0\n2 2 2.0\n"), 4, &["too few", "line 4", "expected 3, found 2"]);
+    assert_parse_error(
+        &format!("{REAL}2 2 3\n1 1 1.0\n2 2 2.0\n"),
+        4,
+        &["too few", "line 4", "expected 3, found 2"],
+    );
     // Trailing blank lines: the file ends at its last line.
     assert_parse_error(
         &format!("{REAL}2 2 3\n1 1 1.0\n2 2 2.0\n\n% c\n"),
@@ -322,7 +379,11 @@ fn error_too_few_entries() {
         &["too few", "line 6", "expected 3, found 2"],
     );
     // No final newline.
-    assert_parse_error(&format!("{REAL}2 2 3\n1 1 1.0\n2 2 2.0"), 4, &["too few", "expected 3, found 2"]);
+    assert_parse_error(
+        &format!("{REAL}2 2 3\n1 1 1.0\n2 2 2.0"),
+        4,
+        &["too few", "expected 3, found 2"],
+    );
     // No entries at all: the file ends at the size line.
     assert_parse_error(&format!("{REAL}2 2 1\n"), 2, &["too few", "expected 1, found 0"]);
     assert_parse_error(
@@ -334,21 +395,49 @@ fn error_too_few_entries() {
 
 #[test]
 fn error_too_many_entries() {
-    assert_parse_error(&format!("{REAL}2 2 1\n1 1 1.0\n\n% c\n2 2 2.0\n"), 6, &["too many", "announces 1", "line 6"]);
+    assert_parse_error(
+        &format!("{REAL}2 2 1\n1 1 1.0\n\n% c\n2 2 2.0\n"),
+        6,
+        &["too many", "announces 1", "line 6"],
+    );
     // An extra line is "too many" even when it is malformed.
     assert_parse_error(&format!("{REAL}2 2 1\n1 1 1.0\ngarbage\n"), 4, &["too many"]);
     assert_parse_error(&format!("{REAL}2 2 0\n1 1 1.0\n"), 3, &["too many", "announces 0"]);
-    assert_parse_error("%%MatrixMarket matrix array real general\n1 2\n1\n2\n3\n", 5, &["too many", "announces 2"]);
+    assert_parse_error(
+        "%%MatrixMarket matrix array real general\n1 2\n1\n2\n3\n",
+        5,
+        &["too many", "announces 2"],
+    );
 }
 
 #[test]
 fn error_index_out_of_range() {
-    assert_parse_error(&format!("{REAL}2 3 2\n1 1 1\n0 1 1\n"), 4, &["row index 0", "out of range", "1..=2"]);
-    assert_parse_error(&format!("{REAL}2 3 1\n1 0 1\n"), 3, &["column index 0", "out of range", "1..=3"]);
-    assert_parse_error(&format!("{REAL}2 3 1\n3 1 1\n"), 3, &["row index 3", "exceeds", "rows (2)"]);
-    assert_parse_error(&format!("{REAL}2 3 1\n1 4 1\n"), 3, &["column index 4", "exceeds", "columns (3)"]);
+    assert_parse_error(
+        &format!("{REAL}2 3 2\n1 1 1\n0 1 1\n"),
+        4,
+        &["row index 0", "out of range", "1..=2"],
+    );
+    assert_parse_error(
+        &format!("{REAL}2 3 1\n1 0 1\n"),
+        3,
+        &["column index 0", "out of range", "1..=3"],
+    );
+    assert_parse_error(
+        &format!("{REAL}2 3 1\n3 1 1\n"),
+        3,
+        &["row index 3", "exceeds", "rows (2)"],
+    );
+    assert_parse_error(
+        &format!("{REAL}2 3 1\n1 4 1\n"),
+        3,
+        &["column index 4", "exceeds", "columns (3)"],
+    );
     assert_parse_error(&format!("{REAL}2 3 1\n-1 1 1\n"), 3, &["row index -1", "out of range"]);
-    assert_parse_error(&format!("{REAL}2 3 1\n1 99999999999999999999999 1\n"), 3, &["column index", "exceeds"]);
+    assert_parse_error(
+        &format!("{REAL}2 3 1\n1 99999999999999999999999 1\n"),
+        3,
+        &["column index", "exceeds"],
+    );
     assert_parse_error(
         "%%MatrixMarket matrix coordinate pattern symmetric\n2 2 1\n3 1\n",
         3,
@@ -360,12 +449,28 @@ fn error_index_out_of_range() {
 fn error_not_a_number() {
     assert_parse_error(&format!("{REAL}2 2 1\n1 1 abc\n"), 3, &["value 'abc'", "not a number"]);
     assert_parse_error(&format!("{REAL}2 2 1\n1 1 1.0.0\n"), 3, &["'1.0.0'", "not a number"]);
-    assert_parse_error(&format!("{REAL}2 2 1\nx 1 1.0\n"), 3, &["row index 'x'", "not a positive integer"]);
-    assert_parse_error(&format!("{REAL}2 2 1\n1 1.0 1.0\n"), 3, &["column index '1.0'", "not a positive integer"]);
+    assert_parse_error(
+        &format!("{REAL}2 2 1\nx 1 1.0\n"),
+        3,
+        &["row index 'x'", "not a positive integer"],
+    );
+    assert_parse_error(
+        &format!("{REAL}2 2 1\n1 1.0 1.0\n"),
+        3,
+        &["column index '1.0'", "not a positive integer"],
+    );
     let int = "%%MatrixMarket matrix coordinate integer general\n2 2 1\n";
     assert_parse_error(&format!("{int}1 1 1.5\n"), 3, &["'1.5'", "not an integer"]);
-    assert_parse_error(&format!("{int}1 1 99999999999999999999\n"), 3, &["out of the 64-bit range"]);
-    assert_parse_error("%%MatrixMarket matrix array real general\n1 1\nfoo\n", 3, &["'foo'", "not a number"]);
+    assert_parse_error(
+        &format!("{int}1 1 99999999999999999999\n"),
+        3,
+        &["out of the 64-bit range"],
+    );
+    assert_parse_error(
+        "%%MatrixMarket matrix array real general\n1 1\nfoo\n",
+        3,
+        &["'foo'", "not a number"],
+    );
 }
 
 #[test]
@@ -375,7 +480,11 @@ fn error_wrong_number_of_fields() {
     assert_parse_error(&format!("{REAL}2 2 1\n1\n"), 3, &["expected 3 fields", "found 1"]);
     let pat = "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n";
     assert_parse_error(&format!("{pat}1 2 1.0\n"), 3, &["expected 2 fields", "pattern", "found 3"]);
-    assert_parse_error("%%MatrixMarket matrix array real general\n1 2\n1\n2 3\n", 4, &["1 value per line", "found 2"]);
+    assert_parse_error(
+        "%%MatrixMarket matrix array real general\n1 2\n1\n2 3\n",
+        4,
+        &["1 value per line", "found 2"],
+    );
 }
 
 #[test]
@@ -388,7 +497,8 @@ fn error_skew_symmetric_nonzero_diagonal() {
 fn errors_name_the_right_line_in_large_parallel_files() {
     // About 8 MB: many chunks. Comment and blank lines are sprinkled in.
     let n = 400_000usize;
-    let mut lines: Vec<String> = vec![REAL.trim_end().into(), "% comment".into(), format!("1000 1000 {n}")];
+    let mut lines: Vec<String> =
+        vec![REAL.trim_end().into(), "% comment".into(), format!("1000 1000 {n}")];
     for i in 0..n {
         if i % 1000 == 7 {
             lines.push(String::new());
@@ -434,13 +544,22 @@ fn errors_name_the_right_line_in_large_parallel_files() {
     let mut l = lines.clone();
     l[2] = format!("1000 1000 {}", n / 2);
     let (line, message) = parse_error(&(l.join("\n") + "\n"));
-    let data_lines: Vec<usize> =
-        l.iter().enumerate().skip(3).filter(|(_, s)| !s.is_empty() && !s.starts_with('%')).map(|(i, _)| i).collect();
+    let data_lines: Vec<usize> = l
+        .iter()
+        .enumerate()
+        .skip(3)
+        .filter(|(_, s)| !s.is_empty() && !s.starts_with('%'))
+        .map(|(i, _)| i)
+        .collect();
     assert_eq!(line, data_lines[n / 2] + 1, "{message}");
     // Too few.
     let mut l = lines.clone();
     l[2] = format!("1000 1000 {}", n + 5);
-    assert_parse_error(&(l.join("\n") + "\n"), l.len(), &["too few", &format!("expected {}, found {n}", n + 5)]);
+    assert_parse_error(
+        &(l.join("\n") + "\n"),
+        l.len(),
+        &["too few", &format!("expected {}, found {n}", n + 5)],
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -488,7 +607,11 @@ fn truncated_or_corrupt_gzip_is_an_error_not_a_panic() {
         match read_matrix_market::<f64>(&path) {
             Err(e @ Error::Io { .. }) => {
                 let m = e.to_string();
-                assert!(m.contains("gzip stream is truncated or corrupt") && m.contains("truncated.mtx.gz"), "{m}")
+                assert!(
+                    m.contains("gzip stream is truncated or corrupt")
+                        && m.contains("truncated.mtx.gz"),
+                    "{m}"
+                )
             }
             other => panic!("cut at {cut}: expected an I/O error, got {other:?}"),
         }
@@ -610,7 +733,6 @@ fn write_to_a_bad_path_is_an_io_error() {
 // ---------------------------------------------------------------------------------------
 // The shared real matrices against sprs, and SpMV against the oracle
 
-
 /// sprs's CSR (duplicates summed) as (row_ptr, col_idx, values as f64).
 fn sprs_csr(field: MmField, text: &[u8]) -> (Vec<usize>, Vec<u32>, Vec<f64>) {
     fn parts<N: Clone + std::ops::Add<Output = N>>(
@@ -623,12 +745,17 @@ fn sprs_csr(field: MmField, text: &[u8]) -> (Vec<usize>, Vec<u32>, Vec<f64>) {
     }
     let mut r = text;
     match field {
-        MmField::Real => parts(sprs::io::read_matrix_market_from_bufread::<f64, usize, _>(&mut r).unwrap(), |v| *v),
-        MmField::Integer => {
-            parts(sprs::io::read_matrix_market_from_bufread::<i64, usize, _>(&mut r).unwrap(), |v| *v as f64)
-        }
+        MmField::Real => parts(
+            sprs::io::read_matrix_market_from_bufread::<f64, usize, _>(&mut r).unwrap(),
+            |v| *v,
+        ),
+        MmField::Integer => parts(
+            sprs::io::read_matrix_market_from_bufread::<i64, usize, _>(&mut r).unwrap(),
+            |v| *v as f64,
+        ),
         MmField::Pattern => parts(
-            sprs::io::read_matrix_market_from_bufread::<sprs::num_kinds::Pattern, usize, _>(&mut r).unwrap(),
+            sprs::io::read_matrix_market_from_bufread::<sprs::num_kinds::Pattern, usize, _>(&mut r)
+                .unwrap(),
             |_| 1.0,
         ),
     }
@@ -649,7 +776,10 @@ fn check_spmv<T: Scalar>(a: &Csr<T>, name: &str) {
 
 #[test]
 fn shared_matrices_match_sprs_and_the_oracle() {
-    let files: Vec<PathBuf> = common::matrix_set_files().into_iter().filter(|p| p.to_string_lossy().ends_with(".mtx.gz")).collect();
+    let files: Vec<PathBuf> = common::matrix_set_files()
+        .into_iter()
+        .filter(|p| p.to_string_lossy().ends_with(".mtx.gz"))
+        .collect();
     assert!(!files.is_empty(), "no *.mtx.gz in {}", common::matrix_set().name);
 
     let failures: Vec<String> = files
@@ -668,7 +798,13 @@ fn shared_matrices_match_sprs_and_the_oracle() {
         })
         .collect();
     eprintln!("checked {} real matrices", files.len());
-    assert!(failures.is_empty(), "{} of {} matrices failed:\n{}", failures.len(), files.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} matrices failed:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
 }
 
 fn check_shared(path: &Path, name: &str) {
@@ -692,7 +828,10 @@ fn check_shared(path: &Path, name: &str) {
         assert!(expect_ones || a.values().iter().all(|&v| v >= 1.0 && v.fract() == 0.0));
     } else {
         for (i, (&x, &y)) in a.values().iter().zip(&vals).enumerate() {
-            assert!(x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()), "value {i}: {x:e} vs sprs {y:e}");
+            assert!(
+                x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
+                "value {i}: {x:e} vs sprs {y:e}"
+            );
         }
     }
     check_spmv(&a, name);
@@ -702,7 +841,10 @@ fn check_shared(path: &Path, name: &str) {
     for (&x, &y) in a32.values().iter().zip(a.values()) {
         // One rounding from the decimal text; through f64 it may differ by an ulp.
         let (x, y) = (f64::from(x), y);
-        assert!(x == y as f32 as f64 || (x - y).abs() <= f64::from(f32::EPSILON) * y.abs(), "{x:e} vs {y:e}");
+        assert!(
+            x == y as f32 as f64 || (x - y).abs() <= f64::from(f32::EPSILON) * y.abs(),
+            "{x:e} vs {y:e}"
+        );
     }
     check_spmv(&a32, name);
 }
@@ -719,9 +861,17 @@ mod properties {
 
     /// Writes `entries` (1-based row, column, integer value) as a coordinate file with
     /// assorted layout: blank and comment lines, tabs, CRLF, value spellings.
-    fn layout(field: &str, symmetry: &str, m: usize, n: usize, entries: &[(u32, u32, i32, u8)]) -> String {
-        let mut s =
-            format!("%%MatrixMarket matrix coordinate {field} {symmetry}\n% comment\n{m} {n} {}\n", entries.len());
+    fn layout(
+        field: &str,
+        symmetry: &str,
+        m: usize,
+        n: usize,
+        entries: &[(u32, u32, i32, u8)],
+    ) -> String {
+        let mut s = format!(
+            "%%MatrixMarket matrix coordinate {field} {symmetry}\n% comment\n{m} {n} {}\n",
+            entries.len()
+        );
         for &(r, c, v, style) in entries {
             match style % 4 {
                 1 => s += "\n",
@@ -743,7 +893,13 @@ mod properties {
     }
 
     /// The expected CSR, by summing into an ordered map.
-    fn expected(m: usize, n: usize, symmetry: &str, pattern: bool, entries: &[(u32, u32, i32, u8)]) -> Csr<f64> {
+    fn expected(
+        m: usize,
+        n: usize,
+        symmetry: &str,
+        pattern: bool,
+        entries: &[(u32, u32, i32, u8)],
+    ) -> Csr<f64> {
         let mut map: BTreeMap<(u32, u32), f64> = BTreeMap::new();
         for &(r, c, v, _) in entries {
             let v = if pattern { 1.0 } else { f64::from(v) };
@@ -763,7 +919,14 @@ mod properties {
         for r in 0..m {
             row_ptr[r + 1] += row_ptr[r];
         }
-        Csr::new_checked(m, n, row_ptr, map.keys().map(|k| k.1).collect(), map.values().copied().collect()).unwrap()
+        Csr::new_checked(
+            m,
+            n,
+            row_ptr,
+            map.keys().map(|k| k.1).collect(),
+            map.values().copied().collect(),
+        )
+        .unwrap()
     }
 
     fn entries(m: u32, n: u32, max: usize) -> impl Strategy<Value = Vec<(u32, u32, i32, u8)>> {
@@ -851,10 +1014,15 @@ fn gzip_inflation_is_bounded_by_the_banner_and_the_size_line() {
     assert!(err.contains("line 1") && !err.contains("out of memory"), "{err}");
     // A valid header announcing one entry, then 64 MiB of blank lines: refused once the text
     // passes what one entry line can take.
-    let padded = gzip_of(b"%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 2.0\n", &[b'\n'; 1 << 20], 64);
+    let padded = gzip_of(
+        b"%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 2.0\n",
+        &[b'\n'; 1 << 20],
+        64,
+    );
     let err = read_matrix_market_bytes::<f64>(&padded).unwrap_err().to_string();
     assert!(err.contains("inflates past") && err.contains("size line"), "{err}");
     // The same file with a little padding is read.
-    let fine = gzip_of(b"%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 2.0\n", b"\n", 100);
+    let fine =
+        gzip_of(b"%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 2.0\n", b"\n", 100);
     assert_eq!(read_matrix_market_bytes::<f64>(&fine).unwrap().values(), &[2.0]);
 }

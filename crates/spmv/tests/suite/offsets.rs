@@ -19,8 +19,11 @@ use spmv::{Csr, Scalar};
 
 /// The registered formats with an `offsets` parameter (the ones with 64-bit kernels).
 fn wide_formats() -> Vec<&'static str> {
-    let names: Vec<&'static str> =
-        registry::<f64>().into_iter().filter(|f| f.params.iter().any(|p| p.key == "offsets")).map(|f| f.name).collect();
+    let names: Vec<&'static str> = registry::<f64>()
+        .into_iter()
+        .filter(|f| f.params.iter().any(|p| p.key == "offsets"))
+        .map(|f| f.name)
+        .collect();
     for name in ["csr-scalar", "csr-vector", "merge-csr", "sell-c-sigma", "dasp", "cusparse-alg1"] {
         assert!(names.contains(&name), "{name} has no offsets parameter: {names:?}");
     }
@@ -35,8 +38,14 @@ fn offsets_is_a_parameter_of_the_wide_formats_and_shows_in_the_stats() {
         let narrow = build::<f64>(&parse_spec(&format!("{name}:offsets=32")).unwrap(), &a).unwrap();
         let wide = build::<f64>(&parse_spec(&format!("{name}:offsets=64")).unwrap(), &a).unwrap();
         let auto = build::<f64>(&parse_spec(name).unwrap(), &a).unwrap();
-        let offset_bytes = |m: &spmv::HostMatrix<f64>| m.stats().extra.iter().find(|(k, _)| k == "offset_bytes").map(|(_, v)| *v);
-        assert_eq!((offset_bytes(&narrow), offset_bytes(&wide), offset_bytes(&auto)), (Some(4.0), Some(8.0), Some(4.0)), "{name}");
+        let offset_bytes = |m: &spmv::HostMatrix<f64>| {
+            m.stats().extra.iter().find(|(k, _)| k == "offset_bytes").map(|(_, v)| *v)
+        };
+        assert_eq!(
+            (offset_bytes(&narrow), offset_bytes(&wide), offset_bytes(&auto)),
+            (Some(4.0), Some(8.0), Some(4.0)),
+            "{name}"
+        );
         assert!(wide.stats().bytes > narrow.stats().bytes, "{name}");
         // The CPU path is the same code whatever the device width.
         let x = test_vector::<f64>(a.ncols());
@@ -69,7 +78,11 @@ fn auto_ranks_only_wide_formats_from_two_to_the_31_entries() {
     assert!(f.nnz >= WIDE_ENTRIES as f64);
     let large = Options::default().rank::<f64>(&f);
     assert!(!large.is_empty());
-    let narrow: Vec<&String> = large.iter().map(|(n, _)| n).filter(|n| !is_wide(base(n)) || n.starts_with("cusparse")).collect();
+    let narrow: Vec<&String> = large
+        .iter()
+        .map(|(n, _)| n)
+        .filter(|n| !is_wide(base(n)) || n.starts_with("cusparse"))
+        .collect();
     assert!(narrow.is_empty(), "ranked without 64-bit offsets: {narrow:?}");
     // The 800³ Poisson grid (3.6e9 entries, 112x the largest training matrix) ranks as the
     // stencil it is: DIA with 1-byte values, 4.4x faster there than merge-csr (docs/scale.md).
@@ -82,7 +95,12 @@ fn base(spec: &str) -> &str {
 
 fn matrices() -> Vec<(String, Csr<f64>)> {
     let mut all = common::edge_cases();
-    for spec in ["poisson3d:n=20", "kron:scale=12", "powerlaw:n=20000,mean=8,exp=2.1", "longrows:n=20000,short=8,count=16,long=5000"] {
+    for spec in [
+        "poisson3d:n=20",
+        "kron:scale=12",
+        "powerlaw:n=20000,mean=8,exp=2.1",
+        "longrows:n=20000,short=8,count=16,long=5000",
+    ] {
         all.push((spec.to_string(), spmv::io::gen::generate(spec).unwrap()));
     }
     all.extend(common::shared_matrices().iter().cloned());
@@ -90,7 +108,13 @@ fn matrices() -> Vec<(String, Csr<f64>)> {
 }
 
 /// `y = alpha·A·x + beta·y0` on the GPU with `spec`, as bits; `None` when the format declines.
-fn gpu_run<T: Scalar>(gpu: &Arc<Gpu>, a: &Csr<T>, spec: &str, alpha: T, beta: T) -> Result<Option<Vec<T>>, String> {
+fn gpu_run<T: Scalar>(
+    gpu: &Arc<Gpu>,
+    a: &Csr<T>,
+    spec: &str,
+    alpha: T,
+    beta: T,
+) -> Result<Option<Vec<T>>, String> {
     let host = match build(&parse_spec(spec).unwrap(), a) {
         Ok(h) => h,
         Err(spmv::Error::Format { .. }) => return Ok(None),
@@ -108,7 +132,10 @@ fn gpu_run<T: Scalar>(gpu: &Arc<Gpu>, a: &Csr<T>, spec: &str, alpha: T, beta: T)
 
 fn check<T: Scalar>(gpu: &Arc<Gpu>, matrices: &[(String, Csr<f64>)]) -> Vec<String> {
     let half = |name: &str| registry::<f64>().iter().any(|f| f.name == name && f.half);
-    let formats: Vec<&str> = wide_formats().into_iter().filter(|f| T::PRECISION != spmv::Precision::F16 || half(f)).collect();
+    let formats: Vec<&str> = wide_formats()
+        .into_iter()
+        .filter(|f| T::PRECISION != spmv::Precision::F16 || half(f))
+        .collect();
     let mut failures = Vec::new();
     let mut exercised = 0;
     for (name, a) in matrices.iter().filter(|(_, a)| a.nrows() > 0) {
@@ -125,18 +152,27 @@ fn check<T: Scalar>(gpu: &Arc<Gpu>, matrices: &[(String, Csr<f64>)]) -> Vec<Stri
                         let y0 = common::start_vector::<T>(a.nrows());
                         let c = oracle.check_scaled(alpha, beta, &y0, &w);
                         if !c.passed() {
-                            failures.push(format!("{name} {} {format}:offsets=64 (α = {alpha:?}): {c:?}", T::SUFFIX));
+                            failures.push(format!(
+                                "{name} {} {format}:offsets=64 (α = {alpha:?}): {c:?}",
+                                T::SUFFIX
+                            ));
                         }
                         exercised += usize::from(n.len() == w.len());
                     }
                     (Ok(Some(n)), Ok(Some(w))) if bits(&n) == bits(&w) => exercised += 1,
-                    (Ok(Some(_)), Ok(Some(_))) => {
-                        failures.push(format!("{name} {} {format}: offsets=64 differs from offsets=32 (α = {alpha:?})", T::SUFFIX))
-                    }
+                    (Ok(Some(_)), Ok(Some(_))) => failures.push(format!(
+                        "{name} {} {format}: offsets=64 differs from offsets=32 (α = {alpha:?})",
+                        T::SUFFIX
+                    )),
                     (Ok(None), Ok(None)) => {}
                     // cuSPARSE refuses 64-bit indices in f16 (wrong sums measured on the H200).
-                    (Ok(Some(_)), Ok(None)) if format.starts_with("cusparse") && T::PRECISION == spmv::Precision::F16 => {}
-                    (n, w) => failures.push(format!("{name} {} {format}: offsets=32 {n:?}, offsets=64 {w:?}", T::SUFFIX)),
+                    (Ok(Some(_)), Ok(None))
+                        if format.starts_with("cusparse")
+                            && T::PRECISION == spmv::Precision::F16 => {}
+                    (n, w) => failures.push(format!(
+                        "{name} {} {format}: offsets=32 {n:?}, offsets=64 {w:?}",
+                        T::SUFFIX
+                    )),
                 }
             }
         }

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use spmv::formats::registry;
 use spmv::gpu::Gpu;
 use spmv::solve::pagerank::{
-    pagerank_exact, pagerank_gpu, pagerank_host, top_k_agreement, EdgeWeights, PageRank, Settings, Transition,
+    pagerank_exact, pagerank_gpu, pagerank_host, top_k_agreement, EdgeWeights, PageRank, Settings,
+    Transition,
 };
 use spmv::{Coo, Csr, Error, Scalar};
 
@@ -66,16 +67,23 @@ fn every_format_on_the_cpu_gives_the_exact_top_100_of_wiki_vote() {
         let agreement = top_k_agreement(&exact.ranks, &r.scores(), 100, 1e-9);
         let err = max_abs_diff(&r.ranks, &exact.ranks);
         if !r.converged || agreement.same_position_up_to_ties != 100 || err > 1e-8 {
-            failures.push(format!("{}: converged {}, {agreement:?}, max error {err:e}", info.name, r.converged));
+            failures.push(format!(
+                "{}: converged {}, {agreement:?}, max error {err:e}",
+                info.name, r.converged
+            ));
         }
     }
     common::assert_clean(failures);
 }
 
-
 /// PageRank on the GPU with `format` built from Gᵀ in precision T, or None if the format
 /// declines the matrix.
-fn on_gpu<T: Scalar>(gpu: &Arc<Gpu>, format: &str, t: &Transition, s: &Settings) -> Option<spmv::Result<PageRank<T>>> {
+fn on_gpu<T: Scalar>(
+    gpu: &Arc<Gpu>,
+    format: &str,
+    t: &Transition,
+    s: &Settings,
+) -> Option<spmv::Result<PageRank<T>>> {
     let info = spmv::formats::find::<T>(format).unwrap();
     let host = match info.build(&t.matrix().cast::<T>()) {
         Ok(f) => f,
@@ -96,14 +104,18 @@ fn gpu_every_format_gives_the_hand_computed_ranks() {
         for info in registry::<f64>() {
             match on_gpu::<f64>(&gpu, info.name, &t, &settings) {
                 None => {}
-                Some(Ok(r)) if r.converged && max_abs_diff(&r.ranks, &want) <= 1e-12 && r.ranks.len() == want.len() => {
-                }
+                Some(Ok(r))
+                    if r.converged
+                        && max_abs_diff(&r.ranks, &want) <= 1e-12
+                        && r.ranks.len() == want.len() => {}
                 Some(other) => failures.push(format!("{name} / {}: {other:?}", info.name)),
             }
             // f32: ranks to f32 rounding (a tolerance near it; the fixed point may stall above).
-            match on_gpu::<f32>(&gpu, info.name, &t, &Settings { tol: 1e-7, ..Settings::default() }) {
+            match on_gpu::<f32>(&gpu, info.name, &t, &Settings { tol: 1e-7, ..Settings::default() })
+            {
                 None => {}
-                Some(Ok(r)) if max_abs_diff(&r.scores(), &want) <= 1e-5 && r.ranks.len() == want.len() => {}
+                Some(Ok(r))
+                    if max_abs_diff(&r.scores(), &want) <= 1e-5 && r.ranks.len() == want.len() => {}
                 Some(other) => failures.push(format!("{name} / {} / f32: {other:?}", info.name)),
             }
         }
@@ -138,12 +150,15 @@ fn gpu_agrees_with_the_cpu() {
             // f32 may stall above the tolerance (hubs' ranks are large): cap the iterations.
             let settings32 = Settings { max_iter: 300, ..settings.clone() };
             let info32 = spmv::formats::find::<f32>(format).unwrap();
-            let cpu32 = pagerank_host(&info32.build(&t.matrix().cast()).unwrap(), &t, &settings32).unwrap();
+            let cpu32 =
+                pagerank_host(&info32.build(&t.matrix().cast()).unwrap(), &t, &settings32).unwrap();
             let g32 = on_gpu::<f32>(&gpu, format, &t, &settings32).unwrap().unwrap();
             let scale = cpu32.scores().iter().fold(1.0f64, |m, v| m.max(*v));
             let err32 = max_abs_diff(&g32.scores(), &cpu32.scores());
             if err32 > 1e-4 * scale {
-                failures.push(format!("{spec} / {format} f32: max diff {err32:e} (largest rank {scale})"));
+                failures.push(format!(
+                    "{spec} / {format} f32: max diff {err32:e} (largest rank {scale})"
+                ));
             }
         }
     }
@@ -165,8 +180,10 @@ fn gpu_every_format_gives_the_exact_top_100() {
                 let agreement = top_k_agreement(&exact.ranks, &r.scores(), 100, 1e-9);
                 let err = max_abs_diff(&r.ranks, &exact.ranks);
                 if !r.converged || agreement.same_position_up_to_ties != 100 || err > 1e-8 {
-                    failures
-                        .push(format!("{}: converged {}, {agreement:?}, max error {err:e}", info.name, r.converged));
+                    failures.push(format!(
+                        "{}: converged {}, {agreement:?}, max error {err:e}",
+                        info.name, r.converged
+                    ));
                 }
             }
             Some(Err(e)) => failures.push(format!("{}: {e}", info.name)),
@@ -186,16 +203,25 @@ fn gpu_deterministic_formats_repeat_the_ranks_bit_for_bit() {
     }
     let mut failures = Vec::new();
     for info in registry::<f64>().into_iter().filter(|f| f.deterministic) {
-        let runs: Vec<_> = (0..3).filter_map(|_| on_gpu::<f64>(&gpu, info.name, &t, &settings)).collect();
-        let runs32: Vec<_> = (0..3).filter_map(|_| on_gpu::<f32>(&gpu, info.name, &t, &settings)).collect();
-        let (r, r32): (Result<Vec<_>, _>, Result<Vec<_>, _>) =
-            (runs.iter().map(|r| r.as_ref()).collect(), runs32.iter().map(|r| r.as_ref()).collect());
+        let runs: Vec<_> =
+            (0..3).filter_map(|_| on_gpu::<f64>(&gpu, info.name, &t, &settings)).collect();
+        let runs32: Vec<_> =
+            (0..3).filter_map(|_| on_gpu::<f32>(&gpu, info.name, &t, &settings)).collect();
+        let (r, r32): (Result<Vec<_>, _>, Result<Vec<_>, _>) = (
+            runs.iter().map(|r| r.as_ref()).collect(),
+            runs32.iter().map(|r| r.as_ref()).collect(),
+        );
         match (r, r32) {
             (Ok(r), Ok(r32)) => {
-                if r.windows(2).any(|w| bits(w[0]) != bits(w[1]) || w[0].iterations != w[1].iterations) {
+                if r.windows(2)
+                    .any(|w| bits(w[0]) != bits(w[1]) || w[0].iterations != w[1].iterations)
+                {
                     failures.push(format!("{} f64: runs differ", info.name));
                 }
-                if r32.windows(2).any(|w| bits(w[0]) != bits(w[1]) || w[0].iterations != w[1].iterations) {
+                if r32
+                    .windows(2)
+                    .any(|w| bits(w[0]) != bits(w[1]) || w[0].iterations != w[1].iterations)
+                {
                     failures.push(format!("{} f32: runs differ", info.name));
                 }
             }
@@ -212,16 +238,22 @@ fn gpu_checking_every_k_iterations_stops_on_a_multiple_of_k() {
     let t = generated("powerlaw:n=50000,mean=8,exp=2.1");
     let every = on_gpu::<f64>(&gpu, "lightspmv", &t, &Settings::default()).unwrap().unwrap();
     let sparse =
-        on_gpu::<f64>(&gpu, "lightspmv", &t, &Settings { check_every: 7, ..Settings::default() }).unwrap().unwrap();
+        on_gpu::<f64>(&gpu, "lightspmv", &t, &Settings { check_every: 7, ..Settings::default() })
+            .unwrap()
+            .unwrap();
     assert!(every.converged && sparse.converged);
     assert_eq!(sparse.iterations % 7, 0);
     assert!(sparse.iterations >= every.iterations && sparse.iterations < every.iterations + 7);
     assert!(max_abs_diff(&sparse.ranks, &every.ranks) < 1e-4);
     // max_iter not a multiple of k: the last iteration is checked too.
-    let capped =
-        on_gpu::<f64>(&gpu, "lightspmv", &t, &Settings { check_every: 7, max_iter: 10, ..Settings::default() })
-            .unwrap()
-            .unwrap();
+    let capped = on_gpu::<f64>(
+        &gpu,
+        "lightspmv",
+        &t,
+        &Settings { check_every: 7, max_iter: 10, ..Settings::default() },
+    )
+    .unwrap()
+    .unwrap();
     assert_eq!((capped.iterations, capped.converged), (10, false));
     assert!(capped.residual.is_finite() && capped.residual > 0.0);
 }

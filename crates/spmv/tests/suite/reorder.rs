@@ -24,7 +24,8 @@ fn matrices() -> Vec<(String, Csr<f64>)> {
             let n = a.nrows() as u64;
             let order: Vec<u32> = (0..n).map(|i| ((i * 7919 + 13) % n.max(1)) as u32).collect();
             // 7919 is prime: i ↦ 7919·i + 13 mod n is a bijection unless n is a multiple of it.
-            let shuffled = Permutation::from_old_of_new(order).map_or(a.clone(), |p| p.apply(&a).unwrap());
+            let shuffled =
+                Permutation::from_old_of_new(order).map_or(a.clone(), |p| p.apply(&a).unwrap());
             (format!("{name} (shuffled)"), shuffled)
         })
         .collect()

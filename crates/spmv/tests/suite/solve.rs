@@ -6,7 +6,9 @@
 use crate::common;
 
 use spmv::reference::{test_vector, Oracle};
-use spmv::solve::{bicgstab_gpu, bicgstab_host, cg_gpu, cg_host, jacobi, KrylovSettings, Outcome, Solution};
+use spmv::solve::{
+    bicgstab_gpu, bicgstab_host, cg_gpu, cg_host, jacobi, KrylovSettings, Outcome, Solution,
+};
 use spmv::Csr;
 
 /// b = A·x_true (exact products), x_true the test vector.
@@ -32,7 +34,8 @@ fn with_values(a: &Csr<f64>, f: impl Fn(usize, usize, f64) -> f64) -> Csr<f64> {
         let (cols, vals) = a.row(r);
         values.extend(cols.iter().zip(vals).map(|(&c, &v)| f(r, c as usize, v)));
     }
-    Csr::new_checked(a.nrows(), a.ncols(), a.row_ptr().to_vec(), a.col_idx().to_vec(), values).unwrap()
+    Csr::new_checked(a.nrows(), a.ncols(), a.row_ptr().to_vec(), a.col_idx().to_vec(), values)
+        .unwrap()
 }
 
 #[test]
@@ -47,7 +50,12 @@ fn cg_solves_poisson_to_the_tolerance() {
     // A constant diagonal: Jacobi scales without changing the iteration count.
     let d = jacobi(&a).unwrap();
     let p = cg_host(&a, &b, Some(&d), &settings(1e-10, 1000)).unwrap();
-    assert!(p.converged() && p.iterations.abs_diff(s.iterations) <= 1, "{} vs {}", p.iterations, s.iterations);
+    assert!(
+        p.converged() && p.iterations.abs_diff(s.iterations) <= 1,
+        "{} vs {}",
+        p.iterations,
+        s.iterations
+    );
 }
 
 #[test]
@@ -63,7 +71,13 @@ fn jacobi_helps_a_badly_scaled_spd_matrix() {
     let d = jacobi(&a).unwrap();
     let pre = cg_host(&a, &b, Some(&d), &settings(1e-8, 20_000)).unwrap();
     assert!(pre.converged(), "{:?}", pre.outcome);
-    assert!(pre.iterations * 10 < plain.iterations, "jacobi {} vs none {} ({:?})", pre.iterations, plain.iterations, plain.outcome);
+    assert!(
+        pre.iterations * 10 < plain.iterations,
+        "jacobi {} vs none {} ({:?})",
+        pre.iterations,
+        plain.iterations,
+        plain.outcome
+    );
 }
 
 /// Poisson with an upwind convection term: nonsymmetric, diagonally dominant.
@@ -83,7 +97,12 @@ fn bicgstab_solves_convection_diffusion() {
     for m in [None, Some(jacobi(&a).unwrap())] {
         let s = bicgstab_host(&a, &b, m.as_deref(), &settings(1e-10, 2000)).unwrap();
         assert!(s.converged(), "{:?} after {}", s.outcome, s.iterations);
-        assert!(s.true_residual <= 1e-9 && relative_error(&s.x, &x_true) < 1e-6, "{} {}", s.true_residual, relative_error(&s.x, &x_true));
+        assert!(
+            s.true_residual <= 1e-9 && relative_error(&s.x, &x_true) < 1e-6,
+            "{} {}",
+            s.true_residual,
+            relative_error(&s.x, &x_true)
+        );
     }
     // BiCGSTAB solves the SPD problem too.
     let p = spmv::io::gen::generate("poisson2d:n=30").unwrap();
@@ -110,8 +129,16 @@ fn a_singular_system_does_not_converge() {
     let p = spmv::io::gen::generate("poisson2d:n=12").unwrap();
     let a = with_values(&p, |r, c, v| if r == 0 || c == 0 { 0.0 } else { v });
     let b: Vec<f64> = (0..a.nrows()).map(|i| if i == 0 { 1.0 } else { 0.5 }).collect();
-    for s in [cg_host(&a, &b, None, &settings(1e-10, 500)).unwrap(), bicgstab_host(&a, &b, None, &settings(1e-10, 500)).unwrap()] {
-        assert!(!s.converged() && s.true_residual > 1e-3, "{:?}, true residual {}", s.outcome, s.true_residual);
+    for s in [
+        cg_host(&a, &b, None, &settings(1e-10, 500)).unwrap(),
+        bicgstab_host(&a, &b, None, &settings(1e-10, 500)).unwrap(),
+    ] {
+        assert!(
+            !s.converged() && s.true_residual > 1e-3,
+            "{:?}, true residual {}",
+            s.outcome,
+            s.true_residual
+        );
     }
     // Jacobi refuses the zero diagonal, naming the row.
     let e = jacobi(&a).unwrap_err().to_string();
@@ -124,10 +151,16 @@ fn non_finite_values_are_reported() {
     let a = with_values(&p, |r, c, v| if r == 5 && c == 5 { f64::NAN } else { v });
     let b = vec![1.0; a.nrows()];
     assert_eq!(cg_host(&a, &b, None, &settings(1e-10, 100)).unwrap().outcome, Outcome::NonFinite);
-    assert_eq!(bicgstab_host(&a, &b, None, &settings(1e-10, 100)).unwrap().outcome, Outcome::NonFinite);
+    assert_eq!(
+        bicgstab_host(&a, &b, None, &settings(1e-10, 100)).unwrap().outcome,
+        Outcome::NonFinite
+    );
     let mut inf_b = vec![1.0; p.nrows()];
     inf_b[3] = f64::INFINITY;
-    assert_eq!(cg_host(&p, &inf_b, None, &settings(1e-10, 100)).unwrap().outcome, Outcome::NonFinite);
+    assert_eq!(
+        cg_host(&p, &inf_b, None, &settings(1e-10, 100)).unwrap().outcome,
+        Outcome::NonFinite
+    );
 }
 
 #[test]
@@ -137,15 +170,21 @@ fn trivial_and_invalid_inputs() {
     assert!(s.converged() && s.iterations == 0 && s.x.iter().all(|&v| v == 0.0));
     let b = vec![1.0; a.nrows()];
     assert!(cg_host(&a, &b, None, &settings(0.0, 100)).is_err());
-    assert!(cg_host(&a, &b, None, &KrylovSettings { check_every: 0, ..KrylovSettings::default() }).is_err());
+    assert!(cg_host(&a, &b, None, &KrylovSettings { check_every: 0, ..KrylovSettings::default() })
+        .is_err());
     assert!(cg_host(&a, &b[1..], None, &settings(1e-8, 100)).is_err(), "wrong length of b");
-    assert!(cg_host(&a, &b, Some(&[1.0; 3]), &settings(1e-8, 100)).is_err(), "wrong length of the preconditioner");
+    assert!(
+        cg_host(&a, &b, Some(&[1.0; 3]), &settings(1e-8, 100)).is_err(),
+        "wrong length of the preconditioner"
+    );
     // Not converged within the cap: said so, with the last residual.
     let s = cg_host(&a, &b, None, &settings(1e-14, 3)).unwrap();
     assert!(s.outcome == Outcome::NotConverged && s.iterations == 3 && s.residual > 1e-14);
     // The residual is tested every iteration: check_every (the GPU's read-back) changes nothing.
-    let every = cg_host(&a, &b, None, &KrylovSettings { check_every: 1, ..settings(1e-10, 1000) }).unwrap();
-    let fifth = cg_host(&a, &b, None, &KrylovSettings { check_every: 5, ..settings(1e-10, 1000) }).unwrap();
+    let every =
+        cg_host(&a, &b, None, &KrylovSettings { check_every: 1, ..settings(1e-10, 1000) }).unwrap();
+    let fifth =
+        cg_host(&a, &b, None, &KrylovSettings { check_every: 5, ..settings(1e-10, 1000) }).unwrap();
     assert!(every.converged() && fifth.iterations == every.iterations && fifth.x == every.x);
 }
 
@@ -158,7 +197,10 @@ fn results_are_the_same_bits_on_any_number_of_threads() {
         pool.install(|| {
             let spd = spmv::io::gen::generate("poisson2d:n=60").unwrap();
             let (_, b_spd) = problem(&spd);
-            (cg_host(&spd, &b_spd, None, &settings(1e-10, 2000)).unwrap(), bicgstab_host(&a, &b, None, &settings(1e-10, 2000)).unwrap())
+            (
+                cg_host(&spd, &b_spd, None, &settings(1e-10, 2000)).unwrap(),
+                bicgstab_host(&a, &b, None, &settings(1e-10, 2000)).unwrap(),
+            )
         })
     };
     let (one, four) = (run(1), run(4));
@@ -187,11 +229,14 @@ fn f32_solves_to_a_single_precision_tolerance() {
 
 /// The real matrices `shared_matrices_are_solved` solves when the run's set has them.
 const ALL_SOLVED: [&str; 17] = [
-    "nos4", "nos5", "nos6", "bcsstk02", "bcsstk04", "bcsstk07", "bcsstk08", "bcsstk09", "gr_30_30", "lund_a", "sherman1", "sherman3",
-    "sherman5", "cage7", "cage9", "Kuu", "mesh2e1",
+    "nos4", "nos5", "nos6", "bcsstk02", "bcsstk04", "bcsstk07", "bcsstk08", "bcsstk09", "gr_30_30",
+    "lund_a", "sherman1", "sherman3", "sherman5", "cage7", "cage9", "Kuu", "mesh2e1",
 ];
 /// Those of them the repository ships (data/matrices/small), so that every run solves them.
-const SHIPPED: [&str; 10] = ["nos4", "nos6", "bcsstk02", "bcsstk04", "bcsstk08", "gr_30_30", "lund_a", "sherman1", "cage7", "mesh2e1"];
+const SHIPPED: [&str; 10] = [
+    "nos4", "nos6", "bcsstk02", "bcsstk04", "bcsstk08", "gr_30_30", "lund_a", "sherman1", "cage7",
+    "mesh2e1",
+];
 
 /// The shared SPD matrices with CG (Jacobi) and the nonsymmetric ones with BiCGSTAB (Jacobi):
 /// b = A·x_true, every solve converges to 1e-8 with a true residual to match. The pattern
@@ -201,15 +246,22 @@ fn shared_matrices_are_solved() {
     let loaded = common::named_matrices("solve::shared_matrices_are_solved", &ALL_SOLVED, &SHIPPED);
     let load = |name: &str| loaded.iter().find(|(n, _)| n == name).map(|(_, a)| a);
     let mut failures = Vec::new();
-    let spd = ["nos4", "nos5", "nos6", "bcsstk02", "bcsstk04", "bcsstk07", "bcsstk08", "bcsstk09", "gr_30_30", "lund_a"];
+    let spd = [
+        "nos4", "nos5", "nos6", "bcsstk02", "bcsstk04", "bcsstk07", "bcsstk08", "bcsstk09",
+        "gr_30_30", "lund_a",
+    ];
     let general = ["sherman1", "sherman3", "sherman5", "cage7", "cage9"];
     for (name, cg) in spd.iter().map(|n| (n, true)).chain(general.iter().map(|n| (n, false))) {
         let Some(a) = load(name) else { continue };
         let (_, b) = problem(a);
         let d = jacobi(a).unwrap();
         let cap = 20 * a.nrows();
-        let s = if cg { cg_host(a, &b, Some(&d), &settings(1e-8, cap)) } else { bicgstab_host(a, &b, Some(&d), &settings(1e-8, cap)) }
-            .unwrap();
+        let s = if cg {
+            cg_host(a, &b, Some(&d), &settings(1e-8, cap))
+        } else {
+            bicgstab_host(a, &b, Some(&d), &settings(1e-8, cap))
+        }
+        .unwrap();
         if !s.converged() {
             failures.push(format!(
                 "{name}: {:?} after {} iterations, residual {:e}, true {:e}",
@@ -223,7 +275,10 @@ fn shared_matrices_are_solved() {
     let plain = cg_host(a, &b, None, &settings(1e-8, 20_000)).unwrap();
     let pre = cg_host(a, &b, Some(&jacobi(a).unwrap()), &settings(1e-8, 20_000)).unwrap();
     if pre.iterations * 10 > plain.iterations {
-        failures.push(format!("bcsstk08: Jacobi {} iterations, none {}", pre.iterations, plain.iterations));
+        failures.push(format!(
+            "bcsstk08: Jacobi {} iterations, none {}",
+            pre.iterations, plain.iterations
+        ));
     }
     for name in ["Kuu", "mesh2e1"] {
         let Some(a) = load(name) else { continue };
@@ -236,7 +291,11 @@ fn shared_matrices_are_solved() {
 }
 
 /// `a` in format `spec` on the GPU.
-fn on_gpu<T: spmv::Scalar>(gpu: &std::sync::Arc<spmv::gpu::Gpu>, a: &Csr<T>, spec: &str) -> spmv::Result<spmv::DeviceMatrix<T>> {
+fn on_gpu<T: spmv::Scalar>(
+    gpu: &std::sync::Arc<spmv::gpu::Gpu>,
+    a: &Csr<T>,
+    spec: &str,
+) -> spmv::Result<spmv::DeviceMatrix<T>> {
     spmv::formats::build(&spmv::formats::parse_spec(spec)?, a)?.upload(gpu)
 }
 
@@ -281,11 +340,21 @@ fn check_solver<T: spmv::Scalar>(
 ) {
     let product = DeviceProduct(device);
     let (dev, same, host) = if cg {
-        (cg_gpu(device, b, m, s).unwrap(), cg_host(&product, b, m, s).unwrap(), cg_host(a, b, m, s).unwrap())
+        (
+            cg_gpu(device, b, m, s).unwrap(),
+            cg_host(&product, b, m, s).unwrap(),
+            cg_host(a, b, m, s).unwrap(),
+        )
     } else {
-        (bicgstab_gpu(device, b, m, s).unwrap(), bicgstab_host(&product, b, m, s).unwrap(), bicgstab_host(a, b, m, s).unwrap())
+        (
+            bicgstab_gpu(device, b, m, s).unwrap(),
+            bicgstab_host(&product, b, m, s).unwrap(),
+            bicgstab_host(a, b, m, s).unwrap(),
+        )
     };
-    if (bits(&dev.x), dev.iterations, &dev.outcome) != (bits(&same.x), same.iterations, &same.outcome) {
+    if (bits(&dev.x), dev.iterations, &dev.outcome)
+        != (bits(&same.x), same.iterations, &same.outcome)
+    {
         failures.push(format!(
             "{what}: GPU {:?} {} it, host on the GPU's product {:?} {} it, x differs",
             dev.outcome, dev.iterations, same.outcome, same.iterations
@@ -295,7 +364,12 @@ fn check_solver<T: spmv::Scalar>(
     if !dev.converged() || !host.converged() || !dev.graph || !close {
         failures.push(format!(
             "{what}: GPU {:?} {} it (true {:e}, graph {}), host {:?} {} it",
-            dev.outcome, dev.iterations, dev.true_residual, dev.graph, host.outcome, host.iterations
+            dev.outcome,
+            dev.iterations,
+            dev.true_residual,
+            dev.graph,
+            host.outcome,
+            host.iterations
         ));
     }
 }
@@ -310,7 +384,8 @@ fn check_solver<T: spmv::Scalar>(
 #[ignore = "needs a CUDA device"]
 fn gpu_solvers_match_the_host_solvers() {
     let gpu = common::gpu();
-    let mut spd = vec![("poisson2d:n=40".to_string(), spmv::io::gen::generate("poisson2d:n=40").unwrap())];
+    let mut spd =
+        vec![("poisson2d:n=40".to_string(), spmv::io::gen::generate("poisson2d:n=40").unwrap())];
     spd.extend(shared(&["nos4", "nos6", "bcsstk08", "lund_a", "gr_30_30"]));
     let mut general = vec![("convection-diffusion".to_string(), convection_diffusion(40, 0.4))];
     general.extend(shared(&["sherman1", "sherman3", "cage9"]));
@@ -322,18 +397,50 @@ fn gpu_solvers_match_the_host_solvers() {
         let device = on_gpu(&gpu, a, "csr-vector").unwrap();
         let s = settings(1e-8, 20 * a.nrows());
         let near = !name.starts_with("sherman");
-        check_solver(&format!("{method} {name} f64 jacobi"), cg, near, &device, a, &b, Some(&d), &s, &mut failures);
-        let well_conditioned = ["poisson2d:n=40", "convection-diffusion", "gr_30_30", "cage9", "nos4"].contains(&name.as_str());
+        check_solver(
+            &format!("{method} {name} f64 jacobi"),
+            cg,
+            near,
+            &device,
+            a,
+            &b,
+            Some(&d),
+            &s,
+            &mut failures,
+        );
+        let well_conditioned =
+            ["poisson2d:n=40", "convection-diffusion", "gr_30_30", "cage9", "nos4"]
+                .contains(&name.as_str());
         if !well_conditioned {
             continue;
         }
-        check_solver(&format!("{method} {name} f64"), cg, near, &device, a, &b, None, &s, &mut failures);
+        check_solver(
+            &format!("{method} {name} f64"),
+            cg,
+            near,
+            &device,
+            a,
+            &b,
+            None,
+            &s,
+            &mut failures,
+        );
         let a32: Csr<f32> = a.cast();
         let b32: Vec<f32> = b.iter().map(|&v| v as f32).collect();
         let d32 = jacobi(&a32).unwrap();
         let device = on_gpu(&gpu, &a32, "csr-vector").unwrap();
         let s32 = settings(1e-5, 20 * a.nrows());
-        check_solver(&format!("{method} {name} f32 jacobi"), cg, near, &device, &a32, &b32, Some(&d32), &s32, &mut failures);
+        check_solver(
+            &format!("{method} {name} f32 jacobi"),
+            cg,
+            near,
+            &device,
+            &a32,
+            &b32,
+            Some(&d32),
+            &s32,
+            &mut failures,
+        );
     }
     common::assert_clean(failures);
 }
@@ -354,45 +461,95 @@ fn gpu_solvers_are_repeatable_and_report_failures() {
         let base = settings(1e-10, 2000);
         let one = cg_gpu(&m, &b, None, &KrylovSettings { check_every: 1, ..base }).unwrap();
         assert!(one.converged() && one.graph, "{spec}: {:?} graph {}", one.outcome, one.graph);
-        for variant in
-            [KrylovSettings { check_every: 1, ..base }, KrylovSettings { check_every: 7, ..base }, KrylovSettings { graph: false, ..base }]
-        {
+        for variant in [
+            KrylovSettings { check_every: 1, ..base },
+            KrylovSettings { check_every: 7, ..base },
+            KrylovSettings { graph: false, ..base },
+        ] {
             let again = cg_gpu(&m, &b, None, &variant).unwrap();
-            assert_eq!((bits(&one.x), one.iterations), (bits(&again.x), again.iterations), "{spec} CG {variant:?}");
+            assert_eq!(
+                (bits(&one.x), one.iterations),
+                (bits(&again.x), again.iterations),
+                "{spec} CG {variant:?}"
+            );
         }
         let one = bicgstab_gpu(&mc, &bc, None, &base).unwrap();
         assert!(one.converged(), "{spec} BiCGSTAB: {:?}", one.outcome);
-        for variant in [KrylovSettings { check_every: 3, ..base }, KrylovSettings { graph: false, ..base }] {
+        for variant in
+            [KrylovSettings { check_every: 3, ..base }, KrylovSettings { graph: false, ..base }]
+        {
             let again = bicgstab_gpu(&mc, &bc, None, &variant).unwrap();
-            assert_eq!((bits(&one.x), one.iterations), (bits(&again.x), again.iterations), "{spec} BiCGSTAB {variant:?}");
+            assert_eq!(
+                (bits(&one.x), one.iterations),
+                (bits(&again.x), again.iterations),
+                "{spec} BiCGSTAB {variant:?}"
+            );
         }
     }
     // CG on an indefinite matrix.
-    let shifted = with_values(&spmv::io::gen::generate("poisson2d:n=20").unwrap(), |r, c, v| if r == c { v - 4.0 } else { v });
+    let shifted = with_values(&spmv::io::gen::generate("poisson2d:n=20").unwrap(), |r, c, v| {
+        if r == c {
+            v - 4.0
+        } else {
+            v
+        }
+    });
     let (_, bs) = problem(&shifted);
-    let s = cg_gpu(&on_gpu(&gpu, &shifted, "csr-vector").unwrap(), &bs, None, &settings(1e-10, 2000)).unwrap();
-    assert!(matches!(&s.outcome, Outcome::Breakdown(why) if why.contains("not positive definite")), "{:?}", s.outcome);
+    let s =
+        cg_gpu(&on_gpu(&gpu, &shifted, "csr-vector").unwrap(), &bs, None, &settings(1e-10, 2000))
+            .unwrap();
+    assert!(
+        matches!(&s.outcome, Outcome::Breakdown(why) if why.contains("not positive definite")),
+        "{:?}",
+        s.outcome
+    );
     // A singular system: neither method converges, and the true residual says so (CG's
     // iterate overflows here, on the host too: reported as non-finite).
     let p = spmv::io::gen::generate("poisson2d:n=12").unwrap();
     let singular = with_values(&p, |r, c, v| if r == 0 || c == 0 { 0.0 } else { v });
     let bsing: Vec<f64> = (0..singular.nrows()).map(|i| if i == 0 { 1.0 } else { 0.5 }).collect();
     let ms = on_gpu(&gpu, &singular, "csr-vector").unwrap();
-    for s in [cg_gpu(&ms, &bsing, None, &settings(1e-10, 500)).unwrap(), bicgstab_gpu(&ms, &bsing, None, &settings(1e-10, 500)).unwrap()] {
-        assert!(!s.converged() && (s.true_residual.is_nan() || s.true_residual > 1e-3), "{:?}, true residual {}", s.outcome, s.true_residual);
+    for s in [
+        cg_gpu(&ms, &bsing, None, &settings(1e-10, 500)).unwrap(),
+        bicgstab_gpu(&ms, &bsing, None, &settings(1e-10, 500)).unwrap(),
+    ] {
+        assert!(
+            !s.converged() && (s.true_residual.is_nan() || s.true_residual > 1e-3),
+            "{:?}, true residual {}",
+            s.outcome,
+            s.true_residual
+        );
     }
     // NaN in A.
-    let nan = with_values(&spmv::io::gen::generate("poisson2d:n=10").unwrap(), |r, c, v| if r == 5 && c == 5 { f64::NAN } else { v });
+    let nan = with_values(&spmv::io::gen::generate("poisson2d:n=10").unwrap(), |r, c, v| {
+        if r == 5 && c == 5 {
+            f64::NAN
+        } else {
+            v
+        }
+    });
     let mn = on_gpu(&gpu, &nan, "csr-vector").unwrap();
     let ones = vec![1.0; nan.nrows()];
-    assert_eq!(cg_gpu(&mn, &ones, None, &settings(1e-10, 100)).unwrap().outcome, Outcome::NonFinite);
-    assert_eq!(bicgstab_gpu(&mn, &ones, None, &settings(1e-10, 100)).unwrap().outcome, Outcome::NonFinite);
+    assert_eq!(
+        cg_gpu(&mn, &ones, None, &settings(1e-10, 100)).unwrap().outcome,
+        Outcome::NonFinite
+    );
+    assert_eq!(
+        bicgstab_gpu(&mn, &ones, None, &settings(1e-10, 100)).unwrap().outcome,
+        Outcome::NonFinite
+    );
     // b = 0, and a cap reached.
     let m = on_gpu(&gpu, &a, "csr-vector").unwrap();
     let z = cg_gpu(&m, &vec![0.0; a.nrows()], None, &settings(1e-10, 100)).unwrap();
     assert!(z.converged() && z.iterations == 0);
-    let capped = cg_gpu(&m, &b, None, &KrylovSettings { check_every: 4, ..settings(1e-14, 10) }).unwrap();
-    assert!(capped.outcome == Outcome::NotConverged && capped.iterations == 10, "{:?} {}", capped.outcome, capped.iterations);
+    let capped =
+        cg_gpu(&m, &b, None, &KrylovSettings { check_every: 4, ..settings(1e-14, 10) }).unwrap();
+    assert!(
+        capped.outcome == Outcome::NotConverged && capped.iterations == 10,
+        "{:?} {}",
+        capped.outcome,
+        capped.iterations
+    );
 }
 
 /// Every registered format that holds the matrix runs GPU CG and BiCGSTAB to the tolerance;
@@ -410,16 +567,20 @@ fn every_format_runs_the_gpu_solvers() {
             Ok(h) => h.upload(&gpu).unwrap(),
             Err(_) => continue, // declines the matrix (DIA-like limits)
         };
-        for (method, result) in
-            [("CG", cg_gpu(&m, &b, None, &settings(1e-9, 1000))), ("BiCGSTAB", bicgstab_gpu(&m, &b, None, &settings(1e-9, 1000)))]
-        {
+        for (method, result) in [
+            ("CG", cg_gpu(&m, &b, None, &settings(1e-9, 1000))),
+            ("BiCGSTAB", bicgstab_gpu(&m, &b, None, &settings(1e-9, 1000))),
+        ] {
             match result {
                 Ok(s) if s.converged() => {
                     if !s.graph {
                         no_graph.push(format!("{} {method}", info.name));
                     }
                 }
-                Ok(s) => failures.push(format!("{} {method}: {:?} after {}", info.name, s.outcome, s.iterations)),
+                Ok(s) => failures.push(format!(
+                    "{} {method}: {:?} after {}",
+                    info.name, s.outcome, s.iterations
+                )),
                 Err(e) => failures.push(format!("{} {method}: {e}", info.name)),
             }
         }

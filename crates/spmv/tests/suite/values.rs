@@ -18,8 +18,11 @@ use spmv::{Csr, Error, Scalar};
 
 /// The registered formats with a `values` parameter.
 fn coded_formats() -> Vec<&'static str> {
-    let names: Vec<&'static str> =
-        registry::<f64>().into_iter().filter(|f| f.params.iter().any(|p| p.key == "values")).map(|f| f.name).collect();
+    let names: Vec<&'static str> = registry::<f64>()
+        .into_iter()
+        .filter(|f| f.params.iter().any(|p| p.key == "values"))
+        .map(|f| f.name)
+        .collect();
     assert!(names.contains(&"csr-vector"), "{names:?}");
     names
 }
@@ -28,7 +31,8 @@ fn coded_formats() -> Vec<&'static str> {
 fn value_variants(name: &str, a: &Csr<f64>) -> Vec<(String, Csr<f64>)> {
     let with = |f: fn(usize, f64) -> f64| {
         let values = a.values().iter().enumerate().map(|(i, &v)| f(i, v)).collect();
-        Csr::new_checked(a.nrows(), a.ncols(), a.row_ptr().to_vec(), a.col_idx().to_vec(), values).unwrap()
+        Csr::new_checked(a.nrows(), a.ncols(), a.row_ptr().to_vec(), a.col_idx().to_vec(), values)
+            .unwrap()
     };
     vec![
         (name.to_string(), a.clone()),
@@ -45,7 +49,8 @@ fn matrices(shared: bool) -> Vec<(String, Csr<f64>)> {
     for spec in ["poisson3d:n=20", "kron:scale=12", "powerlaw:n=20000,mean=8,exp=2.1"] {
         base.push((spec.to_string(), spmv::io::gen::generate(spec).unwrap()));
     }
-    let mut all: Vec<(String, Csr<f64>)> = base.iter().flat_map(|(n, a)| value_variants(n, a)).collect();
+    let mut all: Vec<(String, Csr<f64>)> =
+        base.iter().flat_map(|(n, a)| value_variants(n, a)).collect();
     // The shared matrices with their own values: each qualifies for the codecs it qualifies
     // for (the generated variants above exercise every codec).
     if shared {
@@ -56,7 +61,11 @@ fn matrices(shared: bool) -> Vec<(String, Csr<f64>)> {
 
 /// Runs `spec` on `a` (CPU, or the GPU when given): y bits, or `None` when the format
 /// declines the matrix (a codec it does not qualify for, or a size it cannot hold).
-fn run<T: Scalar>(gpu: Option<&Arc<Gpu>>, a: &Csr<T>, spec: &str) -> Result<Option<Vec<u64>>, String> {
+fn run<T: Scalar>(
+    gpu: Option<&Arc<Gpu>>,
+    a: &Csr<T>,
+    spec: &str,
+) -> Result<Option<Vec<u64>>, String> {
     let host = match build(&parse_spec(spec).unwrap(), a) {
         Ok(h) => h,
         Err(Error::Format { .. }) => return Ok(None),
@@ -89,7 +98,8 @@ fn check<T: Scalar>(gpu: Option<&Arc<Gpu>>, matrices: &[(String, Csr<f64>)]) -> 
         let handles: Vec<_> = (0..workers)
             .map(|_| {
                 s.spawn(|| {
-                    let (mut failures, mut exercised) = (Vec::new(), std::collections::HashSet::new());
+                    let (mut failures, mut exercised) =
+                        (Vec::new(), std::collections::HashSet::new());
                     loop {
                         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let Some((name, a)) = matrices.get(i) else { break };
@@ -112,7 +122,10 @@ fn check<T: Scalar>(gpu: Option<&Arc<Gpu>>, matrices: &[(String, Csr<f64>)]) -> 
     }
     for format in coded_formats() {
         for codec in VALUE_CHOICES {
-            let applies = !matches!((*codec, T::SUFFIX), ("f32", "f32" | "f16") | ("f16", "f16") | ("full", _));
+            let applies = !matches!(
+                (*codec, T::SUFFIX),
+                ("f32", "f32" | "f16") | ("f16", "f16") | ("full", _)
+            );
             if applies && !exercised.contains(&(format, *codec)) {
                 failures.push(format!("{format}:values={codec} {} was never exercised", T::SUFFIX));
             }
@@ -138,16 +151,27 @@ fn check_matrix<T: Scalar>(
                 continue;
             }
         };
-        let has_cols = registry::<f64>().iter().any(|f| f.name == format && f.params.iter().any(|p| p.key == "cols"));
-        let specs = VALUE_CHOICES.iter().filter(|c| **c != "full").map(|c| (format!("{format}:values={c}"), *c)).chain(
-            VALUE_CHOICES.iter().filter(|_| has_cols).map(|c| (format!("{format}:values={c},cols=delta16"), "delta16")),
-        );
+        let has_cols = registry::<f64>()
+            .iter()
+            .any(|f| f.name == format && f.params.iter().any(|p| p.key == "cols"));
+        let specs = VALUE_CHOICES
+            .iter()
+            .filter(|c| **c != "full")
+            .map(|c| (format!("{format}:values={c}"), *c))
+            .chain(
+                VALUE_CHOICES
+                    .iter()
+                    .filter(|_| has_cols)
+                    .map(|c| (format!("{format}:values={c},cols=delta16"), "delta16")),
+            );
         for (spec, codec) in specs {
             match run(gpu, a, &spec) {
                 Ok(Some(y)) if y == full => {
                     exercised.insert((format, codec));
                 }
-                Ok(Some(_)) => failures.push(format!("{name} {}: {spec} differs from values=full", T::SUFFIX)),
+                Ok(Some(_)) => {
+                    failures.push(format!("{name} {}: {spec} differs from values=full", T::SUFFIX))
+                }
                 Ok(None) => {}
                 Err(e) => failures.push(format!("{name} {}: {e}", T::SUFFIX)),
             }
@@ -168,18 +192,30 @@ fn a_codec_the_values_do_not_fit_is_declined_with_the_reason() {
     // A matrix every coded format holds (diagonal structure), with values no narrow codec fits.
     let p = spmv::io::gen::generate("poisson2d:n=40").unwrap();
     let values = (0..p.nnz()).map(|i| i as f64 * 0.37 + 0.01).collect();
-    let a = Csr::new_checked(p.nrows(), p.ncols(), p.row_ptr().to_vec(), p.col_idx().to_vec(), values).unwrap();
+    let a =
+        Csr::new_checked(p.nrows(), p.ncols(), p.row_ptr().to_vec(), p.col_idx().to_vec(), values)
+            .unwrap();
     for format in coded_formats() {
         for codec in ["pattern", "i8", "i16"] {
-            let e = build::<f64>(&parse_spec(&format!("{format}:values={codec}")).unwrap(), &a).unwrap_err();
+            let e = build::<f64>(&parse_spec(&format!("{format}:values={codec}")).unwrap(), &a)
+                .unwrap_err();
             let text = e.to_string();
-            assert!(matches!(e, Error::Format { .. }) && text.contains(format) && text.contains(&format!("values={codec}: entry")), "{text}");
+            assert!(
+                matches!(e, Error::Format { .. })
+                    && text.contains(format)
+                    && text.contains(&format!("values={codec}: entry")),
+                "{text}"
+            );
         }
-        let e = build::<f32>(&parse_spec(&format!("{format}:values=f32")).unwrap(), &a.cast()).unwrap_err();
+        let e = build::<f32>(&parse_spec(&format!("{format}:values=f32")).unwrap(), &a.cast())
+            .unwrap_err();
         assert!(e.to_string().contains("nothing narrower than f32"), "{e}");
         // auto always builds and reports the bytes per value it chose.
         let f = build::<f64>(&parse_spec(&format!("{format}:values=auto")).unwrap(), &a).unwrap();
-        assert!(f.stats().bytes <= build::<f64>(&parse_spec(format).unwrap(), &a).unwrap().stats().bytes);
+        assert!(
+            f.stats().bytes
+                <= build::<f64>(&parse_spec(format).unwrap(), &a).unwrap().stats().bytes
+        );
     }
 }
 

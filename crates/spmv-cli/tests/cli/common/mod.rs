@@ -13,8 +13,14 @@ pub fn text(bytes: &[u8]) -> String {
 
 /// A fresh folder named after the test binary, the test and the process.
 pub fn temp_dir(name: &str) -> PathBuf {
-    let binary = std::env::current_exe().ok().and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()));
-    let dir = std::env::temp_dir().join(format!("spmv-{}-{name}-{}", binary.unwrap_or_default(), std::process::id()));
+    let binary = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()));
+    let dir = std::env::temp_dir().join(format!(
+        "spmv-{}-{name}-{}",
+        binary.unwrap_or_default(),
+        std::process::id()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }

@@ -13,7 +13,8 @@ pub fn spmv<T: Scalar>(a: &AmfCsr<T>, x: &[T], y: &mut [T]) {
     let mut pieces = Vec::with_capacity(a.sub_blocks());
     let mut rest = y;
     for s in a.sub_block_ptr.windows(2) {
-        let (r0, r1) = (a.row_block_ptr[s[0] as usize] as usize, a.row_block_ptr[s[1] as usize] as usize);
+        let (r0, r1) =
+            (a.row_block_ptr[s[0] as usize] as usize, a.row_block_ptr[s[1] as usize] as usize);
         let (mine, more) = std::mem::take(&mut rest).split_at_mut(r1 - r0);
         rest = more;
         pieces.push((s[0] as usize..s[1] as usize, r0, mine));

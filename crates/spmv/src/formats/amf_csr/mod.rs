@@ -56,7 +56,9 @@ use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule = KernelModule { name: "amf_csr", source: include_str!("kernel.cu"), headers: &[] };
+/// The format's CUDA kernels (`kernel.cu`).
+pub const KERNELS: KernelModule =
+    KernelModule { name: "amf_csr", source: include_str!("kernel.cu"), headers: &[] };
 
 const NAME: &str = "amf-csr";
 /// Threads per block (8 warps).
@@ -123,7 +125,10 @@ impl<T: Scalar> AmfCsr<T> {
     /// Converts from CSR with given thresholds (both ≥ 1).
     pub fn with_thresholds(a: &Csr<T>, ts: usize, tl: usize) -> Result<Self> {
         if ts == 0 || tl == 0 {
-            return Err(Error::format(NAME, format!("Ts = {ts}, Tl = {tl}: both thresholds must be at least 1")));
+            return Err(Error::format(
+                NAME,
+                format!("Ts = {ts}, Tl = {tl}: both thresholds must be at least 1"),
+            ));
         }
         let (m, nnz) = (a.nrows(), a.nnz());
         if m > MAX_INDEX || nnz > MAX_INDEX {
@@ -135,7 +140,10 @@ impl<T: Scalar> AmfCsr<T> {
         let started = Instant::now();
         let row_ptr = a.row_ptr();
         let row_block_ptr = fold(row_ptr.windows(2).map(|w| w[1] - w[0]), ts);
-        let sub_block_ptr = fold(row_block_ptr.windows(2).map(|w| row_ptr[w[1] as usize] - row_ptr[w[0] as usize]), tl);
+        let sub_block_ptr = fold(
+            row_block_ptr.windows(2).map(|w| row_ptr[w[1] as usize] - row_ptr[w[0] as usize]),
+            tl,
+        );
         let fold_ms = started.elapsed().as_secs_f64() * 1e3;
         Ok(AmfCsr {
             ts,
@@ -151,12 +159,15 @@ impl<T: Scalar> AmfCsr<T> {
         })
     }
 
+    /// `(Ts, Tl)`: the nnz bounds of a row-block and of a sub-block.
     pub fn thresholds(&self) -> (usize, usize) {
         (self.ts, self.tl)
     }
+    /// Number of row-blocks (folded runs of rows).
     pub fn row_blocks(&self) -> usize {
         self.row_block_ptr.len() - 1
     }
+    /// Number of sub-blocks (folded runs of row-blocks, one thread block each).
     pub fn sub_blocks(&self) -> usize {
         self.sub_block_ptr.len() - 1
     }
@@ -173,14 +184,18 @@ impl<T: Scalar> AmfCsr<T> {
         self.sub_block_ptr
             .windows(2)
             .map(|s| {
-                let (r0, r1) = (self.row_block_ptr[s[0] as usize], self.row_block_ptr[s[1] as usize]);
+                let (r0, r1) =
+                    (self.row_block_ptr[s[0] as usize], self.row_block_ptr[s[1] as usize]);
                 (self.row_ptr[r1 as usize] - self.row_ptr[r0 as usize]) as usize
             })
             .collect()
     }
     /// Device bytes: the three u32 offset arrays, `col_idx` and `values`.
     pub fn device_bytes(&self) -> usize {
-        4 * (self.row_block_ptr.len() + self.sub_block_ptr.len() + self.row_ptr.len() + self.col_idx.len())
+        4 * (self.row_block_ptr.len()
+            + self.sub_block_ptr.len()
+            + self.row_ptr.len()
+            + self.col_idx.len())
             + std::mem::size_of::<T>() * self.values.len()
     }
 }

@@ -12,8 +12,11 @@ fn assert_invariants<T: Scalar>(f: &AmfCsr<T>, a: &Csr<T>) {
     assert!(f.row_block_ptr().windows(2).all(|w| w[0] < w[1]), "row-blocks are non-empty");
     assert!(f.sub_block_ptr().windows(2).all(|w| w[0] < w[1]), "sub-blocks are non-empty");
     // Below the threshold unless a single item; maximal (the next item would not fit).
-    let rb_nnz: Vec<usize> =
-        f.row_block_ptr().windows(2).map(|w| a.row_ptr()[w[1] as usize] - a.row_ptr()[w[0] as usize]).collect();
+    let rb_nnz: Vec<usize> = f
+        .row_block_ptr()
+        .windows(2)
+        .map(|w| a.row_ptr()[w[1] as usize] - a.row_ptr()[w[0] as usize])
+        .collect();
     for (k, w) in f.row_block_ptr().windows(2).enumerate() {
         assert!(w[1] - w[0] == 1 || rb_nnz[k] < ts);
         if (w[1] as usize) < a.nrows() {
@@ -52,7 +55,10 @@ fn threshold_rule() {
     assert_eq!(thresholds(0, 0), (32, 256));
     assert_eq!(thresholds(1000, 7000), (32, 256));
     assert_eq!(thresholds(1000, 40_000), (64, 512));
-    assert_eq!(thresholds(2_000_000, 32_000_000), (32, 32_000_000usize.div_ceil(TARGET_SUB_BLOCKS)));
+    assert_eq!(
+        thresholds(2_000_000, 32_000_000),
+        (32, 32_000_000usize.div_ceil(TARGET_SUB_BLOCKS))
+    );
     assert!(matches!(AmfCsr::with_thresholds(&paper_matrix(), 0, 7), Err(Error::Format { .. })));
     assert!(matches!(AmfCsr::with_thresholds(&paper_matrix(), 4, 0), Err(Error::Format { .. })));
 }

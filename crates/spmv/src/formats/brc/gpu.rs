@@ -23,7 +23,8 @@ impl<T: Scalar> DeviceBrc<T> {
     pub fn new(gpu: &Gpu, a: &Brc<T>) -> Result<Self> {
         check_warp_blocks(NAME, a.block_rows())?;
         // Holds by construction (slots <= stored slots < 2^32).
-        let blocks = u32::try_from(a.blocks()).map_err(|_| Error::format(NAME, "blocks exceed 32 bits"))?;
+        let blocks =
+            u32::try_from(a.blocks()).map_err(|_| Error::format(NAME, "blocks exceed 32 bits"))?;
         let config = grid_for(a.row_perm().len() as u64, BLOCK)?;
         Ok(DeviceBrc {
             blocks,
@@ -49,7 +50,10 @@ impl<T: Scalar> DeviceFormat<T> for DeviceBrc<T> {
         // x.len() (padding repeats a real column) and every row but NO_ROW is < nrows = y.len().
         unsafe {
             self.kernel.launch(gpu, |a| {
-                a.arg(&self.blocks).arg(&self.block_ptr).arg(&self.row_perm).arg(&self.entries.col_idx);
+                a.arg(&self.blocks)
+                    .arg(&self.block_ptr)
+                    .arg(&self.row_perm)
+                    .arg(&self.entries.col_idx);
                 a.arg(&self.entries.values).arg(x).arg(y);
             })
         }

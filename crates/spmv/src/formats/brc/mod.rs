@@ -65,7 +65,9 @@ use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule = KernelModule { name: "brc", source: include_str!("kernel.cu"), headers: &[] };
+/// The format's CUDA kernels (`kernel.cu`).
+pub const KERNELS: KernelModule =
+    KernelModule { name: "brc", source: include_str!("kernel.cu"), headers: &[] };
 
 /// Slots per block of the registered format, and the only value the GPU kernel takes: one warp.
 pub const WARP_BLOCK_ROWS: usize = 32;
@@ -121,7 +123,10 @@ pub(crate) fn coefficient_of_variation(counts: &[usize]) -> f64 {
 pub(crate) fn sorted_rows<T: Scalar>(format: &'static str, a: &Csr<T>) -> Result<Vec<u32>> {
     let m = a.nrows();
     if m >= NO_ROW as usize {
-        return Err(Error::format(format, format!("{m} rows exceed the 2^32 - 2 that 32-bit row indices allow")));
+        return Err(Error::format(
+            format,
+            format!("{m} rows exceed the 2^32 - 2 that 32-bit row indices allow"),
+        ));
     }
     let mut sorted: Vec<u32> = (0..m as u32).into_par_iter().collect();
     sort_rows_by_length(a.row_ptr(), &mut sorted);
@@ -131,7 +136,10 @@ pub(crate) fn sorted_rows<T: Scalar>(format: &'static str, a: &Csr<T>) -> Result
 /// Start of each block of `block_rows` slots and the given widths (`blocks + 1` offsets, the
 /// last the stored slots), or `None` when the stored slots exceed the 2^32 − 1 that 32-bit
 /// offsets address.
-pub(crate) fn block_offsets(widths: impl ExactSizeIterator<Item = usize>, block_rows: usize) -> Option<Vec<usize>> {
+pub(crate) fn block_offsets(
+    widths: impl ExactSizeIterator<Item = usize>,
+    block_rows: usize,
+) -> Option<Vec<usize>> {
     let mut block_ptr = Vec::with_capacity(widths.len() + 1);
     block_ptr.push(0usize);
     for w in widths {
@@ -178,7 +186,9 @@ impl<T: Scalar> BlockArrays<T> {
         // One output slice per block, filled in parallel.
         let mut parts = Vec::with_capacity(blocks);
         let (mut cols_rest, mut vals_rest) = (col_idx.as_mut_slice(), values.as_mut_slice());
-        for (b, (rows, slots)) in row_perm.chunks_mut(block_rows).zip(slot_data.chunks_mut(block_rows)).enumerate() {
+        for (b, (rows, slots)) in
+            row_perm.chunks_mut(block_rows).zip(slot_data.chunks_mut(block_rows)).enumerate()
+        {
             let n = block_ptr[b + 1] - block_ptr[b];
             let (cs, cr) = std::mem::take(&mut cols_rest).split_at_mut(n);
             let (vs, vr) = std::mem::take(&mut vals_rest).split_at_mut(n);
@@ -204,6 +214,7 @@ impl<T: Scalar> BlockArrays<T> {
     pub fn block_rows(&self) -> usize {
         self.block_rows
     }
+    /// Number of blocks of H slots.
     pub fn blocks(&self) -> usize {
         self.block_ptr.len() - 1
     }
@@ -227,9 +238,12 @@ impl<T: Scalar> BlockArrays<T> {
     pub fn row_perm(&self) -> &[u32] {
         &self.row_perm
     }
+    /// Column of each entry, column-major per block (entry `t` of slot `l` at
+    /// `block_ptr[b] + t·H + l`); padding holds the piece's last column, 0 in dummy slots.
     pub fn col_idx(&self) -> &[u32] {
         &self.col_idx
     }
+    /// Value of each entry, in the order of `col_idx`; 0 in padding and dummy slots.
     pub fn values(&self) -> &[T] {
         &self.values
     }
@@ -277,7 +291,10 @@ impl<T: Scalar> Brc<T> {
     pub fn with_params(a: &Csr<T>, block_rows: usize, threshold: usize) -> Result<Self> {
         let (m, nnz) = (a.nrows(), a.nnz());
         if block_rows == 0 {
-            return Err(Error::format(NAME, "H = 0 slots per block: a block needs at least one slot"));
+            return Err(Error::format(
+                NAME,
+                "H = 0 slots per block: a block needs at least one slot",
+            ));
         }
         if threshold == 0 {
             return Err(Error::format(NAME, "T = 0: pieces must hold at least one entry"));
@@ -309,24 +326,28 @@ impl<T: Scalar> Brc<T> {
             )
         })?;
         let mut split = vec![false; blocks * block_rows];
-        let arrays = BlockArrays::fill(block_rows, &block_ptr, &mut split, |b, rows, flags, cols, vals| {
-            let first = b * block_rows;
-            let w = widths[b];
-            let mut entries = 0;
-            for (lane, piece) in pieces[first..pieces.len().min(first + block_rows)].iter().enumerate() {
-                let (rc, rv) = a.row(piece.row as usize);
-                let (s, len) = (piece.start as usize, piece.len as usize);
-                let pad = rc[s + len - 1];
-                for t in 0..w {
-                    let p = t * block_rows + lane;
-                    (cols[p], vals[p]) = if t < len { (rc[s + t], rv[s + t]) } else { (pad, T::ZERO) };
+        let arrays =
+            BlockArrays::fill(block_rows, &block_ptr, &mut split, |b, rows, flags, cols, vals| {
+                let first = b * block_rows;
+                let w = widths[b];
+                let mut entries = 0;
+                for (lane, piece) in
+                    pieces[first..pieces.len().min(first + block_rows)].iter().enumerate()
+                {
+                    let (rc, rv) = a.row(piece.row as usize);
+                    let (s, len) = (piece.start as usize, piece.len as usize);
+                    let pad = rc[s + len - 1];
+                    for t in 0..w {
+                        let p = t * block_rows + lane;
+                        (cols[p], vals[p]) =
+                            if t < len { (rc[s + t], rv[s + t]) } else { (pad, T::ZERO) };
+                    }
+                    rows[lane] = piece.row;
+                    flags[lane] = rc.len() > threshold;
+                    entries += len;
                 }
-                rows[lane] = piece.row;
-                flags[lane] = rc.len() > threshold;
-                entries += len;
-            }
-            entries
-        });
+                entries
+            });
         let fill_ms = start.elapsed().as_secs_f64() * 1e3;
 
         Ok(Brc {
@@ -362,7 +383,14 @@ impl<T> std::ops::Deref for Brc<T> {
 
 impl<T: Scalar> SpmvFormat<T> for Brc<T> {
     fn stats(&self) -> FormatStats {
-        FormatStats::new(self.device_bytes(), self.nnz, self.stored(), self.max_row_len, self.mean_row_len).with([
+        FormatStats::new(
+            self.device_bytes(),
+            self.nnz,
+            self.stored(),
+            self.max_row_len,
+            self.mean_row_len,
+        )
+        .with([
             ("threshold", self.threshold as f64),
             ("blocks", self.blocks() as f64),
             ("split_rows", self.split_rows as f64),

@@ -5,7 +5,14 @@ use proptest::prelude::*;
 
 /// Matrix A of the paper's §1.3 (BRCP's worked example too).
 pub(crate) fn paper_matrix() -> Csr<f64> {
-    Csr::new_checked(4, 4, vec![0, 2, 2, 5, 6], vec![0, 2, 0, 1, 3, 2], vec![1., 2., 3., 4., 5., 6.]).unwrap()
+    Csr::new_checked(
+        4,
+        4,
+        vec![0, 2, 2, 5, 6],
+        vec![0, 2, 0, 1, 3, 2],
+        vec![1., 2., 3., 4., 5., 6.],
+    )
+    .unwrap()
 }
 
 /// Checks `f`'s CPU product of [`paper_matrix`]: x = [1, 10, 100, 1000] gives each row's
@@ -65,7 +72,13 @@ fn worked_example_gives_the_documented_arrays() {
     // The rule's own T = 3 splits nothing: blocks {row 2, row 0} of width 3 and
     // {row 3, dummy} of width 1.
     let f = Brc::with_params(&a, 2, threshold(&a)).unwrap();
-    assert_blocks(&f, &[0, 6, 8], &[3., 1., 4., 2., 5., 0., 6., 0.], &[0, 0, 1, 2, 3, 2, 2, 0], &[2, 0, 3, NO_ROW]);
+    assert_blocks(
+        &f,
+        &[0, 6, 8],
+        &[3., 1., 4., 2., 5., 0., 6., 0.],
+        &[0, 0, 1, 2, 3, 2, 2, 0],
+        &[2, 0, 3, NO_ROW],
+    );
     assert_eq!(f.split_rows(), 0);
     assert_paper_product(&f);
 }

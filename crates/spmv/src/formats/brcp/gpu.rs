@@ -43,13 +43,16 @@ impl<T: Scalar> DeviceBrcp<T> {
         check_warp_blocks(NAME, a.block_rows())?;
         // All hold by construction (rows < 2^32 - 1, blocks < 2^31).
         let count = |n: usize, what: &str| {
-            u32::try_from(n).map_err(|_| Error::format(NAME, format!("{n} {what} exceed 32-bit counts")))
+            u32::try_from(n)
+                .map_err(|_| Error::format(NAME, format!("{n} {what} exceed 32-bit counts")))
         };
         let tile_count = count(a.tiles.len() - 1, "tiles")?;
         let empty_count = count(a.empty_rows.len(), "empty rows")?;
-        let blocks_for_empty = (a.empty_rows.len() as u64).div_ceil(BLOCK as u64).min(EMPTY_ROW_BLOCKS);
+        let blocks_for_empty =
+            (a.empty_rows.len() as u64).div_ceil(BLOCK as u64).min(EMPTY_ROW_BLOCKS);
         let grid = (tile_count as u64).max(blocks_for_empty).max(1) as u32;
-        let main_config = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
+        let main_config =
+            LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
         let rows: Vec<u32> = a.spans.iter().map(|s| s.row).collect();
         let firsts: Vec<u32> = a.spans.iter().map(|s| s.first).collect();
         let lasts: Vec<u32> = a.spans.iter().map(|s| s.last).collect();
@@ -75,7 +78,12 @@ impl<T: Scalar> DeviceBrcp<T> {
             chunk_sums: gpu.alloc(32 * chunk_tiles)?,
             chunk_count: gpu.alloc(chunk_tiles)?,
             main: Kernel::new(gpu, &KERNELS, &format!("brcp_{}", T::SUFFIX), main_config)?,
-            spans: Kernel::new(gpu, &KERNELS, &format!("brcp_spans_{}", T::SUFFIX), grid_for(a.spans.len() as u64, 256)?)?,
+            spans: Kernel::new(
+                gpu,
+                &KERNELS,
+                &format!("brcp_spans_{}", T::SUFFIX),
+                grid_for(a.spans.len() as u64, 256)?,
+            )?,
         })
     }
 }
@@ -113,7 +121,10 @@ impl<T: Scalar> DeviceFormat<T> for DeviceBrcp<T> {
         // which wrote leave[first] and enter[first + 1 ..= last] of every span.
         unsafe {
             self.spans.launch(gpu, |a| {
-                a.arg(&self.span_count).arg(&self.span_row).arg(&self.span_first).arg(&self.span_last);
+                a.arg(&self.span_count)
+                    .arg(&self.span_row)
+                    .arg(&self.span_first)
+                    .arg(&self.span_last);
                 a.arg(&self.enter).arg(&self.leave).arg(y);
             })
         }

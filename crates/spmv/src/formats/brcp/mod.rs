@@ -104,14 +104,17 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::brc::{
-    block_offsets, coefficient_of_variation, sorted_rows, threshold, BlockArrays, NO_ROW, WARP_BLOCK_ROWS,
+    block_offsets, coefficient_of_variation, sorted_rows, threshold, BlockArrays, NO_ROW,
+    WARP_BLOCK_ROWS,
 };
 use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule = KernelModule { name: "brcp", source: include_str!("kernel.cu"), headers: &[] };
+/// The format's CUDA kernels (`kernel.cu`).
+pub const KERNELS: KernelModule =
+    KernelModule { name: "brcp", source: include_str!("kernel.cu"), headers: &[] };
 
 /// Warps per CUDA block of the main kernel (`BRCP_TILE_WARPS` in kernel.cu): the number of
 /// narrow blocks a CUDA block takes, and the warps that share one wide block.
@@ -132,8 +135,11 @@ const NAME: &str = "brcp";
 /// A row whose slots span blocks `first ..= last` (`first < last`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Span {
+    /// The original row.
     pub row: u32,
+    /// The block its first slot is in (its run there is stored to `leave[first]`).
     pub first: u32,
+    /// The block its last slot is in.
     pub last: u32,
 }
 
@@ -235,7 +241,10 @@ impl<T: Scalar> Brcp<T> {
     pub fn with_params(a: &Csr<T>, block_rows: usize, threshold: usize) -> Result<Self> {
         let (m, nnz) = (a.nrows(), a.nnz());
         if !(1..=WARP_BLOCK_ROWS).contains(&block_rows) {
-            return Err(Error::format(NAME, format!("H = {block_rows} slots per block: H must be in 1..=32")));
+            return Err(Error::format(
+                NAME,
+                format!("H = {block_rows} slots per block: H must be in 1..=32"),
+            ));
         }
         if threshold == 0 {
             return Err(Error::format(NAME, "T = 0: a block must be at least one entry wide"));
@@ -253,10 +262,18 @@ impl<T: Scalar> Brcp<T> {
         let starts = layout(&lens, h, threshold);
         let blocks = starts.len();
         if blocks >= WIDE_TILE as usize {
-            return Err(Error::format(NAME, format!("{blocks} blocks exceed the 2^31 that the tile list addresses")));
+            return Err(Error::format(
+                NAME,
+                format!("{blocks} blocks exceed the 2^31 that the tile list addresses"),
+            ));
         }
         let block_ptr = block_offsets(starts.iter().map(|s| s.width), h).ok_or_else(|| {
-            Error::format(NAME, format!("{nnz} entries in blocks of {h} slots need more than 2^32 - 1 stored slots"))
+            Error::format(
+                NAME,
+                format!(
+                    "{nnz} entries in blocks of {h} slots need more than 2^32 - 1 stored slots"
+                ),
+            )
         })?;
         let mut spans: Vec<Span> = Vec::new();
         for b in 1..blocks {
@@ -274,37 +291,39 @@ impl<T: Scalar> Brcp<T> {
 
         let start = Instant::now();
         let mut row_seg_len = vec![0u8; blocks * h];
-        let arrays = BlockArrays::fill(h, &block_ptr, &mut row_seg_len, |b, rows, segs, cols, vals| {
-            let BlockStart { row: mut idx, mut done, width, .. } = starts[b];
-            let mut entries = 0;
-            for (lane, slot_row) in rows.iter_mut().enumerate() {
-                if idx == sorted.len() {
-                    break; // dummy slots: NO_ROW, zeros
+        let arrays =
+            BlockArrays::fill(h, &block_ptr, &mut row_seg_len, |b, rows, segs, cols, vals| {
+                let BlockStart { row: mut idx, mut done, width, .. } = starts[b];
+                let mut entries = 0;
+                for (lane, slot_row) in rows.iter_mut().enumerate() {
+                    if idx == sorted.len() {
+                        break; // dummy slots: NO_ROW, zeros
+                    }
+                    let (rc, rv) = a.row(sorted[idx] as usize);
+                    let take = width.min(rc.len() - done);
+                    let pad = rc[done + take - 1];
+                    for t in 0..width {
+                        let p = t * h + lane;
+                        (cols[p], vals[p]) =
+                            if t < take { (rc[done + t], rv[done + t]) } else { (pad, T::ZERO) };
+                    }
+                    *slot_row = sorted[idx];
+                    entries += take;
+                    done += take;
+                    if done == rc.len() {
+                        idx += 1;
+                        done = 0;
+                    }
                 }
-                let (rc, rv) = a.row(sorted[idx] as usize);
-                let take = width.min(rc.len() - done);
-                let pad = rc[done + take - 1];
-                for t in 0..width {
-                    let p = t * h + lane;
-                    (cols[p], vals[p]) = if t < take { (rc[done + t], rv[done + t]) } else { (pad, T::ZERO) };
+                // Runs of equal rows inside the block: their length at their first slot.
+                let mut lane = 0;
+                while lane < h && rows[lane] != NO_ROW {
+                    let run = rows[lane..].iter().take_while(|&&r| r == rows[lane]).count();
+                    segs[lane] = run as u8; // run <= h <= 32
+                    lane += run;
                 }
-                *slot_row = sorted[idx];
-                entries += take;
-                done += take;
-                if done == rc.len() {
-                    idx += 1;
-                    done = 0;
-                }
-            }
-            // Runs of equal rows inside the block: their length at their first slot.
-            let mut lane = 0;
-            while lane < h && rows[lane] != NO_ROW {
-                let run = rows[lane..].iter().take_while(|&&r| r == rows[lane]).count();
-                segs[lane] = run as u8; // run <= h <= 32
-                lane += run;
-            }
-            entries
-        });
+                entries
+            });
         let fill_ms = start.elapsed().as_secs_f64() * 1e3;
 
         Ok(Brcp {
@@ -366,7 +385,10 @@ impl<T: Scalar> Brcp<T> {
     /// sums and a `u32` counter per tile.
     pub fn device_bytes(&self) -> usize {
         self.arrays.device_bytes()
-            + 4 * (self.empty_rows.len() + self.tiles.len() + self.tile_chunk.len() + 3 * self.spans.len())
+            + 4 * (self.empty_rows.len()
+                + self.tiles.len()
+                + self.tile_chunk.len()
+                + 3 * self.spans.len())
             + self.row_seg_len.len()
             + 2 * self.blocks() * std::mem::size_of::<T>()
             + self.chunk_workspace_bytes()
@@ -391,8 +413,20 @@ impl<T> std::ops::Deref for Brcp<T> {
 impl<T: Scalar> SpmvFormat<T> for Brcp<T> {
     fn stats(&self) -> FormatStats {
         let wide_tiles = self.tiles.iter().filter(|&&t| t & WIDE_TILE != 0).count();
-        let wide = self.tile_chunk.iter().zip(&self.tiles).filter(|&(&c, &t)| c == 0 && t & WIDE_TILE != 0).count();
-        FormatStats::new(self.device_bytes(), self.nnz, self.stored(), self.max_row_len, self.mean_row_len).with([
+        let wide = self
+            .tile_chunk
+            .iter()
+            .zip(&self.tiles)
+            .filter(|&(&c, &t)| c == 0 && t & WIDE_TILE != 0)
+            .count();
+        FormatStats::new(
+            self.device_bytes(),
+            self.nnz,
+            self.stored(),
+            self.max_row_len,
+            self.mean_row_len,
+        )
+        .with([
             ("threshold", self.threshold as f64),
             ("blocks", self.blocks() as f64),
             ("widened_blocks", self.widened_blocks as f64),
@@ -409,7 +443,9 @@ impl<T: Scalar> SpmvFormat<T> for Brcp<T> {
     /// What one product reads: everything but the written workspaces (`enter`/`leave`, the
     /// chunks' lane sums and counters).
     fn bytes_read(&self) -> usize {
-        self.device_bytes() - 2 * self.blocks() * std::mem::size_of::<T>() - self.chunk_workspace_bytes()
+        self.device_bytes()
+            - 2 * self.blocks() * std::mem::size_of::<T>()
+            - self.chunk_workspace_bytes()
     }
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
         cpu::spmv(self, x, y)

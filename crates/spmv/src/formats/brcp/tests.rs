@@ -1,5 +1,7 @@
 use super::*;
-use crate::formats::brc::tests::{assert_block_invariants, assert_blocks, assert_paper_product, paper_matrix};
+use crate::formats::brc::tests::{
+    assert_block_invariants, assert_blocks, assert_paper_product, paper_matrix,
+};
 use crate::formats::test_support::blocks::assert_empty_products;
 use crate::formats::test_support::rows::random_rows;
 use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
@@ -18,7 +20,8 @@ fn rows_of(lens: &[usize], ncols: usize) -> Csr<f64> {
         let row = row_ptr.len() - 1;
         let (lo, hi) = (row_ptr[row], cols.len());
         // Columns must be sorted and distinct.
-        let mut pairs: Vec<(u32, f64)> = cols[lo..hi].iter().copied().zip(vals[lo..hi].iter().copied()).collect();
+        let mut pairs: Vec<(u32, f64)> =
+            cols[lo..hi].iter().copied().zip(vals[lo..hi].iter().copied()).collect();
         pairs.sort_by_key(|p| p.0);
         pairs.dedup_by_key(|p| p.0);
         cols.truncate(lo);
@@ -34,7 +37,13 @@ fn rows_of(lens: &[usize], ncols: usize) -> Csr<f64> {
 fn paper_example_with_2x2_blocks_gives_the_documented_arrays() {
     let a = paper_matrix();
     let f = Brcp::with_params(&a, 2, 2).unwrap();
-    assert_blocks(&f, &[0, 4, 8], &[3., 5., 4., 0., 1., 6., 2., 0.], &[0, 3, 1, 3, 0, 2, 2, 2], &[2, 2, 0, 3]);
+    assert_blocks(
+        &f,
+        &[0, 4, 8],
+        &[3., 5., 4., 0., 1., 6., 2., 0.],
+        &[0, 3, 1, 3, 0, 2, 2, 2],
+        &[2, 2, 0, 3],
+    );
     assert_eq!((f.block_width(0), f.block_width(1)), (2, 2));
     assert_eq!(f.row_seg_len(), &[2, 0, 1, 1]);
     assert_eq!(f.empty_rows(), &[1]);
@@ -57,16 +66,31 @@ fn paper_example_with_the_rules_own_t_and_with_t_1() {
     // with 1 entry and no next row: V = 1: row 3 and a dummy slot.
     let f = Brcp::with_params(&a, 2, threshold(&a)).unwrap();
     assert_eq!(f.threshold(), 3);
-    assert_blocks(&f, &[0, 6, 8], &[3., 1., 4., 2., 5., 0., 6., 0.], &[0, 0, 1, 2, 3, 2, 2, 0], &[2, 0, 3, NO_ROW]);
+    assert_blocks(
+        &f,
+        &[0, 6, 8],
+        &[3., 1., 4., 2., 5., 0., 6., 0.],
+        &[0, 0, 1, 2, 3, 2, 2, 0],
+        &[2, 0, 3, NO_ROW],
+    );
     assert_eq!(f.row_seg_len(), &[1, 1, 1, 0]);
     assert_paper_product(&f);
 
     // T = 1: every block is 1 wide. Block 0: row 2's first two entries; block 1: row 2's
     // last, row 0's first; block 2: row 0's last, row 3. Rows 2 and 0 span two blocks.
     let f = Brcp::with_params(&a, 2, 1).unwrap();
-    assert_blocks(&f, &[0, 2, 4, 6], &[3., 4., 5., 1., 2., 6.], &[0, 1, 3, 0, 2, 2], &[2, 2, 2, 0, 0, 3]);
+    assert_blocks(
+        &f,
+        &[0, 2, 4, 6],
+        &[3., 4., 5., 1., 2., 6.],
+        &[0, 1, 3, 0, 2, 2],
+        &[2, 2, 2, 0, 0, 3],
+    );
     assert_eq!(f.row_seg_len(), &[2, 0, 1, 1, 1, 1]);
-    assert_eq!(f.spans(), &[Span { row: 2, first: 0, last: 1 }, Span { row: 0, first: 1, last: 2 }]);
+    assert_eq!(
+        f.spans(),
+        &[Span { row: 2, first: 0, last: 1 }, Span { row: 0, first: 1, last: 2 }]
+    );
     assert_paper_product(&f);
 }
 
@@ -83,7 +107,10 @@ fn width_rule_widens_blocks_for_rows_above_2ht() {
     let widths: Vec<usize> = (0..f.blocks()).map(|b| f.block_width(b)).collect();
     assert_eq!(widths, [5, 5, 2, 2, 2, 1]);
     assert_eq!(f.stats().extra[2], ("widened_blocks".into(), 2.0));
-    assert_eq!(f.spans(), &[Span { row: 0, first: 0, last: 1 }, Span { row: 1, first: 2, last: 3 }]);
+    assert_eq!(
+        f.spans(),
+        &[Span { row: 0, first: 0, last: 1 }, Span { row: 1, first: 2, last: 3 }]
+    );
     assert_eq!(&f.row_seg_len()[16..24], &[2, 0, 2, 0, 1, 0, 0, 0]);
     assert!(check(&f, &a));
 }
@@ -165,7 +192,10 @@ fn kernel_constants_match_the_rust_side() {
 fn bad_parameters_are_format_errors() {
     let a = paper_matrix();
     for (h, t) in [(0, 3), (33, 3), (32, 0)] {
-        assert!(matches!(Brcp::with_params(&a, h, t), Err(Error::Format { .. })), "H = {h}, T = {t}");
+        assert!(
+            matches!(Brcp::with_params(&a, h, t), Err(Error::Format { .. })),
+            "H = {h}, T = {t}"
+        );
     }
 }
 

@@ -22,7 +22,13 @@ pub(crate) struct DeviceCarry<T: Scalar> {
 impl<T: Scalar> DeviceCarry<T> {
     /// Buffers for `tiles` tiles and the `segments`; the fixup kernel is `{fixup}_{T}` of
     /// `module`.
-    pub(crate) fn new(gpu: &Gpu, module: &KernelModule, fixup: &str, tiles: usize, segments: &[Segment]) -> Result<Self> {
+    pub(crate) fn new(
+        gpu: &Gpu,
+        module: &KernelModule,
+        fixup: &str,
+        tiles: usize,
+        segments: &[Segment],
+    ) -> Result<Self> {
         let column = |f: fn(&Segment) -> u32| segments.iter().map(f).collect::<Vec<u32>>();
         Ok(DeviceCarry {
             tile_carry: gpu.alloc(tiles.max(1))?,
@@ -32,7 +38,12 @@ impl<T: Scalar> DeviceCarry<T> {
             seg_row: gpu.upload_nonempty(&column(|s| s.row))?,
             seg_first: gpu.upload_nonempty(&column(|s| s.first))?,
             seg_end: gpu.upload_nonempty(&column(|s| s.end))?,
-            fixup: Kernel::new(gpu, module, &format!("{fixup}_{}", T::SUFFIX), grid_for(segments.len() as u64 * 32, 256)?)?,
+            fixup: Kernel::new(
+                gpu,
+                module,
+                &format!("{fixup}_{}", T::SUFFIX),
+                grid_for(segments.len() as u64 * 32, 256)?,
+            )?,
         })
     }
 

@@ -32,8 +32,11 @@ pub const CUDA_HEADER: &str = include_str!("carry.cuh");
 /// completes it (its part is in `tile_head[end]`). `row` is the row of `y` written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Segment {
+    /// The row of `y` the parts add up to.
     pub row: u32,
+    /// First tile that carries a part of the row.
     pub first: u32,
+    /// The tile that completes the row (one past the last carrying tile).
     pub end: u32,
 }
 
@@ -66,7 +69,11 @@ pub(crate) struct TileOut<A> {
 /// `write(row, total)`, or keeping it as the tile's head when it is `head_row`, the row that
 /// began in an earlier tile), and returns the tile's carry and head. The order of additions
 /// is the GPU's (`finish_tile_lanes` in carry.cuh).
-pub(crate) fn finish_tile<A: Scalar>(lanes: &[Lane<A>], head_row: Option<usize>, mut write: impl FnMut(usize, A)) -> TileOut<A> {
+pub(crate) fn finish_tile<A: Scalar>(
+    lanes: &[Lane<A>],
+    head_row: Option<usize>,
+    mut write: impl FnMut(usize, A),
+) -> TileOut<A> {
     let n = lanes.len();
     let mut scan: Vec<A> = lanes.iter().map(|l| l.carry).collect();
     let mut offset = 1;

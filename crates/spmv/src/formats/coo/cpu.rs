@@ -26,11 +26,16 @@ fn owned_from(rows: &[u32], b: usize) -> usize {
 /// Splits `y` at the chunks' first owned rows: `bounds` are chunk starts (entry indices,
 /// `bounds[0] = 0`, each below `nnz`); chunk `k` gets `(first row, slice)`, the last chunk
 /// runs to the end of `y`.
-fn split_owned<'a, T>(rows: &[u32], bounds: &[usize], mut y: &'a mut [T]) -> Vec<(usize, &'a mut [T])> {
+fn split_owned<'a, T>(
+    rows: &[u32],
+    bounds: &[usize],
+    mut y: &'a mut [T],
+) -> Vec<(usize, &'a mut [T])> {
     let mut out = Vec::with_capacity(bounds.len());
     let mut offset = 0;
     for k in 0..bounds.len() {
-        let end = if k + 1 < bounds.len() { owned_from(rows, bounds[k + 1]) } else { offset + y.len() };
+        let end =
+            if k + 1 < bounds.len() { owned_from(rows, bounds[k + 1]) } else { offset + y.len() };
         let (head, tail) = std::mem::take(&mut y).split_at_mut(end - offset);
         out.push((offset, head));
         y = tail;
@@ -47,7 +52,14 @@ pub(crate) fn accumulate<T: Scalar>(rows: &[u32], cols: &[u32], vals: &[T], x: &
 }
 
 /// [`accumulate`] with chunks of about `chunk` entries (at least one row each).
-pub(crate) fn accumulate_chunked<T: Scalar>(rows: &[u32], cols: &[u32], vals: &[T], x: &[T], y: &mut [T], chunk: usize) {
+pub(crate) fn accumulate_chunked<T: Scalar>(
+    rows: &[u32],
+    cols: &[u32],
+    vals: &[T],
+    x: &[T],
+    y: &mut [T],
+    chunk: usize,
+) {
     assert!(chunk > 0);
     let nnz = vals.len();
     if nnz == 0 {
@@ -119,7 +131,14 @@ pub(crate) fn segmented_chunks<T: Scalar>(
 /// `y = A·x` by the segmented reduction of `coo-segmented` with chunks of `chunk` entries:
 /// [`segmented_chunks`], then each run of equal carry rows is summed in chunk order and
 /// added to the row's value (`y[row] + (c_first + … + c_last)`, as the GPU's second kernel).
-pub(crate) fn spmv_segmented<T: Scalar>(rows: &[u32], cols: &[u32], vals: &[T], x: &[T], y: &mut [T], chunk: usize) {
+pub(crate) fn spmv_segmented<T: Scalar>(
+    rows: &[u32],
+    cols: &[u32],
+    vals: &[T],
+    x: &[T],
+    y: &mut [T],
+    chunk: usize,
+) {
     if vals.is_empty() {
         y.par_iter_mut().for_each(|v| *v = T::ZERO);
         return;

@@ -40,13 +40,20 @@ impl<T: Scalar> DeviceCoo<T> {
         }
         let format = coo.kernel.format_name();
         // Checked on conversion (rows < 2^32 - 1, segmented nnz < 2^32).
-        let nrows = u32::try_from(coo.nrows)
-            .map_err(|_| Error::format(format, format!("{} rows exceed 32-bit row indices", coo.nrows)))?;
-        let chunks = u32::try_from(coo.chunks())
-            .map_err(|_| Error::format(format, format!("{} entries exceed 32-bit offsets", t.len())))?;
-        let main_config =
-            LaunchConfig { grid_dim: (chunks, 1, 1), block_dim: (SEGMENT_BLOCK as u32, 1, 1), shared_mem_bytes: 0 };
-        let kernel = |name: &str, config| Kernel::new(gpu, &KERNELS, &format!("{name}_{}", T::SUFFIX), config);
+        let nrows = u32::try_from(coo.nrows).map_err(|_| {
+            Error::format(format, format!("{} rows exceed 32-bit row indices", coo.nrows))
+        })?;
+        let chunks = u32::try_from(coo.chunks()).map_err(|_| {
+            Error::format(format, format!("{} entries exceed 32-bit offsets", t.len()))
+        })?;
+        let main_config = LaunchConfig {
+            grid_dim: (chunks, 1, 1),
+            block_dim: (SEGMENT_BLOCK as u32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let kernel = |name: &str, config| {
+            Kernel::new(gpu, &KERNELS, &format!("{name}_{}", T::SUFFIX), config)
+        };
         Ok(DeviceCoo::Segmented(Segmented {
             entries: DeviceTriplets::upload(gpu, t)?,
             carry_row: gpu.alloc(coo.chunks().max(1))?,
@@ -91,7 +98,13 @@ impl<T: Scalar> Segmented<T> {
         // slot b < chunks; rows < m = y.len(); columns < x.len() (CSR invariants).
         unsafe {
             self.main.launch(gpu, |a| {
-                a.arg(&self.nrows).arg(&nnz).arg(&e.rows).arg(&e.cols).arg(&e.vals).arg(x).arg(&mut *y);
+                a.arg(&self.nrows)
+                    .arg(&nnz)
+                    .arg(&e.rows)
+                    .arg(&e.cols)
+                    .arg(&e.vals)
+                    .arg(x)
+                    .arg(&mut *y);
                 a.arg(&self.carry_row).arg(&self.carry_val).arg(&self.zero_gaps);
             })
         }?;

@@ -64,7 +64,9 @@ use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule = KernelModule { name: "coo", source: include_str!("kernel.cu"), headers: &[] };
+/// The atomic, segmented and carry kernels (`kernel.cu`).
+pub const KERNELS: KernelModule =
+    KernelModule { name: "coo", source: include_str!("kernel.cu"), headers: &[] };
 
 /// Threads per block of the segmented kernel (`COO_SEG_BLOCK` in kernel.cu).
 pub const SEGMENT_BLOCK: usize = 256;
@@ -81,11 +83,14 @@ pub const ATOMIC_ENTRIES_PER_THREAD: usize = 4;
 /// Which COO kernel runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CooKernel {
+    /// `coo-atomic`: one `atomicAdd` per entry into a zeroed `y`; not deterministic.
     Atomic,
+    /// `coo-segmented`: a segmented reduction per chunk and a carry pass; deterministic.
     Segmented,
 }
 
 impl CooKernel {
+    /// The registered format that runs this kernel: `coo-atomic` or `coo-segmented`.
     pub fn format_name(self) -> &'static str {
         match self {
             CooKernel::Atomic => "coo-atomic",
@@ -97,8 +102,11 @@ impl CooKernel {
 /// Row-sorted triplets: the COO arrays (also HYB's COO part).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Triplets<T> {
+    /// Row of each entry, non-decreasing.
     pub rows: Vec<u32>,
+    /// Column of each entry, increasing within a row.
     pub cols: Vec<u32>,
+    /// Value of each entry.
     pub vals: Vec<T>,
 }
 
@@ -122,14 +130,22 @@ impl<T: Scalar> Triplets<T> {
             .into_par_iter()
             .flat_map_iter(|r| std::iter::repeat_n(r as u32, tail(r).len()))
             .collect();
-        let cols = (0..a.nrows()).into_par_iter().flat_map_iter(|r| a.col_idx()[tail(r)].iter().copied()).collect();
-        let vals = (0..a.nrows()).into_par_iter().flat_map_iter(|r| a.values()[tail(r)].iter().copied()).collect();
+        let cols = (0..a.nrows())
+            .into_par_iter()
+            .flat_map_iter(|r| a.col_idx()[tail(r)].iter().copied())
+            .collect();
+        let vals = (0..a.nrows())
+            .into_par_iter()
+            .flat_map_iter(|r| a.values()[tail(r)].iter().copied())
+            .collect();
         Triplets { rows, cols, vals }
     }
 
+    /// Number of entries.
     pub fn len(&self) -> usize {
         self.vals.len()
     }
+    /// Whether there are no entries.
     pub fn is_empty(&self) -> bool {
         self.vals.is_empty()
     }
@@ -142,7 +158,10 @@ impl<T: Scalar> Triplets<T> {
 /// Row counts beyond `u32::MAX - 1` cannot be COO rows (all-ones is the "no row" sentinel).
 pub(crate) fn check_rows(format: &'static str, nrows: usize) -> Result<()> {
     if nrows >= u32::MAX as usize {
-        return Err(Error::format(format, format!("{nrows} rows exceed the 2^32 - 1 that 32-bit row indices allow")));
+        return Err(Error::format(
+            format,
+            format!("{nrows} rows exceed the 2^32 - 1 that 32-bit row indices allow"),
+        ));
     }
     Ok(())
 }
@@ -180,7 +199,10 @@ impl<T: Scalar> CooFormat<T> {
         if kernel == CooKernel::Segmented && a.nnz() > u32::MAX as usize {
             return Err(Error::format(
                 name,
-                format!("{} entries exceed the 2^32 - 1 that the 32-bit chunk offsets address", a.nnz()),
+                format!(
+                    "{} entries exceed the 2^32 - 1 that the 32-bit chunk offsets address",
+                    a.nnz()
+                ),
             ));
         }
         let entries = Triplets::from_csr(a);
@@ -194,6 +216,7 @@ impl<T: Scalar> CooFormat<T> {
         })
     }
 
+    /// The row-sorted triplets.
     pub fn entries(&self) -> &Triplets<T> {
         &self.entries
     }
@@ -220,7 +243,8 @@ impl<T: Scalar> CooFormat<T> {
 impl<T: Scalar> SpmvFormat<T> for CooFormat<T> {
     fn stats(&self) -> FormatStats {
         let nnz = self.entries.len();
-        let stats = FormatStats::new(self.device_bytes(), nnz, nnz, self.max_row_len, self.mean_row_len);
+        let stats =
+            FormatStats::new(self.device_bytes(), nnz, nnz, self.max_row_len, self.mean_row_len);
         match self.kernel {
             CooKernel::Atomic => stats,
             CooKernel::Segmented => stats.with([
@@ -237,7 +261,9 @@ impl<T: Scalar> SpmvFormat<T> for CooFormat<T> {
                 y.par_iter_mut().for_each(|v| *v = T::ZERO);
                 cpu::accumulate(&e.rows, &e.cols, &e.vals, x, y);
             }
-            CooKernel::Segmented => cpu::spmv_segmented(&e.rows, &e.cols, &e.vals, x, y, SEGMENT_CHUNK),
+            CooKernel::Segmented => {
+                cpu::spmv_segmented(&e.rows, &e.cols, &e.vals, x, y, SEGMENT_CHUNK)
+            }
         }
     }
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
@@ -248,7 +274,9 @@ impl<T: Scalar> SpmvFormat<T> for CooFormat<T> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::formats::test_support::rows::{assert_example_product, example_4x3, rows_of_lengths};
+    use crate::formats::test_support::rows::{
+        assert_example_product, example_4x3, rows_of_lengths,
+    };
     use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
     use crate::reference::{test_vector, Oracle};
     use proptest::prelude::*;

@@ -4,9 +4,9 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::{CsrKernel, CODED_KERNELS, KERNELS};
 use crate::error::{Error, Result};
+use crate::formats::offsets::{DeviceOffsets, OffsetWidth};
 use crate::formats::values::columns::Delta16Columns;
 use crate::formats::values::{DeviceValues, EncodedValues};
-use crate::formats::offsets::{DeviceOffsets, OffsetWidth};
 use crate::formats::DeviceFormat;
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::{Csr, Scalar};
@@ -43,16 +43,22 @@ impl<T: Scalar> DeviceCsr<T> {
         cols16: Option<&Delta16Columns>,
         format: &'static str,
     ) -> Result<Self> {
-        let nrows = u32::try_from(a.nrows())
-            .map_err(|_| Error::format(format, format!("{} rows exceed 32-bit row indices", a.nrows())))?;
+        let nrows = u32::try_from(a.nrows()).map_err(|_| {
+            Error::format(format, format!("{} rows exceed 32-bit row indices", a.nrows()))
+        })?;
         let (name, threads) = match kernel {
             CsrKernel::Scalar => ("csr_scalar".to_string(), a.nrows() as u64),
-            CsrKernel::Vector(lanes) => (format!("csr_vector_{lanes}"), a.nrows() as u64 * lanes as u64),
+            CsrKernel::Vector(lanes) => {
+                (format!("csr_vector_{lanes}"), a.nrows() as u64 * lanes as u64)
+            }
         };
         let config = grid_for(threads, BLOCK)?;
         let cols = match cols16 {
             None => Columns::Full(gpu.upload_nonempty(a.col_idx())?),
-            Some(c) => Columns::Delta16 { deltas: gpu.upload_nonempty(&c.deltas)?, row_base: gpu.upload_nonempty(&c.bases)? },
+            Some(c) => Columns::Delta16 {
+                deltas: gpu.upload_nonempty(&c.deltas)?,
+                row_base: gpu.upload_nonempty(&c.bases)?,
+            },
         };
         let values = match coded {
             None => DeviceValues::upload_full(gpu, a.values())?,
@@ -61,11 +67,22 @@ impl<T: Scalar> DeviceCsr<T> {
         let is_coded = coded.is_some() || cols16.is_some();
         let (plain, scaled) = if is_coded {
             if offsets != OffsetWidth::W32 {
-                return Err(Error::format(format, "coded values and 16-bit columns have 32-bit row offsets only"));
+                return Err(Error::format(
+                    format,
+                    "coded values and 16-bit columns have 32-bit row offsets only",
+                ));
             }
             let codec = coded.map_or("", |v| v.codec().kernel_suffix());
             let d16 = if cols16.is_some() { "_d16" } else { "" };
-            (Kernel::new(gpu, &CODED_KERNELS, &format!("{name}{codec}{d16}_{}", T::SUFFIX), config)?, None)
+            (
+                Kernel::new(
+                    gpu,
+                    &CODED_KERNELS,
+                    &format!("{name}{codec}{d16}_{}", T::SUFFIX),
+                    config,
+                )?,
+                None,
+            )
         } else {
             let name = format!("{name}{}", offsets.kernel_suffix());
             (
@@ -113,7 +130,14 @@ impl<T: Scalar> DeviceFormat<T> for DeviceCsr<T> {
             })
         }
     }
-    unsafe fn launch_scaled(&self, gpu: &Gpu, alpha: T, x: &CudaSlice<T>, beta: T, y: &mut CudaSlice<T>) -> Option<Result<()>> {
+    unsafe fn launch_scaled(
+        &self,
+        gpu: &Gpu,
+        alpha: T,
+        x: &CudaSlice<T>,
+        beta: T,
+        y: &mut CudaSlice<T>,
+    ) -> Option<Result<()>> {
         let scaled = self.scaled.as_ref()?;
         // SAFETY: see above.
         Some(unsafe {

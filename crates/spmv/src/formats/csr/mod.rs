@@ -33,14 +33,17 @@ use crate::matrix::{Csr, Scalar};
 const HEADERS: &[&str] = &[super::values::CUDA_HEADER, include_str!("vector.cuh")];
 
 /// The kernels over full values and columns.
-pub const KERNELS: KernelModule = KernelModule { name: "csr", source: include_str!("kernel.cu"), headers: HEADERS };
+pub const KERNELS: KernelModule =
+    KernelModule { name: "csr", source: include_str!("kernel.cu"), headers: HEADERS };
 
 /// CSR-vector over coded values or 16-bit columns (compiled only when such a matrix is used).
-pub const CODED_KERNELS: KernelModule = KernelModule { name: "csr_coded", source: include_str!("coded.cu"), headers: HEADERS };
+pub const CODED_KERNELS: KernelModule =
+    KernelModule { name: "csr_coded", source: include_str!("coded.cu"), headers: HEADERS };
 
 /// Which CSR kernel runs on the GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CsrKernel {
+    /// CSR-scalar: one thread per row.
     Scalar,
     /// CSR-vector with this many lanes per row (2, 4, 8, 16 or 32).
     Vector(u32),
@@ -70,15 +73,24 @@ pub struct CsrFormat<T> {
 /// The `cols` parameter: full, delta16, or auto (delta16 where every row fits).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ColumnChoice {
+    /// 32-bit columns.
     Full,
+    /// 16-bit deltas from each row's first column; declined when a row spans 65,536 or more.
     Delta16,
+    /// `delta16` where every row fits, else full columns.
     Auto,
 }
 
 impl<T: Scalar> CsrFormat<T> {
     /// `a` with `kernel`, row offsets of [`OffsetWidth::auto`] width.
     pub fn new(a: &Csr<T>, kernel: CsrKernel) -> Self {
-        CsrFormat { csr: a.clone(), kernel, offsets: OffsetWidth::auto(a.nnz()), coded: None, cols16: None }
+        CsrFormat {
+            csr: a.clone(),
+            kernel,
+            offsets: OffsetWidth::auto(a.nnz()),
+            coded: None,
+            cols16: None,
+        }
     }
     /// The same with row offsets of `offsets` bits (refused when 32 bits cannot index `a`).
     pub fn with_offsets(mut self, offsets: OffsetWidth) -> Result<Self> {
@@ -96,10 +108,18 @@ impl<T: Scalar> CsrFormat<T> {
     /// CSR-vector with its values and columns stored as `values` and `cols` ask (declined,
     /// with the reason, when the matrix does not fit the codec); row offsets of
     /// [`OffsetWidth::auto`] width (see [`CsrFormat::with_offsets`]).
-    pub fn vector_coded(a: &Csr<T>, lanes: Option<u32>, values: ValueChoice, cols: ColumnChoice) -> Result<Self> {
+    pub fn vector_coded(
+        a: &Csr<T>,
+        lanes: Option<u32>,
+        values: ValueChoice,
+        cols: ColumnChoice,
+    ) -> Result<Self> {
         let lanes = lanes.unwrap_or_else(|| vector_lanes(a.mean_row_len()));
         if !(2..=32).contains(&lanes) || !lanes.is_power_of_two() {
-            return Err(Error::format("csr-vector", format!("{lanes} lanes per row: must be 2, 4, 8, 16 or 32")));
+            return Err(Error::format(
+                "csr-vector",
+                format!("{lanes} lanes per row: must be 2, 4, 8, 16 or 32"),
+            ));
         }
         // Full values stay in the CSR (no copy of them).
         let coded = match EncodedValues::codec_for(a.values(), values, "csr-vector")? {
@@ -111,7 +131,14 @@ impl<T: Scalar> CsrFormat<T> {
             ColumnChoice::Delta16 => Some(Delta16Columns::of(a, "csr-vector")?),
             ColumnChoice::Auto => Delta16Columns::of(a, "csr-vector").ok(),
         };
-        CsrFormat { csr: a.clone(), kernel: CsrKernel::Vector(lanes), offsets: OffsetWidth::W32, coded, cols16 }.with_offsets(OffsetWidth::auto(a.nnz()))
+        CsrFormat {
+            csr: a.clone(),
+            kernel: CsrKernel::Vector(lanes),
+            offsets: OffsetWidth::W32,
+            coded,
+            cols16,
+        }
+        .with_offsets(OffsetWidth::auto(a.nnz()))
     }
     fn name(&self) -> &'static str {
         match self.kernel {
@@ -147,7 +174,8 @@ impl<T: Scalar> SpmvFormat<T> for CsrFormat<T> {
     fn bytes_read(&self) -> usize {
         let a = &self.csr;
         let cols = self.cols16.as_ref().map_or(4 * a.nnz(), Delta16Columns::device_bytes);
-        let values = self.coded.as_ref().map_or(std::mem::size_of::<T>() * a.nnz(), |v| v.device_bytes());
+        let values =
+            self.coded.as_ref().map_or(std::mem::size_of::<T>() * a.nnz(), |v| v.device_bytes());
         self.offsets.bytes() * (a.nrows() + 1) + cols + values
     }
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
@@ -157,6 +185,14 @@ impl<T: Scalar> SpmvFormat<T> for CsrFormat<T> {
         cpu::spmv_coded(&self.csr, self.coded.as_ref(), self.cols16.as_ref(), x, y)
     }
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        Ok(Box::new(gpu::DeviceCsr::new(gpu, &self.csr, self.kernel, self.offsets, self.coded.as_ref(), self.cols16.as_ref(), self.name())?))
+        Ok(Box::new(gpu::DeviceCsr::new(
+            gpu,
+            &self.csr,
+            self.kernel,
+            self.offsets,
+            self.coded.as_ref(),
+            self.cols16.as_ref(),
+            self.name(),
+        )?))
     }
 }

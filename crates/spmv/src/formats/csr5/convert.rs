@@ -15,14 +15,18 @@ use std::time::Instant;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::gpu::{DeviceCsr5, DeviceTiles};
-use crate::formats::values::DeviceValues;
-use super::{carry_segments, check_sigma, layout_bytes, padded_entries, Csr5, KERNELS, NAME, OMEGA};
+use super::{
+    carry_segments, check_sigma, layout_bytes, padded_entries, Csr5, KERNELS, NAME, OMEGA,
+};
 use crate::error::Result;
+use crate::formats::values::DeviceValues;
 use crate::formats::{offsets_u32, DeviceFormat, FormatStats, SpmvFormat};
 use crate::gpu::{grid_for, grid_stride, Gpu, Kernel, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const CONVERT_KERNELS: KernelModule = KernelModule { name: "csr5_convert", source: include_str!("convert.cu"), headers: &[] };
+/// The kernels of the conversion on the GPU (`convert.cu`).
+pub const CONVERT_KERNELS: KernelModule =
+    KernelModule { name: "csr5_convert", source: include_str!("convert.cu"), headers: &[] };
 
 /// Threads per block and rows per chunk of the row-counting kernels (convert.cu).
 const BLOCK: u32 = 256;
@@ -45,7 +49,9 @@ impl<T: Scalar> Csr5OnGpu<T> {
 
     /// The host conversion, for the CPU path.
     fn host(&self) -> &Csr5<T> {
-        self.host.get_or_init(|| Csr5::new(&self.csr, self.sigma).expect("σ and sizes were checked in Csr5OnGpu::new"))
+        self.host.get_or_init(|| {
+            Csr5::new(&self.csr, self.sigma).expect("σ and sizes were checked in Csr5OnGpu::new")
+        })
     }
 
     fn padded(&self) -> usize {
@@ -63,7 +69,8 @@ impl<T: Scalar> SpmvFormat<T> for Csr5OnGpu<T> {
         let mean = if a.nrows() == 0 { 0.0 } else { a.nnz() as f64 / a.nrows() as f64 };
         // The segments (12 bytes each, at most one per tile) are known after the conversion:
         // the device format counts them as its workspace.
-        let bytes = layout_bytes::<T::Acc>(padded, tiles, tiles * OMEGA, mapped) + padded * std::mem::size_of::<T>();
+        let bytes = layout_bytes::<T::Acc>(padded, tiles, tiles * OMEGA, mapped)
+            + padded * std::mem::size_of::<T>();
         FormatStats::new(bytes, a.nnz(), padded, a.max_row_len(), mean).with([
             ("sigma", self.sigma as f64),
             ("tiles", tiles as f64),
@@ -94,12 +101,22 @@ pub(super) fn convert<T: Scalar>(gpu: &Gpu, a: &Csr<T>, sigma: usize) -> Result<
     let val = gpu.upload_nonempty(a.values())?;
     // Every kernel loaded (and compiled) before the clock starts.
     let blocks = |n: usize| grid_for(n as u64, BLOCK);
-    let count_rows = Kernel::new(gpu, &CONVERT_KERNELS, "csr5_count_rows", blocks(chunks * BLOCK as usize)?)?;
-    let map_rows = Kernel::new(gpu, &CONVERT_KERNELS, "csr5_map_rows", blocks(chunks * BLOCK as usize)?)?;
-    let tile_base_kernel = Kernel::new(gpu, &CONVERT_KERNELS, "csr5_tile_base", grid_stride(tiles as u64 + 1))?;
-    let bits_kernel = Kernel::new(gpu, &CONVERT_KERNELS, "csr5_bits", grid_stride((tiles * OMEGA) as u64))?;
-    let transpose = Kernel::new(gpu, &CONVERT_KERNELS, &format!("csr5_transpose_{}", T::SUFFIX), grid_stride(padded as u64))?;
-    let segment_rows = Kernel::new(gpu, &CONVERT_KERNELS, "csr5_segment_rows", grid_stride(tiles as u64))?;
+    let count_rows =
+        Kernel::new(gpu, &CONVERT_KERNELS, "csr5_count_rows", blocks(chunks * BLOCK as usize)?)?;
+    let map_rows =
+        Kernel::new(gpu, &CONVERT_KERNELS, "csr5_map_rows", blocks(chunks * BLOCK as usize)?)?;
+    let tile_base_kernel =
+        Kernel::new(gpu, &CONVERT_KERNELS, "csr5_tile_base", grid_stride(tiles as u64 + 1))?;
+    let bits_kernel =
+        Kernel::new(gpu, &CONVERT_KERNELS, "csr5_bits", grid_stride((tiles * OMEGA) as u64))?;
+    let transpose = Kernel::new(
+        gpu,
+        &CONVERT_KERNELS,
+        &format!("csr5_transpose_{}", T::SUFFIX),
+        grid_stride(padded as u64),
+    )?;
+    let segment_rows =
+        Kernel::new(gpu, &CONVERT_KERNELS, "csr5_segment_rows", grid_stride(tiles as u64))?;
     gpu.function(&KERNELS, &format!("csr5_{sigma}_{}", T::SUFFIX))?;
     gpu.synchronize()?;
     let start = Instant::now();
@@ -110,7 +127,11 @@ pub(super) fn convert<T: Scalar>(gpu: &Gpu, a: &Csr<T>, sigma: usize) -> Result<
     if chunks > 0 {
         // SAFETY: csr5_count_rows(u32, const u32*, u32*): block b reads row_ptr[r], r ≤ m (rows
         // r < m and their successors; row_ptr has m + 1 entries) and writes counts[b], b < chunks.
-        unsafe { count_rows.launch(gpu, |g| { g.arg(&m32).arg(&row_ptr).arg(&mut counts); })? };
+        unsafe {
+            count_rows.launch(gpu, |g| {
+                g.arg(&m32).arg(&row_ptr).arg(&mut counts);
+            })?
+        };
     }
     let counts = gpu.download(&counts)?;
     let real_rows: usize = counts.iter().take(chunks).map(|&c| c as usize).sum();
@@ -136,7 +157,12 @@ pub(super) fn convert<T: Scalar>(gpu: &Gpu, a: &Csr<T>, sigma: usize) -> Result<
         // to index (empty rows before r) < empty of empty_rows.
         unsafe {
             map_rows.launch(gpu, |g| {
-                g.arg(&m32).arg(&row_ptr).arg(&offsets).arg(&mut row_map).arg(&mut empty_rows).arg(&mut starts);
+                g.arg(&m32)
+                    .arg(&row_ptr)
+                    .arg(&offsets)
+                    .arg(&mut row_map)
+                    .arg(&mut empty_rows)
+                    .arg(&mut starts);
             })?
         };
         mapped_starts = Some(starts);
@@ -162,7 +188,13 @@ pub(super) fn convert<T: Scalar>(gpu: &Gpu, a: &Csr<T>, sigma: usize) -> Result<
         })?;
         let padded32 = padded as u32;
         transpose.launch(gpu, |g| {
-            g.arg(&padded32).arg(&sigma32).arg(&nnz32).arg(&col).arg(&val).arg(&mut col5).arg(&mut val5);
+            g.arg(&padded32)
+                .arg(&sigma32)
+                .arg(&nnz32)
+                .arg(&col)
+                .arg(&val)
+                .arg(&mut col5)
+                .arg(&mut val5);
         })?;
     }
     let mut segments = carry_segments(&gpu.download(&tile_base)?, real_rows as u32);
@@ -172,12 +204,23 @@ pub(super) fn convert<T: Scalar>(gpu: &Gpu, a: &Csr<T>, sigma: usize) -> Result<
         let n = rows.len() as u32;
         // SAFETY: csr5_segment_rows(u32, const u32*, u32*): rows_dev holds n tile rows, each
         // < real_rows = row_map's length.
-        unsafe { segment_rows.launch(gpu, |g| { g.arg(&n).arg(&row_map).arg(&mut rows_dev); })? };
+        unsafe {
+            segment_rows.launch(gpu, |g| {
+                g.arg(&n).arg(&row_map).arg(&mut rows_dev);
+            })?
+        };
         for (s, row) in segments.iter_mut().zip(gpu.download(&rows_dev)?) {
             s.row = row;
         }
     }
-    let arrays = DeviceTiles { tile_base, bits, col5, val5: DeviceValues::from_device(gpu, val5)?, row_map, empty_rows };
+    let arrays = DeviceTiles {
+        tile_base,
+        bits,
+        col5,
+        val5: DeviceValues::from_device(gpu, val5)?,
+        row_map,
+        empty_rows,
+    };
     let format = DeviceCsr5::assemble(gpu, nnz, sigma, real_rows, empty, arrays, &segments)?;
     gpu.synchronize()?;
     Ok(format.converted_on_gpu(start.elapsed().as_secs_f64() * 1e3, segments.len()))

@@ -16,7 +16,8 @@ pub fn spmv<T: Scalar>(a: &Csr5<T>, x: &[T], y: &mut [T]) {
         // SAFETY: an empty row is written only here.
         unsafe { out.write(r as usize, T::ZERO) };
     }
-    let tiles: Vec<TileOut<T::Acc>> = (0..a.tiles()).into_par_iter().map(|t| tile(a, t, x, out)).collect();
+    let tiles: Vec<TileOut<T::Acc>> =
+        (0..a.tiles()).into_par_iter().map(|t| tile(a, t, x, out)).collect();
     carry::fixup(&a.segments, &tiles, out);
 }
 

@@ -57,7 +57,15 @@ impl<T: Scalar> DeviceCsr5<T> {
             row_map: gpu.upload_nonempty(&a.row_map)?,
             empty_rows: gpu.upload_nonempty(&a.empty_rows)?,
         };
-        Self::assemble(gpu, a.nnz, a.sigma(), a.real_rows(), a.empty_rows.len(), tiles, a.segments())
+        Self::assemble(
+            gpu,
+            a.nnz,
+            a.sigma(),
+            a.real_rows(),
+            a.empty_rows.len(),
+            tiles,
+            a.segments(),
+        )
     }
 
     /// The device format from its arrays: `empty` rows without entries (a row map when

@@ -73,13 +73,16 @@ use crate::matrix::{Csr, Precision, Scalar};
 pub use convert::{Csr5OnGpu, CONVERT_KERNELS};
 
 /// The tile kernel's template and the header it needs, shared by both kernel modules.
-const HEADERS: &[&str] = &[super::carry::CUDA_HEADER, super::values::CUDA_HEADER, include_str!("tile.cuh")];
+const HEADERS: &[&str] =
+    &[super::carry::CUDA_HEADER, super::values::CUDA_HEADER, include_str!("tile.cuh")];
 
 /// The kernels over full values.
-pub const KERNELS: KernelModule = KernelModule { name: "csr5", source: include_str!("kernel.cu"), headers: HEADERS };
+pub const KERNELS: KernelModule =
+    KernelModule { name: "csr5", source: include_str!("kernel.cu"), headers: HEADERS };
 
 /// The kernels over coded values (a module of their own: only coded matrices compile it).
-pub const CODED_KERNELS: KernelModule = KernelModule { name: "csr5_coded", source: include_str!("coded.cu"), headers: HEADERS };
+pub const CODED_KERNELS: KernelModule =
+    KernelModule { name: "csr5_coded", source: include_str!("coded.cu"), headers: HEADERS };
 
 const NAME: &str = "csr5";
 
@@ -123,11 +126,19 @@ pub struct Csr5<T> {
 fn padded_entries<T: Scalar>(a: &Csr<T>, tile: usize) -> Result<usize> {
     let (m, nnz) = (a.nrows(), a.nnz());
     if m > u32::MAX as usize {
-        return Err(Error::format(NAME, format!("{m} rows exceed the 2^32 - 1 of 32-bit row indices")));
+        return Err(Error::format(
+            NAME,
+            format!("{m} rows exceed the 2^32 - 1 of 32-bit row indices"),
+        ));
     }
     let padded = (nnz + 1).div_ceil(tile) * tile;
     if padded as u64 > u32::MAX as u64 {
-        return Err(Error::format(NAME, format!("{nnz} entries (padded to {padded}) exceed the 2^32 - 1 of 32-bit device indices")));
+        return Err(Error::format(
+            NAME,
+            format!(
+                "{nnz} entries (padded to {padded}) exceed the 2^32 - 1 of 32-bit device indices"
+            ),
+        ));
     }
     Ok(padded)
 }
@@ -181,7 +192,8 @@ impl<T: Scalar> Csr5<T> {
         let row_ptr = a.row_ptr();
         let has_empty = (0..m).any(|r| row_ptr[r] == row_ptr[r + 1]);
         let (row_map, empty_rows): (Vec<u32>, Vec<u32>) = if has_empty {
-            let (full, empty): (Vec<u32>, Vec<u32>) = (0..m as u32).partition(|&r| a.row_len(r as usize) > 0);
+            let (full, empty): (Vec<u32>, Vec<u32>) =
+                (0..m as u32).partition(|&r| a.row_len(r as usize) > 0);
             (full, empty)
         } else {
             (Vec::new(), Vec::new())
@@ -195,7 +207,8 @@ impl<T: Scalar> Csr5<T> {
         };
         // Starts before entry e: real rows starting below e, plus the virtual row at nnz.
         let starts_before = |e: usize| starts.partition_point(|&s| s < e) + usize::from(nnz < e);
-        let tile_base: Vec<u32> = (0..=tiles).into_par_iter().map(|t| starts_before(t * tile) as u32).collect();
+        let tile_base: Vec<u32> =
+            (0..=tiles).into_par_iter().map(|t| starts_before(t * tile) as u32).collect();
         let mut bits = vec![0u32; tiles * lanes];
         for &s in starts.iter().chain(std::iter::once(&nnz)) {
             let (t, within) = (s / tile, s % tile);
@@ -205,16 +218,18 @@ impl<T: Scalar> Csr5<T> {
         let (cols, vals) = (a.col_idx(), a.values());
         let mut col5 = vec![0u32; padded];
         let mut val5 = vec![T::ZERO; padded];
-        col5.par_chunks_mut(tile).zip(val5.par_chunks_mut(tile)).enumerate().for_each(|(t, (c, v))| {
-            for slot in 0..tile {
-                let (k, l) = (slot / lanes, slot % lanes);
-                let e = t * tile + l * sigma + k;
-                if e < nnz {
-                    c[slot] = cols[e];
-                    v[slot] = vals[e];
+        col5.par_chunks_mut(tile).zip(val5.par_chunks_mut(tile)).enumerate().for_each(
+            |(t, (c, v))| {
+                for slot in 0..tile {
+                    let (k, l) = (slot / lanes, slot % lanes);
+                    let e = t * tile + l * sigma + k;
+                    if e < nnz {
+                        c[slot] = cols[e];
+                        v[slot] = vals[e];
+                    }
                 }
-            }
-        });
+            },
+        );
         let mut segments = carry_segments(&tile_base, (m - empty_rows.len()) as u32);
         if has_empty {
             segments.iter_mut().for_each(|s| s.row = row_map[s.row as usize]);
@@ -279,12 +294,15 @@ impl<T: Scalar> Csr5<T> {
         }
     }
 
+    /// σ, the entries per lane of a tile.
     pub fn sigma(&self) -> usize {
         self.sigma
     }
+    /// Number of tiles of ω × σ entries.
     pub fn tiles(&self) -> usize {
         self.tile_base.len() - 1
     }
+    /// The rows that cross tile boundaries, with the tiles carrying a part of each.
     pub fn segments(&self) -> &[Segment] {
         &self.segments
     }
@@ -304,29 +322,39 @@ impl<T: Scalar> Csr5<T> {
     /// Padded entries (column + value), bit flags, tile bases, the row map and empty rows,
     /// the segments (3 × u32) and the per-tile carries and heads.
     pub fn device_bytes(&self) -> usize {
-        layout_bytes::<T::Acc>(self.col5.len(), self.tiles(), self.bits.len(), self.row_map.len() + self.empty_rows.len())
-            + 12 * self.segments.len()
-            + self.coded.as_ref().map_or(self.val5.len() * std::mem::size_of::<T>(), |c| c.device_bytes())
+        layout_bytes::<T::Acc>(
+            self.col5.len(),
+            self.tiles(),
+            self.bits.len(),
+            self.row_map.len() + self.empty_rows.len(),
+        ) + 12 * self.segments.len()
+            + self
+                .coded
+                .as_ref()
+                .map_or(self.val5.len() * std::mem::size_of::<T>(), |c| c.device_bytes())
     }
 }
 
 impl<T: Scalar> SpmvFormat<T> for Csr5<T> {
     fn stats(&self) -> FormatStats {
         let mean = if self.nrows == 0 { 0.0 } else { self.nnz as f64 / self.nrows as f64 };
-        FormatStats::new(self.device_bytes(), self.nnz, self.col5.len(), self.max_row_len, mean).with([
-            ("sigma", self.sigma as f64),
-            ("tiles", self.tiles() as f64),
-            ("segments", self.segments.len() as f64),
-            ("empty_rows", self.empty_rows.len() as f64),
-        ])
-        .with(self.coded.iter().flat_map(|c| c.stats()))
+        FormatStats::new(self.device_bytes(), self.nnz, self.col5.len(), self.max_row_len, mean)
+            .with([
+                ("sigma", self.sigma as f64),
+                ("tiles", self.tiles() as f64),
+                ("segments", self.segments.len() as f64),
+                ("empty_rows", self.empty_rows.len() as f64),
+            ])
+            .with(self.coded.iter().flat_map(|c| c.stats()))
     }
     fn bytes_read(&self) -> usize {
         // The kernel loads no padding entry (entry index checked against nnz).
         let padding = self.col5.len() - self.nnz;
         match &self.coded {
             None => self.device_bytes() - padding * (4 + std::mem::size_of::<T>()),
-            Some(c) => self.device_bytes() - padding * 4 - c.device_bytes() + c.bytes_read(self.nnz),
+            Some(c) => {
+                self.device_bytes() - padding * 4 - c.device_bytes() + c.bytes_read(self.nnz)
+            }
         }
     }
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {

@@ -1,6 +1,7 @@
 use super::*;
 use crate::formats::test_support::rows::{
-    assert_cpu_bits_independent_of_threads, assert_example_product, example, gpu, gpu_equals_cpu_bits, split_row_cases, rows_of_lengths,
+    assert_cpu_bits_independent_of_threads, assert_example_product, example, gpu,
+    gpu_equals_cpu_bits, rows_of_lengths, split_row_cases,
 };
 use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
 use proptest::prelude::*;
@@ -14,7 +15,10 @@ fn worked_example() {
     assert_eq!(f.bits, [0b01, 0b01, 0b10, 0b01, 0b01, 0b00]);
     assert_eq!(f.tile_base, [0, 2, 4, 5]);
     assert_eq!(&f.col5[..4], &[0, 0, 2, 1]);
-    assert_eq!(f.segments(), &[Segment { row: 2, first: 0, end: 1 }, Segment { row: 4, first: 1, end: 2 }]);
+    assert_eq!(
+        f.segments(),
+        &[Segment { row: 2, first: 0, end: 1 }, Segment { row: 4, first: 1, end: 2 }]
+    );
     assert_example_product(&f, &a);
     // The order of the doc: y2 = tile_head[1] + carry of tile 0 = 5·x2 + (3·x0 + 4·x1).
     let x = [1e16, 1.0, -1e16, 0.5];
@@ -104,13 +108,17 @@ fn conversion_on_the_gpu_keeps_the_csr_and_counts_the_same_bytes() {
         let deferred = Csr5OnGpu::new(&a, sigma).unwrap();
         // The segments (12 bytes each) are the device format's workspace once converted.
         assert_eq!(deferred.stats().bytes + 12 * host.segments().len(), host.device_bytes());
-        assert_eq!(deferred.stats().extra, host.stats().extra.into_iter().filter(|(k, _)| k != "segments").collect::<Vec<_>>());
+        assert_eq!(
+            deferred.stats().extra,
+            host.stats().extra.into_iter().filter(|(k, _)| k != "segments").collect::<Vec<_>>()
+        );
         assert!(check(&deferred, &a));
     }
     assert!(Csr5OnGpu::new(&a, 5).err().unwrap().to_string().contains("sigma"));
     let spec = crate::formats::parse_spec("csr5:convert=gpu").unwrap();
     assert_eq!(spec.label(), "csr5:convert=gpu");
-    let bad = crate::formats::parse_spec("csr5:convert=disk").and_then(|s| crate::formats::build::<f64>(&s, &a).map(|_| ()));
+    let bad = crate::formats::parse_spec("csr5:convert=disk")
+        .and_then(|s| crate::formats::build::<f64>(&s, &a).map(|_| ()));
     assert!(bad.as_ref().is_err_and(|e| e.to_string().contains("convert")), "{bad:?}");
 }
 
@@ -137,13 +145,17 @@ fn gpu_conversion_equals_the_host_conversion() {
             ("conversion_ms", got.conversion_ms.is_some_and(|ms| ms >= 0.0)),
         ];
         let differ: Vec<&str> = same.iter().filter(|(_, ok)| !ok).map(|(what, _)| *what).collect();
-        (!differ.is_empty()).then(|| format!("{name} σ={sigma} {}: {} differ", T::SUFFIX, differ.join(", ")))
+        (!differ.is_empty())
+            .then(|| format!("{name} σ={sigma} {}: {} differ", T::SUFFIX, differ.join(", ")))
     }
     let gpu = gpu();
     let mut cases = split_row_cases();
     cases.push(("worked example", example()));
     cases.push(("empty 0 x 0", Csr::zeros(0, 0)));
-    cases.push(("only empty rows at the end", rows_of_lengths(&[3, 1, 0, 0, 0], 4, |r, k| (r + k) as f64)));
+    cases.push((
+        "only empty rows at the end",
+        rows_of_lengths(&[3, 1, 0, 0, 0], 4, |r, k| (r + k) as f64),
+    ));
     let mut failures = Vec::new();
     for (name, a) in &cases {
         for &sigma in SIGMA_CHOICES {
@@ -151,8 +163,12 @@ fn gpu_conversion_equals_the_host_conversion() {
             failures.extend(compare::<f32>(&gpu, name, a, sigma));
             failures.extend(compare::<crate::f16>(&gpu, name, a, sigma));
             let spec = format!("{NAME}:sigma={sigma},convert=gpu");
-            failures.extend(gpu_equals_cpu_bits::<f64>(&gpu, a, &spec, 2).map(|f| format!("{name}: {f}")));
-            failures.extend(gpu_equals_cpu_bits::<f32>(&gpu, a, &spec, 2).map(|f| format!("{name}: {f}")));
+            failures.extend(
+                gpu_equals_cpu_bits::<f64>(&gpu, a, &spec, 2).map(|f| format!("{name}: {f}")),
+            );
+            failures.extend(
+                gpu_equals_cpu_bits::<f32>(&gpu, a, &spec, 2).map(|f| format!("{name}: {f}")),
+            );
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -58,8 +58,12 @@ impl Indices {
     /// The two arrays and their cuSPARSE index type.
     fn raw(&self, gpu: &Gpu) -> (*mut c_void, *mut c_void, sys::cusparseIndexType_t) {
         match self {
-            Indices::I32 { row_ptr, col_idx } => (ptr(row_ptr, gpu), ptr(col_idx, gpu), sys::cusparseIndexType_t::CUSPARSE_INDEX_32I),
-            Indices::I64 { row_ptr, col_idx } => (ptr(row_ptr, gpu), ptr(col_idx, gpu), sys::cusparseIndexType_t::CUSPARSE_INDEX_64I),
+            Indices::I32 { row_ptr, col_idx } => {
+                (ptr(row_ptr, gpu), ptr(col_idx, gpu), sys::cusparseIndexType_t::CUSPARSE_INDEX_32I)
+            }
+            Indices::I64 { row_ptr, col_idx } => {
+                (ptr(row_ptr, gpu), ptr(col_idx, gpu), sys::cusparseIndexType_t::CUSPARSE_INDEX_64I)
+            }
         }
     }
 }
@@ -136,7 +140,10 @@ impl DnVec {
     fn new<T: Scalar>(v: &CudaSlice<T>, gpu: &Gpu, value_type: sys::cudaDataType) -> Result<Self> {
         let mut raw = std::ptr::null_mut();
         // SAFETY: the pointer is a live device allocation of v.len() elements of T.
-        check(unsafe { sys::cusparseCreateDnVec(&mut raw, v.len() as i64, ptr(v, gpu), value_type) }, "cusparseCreateDnVec")?;
+        check(
+            unsafe { sys::cusparseCreateDnVec(&mut raw, v.len() as i64, ptr(v, gpu), value_type) },
+            "cusparseCreateDnVec",
+        )?;
         Ok(DnVec(raw))
     }
 
@@ -206,7 +213,8 @@ impl<T: Scalar> DeviceCusparse<T> {
         // with the descriptors (every launch points the descriptors at its own vectors first).
         let x = gpu.alloc::<T>(a.ncols())?;
         let y = gpu.alloc::<T>(a.nrows())?;
-        let (vx, vy) = (DnVec::new(&x, gpu, self.value_type)?, DnVec::new(&y, gpu, self.value_type)?);
+        let (vx, vy) =
+            (DnVec::new(&x, gpu, self.value_type)?, DnVec::new(&y, gpu, self.value_type)?);
         let (alpha, beta) = (T::Acc::ONE, T::Acc::ZERO);
         let mut size = 0usize;
         let (_guard, handle) = self.handle.lock(gpu.stream())?;
@@ -229,10 +237,23 @@ impl<T: Scalar> DeviceCusparse<T> {
             "cusparseSpMV_bufferSize",
         )?;
         drop(_guard);
-        let prepared =
-            Prepared { matrix, x: vx, y: vy, workspace: gpu.alloc::<u8>(size.max(1))?, workspace_bytes: size, preprocess_vectors: (x, y) };
+        let prepared = Prepared {
+            matrix,
+            x: vx,
+            y: vy,
+            workspace: gpu.alloc::<u8>(size.max(1))?,
+            workspace_bytes: size,
+            preprocess_vectors: (x, y),
+        };
         if a.nnz() > 0 {
-            let pre = self.call(gpu, &prepared, sys::cusparseSpMV_preprocess, "cusparseSpMV_preprocess", alpha, beta);
+            let pre = self.call(
+                gpu,
+                &prepared,
+                sys::cusparseSpMV_preprocess,
+                "cusparseSpMV_preprocess",
+                alpha,
+                beta,
+            );
             // With 64-bit indices the H200's cuSPARSE (CUDA 13.0) returned
             // CUSPARSE_STATUS_INTERNAL_ERROR from the preprocessing of a 3.6e9-entry matrix
             // (docs/scale.md); SpMV is valid without it, so that case goes on without.
@@ -249,7 +270,15 @@ impl<T: Scalar> DeviceCusparse<T> {
     /// Calls `cusparseSpMV` or `cusparseSpMV_preprocess` (the same signature) for
     /// y = α·A·x + β·y with this matrix, algorithm and workspace, on the vectors the
     /// descriptors point at.
-    fn call(&self, gpu: &Gpu, p: &Prepared<T>, f: SpmvCall, name: &str, alpha: T::Acc, beta: T::Acc) -> Result<()> {
+    fn call(
+        &self,
+        gpu: &Gpu,
+        p: &Prepared<T>,
+        f: SpmvCall,
+        name: &str,
+        alpha: T::Acc,
+        beta: T::Acc,
+    ) -> Result<()> {
         // SAFETY: the descriptors are valid and point at vectors of their lengths, alpha and
         // beta are host scalars of the compute type, the workspace has the size cuSPARSE asked
         // for; with beta = 0 cuSPARSE writes y without reading it.
@@ -274,7 +303,15 @@ impl<T: Scalar> DeviceCusparse<T> {
     }
 
     /// `y = α·A·x + β·y` with cuSPARSE, for a matrix without a zero dimension.
-    fn spmv(&self, gpu: &Gpu, p: &Prepared<T>, alpha: T, x: &CudaSlice<T>, beta: T, y: &mut CudaSlice<T>) -> Result<()> {
+    fn spmv(
+        &self,
+        gpu: &Gpu,
+        p: &Prepared<T>,
+        alpha: T,
+        x: &CudaSlice<T>,
+        beta: T,
+        y: &mut CudaSlice<T>,
+    ) -> Result<()> {
         // x has ncols and y nrows elements (DeviceMatrix checked them): the descriptors' lengths.
         p.x.set(ptr(x, gpu))?;
         p.y.set(ptr_mut(y, gpu))?;
@@ -292,7 +329,14 @@ impl<T: Scalar> DeviceFormat<T> for DeviceCusparse<T> {
     /// cuSPARSE applies α and β itself; a matrix with a zero dimension leaves them to the layer.
     /// So does f16 with β ≠ 0: CSR_ALG2 with `CUDA_R_16F` data then returns wrong rows (up to
     /// 100% off, and inf, on most shared matrices; H200, CUDA 13.0), while β = 0 is right.
-    unsafe fn launch_scaled(&self, gpu: &Gpu, alpha: T, x: &CudaSlice<T>, beta: T, y: &mut CudaSlice<T>) -> Option<Result<()>> {
+    unsafe fn launch_scaled(
+        &self,
+        gpu: &Gpu,
+        alpha: T,
+        x: &CudaSlice<T>,
+        beta: T,
+        y: &mut CudaSlice<T>,
+    ) -> Option<Result<()>> {
         let p = self.prepared.as_ref()?;
         if T::PRECISION == Precision::F16 && beta != T::ZERO {
             return None;
@@ -300,7 +344,9 @@ impl<T: Scalar> DeviceFormat<T> for DeviceCusparse<T> {
         Some(self.spmv(gpu, p, alpha, x, beta, y))
     }
     fn workspace_bytes(&self) -> usize {
-        let vectors = |p: &Prepared<T>| std::mem::size_of::<T>() * (p.preprocess_vectors.0.len() + p.preprocess_vectors.1.len());
+        let vectors = |p: &Prepared<T>| {
+            std::mem::size_of::<T>() * (p.preprocess_vectors.0.len() + p.preprocess_vectors.1.len())
+        };
         self.prepared.as_ref().map_or(0, |p| p.workspace_bytes + vectors(p))
     }
 }

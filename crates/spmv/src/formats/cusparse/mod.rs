@@ -21,9 +21,12 @@ use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::matrix::{Csr, Precision, Scalar};
 
+/// Which cuSPARSE CSR algorithm runs the product.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Algorithm {
+    /// `CUSPARSE_SPMV_CSR_ALG1` (`cusparse-alg1`): the default; not bit-reproducible.
     Alg1,
+    /// `CUSPARSE_SPMV_CSR_ALG2` (`cusparse-alg2`): deterministic.
     Alg2,
 }
 
@@ -36,6 +39,7 @@ impl Algorithm {
     }
 }
 
+/// A CSR matrix run by cuSPARSE's `cusparseSpMV` on the GPU (plain CSR on the CPU).
 pub struct Cusparse<T> {
     csr: Csr<T>,
     algorithm: Algorithm,
@@ -44,6 +48,7 @@ pub struct Cusparse<T> {
 }
 
 impl<T: Scalar> Cusparse<T> {
+    /// `a` (shared, not copied) for `algorithm`, with 32-bit indices unless the matrix needs 64.
     pub fn new(a: &Csr<T>, algorithm: Algorithm) -> Self {
         Cusparse { csr: a.clone(), algorithm, wide: false }
     }
@@ -81,6 +86,11 @@ impl<T: Scalar> SpmvFormat<T> for Cusparse<T> {
         self.csr.spmv_parallel(x, y)
     }
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        Ok(Box::new(gpu::DeviceCusparse::new(gpu, &self.csr, self.algorithm, self.index_bytes() == 8)?))
+        Ok(Box::new(gpu::DeviceCusparse::new(
+            gpu,
+            &self.csr,
+            self.algorithm,
+            self.index_bytes() == 8,
+        )?))
     }
 }

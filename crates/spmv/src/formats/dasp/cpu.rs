@@ -15,7 +15,8 @@ pub fn spmv<T: Scalar>(a: &Dasp<T>, x: &[T], y: &mut [T]) {
     // has nrows elements, checked by RowWriter::new — is written once, by one task.
     a.long_rows.par_iter().enumerate().for_each(|(i, &r)| {
         let groups = a.long_group_ptr[i] as usize..a.long_group_ptr[i + 1] as usize;
-        let sum = groups.fold(T::Acc::ZERO, |s, g| s + a.long.dot(g * LONG_GROUP..(g + 1) * LONG_GROUP, x));
+        let sum = groups
+            .fold(T::Acc::ZERO, |s, g| s + a.long.dot(g * LONG_GROUP..(g + 1) * LONG_GROUP, x));
         unsafe { out.write(r as usize, T::from_acc(sum)) };
     });
     a.medium_rows.par_chunks(BLOCK_ROWS).enumerate().for_each(|(b, rows)| {
@@ -31,18 +32,24 @@ pub fn spmv<T: Scalar>(a: &Dasp<T>, x: &[T], y: &mut [T]) {
         }
     });
     let s = &a.short;
-    let piece = |k: usize, width: usize, at: usize| T::from_acc(s.slots.dot(k + at..k + at + width, x));
+    let piece =
+        |k: usize, width: usize, at: usize| T::from_acc(s.slots.dot(k + at..k + at + width, x));
     let (n13, n4, n22) = (s.rows_13.len(), s.rows_4.len(), s.rows_22.len());
     s.rows_13.par_iter().enumerate().for_each(|(p, &[r1, r3])| {
         unsafe { out.write(r1 as usize, piece(4 * p, 1, 0)) };
         unsafe { out.write(r3 as usize, piece(4 * p, 3, 1)) };
     });
-    s.rows_4.par_iter().enumerate().for_each(|(p, &r)| unsafe { out.write(r as usize, piece(4 * (n13 + p), 4, 0)) });
+    s.rows_4
+        .par_iter()
+        .enumerate()
+        .for_each(|(p, &r)| unsafe { out.write(r as usize, piece(4 * (n13 + p), 4, 0)) });
     s.rows_22.par_iter().enumerate().for_each(|(p, &[r1, r2])| {
         let k = 4 * (n13 + n4 + p);
         unsafe { out.write(r1 as usize, piece(k, 2, 0)) };
         unsafe { out.write(r2 as usize, piece(k, 2, 2)) };
     });
-    s.rows_1.par_iter().enumerate().for_each(|(p, &r)| unsafe { out.write(r as usize, piece(4 * (n13 + n4 + n22) + p, 1, 0)) });
+    s.rows_1.par_iter().enumerate().for_each(|(p, &r)| unsafe {
+        out.write(r as usize, piece(4 * (n13 + n4 + n22) + p, 1, 0))
+    });
     a.empty_rows.par_iter().for_each(|&r| unsafe { out.write(r as usize, T::ZERO) });
 }

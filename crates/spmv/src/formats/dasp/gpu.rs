@@ -46,13 +46,27 @@ impl Warps {
         let total: u64 = counts.iter().map(|&c| c as u64).sum();
         // Global thread ids are computed in 32 bits (the last block may be partly idle).
         if (total + WARPS_PER_BLOCK) * 32 > u32::MAX as u64 {
-            return Err(Error::format(NAME, format!("{total} warps of work exceed 32-bit thread ids")));
+            return Err(Error::format(
+                NAME,
+                format!("{total} warps of work exceed 32-bit thread ids"),
+            ));
         }
         let [long, medium, short_13, short_4, short_22, short_1, empty] = counts.map(|c| c as u32);
         Ok(Warps { long, medium, short_13, short_4, short_22, short_1, empty })
     }
     fn total(&self) -> u64 {
-        [self.long, self.medium, self.short_13, self.short_4, self.short_22, self.short_1, self.empty].iter().map(|&c| c as u64).sum()
+        [
+            self.long,
+            self.medium,
+            self.short_13,
+            self.short_4,
+            self.short_22,
+            self.short_1,
+            self.empty,
+        ]
+        .iter()
+        .map(|&c| c as u64)
+        .sum()
     }
 }
 
@@ -104,7 +118,11 @@ impl<T: Scalar> DeviceDasp<T> {
     pub fn new(gpu: &Gpu, a: &Dasp<T>) -> Result<Self> {
         let warps = Warps::of(a)?;
         let blocks = warps.total().div_ceil(WARPS_PER_BLOCK).max(1) as u32;
-        let config = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
+        let config = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
         let s = &a.short;
         let short_rows: Vec<u32> = s
             .rows_13
@@ -135,12 +153,23 @@ impl<T: Scalar> DeviceDasp<T> {
             regular: Part::upload(gpu, &a.regular, coded(1))?,
             irreg_ptr: DeviceOffsets::upload(gpu, NAME, &a.irreg_ptr, a.offsets)?,
             irregular: Part::upload(gpu, &a.irregular, coded(2))?,
-            short_counts: [s.rows_13.len(), s.rows_4.len(), s.rows_22.len(), s.rows_1.len()].map(u32_of),
+            short_counts: [s.rows_13.len(), s.rows_4.len(), s.rows_22.len(), s.rows_1.len()]
+                .map(u32_of),
             short_rows: gpu.upload_nonempty(&short_rows)?,
             short: Part::upload(gpu, &s.slots, coded(3))?,
             empty: u32_of(a.empty_rows.len()),
             empty_rows: gpu.upload_nonempty(&a.empty_rows)?,
-            kernel: Kernel::new(gpu, module, &format!("dasp{}{}_{}", codec.kernel_suffix(), a.offsets.kernel_suffix(), T::SUFFIX), config)?,
+            kernel: Kernel::new(
+                gpu,
+                module,
+                &format!(
+                    "dasp{}{}_{}",
+                    codec.kernel_suffix(),
+                    a.offsets.kernel_suffix(),
+                    T::SUFFIX
+                ),
+                config,
+            )?,
         })
     }
 }
@@ -162,19 +191,34 @@ impl<T: Scalar> DeviceFormat<T> for DeviceDasp<T> {
         // by the last warp of each row) and this handle's only launch runs at a time.
         unsafe {
             self.kernel.launch(gpu, |a| {
-                a.arg(&w.long).arg(&w.medium).arg(&w.short_13).arg(&w.short_4).arg(&w.short_22).arg(&w.short_1).arg(&w.empty);
+                a.arg(&w.long)
+                    .arg(&w.medium)
+                    .arg(&w.short_13)
+                    .arg(&w.short_4)
+                    .arg(&w.short_22)
+                    .arg(&w.short_1)
+                    .arg(&w.empty);
                 a.arg(&(LONG_WARP_GROUPS as u32)).arg(&self.long_rows).arg(&self.long_group_ptr);
                 a.arg(&self.long_warp_ptr).arg(&self.long_warp_row);
                 a.arg(&self.long.cid);
                 self.long.val.push(a);
                 a.arg(&self.long_partial).arg(&self.long_count);
-                a.arg(&self.loop_num).arg(&self.medium).arg(&self.medium_rows).arg(&self.block_tile_ptr);
+                a.arg(&self.loop_num)
+                    .arg(&self.medium)
+                    .arg(&self.medium_rows)
+                    .arg(&self.block_tile_ptr);
                 a.arg(&self.regular.cid);
                 self.regular.val.push(a);
                 self.irreg_ptr.push(a);
                 a.arg(&self.irregular.cid);
                 self.irregular.val.push(a);
-                a.arg(&(SHORT_TILES as u32)).arg(n13).arg(n4).arg(n22).arg(n1).arg(&self.short_rows).arg(&self.short.cid);
+                a.arg(&(SHORT_TILES as u32))
+                    .arg(n13)
+                    .arg(n4)
+                    .arg(n22)
+                    .arg(n1)
+                    .arg(&self.short_rows)
+                    .arg(&self.short.cid);
                 self.short.val.push(a);
                 a.arg(&self.empty).arg(&self.empty_rows).arg(x).arg(y);
             })
@@ -182,7 +226,6 @@ impl<T: Scalar> DeviceFormat<T> for DeviceDasp<T> {
     }
 
     fn workspace_bytes(&self) -> usize {
-
         self.long_partial.len() * std::mem::size_of::<T::Acc>() + self.long_count.len() * 4
     }
 }

@@ -53,10 +53,12 @@ use crate::matrix::{mul_acc, Csr, Scalar};
 pub(crate) const NAME: &str = "dasp";
 const HEADERS: &[&str] = &[super::values::CUDA_HEADER, include_str!("dasp.cuh")];
 /// The kernels over full values.
-pub const KERNELS: KernelModule = KernelModule { name: "dasp", source: include_str!("kernel.cu"), headers: HEADERS };
+pub const KERNELS: KernelModule =
+    KernelModule { name: "dasp", source: include_str!("kernel.cu"), headers: HEADERS };
 /// The kernels over coded values (`values=…`; a module of their own: only coded matrices
 /// compile it).
-pub const CODED_KERNELS: KernelModule = KernelModule { name: "dasp_coded", source: include_str!("coded.cu"), headers: HEADERS };
+pub const CODED_KERNELS: KernelModule =
+    KernelModule { name: "dasp_coded", source: include_str!("coded.cu"), headers: HEADERS };
 /// Rows longer than this are long (the paper's MAX_LEN).
 pub const MAX_LEN: usize = 256;
 /// Entries per long-row group: 2 MMAs × 8 pieces × 4.
@@ -65,8 +67,9 @@ pub const LONG_GROUP: usize = 64;
 /// partial sums the last of them adds up (32 measured best of 2-128 on the H200's large
 /// generated matrices: fewer warps per row, fewer partials and counter updates).
 pub const LONG_WARP_GROUPS: usize = 32;
-/// Rows per medium row-block and entries per tile (8 × 4).
+/// Rows per medium row-block (and per tile).
 pub const BLOCK_ROWS: usize = 8;
+/// Entries per medium tile: 8 rows × 4.
 pub const TILE: usize = 32;
 /// A tile with at least this share of real entries is regular (MMA).
 pub const REGULAR_FILL: f64 = 0.75;
@@ -91,7 +94,13 @@ pub struct Params {
 
 impl Default for Params {
     fn default() -> Self {
-        Params { max_len: MAX_LEN, regular_fill: REGULAR_FILL, loop_num: None, sigma: None, offsets: None }
+        Params {
+            max_len: MAX_LEN,
+            regular_fill: REGULAR_FILL,
+            loop_num: None,
+            sigma: None,
+            offsets: None,
+        }
     }
 }
 
@@ -108,7 +117,9 @@ pub fn loop_num_rule(row_blocks: usize) -> usize {
 /// Stored slots: a value and its column each; padding is value 0 at column 0.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Slots<T> {
+    /// Value of each slot (0 in padding).
     pub val: Vec<T>,
+    /// Column of each slot (0 in padding).
     pub cid: Vec<u32>,
 }
 
@@ -120,15 +131,20 @@ impl<T: Scalar> Slots<T> {
         crate::error::check_host_memory(|| format!("format {NAME}: {n} {part} slots"), bytes)?;
         Ok(Slots { val: vec![T::ZERO; n], cid: vec![0; n] })
     }
+    /// Number of slots, padding included.
     pub fn len(&self) -> usize {
         self.val.len()
     }
+    /// Whether there are no slots.
     pub fn is_empty(&self) -> bool {
         self.val.is_empty()
     }
     /// Σ val·x[cid] over the slots `range`, summed in `T::Acc`.
     pub fn dot(&self, range: std::ops::Range<usize>, x: &[T]) -> T::Acc {
-        self.val[range.clone()].iter().zip(&self.cid[range]).fold(T::Acc::ZERO, |s, (&v, &c)| mul_acc(s, v, x[c as usize]))
+        self.val[range.clone()]
+            .iter()
+            .zip(&self.cid[range])
+            .fold(T::Acc::ZERO, |s, (&v, &c)| mul_acc(s, v, x[c as usize]))
     }
 
     /// The slots cut into consecutive pieces of `widths` slots (value and column parts), for
@@ -147,7 +163,12 @@ impl<T: Scalar> Slots<T> {
 
     /// Slots of the rows `rows`, row k taking `width(k)` slots (its entries then padding),
     /// filled in parallel.
-    fn of_rows(a: &Csr<T>, rows: &[u32], part: &str, width: impl Fn(usize) -> usize + Sync) -> Result<Self> {
+    fn of_rows(
+        a: &Csr<T>,
+        rows: &[u32],
+        part: &str,
+        width: impl Fn(usize) -> usize + Sync,
+    ) -> Result<Self> {
         let widths: Vec<usize> = (0..rows.len()).map(&width).collect();
         let mut slots = Slots::zeros(widths.iter().sum(), part)?;
         let parts = slots.pieces(widths);
@@ -180,9 +201,13 @@ pub struct ShortRows<T> {
 /// Milliseconds of each conversion phase (reported in the stats).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Phases {
+    /// Sorting the rows into long, medium, short and empty.
     pub classify_ms: f64,
+    /// Cutting the long rows into groups.
     pub long_ms: f64,
+    /// Sorting the medium rows and cutting them into tiles.
     pub medium_ms: f64,
+    /// Packing the short rows into pieces.
     pub short_ms: f64,
 }
 
@@ -193,9 +218,13 @@ pub struct Dasp<T> {
     /// Long rows (original ids), their first group (`len + 1` entries), their first GPU warp
     /// (`len + 1`), the long row (index into `long_rows`) of each warp, and the groups.
     pub long_rows: Vec<u32>,
+    /// Per long row, its first group in `long` (`long_rows.len() + 1` entries).
     pub long_group_ptr: Vec<u32>,
+    /// Per long row, its first GPU warp, [`LONG_WARP_GROUPS`] groups a warp (`len + 1` entries).
     pub long_warp_ptr: Vec<u32>,
+    /// Per GPU warp of the long rows, its long row (index into `long_rows`).
     pub long_warp_row: Vec<u32>,
+    /// The long rows' groups, [`LONG_GROUP`] slots each, the last of a row zero-padded.
     pub long: Slots<T>,
     /// Medium rows sorted by length, longest first (original ids).
     pub medium_rows: Vec<u32>,
@@ -205,9 +234,13 @@ pub struct Dasp<T> {
     pub regular: Slots<T>,
     /// Per medium row (sorted order), its first irregular entry (`medium + 1` entries).
     pub irreg_ptr: Vec<usize>,
+    /// The irregular entries of the medium rows, row after row in sorted order.
     pub irregular: Slots<T>,
+    /// The short rows, packed into pieces of 4.
     pub short: ShortRows<T>,
+    /// Rows without entries (original ids): `A·x` is 0 there.
     pub empty_rows: Vec<u32>,
+    /// Wall time of each conversion phase.
     pub phases: Phases,
     /// With `values=` other than full: the values of the long, regular, irregular and short
     /// slots coded with one codec (each part its own codes and table), for the GPU; the CPU
@@ -237,19 +270,33 @@ impl<T: Scalar> Dasp<T> {
         Self::with_params(a, Params { max_len, ..Params::default() })
     }
 
+    /// The layout with the thresholds `params`. `Error::Format` for a parameter out of range
+    /// (`max_len` < 4, `regular_fill` outside (0, 1], `loop_num` or `sigma` 0), more rows than
+    /// 32-bit ids hold, or more slots than the device indices do.
     pub fn with_params(a: &Csr<T>, params: Params) -> Result<Self> {
         let Params { max_len, regular_fill, loop_num, sigma, offsets } = params;
         if max_len < 4 {
-            return Err(Error::format(NAME, format!("max_len = {max_len}: rows of up to 4 entries are short, so it must be ≥ 4")));
+            return Err(Error::format(
+                NAME,
+                format!(
+                    "max_len = {max_len}: rows of up to 4 entries are short, so it must be ≥ 4"
+                ),
+            ));
         }
         if !(regular_fill > 0.0 && regular_fill <= 1.0) {
-            return Err(Error::format(NAME, format!("regular_fill = {regular_fill} must be in (0, 1]")));
+            return Err(Error::format(
+                NAME,
+                format!("regular_fill = {regular_fill} must be in (0, 1]"),
+            ));
         }
         if loop_num == Some(0) || sigma == Some(0) {
             return Err(Error::format(NAME, "loop_num and sigma must be ≥ 1"));
         }
         if a.nrows() > u32::MAX as usize {
-            return Err(Error::format(NAME, format!("{} rows exceed 32-bit row indices", a.nrows())));
+            return Err(Error::format(
+                NAME,
+                format!("{} rows exceed 32-bit row indices", a.nrows()),
+            ));
         }
         let len = |r: u32| a.row_len(r as usize);
         let start = Instant::now();
@@ -260,13 +307,23 @@ impl<T: Scalar> Dasp<T> {
             _ => 5,
         };
         let all: Vec<u32> = (0..a.nrows() as u32).collect();
-        let mut by_class: Vec<Vec<u32>> = (0..7u8).into_par_iter().map(|c| all.iter().copied().filter(|&r| class(r) == c as usize).collect()).collect();
+        let mut by_class: Vec<Vec<u32>> = (0..7u8)
+            .into_par_iter()
+            .map(|c| all.iter().copied().filter(|&r| class(r) == c as usize).collect())
+            .collect();
         let long_rows = std::mem::take(&mut by_class[6]);
         let mut medium_rows = std::mem::take(&mut by_class[5]);
         let empty_rows = std::mem::take(&mut by_class[0]);
-        let by_len: [Vec<u32>; 5] = [Vec::new(), std::mem::take(&mut by_class[1]), std::mem::take(&mut by_class[2]), std::mem::take(&mut by_class[3]), std::mem::take(&mut by_class[4])];
-        let class_nnz = [&long_rows, &medium_rows, &by_len.iter().flatten().copied().collect::<Vec<u32>>()]
-            .map(|rows| rows.par_iter().map(|&r| len(r)).sum::<usize>());
+        let by_len: [Vec<u32>; 5] = [
+            Vec::new(),
+            std::mem::take(&mut by_class[1]),
+            std::mem::take(&mut by_class[2]),
+            std::mem::take(&mut by_class[3]),
+            std::mem::take(&mut by_class[4]),
+        ];
+        let class_nnz =
+            [&long_rows, &medium_rows, &by_len.iter().flatten().copied().collect::<Vec<u32>>()]
+                .map(|rows| rows.par_iter().map(|&r| len(r)).sum::<usize>());
         let classify_ms = ms_since(start);
 
         let start = Instant::now();
@@ -279,12 +336,16 @@ impl<T: Scalar> Dasp<T> {
             long_warp_ptr.push(long_warp_ptr[i] + warps as u32);
             long_warp_row.extend(std::iter::repeat_n(i as u32, warps));
         }
-        let long = Slots::of_rows(a, &long_rows, "long-row", |i| (long_group_ptr[i + 1] - long_group_ptr[i]) as usize * LONG_GROUP)?;
+        let long = Slots::of_rows(a, &long_rows, "long-row", |i| {
+            (long_group_ptr[i + 1] - long_group_ptr[i]) as usize * LONG_GROUP
+        })?;
         let long_ms = ms_since(start);
 
         let start = Instant::now();
         let window = sigma.unwrap_or(medium_rows.len()).max(1);
-        medium_rows.par_chunks_mut(window).for_each(|w| w.sort_by_key(|&r| std::cmp::Reverse(len(r)))); // stable
+        medium_rows
+            .par_chunks_mut(window)
+            .for_each(|w| w.sort_by_key(|&r| std::cmp::Reverse(len(r)))); // stable
         let need = (regular_fill * TILE as f64).ceil() as usize;
         let medium = medium_blocks(a, &medium_rows, need)?;
         let medium_ms = ms_since(start);
@@ -319,7 +380,10 @@ impl<T: Scalar> Dasp<T> {
         // Slots are indexed in the chosen width, tiles (32 slots) and long groups in 32 bits.
         let stored = dasp.stored();
         if stored / TILE > u32::MAX as usize - LONG_GROUP {
-            return Err(Error::format(NAME, format!("{stored} stored slots exceed the 32-bit tile indices (2^37 slots)")));
+            return Err(Error::format(
+                NAME,
+                format!("{stored} stored slots exceed the 32-bit tile indices (2^37 slots)"),
+            ));
         }
         let offsets = match offsets {
             Some(width) => width.fits(NAME, stored)?,
@@ -328,15 +392,19 @@ impl<T: Scalar> Dasp<T> {
         Ok(Dasp { offsets, ..dasp })
     }
 
+    /// Number of rows of the matrix.
     pub fn nrows(&self) -> usize {
         self.nrows
     }
+    /// The thresholds it was built with.
     pub fn params(&self) -> Params {
         self.params
     }
     /// Medium row-blocks per warp (the parameter, or the paper's rule).
     pub fn loop_num(&self) -> usize {
-        self.params.loop_num.unwrap_or_else(|| loop_num_rule(self.medium_rows.len().div_ceil(BLOCK_ROWS)))
+        self.params
+            .loop_num
+            .unwrap_or_else(|| loop_num_rule(self.medium_rows.len().div_ceil(BLOCK_ROWS)))
     }
     /// The layout with the values coded as `values` asks (f64 and f32): declined, with the
     /// reason, when the slots' values, padding zeros included, do not fit the codec.
@@ -346,7 +414,10 @@ impl<T: Scalar> Dasp<T> {
             return Ok(dasp);
         }
         if T::PRECISION == crate::matrix::Precision::F16 {
-            return Err(Error::format(NAME, "values other than full run in f64 and f32 (the f16 tiles load value pairs)"));
+            return Err(Error::format(
+                NAME,
+                "values other than full run in f64 and f32 (the f16 tiles load value pairs)",
+            ));
         }
         if dasp.offsets == OffsetWidth::W64 {
             let why = format!("values other than full have 32-bit slot indices only (below {WIDE_ENTRIES} stored slots)");
@@ -371,7 +442,10 @@ impl<T: Scalar> Dasp<T> {
             None => Vec::new(),
             Some(c) => vec![
                 ("value_bytes", c.codec().code_bytes::<T>() as f64),
-                ("value_table", self.coded.iter().map(EncodedValues::table_len).sum::<usize>() as f64),
+                (
+                    "value_table",
+                    self.coded.iter().map(EncodedValues::table_len).sum::<usize>() as f64,
+                ),
             ],
         }
     }
@@ -405,10 +479,20 @@ impl<T: Scalar> SpmvFormat<T> for Dasp<T> {
     fn stats(&self) -> FormatStats {
         let s = &self.short;
         let p = &self.phases;
-        FormatStats::new(self.device_bytes(), self.nnz, self.stored(), self.max_row_len, self.mean_row_len).with([
+        FormatStats::new(
+            self.device_bytes(),
+            self.nnz,
+            self.stored(),
+            self.max_row_len,
+            self.mean_row_len,
+        )
+        .with([
             ("long_rows", self.long_rows.len() as f64),
             ("medium_rows", self.medium_rows.len() as f64),
-            ("short_rows", (2 * (s.rows_13.len() + s.rows_22.len()) + s.rows_4.len() + s.rows_1.len()) as f64),
+            (
+                "short_rows",
+                (2 * (s.rows_13.len() + s.rows_22.len()) + s.rows_4.len() + s.rows_1.len()) as f64,
+            ),
             ("empty_rows", self.empty_rows.len() as f64),
             ("long_nnz", self.class_nnz[0] as f64),
             ("medium_nnz", self.class_nnz[1] as f64),
@@ -459,7 +543,8 @@ fn medium_blocks<T: Scalar>(a: &Csr<T>, rows: &[u32], need: usize) -> Result<Med
         block_tile_ptr.push(block_tile_ptr.last().unwrap() + t as u32);
     }
     // Regular tiles, block by block in parallel.
-    let mut regular = Slots::zeros(*block_tile_ptr.last().unwrap() as usize * TILE, "regular-tile")?;
+    let mut regular =
+        Slots::zeros(*block_tile_ptr.last().unwrap() as usize * TILE, "regular-tile")?;
     let parts = regular.pieces(tiles.iter().map(|&t| t * TILE));
     parts.into_par_iter().zip(&tiles).enumerate().for_each(|(b, ((v, c), &t))| {
         for (i, &r) in rows[b * BLOCK_ROWS..].iter().take(BLOCK_ROWS).enumerate() {
@@ -505,7 +590,15 @@ fn short_pieces<T: Scalar>(a: &Csr<T>, by_len: [Vec<u32>; 5]) -> Result<ShortRow
         s.rows_4.push(*twos.last().unwrap());
     }
     // Every row in slot order with its width: 1&3 pieces, group 4, 2&2, group 1.
-    let rows: Vec<u32> = s.rows_13.iter().flatten().chain(&s.rows_4).chain(s.rows_22.iter().flatten()).chain(&s.rows_1).copied().collect();
+    let rows: Vec<u32> = s
+        .rows_13
+        .iter()
+        .flatten()
+        .chain(&s.rows_4)
+        .chain(s.rows_22.iter().flatten())
+        .chain(&s.rows_1)
+        .copied()
+        .collect();
     let (n13, n4, n22) = (2 * s.rows_13.len(), s.rows_4.len(), 2 * s.rows_22.len());
     s.slots = Slots::of_rows(a, &rows, "short-row", |k| match k {
         k if k < n13 => [1, 3][k % 2],

@@ -16,7 +16,8 @@ fn example() -> Csr<f64> {
         }
         // Columns of a row must be strictly increasing: sort this row's part.
         let start = *row_ptr.last().unwrap();
-        let mut row: Vec<(u32, f64)> = cols[start..].iter().copied().zip(vals[start..].iter().copied()).collect();
+        let mut row: Vec<(u32, f64)> =
+            cols[start..].iter().copied().zip(vals[start..].iter().copied()).collect();
         row.sort_by_key(|e| e.0);
         for (i, (c, v)) in row.into_iter().enumerate() {
             cols[start + i] = c;
@@ -80,7 +81,10 @@ fn leftover_short_rows_and_a_sparse_block() {
     let vals: Vec<f64> = (0..cols.len()).map(|i| i as f64 + 0.5).collect();
     let a = Csr::new_checked(lens.len(), 4, row_ptr, cols, vals).unwrap();
     let d = Dasp::new(&a).unwrap();
-    assert_eq!((d.short.rows_13.as_slice(), d.short.rows_1.as_slice()), (&[[0, 3]][..], &[1, 2][..]));
+    assert_eq!(
+        (d.short.rows_13.as_slice(), d.short.rows_1.as_slice()),
+        (&[[0, 3]][..], &[1, 2][..])
+    );
     assert_eq!((d.short.rows_22.as_slice(), d.short.rows_4.as_slice()), (&[[4, 5]][..], &[6][..]));
     assert!(matches_oracle(&d, &a));
     // A row-block whose first tile has fewer than 24 real entries keeps no regular tile.

@@ -20,7 +20,9 @@ pub fn spmv_coded<T: Scalar>(a: &Dia<T>, coded: &EncodedValues<T>, x: &[T], y: &
     let m = y.len();
     y.par_chunks_mut(CHUNK).enumerate().for_each(|(k, out)| {
         let (row0, h) = (k * CHUNK, out.len());
-        let block: Vec<T> = (0..a.offsets.len()).flat_map(|i| (0..h).map(move |l| coded.get(i * m + row0 + l))).collect();
+        let block: Vec<T> = (0..a.offsets.len())
+            .flat_map(|i| (0..h).map(move |l| coded.get(i * m + row0 + l)))
+            .collect();
         out.fill(T::ZERO);
         diagonals::accumulate_block(out, row0, &a.offsets, &block, h, x);
     });

@@ -10,7 +10,6 @@
 //! ascending) stores the entry of its local row `l` on diagonal `i` at `i·stride + l`
 //! (`stride ≥ h`), and an explicit zero where the diagonal has no entry in that row.
 
-
 use std::ops::Range;
 use std::time::Instant;
 
@@ -69,7 +68,8 @@ pub(crate) fn check_padding(
     let bytes = stored * elem as u128;
     let ratio = stored as f64 / nnz.max(1) as f64;
     let padded = stored.saturating_sub(nnz as u128);
-    let ratio_ok = stored <= PADDING_FLOOR_SLOTS as u128 || stored as f64 <= max_padding * nnz.max(1) as f64;
+    let ratio_ok =
+        stored <= PADDING_FLOOR_SLOTS as u128 || stored as f64 <= max_padding * nnz.max(1) as f64;
     if !ratio_ok {
         return Err(Error::format(
             format,
@@ -91,7 +91,10 @@ pub(crate) fn check_padding(
             ),
         ));
     }
-    crate::error::check_host_memory(|| format!("format {format}: {layout}, {stored} slots"), bytes as u64)
+    crate::error::check_host_memory(
+        || format!("format {format}: {layout}, {stored} slots"),
+        bytes as u64,
+    )
 }
 
 /// The diagonal of entry `(row, col)`: `col − row`. Both are below 2^31 ([`check_shape`]).
@@ -173,13 +176,23 @@ pub(crate) fn segment_rows(s: usize, h: usize, m: usize) -> Range<usize> {
 /// The offsets of every segment of `h` rows, segments in parallel.
 pub(crate) fn segment_offsets<T: Scalar>(a: &Csr<T>, h: usize) -> Vec<Vec<i32>> {
     let m = a.nrows();
-    (0..m.div_ceil(h)).into_par_iter().with_min_len(64).map(|s| offsets_in_rows(a, segment_rows(s, h, m))).collect()
+    (0..m.div_ceil(h))
+        .into_par_iter()
+        .with_min_len(64)
+        .map(|s| offsets_in_rows(a, segment_rows(s, h, m)))
+        .collect()
 }
 
 /// Writes the entries of `rows` into a zeroed DIA-style block: the entry of local row `l` on
 /// diagonal `offsets[i]` goes to `out[i·stride + l]`. Every entry's offset must be in
 /// `offsets` (sorted ascending).
-pub(crate) fn fill_block<T: Scalar>(a: &Csr<T>, rows: Range<usize>, offsets: &[i32], stride: usize, out: &mut [T]) {
+pub(crate) fn fill_block<T: Scalar>(
+    a: &Csr<T>,
+    rows: Range<usize>,
+    offsets: &[i32],
+    stride: usize,
+    out: &mut [T],
+) {
     let row0 = rows.start;
     for r in rows {
         let (cols, vals) = a.row(r);
@@ -198,7 +211,12 @@ pub(crate) fn fill_block<T: Scalar>(a: &Csr<T>, rows: Range<usize>, offsets: &[i
 /// matrix for DIA: diagonal `i` at `data[i·m .. (i+1)·m]`): each diagonal is cut into chunks
 /// of rows filled in parallel, each slot looked up in its row. For tall blocks, where
 /// [`fill_block`]'s one task per block would leave the threads idle.
-pub(crate) fn fill_diagonals<T: Scalar>(a: &Csr<T>, rows: Range<usize>, offsets: &[i32], data: &mut [T]) {
+pub(crate) fn fill_diagonals<T: Scalar>(
+    a: &Csr<T>,
+    rows: Range<usize>,
+    offsets: &[i32],
+    data: &mut [T],
+) {
     const CHUNK: usize = 1 << 14;
     let h = rows.len();
     if h == 0 {
@@ -220,7 +238,13 @@ pub(crate) fn fill_diagonals<T: Scalar>(a: &Csr<T>, rows: Range<usize>, offsets:
 
 /// Stored slots of a DIA-style block whose column lies inside the matrix: what a kernel
 /// with the column guard reads (rows past `m` in a padded block count as outside).
-pub(crate) fn slots_in_range(row0: usize, h: usize, offsets: &[i32], nrows: usize, ncols: usize) -> usize {
+pub(crate) fn slots_in_range(
+    row0: usize,
+    h: usize,
+    offsets: &[i32],
+    nrows: usize,
+    ncols: usize,
+) -> usize {
     let h = h.min(nrows.saturating_sub(row0));
     offsets.iter().map(|&d| rows_in_range(row0, h, d, ncols).len()).sum()
 }
@@ -327,23 +351,43 @@ pub(crate) fn scan_segments<T: Scalar>(
     let total: usize = offsets.iter().map(Vec::len).sum();
     let layout = format!("{name} with {} {unit} of {h} rows ({total} diagonals)", offsets.len());
     let stored = segment_slots(&offsets, h);
-    check_padding(format, &layout, stored, a.nnz(), std::mem::size_of::<T>(), PADDING_LIMIT_RATIO as f64)?;
+    check_padding(
+        format,
+        &layout,
+        stored,
+        a.nnz(),
+        std::mem::size_of::<T>(),
+        PADDING_LIMIT_RATIO as f64,
+    )?;
     if total > u32::MAX as usize {
-        return Err(Error::format(format, format!("{layout}: more than 2^32 - 1 stored diagonals")));
+        return Err(Error::format(
+            format,
+            format!("{layout}: more than 2^32 - 1 stored diagonals"),
+        ));
     }
     Ok((offsets, scan_ms))
 }
 
 /// Stored slots of segments of `h` rows with these offset lists whose row and column lie
 /// inside the `nrows × ncols` matrix (what the kernels read), segments in parallel.
-pub(crate) fn segment_slots_in_range(offsets: &[Vec<i32>], h: usize, nrows: usize, ncols: usize) -> usize {
+pub(crate) fn segment_slots_in_range(
+    offsets: &[Vec<i32>],
+    h: usize,
+    nrows: usize,
+    ncols: usize,
+) -> usize {
     offsets.par_iter().enumerate().map(|(s, o)| slots_in_range(s * h, h, o, nrows, ncols)).sum()
 }
 
 /// Stores the segments of `a` in the given `order` (original segment ids), each with its
 /// offsets from `offsets`; segments filled in parallel. The caller has checked the padding
 /// limit and that the diagonal count fits 32 bits.
-pub(crate) fn build_segments<T: Scalar>(a: &Csr<T>, h: usize, offsets: &[Vec<i32>], order: &[u32]) -> SegmentBlocks<T> {
+pub(crate) fn build_segments<T: Scalar>(
+    a: &Csr<T>,
+    h: usize,
+    offsets: &[Vec<i32>],
+    order: &[u32],
+) -> SegmentBlocks<T> {
     let m = a.nrows();
     let mut diag_ptr = Vec::with_capacity(order.len() + 1);
     diag_ptr.push(0u32);
@@ -374,17 +418,21 @@ pub(crate) fn build_segments<T: Scalar>(a: &Csr<T>, h: usize, offsets: &[Vec<i32
 /// spread over a format's work units (hacks, sub-blocks, blocks).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct OperandSpread {
+    /// Number of work units.
     pub units: usize,
+    /// Mean operands per unit.
     pub mean: f64,
     /// Population variance, the paper's formula (13): Σ (ope − mean)² / units.
     pub variance: f64,
+    /// Most operands of one unit.
     pub max: u64,
 }
 
 impl OperandSpread {
     pub(crate) fn of(operands: impl Iterator<Item = u64> + Clone) -> Self {
-        let (units, sum, max) =
-            operands.clone().fold((0usize, 0f64, 0u64), |(k, s, mx), o| (k + 1, s + o as f64, mx.max(o)));
+        let (units, sum, max) = operands
+            .clone()
+            .fold((0usize, 0f64, 0u64), |(k, s, mx), o| (k + 1, s + o as f64, mx.max(o)));
         if units == 0 {
             return OperandSpread::default();
         }
@@ -426,7 +474,10 @@ pub(crate) struct Conversion {
 
 impl Conversion {
     /// The figures of `a`, converted in the given phases.
-    pub fn of<T: Scalar>(a: &Csr<T>, phases: impl IntoIterator<Item = (&'static str, f64)>) -> Self {
+    pub fn of<T: Scalar>(
+        a: &Csr<T>,
+        phases: impl IntoIterator<Item = (&'static str, f64)>,
+    ) -> Self {
         Conversion {
             nnz: a.nnz(),
             max_row_len: a.max_row_len(),
@@ -445,7 +496,9 @@ impl Conversion {
         own: impl IntoIterator<Item = (&'static str, f64)>,
         spreads: &[(&str, OperandSpread)],
     ) -> FormatStats {
-        let mut stats = FormatStats::new(bytes, self.nnz, stored, self.max_row_len, self.mean_row_len).with(own);
+        let mut stats =
+            FormatStats::new(bytes, self.nnz, stored, self.max_row_len, self.mean_row_len)
+                .with(own);
         for (prefix, spread) in spreads {
             stats.extra.extend(spread.extra(prefix));
         }
@@ -467,14 +520,20 @@ pub const CUDA_HEADER: &str = include_str!("diagonals.cuh");
 
 /// Kernel `<name>_<T>` of `module`, one thread per row of `m` rows in blocks of 256: the
 /// grid of DIA, HDIA, HDC and BRCSD-II.
-pub(crate) fn row_kernel<T: Scalar>(gpu: &Gpu, module: &KernelModule, name: &str, m: usize) -> Result<Kernel> {
+pub(crate) fn row_kernel<T: Scalar>(
+    gpu: &Gpu,
+    module: &KernelModule,
+    name: &str,
+    m: usize,
+) -> Result<Kernel> {
     Kernel::new(gpu, module, &format!("{name}_{}", T::SUFFIX), grid_for(m as u64, ROW_BLOCK)?)
 }
 
 /// A count as a 32-bit kernel argument (the conversions' checks keep every count of the
 /// family below 2^32: rows and columns below 2^31, stored diagonals below 2^32).
 pub(crate) fn arg_u32(format: &'static str, v: usize) -> Result<u32> {
-    u32::try_from(v).map_err(|_| Error::format(format, format!("{v} exceeds a 32-bit kernel argument")))
+    u32::try_from(v)
+        .map_err(|_| Error::format(format, format!("{v} exceeds a 32-bit kernel argument")))
 }
 
 /// The kernels' `m` and `n` at a launch: `y.len()` and `x.len()`, which the device layer has
@@ -505,9 +564,21 @@ mod tests {
         // | 1 . 2 |
         // | . 3 . |
         // | 4 . 5 |   diagonals -2: (2,0); 0: three entries; 2: (0,2)
-        let a = Csr::new_checked(3, 3, vec![0, 2, 3, 5], vec![0, 2, 1, 0, 2], vec![1.0, 2.0, 3.0, 4.0, 5.0]).unwrap();
+        let a = Csr::new_checked(
+            3,
+            3,
+            vec![0, 2, 3, 5],
+            vec![0, 2, 1, 0, 2],
+            vec![1.0, 2.0, 3.0, 4.0, 5.0],
+        )
+        .unwrap();
         let c = census(&a);
-        let d = |offset, entries, first_row, last_row| Diagonal { offset, entries, first_row, last_row };
+        let d = |offset, entries, first_row, last_row| Diagonal {
+            offset,
+            entries,
+            first_row,
+            last_row,
+        };
         assert_eq!(c, vec![d(-2, 1, 2, 2), d(0, 3, 0, 2), d(2, 1, 0, 0)]);
         assert!(census(&Csr::<f64>::zeros(0, 4)).is_empty());
         assert!(census(&Csr::<f64>::zeros(4, 0)).is_empty());
@@ -525,24 +596,44 @@ mod tests {
 
     #[test]
     fn every_format_of_the_family_stores_nothing_without_entries() {
-        let specs = ["dia", "hdc", "hdia", "hdia:hack_rows=1", "hdia:hack_rows=7", "drm", "drm:segment_rows=7"];
-        let layouts = ["dia", "brcsd1", "brcsd2"].map(|l| format!("dia-adaptive:layout={l},block_rows=7,piece_rows=5"));
-        for spec in specs.into_iter().chain(["dia-adaptive"]).chain(layouts.iter().map(String::as_str)) {
+        let specs = [
+            "dia",
+            "hdc",
+            "hdia",
+            "hdia:hack_rows=1",
+            "hdia:hack_rows=7",
+            "drm",
+            "drm:segment_rows=7",
+        ];
+        let layouts = ["dia", "brcsd1", "brcsd2"]
+            .map(|l| format!("dia-adaptive:layout={l},block_rows=7,piece_rows=5"));
+        for spec in
+            specs.into_iter().chain(["dia-adaptive"]).chain(layouts.iter().map(String::as_str))
+        {
             assert_empty_shapes_give_zeros(spec);
         }
     }
 
     #[test]
     fn padding_limit_names_the_padding() {
-        let check = |layout, stored, nnz, max_padding| check_padding("dia", layout, stored, nnz, 8, max_padding);
-        let err = check("3 diagonals x 2000000 rows", 6_000_000, 100, 20.0).unwrap_err().to_string();
-        assert!(err.contains("5999900 padded zeros") && err.contains("padding ratio 60000.0"), "{err}");
+        let check = |layout, stored, nnz, max_padding| {
+            check_padding("dia", layout, stored, nnz, 8, max_padding)
+        };
+        let err =
+            check("3 diagonals x 2000000 rows", 6_000_000, 100, 20.0).unwrap_err().to_string();
+        assert!(
+            err.contains("5999900 padded zeros") && err.contains("padding ratio 60000.0"),
+            "{err}"
+        );
         assert!(err.contains("above the limit 20 "), "{err}");
         assert!(check("x", PADDING_FLOOR_SLOTS as u128, 1, 20.0).is_ok());
         assert!(check("x", 20 * 100_000, 100_000, 20.0).is_ok());
         assert!(check("x", 20 * 100_000 + 1, 100_000, 20.0).is_err());
         assert!(check("x", 5 * 1_000_000, 1_000_000, 5.0).is_ok());
-        assert!(check("x", 5 * 1_000_000, 1_000_000, 4.5).unwrap_err().to_string().contains("above the limit 4.5 "));
+        assert!(check("x", 5 * 1_000_000, 1_000_000, 4.5)
+            .unwrap_err()
+            .to_string()
+            .contains("above the limit 4.5 "));
         let err = check("x", 20 << 30, 1 << 30, 20.0).unwrap_err().to_string();
         assert!(err.contains("160.0 GiB") && err.contains("cap of 140 GiB"), "{err}");
     }

@@ -27,7 +27,12 @@ impl<T: Scalar> DeviceDia<T> {
                 None => DeviceValues::upload_full(gpu, &a.data)?,
                 Some(c) => DeviceValues::upload(gpu, c)?,
             },
-            kernel: diagonals::row_kernel::<T>(gpu, &KERNELS, &format!("dia{}", a.coded.as_ref().map_or("", |c| c.codec().kernel_suffix())), a.nrows)?,
+            kernel: diagonals::row_kernel::<T>(
+                gpu,
+                &KERNELS,
+                &format!("dia{}", a.coded.as_ref().map_or("", |c| c.codec().kernel_suffix())),
+                a.nrows,
+            )?,
         })
     }
 }

@@ -52,7 +52,9 @@ pub(crate) mod gpu;
 use std::sync::Arc;
 use std::time::Instant;
 
-pub use diagonals::{OperandSpread, MAX_STORED_BYTES, PADDING_FLOOR_SLOTS, PADDING_LIMIT_RATIO, SEGMENT_ROWS};
+pub use diagonals::{
+    OperandSpread, MAX_STORED_BYTES, PADDING_FLOOR_SLOTS, PADDING_LIMIT_RATIO, SEGMENT_ROWS,
+};
 
 use super::values::{EncodedValues, ValueChoice, ValueCodec};
 use super::{DeviceFormat, FormatStats, SpmvFormat};
@@ -60,8 +62,12 @@ use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule =
-    KernelModule { name: "dia", source: include_str!("kernel.cu"), headers: &[diagonals::CUDA_HEADER, super::values::CUDA_HEADER] };
+/// The format's CUDA kernels (`kernel.cu`, after `diagonals.cuh` and the value loaders).
+pub const KERNELS: KernelModule = KernelModule {
+    name: "dia",
+    source: include_str!("kernel.cu"),
+    headers: &[diagonals::CUDA_HEADER, super::values::CUDA_HEADER],
+};
 
 const NAME: &str = "dia";
 
@@ -88,7 +94,10 @@ impl<T: Scalar> Dia<T> {
     /// entries (arrays of at most [`PADDING_FLOOR_SLOTS`] slots are always accepted).
     pub fn with_limit(a: &Csr<T>, max_padding: f64) -> Result<Self> {
         if max_padding.is_nan() || max_padding < 1.0 {
-            return Err(Error::format(NAME, format!("padding limit {max_padding}: must be a number ≥ 1")));
+            return Err(Error::format(
+                NAME,
+                format!("padding limit {max_padding}: must be a number ≥ 1"),
+            ));
         }
         diagonals::check_shape(NAME, a)?;
         let t = Instant::now();
@@ -109,13 +118,23 @@ impl<T: Scalar> Dia<T> {
         let (m, n) = (a.nrows(), a.ncols());
         let stored = offsets.len() as u128 * m as u128;
         let layout = format!("DIA with {} diagonals x {m} rows", offsets.len());
-        diagonals::check_padding(format, &layout, stored, a.nnz(), std::mem::size_of::<T>(), max_padding)?;
+        diagonals::check_padding(
+            format,
+            &layout,
+            stored,
+            a.nnz(),
+            std::mem::size_of::<T>(),
+            max_padding,
+        )?;
 
         let t = Instant::now();
         let mut data = vec![T::ZERO; stored as usize];
         diagonals::fill_diagonals(a, 0..m, &offsets, &mut data);
         let in_range = diagonals::slots_in_range(0, m, &offsets, m, n);
-        let conversion = diagonals::Conversion::of(a, [("scan_ms", scan_ms), ("fill_ms", diagonals::ms_since(t))]);
+        let conversion = diagonals::Conversion::of(
+            a,
+            [("scan_ms", scan_ms), ("fill_ms", diagonals::ms_since(t))],
+        );
         Ok(Dia { nrows: m, offsets, data, in_range, coded: None, conversion })
     }
 
@@ -147,13 +166,18 @@ impl<T: Scalar> Dia<T> {
     }
     /// Device bytes: `offsets` (`i32`) and `data` (or its codes).
     pub fn device_bytes(&self) -> usize {
-        4 * self.offsets.len() + self.coded.as_ref().map_or(std::mem::size_of::<T>() * self.data.len(), |c| c.device_bytes())
+        4 * self.offsets.len()
+            + self
+                .coded
+                .as_ref()
+                .map_or(std::mem::size_of::<T>() * self.data.len(), |c| c.device_bytes())
     }
     /// Operands (stored slots) per warp of 32 rows: S·32 each (the last warp's real rows).
     pub fn operand_spread(&self) -> OperandSpread {
         let (m, s) = (self.nrows, self.offsets.len() as u64);
         OperandSpread::of(
-            (0..m.div_ceil(SEGMENT_ROWS)).map(move |w| s * diagonals::segment_rows(w, SEGMENT_ROWS, m).len() as u64),
+            (0..m.div_ceil(SEGMENT_ROWS))
+                .map(move |w| s * diagonals::segment_rows(w, SEGMENT_ROWS, m).len() as u64),
         )
     }
 }
@@ -168,7 +192,11 @@ impl<T: Scalar> SpmvFormat<T> for Dia<T> {
     /// The offsets and the slots whose column is inside the matrix (the kernel's guard skips
     /// the others).
     fn bytes_read(&self) -> usize {
-        4 * self.offsets.len() + self.coded.as_ref().map_or(std::mem::size_of::<T>() * self.in_range, |c| c.bytes_read(self.in_range))
+        4 * self.offsets.len()
+            + self
+                .coded
+                .as_ref()
+                .map_or(std::mem::size_of::<T>() * self.in_range, |c| c.bytes_read(self.in_range))
     }
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
         match &self.coded {

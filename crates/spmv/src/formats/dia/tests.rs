@@ -1,5 +1,7 @@
 use super::*;
-use crate::formats::test_support::diagonal::{assert_example_product, cpu_matches_in_both_precisions};
+use crate::formats::test_support::diagonal::{
+    assert_example_product, cpu_matches_in_both_precisions,
+};
 use crate::formats::test_support::{example, random_diagonal_csr};
 use crate::Coo;
 use proptest::prelude::*;
@@ -59,12 +61,17 @@ fn a_lower_padding_limit_refuses_what_the_default_accepts() {
     let (mut rows, mut cols): (Vec<u32>, Vec<u32>) = ((0..m).collect(), (0..m).collect());
     rows.extend([0, 1]);
     cols.extend([1, 0]);
-    let a = Coo::new_checked(m as usize, m as usize, rows, cols, vec![1.0; m as usize + 2]).unwrap().to_csr();
+    let a = Coo::new_checked(m as usize, m as usize, rows, cols, vec![1.0; m as usize + 2])
+        .unwrap()
+        .to_csr();
     assert_eq!(Dia::new(&a).unwrap().stored(), 3 * m as usize);
     assert!(Dia::with_limit(&a, 3.0).is_ok());
     match Dia::with_limit(&a, 2.5) {
         Err(Error::Format { format: "dia", reason }) => {
-            assert!(reason.contains("padding ratio 3.0") && reason.contains("above the limit 2.5 "), "{reason}")
+            assert!(
+                reason.contains("padding ratio 3.0") && reason.contains("above the limit 2.5 "),
+                "{reason}"
+            )
         }
         other => panic!("expected a padding refusal, got {:?}", other.map(|f| f.stored())),
     }

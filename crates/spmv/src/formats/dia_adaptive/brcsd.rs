@@ -85,7 +85,10 @@ impl<T: Scalar> Brcsd1<T> {
         let blocks = plan.blocks();
         let total: u64 = plan.active.iter().map(|&k| k as u64).sum();
         if total > u32::MAX as u64 {
-            return Err(Error::format(format, format!("BRCSD-I: {total} block diagonals exceed 32-bit indices")));
+            return Err(Error::format(
+                format,
+                format!("BRCSD-I: {total} block diagonals exceed 32-bit indices"),
+            ));
         }
         let height = |b: usize| (plan.block_row[b + 1] - plan.block_row[b]) as u64;
         let mut block_diag = Vec::with_capacity(blocks + 1);
@@ -112,7 +115,8 @@ impl<T: Scalar> Brcsd1<T> {
         let (mut small, mut tall) = (Vec::new(), Vec::new());
         let mut rest = data.as_mut_slice();
         for b in 0..blocks {
-            let (part, tail) = std::mem::take(&mut rest).split_at_mut((block_data[b + 1] - block_data[b]) as usize);
+            let (part, tail) = std::mem::take(&mut rest)
+                .split_at_mut((block_data[b + 1] - block_data[b]) as usize);
             rest = tail;
             if part.len() as u64 <= SMALL_BLOCK_SLOTS {
                 small.push((b, part))
@@ -122,7 +126,9 @@ impl<T: Scalar> Brcsd1<T> {
         }
         let rows = |b: usize| plan.block_row[b] as usize..plan.block_row[b + 1] as usize;
         let list = |b: usize| &offsets[block_diag[b] as usize..block_diag[b + 1] as usize];
-        small.into_par_iter().for_each(|(b, part)| diagonals::fill_block(a, rows(b), list(b), rows(b).len(), part));
+        small
+            .into_par_iter()
+            .for_each(|(b, part)| diagonals::fill_block(a, rows(b), list(b), rows(b).len(), part));
         for (b, part) in tall {
             diagonals::fill_diagonals(a, rows(b), list(b), part);
         }
@@ -146,9 +152,11 @@ impl<T: Scalar> Brcsd1<T> {
         })
     }
 
+    /// Row blocks between cross points.
     pub fn blocks(&self) -> usize {
         self.block_row.len() - 1
     }
+    /// Pieces of at most `piece_rows` rows (the GPU's thread blocks).
     pub fn pieces(&self) -> usize {
         self.piece_block.len()
     }
@@ -156,9 +164,11 @@ impl<T: Scalar> Brcsd1<T> {
     pub fn operand_spread(&self) -> OperandSpread {
         OperandSpread::of((0..self.pieces()).map(|p| {
             let b = self.piece_block[p] as usize;
-            (self.block_diag[b + 1] - self.block_diag[b]) as u64 * (self.piece_row[p + 1] - self.piece_row[p]) as u64
+            (self.block_diag[b + 1] - self.block_diag[b]) as u64
+                * (self.piece_row[p + 1] - self.piece_row[p]) as u64
         }))
     }
+    /// Device bytes of the layout's arrays.
     pub fn device_bytes(&self) -> usize {
         4 * (self.block_row.len()
             + self.block_diag.len()
@@ -198,7 +208,10 @@ impl<T: Scalar> Brcsd2<T> {
         let blocks = block_offsets.len();
         let total: usize = block_offsets.iter().map(Vec::len).sum();
         if total > u32::MAX as usize || blocks > u32::MAX as usize {
-            return Err(Error::format(format, format!("BRCSD-II: {total} block diagonals exceed 32-bit indices")));
+            return Err(Error::format(
+                format,
+                format!("BRCSD-II: {total} block diagonals exceed 32-bit indices"),
+            ));
         }
         let order: Vec<u32> = (0..blocks as u32).collect();
         let segments = diagonals::build_segments(a, block_rows, block_offsets, &order);
@@ -219,13 +232,24 @@ impl<T: Scalar> Brcsd2<T> {
         }
         group_block.push(blocks as u32);
         group_data.push(segments.values.len() as u64);
-        let operands = OperandSpread::of(block_offsets.iter().map(|o| (o.len() * block_rows) as u64));
-        Ok(Brcsd2 { block_rows, group_block, group_diag, offsets, group_data, data: segments.values, operands })
+        let operands =
+            OperandSpread::of(block_offsets.iter().map(|o| (o.len() * block_rows) as u64));
+        Ok(Brcsd2 {
+            block_rows,
+            group_block,
+            group_diag,
+            offsets,
+            group_data,
+            data: segments.values,
+            operands,
+        })
     }
 
+    /// Groups of consecutive blocks that share one offset list.
     pub fn groups(&self) -> usize {
         self.group_block.len() - 1
     }
+    /// Device bytes of the layout's arrays.
     pub fn device_bytes(&self) -> usize {
         4 * (self.group_block.len() + self.group_diag.len() + self.offsets.len())
             + 8 * self.group_data.len()

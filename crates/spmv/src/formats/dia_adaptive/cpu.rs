@@ -12,7 +12,8 @@ pub fn brcsd1<T: Scalar>(a: &Brcsd1<T>, x: &[T], y: &mut [T]) {
     let mut parts = Vec::with_capacity(a.pieces());
     let mut rest = y;
     for p in 0..a.pieces() {
-        let (part, tail) = std::mem::take(&mut rest).split_at_mut((a.piece_row[p + 1] - a.piece_row[p]) as usize);
+        let (part, tail) =
+            std::mem::take(&mut rest).split_at_mut((a.piece_row[p + 1] - a.piece_row[p]) as usize);
         parts.push((p, part));
         rest = tail;
     }

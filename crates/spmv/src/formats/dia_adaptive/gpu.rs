@@ -52,7 +52,11 @@ impl<T: Scalar> DeviceFormat<T> for DeviceBrcsd1<T> {
         // guard keeps x indices below n = x.len(). Pieces partition the rows: one write each.
         unsafe {
             self.kernel.launch(gpu, |a| {
-                a.arg(&n).arg(&self.piece_row).arg(&self.piece_block).arg(&self.block_row).arg(&self.block_diag);
+                a.arg(&n)
+                    .arg(&self.piece_row)
+                    .arg(&self.piece_block)
+                    .arg(&self.block_row)
+                    .arg(&self.block_diag);
                 a.arg(&self.offsets).arg(&self.block_data).arg(&self.data).arg(x).arg(y);
             })
         }
@@ -97,7 +101,12 @@ impl<T: Scalar> DeviceFormat<T> for DeviceBrcsd2<T> {
         unsafe {
             self.kernel.launch(gpu, |a| {
                 a.arg(&m).arg(&n).arg(&self.block_rows).arg(&self.groups).arg(&self.group_block);
-                a.arg(&self.group_diag).arg(&self.offsets).arg(&self.group_data).arg(&self.data).arg(x).arg(y);
+                a.arg(&self.group_diag)
+                    .arg(&self.offsets)
+                    .arg(&self.group_data)
+                    .arg(&self.data)
+                    .arg(x)
+                    .arg(y);
             })
         }
     }

@@ -69,7 +69,12 @@ use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule = KernelModule { name: "dia_adaptive", source: include_str!("kernel.cu"), headers: &[diagonals::CUDA_HEADER] };
+/// The kernels of the three layouts.
+pub const KERNELS: KernelModule = KernelModule {
+    name: "dia_adaptive",
+    source: include_str!("kernel.cu"),
+    headers: &[diagonals::CUDA_HEADER],
+};
 
 const NAME: &str = "dia-adaptive";
 
@@ -83,19 +88,28 @@ pub const PREFERENCE: f64 = 1.1;
 /// The three layouts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Layout {
+    /// Plain DIA: full-length diagonals.
     Dia,
+    /// BRCSD-I: row blocks cut at the cross points, each stored DIA-style.
     Brcsd1,
+    /// BRCSD-II: fixed blocks of rows, equal neighbours sharing one offset list.
     Brcsd2,
 }
 
 /// The slot counts the classification compares, and its choice.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Classification {
+    /// Slots DIA would store (diagonals × rows).
     pub dia_slots: u128,
+    /// Slots BRCSD-I would store.
     pub brcsd1_slots: u128,
+    /// BRCSD-I's row blocks (between cross points).
     pub brcsd1_blocks: usize,
+    /// Slots BRCSD-II would store.
     pub brcsd2_slots: u128,
+    /// BRCSD-II's blocks of rows.
     pub brcsd2_blocks: usize,
+    /// The layout taken (by the rule, or forced).
     pub chosen: Layout,
 }
 
@@ -108,7 +122,8 @@ pub fn classify(
     brcsd2_blocks: usize,
 ) -> Layout {
     let brcsd1_candidate = brcsd1_blocks <= brcsd2_blocks;
-    let best = dia_slots.min(brcsd2_slots).min(if brcsd1_candidate { brcsd1_slots } else { u128::MAX });
+    let best =
+        dia_slots.min(brcsd2_slots).min(if brcsd1_candidate { brcsd1_slots } else { u128::MAX });
     let within = |slots: u128| slots as f64 <= PREFERENCE * best as f64;
     if within(dia_slots) {
         Layout::Dia
@@ -141,9 +156,15 @@ impl<T: Scalar> DiaAdaptive<T> {
 
     /// Converts into `layout` (or the classification's choice when `None`) with BRCSD-II
     /// blocks of `block_rows ≥ 1` rows and BRCSD-I pieces of `piece_rows` in 1..=1024 rows.
-    pub fn with_layout(a: &Csr<T>, layout: Option<Layout>, block_rows: usize, piece_rows: usize) -> Result<Self> {
+    pub fn with_layout(
+        a: &Csr<T>,
+        layout: Option<Layout>,
+        block_rows: usize,
+        piece_rows: usize,
+    ) -> Result<Self> {
         diagonals::check_shape(NAME, a)?;
-        if block_rows == 0 || block_rows > i32::MAX as usize || piece_rows == 0 || piece_rows > 1024 {
+        if block_rows == 0 || block_rows > i32::MAX as usize || piece_rows == 0 || piece_rows > 1024
+        {
             return Err(Error::format(
                 NAME,
                 format!(
@@ -160,8 +181,9 @@ impl<T: Scalar> DiaAdaptive<T> {
         });
         let dia_slots = census.len() as u128 * m as u128;
         let brcsd2_slots = diagonals::segment_slots(&block_offsets, block_rows);
-        let chosen = layout
-            .unwrap_or_else(|| classify(dia_slots, plan.stored, plan.blocks(), brcsd2_slots, block_offsets.len()));
+        let chosen = layout.unwrap_or_else(|| {
+            classify(dia_slots, plan.stored, plan.blocks(), brcsd2_slots, block_offsets.len())
+        });
         let classification = Classification {
             dia_slots,
             brcsd1_slots: plan.stored,
@@ -173,26 +195,45 @@ impl<T: Scalar> DiaAdaptive<T> {
         let (stored, fill_ms) = match chosen {
             Layout::Dia => {
                 let offsets = census.iter().map(|d| d.offset).collect();
-                let (dia, ms) = brcsd::timed(|| Dia::with_offsets(NAME, a, offsets, 0.0, PADDING_LIMIT_RATIO as f64));
+                let (dia, ms) = brcsd::timed(|| {
+                    Dia::with_offsets(NAME, a, offsets, 0.0, PADDING_LIMIT_RATIO as f64)
+                });
                 (Stored::Dia(dia?), ms)
             }
             Layout::Brcsd1 => {
                 let layout = format!("BRCSD-I with {} row blocks", plan.blocks());
-                diagonals::check_padding(NAME, &layout, plan.stored, a.nnz(), elem, PADDING_LIMIT_RATIO as f64)?;
+                diagonals::check_padding(
+                    NAME,
+                    &layout,
+                    plan.stored,
+                    a.nnz(),
+                    elem,
+                    PADDING_LIMIT_RATIO as f64,
+                )?;
                 let (f, ms) = brcsd::timed(|| Brcsd1::build(NAME, a, &census, &plan, piece_rows));
                 (Stored::Brcsd1(f?), ms)
             }
             Layout::Brcsd2 => {
-                let layout = format!("BRCSD-II with {} blocks of {block_rows} rows", block_offsets.len());
-                diagonals::check_padding(NAME, &layout, brcsd2_slots, a.nnz(), elem, PADDING_LIMIT_RATIO as f64)?;
+                let layout =
+                    format!("BRCSD-II with {} blocks of {block_rows} rows", block_offsets.len());
+                diagonals::check_padding(
+                    NAME,
+                    &layout,
+                    brcsd2_slots,
+                    a.nnz(),
+                    elem,
+                    PADDING_LIMIT_RATIO as f64,
+                )?;
                 let (f, ms) = brcsd::timed(|| Brcsd2::build(NAME, a, &block_offsets, block_rows));
                 (Stored::Brcsd2(f?), ms)
             }
         };
-        let conversion = diagonals::Conversion::of(a, [("classify_ms", classify_ms), ("fill_ms", fill_ms)]);
+        let conversion =
+            diagonals::Conversion::of(a, [("classify_ms", classify_ms), ("fill_ms", fill_ms)]);
         Ok(DiaAdaptive { nrows: m, stored, classification, conversion })
     }
 
+    /// The slot counts the classification compared, and the layout taken.
     pub fn classification(&self) -> Classification {
         self.classification
     }
@@ -234,6 +275,7 @@ impl<T: Scalar> DiaAdaptive<T> {
             Stored::Brcsd2(f) => f.operands,
         }
     }
+    /// Device bytes of the layout in use.
     pub fn device_bytes(&self) -> usize {
         match &self.stored {
             Stored::Dia(f) => f.device_bytes(),
@@ -260,7 +302,12 @@ impl<T: Scalar> SpmvFormat<T> for DiaAdaptive<T> {
             // BRCSD-I: its blocks; BRCSD-II: its offset groups; DIA: 0.
             ("blocks_or_groups", units),
         ];
-        self.conversion.stats(self.device_bytes(), self.stored(), own, &[("operand", self.operand_spread())])
+        self.conversion.stats(
+            self.device_bytes(),
+            self.stored(),
+            own,
+            &[("operand", self.operand_spread())],
+        )
     }
     /// DIA's figure for the DIA layout (its kernel skips the slots outside the matrix); the
     /// BRCSD kernels read every stored slot.

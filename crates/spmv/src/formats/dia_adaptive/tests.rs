@@ -31,7 +31,10 @@ fn worked_example_gives_the_documented_arrays() {
     #[rustfmt::skip]
     let data = [1.0, 2.0, 3.0, 5.0, 4.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 14.0, 12.0, 15.0, 13.0, 16.0, 17.0, 18.0];
     assert_eq!(one.data, data);
-    assert_eq!((one.piece_row.as_slice(), one.piece_block.as_slice()), (&[0, 2, 4, 5, 7, 8][..], &[0, 1, 2, 3, 4][..]));
+    assert_eq!(
+        (one.piece_row.as_slice(), one.piece_block.as_slice()),
+        (&[0, 2, 4, 5, 7, 8][..], &[0, 1, 2, 3, 4][..])
+    );
     assert_eq!(f.stats().padded_zeros(), 0);
 
     let f = DiaAdaptive::with_layout(&a, Some(Layout::Brcsd2), 2, PIECE_ROWS).unwrap();
@@ -60,14 +63,18 @@ fn identical_blocks_share_one_offset_list() {
 
 #[test]
 fn the_classification_picks_the_layout_of_each_kind_of_matrix() {
-    let layout = |spec: &str| DiaAdaptive::new(&crate::io::gen::generate(spec).unwrap()).unwrap().layout();
+    let layout =
+        |spec: &str| DiaAdaptive::new(&crate::io::gen::generate(spec).unwrap()).unwrap().layout();
     // Full diagonals near the main one: DIA.
     assert_eq!(layout("banded:n=20000,offsets=-2;0;1;3"), Layout::Dia);
     // Long offsets (a diagonal far from the main one spans a fifth of the rows) and a
     // diagonal that stops: BRCSD-I.
     assert_eq!(layout("banded:n=20000,offsets=-16000;-1;0;1;16000"), Layout::Brcsd1);
     // Scattered points and long broken diagonals: BRCSD-II.
-    assert_eq!(layout("banded:n=20000,offsets=-1;0;1,broken=0.3,seg=2000,scatter=0.01"), Layout::Brcsd2);
+    assert_eq!(
+        layout("banded:n=20000,offsets=-1;0;1,broken=0.3,seg=2000,scatter=0.01"),
+        Layout::Brcsd2
+    );
     assert_eq!(classify(100, 50, 10, 200, 5), Layout::Dia); // BRCSD-I no candidate
     assert_eq!(classify(100, 95, 5, 200, 10), Layout::Dia); // within 10%
     assert_eq!(classify(100, 80, 5, 200, 10), Layout::Brcsd1);
@@ -76,8 +83,10 @@ fn the_classification_picks_the_layout_of_each_kind_of_matrix() {
 
 #[test]
 fn every_layout_matches_the_oracle_on_generated_diagonal_matrices() {
-    let a =
-        crate::io::gen::generate("banded:n=9000,offsets=-7000;-3;0;2;60;7000,broken=0.3,seg=500,scatter=0.01").unwrap();
+    let a = crate::io::gen::generate(
+        "banded:n=9000,offsets=-7000;-3;0;2;60;7000,broken=0.3,seg=500,scatter=0.01",
+    )
+    .unwrap();
     for layout in LAYOUTS {
         for (block_rows, piece_rows) in [(32, 64), (7, 5), (100, 1024)] {
             let spec = forced(layout, block_rows, piece_rows);
@@ -89,10 +98,13 @@ fn every_layout_matches_the_oracle_on_generated_diagonal_matrices() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_every_layout_matches_the_oracle() {
-    let a =
-        crate::io::gen::generate("banded:n=9001,offsets=-7000;-3;0;2;60;7000,broken=0.3,seg=500,scatter=0.01").unwrap();
+    let a = crate::io::gen::generate(
+        "banded:n=9001,offsets=-7000;-3;0;2;60;7000,broken=0.3,seg=500,scatter=0.01",
+    )
+    .unwrap();
     let rows = [(32, 64), (7, 5), (100, 1024), (1, 1)];
-    let specs: Vec<String> = LAYOUTS.iter().flat_map(|l| rows.map(|(b, p)| forced(l, b, p))).collect();
+    let specs: Vec<String> =
+        LAYOUTS.iter().flat_map(|l| rows.map(|(b, p)| forced(l, b, p))).collect();
     assert_gpu_matches_oracle(&a, specs.iter().map(String::as_str));
 }
 

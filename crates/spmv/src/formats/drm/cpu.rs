@@ -21,7 +21,14 @@ pub fn spmv<T: Scalar>(a: &Drm<T>, x: &[T], y: &mut [T]) {
                 let (begin, end) = (b.diag_ptr[k] as usize, b.diag_ptr[k + 1] as usize);
                 let acc = &mut acc[..rows];
                 acc.fill(T::ZERO);
-                diagonals::accumulate_block(acc, row0, &b.offsets[begin..end], &b.values[begin * h..end * h], h, x);
+                diagonals::accumulate_block(
+                    acc,
+                    row0,
+                    &b.offsets[begin..end],
+                    &b.values[begin * h..end * h],
+                    h,
+                    x,
+                );
                 for (l, &v) in acc.iter().enumerate() {
                     // SAFETY: drm_index is a permutation of the segments (each appears in
                     // exactly one sub-block), so the rows row0..row0 + rows < m = y.len() of

@@ -77,7 +77,12 @@ impl<T: Scalar> DeviceFormat<T> for DeviceDrm<T> {
             // n = x.len(). Each row belongs to one segment: written once.
             unsafe {
                 self.kernel.launch_with(gpu, *config, |a| {
-                    a.arg(&m).arg(&n).arg(&self.seg_rows).arg(first).arg(&self.blo).arg(&self.index);
+                    a.arg(&m)
+                        .arg(&n)
+                        .arg(&self.seg_rows)
+                        .arg(first)
+                        .arg(&self.blo)
+                        .arg(&self.index);
                     a.arg(&self.dnum).arg(&self.off).arg(&self.val).arg(x).arg(&mut *y);
                 })
             }?;

@@ -39,7 +39,8 @@ pub fn rearrange_and_merge(operands: &[u64]) -> Vec<Vec<u32>> {
     };
 
     // Step 1, with the smallest groups on a min-heap keyed by (count, creation order).
-    let mut heap: BinaryHeap<Reverse<(u64, usize)>> = count.iter().enumerate().map(|(g, &c)| Reverse((c, g))).collect();
+    let mut heap: BinaryHeap<Reverse<(u64, usize)>> =
+        count.iter().enumerate().map(|(g, &c)| Reverse((c, g))).collect();
     while heap.len() >= 2 {
         let Reverse((min1, g1)) = heap.pop().expect("two groups");
         let Reverse((min2, g2)) = *heap.peek().expect("two groups");
@@ -56,7 +57,8 @@ pub fn rearrange_and_merge(operands: &[u64]) -> Vec<Vec<u32>> {
 
     // P in descending order of (count, creation order).
     let mut p: Vec<usize> = heap.into_iter().map(|Reverse((_, g))| g).collect();
-    let descending = |p: &mut Vec<usize>, count: &[u64]| p.sort_unstable_by_key(|&g| Reverse((count[g], g)));
+    let descending =
+        |p: &mut Vec<usize>, count: &[u64]| p.sort_unstable_by_key(|&g| Reverse((count[g], g)));
     descending(&mut p, &count);
     // Step 2.
     if p.len() % 2 == 1 && p.len() >= 3 {

@@ -83,7 +83,12 @@ use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule = KernelModule { name: "drm", source: include_str!("kernel.cu"), headers: &[diagonals::CUDA_HEADER] };
+/// The format's CUDA kernels (`kernel.cu`, after the diagonal family's `diagonals.cuh`).
+pub const KERNELS: KernelModule = KernelModule {
+    name: "drm",
+    source: include_str!("kernel.cu"),
+    headers: &[diagonals::CUDA_HEADER],
+};
 
 const NAME: &str = "drm";
 
@@ -146,7 +151,8 @@ impl<T: Scalar> Drm<T> {
         // 2. Rearrange & merge, split, and order the sub-blocks by size for the launches.
         let t = Instant::now();
         let operands: Vec<u64> = seg_diagonals.iter().map(|o| (o.len() * h) as u64).collect();
-        let mut sub_blocks = merge::split_large(merge::rearrange_and_merge(&operands), MAX_SUB_BLOCK_ROWS / h);
+        let mut sub_blocks =
+            merge::split_large(merge::rearrange_and_merge(&operands), MAX_SUB_BLOCK_ROWS / h);
         sub_blocks.sort_by_key(|b| std::cmp::Reverse(b.len())); // stable: pairing order within a size
         let mut blo = Vec::with_capacity(sub_blocks.len() + 1);
         blo.push(0u32);
@@ -155,11 +161,16 @@ impl<T: Scalar> Drm<T> {
             blo.push(blo[k] + b.len() as u32);
             match launches.last_mut() {
                 Some(l) if l.segments as usize == b.len() => l.sub_blocks += 1,
-                _ => launches.push(Launch { first: k as u32, sub_blocks: 1, segments: b.len() as u32 }),
+                _ => launches.push(Launch {
+                    first: k as u32,
+                    sub_blocks: 1,
+                    segments: b.len() as u32,
+                }),
             }
         }
-        let sub_block_spread =
-            OperandSpread::of(sub_blocks.iter().map(|b| b.iter().map(|&s| operands[s as usize]).sum()));
+        let sub_block_spread = OperandSpread::of(
+            sub_blocks.iter().map(|b| b.iter().map(|&s| operands[s as usize]).sum()),
+        );
         let index: Vec<u32> = sub_blocks.concat();
         let merge_ms = diagonals::ms_since(t);
 
@@ -167,7 +178,8 @@ impl<T: Scalar> Drm<T> {
         let t = Instant::now();
         let blocks = diagonals::build_segments(a, h, &seg_diagonals, &index);
         let in_range = diagonals::segment_slots_in_range(&seg_diagonals, h, m, n);
-        let phases = [("divide_ms", divide_ms), ("merge_ms", merge_ms), ("fill_ms", diagonals::ms_since(t))];
+        let phases =
+            [("divide_ms", divide_ms), ("merge_ms", merge_ms), ("fill_ms", diagonals::ms_since(t))];
         Ok(Drm {
             nrows: m,
             seg_rows: h,
@@ -186,9 +198,11 @@ impl<T: Scalar> Drm<T> {
     pub fn segment_rows(&self) -> usize {
         self.seg_rows
     }
+    /// Number of segments (⌈m / nrows⌉).
     pub fn segments(&self) -> usize {
         self.index.len()
     }
+    /// Number of sub-blocks after rearranging and merging (one CUDA block each).
     pub fn sub_blocks(&self) -> usize {
         self.blo.len() - 1
     }
@@ -224,7 +238,11 @@ impl<T: Scalar> Drm<T> {
             Some(&largest) if self.launches.len() > 1 => {
                 let threads = self.sub_blocks() * largest.segments as usize * self.seg_rows;
                 if threads <= resident_threads {
-                    return vec![Launch { first: 0, sub_blocks: self.sub_blocks() as u32, segments: largest.segments }];
+                    return vec![Launch {
+                        first: 0,
+                        sub_blocks: self.sub_blocks() as u32,
+                        segments: largest.segments,
+                    }];
                 }
                 self.launches.clone()
             }
@@ -244,7 +262,10 @@ impl<T: Scalar> Drm<T> {
         self.segment_spread
     }
     fn index_bytes(&self) -> usize {
-        4 * (self.blo.len() + self.index.len() + self.blocks.diag_ptr.len() + self.blocks.offsets.len())
+        4 * (self.blo.len()
+            + self.index.len()
+            + self.blocks.diag_ptr.len()
+            + self.blocks.offsets.len())
     }
     /// Device bytes of the five arrays.
     pub fn device_bytes(&self) -> usize {
@@ -262,7 +283,8 @@ impl<T: Scalar> SpmvFormat<T> for Drm<T> {
             ("max_segments_per_sub_block", self.launches.first().map_or(0, |l| l.segments) as f64),
             ("diagonals", self.blocks.offsets.len() as f64),
         ];
-        let spreads = [("operand", self.sub_block_spread), ("segment_operand", self.segment_spread)];
+        let spreads =
+            [("operand", self.sub_block_spread), ("segment_operand", self.segment_spread)];
         self.conversion.stats(self.device_bytes(), self.stored(), own, &spreads)
     }
     /// All but the slots outside the matrix.

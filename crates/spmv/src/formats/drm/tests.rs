@@ -50,10 +50,13 @@ fn worked_example_gives_the_documented_arrays() {
 
 #[test]
 fn drm_stores_the_slots_of_hdia_reordered() {
-    let a =
-        crate::io::gen::generate("banded:n=20000,offsets=-900;-3;-1;0;1;2;40,broken=0.4,seg=700,scatter=0.02").unwrap();
+    let a = crate::io::gen::generate(
+        "banded:n=20000,offsets=-900;-3;-1;0;1;2;40,broken=0.4,seg=700,scatter=0.02",
+    )
+    .unwrap();
     for h in [1, 2, 32, 33, 1024] {
-        let (drm, hdia) = (Drm::with_segment_rows(&a, h).unwrap(), Hdia::with_hack_rows(&a, h).unwrap());
+        let (drm, hdia) =
+            (Drm::with_segment_rows(&a, h).unwrap(), Hdia::with_hack_rows(&a, h).unwrap());
         assert_eq!(drm.stored(), hdia.stored(), "h = {h}");
         assert_eq!(
             drm.bytes_read() - drm.index_bytes(),
@@ -96,7 +99,10 @@ fn one_launch_when_the_grid_fits_else_one_per_size() {
     let classes = f.launches().to_vec();
     assert!(classes.len() >= 2 && classes[0].segments == 32, "{classes:?}");
     let threads = f.sub_blocks() * 32 * 32;
-    assert_eq!(f.launch_plan(threads), vec![Launch { first: 0, sub_blocks: f.sub_blocks() as u32, segments: 32 }]);
+    assert_eq!(
+        f.launch_plan(threads),
+        vec![Launch { first: 0, sub_blocks: f.sub_blocks() as u32, segments: 32 }]
+    );
     assert_eq!(f.launch_plan(threads - 1), classes);
     // One size class: always its own single launch.
     let f = Drm::with_segment_rows(&example(), 2).unwrap();
@@ -114,9 +120,12 @@ fn bad_segment_heights_are_format_errors() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_matches_the_oracle_for_several_segment_heights() {
-    let a =
-        crate::io::gen::generate("banded:n=20011,offsets=-900;-3;-1;0;1;2;40,broken=0.4,seg=700,scatter=0.02").unwrap();
-    let cases = [1, 2, 7, 32, 33, 100, 1024].map(|rows| [false, true].map(|single| Launches { rows, single }));
+    let a = crate::io::gen::generate(
+        "banded:n=20011,offsets=-900;-3;-1;0;1;2;40,broken=0.4,seg=700,scatter=0.02",
+    )
+    .unwrap();
+    let cases = [1, 2, 7, 32, 33, 100, 1024]
+        .map(|rows| [false, true].map(|single| Launches { rows, single }));
     assert_gpu_matches_oracle(&a, cases.into_iter().flatten());
 }
 

@@ -19,13 +19,19 @@ pub(crate) struct DeviceEll<T> {
 
 impl<T: Scalar> DeviceEll<T> {
     pub(crate) fn new(gpu: &Gpu, ell: &Ell<T>, format: &'static str) -> Result<Self> {
-        let nrows = u32::try_from(ell.nrows)
-            .map_err(|_| Error::format(format, format!("{} rows exceed 32-bit row indices", ell.nrows)))?;
+        let nrows = u32::try_from(ell.nrows).map_err(|_| {
+            Error::format(format, format!("{} rows exceed 32-bit row indices", ell.nrows))
+        })?;
         Ok(DeviceEll {
             nrows,
             row_len: gpu.upload_nonempty(&ell.row_len)?,
             entries: DeviceEntries::upload(gpu, &ell.col, &ell.val)?,
-            kernel: Kernel::new(gpu, &KERNELS, &format!("ell_{}", T::SUFFIX), grid_for(ell.nrows as u64, BLOCK)?)?,
+            kernel: Kernel::new(
+                gpu,
+                &KERNELS,
+                &format!("ell_{}", T::SUFFIX),
+                grid_for(ell.nrows as u64, BLOCK)?,
+            )?,
         })
     }
 }
@@ -38,7 +44,12 @@ impl<T: Scalar> DeviceFormat<T> for DeviceEll<T> {
         // t < row_len[r] <= K; columns < ncols = x.len() (CSR invariants).
         unsafe {
             self.kernel.launch(gpu, |a| {
-                a.arg(&self.nrows).arg(&self.row_len).arg(&self.entries.col_idx).arg(&self.entries.values).arg(x).arg(y);
+                a.arg(&self.nrows)
+                    .arg(&self.row_len)
+                    .arg(&self.entries.col_idx)
+                    .arg(&self.entries.values)
+                    .arg(x)
+                    .arg(y);
             })
         }
     }

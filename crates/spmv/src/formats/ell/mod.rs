@@ -36,7 +36,9 @@ use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule = KernelModule { name: "ell", source: include_str!("kernel.cu"), headers: &[] };
+/// The format's CUDA kernels (`kernel.cu`).
+pub const KERNELS: KernelModule =
+    KernelModule { name: "ell", source: include_str!("kernel.cu"), headers: &[] };
 
 /// Largest accepted stored/nnz ratio (above [`PADDING_FLOOR_SLOTS`]) unless a format is
 /// given another (`ell:max_padding`).
@@ -55,7 +57,8 @@ fn stored_bytes(m: usize, width: usize, elem: usize) -> u128 {
 /// `nnz` entries.
 fn within_limit(m: usize, width: usize, nnz: usize, elem: usize, max_padding: f64) -> bool {
     let stored = m as u128 * width as u128;
-    let ratio_ok = stored <= PADDING_FLOOR_SLOTS as u128 || stored as f64 <= max_padding * nnz.max(1) as f64;
+    let ratio_ok =
+        stored <= PADDING_FLOOR_SLOTS as u128 || stored as f64 <= max_padding * nnz.max(1) as f64;
     ratio_ok && stored_bytes(m, width, elem) <= MAX_STORED_BYTES as u128
 }
 
@@ -96,7 +99,13 @@ pub(crate) fn check_padding(
 
 /// The widest K ≤ `want` for which `m` rows of width K obey the padding limit `max_padding`
 /// (HYB's cap).
-pub(crate) fn max_width_within_limit(m: usize, want: usize, nnz: usize, elem: usize, max_padding: f64) -> usize {
+pub(crate) fn max_width_within_limit(
+    m: usize,
+    want: usize,
+    nnz: usize,
+    elem: usize,
+    max_padding: f64,
+) -> usize {
     if m == 0 || within_limit(m, want, nnz, elem, max_padding) {
         return want;
     }
@@ -137,35 +146,43 @@ impl<T: Scalar> Ell<T> {
     /// The first `width` entries of each row of `a` (the caller has checked the limit).
     pub(crate) fn truncated(a: &Csr<T>, width: usize) -> Self {
         let m = a.nrows();
-        let row_len: Vec<u32> = (0..m).into_par_iter().map(|r| a.row_len(r).min(width) as u32).collect();
+        let row_len: Vec<u32> =
+            (0..m).into_par_iter().map(|r| a.row_len(r).min(width) as u32).collect();
         let mut col = vec![0u32; m * width];
         let mut val = vec![T::ZERO; m * width];
         if m > 0 {
-            col.par_chunks_mut(m).zip(val.par_chunks_mut(m)).enumerate().for_each(|(t, (col_t, val_t))| {
-                for r in 0..m {
-                    let (cols, vals) = a.row(r);
-                    if t < cols.len() {
-                        col_t[r] = cols[t];
-                        val_t[r] = vals[t];
-                    } else {
-                        // Padding: value 0 (from the allocation), the row's last real column.
-                        col_t[r] = cols.last().copied().unwrap_or(0);
+            col.par_chunks_mut(m).zip(val.par_chunks_mut(m)).enumerate().for_each(
+                |(t, (col_t, val_t))| {
+                    for r in 0..m {
+                        let (cols, vals) = a.row(r);
+                        if t < cols.len() {
+                            col_t[r] = cols[t];
+                            val_t[r] = vals[t];
+                        } else {
+                            // Padding: value 0 (from the allocation), the row's last real column.
+                            col_t[r] = cols.last().copied().unwrap_or(0);
+                        }
                     }
-                }
-            });
+                },
+            );
         }
         Ell { nrows: m, ncols: a.ncols(), width, row_len, col, val }
     }
 
+    /// K, the slots per row.
     pub fn width(&self) -> usize {
         self.width
     }
+    /// Real entries of each row (≤ K).
     pub fn row_len(&self) -> &[u32] {
         &self.row_len
     }
+    /// Column of each slot, column-major (slot t of row r at `t·m + r`); padding repeats the
+    /// row's last column (0 for an empty row).
     pub fn col(&self) -> &[u32] {
         &self.col
     }
+    /// Value of each slot, in the order of `col`; 0 in padding.
     pub fn val(&self) -> &[T] {
         &self.val
     }
@@ -208,8 +225,13 @@ impl<T: Scalar> EllFormat<T> {
     /// All of `a`, refused when the padding exceeds `max_padding` (stored/nnz ≥ 1; arrays of
     /// at most [`PADDING_FLOOR_SLOTS`] slots are always accepted).
     pub fn with_limit(a: &Csr<T>, max_padding: f64) -> Result<Self> {
-        Ok(EllFormat { ell: Ell::with_limit(a, max_padding)?, nnz: a.nnz(), mean_row_len: a.mean_row_len() })
+        Ok(EllFormat {
+            ell: Ell::with_limit(a, max_padding)?,
+            nnz: a.nnz(),
+            mean_row_len: a.mean_row_len(),
+        })
     }
+    /// The ELL arrays.
     pub fn ell(&self) -> &Ell<T> {
         &self.ell
     }
@@ -217,8 +239,14 @@ impl<T: Scalar> EllFormat<T> {
 
 impl<T: Scalar> SpmvFormat<T> for EllFormat<T> {
     fn stats(&self) -> FormatStats {
-        FormatStats::new(self.ell.bytes(), self.nnz, self.ell.stored(), self.ell.width, self.mean_row_len)
-            .with([("ell_width", self.ell.width as f64)])
+        FormatStats::new(
+            self.ell.bytes(),
+            self.nnz,
+            self.ell.stored(),
+            self.ell.width,
+            self.mean_row_len,
+        )
+        .with([("ell_width", self.ell.width as f64)])
     }
     fn bytes_read(&self) -> usize {
         self.ell.bytes_read()
@@ -234,7 +262,9 @@ impl<T: Scalar> SpmvFormat<T> for EllFormat<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::test_support::rows::{assert_example_product, example_4x3, rows_of_lengths};
+    use crate::formats::test_support::rows::{
+        assert_example_product, example_4x3, rows_of_lengths,
+    };
     use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
     use proptest::prelude::*;
 
@@ -265,7 +295,9 @@ mod tests {
     fn padding_limit_refuses_one_long_row_and_names_the_ratio() {
         let a = one_long_row();
         let e = EllFormat::new(&a).err().expect("ELL must refuse this matrix");
-        let Error::Format { format, reason } = &e else { panic!("expected Error::Format, got {e}") };
+        let Error::Format { format, reason } = &e else {
+            panic!("expected Error::Format, got {e}")
+        };
         assert_eq!(*format, "ell");
         assert!(reason.contains("padding ratio 800.2"), "{reason}");
         assert!(reason.contains("exceeds the limit 20"), "{reason}");
@@ -284,7 +316,10 @@ mod tests {
         assert!(!within_limit(2000, 1000, 99_999, 8, limit));
         assert!(!within_limit(2000, 1000, 100_000, 8, 19.5));
         assert!(!within_limit(1 << 30, 3, 1 << 30, 8, limit), "36 GiB of arrays");
-        assert!(check_padding("ell", 1 << 30, 3, 1 << 30, 8, limit).unwrap_err().to_string().contains("GiB"));
+        assert!(check_padding("ell", 1 << 30, 3, 1 << 30, 8, limit)
+            .unwrap_err()
+            .to_string()
+            .contains("GiB"));
         assert_eq!(max_width_within_limit(2000, 1000, 10_000, 8, limit), 524);
         assert_eq!(max_width_within_limit(2000, 50, 10_000, 8, limit), 50);
         assert_eq!(max_width_within_limit(0, 50, 0, 8, limit), 50);
@@ -300,8 +335,11 @@ mod tests {
         let a = rows_of_lengths(&lens, 8, |_, _| 1.0);
         assert_eq!(EllFormat::new(&a).unwrap().ell().width(), 5);
         assert_eq!(EllFormat::with_limit(&a, 5.0).unwrap().stats().padded_zeros(), 4 * m - 4);
-        let e = EllFormat::with_limit(&a, 2.5).err().expect("a limit of 2.5 must refuse a ratio of 5");
-        let Error::Format { format, reason } = &e else { panic!("expected Error::Format, got {e}") };
+        let e =
+            EllFormat::with_limit(&a, 2.5).err().expect("a limit of 2.5 must refuse a ratio of 5");
+        let Error::Format { format, reason } = &e else {
+            panic!("expected Error::Format, got {e}")
+        };
         assert_eq!(*format, "ell");
         assert!(reason.contains("padding ratio 5.0"), "{reason}");
         assert!(reason.contains("exceeds the limit 2.5"), "{reason}");

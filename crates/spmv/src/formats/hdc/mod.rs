@@ -50,7 +50,12 @@ use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule = KernelModule { name: "hdc", source: include_str!("kernel.cu"), headers: &[diagonals::CUDA_HEADER] };
+/// The format's CUDA kernels (`kernel.cu`, after the diagonal family's `diagonals.cuh`).
+pub const KERNELS: KernelModule = KernelModule {
+    name: "hdc",
+    source: include_str!("kernel.cu"),
+    headers: &[diagonals::CUDA_HEADER],
+};
 
 const NAME: &str = "hdc";
 
@@ -94,15 +99,24 @@ impl<T: Scalar> Hdc<T> {
         let scan_ms = diagonals::ms_since(t);
         let layout = format!("HDC's DIA part of {} diagonals x {m} rows", offsets.len());
         let stored = offsets.len() as u128 * m as u128;
-        diagonals::check_padding(NAME, &layout, stored, a.nnz(), s as usize, PADDING_LIMIT_RATIO as f64)?;
+        diagonals::check_padding(
+            NAME,
+            &layout,
+            stored,
+            a.nnz(),
+            s as usize,
+            PADDING_LIMIT_RATIO as f64,
+        )?;
 
         let t = Instant::now();
         let mut data = vec![T::ZERO; offsets.len() * m];
         diagonals::fill_diagonals(a, 0..m, &offsets, &mut data);
         // CSR part: the entries off the DIA diagonals (a row's offsets ascend, as do `offsets`).
         let in_dia = |r: usize, c: u32| offsets.binary_search(&diagonals::offset_of(r, c)).is_ok();
-        let lens: Vec<usize> =
-            (0..m).into_par_iter().map(|r| a.row(r).0.iter().filter(|&&c| !in_dia(r, c)).count()).collect();
+        let lens: Vec<usize> = (0..m)
+            .into_par_iter()
+            .map(|r| a.row(r).0.iter().filter(|&&c| !in_dia(r, c)).count())
+            .collect();
         let mut row_ptr = Vec::with_capacity(m + 1);
         row_ptr.push(0usize);
         for (r, &l) in lens.iter().enumerate() {
@@ -110,7 +124,10 @@ impl<T: Scalar> Hdc<T> {
         }
         let rest = row_ptr[m];
         if rest > u32::MAX as usize {
-            return Err(Error::format(NAME, format!("{rest} entries off the DIA part exceed 32-bit CSR offsets")));
+            return Err(Error::format(
+                NAME,
+                format!("{rest} entries off the DIA part exceed 32-bit CSR offsets"),
+            ));
         }
         let mut col_idx = vec![0u32; rest];
         let mut values = vec![T::ZERO; rest];
@@ -138,7 +155,10 @@ impl<T: Scalar> Hdc<T> {
         });
         let in_range = diagonals::slots_in_range(0, m, &offsets, m, n);
         let row_ptr = row_ptr.iter().map(|&p| p as u32).collect();
-        let conversion = diagonals::Conversion::of(a, [("scan_ms", scan_ms), ("fill_ms", diagonals::ms_since(t))]);
+        let conversion = diagonals::Conversion::of(
+            a,
+            [("scan_ms", scan_ms), ("fill_ms", diagonals::ms_since(t))],
+        );
         Ok(Hdc { nrows: m, offsets, data, row_ptr, col_idx, values, in_range, conversion })
     }
 
@@ -187,7 +207,12 @@ impl<T: Scalar> SpmvFormat<T> for Hdc<T> {
             ("dia_entries", self.dia_entries() as f64),
             ("csr_entries", self.values.len() as f64),
         ];
-        self.conversion.stats(self.device_bytes(), self.stored(), own, &[("operand", self.operand_spread())])
+        self.conversion.stats(
+            self.device_bytes(),
+            self.stored(),
+            own,
+            &[("operand", self.operand_spread())],
+        )
     }
     /// DIA slots inside the matrix; no CSR part when it is empty (the kernel skips it).
     fn bytes_read(&self) -> usize {

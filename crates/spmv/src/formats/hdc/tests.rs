@@ -1,5 +1,7 @@
 use super::*;
-use crate::formats::test_support::diagonal::{assert_example_product, cpu_matches_in_both_precisions};
+use crate::formats::test_support::diagonal::{
+    assert_example_product, cpu_matches_in_both_precisions,
+};
 use crate::formats::test_support::{example, random_diagonal_csr};
 use proptest::prelude::*;
 
@@ -31,7 +33,8 @@ fn thresholds_follow_the_bytes() {
     assert_eq!(fill_threshold::<f64>(), 2.0 / 3.0);
     assert_eq!(fill_threshold::<f32>(), 0.5);
     // A full band and a sparse far diagonal: the band in DIA, the rest in CSR.
-    let a = crate::io::gen::generate("banded:n=10000,offsets=-1;0;1;5000,broken=0.1,scatter=0.05").unwrap();
+    let a = crate::io::gen::generate("banded:n=10000,offsets=-1;0;1;5000,broken=0.1,scatter=0.05")
+        .unwrap();
     let f = Hdc::new(&a).unwrap();
     assert_eq!(f.offsets(), &[-1, 0, 1]);
     assert!(f.stats().padded_zeros() < a.nnz() / 2);

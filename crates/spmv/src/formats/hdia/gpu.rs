@@ -40,7 +40,12 @@ impl<T: Scalar> DeviceFormat<T> for DeviceHdia<T> {
         // indices below n = x.len().
         unsafe {
             self.kernel.launch(gpu, |a| {
-                a.arg(&m).arg(&n).arg(&self.hack_rows).arg(&self.hack_offsets).arg(&self.offsets).arg(&self.data);
+                a.arg(&m)
+                    .arg(&n)
+                    .arg(&self.hack_rows)
+                    .arg(&self.hack_offsets)
+                    .arg(&self.offsets)
+                    .arg(&self.data);
                 a.arg(x).arg(y);
             })
         }

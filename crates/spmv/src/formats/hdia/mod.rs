@@ -52,7 +52,12 @@ use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule = KernelModule { name: "hdia", source: include_str!("kernel.cu"), headers: &[diagonals::CUDA_HEADER] };
+/// The format's CUDA kernels (`kernel.cu`, after the diagonal family's `diagonals.cuh`).
+pub const KERNELS: KernelModule = KernelModule {
+    name: "hdia",
+    source: include_str!("kernel.cu"),
+    headers: &[diagonals::CUDA_HEADER],
+};
 
 const NAME: &str = "hdia";
 
@@ -79,7 +84,10 @@ impl<T: Scalar> Hdia<T> {
     pub fn with_hack_rows(a: &Csr<T>, hack_rows: usize) -> Result<Self> {
         diagonals::check_shape(NAME, a)?;
         if hack_rows == 0 || hack_rows > i32::MAX as usize {
-            return Err(Error::format(NAME, format!("{hack_rows} rows per hack: the hack height must be in 1..2^31")));
+            return Err(Error::format(
+                NAME,
+                format!("{hack_rows} rows per hack: the hack height must be in 1..2^31"),
+            ));
         }
         let (m, n, h) = (a.nrows(), a.ncols(), hack_rows);
         let (hack_diagonals, scan_ms) = diagonals::scan_segments(NAME, a, h, "HDIA", "hacks")?;
@@ -89,13 +97,18 @@ impl<T: Scalar> Hdia<T> {
         let blocks = diagonals::build_segments(a, h, &hack_diagonals, &order);
         let in_range = diagonals::segment_slots_in_range(&hack_diagonals, h, m, n);
         let operands = OperandSpread::of(hack_diagonals.iter().map(|o| (o.len() * h) as u64));
-        let conversion = diagonals::Conversion::of(a, [("scan_ms", scan_ms), ("fill_ms", diagonals::ms_since(t))]);
+        let conversion = diagonals::Conversion::of(
+            a,
+            [("scan_ms", scan_ms), ("fill_ms", diagonals::ms_since(t))],
+        );
         Ok(Hdia { nrows: m, hack_rows: h, blocks, in_range, operands, conversion })
     }
 
+    /// Rows per hack (h).
     pub fn hack_rows(&self) -> usize {
         self.hack_rows
     }
+    /// Number of hacks (⌈m / h⌉).
     pub fn hacks(&self) -> usize {
         self.blocks.diag_ptr.len() - 1
     }
@@ -130,8 +143,14 @@ impl<T: Scalar> Hdia<T> {
 
 impl<T: Scalar> SpmvFormat<T> for Hdia<T> {
     fn stats(&self) -> FormatStats {
-        let own = [("hack_rows", self.hack_rows as f64), ("diagonals", self.blocks.offsets.len() as f64)];
-        self.conversion.stats(self.device_bytes(), self.stored(), own, &[("operand", self.operands)])
+        let own =
+            [("hack_rows", self.hack_rows as f64), ("diagonals", self.blocks.offsets.len() as f64)];
+        self.conversion.stats(
+            self.device_bytes(),
+            self.stored(),
+            own,
+            &[("operand", self.operands)],
+        )
     }
     /// All but the slots outside the matrix.
     fn bytes_read(&self) -> usize {

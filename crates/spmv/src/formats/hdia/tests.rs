@@ -32,7 +32,10 @@ fn worked_example_gives_the_documented_arrays() {
 
 #[test]
 fn hacks_never_store_more_than_dia() {
-    let a = crate::io::gen::generate("banded:n=5000,offsets=-300;-2;0;1;7;2000,broken=0.3,scatter=0.01").unwrap();
+    let a = crate::io::gen::generate(
+        "banded:n=5000,offsets=-300;-2;0;1;7;2000,broken=0.3,scatter=0.01",
+    )
+    .unwrap();
     let dia = Dia::new(&a).unwrap();
     for h in [1, 2, 7, 32, 100, 5000] {
         let f = Hdia::with_hack_rows(&a, h).unwrap();
@@ -51,7 +54,10 @@ fn bad_hack_heights_are_format_errors() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_matches_the_oracle_for_several_hack_heights() {
-    let a = crate::io::gen::generate("banded:n=5003,offsets=-300;-2;0;1;7;2000,broken=0.3,scatter=0.01").unwrap();
+    let a = crate::io::gen::generate(
+        "banded:n=5003,offsets=-300;-2;0;1;7;2000,broken=0.3,scatter=0.01",
+    )
+    .unwrap();
     let specs = [1, 2, 7, 32, 33, 100, 5003, 6000].map(|h| format!("hdia:hack_rows={h}"));
     assert_gpu_matches_oracle(&a, specs.iter().map(String::as_str));
 }

@@ -79,7 +79,8 @@ impl<T: Scalar> Hyb<T> {
     pub fn new(a: &Csr<T>) -> Result<Self> {
         let lens: Vec<usize> = (0..a.nrows()).map(|r| a.row_len(r)).collect();
         let want = bell_garland_width(&lens);
-        let width = ell::max_width_within_limit(a.nrows(), want, a.nnz(), std::mem::size_of::<T>(), LIMIT);
+        let width =
+            ell::max_width_within_limit(a.nrows(), want, a.nnz(), std::mem::size_of::<T>(), LIMIT);
         Self::with_width(a, width)
     }
 
@@ -96,12 +97,15 @@ impl<T: Scalar> Hyb<T> {
         })
     }
 
+    /// K, the entries per row in the ELL part.
     pub fn width(&self) -> usize {
         self.ell.width()
     }
+    /// The ELL part: the first K entries of every row.
     pub fn ell(&self) -> &Ell<T> {
         &self.ell
     }
+    /// The COO part: every row's entries after its first K.
     pub fn coo(&self) -> &Triplets<T> {
         &self.coo
     }
@@ -113,11 +117,13 @@ impl<T: Scalar> Hyb<T> {
 impl<T: Scalar> SpmvFormat<T> for Hyb<T> {
     fn stats(&self) -> FormatStats {
         let stored = self.ell.stored() + self.coo.len();
-        FormatStats::new(self.bytes(), self.nnz, stored, self.max_row_len, self.mean_row_len).with([
-            ("ell_width", self.width() as f64),
-            ("ell_entries", (self.nnz - self.coo.len()) as f64),
-            ("coo_entries", self.coo.len() as f64),
-        ])
+        FormatStats::new(self.bytes(), self.nnz, stored, self.max_row_len, self.mean_row_len).with(
+            [
+                ("ell_width", self.width() as f64),
+                ("ell_entries", (self.nnz - self.coo.len()) as f64),
+                ("coo_entries", self.coo.len() as f64),
+            ],
+        )
     }
     /// The ELL part without its padding (the kernel stops at each row's length), and the COO part.
     fn bytes_read(&self) -> usize {
@@ -135,7 +141,9 @@ impl<T: Scalar> SpmvFormat<T> for Hyb<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::test_support::rows::{assert_example_product, example_4x3, rows_of_lengths};
+    use crate::formats::test_support::rows::{
+        assert_example_product, example_4x3, rows_of_lengths,
+    };
     use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
     use crate::Error;
     use proptest::prelude::*;
@@ -147,7 +155,10 @@ mod tests {
         assert_eq!(h.ell().row_len(), [2, 0, 2, 1]);
         assert_eq!(h.ell().col(), [0, 0, 0, 1, 2, 0, 1, 1]);
         assert_eq!(h.ell().val(), [1., 0., 3., 6., 2., 0., 4., 0.]);
-        assert_eq!((&h.coo().rows[..], &h.coo().cols[..], &h.coo().vals[..]), (&[2][..], &[2][..], &[5.][..]));
+        assert_eq!(
+            (&h.coo().rows[..], &h.coo().cols[..], &h.coo().vals[..]),
+            (&[2][..], &[2][..], &[5.][..])
+        );
         let s = h.stats();
         assert_eq!((s.nnz, s.stored, s.max_row_len), (6, 9, 3));
         assert_eq!(s.bytes, 8 * 12 + 4 * 4 + 16);
@@ -182,7 +193,10 @@ mod tests {
 
     #[test]
     fn width_is_capped_by_the_padding_limit() {
-        assert!(matches!(Hyb::with_width(&example_4x3(), usize::MAX / 8), Err(Error::Format { format: "hyb", .. })));
+        assert!(matches!(
+            Hyb::with_width(&example_4x3(), usize::MAX / 8),
+            Err(Error::Format { format: "hyb", .. })
+        ));
         // 5999 rows of 3 entries and one of 500: K = 3, the long row's tail goes to COO.
         let mut lens = vec![3; 6000];
         lens[5] = 500;

@@ -23,7 +23,8 @@ impl<T: Scalar> DeviceJds<T> {
     pub(super) fn new(gpu: &Gpu, a: &Jds<T>) -> Result<Self> {
         // Both hold by construction (Jds::new checks rows and nnz against u32::MAX, and
         // the diagonal count is at most the longest row ≤ nnz).
-        let nrows = u32::try_from(a.nrows).map_err(|_| Error::format(NAME, "rows exceed 32-bit indices"))?;
+        let nrows = u32::try_from(a.nrows)
+            .map_err(|_| Error::format(NAME, "rows exceed 32-bit indices"))?;
         let diagonals = u32::try_from(a.jagged_diagonals())
             .map_err(|_| Error::format(NAME, "jagged diagonals exceed 32-bit indices"))?;
         Ok(DeviceJds {
@@ -32,7 +33,12 @@ impl<T: Scalar> DeviceJds<T> {
             perm: gpu.upload_nonempty(&a.perm)?,
             iter_ptr: gpu.upload(&a.iter_ptr)?,
             entries: DeviceEntries::upload(gpu, &a.col_idx, &a.values)?,
-            kernel: Kernel::new(gpu, &KERNELS, &format!("jds_{}", T::SUFFIX), grid_for(a.nrows as u64, BLOCK)?)?,
+            kernel: Kernel::new(
+                gpu,
+                &KERNELS,
+                &format!("jds_{}", T::SUFFIX),
+                grid_for(a.nrows as u64, BLOCK)?,
+            )?,
         })
     }
 }

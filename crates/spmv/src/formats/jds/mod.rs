@@ -43,7 +43,9 @@ use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule = KernelModule { name: "jds", source: include_str!("kernel.cu"), headers: &[] };
+/// The format's CUDA kernels (`kernel.cu`).
+pub const KERNELS: KernelModule =
+    KernelModule { name: "jds", source: include_str!("kernel.cu"), headers: &[] };
 
 const NAME: &str = "jds";
 
@@ -81,7 +83,10 @@ pub(crate) fn check_u32_limits<T: Scalar>(format: &'static str, a: &Csr<T>) -> R
     if a.nnz() > u32::MAX as usize {
         return Err(Error::format(
             format,
-            format!("{} entries exceed the 2^32 - 1 that 32-bit device offsets can address", a.nnz()),
+            format!(
+                "{} entries exceed the 2^32 - 1 that 32-bit device offsets can address",
+                a.nnz()
+            ),
         ));
     }
     Ok(())
@@ -98,7 +103,8 @@ impl<T: Scalar> Jds<T> {
         sort_rows_by_length(row_ptr, &mut perm);
 
         // n_t = rows with more than t entries, from the histogram of row lengths.
-        let max_len = if m == 0 { 0 } else { row_ptr[perm[0] as usize + 1] - row_ptr[perm[0] as usize] };
+        let max_len =
+            if m == 0 { 0 } else { row_ptr[perm[0] as usize + 1] - row_ptr[perm[0] as usize] };
         let mut count = vec![0usize; max_len + 1];
         for r in 0..m {
             count[row_ptr[r + 1] - row_ptr[r]] += 1;
@@ -130,18 +136,27 @@ impl<T: Scalar> Jds<T> {
         }
         let (src_cols, src_vals) = (a.col_idx(), a.values());
         diagonals.into_par_iter().for_each(|(t, cols, vals)| {
-            cols.par_chunks_mut(FILL_CHUNK).zip(vals.par_chunks_mut(FILL_CHUNK)).enumerate().for_each(
-                |(chunk, (cols, vals))| {
+            cols.par_chunks_mut(FILL_CHUNK)
+                .zip(vals.par_chunks_mut(FILL_CHUNK))
+                .enumerate()
+                .for_each(|(chunk, (cols, vals))| {
                     let first = chunk * FILL_CHUNK;
                     for (j, (c, v)) in cols.iter_mut().zip(vals.iter_mut()).enumerate() {
                         let p = row_ptr[perm[first + j] as usize] + t;
                         *c = src_cols[p];
                         *v = src_vals[p];
                     }
-                },
-            );
+                });
         });
-        Ok(Jds { nrows: m, ncols: a.ncols(), perm, iter_ptr, col_idx, values, mean_row_len: a.mean_row_len() })
+        Ok(Jds {
+            nrows: m,
+            ncols: a.ncols(),
+            perm,
+            iter_ptr,
+            col_idx,
+            values,
+            mean_row_len: a.mean_row_len(),
+        })
     }
 
     /// Sorted position → original row.
@@ -152,9 +167,11 @@ impl<T: Scalar> Jds<T> {
     pub fn iter_ptr(&self) -> &[u32] {
         &self.iter_ptr
     }
+    /// Column of each entry, diagonal after diagonal, sorted rows in order within one.
     pub fn col_idx(&self) -> &[u32] {
         &self.col_idx
     }
+    /// Value of each entry, in the order of `col_idx`.
     pub fn values(&self) -> &[T] {
         &self.values
     }
@@ -164,7 +181,8 @@ impl<T: Scalar> Jds<T> {
     }
     /// Device bytes: `perm`, `iter_ptr`, `col_idx` (all `u32`) and `values`.
     pub fn device_bytes(&self) -> usize {
-        4 * (self.perm.len() + self.iter_ptr.len() + self.col_idx.len()) + std::mem::size_of::<T>() * self.values.len()
+        4 * (self.perm.len() + self.iter_ptr.len() + self.col_idx.len())
+            + std::mem::size_of::<T>() * self.values.len()
     }
 }
 

@@ -49,7 +49,10 @@ fn large_matrix_uses_the_parallel_paths() {
     // Stable: within a length class, original rows ascend.
     let lens: Vec<usize> = j.perm().iter().map(|&r| a.row_len(r as usize)).collect();
     assert!(lens.windows(2).all(|w| w[0] >= w[1]));
-    assert!(j.perm().windows(2).all(|w| a.row_len(w[0] as usize) != a.row_len(w[1] as usize) || w[0] < w[1]));
+    assert!(j
+        .perm()
+        .windows(2)
+        .all(|w| a.row_len(w[0] as usize) != a.row_len(w[1] as usize) || w[0] < w[1]));
     assert!(check(&j, &a));
 }
 

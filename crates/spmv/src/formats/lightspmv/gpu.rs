@@ -9,7 +9,7 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::{LightSpmv, KERNELS, NAME};
 use crate::error::{Error, Result};
-use crate::formats::{DeviceEntries, DeviceFormat, offsets_u32};
+use crate::formats::{offsets_u32, DeviceEntries, DeviceFormat};
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::Scalar;
 
@@ -37,10 +37,18 @@ fn grid_warps(nrows: u64, vectors_per_warp: u64, resident_warps: u64) -> u64 {
 impl<T: Scalar> DeviceLightSpmv<T> {
     pub(super) fn new(gpu: &Gpu, a: &LightSpmv<T>) -> Result<Self> {
         // Checked on conversion; repeated here so that the launch can rely on it.
-        let nrows = u32::try_from(a.csr.nrows()).ok().filter(|&m| m <= super::MAX_ROWS).ok_or_else(|| {
-            Error::format(NAME, format!("{} rows exceed the 2^31 - 1 of the row counter", a.csr.nrows()))
-        })?;
-        let per_sm = gpu.context().attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?;
+        let nrows = u32::try_from(a.csr.nrows())
+            .ok()
+            .filter(|&m| m <= super::MAX_ROWS)
+            .ok_or_else(|| {
+                Error::format(
+                    NAME,
+                    format!("{} rows exceed the 2^31 - 1 of the row counter", a.csr.nrows()),
+                )
+            })?;
+        let per_sm = gpu
+            .context()
+            .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?;
         let resident_warps = gpu.multiprocessors() as u64 * (per_sm.max(32) as u64 / 32);
         let warps = grid_warps(nrows as u64, a.vectors_per_warp() as u64, resident_warps);
         let name = format!("lightspmv_{}_{}", a.lanes, T::SUFFIX);
@@ -68,7 +76,13 @@ impl<T: Scalar> DeviceFormat<T> for DeviceLightSpmv<T> {
         // the counter cannot wrap (nrows < 2^31, at most one fetch per warp past nrows).
         unsafe {
             self.kernel.launch(gpu, |a| {
-                a.arg(&self.nrows).arg(counter).arg(&self.row_ptr).arg(&self.entries.col_idx).arg(&self.entries.values).arg(x).arg(y);
+                a.arg(&self.nrows)
+                    .arg(counter)
+                    .arg(&self.row_ptr)
+                    .arg(&self.entries.col_idx)
+                    .arg(&self.entries.values)
+                    .arg(x)
+                    .arg(y);
             })
         }
     }

@@ -55,7 +55,9 @@ use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule = KernelModule { name: "lightspmv", source: include_str!("kernel.cu"), headers: &[] };
+/// The format's CUDA kernels (`kernel.cu`).
+pub const KERNELS: KernelModule =
+    KernelModule { name: "lightspmv", source: include_str!("kernel.cu"), headers: &[] };
 
 const NAME: &str = "lightspmv";
 
@@ -79,15 +81,24 @@ impl<T: Scalar> LightSpmv<T> {
     /// The same with a given vector width (a power of two in 2..=32).
     pub fn with_lanes(a: &Csr<T>, lanes: u32) -> Result<Self> {
         if !(2..=32).contains(&lanes) || !lanes.is_power_of_two() {
-            return Err(Error::format(NAME, format!("{lanes} lanes per vector: must be 2, 4, 8, 16 or 32")));
+            return Err(Error::format(
+                NAME,
+                format!("{lanes} lanes per vector: must be 2, 4, 8, 16 or 32"),
+            ));
         }
         if a.nrows() > MAX_ROWS as usize {
-            return Err(Error::format(NAME, format!("{} rows exceed the 2^31 - 1 of the row counter", a.nrows())));
+            return Err(Error::format(
+                NAME,
+                format!("{} rows exceed the 2^31 - 1 of the row counter", a.nrows()),
+            ));
         }
         if a.nnz() > u32::MAX as usize {
             return Err(Error::format(
                 NAME,
-                format!("{} entries exceed the 2^32 - 1 that 32-bit device row offsets can address", a.nnz()),
+                format!(
+                    "{} entries exceed the 2^32 - 1 that 32-bit device row offsets can address",
+                    a.nnz()
+                ),
             ));
         }
         Ok(LightSpmv { csr: a.clone(), lanes })

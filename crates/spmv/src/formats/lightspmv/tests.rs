@@ -1,5 +1,7 @@
 use super::*;
-use crate::formats::test_support::rows::{assert_cpu_bits_independent_of_threads, assert_example_product, example, gpu, gpu_failures};
+use crate::formats::test_support::rows::{
+    assert_cpu_bits_independent_of_threads, assert_example_product, example, gpu, gpu_failures,
+};
 use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
 use proptest::prelude::*;
 
@@ -83,12 +85,18 @@ fn cpu_result_does_not_depend_on_the_thread_count() {
 #[ignore = "needs a CUDA device"]
 fn gpu_matches_the_oracle_for_every_width_and_is_bit_identical_across_runs() {
     let gpu = gpu();
-    let specs: Vec<String> = [2, 4, 8, 16, 32].iter().map(|lanes| format!("{NAME}:lanes={lanes}")).collect();
+    let specs: Vec<String> =
+        [2, 4, 8, 16, 32].iter().map(|lanes| format!("{NAME}:lanes={lanes}")).collect();
     let mut failures = Vec::new();
-    for matrix in ["powerlaw:n=300000,mean=8,exp=2.1", "longrows:n=100000,short=4,count=3,long=50000", "kron:scale=16"]
-    {
+    for matrix in [
+        "powerlaw:n=300000,mean=8,exp=2.1",
+        "longrows:n=100000,short=4,count=3,long=50000",
+        "kron:scale=16",
+    ] {
         let a = crate::io::gen::generate(matrix).unwrap();
-        failures.extend(gpu_failures(&gpu, &a, &specs, 5).into_iter().map(|f| format!("{matrix}: {f}")));
+        failures.extend(
+            gpu_failures(&gpu, &a, &specs, 5).into_iter().map(|f| format!("{matrix}: {f}")),
+        );
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

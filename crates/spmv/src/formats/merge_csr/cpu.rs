@@ -12,7 +12,8 @@ use crate::matrix::Scalar;
 pub fn spmv<T: Scalar>(a: &MergeCsr<T>, x: &[T], y: &mut [T]) {
     debug_assert_eq!(x.len(), a.csr.ncols(), "callers check the lengths");
     let out = RowWriter::new(y, a.csr.nrows());
-    let tiles: Vec<TileOut<T::Acc>> = (0..a.tiles()).into_par_iter().map(|t| tile(a, t, x, out)).collect();
+    let tiles: Vec<TileOut<T::Acc>> =
+        (0..a.tiles()).into_par_iter().map(|t| tile(a, t, x, out)).collect();
     carry::fixup(&a.segments, &tiles, out);
 }
 

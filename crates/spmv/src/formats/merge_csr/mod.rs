@@ -69,8 +69,12 @@ use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule =
-    KernelModule { name: "merge_csr", source: include_str!("kernel.cu"), headers: &[super::carry::CUDA_HEADER] };
+/// The format's CUDA kernels (`kernel.cu`, after the shared carry code `carry.cuh`).
+pub const KERNELS: KernelModule = KernelModule {
+    name: "merge_csr",
+    source: include_str!("kernel.cu"),
+    headers: &[super::carry::CUDA_HEADER],
+};
 
 const NAME: &str = "merge-csr";
 
@@ -118,7 +122,10 @@ impl<T: Scalar> MergeCsr<T> {
         // Rows and tile indices are 32-bit on the device; path coordinates (rows + entries,
         // up to the end of the last partial tile) take the offsets' width.
         if a.nrows() > u32::MAX as usize {
-            return Err(Error::format(NAME, format!("{} rows exceed 32-bit row indices", a.nrows())));
+            return Err(Error::format(
+                NAME,
+                format!("{} rows exceed 32-bit row indices", a.nrows()),
+            ));
         }
         let offsets = OffsetWidth::auto((path + tile) as usize);
         let start = Instant::now();
@@ -139,6 +146,7 @@ impl<T: Scalar> MergeCsr<T> {
         self.offsets = offsets.fits(NAME, items)?;
         Ok(self)
     }
+    /// Merge items (row ends and entries) per lane.
     pub fn items(&self) -> usize {
         self.items
     }
@@ -146,12 +154,15 @@ impl<T: Scalar> MergeCsr<T> {
     pub fn tile_items(&self) -> usize {
         self.items * self.lanes
     }
+    /// Number of tiles along the merge path.
     pub fn tiles(&self) -> usize {
         self.tile_row.len() - 1
     }
+    /// Row coordinate of the path at each tile's start, then at its end (`tiles + 1` entries).
     pub fn tile_row(&self) -> &[u32] {
         &self.tile_row
     }
+    /// The rows that cross tile boundaries, with the tiles carrying a part of each.
     pub fn segments(&self) -> &[Segment] {
         &self.segments
     }
@@ -185,7 +196,13 @@ pub(crate) fn merge_path_row(row_ptr: &[usize], d: usize) -> usize {
 
 /// [`merge_path_row`] inside a tile: the local row at the tile's diagonal `dl`, for a tile of
 /// `rows` row ends (`row_end(li)`, absolute entry positions) and `entries` entries from `j0`.
-pub(crate) fn merge_path_row_local(row_end: &impl Fn(usize) -> usize, rows: usize, entries: usize, j0: usize, dl: usize) -> usize {
+pub(crate) fn merge_path_row_local(
+    row_end: &impl Fn(usize) -> usize,
+    rows: usize,
+    entries: usize,
+    j0: usize,
+    dl: usize,
+) -> usize {
     let (mut lo, mut hi) = (dl.saturating_sub(entries), dl.min(rows));
     while lo < hi {
         let mid = (lo + hi) / 2;

@@ -1,6 +1,7 @@
 use super::*;
 use crate::formats::test_support::rows::{
-    assert_cpu_bits_independent_of_threads, assert_example_product, example, gpu, gpu_equals_cpu_bits, split_row_cases, random_rows, rows_of_lengths,
+    assert_cpu_bits_independent_of_threads, assert_example_product, example, gpu,
+    gpu_equals_cpu_bits, random_rows, rows_of_lengths, split_row_cases,
 };
 use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
 use proptest::prelude::*;
@@ -10,7 +11,10 @@ fn worked_example() {
     let a = example();
     let f = MergeCsr::with_lanes(&a, 3, 2).unwrap();
     assert_eq!(f.tile_row(), &[0, 2, 4, 5]);
-    assert_eq!(f.segments(), &[Segment { row: 2, first: 0, end: 1 }, Segment { row: 4, first: 1, end: 2 }]);
+    assert_eq!(
+        f.segments(),
+        &[Segment { row: 2, first: 0, end: 1 }, Segment { row: 4, first: 1, end: 2 }]
+    );
     assert_example_product(&f, &a);
     // The order of the doc: y2 = tile_head[1] + carry of tile 0 = 5·x2 + (3·x0 + 4·x1).
     let x = [1e16, 1.0, -1e16, 0.5];
@@ -27,7 +31,8 @@ fn worked_example() {
 
 #[test]
 fn merge_path_search_agrees_with_walking_the_path() {
-    let a = random_rows(300, 50, 7, |g| if g.below(10) == 0 { 40 + g.below(100) } else { g.below(4) });
+    let a =
+        random_rows(300, 50, 7, |g| if g.below(10) == 0 { 40 + g.below(100) } else { g.below(4) });
     let row_ptr = a.row_ptr();
     let (mut i, mut j) = (0usize, 0usize);
     for d in 0..=a.nrows() + a.nnz() {

@@ -23,7 +23,9 @@ pub fn spmv<T: Scalar>(a: &Pbc<T>, x: &[T], y: &mut [T]) {
             let mut acc = [T::ZERO; GROUP];
             for t in 0..w {
                 let off = base + t * h;
-                for ((s, &c), &v) in acc.iter_mut().zip(&cols[off + g0..off + g1]).zip(&vals[off + g0..off + g1]) {
+                for ((s, &c), &v) in
+                    acc.iter_mut().zip(&cols[off + g0..off + g1]).zip(&vals[off + g0..off + g1])
+                {
                     *s += v * x[c as usize];
                 }
             }

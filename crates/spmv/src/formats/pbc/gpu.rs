@@ -43,7 +43,10 @@ impl<T: Scalar> DeviceFormat<T> for DevicePbc<T> {
         // a permutation of 0..nrows = y.len(). threads_per_block is a multiple of 32 ≤ 1024.
         unsafe {
             self.kernel.launch(gpu, |a| {
-                a.arg(&self.block_row_ptr).arg(&self.block_width).arg(&self.block_slot_ptr).arg(&self.perm);
+                a.arg(&self.block_row_ptr)
+                    .arg(&self.block_width)
+                    .arg(&self.block_slot_ptr)
+                    .arg(&self.perm);
                 a.arg(&self.entries.col_idx).arg(&self.entries.values).arg(x).arg(y);
             })
         }

@@ -71,7 +71,9 @@ use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule = KernelModule { name: "pbc", source: include_str!("kernel.cu"), headers: &[] };
+/// The format's CUDA kernels (`kernel.cu`).
+pub const KERNELS: KernelModule =
+    KernelModule { name: "pbc", source: include_str!("kernel.cu"), headers: &[] };
 
 const NAME: &str = "pbc";
 /// Largest row count: `lane += blockDim.x` in the kernel must not wrap a u32.
@@ -110,7 +112,11 @@ pub fn cuts(prefix: &[usize], blocks: usize) -> Vec<usize> {
     for i in 1..blocks {
         let target = nnz * i as f64 / blocks as f64;
         let p = prefix.partition_point(|&s| (s as f64) < target).min(rows);
-        let p = if p > 0 && target - prefix[p - 1] as f64 <= prefix[p] as f64 - target { p - 1 } else { p };
+        let p = if p > 0 && target - prefix[p - 1] as f64 <= prefix[p] as f64 - target {
+            p - 1
+        } else {
+            p
+        };
         cuts.push(p.max(*cuts.last().unwrap()));
     }
     if blocks > 0 {
@@ -133,7 +139,10 @@ impl<T: Scalar> Pbc<T> {
     /// Converts from CSR into exactly `blocks` blocks (1..=m).
     pub fn with_blocks(a: &Csr<T>, blocks: usize) -> Result<Self> {
         if a.nrows() > 0 && !(1..=a.nrows()).contains(&blocks) {
-            return Err(Error::format(NAME, format!("{blocks} blocks for {} rows: P must be in 1..=rows", a.nrows())));
+            return Err(Error::format(
+                NAME,
+                format!("{blocks} blocks for {} rows: P must be in 1..=rows", a.nrows()),
+            ));
         }
         Self::build(a, Some(blocks))
     }
@@ -141,7 +150,10 @@ impl<T: Scalar> Pbc<T> {
     fn build(a: &Csr<T>, fixed: Option<usize>) -> Result<Self> {
         let (m, nnz) = (a.nrows(), a.nnz());
         if m > MAX_ROWS {
-            return Err(Error::format(NAME, format!("{m} rows exceed the {MAX_ROWS} that 32-bit row indices allow")));
+            return Err(Error::format(
+                NAME,
+                format!("{m} rows exceed the {MAX_ROWS} that 32-bit row indices allow"),
+            ));
         }
 
         // The search over partitions.
@@ -158,9 +170,13 @@ impl<T: Scalar> Pbc<T> {
             None if m == 1 => (1, 0),
             None => {
                 let candidates = wave_counts(m);
-                let scores: Vec<f64> =
-                    candidates.par_iter().map(|&p| variance(&block_nnz(&prefix, &cuts(&prefix, p)))).collect();
-                let best = (0..scores.len()).fold(0, |best, i| if scores[i] < scores[best] { i } else { best });
+                let scores: Vec<f64> = candidates
+                    .par_iter()
+                    .map(|&p| variance(&block_nnz(&prefix, &cuts(&prefix, p))))
+                    .collect();
+                let best =
+                    (0..scores.len())
+                        .fold(0, |best, i| if scores[i] < scores[best] { i } else { best });
                 (candidates[best], candidates.len())
             }
         };
@@ -169,16 +185,18 @@ impl<T: Scalar> Pbc<T> {
 
         // ELL blocks, column-major; slot offsets counted in 64 bits before the u32 check.
         let started = Instant::now();
-        let widths: Vec<usize> =
-            cuts.windows(2).map(|w| if w[0] < w[1] { a.row_len(order[w[0]] as usize) } else { 0 }).collect();
+        let widths: Vec<usize> = cuts
+            .windows(2)
+            .map(|w| if w[0] < w[1] { a.row_len(order[w[0]] as usize) } else { 0 })
+            .collect();
         let mut slot_ptr = Vec::with_capacity(blocks + 1);
         slot_ptr.push(0u64);
         for (w, &width) in cuts.windows(2).zip(&widths) {
             slot_ptr.push(slot_ptr.last().unwrap() + ((w[1] - w[0]) * width) as u64);
         }
         let stored = *slot_ptr.last().unwrap();
-        let within_padding =
-            stored <= PADDING_FLOOR_SLOTS as u64 || stored <= (PADDING_LIMIT_RATIO * nnz.max(1)) as u64;
+        let within_padding = stored <= PADDING_FLOOR_SLOTS as u64
+            || stored <= (PADDING_LIMIT_RATIO * nnz.max(1)) as u64;
         if !within_padding || stored > u32::MAX as u64 {
             return Err(Error::format(
                 NAME,
@@ -231,6 +249,7 @@ impl<T: Scalar> Pbc<T> {
         })
     }
 
+    /// Number of blocks of the partition kept.
     pub fn blocks(&self) -> usize {
         self.block_width.len()
     }
@@ -250,9 +269,12 @@ impl<T: Scalar> Pbc<T> {
     pub fn block_slot_ptr(&self) -> &[u32] {
         &self.block_slot_ptr
     }
+    /// Column of each slot (Dev_offset), block after block, column-major within a block; padding
+    /// repeats the row's last column (0 for an empty row).
     pub fn col_idx(&self) -> &[u32] {
         &self.col_idx
     }
+    /// Value of each slot (Val_Data), in the order of `col_idx`; 0 in padding.
     pub fn values(&self) -> &[T] {
         &self.values
     }
@@ -278,7 +300,14 @@ impl<T: Scalar> Pbc<T> {
 impl<T: Scalar> SpmvFormat<T> for Pbc<T> {
     fn stats(&self) -> FormatStats {
         let var = variance(&self.block_nnz);
-        FormatStats::new(self.device_bytes(), self.nnz, self.stored(), self.max_row_len, self.mean_row_len).with([
+        FormatStats::new(
+            self.device_bytes(),
+            self.nnz,
+            self.stored(),
+            self.max_row_len,
+            self.mean_row_len,
+        )
+        .with([
             ("blocks", self.blocks() as f64),
             ("block_nnz_std", var.sqrt()),
             ("block_nnz_variance", var),

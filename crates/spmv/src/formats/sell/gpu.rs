@@ -25,7 +25,8 @@ pub(super) struct DeviceSell<T> {
 impl<T: Scalar> DeviceSell<T> {
     pub(super) fn new(gpu: &Gpu, a: &SellCSigma<T>) -> Result<Self> {
         // Both hold by construction (SellCSigma::new checks them).
-        let nrows = u32::try_from(a.nrows).map_err(|_| Error::format(NAME, "rows exceed 32-bit indices"))?;
+        let nrows = u32::try_from(a.nrows)
+            .map_err(|_| Error::format(NAME, "rows exceed 32-bit indices"))?;
         let c = u32::try_from(a.c).map_err(|_| Error::format(NAME, "C exceeds 32 bits"))?;
         Ok(DeviceSell {
             nrows,
@@ -34,7 +35,12 @@ impl<T: Scalar> DeviceSell<T> {
             slice_ptr: DeviceOffsets::upload(gpu, NAME, &a.slice_ptr, a.offsets)?,
             slice_width: gpu.upload_nonempty(&a.slice_width)?,
             entries: DeviceEntries::upload(gpu, &a.col_idx, &a.values)?,
-            kernel: Kernel::new(gpu, &KERNELS, &format!("sell{}_{}", a.offsets.kernel_suffix(), T::SUFFIX), grid_for(a.nrows as u64, BLOCK)?)?,
+            kernel: Kernel::new(
+                gpu,
+                &KERNELS,
+                &format!("sell{}_{}", a.offsets.kernel_suffix(), T::SUFFIX),
+                grid_for(a.nrows as u64, BLOCK)?,
+            )?,
         })
     }
 }

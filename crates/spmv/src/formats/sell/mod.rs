@@ -65,7 +65,9 @@ use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
-pub const KERNELS: KernelModule = KernelModule { name: "sell", source: include_str!("kernel.cu"), headers: &[] };
+/// The format's CUDA kernels (`kernel.cu`).
+pub const KERNELS: KernelModule =
+    KernelModule { name: "sell", source: include_str!("kernel.cu"), headers: &[] };
 
 /// Rows per slice of the registered format: one warp.
 pub const DEFAULT_C: usize = 32;
@@ -103,10 +105,16 @@ impl<T: Scalar> SellCSigma<T> {
     pub fn new(a: &Csr<T>, c: usize, sigma: usize) -> Result<Self> {
         let (m, nnz) = (a.nrows(), a.nnz());
         if c == 0 || c > u32::MAX as usize {
-            return Err(Error::format(NAME, format!("C = {c} rows per slice: C must be in 1..=2^32 - 1")));
+            return Err(Error::format(
+                NAME,
+                format!("C = {c} rows per slice: C must be in 1..=2^32 - 1"),
+            ));
         }
         if sigma == 0 && m > 0 {
-            return Err(Error::format(NAME, "σ = 0: the sorting window must hold at least one row"));
+            return Err(Error::format(
+                NAME,
+                "σ = 0: the sorting window must hold at least one row",
+            ));
         }
         if m > u32::MAX as usize {
             return Err(Error::format(NAME, format!("{m} rows exceed 32-bit row indices")));
@@ -119,7 +127,8 @@ impl<T: Scalar> SellCSigma<T> {
         if sigma > 1 {
             perm.par_chunks_mut(sigma).for_each(|window| sort_rows_by_length(row_ptr, window));
         }
-        let widths: Vec<usize> = perm.par_chunks(c).map(|s| s.iter().map(|&r| len(r)).max().unwrap_or(0)).collect();
+        let widths: Vec<usize> =
+            perm.par_chunks(c).map(|s| s.iter().map(|&r| len(r)).max().unwrap_or(0)).collect();
 
         // Slice offsets (each slice holds at most C · max row length ≤ 2^32 · ncols slots:
         // no overflow of a 64-bit usize).
@@ -130,7 +139,9 @@ impl<T: Scalar> SellCSigma<T> {
         }
         let stored = offsets[widths.len()];
         crate::error::check_host_memory(
-            || format!("format {NAME}: {nnz} entries padded to {stored} slots in slices of C = {c} rows (σ = {sigma})"),
+            || {
+                format!("format {NAME}: {nnz} entries padded to {stored} slots in slices of C = {c} rows (σ = {sigma})")
+            },
             (stored * (4 + std::mem::size_of::<T>())) as u64,
         )?;
 
@@ -190,6 +201,7 @@ impl<T: Scalar> SellCSigma<T> {
     pub fn sigma(&self) -> usize {
         self.sigma
     }
+    /// Number of slices (⌈m / C⌉).
     pub fn slices(&self) -> usize {
         self.slice_width.len()
     }
@@ -205,9 +217,12 @@ impl<T: Scalar> SellCSigma<T> {
     pub fn slice_width(&self) -> &[u32] {
         &self.slice_width
     }
+    /// Column of each slot, slice after slice, column-major within a slice; padding repeats the
+    /// row's last column (0 for an empty row).
     pub fn col_idx(&self) -> &[u32] {
         &self.col_idx
     }
+    /// Value of each slot, in the order of `col_idx`; 0 in padding.
     pub fn values(&self) -> &[T] {
         &self.values
     }
@@ -226,7 +241,14 @@ impl<T: Scalar> SellCSigma<T> {
 
 impl<T: Scalar> SpmvFormat<T> for SellCSigma<T> {
     fn stats(&self) -> FormatStats {
-        FormatStats::new(self.device_bytes(), self.nnz, self.stored(), self.max_row_len, self.mean_row_len).with([
+        FormatStats::new(
+            self.device_bytes(),
+            self.nnz,
+            self.stored(),
+            self.max_row_len,
+            self.mean_row_len,
+        )
+        .with([
             ("slices", self.slices() as f64),
             ("sigma", self.sigma as f64),
             ("chunk_rows", self.c as f64),

@@ -26,8 +26,12 @@ fn worked_example_gives_the_documented_arrays() {
     let s = full.stats();
     assert_eq!((s.nnz, s.stored, s.padded_zeros(), s.max_row_len), (8, 10, 2, 3));
     assert_eq!(s.bytes, 4 * (5 + 4 + 3 + 10) + 8 * 10);
-    let extra: Vec<(String, f64)> =
-        vec![("slices".into(), 3.0), ("sigma".into(), 5.0), ("chunk_rows".into(), 2.0), ("offset_bytes".into(), 4.0)];
+    let extra: Vec<(String, f64)> = vec![
+        ("slices".into(), 3.0),
+        ("sigma".into(), 5.0),
+        ("chunk_rows".into(), 2.0),
+        ("offset_bytes".into(), 4.0),
+    ];
     assert_eq!(s.extra, extra);
     assert_eq!(unsorted.stats().padded_zeros(), 4);
 
@@ -63,9 +67,12 @@ fn padding_shrinks_as_sigma_grows_and_every_sigma_is_correct() {
     for sigma in [1, 32, 64, 256, a.nrows()] {
         let f = SellCSigma::new(&a, 32, sigma).unwrap();
         assert!(check(&f, &a), "σ = {sigma}");
-        assert!(check(&SellCSigma::new(&a.cast::<f32>(), 32, sigma).unwrap(), &a.cast::<f32>()), "σ = {sigma}");
+        assert!(
+            check(&SellCSigma::new(&a.cast::<f32>(), 32, sigma).unwrap(), &a.cast::<f32>()),
+            "σ = {sigma}"
+        );
         assert_eq!(f.slices(), 157);
-        assert_eq!(*f.slice_ptr().last().unwrap() as usize, f.stored());
+        assert_eq!(*f.slice_ptr().last().unwrap(), f.stored());
         stored.push(f.stored());
     }
     assert!(stored.windows(2).all(|w| w[0] >= w[1]), "{stored:?}");
@@ -114,8 +121,19 @@ fn empty_rows_and_partial_last_slice() {
 #[ignore = "needs a CUDA device"]
 fn gpu_matches_the_oracle_for_several_c_and_sigma() {
     let a = varied(5003, 4000);
-    let cases = [(32, 1), (32, 45), (32, 64), (32, 5003), (1, 5003), (7, 50), (64, 5003), (100, 300), (6000, 5003)];
-    let specs: Vec<String> = cases.iter().map(|(c, sigma)| format!("{NAME}:c={c},sigma={sigma}")).collect();
+    let cases = [
+        (32, 1),
+        (32, 45),
+        (32, 64),
+        (32, 5003),
+        (1, 5003),
+        (7, 50),
+        (64, 5003),
+        (100, 300),
+        (6000, 5003),
+    ];
+    let specs: Vec<String> =
+        cases.iter().map(|(c, sigma)| format!("{NAME}:c={c},sigma={sigma}")).collect();
     let failures = gpu_failures(&gpu(), &a, &specs, 2);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
@@ -127,7 +145,7 @@ proptest! {
         let sigma = s.min(a.nrows() + 3);
         let f = SellCSigma::new(&a, c, sigma).unwrap();
         prop_assert_eq!(f.slices(), a.nrows().div_ceil(c));
-        prop_assert_eq!(*f.slice_ptr().last().unwrap() as usize, f.stored());
+        prop_assert_eq!(*f.slice_ptr().last().unwrap(), f.stored());
         prop_assert!(f.stored() >= a.nnz());
         prop_assert!(is_permutation(f.perm(), a.nrows()));
         prop_assert!(check(&f, &a));

@@ -10,7 +10,12 @@ use crate::matrix::Scalar;
 
 /// The launch shape of TEB, PBC and AMF-CSR: one CUDA block of `threads` threads per block of
 /// the format (`blocks` of them, called `what` in the error), at most 2^31 − 1 of them.
-pub(crate) fn block_grid(format: &'static str, what: &str, blocks: usize, threads: u32) -> Result<LaunchConfig> {
+pub(crate) fn block_grid(
+    format: &'static str,
+    what: &str,
+    blocks: usize,
+    threads: u32,
+) -> Result<LaunchConfig> {
     let grid = u32::try_from(blocks)
         .ok()
         .filter(|&b| b <= i32::MAX as u32)
@@ -36,7 +41,8 @@ impl<T: Scalar> DeviceTeb<T> {
             TebKernel::LanesPerRow => "teb_lanes",
         };
         let config = block_grid(a.name(), "blocks", a.blocks(), a.threads_per_block())?;
-        let empty_rows = (a.kernel == TebKernel::LanesPerRow).then(|| a.empty_rows().unwrap_or((0, 0, 0)));
+        let empty_rows =
+            (a.kernel == TebKernel::LanesPerRow).then(|| a.empty_rows().unwrap_or((0, 0, 0)));
         Ok(DeviceTeb {
             blo_idx: gpu.upload(&a.blo_idx)?,
             row_ptr: gpu.upload(&a.row_ptr)?,
@@ -64,7 +70,11 @@ impl<T: Scalar> DeviceFormat<T> for DeviceTeb<T> {
                 if let Some((block, begin, end)) = &self.empty_rows {
                     a.arg(block).arg(begin).arg(end);
                 }
-                a.arg(&self.blo_idx).arg(&self.row_ptr).arg(&self.perm).arg(&self.entries.col_idx).arg(&self.entries.values);
+                a.arg(&self.blo_idx)
+                    .arg(&self.row_ptr)
+                    .arg(&self.perm)
+                    .arg(&self.entries.col_idx)
+                    .arg(&self.entries.values);
                 a.arg(x).arg(y);
             })
         }

@@ -95,7 +95,9 @@ use crate::matrix::{Csr, Scalar};
 pub(crate) use gpu::block_grid;
 use partition::{merge_blocks, Choice, SortedLengths};
 
-pub const KERNELS: KernelModule = KernelModule { name: "teb", source: include_str!("kernel.cu"), headers: &[] };
+/// The format's CUDA kernels (`kernel.cu`).
+pub const KERNELS: KernelModule =
+    KernelModule { name: "teb", source: include_str!("kernel.cu"), headers: &[] };
 
 /// Threads per block of `teb-lanes`: 256, or 1024 when there are fewer blocks than
 /// `FEW_BLOCKS` (4 per SM of the H200), so that a few huge blocks still get many threads.
@@ -120,6 +122,7 @@ pub enum TebKernel {
 }
 
 impl TebKernel {
+    /// The registered format that runs this kernel: `teb` or `teb-lanes`.
     pub fn name(self) -> &'static str {
         match self {
             TebKernel::RowPerThread => "teb",
@@ -173,7 +176,11 @@ pub(crate) fn rows_longest_first(row_ptr: &[usize]) -> Vec<u32> {
 
 /// The entries of `a`'s rows in the order `perm`, at the offsets `row_ptr` (filled in
 /// parallel, chunks of rows per task).
-pub(crate) fn gather_rows<T: Scalar>(a: &Csr<T>, perm: &[u32], row_ptr: &[u32]) -> (Vec<u32>, Vec<T>) {
+pub(crate) fn gather_rows<T: Scalar>(
+    a: &Csr<T>,
+    perm: &[u32],
+    row_ptr: &[u32],
+) -> (Vec<u32>, Vec<T>) {
     const CHUNK: usize = 2048;
     let mut col_idx = vec![0u32; a.nnz()];
     let mut values = vec![T::ZERO; a.nnz()];
@@ -234,10 +241,16 @@ impl<T: Scalar> Teb<T> {
         let name = kernel.name();
         let (m, nnz) = (a.nrows(), a.nnz());
         if m > MAX_ROWS {
-            return Err(Error::format(name, format!("{m} rows exceed the {MAX_ROWS} that 32-bit row indices allow")));
+            return Err(Error::format(
+                name,
+                format!("{m} rows exceed the {MAX_ROWS} that 32-bit row indices allow"),
+            ));
         }
         if nnz > u32::MAX as usize {
-            return Err(Error::format(name, format!("{nnz} entries exceed 32-bit offsets (2^32 - 1)")));
+            return Err(Error::format(
+                name,
+                format!("{nnz} entries exceed 32-bit offsets (2^32 - 1)"),
+            ));
         }
 
         // Phase 1: threshold selection (and the block-count search).
@@ -248,7 +261,11 @@ impl<T: Scalar> Teb<T> {
             Some((blocks, k)) => {
                 let blocks = if m == 0 { 0 } else { blocks };
                 let threshold = partition::threshold(nnz, blocks.max(1), k);
-                let variance = if blocks == 0 { 0.0 } else { partition::merge_variance(&lengths, blocks, threshold) };
+                let variance = if blocks == 0 {
+                    0.0
+                } else {
+                    partition::merge_variance(&lengths, blocks, threshold)
+                };
                 Choice { blocks, k, threshold, variance, critical: None, tried: 0 }
             }
         };
@@ -296,6 +313,7 @@ impl<T: Scalar> Teb<T> {
         })
     }
 
+    /// The registered name of the kernel in use: `teb` or `teb-lanes`.
     pub fn name(&self) -> &'static str {
         self.kernel.name()
     }
@@ -319,15 +337,20 @@ impl<T: Scalar> Teb<T> {
     pub fn perm(&self) -> &[u32] {
         &self.perm
     }
+    /// Column of each entry, row after row in the reordered order (see `row_ptr`).
     pub fn col_idx(&self) -> &[u32] {
         &self.col_idx
     }
+    /// Value of each entry, in the order of `col_idx`.
     pub fn values(&self) -> &[T] {
         &self.values
     }
     /// nnz of each block.
     pub fn block_nnz(&self) -> Vec<usize> {
-        self.blo_idx.windows(2).map(|w| (self.row_ptr[w[1] as usize] - self.row_ptr[w[0] as usize]) as usize).collect()
+        self.blo_idx
+            .windows(2)
+            .map(|w| (self.row_ptr[w[1] as usize] - self.row_ptr[w[0] as usize]) as usize)
+            .collect()
     }
     /// The block whose first row is followed by empty rows, with their range of reordered
     /// rows. The merge gives each block the shortest rows left after its first row, and an

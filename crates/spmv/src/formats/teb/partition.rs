@@ -58,11 +58,17 @@ impl SortedLengths {
             start.push(start.last().unwrap() + c);
         }
         debug_assert_eq!(*start.last().unwrap(), rows);
-        SortedLengths { len, start, nnz: row_ptr.last().copied().unwrap_or(0) - row_ptr.first().copied().unwrap_or(0) }
+        SortedLengths {
+            len,
+            start,
+            nnz: row_ptr.last().copied().unwrap_or(0) - row_ptr.first().copied().unwrap_or(0),
+        }
     }
+    /// Number of rows.
     pub fn rows(&self) -> usize {
         *self.start.last().unwrap()
     }
+    /// Entries of all the rows.
     pub fn nnz(&self) -> usize {
         self.nnz
     }
@@ -85,8 +91,11 @@ impl SortedLengths {
 /// then `tail` rows from the end cursor, shortest first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MergedBlock {
+    /// Rows taken from the begin cursor (the longest left).
     pub head: usize,
+    /// Rows taken from the end cursor (the shortest left).
     pub tail: usize,
+    /// Entries of the block's rows.
     pub nnz: usize,
 }
 
@@ -209,7 +218,8 @@ pub fn wave_counts(rows: usize) -> Vec<usize> {
     if upper <= DEVICE_SMS {
         return (2..=upper).collect();
     }
-    let mut v: Vec<usize> = (1..=DENSE_WAVES).map(|j| j * DEVICE_SMS).take_while(|&c| c <= upper).collect();
+    let mut v: Vec<usize> =
+        (1..=DENSE_WAVES).map(|j| j * DEVICE_SMS).take_while(|&c| c <= upper).collect();
     let mut c = DENSE_WAVES * DEVICE_SMS * 2;
     while c <= upper {
         v.push(c);
@@ -231,8 +241,10 @@ pub fn candidate_counts(rows: usize) -> Vec<usize> {
 /// chunks; the first hit in order wins.
 pub fn critical_blocks(s: &SortedLengths, sequence: &[usize]) -> Option<usize> {
     let nnz = s.nnz;
-    let hit =
-        |&i: &usize| merge_variance(s, i, threshold(nnz, i, K_ONE)) > merge_variance(s, i, threshold(nnz, i, K_PROBE));
+    let hit = |&i: &usize| {
+        merge_variance(s, i, threshold(nnz, i, K_ONE))
+            > merge_variance(s, i, threshold(nnz, i, K_PROBE))
+    };
     sequence.chunks(128).find_map(|chunk| chunk.par_iter().find_first(|i| hit(i)).copied())
 }
 
@@ -271,8 +283,11 @@ pub fn k_for(nnz: usize, blocks: usize, critical: Option<usize>) -> f64 {
 /// The block count TEB uses and how it was found.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Choice {
+    /// The block count chosen.
     pub blocks: usize,
+    /// The decision tree's offset parameter k for that count.
     pub k: f64,
+    /// `Threshold_bLN = AVG_bLN · k`: the entries a block is filled up to (eqs. 3–4).
     pub threshold: f64,
     /// Variance of the blocks' nnz (eq. 5).
     pub variance: f64,
@@ -290,7 +305,14 @@ pub fn choose_blocks(s: &SortedLengths) -> Choice {
     let (rows, nnz) = (s.rows(), s.nnz);
     if rows <= 1 {
         let t = threshold(nnz, rows.max(1), K_LARGE_BLOCKS);
-        return Choice { blocks: rows, k: K_LARGE_BLOCKS, threshold: t, variance: 0.0, critical: None, tried: 0 };
+        return Choice {
+            blocks: rows,
+            k: K_LARGE_BLOCKS,
+            threshold: t,
+            variance: 0.0,
+            critical: None,
+            tried: 0,
+        };
     }
     let candidates = candidate_counts(rows);
     let critical = critical_blocks(s, &critical_sequence(rows, &candidates));
@@ -302,9 +324,11 @@ pub fn choose_blocks(s: &SortedLengths) -> Choice {
         })
         .take_while(|&(_, _, t)| s.max_len() as f64 <= 2.0 * t)
         .collect();
-    let variances: Vec<f64> = allowed.par_iter().map(|&(b, _, t)| merge_variance(s, b, t)).collect();
+    let variances: Vec<f64> =
+        allowed.par_iter().map(|&(b, _, t)| merge_variance(s, b, t)).collect();
     // Non-empty: count 2 always passes eq. (10) since 2·Threshold_2 = NNZ·k ≥ the longest row.
-    let best = (0..allowed.len()).fold(0, |best, i| if variances[i] < variances[best] { i } else { best });
+    let best =
+        (0..allowed.len()).fold(0, |best, i| if variances[i] < variances[best] { i } else { best });
     let (blocks, k, t) = allowed[best];
     Choice { blocks, k, threshold: t, variance: variances[best], critical, tried: allowed.len() }
 }
@@ -332,7 +356,11 @@ mod tests {
             if begin == end {
                 out.push(MergedBlock { head: 0, tail: 0, nnz: 0 });
             } else if b + 1 == blocks {
-                out.push(MergedBlock { head: end - begin, tail: 0, nnz: sorted[begin..end].iter().sum() });
+                out.push(MergedBlock {
+                    head: end - begin,
+                    tail: 0,
+                    nnz: sorted[begin..end].iter().sum(),
+                });
                 begin = end;
             } else {
                 let mut sum = sorted[begin];
@@ -420,7 +448,9 @@ mod tests {
         }
         // Empty matrix: every block empty.
         let empty = lengths(&[]);
-        assert!(merge_blocks(&empty, 3, 0.0).iter().all(|b| *b == MergedBlock { head: 0, tail: 0, nnz: 0 }));
+        assert!(merge_blocks(&empty, 3, 0.0)
+            .iter()
+            .all(|b| *b == MergedBlock { head: 0, tail: 0, nnz: 0 }));
     }
 
     #[test]
@@ -438,12 +468,17 @@ mod tests {
         let s = lengths(&[3, 1, 2, 2, 1, 2, 1, 4]);
         let c = critical_blocks(&s, &critical_sequence(8, &candidate_counts(8)));
         for i in 2..c.unwrap_or(9) {
-            let (v1, v2) =
-                (merge_variance(&s, i, threshold(16, i, 1.0)), merge_variance(&s, i, threshold(16, i, 1.01)));
+            let (v1, v2) = (
+                merge_variance(&s, i, threshold(16, i, 1.0)),
+                merge_variance(&s, i, threshold(16, i, 1.01)),
+            );
             assert!(v1 <= v2, "{i} blocks: {v1} > {v2} comes before the critical count {c:?}");
         }
         if let Some(c) = c {
-            assert!(merge_variance(&s, c, threshold(16, c, 1.0)) > merge_variance(&s, c, threshold(16, c, 1.01)));
+            assert!(
+                merge_variance(&s, c, threshold(16, c, 1.0))
+                    > merge_variance(&s, c, threshold(16, c, 1.01))
+            );
         }
     }
 

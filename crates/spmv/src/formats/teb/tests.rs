@@ -48,14 +48,19 @@ fn the_papers_example_gives_the_blocks_and_arrays_of_fig_15() {
     let lens: Vec<Vec<u32>> = f
         .blo_idx()
         .windows(2)
-        .map(|w| (w[0]..w[1]).map(|r| f.row_ptr()[r as usize + 1] - f.row_ptr()[r as usize]).collect())
+        .map(|w| {
+            (w[0]..w[1]).map(|r| f.row_ptr()[r as usize + 1] - f.row_ptr()[r as usize]).collect()
+        })
         .collect();
     assert_eq!(lens, [vec![4], vec![3, 1], vec![2, 1, 1], vec![2, 2]]);
     assert_eq!(f.choice().variance, 0.0);
     assert_eq!(f.perm(), &[7, 0, 6, 2, 4, 1, 3, 5]);
     assert_eq!(f.blo_idx(), &[0, 1, 3, 6, 8]);
     assert_eq!(f.row_ptr(), &[0, 4, 7, 8, 10, 11, 12, 14, 16]);
-    assert_eq!(f.values(), &[5.0, 4.0, 2.0, 1.0, 2.0, 1.0, 8.0, 6.0, 6.0, 9.0, 2.0, 3.0, 6.0, 7.0, 5.0, 8.0]);
+    assert_eq!(
+        f.values(),
+        &[5.0, 4.0, 2.0, 1.0, 2.0, 1.0, 8.0, 6.0, 6.0, 9.0, 2.0, 3.0, 6.0, 7.0, 5.0, 8.0]
+    );
     assert_eq!(f.col_idx(), &[0, 5, 6, 7, 2, 6, 7, 4, 3, 7, 6, 0, 0, 1, 4, 5]);
     let s = f.stats();
     assert_eq!((s.nnz, s.stored, s.padded_zeros()), (16, 16, 0));
@@ -83,12 +88,18 @@ fn the_heuristic_on_the_papers_example() {
 #[test]
 fn bad_parameters_are_format_errors() {
     let a = paper_matrix();
-    for (blocks, k) in [(0, 1.0), (9, 1.0), (4, 0.0), (4, -1.0), (4, f64::NAN), (4, f64::INFINITY)] {
+    for (blocks, k) in [(0, 1.0), (9, 1.0), (4, 0.0), (4, -1.0), (4, f64::NAN), (4, f64::INFINITY)]
+    {
         let r = Teb::with_blocks(&a, blocks, k, TebKernel::RowPerThread);
         assert!(matches!(r, Err(Error::Format { .. })), "bLN = {blocks}, k = {k}");
     }
     // An empty matrix takes any block count.
-    assert_eq!(Teb::with_blocks(&Csr::<f64>::zeros(0, 4), 3, 1.0, TebKernel::RowPerThread).unwrap().blocks(), 0);
+    assert_eq!(
+        Teb::with_blocks(&Csr::<f64>::zeros(0, 4), 3, 1.0, TebKernel::RowPerThread)
+            .unwrap()
+            .blocks(),
+        0
+    );
 }
 
 #[test]
@@ -101,8 +112,14 @@ fn heuristic_partitions_are_valid_and_correct() {
         let a32: Csr<f32> = a.cast();
         assert!(check(&Teb::new(&a32, TebKernel::LanesPerRow).unwrap(), &a32));
         let c = f.choice();
-        assert!(a.max_row_len() as f64 <= 2.0 * c.threshold, "eq. (10) holds for the chosen count: {c:?}");
-        assert!(f.threads_per_block().is_multiple_of(32) && (32..=1024).contains(&f.threads_per_block()));
+        assert!(
+            a.max_row_len() as f64 <= 2.0 * c.threshold,
+            "eq. (10) holds for the chosen count: {c:?}"
+        );
+        assert!(
+            f.threads_per_block().is_multiple_of(32)
+                && (32..=1024).contains(&f.threads_per_block())
+        );
         let s = f.stats();
         assert!(s.extra.iter().any(|(n, v)| n == "threshold_selection_ms" && *v >= 0.0));
         assert!(s.extra.iter().any(|(n, v)| n == "merge_ms" && *v >= 0.0));

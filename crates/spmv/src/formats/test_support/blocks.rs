@@ -22,8 +22,11 @@ pub(crate) fn paper_matrix() -> Csr<f64> {
         (6, 4, 6.0),
         (7, 0, 5.0), (7, 5, 4.0), (7, 6, 2.0), (7, 7, 1.0),
     ];
-    let (rows, cols, vals) =
-        (entries.map(|e| e.0).to_vec(), entries.map(|e| e.1).to_vec(), entries.map(|e| e.2).to_vec());
+    let (rows, cols, vals) = (
+        entries.map(|e| e.0).to_vec(),
+        entries.map(|e| e.1).to_vec(),
+        entries.map(|e| e.2).to_vec(),
+    );
     Coo::new_checked(8, 8, rows, cols, vals).unwrap().to_csr()
 }
 
@@ -40,7 +43,11 @@ pub(crate) fn assert_cpu_product(f: &dyn SpmvFormat<f64>, x: &[f64], want: &[f64
 #[track_caller]
 pub(crate) fn assert_paper_product(f: &dyn SpmvFormat<f64>) {
     let x = [1.0, 10.0, 100.0, 1000.0, 1e4, 1e5, 1e6, 1e7];
-    assert_cpu_product(f, &x, &[81_000_200.0, 3.0, 90_006_000.0, 76.0, 2e6, 850_000.0, 60_000.0, 12_400_005.0]);
+    assert_cpu_product(
+        f,
+        &x,
+        &[81_000_200.0, 3.0, 90_006_000.0, 76.0, 2e6, 850_000.0, 60_000.0, 12_400_005.0],
+    );
 }
 
 /// Rows of very different lengths (mostly short, a few long, some empty), deterministic.
@@ -72,8 +79,14 @@ pub(crate) fn assert_empty_products<F: SpmvFormat<f32>>(build: impl Fn(&Csr<f32>
 pub(crate) fn assert_gpu_matches_oracle(specs: impl Fn(&Csr<f64>) -> Vec<String>) {
     let gpu = gpu();
     let mut failures = Vec::new();
-    for (name, a) in [("paper", paper_matrix()), ("varied", varied(5003, 4000, 1)), ("tall", varied(40000, 500, 5))] {
-        failures.extend(gpu_failures(&gpu, &a, &specs(&a), 3).into_iter().map(|f| format!("{name}, {f}")));
+    for (name, a) in [
+        ("paper", paper_matrix()),
+        ("varied", varied(5003, 4000, 1)),
+        ("tall", varied(40000, 500, 5)),
+    ] {
+        failures.extend(
+            gpu_failures(&gpu, &a, &specs(&a), 3).into_iter().map(|f| format!("{name}, {f}")),
+        );
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

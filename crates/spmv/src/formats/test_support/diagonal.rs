@@ -78,7 +78,9 @@ pub(crate) fn assert_gpu_matches_oracle<C: Case>(a: &Csr<f64>, cases: impl IntoI
     let gpu = Gpu::detect().unwrap_or_else(|e| panic!("this test needs a CUDA device: {e}"));
     let mut failures = Vec::new();
     for case in cases {
-        for (precision, ok) in [("f64", gpu_passes::<f64>(&gpu, case, a)), ("f32", gpu_passes::<f32>(&gpu, case, a))] {
+        for (precision, ok) in
+            [("f64", gpu_passes::<f64>(&gpu, case, a)), ("f32", gpu_passes::<f32>(&gpu, case, a))]
+        {
             if !matches!(ok, Ok(true)) {
                 failures.push(format!("{case:?}, {precision}: {ok:?}"));
             }

@@ -76,7 +76,12 @@ pub(crate) fn random_diagonal_csr() -> impl Strategy<Value = Csr<f64>> {
         .prop_flat_map(|(m, n)| {
             let diagonal = (-(m as i64)..n.max(1) as i64, 0.0f64..1.0);
             let stray = (0..m.max(1) as u32, 0..n.max(1) as u32, -4i32..5);
-            (Just(m), Just(n), prop::collection::vec(diagonal, 0..5), prop::collection::vec(stray, 0..30))
+            (
+                Just(m),
+                Just(n),
+                prop::collection::vec(diagonal, 0..5),
+                prop::collection::vec(stray, 0..30),
+            )
         })
         .prop_map(|(m, n, diagonals, strays)| {
             let (mut rows, mut cols, mut vals) = (Vec::new(), Vec::new(), Vec::new());
@@ -85,7 +90,9 @@ pub(crate) fn random_diagonal_csr() -> impl Strategy<Value = Csr<f64>> {
                     for r in 0..m as i64 {
                         let c = r + d;
                         // Keep a pseudo-random subset: broken diagonals.
-                        let h = ((r as u64 + 1 + 1000 * k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as f64
+                        let h = ((r as u64 + 1 + 1000 * k as u64)
+                            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                            >> 40) as f64
                             / (1u64 << 24) as f64;
                         if (0..n as i64).contains(&c) && h < keep.max(0.3) {
                             rows.push(r as u32);

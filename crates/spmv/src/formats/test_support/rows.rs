@@ -28,7 +28,14 @@ pub(crate) fn example() -> Csr<f64> {
 /// The first 4 rows and 3 columns of [`example`], drawn in the module docs of COO, ELL and
 /// HYB (6 entries).
 pub(crate) fn example_4x3() -> Csr<f64> {
-    Csr::new_checked(4, 3, vec![0, 2, 2, 5, 6], vec![0, 2, 0, 1, 2, 1], vec![1., 2., 3., 4., 5., 6.]).unwrap()
+    Csr::new_checked(
+        4,
+        3,
+        vec![0, 2, 2, 5, 6],
+        vec![0, 2, 0, 1, 2, 1],
+        vec![1., 2., 3., 4., 5., 6.],
+    )
+    .unwrap()
 }
 
 /// Checks `f`'s CPU product of `a` ([`example`] or [`example_4x3`]): x = [1, 10, 100, 1000]
@@ -50,7 +57,11 @@ pub(crate) fn is_permutation(perm: &[u32], n: usize) -> bool {
 }
 
 /// Row `r` holds `lens[r]` entries, in columns `0..lens[r]`, with the values `value(r, c)`.
-pub(crate) fn rows_of_lengths(lens: &[usize], ncols: usize, value: impl Fn(usize, usize) -> f64) -> Csr<f64> {
+pub(crate) fn rows_of_lengths(
+    lens: &[usize],
+    ncols: usize,
+    value: impl Fn(usize, usize) -> f64,
+) -> Csr<f64> {
     let mut row_ptr = vec![0];
     let (mut cols, mut vals) = (Vec::new(), Vec::new());
     for (r, &k) in lens.iter().enumerate() {
@@ -77,7 +88,12 @@ impl Lcg {
 /// `m` x `n` rows drawn from [`Lcg`]`(seed)`: row by row, its length from `row_len`, then
 /// each entry's column (uniform in `0..n`, repeats summed) and value (in [-1, 1), exact in
 /// f32).
-pub(crate) fn random_rows(m: usize, n: usize, seed: u64, mut row_len: impl FnMut(&mut Lcg) -> u64) -> Csr<f64> {
+pub(crate) fn random_rows(
+    m: usize,
+    n: usize,
+    seed: u64,
+    mut row_len: impl FnMut(&mut Lcg) -> u64,
+) -> Csr<f64> {
     let mut rng = Lcg(seed);
     let (mut rows, mut cols, mut vals) = (Vec::new(), Vec::new(), Vec::new());
     for r in 0..m {
@@ -98,7 +114,12 @@ pub(crate) fn gpu() -> Arc<Gpu> {
 /// The format `spec` built from `a` in precision `T` and uploaded to `gpu`, run `runs` times
 /// into NaN-poisoned outputs: whether every run passed the oracle, and whether every run
 /// gave the bits of the first.
-pub(crate) fn gpu_runs<T: Scalar>(gpu: &Arc<Gpu>, a: &Csr<f64>, spec: &str, runs: usize) -> Result<(bool, bool)> {
+pub(crate) fn gpu_runs<T: Scalar>(
+    gpu: &Arc<Gpu>,
+    a: &Csr<f64>,
+    spec: &str,
+    runs: usize,
+) -> Result<(bool, bool)> {
     let a: Csr<T> = a.cast();
     let x = test_vector::<T>(a.ncols());
     let oracle = Oracle::new(&a, &x);
@@ -124,7 +145,12 @@ pub(crate) fn gpu_runs<T: Scalar>(gpu: &Arc<Gpu>, a: &Csr<f64>, spec: &str, runs
 /// NaN-poisoned outputs, for formats whose CPU path reproduces the kernel's order of additions:
 /// `None` when every run passes the oracle and equals the CPU path bit for bit, else what
 /// differed. A matrix beyond `T`'s range is skipped (`None`).
-pub(crate) fn gpu_equals_cpu_bits<T: Scalar>(gpu: &Arc<Gpu>, a: &Csr<f64>, spec: &str, runs: usize) -> Option<String> {
+pub(crate) fn gpu_equals_cpu_bits<T: Scalar>(
+    gpu: &Arc<Gpu>,
+    a: &Csr<f64>,
+    spec: &str,
+    runs: usize,
+) -> Option<String> {
     let a: Csr<T> = a.cast();
     let x = test_vector::<T>(a.ncols());
     let oracle = Oracle::new(&a, &x);
@@ -146,7 +172,9 @@ pub(crate) fn gpu_equals_cpu_bits<T: Scalar>(gpu: &Arc<Gpu>, a: &Csr<f64>, spec:
         if !check.passed() {
             return Some(format!("{label} run {run}: {check:?}"));
         }
-        if let Some(i) = y.iter().zip(&want).position(|(g, c)| g.to_f64().to_bits() != c.to_f64().to_bits()) {
+        if let Some(i) =
+            y.iter().zip(&want).position(|(g, c)| g.to_f64().to_bits() != c.to_f64().to_bits())
+        {
             return Some(format!("{label} run {run}: row {i} GPU {} CPU {}", y[i], want[i]));
         }
     }
@@ -162,8 +190,14 @@ pub(crate) fn split_row_cases() -> Vec<(&'static str, Csr<f64>)> {
     lens.extend(std::iter::repeat_n(0, 100));
     let generate = |spec| crate::io::gen::generate(spec).unwrap();
     vec![
-        ("rows of 0, 1, 2, 3 and 10^6", rows_of_lengths(&lens, 1_000_000, |r, k| ((r * 7 + k) % 13) as f64 - 6.0)),
-        ("every row crosses tiles", rows_of_lengths(&[500; 300], 1000, |r, k| 1.0 + ((r + k) % 5) as f64)),
+        (
+            "rows of 0, 1, 2, 3 and 10^6",
+            rows_of_lengths(&lens, 1_000_000, |r, k| ((r * 7 + k) % 13) as f64 - 6.0),
+        ),
+        (
+            "every row crosses tiles",
+            rows_of_lengths(&[500; 300], 1000, |r, k| 1.0 + ((r + k) % 5) as f64),
+        ),
         ("no entries", Csr::zeros(100, 100)),
         ("one row", rows_of_lengths(&[3000], 3000, |_, k| k as f64)),
         ("powerlaw", generate("powerlaw:n=300000,mean=8,exp=2.1")),
@@ -186,12 +220,18 @@ pub(crate) fn assert_cpu_bits_independent_of_threads(f: &dyn SpmvFormat<f64>, a:
 
 /// [`gpu_runs`] of every spec in `specs` on `a`, in f64 and in f32: one line for each that
 /// failed, erred or differed between runs.
-pub(crate) fn gpu_failures(gpu: &Arc<Gpu>, a: &Csr<f64>, specs: &[String], runs: usize) -> Vec<String> {
+pub(crate) fn gpu_failures(
+    gpu: &Arc<Gpu>,
+    a: &Csr<f64>,
+    specs: &[String],
+    runs: usize,
+) -> Vec<String> {
     let mut failures = Vec::new();
     for spec in specs {
-        for (precision, outcome) in
-            [("f64", gpu_runs::<f64>(gpu, a, spec, runs)), ("f32", gpu_runs::<f32>(gpu, a, spec, runs))]
-        {
+        for (precision, outcome) in [
+            ("f64", gpu_runs::<f64>(gpu, a, spec, runs)),
+            ("f32", gpu_runs::<f32>(gpu, a, spec, runs)),
+        ] {
             if !matches!(outcome, Ok((true, true))) {
                 failures.push(format!("{spec}, {precision}: (oracle, identical) = {outcome:?}"));
             }

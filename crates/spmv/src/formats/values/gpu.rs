@@ -39,7 +39,12 @@ impl<T: Scalar> DeviceValues<T> {
 
     /// Full values already on the device (built there by a conversion).
     pub(crate) fn from_device(gpu: &Gpu, full: CudaSlice<T>) -> Result<Self> {
-        Ok(DeviceValues { codec: ValueCodec::Full, full, codes: gpu.alloc(1)?, table: gpu.alloc(1)? })
+        Ok(DeviceValues {
+            codec: ValueCodec::Full,
+            full,
+            codes: gpu.alloc(1)?,
+            table: gpu.alloc(1)?,
+        })
     }
 
     pub(crate) fn codec(&self) -> ValueCodec {

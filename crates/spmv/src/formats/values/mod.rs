@@ -41,13 +41,21 @@ pub const CUDA_HEADER: &str = include_str!("values.cuh");
 /// How a format stores its values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ValueCodec {
+    /// The values themselves, `size_of::<T>()` bytes each.
     Full,
+    /// One value shared by every entry; no codes.
     Pattern,
+    /// Signed 8-bit integers (every value an integer in ±127).
     I8,
+    /// 8-bit indices into a table of at most 256 distinct values.
     Dict8,
+    /// Signed 16-bit integers (every value an integer in ±32,767).
     I16,
+    /// IEEE half (every value exact in f16; not for f16 matrices).
     F16,
+    /// 16-bit indices into a table of at most 65,536 distinct values.
     Dict16,
+    /// IEEE single (every value exact in f32; f64 matrices only).
     F32,
 }
 
@@ -64,6 +72,7 @@ impl ValueCodec {
         ValueCodec::Full,
     ];
 
+    /// The name the `values` parameter uses: `full`, `pattern`, `i8`, …
     pub fn name(self) -> &'static str {
         match self {
             ValueCodec::Full => "full",
@@ -91,7 +100,10 @@ impl ValueCodec {
     /// Whether the codec stores anything narrower than `T` at all (f32 codes for f32 values,
     /// f16 for f16, do not).
     pub fn applies_to(self, precision: Precision) -> bool {
-        !matches!((self, precision), (ValueCodec::F32, Precision::F32 | Precision::F16) | (ValueCodec::F16, Precision::F16))
+        !matches!(
+            (self, precision),
+            (ValueCodec::F32, Precision::F32 | Precision::F16) | (ValueCodec::F16, Precision::F16)
+        )
     }
 
     /// The suffix of the kernels that read this codec: empty for `full`, `_pattern`, `_i8`…
@@ -112,18 +124,22 @@ impl ValueCodec {
 /// The `values` parameter of a format: a codec, or `auto` (the narrowest that qualifies).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ValueChoice {
+    /// The qualifying codec with the fewest bytes ([`ValueAnalysis::narrowest`]).
     Auto,
+    /// This codec; a format declines the matrix when its values do not qualify.
     Codec(ValueCodec),
 }
 
 /// The names the `values` parameter takes.
-pub const VALUE_CHOICES: &[&str] = &["full", "auto", "pattern", "i8", "dict8", "i16", "f16", "dict16", "f32"];
+pub const VALUE_CHOICES: &[&str] =
+    &["full", "auto", "pattern", "i8", "dict8", "i16", "f16", "dict16", "f32"];
 
 /// The doc line of the `values` parameter.
 pub const VALUES_DOC: &str =
     "value storage, decoded exactly (same bits as full): full, auto (the narrowest that fits), pattern, i8, dict8, i16, f16, dict16, f32";
 
 impl ValueChoice {
+    /// `auto` or a codec's name; `None` for anything else.
     pub fn parse(name: &str) -> Option<Self> {
         if name == "auto" {
             return Some(ValueChoice::Auto);
@@ -139,6 +155,7 @@ const DISTINCT_CAP: usize = 65_537;
 /// first entry that breaks it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ValueAnalysis {
+    /// Number of values analysed.
     pub entries: usize,
     /// Distinct values (by bits), counted up to 65,537.
     pub distinct: usize,
@@ -225,9 +242,17 @@ fn fits_narrow<T: Scalar>(codec: ValueCodec, v: T) -> bool {
 
 impl ValueAnalysis {
     /// `Ok` when `codec` holds these values exactly, or why not.
-    pub fn check<T: Scalar>(&self, codec: ValueCodec, values: &[T]) -> std::result::Result<(), String> {
+    pub fn check<T: Scalar>(
+        &self,
+        codec: ValueCodec,
+        values: &[T],
+    ) -> std::result::Result<(), String> {
         if !codec.applies_to(T::PRECISION) {
-            return Err(format!("values={} stores nothing narrower than {} values", codec.name(), T::SUFFIX));
+            return Err(format!(
+                "values={} stores nothing narrower than {} values",
+                codec.name(),
+                T::SUFFIX
+            ));
         }
         let limit = match codec {
             ValueCodec::Dict8 => Some(256),
@@ -236,8 +261,15 @@ impl ValueAnalysis {
         };
         if let Some(limit) = limit {
             if self.distinct > limit {
-                let count = if self.distinct >= DISTINCT_CAP { "more than 65,536".to_string() } else { self.distinct.to_string() };
-                return Err(format!("values={}: the matrix has {count} distinct values, more than {limit}", codec.name()));
+                let count = if self.distinct >= DISTINCT_CAP {
+                    "more than 65,536".to_string()
+                } else {
+                    self.distinct.to_string()
+                };
+                return Err(format!(
+                    "values={}: the matrix has {count} distinct values, more than {limit}",
+                    codec.name()
+                ));
             }
             return Ok(());
         }
@@ -248,7 +280,9 @@ impl ValueAnalysis {
                     ValueCodec::Pattern => "differs from the first entry's value".to_string(),
                     ValueCodec::I8 => "is not an integer in -127..=127".to_string(),
                     ValueCodec::I16 => "is not an integer in -32767..=32767".to_string(),
-                    ValueCodec::F16 | ValueCodec::F32 => format!("is not exact in {}", codec.name()),
+                    ValueCodec::F16 | ValueCodec::F32 => {
+                        format!("is not exact in {}", codec.name())
+                    }
                     _ => unreachable!("dictionaries and full are decided above"),
                 };
                 Err(format!("values={}: entry {i} (value {}) {what}", codec.name(), values[*i]))
@@ -289,7 +323,10 @@ pub struct EncodedValues<T> {
 }
 
 /// The `N`-byte codes of `values`, in parallel (billions of slots take seconds, not minutes).
-fn narrow<T: Scalar, const N: usize>(values: &[T], encode: impl Fn(f64) -> [u8; N] + Sync) -> Vec<u8> {
+fn narrow<T: Scalar, const N: usize>(
+    values: &[T],
+    encode: impl Fn(f64) -> [u8; N] + Sync,
+) -> Vec<u8> {
     const CHUNK: usize = 1 << 14;
     let mut codes = vec![0u8; values.len() * N];
     codes.par_chunks_mut(CHUNK * N).zip(values.par_chunks(CHUNK)).for_each(|(out, v)| {
@@ -309,7 +346,11 @@ impl<T: Scalar> EncodedValues<T> {
 
     /// The codec `choice` asks for `values` (the narrowest for `auto`), or the reason it
     /// does not fit, without encoding.
-    pub fn codec_for(values: &[T], choice: ValueChoice, format: &'static str) -> Result<ValueCodec> {
+    pub fn codec_for(
+        values: &[T],
+        choice: ValueChoice,
+        format: &'static str,
+    ) -> Result<ValueCodec> {
         Ok(match choice {
             ValueChoice::Codec(ValueCodec::Full) => ValueCodec::Full,
             ValueChoice::Auto => analyse(values).narrowest(values),
@@ -348,12 +389,15 @@ impl<T: Scalar> EncodedValues<T> {
         EncodedValues { codec, full, codes, table, len: values.len() }
     }
 
+    /// The codec the values are stored with.
     pub fn codec(&self) -> ValueCodec {
         self.codec
     }
+    /// Number of entries encoded.
     pub fn len(&self) -> usize {
         self.len
     }
+    /// Whether no entries are encoded.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -367,8 +411,15 @@ impl<T: Scalar> EncodedValues<T> {
             ValueCodec::Pattern => self.table[0],
             ValueCodec::I8 => T::from_f64(f64::from(c[i] as i8)),
             ValueCodec::I16 => T::from_f64(f64::from(i16::from_le_bytes([c[2 * i], c[2 * i + 1]]))),
-            ValueCodec::F16 => T::from_f64(crate::f16::from_le_bytes([c[2 * i], c[2 * i + 1]]).to_f64()),
-            ValueCodec::F32 => T::from_f64(f64::from(f32::from_le_bytes([c[4 * i], c[4 * i + 1], c[4 * i + 2], c[4 * i + 3]]))),
+            ValueCodec::F16 => {
+                T::from_f64(crate::f16::from_le_bytes([c[2 * i], c[2 * i + 1]]).to_f64())
+            }
+            ValueCodec::F32 => T::from_f64(f64::from(f32::from_le_bytes([
+                c[4 * i],
+                c[4 * i + 1],
+                c[4 * i + 2],
+                c[4 * i + 3],
+            ]))),
             ValueCodec::Dict8 => self.table[c[i] as usize],
             ValueCodec::Dict16 => self.table[u16::from_le_bytes([c[2 * i], c[2 * i + 1]]) as usize],
         }
@@ -385,17 +436,20 @@ impl<T: Scalar> EncodedValues<T> {
         entries * self.codec.code_bytes::<T>() + self.table.len() * std::mem::size_of::<T>()
     }
 
-    /// The stats entries of the encoding: the codec's bytes per entry (0 for full: a format's
-    /// stats show only what changed) and the dictionary's size.
     /// Entries of the pattern's value or the dictionary.
     pub fn table_len(&self) -> usize {
         self.table.len()
     }
 
+    /// The stats entries of the encoding: the codec's bytes per entry and the table's size
+    /// (none for full: a format's stats show only what changed).
     pub fn stats(&self) -> Vec<(&'static str, f64)> {
         match self.codec {
             ValueCodec::Full => Vec::new(),
-            c => vec![("value_bytes", c.code_bytes::<T>() as f64), ("value_table", self.table.len() as f64)],
+            c => vec![
+                ("value_bytes", c.code_bytes::<T>() as f64),
+                ("value_table", self.table.len() as f64),
+            ],
         }
     }
 }

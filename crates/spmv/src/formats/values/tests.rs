@@ -18,7 +18,11 @@ fn round_trips<T: Scalar>(values: &[T]) -> Vec<ValueCodec> {
             Ok(e) => {
                 assert!(analysis.check(codec, values).is_ok());
                 assert_eq!(bits(&decoded(&e)), bits(values), "{codec:?}");
-                assert_eq!(e.device_bytes(), values.len() * codec.code_bytes::<T>() + e.table.len() * std::mem::size_of::<T>());
+                assert_eq!(
+                    e.device_bytes(),
+                    values.len() * codec.code_bytes::<T>()
+                        + e.table.len() * std::mem::size_of::<T>()
+                );
                 fits.push(codec);
             }
             Err(e) => assert!(e.to_string().contains(&format!("values={}", codec.name())), "{e}"),
@@ -31,7 +35,10 @@ fn round_trips<T: Scalar>(values: &[T]) -> Vec<ValueCodec> {
 fn each_codec_qualifies_exactly_when_its_values_decode_to_the_same_bits() {
     use ValueCodec::*;
     assert_eq!(round_trips(&[2.0f64; 5]), [Pattern, I8, Dict8, I16, F16, Dict16, F32, Full]);
-    assert_eq!(round_trips(&[1.0f64, -3.0, 127.0, -127.0]), [I8, Dict8, I16, F16, Dict16, F32, Full]);
+    assert_eq!(
+        round_trips(&[1.0f64, -3.0, 127.0, -127.0]),
+        [I8, Dict8, I16, F16, Dict16, F32, Full]
+    );
     // 128 is outside the symmetric i8 range; -0.0 is not the integer 0.
     assert_eq!(round_trips(&[1.0f64, 128.0]), [Dict8, I16, F16, Dict16, F32, Full]);
     assert_eq!(round_trips(&[1.0f64, -0.0]), [Dict8, F16, Dict16, F32, Full]);
@@ -59,11 +66,18 @@ fn auto_takes_the_narrowest_and_reasons_name_an_entry() {
     assert_eq!(enc(&[0.1, 0.7, 0.1]), ValueCodec::Dict8);
     assert_eq!(enc(&(0..1000).map(|i| i as f64 + 0.5).collect::<Vec<_>>()), ValueCodec::F16);
     assert_eq!(enc(&(0..70_000).map(|i| i as f64 * 0.1).collect::<Vec<_>>()), ValueCodec::Full);
-    let e = EncodedValues::encode(&[1.0, 2.0, 0.5], ValueChoice::Codec(ValueCodec::I8), "csr-vector").unwrap_err();
-    assert_eq!(e.to_string(), "format csr-vector: values=i8: entry 2 (value 0.5) is not an integer in -127..=127");
-    let e = EncodedValues::encode(&[1.0, 2.0], ValueChoice::Codec(ValueCodec::Pattern), "dia").unwrap_err();
+    let e =
+        EncodedValues::encode(&[1.0, 2.0, 0.5], ValueChoice::Codec(ValueCodec::I8), "csr-vector")
+            .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "format csr-vector: values=i8: entry 2 (value 0.5) is not an integer in -127..=127"
+    );
+    let e = EncodedValues::encode(&[1.0, 2.0], ValueChoice::Codec(ValueCodec::Pattern), "dia")
+        .unwrap_err();
     assert!(e.to_string().contains("entry 1 (value 2) differs from the first"), "{e}");
-    let e = EncodedValues::encode(&[1.0f32], ValueChoice::Codec(ValueCodec::F32), "dia").unwrap_err();
+    let e =
+        EncodedValues::encode(&[1.0f32], ValueChoice::Codec(ValueCodec::F32), "dia").unwrap_err();
     assert!(e.to_string().contains("nothing narrower than f32"), "{e}");
     assert_eq!(ValueChoice::parse("dict16"), Some(ValueChoice::Codec(ValueCodec::Dict16)));
     assert_eq!(ValueChoice::parse("auto"), Some(ValueChoice::Auto));
@@ -114,12 +128,29 @@ proptest! {
 #[test]
 fn column_deltas_fit_rows_spanning_fewer_than_65536_columns() {
     use super::columns::Delta16Columns;
-    let a = crate::matrix::Csr::new_checked(3, 200_000, vec![0, 2, 2, 5], vec![5, 65_540, 100, 30_000, 65_635], vec![1.0; 5]).unwrap();
+    let a = crate::matrix::Csr::new_checked(
+        3,
+        200_000,
+        vec![0, 2, 2, 5],
+        vec![5, 65_540, 100, 30_000, 65_635],
+        vec![1.0; 5],
+    )
+    .unwrap();
     let d = Delta16Columns::of(&a, "csr-vector").unwrap();
-    assert_eq!((d.bases.as_slice(), d.deltas.as_slice()), (&[5, 0, 100][..], &[0, 65_535, 0, 29_900, 65_535][..]));
+    assert_eq!(
+        (d.bases.as_slice(), d.deltas.as_slice()),
+        (&[5, 0, 100][..], &[0, 65_535, 0, 29_900, 65_535][..])
+    );
     assert!((0..5).all(|i| d.col([0, 0, 2, 2, 2][i], i) == a.col_idx()[i]));
     assert_eq!(d.device_bytes(), 2 * 5 + 4 * 3);
-    let wide = crate::matrix::Csr::new_checked(2, 200_000, vec![0, 1, 3], vec![7, 1, 65_537], vec![1.0; 3]).unwrap();
+    let wide = crate::matrix::Csr::new_checked(
+        2,
+        200_000,
+        vec![0, 1, 3],
+        vec![7, 1, 65_537],
+        vec![1.0; 3],
+    )
+    .unwrap();
     let e = Delta16Columns::of(&wide, "csr-vector").unwrap_err();
     assert_eq!(e.to_string(), "format csr-vector: cols=delta16: row 1 spans 65536 columns, more than 65,535 from its first");
 }

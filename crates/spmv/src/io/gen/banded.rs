@@ -30,25 +30,44 @@ pub struct BandedParams {
 impl BandedParams {
     /// Full diagonals at `offsets`, no gaps, no scattered entries, seed 1.
     pub fn new(n: usize, offsets: &[i64]) -> Self {
-        BandedParams { n, offsets: offsets.to_vec(), broken: 0.0, segment: 64, scatter: 0.0, seed: 1 }
+        BandedParams {
+            n,
+            offsets: offsets.to_vec(),
+            broken: 0.0,
+            segment: 64,
+            scatter: 0.0,
+            seed: 1,
+        }
     }
 
     pub(crate) fn check(&self) -> Result<()> {
         const F: &str = "banded";
         check_dim(F, "n", self.n as u64)?;
         if !(0.0..=1.0).contains(&self.broken) {
-            return err(format!("{F}: broken must be a probability in [0, 1], got {}", self.broken));
+            return err(format!(
+                "{F}: broken must be a probability in [0, 1], got {}",
+                self.broken
+            ));
         }
         if self.segment == 0 {
             return err(format!("{F}: seg (segment length) must be at least 1"));
         }
         if !(self.scatter.is_finite() && self.scatter >= 0.0) {
-            return err(format!("{F}: scatter must be a finite number >= 0 (entries per row), got {}", self.scatter));
+            return err(format!(
+                "{F}: scatter must be a finite number >= 0 (entries per row), got {}",
+                self.scatter
+            ));
         }
         // A diagonal that misses the matrix would be dropped silently: refuse it (an empty
         // matrix has no diagonals to miss).
-        if let Some(&d) = self.offsets.iter().find(|&&d| self.n > 0 && d.unsigned_abs() >= self.n as u64) {
-            return err(format!("{F}: offset {d} lies outside the n = {} matrix (offsets must be within ±{})", self.n, self.n - 1));
+        if let Some(&d) =
+            self.offsets.iter().find(|&&d| self.n > 0 && d.unsigned_abs() >= self.n as u64)
+        {
+            return err(format!(
+                "{F}: offset {d} lies outside the n = {} matrix (offsets must be within ±{})",
+                self.n,
+                self.n - 1
+            ));
         }
         let per_row = self.offsets.len() as f64 + self.scatter;
         check_nnz(F, self.n as f64 * per_row.min(self.n as f64))
@@ -68,10 +87,12 @@ pub fn banded_with(p: &BandedParams) -> Result<Csr<f64>> {
     p.check()?;
     let n = p.n;
     let (seed, seg, broken) = (p.seed, p.segment as u64, p.broken);
-    let mut offsets: Vec<i64> = p.offsets.iter().copied().filter(|d| d.unsigned_abs() < n as u64).collect();
+    let mut offsets: Vec<i64> =
+        p.offsets.iter().copied().filter(|d| d.unsigned_abs() < n as u64).collect();
     offsets.sort_unstable();
     offsets.dedup();
-    let phases: Vec<u64> = offsets.iter().map(|&d| hash3(seed, TAG_SEGMENT, d as u64) % seg).collect();
+    let phases: Vec<u64> =
+        offsets.iter().map(|&d| hash3(seed, TAG_SEGMENT, d as u64) % seg).collect();
     let (offsets, phases) = (&offsets, &phases);
     let whole = p.scatter.floor() as usize;
     let frac = p.scatter - p.scatter.floor();

@@ -18,7 +18,9 @@ pub(crate) fn err<T>(msg: impl Into<String>) -> Result<T> {
 /// `what` (a row or column count) must fit 32-bit indices.
 pub(crate) fn check_dim(family: &str, what: &str, n: u64) -> Result<()> {
     if n > MAX_DIM {
-        return err(format!("{family}: {what} = {n} is too large for 32-bit indices (at most 2^32 = {MAX_DIM})"));
+        return err(format!(
+            "{family}: {what} = {n} is too large for 32-bit indices (at most 2^32 = {MAX_DIM})"
+        ));
     }
     Ok(())
 }
@@ -32,7 +34,10 @@ pub(crate) fn check_nnz(family: &str, nnz: f64) -> Result<()> {
     }
     // A column index and an f64 value per entry, before any conversion: refuse with the
     // estimate what the host cannot hold (the row pointers come on top).
-    crate::error::check_host_memory(|| format!("{family}: about {nnz:.3e} entries"), (nnz * 12.0) as u64)
+    crate::error::check_host_memory(
+        || format!("{family}: about {nnz:.3e} entries"),
+        (nnz * 12.0) as u64,
+    )
 }
 
 /// A finite, non-negative mean row length.
@@ -84,18 +89,27 @@ where
             start = end;
         }
         let row_ptr = &row_ptr;
-        tasks.into_par_iter().with_max_len(1).for_each_init(Vec::new, |scratch, (start, end, mut c, mut v)| {
-            for r in start..end {
-                let n = row_ptr[r + 1] - row_ptr[r];
-                let (rc, cr) = std::mem::take(&mut c).split_at_mut(n);
-                let (rv, vr) = std::mem::take(&mut v).split_at_mut(n);
-                fill(r, scratch, rc, rv);
-                debug_assert!(rc.windows(2).all(|w| w[0] < w[1]), "row {r} not strictly increasing");
-                debug_assert!(rc.iter().all(|&x| (x as usize) < ncols), "row {r} out of bounds");
-                c = cr;
-                v = vr;
-            }
-        });
+        tasks.into_par_iter().with_max_len(1).for_each_init(
+            Vec::new,
+            |scratch, (start, end, mut c, mut v)| {
+                for r in start..end {
+                    let n = row_ptr[r + 1] - row_ptr[r];
+                    let (rc, cr) = std::mem::take(&mut c).split_at_mut(n);
+                    let (rv, vr) = std::mem::take(&mut v).split_at_mut(n);
+                    fill(r, scratch, rc, rv);
+                    debug_assert!(
+                        rc.windows(2).all(|w| w[0] < w[1]),
+                        "row {r} not strictly increasing"
+                    );
+                    debug_assert!(
+                        rc.iter().all(|&x| (x as usize) < ncols),
+                        "row {r} out of bounds"
+                    );
+                    c = cr;
+                    v = vr;
+                }
+            },
+        );
     }
     // SAFETY: row_ptr is the prefix sum of the row lengths; every fill writes strictly
     // increasing columns below ncols (the generators' contract, checked in debug builds

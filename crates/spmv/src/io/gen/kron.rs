@@ -12,7 +12,9 @@ const TAG_PERM: u64 = 0x6B72_6F6E_7065_726D; // "kronperm"
 /// R-MAT quadrant probabilities of the Graph500 benchmark: top-left `A`, top-right `B`,
 /// bottom-left `C` and (the rest) bottom-right `D = 0.05`.
 pub const RMAT_A: f64 = 0.57;
+/// Probability of the top-right quadrant.
 pub const RMAT_B: f64 = 0.19;
+/// Probability of the bottom-left quadrant.
 pub const RMAT_C: f64 = 0.19;
 
 /// Largest supported scale: vertex numbers must fit `u32`.
@@ -28,6 +30,7 @@ pub struct KroneckerParams {
     pub scale: u32,
     /// `edge_factor · 2^scale` edges are drawn (before self-loops and repeats are dropped).
     pub edge_factor: usize,
+    /// Seed of the random streams: the same seed gives the same graph.
     pub seed: u64,
     /// Store every edge in both directions (an undirected graph, a symmetric matrix), as
     /// Graph500 does. Otherwise edge `u → v` is entry `(u, v)` only.

@@ -108,7 +108,8 @@ pub(crate) struct Rng {
 impl Rng {
     pub(crate) fn new(seed: u64) -> Self {
         let mut sm = seed;
-        let s = [splitmix64(&mut sm), splitmix64(&mut sm), splitmix64(&mut sm), splitmix64(&mut sm)];
+        let s =
+            [splitmix64(&mut sm), splitmix64(&mut sm), splitmix64(&mut sm), splitmix64(&mut sm)];
         // splitmix64 is a bijection of successive states, so the four words are never all 0.
         Rng { s }
     }

@@ -7,7 +7,9 @@ use super::banded::{banded_with, BandedParams};
 use super::block::block_diag;
 use super::build::err;
 use super::kron::{kronecker_with, KroneckerParams};
-use super::random::{check_long_rows, check_power_law, check_random, long_rows, power_law, random_uniform};
+use super::random::{
+    check_long_rows, check_power_law, check_random, long_rows, power_law, random_uniform,
+};
 use super::stencil::{check_grid, check_points, poisson2d, poisson3d};
 use crate::{Csr, Result};
 
@@ -21,21 +23,69 @@ pub const FAMILIES: &[&str] =
 #[derive(Clone, Debug, PartialEq)]
 pub enum GenSpec {
     /// `poisson2d:nx=..,ny=..`: see [`super::poisson2d`].
-    Poisson2d { nx: usize, ny: usize },
+    Poisson2d {
+        /// Grid points along x (the fastest index).
+        nx: usize,
+        /// Grid points along y.
+        ny: usize,
+    },
     /// `poisson3d:nx=..,ny=..,nz=..,points=7|27`: see [`super::poisson3d`].
-    Poisson3d { nx: usize, ny: usize, nz: usize, points: u32 },
+    Poisson3d {
+        /// Grid points along x (the fastest index).
+        nx: usize,
+        /// Grid points along y.
+        ny: usize,
+        /// Grid points along z.
+        nz: usize,
+        /// Stencil size: 7 (face neighbours) or 27 (all neighbours).
+        points: u32,
+    },
     /// `kron:scale=..,ef=..,seed=..,sym=0|1,perm=0|1`: see [`super::kronecker_with`].
     Kronecker(KroneckerParams),
     /// `random:rows=..,cols=..,mean=..,seed=..`: see [`super::random_uniform`].
-    Random { rows: usize, cols: usize, mean: f64, seed: u64 },
+    Random {
+        /// Number of rows.
+        rows: usize,
+        /// Number of columns.
+        cols: usize,
+        /// Mean entries per row (lengths uniform on 0..=⌊2·mean⌋).
+        mean: f64,
+        /// Seed of the random stream: the same seed gives the same matrix.
+        seed: u64,
+    },
     /// `banded:n=..,offsets=a;b;..,broken=..,seg=..,scatter=..,seed=..`: see [`super::banded_with`].
     Banded(BandedParams),
     /// `powerlaw:n=..,mean=..,exp=..,seed=..`: see [`super::power_law`].
-    PowerLaw { n: usize, mean: f64, exponent: f64, seed: u64 },
+    PowerLaw {
+        /// Rows and columns.
+        n: usize,
+        /// Expected mean entries per row.
+        mean: f64,
+        /// Pareto exponent of the row weights (> 1; smaller is more skewed).
+        exponent: f64,
+        /// Seed of the random stream: the same seed gives the same matrix.
+        seed: u64,
+    },
     /// `longrows:n=..,short=..,count=..,long=..,seed=..`: see [`super::long_rows`].
-    LongRows { n: usize, short: usize, count: usize, long: usize, seed: u64 },
+    LongRows {
+        /// Rows and columns.
+        n: usize,
+        /// Entries in every ordinary row.
+        short: usize,
+        /// How many randomly chosen rows are long.
+        count: usize,
+        /// Entries in each long row.
+        long: usize,
+        /// Seed of the random stream: the same seed gives the same matrix.
+        seed: u64,
+    },
     /// `blockdiag:k=..,of=<spec>` or `blockdiag:k=..,of=file=<path>`: see [`super::block_diag`].
-    BlockDiag { k: usize, of: Box<BlockSource> },
+    BlockDiag {
+        /// Number of copies on the diagonal (0 gives a 0 × 0 matrix).
+        k: usize,
+        /// The matrix copied.
+        of: Box<BlockSource>,
+    },
 }
 
 /// What [`GenSpec::BlockDiag`] replicates.
@@ -75,7 +125,9 @@ impl GenSpec {
             GenSpec::Random { rows, cols, mean, .. } => check_random(*rows, *cols, *mean),
             GenSpec::Banded(p) => p.check(),
             GenSpec::PowerLaw { n, mean, exponent, .. } => check_power_law(*n, *mean, *exponent),
-            GenSpec::LongRows { n, short, count, long, .. } => check_long_rows(*n, *short, *count, *long),
+            GenSpec::LongRows { n, short, count, long, .. } => {
+                check_long_rows(*n, *short, *count, *long)
+            }
             GenSpec::BlockDiag { of, .. } => match &**of {
                 BlockSource::Spec(inner) => inner.validate(),
                 BlockSource::File(_) => Ok(()),
@@ -89,10 +141,14 @@ impl GenSpec {
             GenSpec::Poisson2d { nx, ny } => poisson2d(*nx, *ny),
             GenSpec::Poisson3d { nx, ny, nz, points } => poisson3d(*nx, *ny, *nz, *points),
             GenSpec::Kronecker(p) => kronecker_with(p),
-            GenSpec::Random { rows, cols, mean, seed } => random_uniform(*rows, *cols, *mean, *seed),
+            GenSpec::Random { rows, cols, mean, seed } => {
+                random_uniform(*rows, *cols, *mean, *seed)
+            }
             GenSpec::Banded(p) => banded_with(p),
             GenSpec::PowerLaw { n, mean, exponent, seed } => power_law(*n, *mean, *exponent, *seed),
-            GenSpec::LongRows { n, short, count, long, seed } => long_rows(*n, *short, *count, *long, *seed),
+            GenSpec::LongRows { n, short, count, long, seed } => {
+                long_rows(*n, *short, *count, *long, *seed)
+            }
             GenSpec::BlockDiag { k, of } => {
                 let inner = match &**of {
                     BlockSource::Spec(spec) => spec.generate()?,
@@ -128,7 +184,9 @@ impl fmt::Display for GenSpec {
         write!(f, "{}:", self.family())?;
         match self {
             GenSpec::Poisson2d { nx, ny } => write!(f, "nx={nx},ny={ny}"),
-            GenSpec::Poisson3d { nx, ny, nz, points } => write!(f, "nx={nx},ny={ny},nz={nz},points={points}"),
+            GenSpec::Poisson3d { nx, ny, nz, points } => {
+                write!(f, "nx={nx},ny={ny},nz={nz},points={points}")
+            }
             GenSpec::Kronecker(p) => write!(
                 f,
                 "scale={},ef={},seed={},sym={},perm={}",
@@ -138,9 +196,12 @@ impl fmt::Display for GenSpec {
                 flag(p.symmetric),
                 flag(p.permute)
             ),
-            GenSpec::Random { rows, cols, mean, seed } => write!(f, "rows={rows},cols={cols},mean={mean},seed={seed}"),
+            GenSpec::Random { rows, cols, mean, seed } => {
+                write!(f, "rows={rows},cols={cols},mean={mean},seed={seed}")
+            }
             GenSpec::Banded(p) => {
-                let offsets: Vec<String> = canonical_offsets(&p.offsets).iter().map(|d| d.to_string()).collect();
+                let offsets: Vec<String> =
+                    canonical_offsets(&p.offsets).iter().map(|d| d.to_string()).collect();
                 write!(
                     f,
                     "n={},offsets={},broken={},seg={},scatter={},seed={}",
@@ -152,7 +213,9 @@ impl fmt::Display for GenSpec {
                     p.seed
                 )
             }
-            GenSpec::PowerLaw { n, mean, exponent, seed } => write!(f, "n={n},mean={mean},exp={exponent},seed={seed}"),
+            GenSpec::PowerLaw { n, mean, exponent, seed } => {
+                write!(f, "n={n},mean={mean},exp={exponent},seed={seed}")
+            }
             GenSpec::LongRows { n, short, count, long, seed } => {
                 write!(f, "n={n},short={short},count={count},long={long},seed={seed}")
             }
@@ -174,7 +237,10 @@ pub fn generate(spec: &str) -> Result<Csr<f64>> {
 pub fn parse_spec(s: &str) -> Result<GenSpec> {
     let s = s.trim();
     if s.is_empty() {
-        return err(format!("empty spec; expected family:key=value,... (families: {})", FAMILIES.join(", ")));
+        return err(format!(
+            "empty spec; expected family:key=value,... (families: {})",
+            FAMILIES.join(", ")
+        ));
     }
     let (family, rest) = s.split_once(':').unwrap_or((s, ""));
     let family = family.trim().to_ascii_lowercase();
@@ -215,7 +281,8 @@ pub fn parse_spec(s: &str) -> Result<GenSpec> {
             GenSpec::Random { rows, cols, mean, seed }
         }
         "banded" | "band" | "diag" => {
-            let mut k = Keys::parse("banded", &["n", "offsets", "broken", "seg", "scatter", "seed"], rest)?;
+            let mut k =
+                Keys::parse("banded", &["n", "offsets", "broken", "seg", "scatter", "seed"], rest)?;
             let n = k.usize("n")?.ok_or_else(|| k.missing("n"))?;
             let offsets = k.offsets("offsets")?.unwrap_or_else(|| vec![-1, 0, 1]);
             let mut p = BandedParams::new(n, &canonical_offsets(&offsets));
@@ -247,7 +314,9 @@ pub fn parse_spec(s: &str) -> Result<GenSpec> {
             let copies = k.usize("k")?.ok_or_else(|| k.missing("k"))?;
             let of = k.take("of").ok_or_else(|| k.missing("of"))?;
             let source = match of.trim().strip_prefix("file=") {
-                Some(path) if !path.trim().is_empty() => BlockSource::File(Path::new(path.trim()).to_path_buf()),
+                Some(path) if !path.trim().is_empty() => {
+                    BlockSource::File(Path::new(path.trim()).to_path_buf())
+                }
                 Some(_) => return err("blockdiag: of=file= needs a path (of=file=matrix.mtx)"),
                 None => BlockSource::Spec(parse_spec(of)?),
             };
@@ -293,7 +362,10 @@ impl<'a> Keys<'a> {
             };
             let key = key.trim();
             let Some(&key) = valid.iter().find(|v| v.eq_ignore_ascii_case(key)) else {
-                return err(format!("{family}: unknown key '{key}' (valid keys: {})", valid.join(", ")));
+                return err(format!(
+                    "{family}: unknown key '{key}' (valid keys: {})",
+                    valid.join(", ")
+                ));
             };
             if items.iter().any(|(k, _)| *k == key) {
                 return err(format!("{family}: key '{key}' given twice"));
@@ -333,8 +405,15 @@ impl<'a> Keys<'a> {
     /// `key` as a non-negative integer that fits `I` (u64, usize, u32).
     fn int<I: TryFrom<u64>>(&mut self, key: &str) -> Result<Option<I>> {
         let Some(v) = self.take(key) else { return Ok(None) };
-        let expected = if std::mem::size_of::<I>() < 8 { "a non-negative integer below 2^32" } else { "a non-negative integer" };
-        parse_u64(v).and_then(|x| I::try_from(x).ok()).map(Some).ok_or_else(|| self.bad(key, expected, v))
+        let expected = if std::mem::size_of::<I>() < 8 {
+            "a non-negative integer below 2^32"
+        } else {
+            "a non-negative integer"
+        };
+        parse_u64(v)
+            .and_then(|x| I::try_from(x).ok())
+            .map(Some)
+            .ok_or_else(|| self.bad(key, expected, v))
     }
     fn u64(&mut self, key: &str) -> Result<Option<u64>> {
         self.int(key)

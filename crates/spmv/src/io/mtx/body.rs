@@ -7,7 +7,9 @@
 
 use rayon::prelude::*;
 
-use super::header::{is_blank, is_comment_or_blank, show, MatrixMarketHeader, MmField, MmFormat, MmSymmetry};
+use super::header::{
+    is_blank, is_comment_or_blank, show, MatrixMarketHeader, MmField, MmFormat, MmSymmetry,
+};
 use crate::error::{Error, Result};
 use crate::matrix::{Csr, Precision, Scalar};
 
@@ -100,7 +102,10 @@ pub(super) fn read_body<T: Scalar>(
     // per-row counts that build them) take 16 bytes per row. Refuse with the size rather
     // than abort in the allocator.
     let needed = 16 * (nrows as u64 + 1) + count as u64 * (4 + std::mem::size_of::<T>() as u64);
-    crate::error::check_host_memory(|| format!("a {nrows} x {ncols} matrix with {count} entries (its row pointers)"), needed)?;
+    crate::error::check_host_memory(
+        || format!("a {nrows} x {ncols} matrix with {count} entries (its row pointers)"),
+        needed,
+    )?;
     match h.format {
         MmFormat::Coordinate => {
             let parts: Vec<(&[u32], &[u32], &[T])> =
@@ -108,7 +113,8 @@ pub(super) fn read_body<T: Scalar>(
             build_csr(nrows, ncols, &parts)
         }
         MmFormat::Array => {
-            let (rows, cols, vals) = array_triplets(h, chunks.iter().flat_map(|c| c.vals.iter().copied()));
+            let (rows, cols, vals) =
+                array_triplets(h, chunks.iter().flat_map(|c| c.vals.iter().copied()));
             build_csr(nrows, ncols, &[(&rows, &cols, &vals)])
         }
     }
@@ -117,7 +123,10 @@ pub(super) fn read_body<T: Scalar>(
 fn too_many(line: usize, expected: usize) -> Error {
     Error::parse(
         line,
-        format!("too many entries: the size line announces {expected}, and line {line} holds entry {}", expected + 1),
+        format!(
+            "too many entries: the size line announces {expected}, and line {line} holds entry {}",
+            expected + 1
+        ),
     )
 }
 
@@ -229,7 +238,12 @@ fn parse_chunk<T: Scalar>(ctx: &Ctx, s: &[u8]) -> Chunk<T> {
 
 /// Parses one entry line (tokens `toks`, `nt` of them in all) into `out`.
 #[inline]
-fn entry<T: Scalar>(ctx: &Ctx, toks: &[&[u8]], nt: usize, out: &mut Chunk<T>) -> Result<(), String> {
+fn entry<T: Scalar>(
+    ctx: &Ctx,
+    toks: &[&[u8]],
+    nt: usize,
+    out: &mut Chunk<T>,
+) -> Result<(), String> {
     if ctx.format == MmFormat::Array {
         if nt != 1 {
             return Err(format!("expected 1 value per line in an array matrix, found {nt} fields"));
@@ -307,21 +321,28 @@ fn index(tok: &[u8], what: &str, plural: &str, bound: u64) -> Result<u32, String
 #[cold]
 #[inline(never)]
 fn index_slow(tok: &[u8], what: &str, plural: &str, bound: u64) -> Result<u32, String> {
-    if let Some(unsigned) = tok.strip_prefix(b"+").filter(|t| t.first().is_some_and(u8::is_ascii_digit)) {
+    if let Some(unsigned) =
+        tok.strip_prefix(b"+").filter(|t| t.first().is_some_and(u8::is_ascii_digit))
+    {
         return index_slow(unsigned, what, plural, bound); // "+7" is the integer 7, as scanf reads it
     }
     let digits = !tok.is_empty() && tok.iter().all(u8::is_ascii_digit);
     if !digits {
         let negative = tok.len() > 1 && tok[0] == b'-' && tok[1..].iter().all(u8::is_ascii_digit);
         return Err(if negative {
-            format!("{what} index {} is out of range 1..={bound} (Matrix Market indices start at 1)", show(tok))
+            format!(
+                "{what} index {} is out of range 1..={bound} (Matrix Market indices start at 1)",
+                show(tok)
+            )
         } else {
             format!("{what} index '{}' is not a positive integer", show(tok))
         });
     }
     let v = tok.iter().fold(0u64, |v, &b| v.saturating_mul(10).saturating_add(u64::from(b - b'0')));
     if v == 0 {
-        return Err(format!("{what} index 0 is out of range 1..={bound} (Matrix Market indices start at 1)"));
+        return Err(format!(
+            "{what} index 0 is out of range 1..={bound} (Matrix Market indices start at 1)"
+        ));
     }
     if v > bound {
         return Err(format!("{what} index {} exceeds the number of {plural} ({bound})", show(tok)));
@@ -333,7 +354,9 @@ fn index_slow(tok: &[u8], what: &str, plural: &str, bound: u64) -> Result<u32, S
 #[inline]
 fn value<T: Scalar>(ctx: &Ctx, tok: &[u8]) -> Result<T, String> {
     let v = match ctx.field {
-        MmField::Real => real::<T>(tok).ok_or_else(|| format!("value '{}' is not a number", show(tok)))?,
+        MmField::Real => {
+            real::<T>(tok).ok_or_else(|| format!("value '{}' is not a number", show(tok)))?
+        }
         MmField::Integer => integer::<T>(tok)?,
         MmField::Pattern => T::ONE,
     };
@@ -392,7 +415,10 @@ fn integer<T: Scalar>(tok: &[u8]) -> Result<T, String> {
 /// Positions of the values of a dense array file (column-major; symmetric: the lower
 /// triangle column by column; skew-symmetric: the strict lower triangle), keeping the
 /// nonzeros and mirroring the stored triangle.
-fn array_triplets<T: Scalar>(h: &MatrixMarketHeader, values: impl Iterator<Item = T>) -> (Vec<u32>, Vec<u32>, Vec<T>) {
+fn array_triplets<T: Scalar>(
+    h: &MatrixMarketHeader,
+    values: impl Iterator<Item = T>,
+) -> (Vec<u32>, Vec<u32>, Vec<T>) {
     let (m, sym) = (h.nrows, h.symmetry);
     let (mut rows, mut cols, mut vals) = (Vec::new(), Vec::new(), Vec::new());
     let first_row = |j: usize| match sym {
@@ -440,12 +466,18 @@ fn array_triplets<T: Scalar>(h: &MatrixMarketHeader, values: impl Iterator<Item 
 /// Parallel and deterministic: each task owns a range of rows, scans all the triplets and
 /// takes those in its range (first to count, then, over ranges of about equal entry
 /// counts, to scatter and sort), so no two tasks write the same memory.
-fn build_csr<T: Scalar>(nrows: usize, ncols: usize, parts: &[(&[u32], &[u32], &[T])]) -> Result<Csr<T>> {
+fn build_csr<T: Scalar>(
+    nrows: usize,
+    ncols: usize,
+    parts: &[(&[u32], &[u32], &[T])],
+) -> Result<Csr<T>> {
     let total: usize = parts.iter().map(|p| p.0.len()).sum();
-    let tasks = if total < 1 << 17 { 1 } else { rayon::current_num_threads().clamp(1, nrows.max(1)) };
+    let tasks =
+        if total < 1 << 17 { 1 } else { rayon::current_num_threads().clamp(1, nrows.max(1)) };
 
     // 1. Entries per row, each task counting a uniform range of rows.
-    let uniform: Vec<(usize, usize)> = (0..tasks).map(|t| (nrows * t / tasks, nrows * (t + 1) / tasks)).collect();
+    let uniform: Vec<(usize, usize)> =
+        (0..tasks).map(|t| (nrows * t / tasks, nrows * (t + 1) / tasks)).collect();
     let counts: Vec<Vec<usize>> = uniform
         .par_iter()
         .map(|&(r0, r1)| {
@@ -463,7 +495,11 @@ fn build_csr<T: Scalar>(nrows: usize, ncols: usize, parts: &[(&[u32], &[u32], &[
         .collect();
     let mut row_ptr = Vec::new();
     row_ptr.try_reserve_exact(nrows + 1).map_err(|_| {
-        Error::out_of_memory(format!("the row pointers of {nrows} rows"), 8 * (nrows as u64 + 1), crate::error::available_memory().unwrap_or(0))
+        Error::out_of_memory(
+            format!("the row pointers of {nrows} rows"),
+            8 * (nrows as u64 + 1),
+            crate::error::available_memory().unwrap_or(0),
+        )
     })?;
     row_ptr.push(0usize);
     let mut acc = 0;
@@ -482,8 +518,11 @@ fn build_csr<T: Scalar>(nrows: usize, ncols: usize, parts: &[(&[u32], &[u32], &[
         let (mut ci, mut vs) = (&mut col_idx[..], &mut values[..]);
         let mut r0 = 0;
         for t in 1..=tasks {
-            let r1 =
-                if t == tasks { nrows } else { row_ptr.partition_point(|&p| p < total * t / tasks).clamp(r0, nrows) };
+            let r1 = if t == tasks {
+                nrows
+            } else {
+                row_ptr.partition_point(|&p| p < total * t / tasks).clamp(r0, nrows)
+            };
             let len = row_ptr[r1] - row_ptr[r0];
             let (c_head, c_tail) = std::mem::take(&mut ci).split_at_mut(len);
             let (v_head, v_tail) = std::mem::take(&mut vs).split_at_mut(len);
@@ -574,8 +613,9 @@ mod tests {
 
     #[test]
     fn chunks_end_at_newlines_and_cover_the_body() {
-        let body: Vec<u8> =
-            (0..200_000).flat_map(|i| format!("{} {} {}.5\n", i % 97 + 1, i % 13 + 1, i).into_bytes()).collect();
+        let body: Vec<u8> = (0..200_000)
+            .flat_map(|i| format!("{} {} {}.5\n", i % 97 + 1, i % 13 + 1, i).into_bytes())
+            .collect();
         let pieces = split_chunks(&body);
         assert!(pieces.len() > 1);
         assert_eq!(pieces.iter().map(|p| p.len()).sum::<usize>(), body.len());

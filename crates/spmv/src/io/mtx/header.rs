@@ -7,7 +7,9 @@ use crate::error::{Error, Result};
 /// How the entries are stored: `coordinate` (sparse triplets) or `array` (dense, column-major).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MmFormat {
+    /// One `row col [value]` line per stored entry (1-based indices).
     Coordinate,
+    /// Every value of the matrix (or of its lower triangle), column by column.
     Array,
 }
 
@@ -15,7 +17,9 @@ pub enum MmFormat {
 /// [`Error::Unsupported`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MmField {
+    /// Floating-point values, rounded once to the element type.
     Real,
+    /// Integer values (64-bit), rounded once to the element type.
     Integer,
     /// No values: every stored entry is 1.
     Pattern,
@@ -24,6 +28,7 @@ pub enum MmField {
 /// Which part of the matrix the file stores. `hermitian` is not supported.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MmSymmetry {
+    /// Every entry is stored.
     General,
     /// One triangle is stored; `a_ji = a_ij`.
     Symmetric,
@@ -32,6 +37,7 @@ pub enum MmSymmetry {
 }
 
 impl MmFormat {
+    /// The banner's word: `coordinate` or `array`.
     pub fn name(self) -> &'static str {
         match self {
             MmFormat::Coordinate => "coordinate",
@@ -40,6 +46,7 @@ impl MmFormat {
     }
 }
 impl MmField {
+    /// The banner's word: `real`, `integer` or `pattern`.
     pub fn name(self) -> &'static str {
         match self {
             MmField::Real => "real",
@@ -49,6 +56,7 @@ impl MmField {
     }
 }
 impl MmSymmetry {
+    /// The banner's word: `general`, `symmetric` or `skew-symmetric`.
     pub fn name(self) -> &'static str {
         match self {
             MmSymmetry::General => "general",
@@ -76,10 +84,15 @@ impl fmt::Display for MmSymmetry {
 /// What the banner and the size line of a Matrix Market file say.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct MatrixMarketHeader {
+    /// Coordinate or array storage.
     pub format: MmFormat,
+    /// Type of the values.
     pub field: MmField,
+    /// Which part of the matrix is stored.
     pub symmetry: MmSymmetry,
+    /// Number of rows (from the size line).
     pub nrows: usize,
+    /// Number of columns (from the size line).
     pub ncols: usize,
     /// Entry lines the file holds: the third number of a coordinate size line (one
     /// triangle for a symmetric file, repeats counted), or for an array the number of
@@ -113,7 +126,11 @@ pub(super) fn is_comment_or_blank(line: &[u8]) -> bool {
 pub(super) fn show(token: &[u8]) -> String {
     let s = String::from_utf8_lossy(token);
     let s = s.trim();
-    let s = if s.chars().count() > 40 { format!("{}...", s.chars().take(40).collect::<String>()) } else { s.to_string() };
+    let s = if s.chars().count() > 40 {
+        format!("{}...", s.chars().take(40).collect::<String>())
+    } else {
+        s.to_string()
+    };
     crate::error::printable(&s)
 }
 
@@ -149,7 +166,9 @@ pub(super) fn parse_header(text: &[u8]) -> Result<(MatrixMarketHeader, usize, us
         if rest.is_empty() {
             return Err(Error::parse(
                 line_no,
-                format!("file ended at line {line_no} before the size line ('rows columns entries')"),
+                format!(
+                    "file ended at line {line_no} before the size line ('rows columns entries')"
+                ),
             ));
         }
         let (line, tail) = split_line(rest);
@@ -168,7 +187,8 @@ pub(super) fn parse_header(text: &[u8]) -> Result<(MatrixMarketHeader, usize, us
 
 fn parse_banner(line: &[u8]) -> Result<(MmFormat, MmField, MmSymmetry)> {
     let toks = tokens(line);
-    let lower: Vec<String> = toks.iter().map(|t| String::from_utf8_lossy(t).to_ascii_lowercase()).collect();
+    let lower: Vec<String> =
+        toks.iter().map(|t| String::from_utf8_lossy(t).to_ascii_lowercase()).collect();
     if lower.len() > 5 && has_inner_carriage_return(line) {
         return Err(Error::parse(
             1,
@@ -179,24 +199,43 @@ fn parse_banner(line: &[u8]) -> Result<(MmFormat, MmField, MmSymmetry)> {
     if lower.first().map(String::as_str) != Some("%%matrixmarket") {
         return Err(Error::parse(
             1,
-            format!("missing Matrix Market banner: the first line must be '{BANNER}', found '{}'", show(line)),
+            format!(
+                "missing Matrix Market banner: the first line must be '{BANNER}', found '{}'",
+                show(line)
+            ),
         ));
     }
     if lower.len() != 5 {
         return Err(Error::parse(
             1,
-            format!("bad Matrix Market banner: expected '{BANNER}' (5 words), found '{}'", show(line)),
+            format!(
+                "bad Matrix Market banner: expected '{BANNER}' (5 words), found '{}'",
+                show(line)
+            ),
         ));
     }
     banner_word(&lower[1], "object", &[("matrix", ())], VECTOR, "matrix")?;
     let format = banner_word(&lower[2], "format", FORMATS, &[], "coordinate or array")?;
-    let field = banner_word(&lower[3], "field", FIELDS, COMPLEX, "real, integer, pattern or complex")?;
-    let symmetry = banner_word(&lower[4], "symmetry", SYMMETRIES, HERMITIAN, "general, symmetric, skew-symmetric or hermitian")?;
+    let field =
+        banner_word(&lower[3], "field", FIELDS, COMPLEX, "real, integer, pattern or complex")?;
+    let symmetry = banner_word(
+        &lower[4],
+        "symmetry",
+        SYMMETRIES,
+        HERMITIAN,
+        "general, symmetric, skew-symmetric or hermitian",
+    )?;
     if field == MmField::Pattern && format == MmFormat::Array {
-        return Err(Error::parse(1, "bad Matrix Market banner: an array matrix cannot be 'pattern'"));
+        return Err(Error::parse(
+            1,
+            "bad Matrix Market banner: an array matrix cannot be 'pattern'",
+        ));
     }
     if field == MmField::Pattern && symmetry == MmSymmetry::SkewSymmetric {
-        return Err(Error::parse(1, "bad Matrix Market banner: a pattern matrix cannot be skew-symmetric"));
+        return Err(Error::parse(
+            1,
+            "bad Matrix Market banner: a pattern matrix cannot be skew-symmetric",
+        ));
     }
     Ok((format, field, symmetry))
 }
@@ -207,10 +246,14 @@ fn size_number(tok: &[u8], what: &str, line_no: usize) -> Result<u64> {
     if !digits.is_empty() && digits.iter().all(u8::is_ascii_digit) {
         let mut v: u64 = 0;
         for &d in digits {
-            v = v
-                .checked_mul(10)
-                .and_then(|v| v.checked_add(u64::from(d - b'0')))
-                .ok_or_else(|| Error::parse(line_no, format!("bad size line: {what} '{}' is too large", show(tok))))?;
+            v = v.checked_mul(10).and_then(|v| v.checked_add(u64::from(d - b'0'))).ok_or_else(
+                || {
+                    Error::parse(
+                        line_no,
+                        format!("bad size line: {what} '{}' is too large", show(tok)),
+                    )
+                },
+            )?;
         }
         return Ok(v);
     }
@@ -241,7 +284,11 @@ fn parse_size_line(
         };
         return Err(Error::parse(
             line_no,
-            format!("bad size line: expected {what}, found {} fields ('{}')", toks.len(), show(line)),
+            format!(
+                "bad size line: expected {what}, found {} fields ('{}')",
+                toks.len(),
+                show(line)
+            ),
         ));
     }
     let nrows = size_number(toks[0], "the number of rows", line_no)?;
@@ -270,21 +317,31 @@ fn parse_size_line(
                 MmSymmetry::SkewSymmetric => n.checked_mul(n.saturating_sub(1)).map(|v| v / 2),
             };
             count.ok_or_else(|| {
-                Error::parse(line_no, format!("bad size line: a {nrows} x {ncols} array is too large"))
+                Error::parse(
+                    line_no,
+                    format!("bad size line: a {nrows} x {ncols} array is too large"),
+                )
             })?
         }
     };
-    let entries = usize::try_from(entries)
-        .map_err(|_| Error::parse(line_no, format!("bad size line: {entries} entries do not fit in memory")))?;
+    let entries = usize::try_from(entries).map_err(|_| {
+        Error::parse(line_no, format!("bad size line: {entries} entries do not fit in memory"))
+    })?;
     Ok((nrows as usize, ncols as usize, entries))
 }
 
 // The banner words read, and the ones recognised but not supported (with their message).
-const FORMATS: &[(&str, MmFormat)] = &[("coordinate", MmFormat::Coordinate), ("array", MmFormat::Array)];
-const FIELDS: &[(&str, MmField)] = &[("real", MmField::Real), ("integer", MmField::Integer), ("pattern", MmField::Pattern)];
-const SYMMETRIES: &[(&str, MmSymmetry)] =
-    &[("general", MmSymmetry::General), ("symmetric", MmSymmetry::Symmetric), ("skew-symmetric", MmSymmetry::SkewSymmetric)];
-const VECTOR: &[(&str, &str)] = &[("vector", "Matrix Market 'vector' objects are not supported, only 'matrix'")];
+const FORMATS: &[(&str, MmFormat)] =
+    &[("coordinate", MmFormat::Coordinate), ("array", MmFormat::Array)];
+const FIELDS: &[(&str, MmField)] =
+    &[("real", MmField::Real), ("integer", MmField::Integer), ("pattern", MmField::Pattern)];
+const SYMMETRIES: &[(&str, MmSymmetry)] = &[
+    ("general", MmSymmetry::General),
+    ("symmetric", MmSymmetry::Symmetric),
+    ("skew-symmetric", MmSymmetry::SkewSymmetric),
+];
+const VECTOR: &[(&str, &str)] =
+    &[("vector", "Matrix Market 'vector' objects are not supported, only 'matrix'")];
 const COMPLEX: &[(&str, &str)] =
     &[("complex", "Matrix Market field 'complex': complex matrices are not supported (real, integer and pattern are)")];
 const HERMITIAN: &[(&str, &str)] =
@@ -293,12 +350,21 @@ const HERMITIAN: &[(&str, &str)] =
 /// The value of banner word `word` (the `what`: object, format, field, symmetry) among
 /// `known`; a word in `unsupported` is [`Error::Unsupported`] with its message, any other a
 /// parse error of line 1 that lists the `expected` words.
-fn banner_word<V: Copy>(word: &str, what: &str, known: &[(&str, V)], unsupported: &[(&str, &str)], expected: &str) -> Result<V> {
+fn banner_word<V: Copy>(
+    word: &str,
+    what: &str,
+    known: &[(&str, V)],
+    unsupported: &[(&str, &str)],
+    expected: &str,
+) -> Result<V> {
     if let Some((_, v)) = known.iter().find(|(w, _)| *w == word) {
         return Ok(*v);
     }
     if let Some((_, message)) = unsupported.iter().find(|(w, _)| *w == word) {
         return Err(Error::Unsupported(message.to_string()));
     }
-    Err(Error::parse(1, format!("bad Matrix Market banner: unknown {what} '{word}' (expected {expected})")))
+    Err(Error::parse(
+        1,
+        format!("bad Matrix Market banner: unknown {what} '{word}' (expected {expected})"),
+    ))
 }

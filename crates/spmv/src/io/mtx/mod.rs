@@ -80,7 +80,10 @@ pub fn read_matrix_market_bytes<T: Scalar>(bytes: &[u8]) -> Result<Csr<T>> {
 }
 
 /// [`read_matrix_market_bytes`] with options.
-pub fn read_matrix_market_bytes_with<T: Scalar>(bytes: &[u8], options: &ReadOptions) -> Result<Csr<T>> {
+pub fn read_matrix_market_bytes_with<T: Scalar>(
+    bytes: &[u8],
+    options: &ReadOptions,
+) -> Result<Csr<T>> {
     let text = decompress(bytes).map_err(GzipError::into_parse_error)?;
     parse_text(&text, options)
 }
@@ -99,9 +102,9 @@ pub fn read_header(path: &Path) -> Result<MatrixMarketHeader> {
     let mut lines = 0;
     loop {
         let start = buf.len();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|source| GzipError { decompressed: std::mem::take(&mut buf), source }.into_io_error(path))?;
+        let n = reader.read_until(b'\n', &mut buf).map_err(|source| {
+            GzipError { decompressed: std::mem::take(&mut buf), source }.into_io_error(path)
+        })?;
         if n == 0 {
             break;
         }
@@ -184,10 +187,16 @@ fn decompress(bytes: &[u8]) -> std::result::Result<Cow<'_, [u8]>, GzipError> {
         let ended = out.len() == before;
         match header::parse_header(&out) {
             Ok((h, offset, _)) if out[offset..].contains(&b'\n') || ended => {
-                limit = Some(offset as u64 + (h.entries as u64 + 1).saturating_mul(MAX_LINE_BYTES) + (1 << 20));
+                limit = Some(
+                    offset as u64
+                        + (h.entries as u64 + 1).saturating_mul(MAX_LINE_BYTES)
+                        + (1 << 20),
+                );
             }
             // An error that more text cannot fix (a bad banner) is the caller's to report.
-            Err(_) if ended || out.len() >= HEADER_WINDOW || !plausible_prefix(&out) => return Ok(Cow::Owned(out)),
+            Err(_) if ended || out.len() >= HEADER_WINDOW || !plausible_prefix(&out) => {
+                return Ok(Cow::Owned(out))
+            }
             _ => {}
         }
     }
@@ -200,7 +209,11 @@ fn decompress(bytes: &[u8]) -> std::result::Result<Cow<'_, [u8]>, GzipError> {
             let available = crate::error::available_memory().unwrap_or(0);
             let source = std::io::Error::new(
                 std::io::ErrorKind::OutOfMemory,
-                format!("out of memory growing the text past {} ({e}; {} available)", crate::error::human_bytes(out.len() as u64), crate::error::human_bytes(available)),
+                format!(
+                    "out of memory growing the text past {} ({e}; {} available)",
+                    crate::error::human_bytes(out.len() as u64),
+                    crate::error::human_bytes(available)
+                ),
             );
             return Err(GzipError { decompressed: out, source });
         }

@@ -19,7 +19,8 @@ pub fn write_matrix_market<T: Scalar>(path: &Path, a: &Csr<T>) -> Result<()> {
     let file = File::create(path).map_err(|e| Error::io(path, e))?;
     let gz = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz"));
     let result = if gz {
-        let mut enc = GzEncoder::new(BufWriter::with_capacity(1 << 20, file), Compression::default());
+        let mut enc =
+            GzEncoder::new(BufWriter::with_capacity(1 << 20, file), Compression::default());
         write_entries(&mut enc, a).and_then(|()| enc.finish()).and_then(|mut w| w.flush())
     } else {
         let mut w = BufWriter::with_capacity(1 << 20, file);

@@ -17,10 +17,18 @@ pub fn matrices() -> Vec<(String, Csr<f64>, bool)> {
         ("banded:n=200000,offsets=-2;-1;0;1;2,broken=0.05,scatter=0.002".to_string(), false),
         ("banded:n=200000,offsets=-3;0;1;5,broken=0.3,seg=5000".to_string(), true),
         ("banded:n=200000,offsets=-100000;-1000;-1;0;1;1000;100000,broken=0.05".to_string(), true),
-        ("banded:n=200000,offsets=-100000;-1000;-1;0;1;1000;100000,broken=0.05,scatter=0.002".to_string(), false),
+        (
+            "banded:n=200000,offsets=-100000;-1000;-1;0;1;1000;100000,broken=0.05,scatter=0.002"
+                .to_string(),
+            false,
+        ),
         (format!("banded:n=100000,offsets={},broken=0.1,scatter=0.001", many.join(";")), true),
         ("banded:n=100003,offsets=-1;0;1".to_string(), true),
-        ("banded:n=50000,offsets=-20000;-1;0;1;7,broken=0.5,seg=64,scatter=0.05,seed=7".to_string(), false),
+        (
+            "banded:n=50000,offsets=-20000;-1;0;1;7,broken=0.5,seg=64,scatter=0.05,seed=7"
+                .to_string(),
+            false,
+        ),
     ];
     let mut v: Vec<(String, Csr<f64>, bool)> = specs
         .into_iter()

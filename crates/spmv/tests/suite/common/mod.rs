@@ -26,7 +26,12 @@ impl Lcg {
 }
 
 /// A random matrix whose row r has a length drawn by `len(r, rng)`.
-pub fn random(nrows: usize, ncols: usize, seed: u64, mut len: impl FnMut(usize, &mut dyn FnMut(u64) -> u64) -> usize) -> Csr<f64> {
+pub fn random(
+    nrows: usize,
+    ncols: usize,
+    seed: u64,
+    mut len: impl FnMut(usize, &mut dyn FnMut(u64) -> u64) -> usize,
+) -> Csr<f64> {
     let mut rng = Lcg(seed);
     let (mut rows, mut cols, mut vals) = (Vec::new(), Vec::new(), Vec::new());
     for r in 0..nrows {
@@ -55,7 +60,8 @@ pub fn edge_cases() -> Vec<(String, Csr<f64>)> {
         ("single entry".into(), Csr::new_checked(1, 1, vec![0, 1], vec![0], vec![2.5]).unwrap()),
         (
             "single entry in a corner of 300x200".into(),
-            Csr::new_checked(300, 200, [vec![0; 300], vec![1]].concat(), vec![199], vec![-1.5]).unwrap(),
+            Csr::new_checked(300, 200, [vec![0; 300], vec![1]].concat(), vec![199], vec![-1.5])
+                .unwrap(),
         ),
     ];
     // One dense row: a full row of ncols entries among empty ones.
@@ -65,18 +71,40 @@ pub fn edge_cases() -> Vec<(String, Csr<f64>)> {
     }
     v.push((
         "one dense row 100x3000".into(),
-        Csr::new_checked(100, 3000, full, (0..3000).collect(), (0..3000).map(|i| (i % 17) as f64 - 8.0).collect()).unwrap(),
+        Csr::new_checked(
+            100,
+            3000,
+            full,
+            (0..3000).collect(),
+            (0..3000).map(|i| (i % 17) as f64 - 8.0).collect(),
+        )
+        .unwrap(),
     ));
     v.push(("dense 1x5000".into(), dense_row(1, 5000, 0)));
     v.push(("dense 64x64".into(), random(64, 64, 3, |_, _| 64 * 4)));
-    v.push(("empty rows 1000x1000".into(), random(1000, 1000, 11, |r, _| if r % 3 == 0 { 0 } else { 5 })));
+    v.push((
+        "empty rows 1000x1000".into(),
+        random(1000, 1000, 11, |r, _| if r % 3 == 0 { 0 } else { 5 }),
+    ));
     v.push(("tall 5000x30".into(), random(5000, 30, 13, |_, rnd| rnd(6) as usize)));
     v.push(("wide 30x5000".into(), random(30, 5000, 17, |_, rnd| rnd(400) as usize)));
-    v.push(("one long row 20000x20000".into(), random(20000, 20000, 19, |r, rnd| if r == 777 { 20000 } else { rnd(4) as usize })));
-    v.push(("varied rows 30000x30000".into(), random(30000, 30000, 23, |_, rnd| {
-        let k = rnd(100);
-        if k < 60 { rnd(4) as usize } else if k < 95 { rnd(40) as usize } else { rnd(1000) as usize }
-    })));
+    v.push((
+        "one long row 20000x20000".into(),
+        random(20000, 20000, 19, |r, rnd| if r == 777 { 20000 } else { rnd(4) as usize }),
+    ));
+    v.push((
+        "varied rows 30000x30000".into(),
+        random(30000, 30000, 23, |_, rnd| {
+            let k = rnd(100);
+            if k < 60 {
+                rnd(4) as usize
+            } else if k < 95 {
+                rnd(40) as usize
+            } else {
+                rnd(1000) as usize
+            }
+        }),
+    ));
     v.push(("warp-size rows 4096x4096".into(), random(4096, 4096, 29, |r, _| 32 + (r % 3) - 1)));
     v
 }
@@ -100,7 +128,8 @@ fn repository_dirs() -> Vec<PathBuf> {
 pub fn matrix_set() -> &'static MatrixSet {
     static SET: OnceLock<MatrixSet> = OnceLock::new();
     SET.get_or_init(|| {
-        let shared = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/matrices"));
+        let shared =
+            PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/matrices"));
         let set = if let Some(dir) = std::env::var_os("SPMV_MATRICES") {
             let dir = PathBuf::from(dir);
             assert!(dir.is_dir(), "SPMV_MATRICES={} is not a folder", dir.display());
@@ -131,7 +160,9 @@ fn matrix_files(dir: &std::path::Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
     let mut files: Vec<PathBuf> = entries
         .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".mtx.gz") || p.to_string_lossy().ends_with(".mtx"))
+        .filter(|p| {
+            p.to_string_lossy().ends_with(".mtx.gz") || p.to_string_lossy().ends_with(".mtx")
+        })
         .collect();
     files.sort();
     files
@@ -156,7 +187,8 @@ pub fn shared_matrices() -> &'static [(String, Csr<f64>)] {
         files
             .par_iter()
             .map(|p| {
-                let a = spmv::io::read_matrix_market::<f64>(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+                let a = spmv::io::read_matrix_market::<f64>(p)
+                    .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
                 (file_name(p), a)
             })
             .collect()
@@ -179,7 +211,11 @@ pub fn named_matrices(test: &str, names: &[&str], required: &[&str]) -> Vec<(Str
     let mut missing = Vec::new();
     for &name in names {
         match named_matrix_file(name) {
-            Some(p) => found.push((name.to_string(), spmv::io::read_matrix_market::<f64>(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))),
+            Some(p) => found.push((
+                name.to_string(),
+                spmv::io::read_matrix_market::<f64>(&p)
+                    .unwrap_or_else(|e| panic!("{}: {e}", p.display())),
+            )),
             None => {
                 assert!(!required.contains(&name), "{name} is missing from data/matrices/small");
                 missing.push(name);
@@ -187,7 +223,12 @@ pub fn named_matrices(test: &str, names: &[&str], required: &[&str]) -> Vec<(Str
         }
     }
     if !missing.is_empty() {
-        announce(&format!("{test}: skipped {} matrices not in {}: {}", missing.len(), matrix_set().name, missing.join(", ")));
+        announce(&format!(
+            "{test}: skipped {} matrices not in {}: {}",
+            missing.len(),
+            matrix_set().name,
+            missing.join(", ")
+        ));
     }
     found
 }
@@ -215,7 +256,11 @@ pub fn assert_clean(failures: Vec<String>) {
 
 /// `y = A·x` on the GPU into a NaN-poisoned `y`: `host` uploaded, `x` copied over, `y` read
 /// back (a matrix with rows; `x` may be empty: a zero-length buffer, as the shape check wants).
-pub fn gpu_product<T: spmv::Scalar>(gpu: &std::sync::Arc<spmv::gpu::Gpu>, host: &spmv::HostMatrix<T>, x: &[T]) -> spmv::Result<Vec<T>> {
+pub fn gpu_product<T: spmv::Scalar>(
+    gpu: &std::sync::Arc<spmv::gpu::Gpu>,
+    host: &spmv::HostMatrix<T>,
+    x: &[T],
+) -> spmv::Result<Vec<T>> {
     use spmv::FormatHandle;
     let device = host.upload(gpu)?;
     let x_dev = gpu.upload(x)?;

@@ -1,0 +1,25 @@
+"""What the tests share: the real matrices they sweep, named in pytest's header."""
+
+import os
+import pathlib
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+def matrix_set():
+    """The real matrices to sweep, chosen as the Rust tests choose them: $SPMV_MATRICES, else
+    ../shared/matrices beside the checkout, else the repository's data/matrices (and its
+    small/). Returns the set's name and its files."""
+    env = os.environ.get("SPMV_MATRICES")
+    if env:
+        return f"$SPMV_MATRICES ({env})", sorted(pathlib.Path(env).glob("*.mtx.gz"))
+    shared = HERE.parents[3] / "shared" / "matrices"
+    if shared.is_dir():
+        return f"the shared set ({shared})", sorted(shared.glob("*.mtx.gz"))
+    data = HERE.parents[2] / "data" / "matrices"
+    return "the repository's (data/matrices)", sorted([*data.glob("*.mtx.gz"), *data.glob("small/*.mtx.gz")])
+
+
+def pytest_report_header(config):
+    name, paths = matrix_set()
+    return f"real matrices: {len(paths)} from {name}"
