@@ -22,7 +22,7 @@ pub fn matrix_market(data: &[u8]) {
 
 /// Row and column counts above which the fuzz targets do not read a file: its row pointers
 /// alone would pass libFuzzer's 2 GB allocation limit. Such sizes are refused or read by
-/// the memory check, which `crates/spmv-cli/tests/hostile.rs` tests under `ulimit -v`.
+/// the memory check, which `crates/spmv-cli/tests/cli/hostile.rs` tests under `ulimit -v`.
 const FUZZ_MAX_DIM: usize = 1 << 24;
 
 fn read_and_round_trip<T: Scalar>(data: &[u8]) {

@@ -37,7 +37,7 @@ pub use error::{Error, Result};
 pub use formats::{DeviceMatrix, FormatHandle, FormatSpec, HostMatrix, MatrixInfo};
 
 /// Every CUDA C module of the library: the runtime's, the formats' and the solvers'. CI
-/// compiles each for `sm_90` (`tests/kernels_compile.rs`).
+/// compiles each for `sm_90` (`tests/kernels/compile.rs`).
 pub fn all_kernel_modules() -> Vec<gpu::KernelModule> {
     let mut modules = vec![gpu::jit::UTIL_MODULE];
     modules.extend_from_slice(solve::KERNEL_MODULES);

@@ -4,7 +4,7 @@
 //! registered format's CPU path, a plain [`Csr`], the oracle, or a closure through
 //! [`FnOperator`]); on the GPU a [`DeviceMatrix`](crate::formats::DeviceMatrix), i.e. any
 //! format after `upload`. The solvers' own vector work on the GPU is in small CUDA kernels
-//! of their own ([`KERNEL_MODULES`], compiled with the formats' by `tests/kernels_compile.rs`).
+//! of their own ([`KERNEL_MODULES`], compiled with the formats' by `tests/kernels/compile.rs`).
 //!
 //! - [`krylov`]: conjugate gradients and BiCGSTAB with an optional Jacobi preconditioner on
 //!   the host (the reference), and [`krylov_gpu`]: the same on the GPU, the whole iteration

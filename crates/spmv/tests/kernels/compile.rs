@@ -9,9 +9,9 @@ pub fn every_kernel_module_compiles_for_sm_90() -> Result<(), &'static str> {
     if !jit::nvrtc_available() {
         assert!(
             std::env::var_os("SPMV_REQUIRE_NVRTC").is_none(),
-            "SPMV_REQUIRE_NVRTC is set but libnvrtc.so.13 is not on LD_LIBRARY_PATH (see scripts/nvrtc-env.sh)"
+            "SPMV_REQUIRE_NVRTC is set but libnvrtc.so.13 is not on LD_LIBRARY_PATH (see scripts/cuda-tools.sh)"
         );
-        return Err("NVRTC not found, kernel compilation not checked (scripts/nvrtc-env.sh; SPMV_REQUIRE_NVRTC=1 fails instead)");
+        return Err("NVRTC not found, kernel compilation not checked (scripts/cuda-tools.sh; SPMV_REQUIRE_NVRTC=1 fails instead)");
     }
     let modules = all_kernel_modules();
     assert!(modules.len() >= 2, "the registry lists no kernel modules");

@@ -1,5 +1,5 @@
 //! The machine code of DASP's kernels, read without a GPU: NVRTC compiles the module to a
-//! cubin for sm_90 and nvdisasm (from PyPI, scripts/nvdisasm-path.sh; its path in
+//! cubin for sm_90 and nvdisasm (from PyPI, scripts/cuda-tools.sh; its path in
 //! SPMV_NVDISASM) disassembles it. The FP64 kernel must run its tiles on the tensor cores
 //! (DMMA), the FP16 one too (HMMA, f16 inputs with f32 accumulators), and no DASP kernel
 //! may spill registers (ptxas's report).
@@ -83,7 +83,7 @@ pub fn dasp_runs_on_the_tensor_cores_without_spills() -> Result<(), &'static str
         return Err("NVRTC not found, DASP's SASS not checked");
     }
     let Some(tool) = nvdisasm() else {
-        assert!(!required(), "SPMV_REQUIRE_NVRTC is set but SPMV_NVDISASM names no nvdisasm (scripts/nvdisasm-path.sh)");
+        assert!(!required(), "SPMV_REQUIRE_NVRTC is set but SPMV_NVDISASM names no nvdisasm (scripts/cuda-tools.sh)");
         return Err("nvdisasm not found (SPMV_NVDISASM), DASP's SASS not checked");
     };
     let (kernels, log) = sass(&spmv::formats::dasp::KERNELS, &tool);

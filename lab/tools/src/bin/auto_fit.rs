@@ -3,8 +3,9 @@
 //! times) and writes the training table the library ships (`src/auto/h200-f64.json`).
 //!
 //! ```sh
-//! cargo run --release -p spmv-lab --bin auto_fit -- docs/results/auto-heldout-f64.json.gz \
-//!     docs/results/auto-heldout-f64-refit.json.gz docs/results/compression-dasp-f64.json.gz \
+//! # the shipped table (docs/auto.md)
+//! cargo run --release -p spmv-lab --bin auto_fit -- --time graph \
+//!     lab/results/auto-heldout-f64-run6.json.gz lab/results/auto-train-f64-1.json.gz \
 //!     ../shared/matrices crates/spmv/src/auto/h200-f64.json
 //! ```
 //!
@@ -37,7 +38,9 @@ fn main() {
     let (benches, [folder, out]) = match args.len() {
         n if n >= 3 => (&args[..n - 2], [&args[n - 2], &args[n - 1]]),
         _ => {
-            eprintln!("usage: auto_fit [--time b2b|graph] BENCH.json[.gz]... MATRIX_FOLDER OUT.json");
+            eprintln!(
+                "usage: auto_fit [--time b2b|graph] BENCH.json[.gz]... MATRIX_FOLDER OUT.json"
+            );
             std::process::exit(2);
         }
     };
@@ -61,15 +64,34 @@ fn main() {
         for r in report["results"].as_array().unwrap() {
             // auto's and tune's own rows are choices, not candidates.
             let format = r["format"].as_str().unwrap();
-            if r["status"] == "ok" && r["precision"] == "f64" && !format.starts_with("auto") && !format.starts_with("tune") {
-                let t = r["graph_ms"].as_f64().filter(|_| graph).unwrap_or_else(|| r["back_to_back_ms"].as_f64().unwrap());
-                logs.entry(r["matrix"].as_str().unwrap().to_string()).or_default().entry(format.to_string()).or_default().push(t.ln());
+            if r["status"] == "ok"
+                && r["precision"] == "f64"
+                && !format.starts_with("auto")
+                && !format.starts_with("tune")
+            {
+                let t = r["graph_ms"]
+                    .as_f64()
+                    .filter(|_| graph)
+                    .unwrap_or_else(|| r["back_to_back_ms"].as_f64().unwrap());
+                logs.entry(r["matrix"].as_str().unwrap().to_string())
+                    .or_default()
+                    .entry(format.to_string())
+                    .or_default()
+                    .push(t.ln());
             }
         }
     }
     let times: BTreeMap<String, HashMap<String, f64>> = logs
         .into_iter()
-        .map(|(m, formats)| (m, formats.into_iter().map(|(f, v)| (f, (v.iter().sum::<f64>() / v.len() as f64).exp())).collect()))
+        .map(|(m, formats)| {
+            (
+                m,
+                formats
+                    .into_iter()
+                    .map(|(f, v)| (f, (v.iter().sum::<f64>() / v.len() as f64).exp()))
+                    .collect(),
+            )
+        })
         .collect();
     let bench = benches.join(" ");
     let matrices: Vec<TrainingMatrix> = times
@@ -79,16 +101,22 @@ fn main() {
                 spmv::io::gen::generate(&name).unwrap()
             } else {
                 let path = std::path::Path::new(folder).join(format!("{name}.mtx.gz"));
-                spmv::io::read_matrix_market::<f64>(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+                spmv::io::read_matrix_market::<f64>(&path)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
             };
             TrainingMatrix { name, features: Features::of(&a, l2_bytes), times_ms }
         })
         .collect();
-    let timing = if graph { "CUDA-graph replay (host-issued back-to-back where not capturable)" } else { "back-to-back" };
+    let timing = if graph {
+        "CUDA-graph replay (host-issued back-to-back where not capturable)"
+    } else {
+        "back-to-back"
+    };
     let source = format!("{device}, {timing} f64 times of `spmv bench --formats all` from {bench}");
     let mut training = Training { source, l2_bytes, k: 1, matrices };
     let candidates: Vec<String> = {
-        let mut c: Vec<String> = training.matrices.iter().flat_map(|m| m.times_ms.keys().cloned()).collect();
+        let mut c: Vec<String> =
+            training.matrices.iter().flat_map(|m| m.times_ms.keys().cloned()).collect();
         c.sort();
         c.dedup();
         c
@@ -107,7 +135,12 @@ fn main() {
         }
     }
     let best = best.unwrap();
-    println!("chosen k = {} ({} matrices, {} candidate formats)", best.k, training.matrices.len(), candidates.len());
+    println!(
+        "chosen k = {} ({} matrices, {} candidate formats)",
+        best.k,
+        training.matrices.len(),
+        candidates.len()
+    );
     println!("below 0.7: {:?}", best.low);
     // What `tune` would keep measuring the first few of the ranking, judged by the same times.
     for measured in [2, 3, 4, 6, 8] {

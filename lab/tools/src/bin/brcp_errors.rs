@@ -49,7 +49,8 @@ fn parse_args() -> Result<Args, String> {
         runs: 10,
         json: None,
     };
-    let list = |s: String| s.split(',').map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect();
+    let list =
+        |s: String| s.split(',').map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect();
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{arg} needs a value\n{USAGE}"));
@@ -123,7 +124,12 @@ fn errors<T: Scalar>(y: &[T], exact: &[f64]) -> (f64, f64, f64) {
 }
 
 /// `runs` results of y = A·1 in the format `spec` (each into a NaN-filled y).
-fn products<T: Scalar>(backend: &Backend, spec: &str, a: &Csr<T>, runs: usize) -> spmv::Result<Vec<Vec<T>>> {
+fn products<T: Scalar>(
+    backend: &Backend,
+    spec: &str,
+    a: &Csr<T>,
+    runs: usize,
+) -> spmv::Result<Vec<Vec<T>>> {
     let op = Matrix::from_csr(a.clone()).to_device(backend, spec)?;
     let ones = vec![T::ONE; a.ncols()];
     (0..runs)
@@ -177,10 +183,14 @@ fn measure<T: Scalar>(
                     o.re_sum_min = sums.iter().copied().fold(f64::INFINITY, f64::min);
                     o.re_sum_max = sums.iter().copied().fold(f64::NEG_INFINITY, f64::max);
                     let bits = |v: &T| v.to_f64().to_bits();
-                    o.differing_rows =
-                        (0..a.nrows()).filter(|&r| ys.iter().any(|y| bits(&y[r]) != bits(&ys[0][r]))).count();
-                    o.inexact_rows =
-                        ys[0].iter().zip(&exact).filter(|(v, &mu)| v.to_f64() != T::from_f64(mu).to_f64()).count();
+                    o.differing_rows = (0..a.nrows())
+                        .filter(|&r| ys.iter().any(|y| bits(&y[r]) != bits(&ys[0][r])))
+                        .count();
+                    o.inexact_rows = ys[0]
+                        .iter()
+                        .zip(&exact)
+                        .filter(|(v, &mu)| v.to_f64() != T::from_f64(mu).to_f64())
+                        .count();
                     if ys[0].iter().any(|v| v.to_f64().is_nan()) {
                         o.status = Status::Wrong;
                     }
@@ -267,7 +277,9 @@ fn main() -> std::process::ExitCode {
             "runs": args.runs,
             "results": outcomes,
         });
-        if let Err(e) = std::fs::write(path, serde_json::to_string_pretty(&report).expect("serializable")) {
+        if let Err(e) =
+            std::fs::write(path, serde_json::to_string_pretty(&report).expect("serializable"))
+        {
             eprintln!("error: writing {}: {e}", path.display());
             return std::process::ExitCode::FAILURE;
         }

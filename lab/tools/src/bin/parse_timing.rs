@@ -75,8 +75,10 @@ fn report(what: &str, (first, min, median): (f64, f64, f64), entries: usize) {
 }
 
 fn main() {
-    let entries: usize =
-        std::env::args().nth(1).map(|s| s.parse().expect("ENTRIES must be an integer")).unwrap_or(10_000_000);
+    let entries: usize = std::env::args()
+        .nth(1)
+        .map(|s| s.parse().expect("ENTRIES must be an integer"))
+        .unwrap_or(10_000_000);
     let plain = format!("/tmp/spmv_parse_timing_{entries}.mtx");
     let gz = format!("{plain}.gz");
     let threads = rayon::current_num_threads();
@@ -85,7 +87,8 @@ fn main() {
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
 
-    let complete = |p: &str| read_header(Path::new(p)).is_ok_and(|h| (h.nrows, h.entries) == (N, entries));
+    let complete =
+        |p: &str| read_header(Path::new(p)).is_ok_and(|h| (h.nrows, h.entries) == (N, entries));
     if complete(&plain) && complete(&gz) {
         println!("reusing {plain} and {gz}");
     } else {

@@ -1,14 +1,15 @@
 //! Prints ptxas's resource report (registers, shared memory, spills) for the kernels of one
 //! module, compiled for sm_90 as the library compiles them. Needs NVRTC, not a GPU:
 //!
-//! `LD_LIBRARY_PATH="$(scripts/nvrtc-env.sh)" cargo run --release -p spmv-lab --bin ptxas_report -- merge_csr [FILTER]`
+//! `eval "$(scripts/cuda-tools.sh)"; cargo run --release -p spmv-lab --bin ptxas_report -- merge_csr [FILTER]`
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(name) = args.first() else {
         eprintln!("usage: ptxas_report MODULE [FILTER]   (modules: {})", module_names());
         std::process::exit(2);
     };
-    let Some(module) = spmv::all_kernel_modules().into_iter().find(|m| m.name == name.as_str()) else {
+    let Some(module) = spmv::all_kernel_modules().into_iter().find(|m| m.name == name.as_str())
+    else {
         eprintln!("no kernel module '{name}' (modules: {})", module_names());
         std::process::exit(2);
     };
@@ -17,7 +18,9 @@ fn main() {
             let filter = args.get(1).map(String::as_str).unwrap_or("");
             let mut show = false;
             for line in log.lines() {
-                if line.contains("Compiling entry function") || line.contains("Function properties for") {
+                if line.contains("Compiling entry function")
+                    || line.contains("Function properties for")
+                {
                     show = line.contains(filter);
                 }
                 if show {

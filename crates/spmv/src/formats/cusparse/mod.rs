@@ -54,7 +54,7 @@ impl<T: Scalar> Cusparse<T> {
     }
     /// The same with 64-bit indices when `wide` (or when the matrix needs them). Refused in
     /// f16: cuSPARSE's SpMV with 64-bit indices and f16 data gave infinities where the sums
-    /// are finite on the H200 (CUDA 13.0; `tests/offsets.rs`), so f16 keeps 32-bit indices.
+    /// are finite on the H200 (CUDA 13.0; `tests/suite/offsets.rs`), so f16 keeps 32-bit indices.
     pub fn with_wide_indices(self, wide: bool) -> Result<Self> {
         let this = Cusparse { wide, ..self };
         if this.index_bytes() == 8 && T::PRECISION == Precision::F16 {
