@@ -83,7 +83,10 @@ pub fn dasp_runs_on_the_tensor_cores_without_spills() -> Result<(), &'static str
         return Err("NVRTC not found, DASP's SASS not checked");
     }
     let Some(tool) = nvdisasm() else {
-        assert!(!required(), "SPMV_REQUIRE_NVRTC is set but SPMV_NVDISASM names no nvdisasm (scripts/cuda-tools.sh)");
+        assert!(
+            !required(),
+            "SPMV_REQUIRE_NVRTC is set but SPMV_NVDISASM names no nvdisasm (scripts/cuda-tools.sh)"
+        );
         return Err("nvdisasm not found (SPMV_NVDISASM), DASP's SASS not checked");
     };
     let (kernels, log) = sass(&spmv::formats::dasp::KERNELS, &tool);
