@@ -1,4 +1,4 @@
-"""What the tests share: the real matrices they sweep, named in pytest's header."""
+"""What the tests share: the real matrices they sweep, named at the end of the run."""
 
 import os
 import pathlib
@@ -20,6 +20,6 @@ def matrix_set():
     return "the repository's (data/matrices)", sorted([*data.glob("*.mtx.gz"), *data.glob("small/*.mtx.gz")])
 
 
-def pytest_report_header(config):
+def pytest_terminal_summary(terminalreporter):
     name, paths = matrix_set()
-    return f"real matrices: {len(paths)} from {name}"
+    terminalreporter.write_line(f"real matrices: {len(paths)} from {name}")
