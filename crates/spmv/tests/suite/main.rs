@@ -16,5 +16,6 @@ mod mtx;
 mod offsets;
 mod pagerank;
 mod reorder;
+mod sanitize;
 mod solve;
 mod values;
