@@ -39,7 +39,7 @@ pub fn run(args: ExplainArgs) -> Result<ExitCode> {
     let precision = crate::select::precisions(&args.precision)?;
     let backend = if args.tune { Some(crate::select::backend(args.cpu)) } else { None };
     for input in inputs::resolve(&args.inputs)? {
-        let a = input.load().with_context(|| input.name())?;
+        let a = input.load().with_context(|| spmv::error::printable_name(&input.name()))?;
         for p in &precision {
             let text = match p {
                 Precision::F64 => explain::<f64>(&input.name(), &a, &args, backend.as_ref()),
@@ -63,8 +63,15 @@ fn explain<T: Scalar>(
     let model = Model::h200();
     let k = model.training.k;
     let mut s = String::new();
-    let _ =
-        writeln!(s, "# {name} ({}): {} x {}, {} entries", T::SUFFIX, a.nrows(), a.ncols(), a.nnz());
+    let _ = writeln!(
+        s,
+        "# {} ({}): {} x {}, {} entries",
+        spmv::error::printable_name(name),
+        T::SUFFIX,
+        a.nrows(),
+        a.ncols(),
+        a.nnz()
+    );
     let t = Instant::now();
     let f = Features::of(a, model.training.l2_bytes);
     let features_ms = t.elapsed().as_secs_f64() * 1e3;

@@ -15,7 +15,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use spmv::bench::report::{Report, TableLayout};
 use spmv::bench::Settings;
-use spmv::error::printable;
+use spmv::error::{printable, printable_name};
 use spmv::formats::{self, FormatSpec};
 use spmv::io::inputs::{self, Input};
 use spmv::{Backend, Csr, Precision, Scalar};
@@ -69,12 +69,13 @@ struct BenchArgs {
     /// Comma-separated precisions: f64, f32, f16 (f16 values and x, f32 sums, f16 y; formats without f16 report unsupported).
     #[arg(long, default_value = "f64")]
     precision: String,
-    /// Timed repetitions per matrix and format (the median is reported) [default: 100 on
-    /// the GPU, 10 on the CPU].
-    #[arg(long)]
+    /// Timed repetitions per matrix and format (the median is reported), 1 to 1000000
+    /// [default: 100 on the GPU, 10 on the CPU].
+    #[arg(long, value_parser = count(1, spmv::bench::MAX_REPS))]
     reps: Option<usize>,
-    /// Untimed runs before timing [default: 10 on the GPU, 2 on the CPU].
-    #[arg(long)]
+    /// Untimed runs before timing, at most 1000000 [default: 10 on the GPU, 2 on the CPU; at
+    /// most 3 run on the CPU, and the header and JSON say so].
+    #[arg(long, value_parser = count(0, spmv::bench::MAX_WARMUP))]
     warmup: Option<usize>,
     /// Write the full results as JSON (schema: docs/bench.md).
     #[arg(long)]
@@ -113,6 +114,12 @@ struct BenchArgs {
     no_overlap: bool,
 }
 
+/// A count argument from `min` to `max`: clap refuses anything else with the range, before any
+/// work (a count sizes the times kept, the events, a CUDA graph).
+pub(crate) fn count(min: usize, max: usize) -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::new().range(min as u64..=max as u64)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -134,20 +141,27 @@ fn main() -> ExitCode {
 }
 
 fn generate(spec: &str, output: &std::path::Path) -> Result<ExitCode> {
+    select::check_writable(Some(output), "-o")?;
     let a = spmv::io::gen::generate(spec)?;
-    spmv::io::write_matrix_market(output, &a)
-        .with_context(|| format!("writing {}", output.display()))?;
-    eprintln!("{spec}: {} x {}, {} entries -> {}", a.nrows(), a.ncols(), a.nnz(), output.display());
+    spmv::io::write_matrix_market(output, &a).context("-o")?;
+    eprintln!(
+        "{}: {} x {}, {} entries -> {}",
+        printable_name(spec),
+        a.nrows(),
+        a.ncols(),
+        a.nnz(),
+        printable_name(&output.display().to_string())
+    );
     Ok(ExitCode::SUCCESS)
 }
 
 fn info(args: &[String]) -> Result<ExitCode> {
     for input in inputs::resolve(args)? {
-        let a = input.load().with_context(|| input.name())?;
+        let a = input.load().with_context(|| printable_name(&input.name()))?;
         let empty = (0..a.nrows()).filter(|&r| a.row_len(r) == 0).count();
         println!(
             "{}: {} x {}, nnz {}, row length mean {:.2} max {}, empty rows {}",
-            input.name(),
+            printable_name(&input.name()),
             a.nrows(),
             a.ncols(),
             a.nnz(),
@@ -178,14 +192,11 @@ fn format_list() -> String {
 }
 
 fn bench(args: BenchArgs) -> Result<ExitCode> {
-    if args.reps == Some(0) {
-        anyhow::bail!("--reps must be at least 1 (the median of no runs is not a time)");
-    }
     let read_options = spmv::io::ReadOptions { allow_non_finite: args.allow_non_finite };
     let precisions = select::precisions(&args.precision)?;
     // Fail on a bad format spec before loading anything.
     let specs = select::format_specs(&args.formats, args.deterministic)?;
-    select::check_writable(args.json.as_deref())?;
+    select::check_writable(args.json.as_deref(), "--json")?;
     let backend = select::backend(args.cpu);
     let on_cpu = matches!(backend, Backend::Cpu);
     let scaled_down = args.inputs.is_empty() && on_cpu;
@@ -263,7 +274,11 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
             Ok(a) => a,
             Err(e) => {
                 progress.suspend(|| {
-                    eprintln!("error: {}", printable(&format!("{}: {e}", input.name())))
+                    eprintln!(
+                        "error: {}: {}",
+                        printable_name(&input.name()),
+                        printable(&e.to_string())
+                    )
                 });
                 load_failures.push(input.name());
                 progress.skip((precisions.len() * specs.len()) as u64);
@@ -311,7 +326,7 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
     // Reordered runs compare with the baseline on the reordered matrix.
     let baseline = spmv::bench::label(&spmv::formats::parse_spec(baseline)?, settings.reorder);
     print!("{}", report.summary_table(&baseline));
-    select::write_json(args.json.as_deref(), &report)?;
+    select::write_json(args.json.as_deref(), "--json", &report)?;
     let failed = report.failures().count() + load_failures.len();
     Ok(select::exit_code(failed, "result(s) wrong or not run (see the table)"))
 }
@@ -340,10 +355,10 @@ impl Progress {
                 "[{:>4.0} s] matrix {}/{count}: {}",
                 self.start.elapsed().as_secs_f64(),
                 index + 1,
-                printable(name)
+                printable_name(name)
             );
         }
-        self.bar.set_message(format!("loading {name}"));
+        self.bar.set_message(format!("loading {}", printable_name(name)));
     }
 
     fn measured(&self, m: &spmv::bench::Measurement, row: &str) {
@@ -353,7 +368,7 @@ impl Progress {
             let _ = out.write_all(row.as_bytes());
             let _ = out.flush();
         });
-        self.bar.set_message(format!("{} {} {}", m.matrix, m.format, m.precision));
+        self.bar.set_message(printable_name(&format!("{} {} {}", m.matrix, m.format, m.precision)));
         self.bar.inc(1);
     }
 

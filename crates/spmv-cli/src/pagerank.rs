@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use spmv::bench::Status;
 use spmv::distributed;
+use spmv::error::printable_name;
 use spmv::formats::{self, FormatSpec};
 use spmv::io::inputs;
 use spmv::reorder::{self, Reordering};
@@ -37,10 +38,10 @@ pub struct PagerankArgs {
     #[arg(long, default_value = "f64")]
     precision: String,
     /// Damping factor α.
-    #[arg(long, default_value_t = 0.85)]
+    #[arg(long, default_value_t = 0.85, allow_hyphen_values = true)]
     alpha: f64,
     /// Stop when max |r_{k+1} − r_k| < tol (ranks have mean 1).
-    #[arg(long, default_value_t = 1e-5)]
+    #[arg(long, default_value_t = 1e-5, allow_hyphen_values = true)]
     tol: f64,
     /// Most iterations.
     #[arg(long, default_value_t = 1000)]
@@ -57,20 +58,20 @@ pub struct PagerankArgs {
     /// Weigh edges by |value| instead of counting every stored entry as one edge.
     #[arg(long)]
     weighted: bool,
-    /// Timed runs per format (times: mean and min; ranks from the first run).
-    #[arg(long, default_value_t = 1)]
+    /// Timed runs per format, 1 to 1000 (times: mean and min; ranks from the first run).
+    #[arg(long, default_value_t = 1, value_parser = crate::count(1, 1000))]
     runs: usize,
     /// Also compute the exact ranking (oracle SpMV, f64, CPU) and compare the top ranks.
     #[arg(long)]
     exact: bool,
     /// Tolerance of the exact ranking.
-    #[arg(long, default_value_t = 1e-12)]
+    #[arg(long, default_value_t = 1e-12, allow_hyphen_values = true)]
     exact_tol: f64,
     /// Top ranks compared with the exact ranking.
     #[arg(long, default_value_t = 100)]
     agreement: usize,
     /// Exact ranks closer than this count as tied in the tie-aware agreement.
-    #[arg(long, default_value_t = 1e-9)]
+    #[arg(long, default_value_t = 1e-9, allow_hyphen_values = true)]
     tie_tol: f64,
     /// Write every result as JSON (schema: docs/pagerank.md).
     #[arg(long)]
@@ -191,6 +192,11 @@ pub fn run(args: PagerankArgs) -> Result<ExitCode> {
         check_every: args.check_every,
     };
     settings.validate()?;
+    for (flag, value) in [("--exact-tol", args.exact_tol), ("--tie-tol", args.tie_tol)] {
+        if !(value >= 0.0 && value.is_finite()) {
+            anyhow::bail!("{flag} {value}: must be a finite number >= 0");
+        }
+    }
     let precisions = select::precisions(&args.precision)?;
     if precisions.contains(&Precision::F16) {
         // Ranks of 1/n for millions of nodes sit below f16's normal range, and its 11 bits
@@ -198,7 +204,7 @@ pub fn run(args: PagerankArgs) -> Result<ExitCode> {
         anyhow::bail!("pagerank runs in f64 or f32, not f16 (scores near 1/n need more than f16's range and 11 bits)");
     }
     let specs = select::format_specs(&args.format, args.deterministic)?;
-    select::check_writable(args.json.as_deref())?;
+    select::check_writable(args.json.as_deref(), "--json")?;
     let weights = if args.weighted { EdgeWeights::Values } else { EdgeWeights::Pattern };
     let inputs = inputs::resolve(&args.inputs)?;
     let backend = select::backend(args.cpu);
@@ -216,7 +222,7 @@ pub fn run(args: PagerankArgs) -> Result<ExitCode> {
         },
         settings: settings.clone(),
         weights,
-        runs: args.runs.max(1),
+        runs: args.runs,
         exact_tol: args.exact.then_some(args.exact_tol),
         tie_tol: args.tie_tol,
         graphs: Vec::new(),
@@ -224,17 +230,19 @@ pub fn run(args: PagerankArgs) -> Result<ExitCode> {
     let mut failed = 0;
     for input in &inputs {
         let name = input.name();
+        // What is printed of the name: escaped, so that it cannot forge a line.
+        let shown = printable_name(&name);
         let adjacency = match input.load() {
             Ok(a) => a,
             Err(e) => {
-                eprintln!("error: {}", spmv::error::printable(&format!("{name}: {e}")));
+                eprintln!("error: {shown}: {}", spmv::error::printable(&e.to_string()));
                 failed += 1;
                 continue;
             }
         };
-        let t = Transition::new(&adjacency, weights).with_context(|| name.clone())?;
+        let t = Transition::new(&adjacency, weights).with_context(|| shown.clone())?;
         println!(
-            "# {name}: {} nodes, {} edges, {} dangling ({} weights); Gᵀ built in {:.1} ms",
+            "# {shown}: {} nodes, {} edges, {} dangling ({} weights); Gᵀ built in {:.1} ms",
             t.nodes(),
             t.edges(),
             t.dangling_count(),
@@ -298,8 +306,9 @@ pub fn run(args: PagerankArgs) -> Result<ExitCode> {
                 let unconverged = r.0.status == Status::Ok && !r.0.converged;
                 if unconverged {
                     eprintln!(
-                        "{}: {} did not converge within --max-iter {}",
-                        graph.matrix, r.0.format, args.max_iter
+                        "{shown}: {} did not converge within --max-iter {}",
+                        printable_name(&r.0.format),
+                        args.max_iter
                     );
                 }
                 failed += usize::from(r.0.status.failed() || unconverged);
@@ -312,7 +321,7 @@ pub fn run(args: PagerankArgs) -> Result<ExitCode> {
         }
         report.graphs.push(graph);
     }
-    select::write_json(args.json.as_deref(), &report)?;
+    select::write_json(args.json.as_deref(), "--json", &report)?;
     Ok(select::exit_code(failed, "run(s) or input(s) failed or did not converge (see above)"))
 }
 
@@ -341,7 +350,7 @@ fn run_one<T: Scalar>(
             return (report, None);
         }
         let start = Instant::now();
-        let outcome = (|| -> anyhow::Result<Vec<PageRank<T>>> {
+        let outcome = (|| -> anyhow::Result<Runs<T>> {
             let Backend::Gpu(_) = backend else { anyhow::bail!("--devices needs a GPU") };
             let gpus = select::open_gpus(&select::devices(list)?)?;
             let d = select::distribute(&gt, &gpus, spec, &args.exchange)?;
@@ -352,9 +361,7 @@ fn run_one<T: Scalar>(
                 gpus.len(),
                 d.part_formats().join(" | ")
             );
-            Ok((0..args.runs.max(1))
-                .map(|_| distributed::pagerank(&d, t, settings))
-                .collect::<spmv::Result<_>>()?)
+            Ok(Runs::of(args.runs, || distributed::pagerank(&d, t, settings))?)
         })();
         return finish_runs(report, outcome.map_err(|e| e.to_string()), args);
     }
@@ -376,29 +383,50 @@ fn run_one<T: Scalar>(
         }
     };
     report.convert_ms = start.elapsed().as_secs_f64() * 1e3 - report.reorder_ms.unwrap_or(0.0);
-    let outcome = (|| -> spmv::Result<Vec<PageRank<T>>> {
+    let outcome = (|| -> spmv::Result<Runs<T>> {
         match backend {
             Backend::Gpu(gpu) => {
                 let start = Instant::now();
                 let device = host.upload(gpu)?;
                 gpu.synchronize()?;
                 report.upload_ms = Some(start.elapsed().as_secs_f64() * 1e3);
-                (0..args.runs.max(1))
-                    .map(|_| pagerank::pagerank_gpu(&device, t, settings))
-                    .collect()
+                Runs::of(args.runs, || pagerank::pagerank_gpu(&device, t, settings))
             }
-            Backend::Cpu => {
-                (0..args.runs.max(1)).map(|_| pagerank::pagerank_host(&host, t, settings)).collect()
-            }
+            Backend::Cpu => Runs::of(args.runs, || pagerank::pagerank_host(&host, t, settings)),
         }
     })();
     finish_runs(report, outcome.map_err(|e| e.to_string()), args)
 }
 
+/// The runs of one format: the first in whole, of the others only their times and whether
+/// they gave the first's ranks bit for bit (one ranking in memory, whatever `--runs`).
+struct Runs<T> {
+    first: PageRank<T>,
+    total_ms: Vec<f64>,
+    identical: bool,
+}
+
+impl<T: Scalar> Runs<T> {
+    fn of<E>(runs: usize, mut run: impl FnMut() -> Result<PageRank<T>, E>) -> Result<Self, E> {
+        let first = run()?;
+        let mut all = Runs { total_ms: vec![first.total_ms], first, identical: true };
+        for _ in 1..runs {
+            let r = run()?;
+            all.total_ms.push(r.total_ms);
+            all.identical &= r.iterations == all.first.iterations
+                && r.ranks
+                    .iter()
+                    .zip(&all.first.ranks)
+                    .all(|(a, b)| a.to_f64().to_bits() == b.to_f64().to_bits());
+        }
+        Ok(all)
+    }
+}
+
 /// The report's figures from the runs (or their error), and the first run's ranks.
 fn finish_runs<T: Scalar>(
     mut report: RunReport,
-    outcome: std::result::Result<Vec<PageRank<T>>, String>,
+    outcome: std::result::Result<Runs<T>, String>,
     args: &PagerankArgs,
 ) -> (RunReport, Option<Vec<f64>>) {
     let runs = match outcome {
@@ -408,21 +436,17 @@ fn finish_runs<T: Scalar>(
             return (report, None);
         }
     };
-    let first = &runs[0];
+    let first = &runs.first;
     report.status = Status::Ok;
     report.iterations = first.iterations;
     report.converged = first.converged;
     report.residual = first.residual;
-    report.total_ms = runs.iter().map(|r| r.total_ms).sum::<f64>() / runs.len() as f64;
-    report.min_total_ms = runs.iter().map(|r| r.total_ms).fold(f64::INFINITY, f64::min);
+    report.total_ms = runs.total_ms.iter().sum::<f64>() / runs.total_ms.len() as f64;
+    report.min_total_ms = runs.total_ms.iter().copied().fold(f64::INFINITY, f64::min);
     report.ms_per_iteration =
         if first.iterations == 0 { f64::NAN } else { report.total_ms / first.iterations as f64 };
-    if runs.len() > 1 {
-        let bits =
-            |r: &PageRank<T>| r.ranks.iter().map(|v| v.to_f64().to_bits()).collect::<Vec<_>>();
-        let b0 = bits(first);
-        report.identical_runs =
-            Some(runs[1..].iter().all(|r| r.iterations == first.iterations && bits(r) == b0));
+    if runs.total_ms.len() > 1 {
+        report.identical_runs = Some(runs.identical);
     }
     report.top = first.top(args.top);
     report.largest_rank = first.ranks.iter().map(|r| r.to_f64()).fold(f64::NAN, f64::max);
@@ -460,7 +484,7 @@ fn table(graph: &GraphReport, exact: bool) -> String {
         let _ = write!(
             s,
             "{:<width$} {:>4} {:>9.2} {:>9} {:>6} {:>4} {:>10.3} {:>9.4} {:>9.1e} {:>9}",
-            r.format,
+            printable_name(&r.format),
             r.precision.name(),
             r.convert_ms,
             r.upload_ms.map_or("-".to_string(), |u| format!("{u:.2}")),
@@ -490,9 +514,11 @@ fn table(graph: &GraphReport, exact: bool) -> String {
         }
         let status = match (r.status, &r.error) {
             (Status::Ok, _) => "ok".to_string(),
-            (st, Some(e)) => {
-                format!("{} ({})", st.as_str().to_uppercase(), e.lines().next().unwrap_or(""))
-            }
+            (st, Some(e)) => format!(
+                "{} ({})",
+                st.as_str().to_uppercase(),
+                printable_name(e.lines().next().unwrap_or(""))
+            ),
             (st, None) => st.as_str().to_uppercase(),
         };
         let _ = writeln!(s, "  {status}");

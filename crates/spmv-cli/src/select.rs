@@ -68,26 +68,27 @@ pub fn precisions(list: &str) -> Result<Vec<Precision>> {
     Ok(p)
 }
 
-/// Fails now, before any work, when the JSON output `path` cannot be written (its folder is
-/// missing, or no permission): creates the file, which the run then overwrites.
-pub fn check_writable(path: Option<&Path>) -> Result<()> {
+/// Fails now, before any work, when the output `path` of option `flag` cannot be written (its
+/// folder is missing, no permission, a folder): nothing is created, so a run that fails later
+/// leaves no empty file behind.
+pub fn check_writable(path: Option<&Path>, flag: &str) -> Result<()> {
     if let Some(path) = path {
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .with_context(|| format!("cannot write the JSON output {}", path.display()))?;
+        spmv::io::output::check_writable(path).context(flag.to_string())?;
     }
     Ok(())
 }
 
-/// Writes `report` as JSON to `path`, when one is given.
-pub fn write_json(path: Option<&Path>, report: &impl serde::Serialize) -> Result<()> {
+/// Writes `report` as JSON to `path` (option `flag`), when one is given: whole or not at all.
+pub fn write_json(path: Option<&Path>, flag: &str, report: &impl serde::Serialize) -> Result<()> {
     if let Some(path) = path {
-        std::fs::write(path, serde_json::to_string_pretty(report)?)
-            .with_context(|| format!("writing {}", path.display()))?;
-        eprintln!("results written to {}", path.display());
+        spmv::io::output::write_file(path, |w| {
+            serde_json::to_writer_pretty(&mut *w, report).map_err(std::io::Error::from)
+        })
+        .context(flag.to_string())?;
+        eprintln!(
+            "results written to {}",
+            spmv::error::printable_name(&path.display().to_string())
+        );
     }
     Ok(())
 }
@@ -100,6 +101,9 @@ pub fn exit_code(failed: usize, what: &str) -> ExitCode {
     }
     ExitCode::SUCCESS
 }
+
+/// Most parts of `--devices`.
+const MAX_PARTS: usize = 1024;
 
 /// The devices of a `--devices` value: a count (`2`: devices 0 and 1) or a list of ordinals
 /// (`0,1`; one may repeat, putting several parts on one device).
@@ -116,7 +120,14 @@ pub fn devices(list: &str) -> Result<Vec<usize>> {
     match numbers.as_slice() {
         [] => bail!("--devices: no device given"),
         [0] => bail!("--devices 0: give a count of at least 1, or a list of ordinals such as 0,1"),
+        // A count sizes the list of parts: more than any host has GPUs is refused, not allocated.
+        [count] if items.len() == 1 && *count > MAX_PARTS => bail!(
+            "--devices {count}: at most {MAX_PARTS} parts (a count of devices, or a list of ordinals)"
+        ),
         [count] if items.len() == 1 => Ok((0..*count).collect()),
+        _ if numbers.len() > MAX_PARTS => {
+            bail!("--devices: {} parts given, at most {MAX_PARTS}", numbers.len())
+        }
         _ => Ok(numbers),
     }
 }
@@ -158,7 +169,7 @@ mod tests {
         assert_eq!(super::devices("0,1").unwrap(), [0, 1]);
         assert_eq!(super::devices("0,0,1").unwrap(), [0, 0, 1]);
         assert_eq!(super::devices("3,").unwrap(), [0, 1, 2]);
-        for bad in ["", "0", "x", "1,y"] {
+        for bad in ["", "0", "x", "1,y", "1025", "18446744073709551615"] {
             assert!(super::devices(bad).is_err(), "{bad}");
         }
     }

@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use spmv::bench::{median_min, Settings as BenchSettings};
 use spmv::distributed;
+use spmv::error::printable_name;
 use spmv::formats;
 use spmv::io::inputs;
 use spmv::reference::test_vector;
@@ -39,7 +40,7 @@ pub struct SolveArgs {
     #[arg(long, default_value = "none", value_parser = ["none", "jacobi"])]
     precond: String,
     /// Stop when ‖r‖/‖b‖ ≤ tol.
-    #[arg(long, default_value_t = 1e-8)]
+    #[arg(long, default_value_t = 1e-8, allow_hyphen_values = true)]
     tol: f64,
     /// Most iterations.
     #[arg(long, default_value_t = 10_000)]
@@ -163,18 +164,21 @@ pub fn run(args: SolveArgs) -> Result<ExitCode> {
         graph: !args.no_graph,
     };
     settings.validate()?;
-    select::check_writable(args.json.as_deref())?;
-    select::check_writable(args.output.as_deref())?;
+    if args.output.is_some() && args.output == args.json {
+        bail!("-o and --json name the same file: give each its own");
+    }
+    select::check_writable(args.json.as_deref(), "--json")?;
+    select::check_writable(args.output.as_deref(), "-o")?;
     let spec = formats::parse_spec(&args.format)?;
     let input = inputs::resolve(std::slice::from_ref(&args.input))?
         .into_iter()
         .next()
         .context("no matrix given")?;
-    let a = input.load().with_context(|| input.name())?;
+    let a = input.load().with_context(|| printable_name(&input.name()))?;
     if a.nrows() != a.ncols() {
         bail!(
             "{}: solving needs a square matrix, this one is {} x {}",
-            input.name(),
+            printable_name(&input.name()),
             a.nrows(),
             a.ncols()
         );
@@ -215,7 +219,7 @@ pub fn run(args: SolveArgs) -> Result<ExitCode> {
     };
     println!(
         "{} {} ({}, {}, precond {}) on the {}: {} after {} iterations, ‖r‖/‖b‖ = {:.3e} (true {:.3e}), {:.2} ms ({:.4} ms per iteration{}; conversion {:.2} ms)",
-        report.matrix,
+        printable_name(&report.matrix),
         report.method,
         report.chosen.as_ref().map_or(report.format.clone(), |c| format!("{}({c})", report.format)),
         report.precision,
@@ -254,10 +258,7 @@ pub fn run(args: SolveArgs) -> Result<ExitCode> {
             d.exchange_ms
         );
     }
-    if let Some(path) = &args.json {
-        std::fs::write(path, serde_json::to_string_pretty(&report)?)
-            .with_context(|| path.display().to_string())?;
-    }
+    select::write_json(args.json.as_deref(), "--json", &report)?;
     Ok(if converged { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
@@ -303,7 +304,7 @@ fn solve<T: Scalar>(
     let host = formats::build(spec, a)?;
     report.chosen = host.chosen();
     let m_inv = m_inv.as_deref();
-    let mut solves: Vec<Solution<T>> = Vec::new();
+    let mut solves = Solves::default();
     match backend {
         Backend::Gpu(gpu) => {
             let device = host.upload(gpu)?;
@@ -318,7 +319,7 @@ fn solve<T: Scalar>(
                     Method::Cg => cg_gpu_with_progress(&device, &b, m_inv, settings, &mut show)?,
                 });
             }
-            let iteration_ms = solves.last().map_or(f64::NAN, |s| s.iteration_ms);
+            let iteration_ms = solves.last.as_ref().map_or(f64::NAN, |s| s.iteration_ms);
             if a.nrows() > 0 {
                 report.parts =
                     Some(parts(backend, &device, method, m_inv.is_some(), iteration_ms)?);
@@ -369,9 +370,10 @@ fn solve_distributed<T: Scalar>(
         devices.len(),
         args.exchange
     );
-    let solves = (0..args.repeat)
-        .map(|_| distributed::cg(&d, b, settings))
-        .collect::<spmv::Result<Vec<_>>>()?;
+    let mut solves = Solves::default();
+    for _ in 0..args.repeat {
+        solves.push(distributed::cg(&d, b, settings)?);
+    }
     let (spmv_ms, exchange_ms) = d.time_products(100)?;
     report.distributed = Some(Distributed {
         devices,
@@ -386,16 +388,32 @@ fn solve_distributed<T: Scalar>(
     finish(solves, args, report)
 }
 
+/// The solves of `--repeat`: every time, and only the last solution (one x in memory,
+/// whatever the count).
+struct Solves<T> {
+    ms: Vec<f64>,
+    last: Option<Solution<T>>,
+}
+
+impl<T> Default for Solves<T> {
+    fn default() -> Self {
+        Solves { ms: Vec::new(), last: None }
+    }
+}
+
+impl<T> Solves<T> {
+    fn push(&mut self, s: Solution<T>) {
+        self.ms.push(s.ms);
+        self.last = Some(s);
+    }
+}
+
 /// The report's figures from the solves (the median time of all but the first), and x written.
-fn finish<T: Scalar>(
-    mut solves: Vec<Solution<T>>,
-    args: &SolveArgs,
-    report: &mut Report,
-) -> Result<bool> {
-    report.first_solve_ms = solves[0].ms;
-    let mut times: Vec<f64> = solves.iter().skip(1).map(|s| s.ms).collect();
-    let timed = if times.is_empty() { solves[0].ms } else { median_min(&mut times).0 };
-    let solution = solves.pop().expect("at least one solve");
+fn finish<T: Scalar>(solves: Solves<T>, args: &SolveArgs, report: &mut Report) -> Result<bool> {
+    let solution = solves.last.expect("at least one solve");
+    report.first_solve_ms = solves.ms[0];
+    let mut times = solves.ms[1..].to_vec();
+    let timed = if times.is_empty() { solves.ms[0] } else { median_min(&mut times).0 };
     report.outcome = match &solution.outcome {
         Outcome::Converged => "converged",
         Outcome::NotConverged => "not_converged",
@@ -414,7 +432,7 @@ fn finish<T: Scalar>(
     report.ms_per_iteration = solution.iteration_ms;
     report.graph = solution.graph;
     if let Some(path) = &args.output {
-        write_array(path, &solution.x).with_context(|| path.display().to_string())?;
+        write_array(path, &solution.x).context("-o")?;
     }
     Ok(solution.converged())
 }
@@ -474,14 +492,14 @@ fn parts<T: Scalar>(
 }
 
 /// x as a Matrix Market array file (one column; shortest decimal forms that read back exactly).
-fn write_array<T: Scalar>(path: &Path, x: &[T]) -> Result<()> {
-    let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
-    writeln!(out, "%%MatrixMarket matrix array real general")?;
-    writeln!(out, "% the solution of spmv solve")?;
-    writeln!(out, "{} 1", x.len())?;
-    for v in x {
-        writeln!(out, "{}", v.to_f64())?;
-    }
-    out.flush()?;
-    Ok(())
+fn write_array<T: Scalar>(path: &Path, x: &[T]) -> spmv::Result<()> {
+    spmv::io::output::write_file(path, |out| {
+        writeln!(out, "%%MatrixMarket matrix array real general")?;
+        writeln!(out, "% the solution of spmv solve")?;
+        writeln!(out, "{} 1", x.len())?;
+        for v in x {
+            writeln!(out, "{}", v.to_f64())?;
+        }
+        Ok(())
+    })
 }

@@ -1,7 +1,8 @@
-//! The raw layer of the Python package `spmv` (module `spmv._spmv`). The package
-//! (`python/spmv/__init__.py`) checks and converts every array — dtype, contiguity, length —
-//! and passes its address; this layer reads or writes exactly the lengths it is given while
-//! the package holds the arrays. Every error becomes a Python exception with the Rust error's
+//! The raw layer of the Python package `spmv` (module `spmv._spmv`). Arrays come as Python
+//! objects, never as addresses: host arrays through the buffer protocol ([`HostBuf`]), CUDA
+//! arrays through `__cuda_array_interface__` checked against the driver ([`CudaArray`]); their
+//! dtype, dimension, contiguity, alignment, length and overlap are checked here, so no Python
+//! input can make this layer touch memory an array does not describe. Every error becomes a Python exception with the Rust error's
 //! message (`ValueError` for bad input, `OSError` for files, `MemoryError`, `RuntimeError` for
 //! the GPU); the GIL is released during conversions, products, solves and benchmarks.
 
@@ -9,7 +10,7 @@ use std::mem::ManuallyDrop;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{result as cuda, sys as cuda_sys, CudaEvent, CudaSlice};
-use pyo3::exceptions::{PyMemoryError, PyOSError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
@@ -125,28 +126,259 @@ fn format_list() -> Vec<FormatRow> {
         .collect()
 }
 
-/// A host slice of `len` elements at `address` (0 for an empty one).
-///
-/// # Safety
-/// `address` is the start of a live, aligned array of at least `len` elements of T that
-/// nothing else writes during the call (the package passes its arrays' addresses).
-unsafe fn host_slice<'a, T>(address: usize, len: usize) -> &'a [T] {
-    if len == 0 {
-        &[]
-    } else {
-        std::slice::from_raw_parts(address as *const T, len)
+/// The buffer protocol's C API. PyO3 leaves it out of abi3 builds below Python 3.11, where
+/// it joined the stable ABI with the layout and functions it has had since Python 3.3 (PEP
+/// 3118), which every interpreter this wheel loads in (≥ 3.9) exports: declared here.
+mod buffer {
+    use std::os::raw::{c_char, c_int, c_void};
+
+    use pyo3::ffi::{PyObject, Py_ssize_t};
+
+    #[repr(C)]
+    pub struct Py_buffer {
+        pub buf: *mut c_void,
+        pub obj: *mut PyObject,
+        pub len: Py_ssize_t,
+        pub itemsize: Py_ssize_t,
+        pub readonly: c_int,
+        pub ndim: c_int,
+        pub format: *mut c_char,
+        pub shape: *mut Py_ssize_t,
+        pub strides: *mut Py_ssize_t,
+        pub suboffsets: *mut Py_ssize_t,
+        pub internal: *mut c_void,
+    }
+
+    impl Py_buffer {
+        pub fn new() -> Self {
+            // SAFETY: all fields are integers or raw pointers, for which zero is valid.
+            unsafe { std::mem::zeroed() }
+        }
+    }
+
+    pub const PYBUF_WRITABLE: c_int = 0x0001;
+    pub const PYBUF_FORMAT: c_int = 0x0004;
+    pub const PYBUF_C_CONTIGUOUS: c_int = 0x0020 | 0x0010 | 0x0008;
+
+    extern "C" {
+        pub fn PyObject_GetBuffer(obj: *mut PyObject, view: *mut Py_buffer, flags: c_int) -> c_int;
+        pub fn PyBuffer_Release(view: *mut Py_buffer);
     }
 }
 
-/// As [`host_slice`], writable.
-///
-/// # Safety
-/// As for [`host_slice`], and nothing else reads or writes the array during the call.
-unsafe fn host_slice_mut<'a, T>(address: usize, len: usize) -> &'a mut [T] {
-    if len == 0 {
-        &mut []
-    } else {
-        std::slice::from_raw_parts_mut(address as *mut T, len)
+/// An element type a host buffer may hold: the struct-module codes it is exported with
+/// (native order) and its NumPy name.
+trait Element: Copy + Send + Sync + 'static {
+    const CODES: &'static [u8];
+    const NAME: &'static str;
+}
+
+macro_rules! element {
+    ($($t:ty: $codes:literal $name:literal),*) => {$(
+        impl Element for $t {
+            const CODES: &'static [u8] = $codes;
+            const NAME: &'static str = $name;
+        }
+    )*};
+}
+element!(f64: b"d" "float64", f32: b"f" "float32", spmv::f16: b"e" "float16",
+    i64: b"lq" "int64", i32: b"i" "int32", u8: b"Bbc" "bytes");
+
+/// The NumPy name of a struct-module format code ("d" → "float64").
+fn format_name(format: &str) -> String {
+    let name = match format.trim_start_matches(['@', '=', '<']) {
+        "d" => "float64",
+        "f" => "float32",
+        "e" => "float16",
+        "l" | "q" => "int64",
+        "i" => "int32",
+        "h" => "int16",
+        "b" => "int8",
+        "L" | "Q" => "uint64",
+        "I" => "uint32",
+        "H" => "uint16",
+        "B" => "uint8",
+        "?" => "bool",
+        _ => return format!("items of format {format:?}"),
+    };
+    name.to_string()
+}
+
+/// A 1-D C-contiguous array of T borrowed from a Python object through the buffer protocol
+/// (NumPy arrays, memoryviews, ...): the exporter keeps the memory alive and in place until
+/// the buffer is released on drop. Dtype, dimension, contiguity, alignment and (for `y`)
+/// writability are checked here, so no Python input reaches memory it does not describe.
+struct HostBuf<T: Element> {
+    view: Box<buffer::Py_buffer>,
+    len: usize,
+    _t: std::marker::PhantomData<T>,
+}
+
+impl<T: Element> HostBuf<T> {
+    fn get(obj: &Bound<'_, PyAny>, name: &str, writable: bool) -> PyResult<Self> {
+        use buffer as ffi;
+        let mut view = Box::new(ffi::Py_buffer::new());
+        let flags = ffi::PYBUF_C_CONTIGUOUS
+            | ffi::PYBUF_FORMAT
+            | if writable { ffi::PYBUF_WRITABLE } else { 0 };
+        // SAFETY: `obj` is alive (the GIL is held) and `view` outlives the call; on success
+        // the view is released exactly once, by Drop.
+        if unsafe { ffi::PyObject_GetBuffer(obj.as_ptr(), &mut *view, flags) } != 0 {
+            // The exporter's reason (not contiguous, read-only: ValueError; no buffer at all:
+            // TypeError) keeps its type, with the argument named.
+            let cause = PyErr::fetch(obj.py());
+            let what = if writable { "a writable contiguous" } else { "a contiguous" };
+            let text = format!("{name} must be {what} array of {}: {cause}", T::NAME);
+            return Err(if cause.is_instance_of::<PyTypeError>(obj.py()) {
+                PyTypeError::new_err(text)
+            } else {
+                value_err(text)
+            });
+        }
+        let mut buf = HostBuf { view, len: 0, _t: std::marker::PhantomData };
+        let v = &*buf.view;
+        if v.ndim != 1 {
+            return Err(value_err(format!("{name} must be 1-D, not {}-D", v.ndim)));
+        }
+        let format = if v.format.is_null() {
+            "B".to_string()
+        } else {
+            // SAFETY: a non-null format is a NUL-terminated string owned by the view.
+            unsafe { std::ffi::CStr::from_ptr(v.format) }.to_string_lossy().into_owned()
+        };
+        let code = format.trim_start_matches(['@', '=', '<']).as_bytes();
+        let native = cfg!(target_endian = "little") || !format.starts_with('<');
+        if !(native && code.len() == 1 && T::CODES.contains(&code[0]))
+            || v.itemsize as usize != std::mem::size_of::<T>()
+        {
+            return Err(PyTypeError::new_err(format!(
+                "{name} holds {} but {} is needed",
+                format_name(&format),
+                T::NAME
+            )));
+        }
+        if v.len > 0 && !(v.buf as usize).is_multiple_of(std::mem::align_of::<T>()) {
+            return Err(value_err(format!("{name} is not aligned to its {}", T::NAME)));
+        }
+        buf.len = v.len as usize / std::mem::size_of::<T>();
+        Ok(buf)
+    }
+
+    /// [`HostBuf::get`] with a length the caller needs.
+    fn get_len(obj: &Bound<'_, PyAny>, name: &str, writable: bool, len: usize) -> PyResult<Self> {
+        let buf = Self::get(obj, name, writable)?;
+        if buf.len != len {
+            return Err(value_err(format!("{name} has {} entries, {len} are needed", buf.len)));
+        }
+        Ok(buf)
+    }
+
+    fn as_slice(&self) -> &[T] {
+        if self.len == 0 {
+            return &[];
+        }
+        // SAFETY: a C-contiguous buffer of `len` aligned items of T (checked in `get`),
+        // kept alive and in place by the exporter until it is released.
+        unsafe { std::slice::from_raw_parts(self.view.buf as *const T, self.len) }
+    }
+
+    /// The items, writable. The caller makes sure no other slice of these bytes is alive
+    /// ([`HostBuf::bytes`] and [`spmv::overlap`]).
+    fn as_mut_slice(&mut self) -> &mut [T] {
+        assert!(self.view.readonly == 0, "a buffer taken read-only");
+        if self.len == 0 {
+            return &mut [];
+        }
+        // SAFETY: as in `as_slice`, and the buffer was taken writable.
+        unsafe { std::slice::from_raw_parts_mut(self.view.buf as *mut T, self.len) }
+    }
+
+    /// The bytes the buffer spans (for overlap checks).
+    fn bytes(&self) -> std::ops::Range<u64> {
+        let start = self.view.buf as u64;
+        start..start + (self.len * std::mem::size_of::<T>()) as u64
+    }
+}
+
+impl<T: Element> Drop for HostBuf<T> {
+    fn drop(&mut self) {
+        // SAFETY: the view was filled by PyObject_GetBuffer and is released once; the GIL is
+        // taken (a no-op where it is held, which is everywhere a HostBuf lives: it is !Send).
+        Python::with_gil(|_| unsafe { buffer::PyBuffer_Release(&mut *self.view) });
+    }
+}
+
+/// Refuses an input array that shares memory with an output one (the raw layer's callers
+/// never pass such; a product copies its `x` instead, in `apply_host`).
+fn disjoint(a: std::ops::Range<u64>, b: std::ops::Range<u64>, what: &str) -> PyResult<()> {
+    if spmv::overlap(a, b) {
+        return Err(value_err(format!("{what} share memory: pass separate arrays")));
+    }
+    Ok(())
+}
+
+/// Integer indices as int32 or int64 (what scipy holds), borrowed without a copy.
+enum Ints {
+    I32(HostBuf<i32>),
+    I64(HostBuf<i64>),
+}
+
+impl Ints {
+    fn get(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Self> {
+        match HostBuf::<i32>::get(obj, name, false) {
+            Ok(b) => Ok(Ints::I32(b)),
+            Err(_) => HostBuf::<i64>::get(obj, name, false).map(Ints::I64).map_err(|_| {
+                PyTypeError::new_err(format!("{name} must be a contiguous int32 or int64 array"))
+            }),
+        }
+    }
+    fn view(&self) -> IntView<'_> {
+        match self {
+            Ints::I32(b) => IntView::I32(b.as_slice()),
+            Ints::I64(b) => IntView::I64(b.as_slice()),
+        }
+    }
+}
+
+/// The items of [`Ints`] (which stays on the thread holding the GIL).
+enum IntView<'a> {
+    I32(&'a [i32]),
+    I64(&'a [i64]),
+}
+
+impl IntView<'_> {
+    fn len(&self) -> usize {
+        match self {
+            IntView::I32(s) => s.len(),
+            IntView::I64(s) => s.len(),
+        }
+    }
+    /// The entries as `U`, each in `0..bound`; the first that is not is an error naming
+    /// `name[k]` and its value (a negative index is never taken modulo anything).
+    fn checked<U: TryFrom<i64> + Send>(&self, name: &str, bound: u64) -> spmv::Result<Vec<U>> {
+        fn go<I: Copy + Into<i64> + Sync, U: TryFrom<i64> + Send>(
+            s: &[I],
+            name: &str,
+            bound: u64,
+        ) -> spmv::Result<Vec<U>> {
+            use rayon::prelude::*;
+            s.par_iter()
+                .enumerate()
+                .map(|(k, &v)| {
+                    let v: i64 = v.into();
+                    match U::try_from(v) {
+                        Ok(u) if v >= 0 && (v as u64) < bound => Ok(u),
+                        _ => Err(Error::InvalidMatrix(format!(
+                            "{name}[{k}] = {v} is outside 0..{bound}"
+                        ))),
+                    }
+                })
+                .collect()
+        }
+        match self {
+            IntView::I32(s) => go(s, name, bound),
+            IntView::I64(s) => go(s, name, bound),
+        }
     }
 }
 
@@ -158,36 +390,50 @@ struct PyCsr {
 
 #[pymethods]
 impl PyCsr {
-    /// From canonical CSR arrays given by address: indptr (int64, nrows + 1 entries),
-    /// indices (uint32, nnz) and data (float64, nnz); every invariant is checked.
+    /// From canonical CSR arrays (anything with the buffer protocol): indptr (int32 or
+    /// int64, nrows + 1 entries), indices (int32 or int64, nnz) and data (float64, nnz, finite,
+    /// as the reader requires); every index and invariant is checked.
     #[staticmethod]
-    #[allow(clippy::too_many_arguments)]
     fn from_arrays(
         py: Python<'_>,
         nrows: usize,
         ncols: usize,
-        indptr: usize,
-        indices: usize,
-        data: usize,
-        nnz: usize,
+        indptr: &Bound<'_, PyAny>,
+        indices: &Bound<'_, PyAny>,
+        data: &Bound<'_, PyAny>,
     ) -> PyResult<Self> {
-        // SAFETY: the package passes live contiguous arrays of these dtypes and lengths.
-        let (rp, ci, v) = unsafe {
-            (
-                host_slice::<i64>(indptr, nrows + 1),
-                host_slice::<u32>(indices, nnz),
-                host_slice::<f64>(data, nnz),
-            )
-        };
+        if ncols > u32::MAX as usize + 1 {
+            return Err(value_err(format!(
+                "{ncols} columns do not fit spmv's 32-bit column indices (at most 2^32)"
+            )));
+        }
+        let (rp_buf, ci_buf, v) = (
+            Ints::get(indptr, "indptr")?,
+            Ints::get(indices, "indices")?,
+            HostBuf::<f64>::get(data, "data", false)?,
+        );
+        let (rp, ci) = (rp_buf.view(), ci_buf.view());
+        if Some(rp.len()) != nrows.checked_add(1) {
+            return Err(value_err(format!(
+                "indptr has {} entries, nrows + 1 = {} are needed",
+                rp.len(),
+                nrows as u128 + 1
+            )));
+        }
+        if ci.len() != v.len {
+            return Err(value_err(format!("{} indices but {} values", ci.len(), v.len)));
+        }
+        let values = v.as_slice();
         let csr = py.allow_threads(|| {
-            let row_ptr: Vec<usize> = rp
-                .iter()
-                .map(|&p| {
-                    usize::try_from(p)
-                        .map_err(|_| Error::InvalidMatrix(format!("negative row pointer {p}")))
-                })
-                .collect::<spmv::Result<_>>()?;
-            Csr::new_checked(nrows, ncols, row_ptr, ci.to_vec(), v.to_vec())
+            let row_ptr: Vec<usize> = rp.checked("indptr", values.len() as u64 + 1)?;
+            let col_idx: Vec<u32> = ci.checked("indices", ncols as u64)?;
+            if let Some(k) = values.iter().position(|x| !x.is_finite()) {
+                return Err(Error::InvalidMatrix(format!(
+                    "data[{k}] = {} (column {}) is not finite",
+                    values[k], col_idx[k]
+                )));
+            }
+            Csr::new_checked(nrows, ncols, row_ptr, col_idx, values.to_vec())
         });
         Ok(PyCsr { csr: Arc::new(csr.map_err(py_err)?) })
     }
@@ -202,15 +448,20 @@ impl PyCsr {
         self.csr.nnz()
     }
 
-    /// The three arrays as bytes: indptr (int64), indices (int32), data (float64).
+    /// The three arrays as bytes: indptr (int64), indices (int32, or int64 when a column
+    /// index does not fit int32: scipy's indices are signed), data (float64).
     fn to_bytes<'py>(
         &self,
         py: Python<'py>,
     ) -> (Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>) {
         let rp: Vec<u8> =
             self.csr.row_ptr().iter().flat_map(|&p| (p as i64).to_ne_bytes()).collect();
-        let ci: Vec<u8> =
-            self.csr.col_idx().iter().flat_map(|&c| (c as i32).to_ne_bytes()).collect();
+        let cols = self.csr.col_idx().iter();
+        let ci: Vec<u8> = if self.csr.ncols() > i32::MAX as usize + 1 {
+            cols.flat_map(|&c| i64::from(c).to_ne_bytes()).collect()
+        } else {
+            cols.flat_map(|&c| (c as i32).to_ne_bytes()).collect()
+        };
         let v: Vec<u8> = self.csr.values().iter().flat_map(|&x| x.to_ne_bytes()).collect();
         (PyBytes::new(py, &rp), PyBytes::new(py, &ci), PyBytes::new(py, &v))
     }
@@ -220,6 +471,16 @@ impl PyCsr {
 #[pyfunction]
 fn read(py: Python<'_>, path: std::path::PathBuf) -> PyResult<PyCsr> {
     let csr = py.allow_threads(|| spmv::io::read_matrix_market::<f64>(&path)).map_err(py_err)?;
+    Ok(PyCsr { csr: Arc::new(csr) })
+}
+
+/// Reads a Matrix Market text (plain or gzipped) held in a bytes-like object.
+#[pyfunction]
+fn read_bytes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<PyCsr> {
+    let buf = HostBuf::<u8>::get(data, "the file's contents", false)?;
+    let bytes = buf.as_slice();
+    let csr =
+        py.allow_threads(|| spmv::io::read_matrix_market_bytes::<f64>(bytes)).map_err(py_err)?;
     Ok(PyCsr { csr: Arc::new(csr) })
 }
 
@@ -252,22 +513,161 @@ macro_rules! with_op {
 /// here (leaked back on drop).
 struct Borrowed<T>(ManuallyDrop<CudaSlice<T>>);
 
-impl<T> Borrowed<T> {
-    /// # Safety
-    /// `address` is a device array of at least `len` elements of T in this process's
-    /// primary context, alive for the borrow.
-    unsafe fn new(gpu: &Gpu, address: usize, len: usize) -> Self {
-        Borrowed(ManuallyDrop::new(
-            gpu.stream().upgrade_device_ptr(address as cuda_sys::CUdeviceptr, len),
-        ))
-    }
-}
-
 impl<T> Drop for Borrowed<T> {
     fn drop(&mut self) {
         // SAFETY: taken once, here; leak() gives the pointer back without freeing it.
         unsafe { ManuallyDrop::take(&mut self.0) }.leak();
     }
+}
+
+/// A caller's CUDA array read from its `__cuda_array_interface__` and checked: 1-D, the
+/// operator's dtype, contiguous, the length the matrix needs, writable where written, no
+/// mask, and its bytes inside one allocation on the operator's device (asked of the driver,
+/// so a made-up address is a `ValueError`, not a crash).
+struct CudaArray {
+    ptr: u64,
+    len: usize,
+    item: usize,
+    stream: Option<usize>,
+}
+
+fn dtype_name(typestr: &str) -> &str {
+    match typestr {
+        "<f8" => "float64",
+        "<f4" => "float32",
+        "<f2" => "float16",
+        other => other,
+    }
+}
+
+impl CudaArray {
+    fn get(
+        obj: &Bound<'_, PyAny>,
+        name: &str,
+        typestr: &str,
+        writable: bool,
+        len: usize,
+        gpu: &Gpu,
+    ) -> PyResult<Self> {
+        let bad = |what: String| value_err(format!("{name}: {what}"));
+        let cai = obj.getattr("__cuda_array_interface__")?;
+        let cai = cai.downcast::<PyDict>().map_err(|_| {
+            PyTypeError::new_err(format!("{name}.__cuda_array_interface__ is not a dict"))
+        })?;
+        let field = |key: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
+            Ok(cai.get_item(key)?.filter(|v| !v.is_none()))
+        };
+        let malformed = |key: &str| bad(format!("malformed __cuda_array_interface__[{key:?}]"));
+        let shape: Vec<i64> = field("shape")?
+            .ok_or_else(|| malformed("shape"))?
+            .extract()
+            .map_err(|_| malformed("shape"))?;
+        if shape.len() != 1 {
+            return Err(value_err(format!("{name} must be 1-D, not of shape {shape:?}")));
+        }
+        let ts: String = field("typestr")?
+            .ok_or_else(|| malformed("typestr"))?
+            .extract()
+            .map_err(|_| malformed("typestr"))?;
+        if ts != typestr {
+            return Err(PyTypeError::new_err(format!(
+                "{name} holds {} but this operator computes in {}",
+                dtype_name(&ts),
+                dtype_name(typestr)
+            )));
+        }
+        if shape[0] < 0 || shape[0] as u64 != len as u64 {
+            return Err(value_err(format!(
+                "{name} has {} entries, the matrix needs {len}",
+                shape[0]
+            )));
+        }
+        let item = typestr[2..].parse::<usize>().expect("a float typestr");
+        let (ptr, readonly): (u64, bool) = field("data")?
+            .ok_or_else(|| malformed("data"))?
+            .extract()
+            .map_err(|_| malformed("data"))?;
+        if writable && readonly {
+            return Err(value_err(format!("{name} is read-only")));
+        }
+        if let Some(strides) = field("strides")? {
+            let strides: Vec<i64> = strides.extract().map_err(|_| malformed("strides"))?;
+            if len > 1 && strides != [item as i64] {
+                return Err(value_err(format!("{name} must be contiguous (strides {strides:?})")));
+            }
+        }
+        if field("mask")?.is_some() {
+            return Err(bad("masked arrays are not supported".into()));
+        }
+        let stream = match field("stream")? {
+            None => None,
+            Some(s) => match s.extract::<usize>() {
+                Ok(0) | Err(_) => return Err(malformed("stream")),
+                Ok(s) => Some(s),
+            },
+        };
+        let bytes = (len as u64) * item as u64;
+        if len > 0 {
+            check_device_memory(gpu, ptr, bytes).map_err(bad)?;
+        }
+        Ok(CudaArray { ptr, len, item, stream })
+    }
+
+    fn bytes(&self) -> std::ops::Range<u64> {
+        self.ptr..self.ptr + (self.len * self.item) as u64
+    }
+
+    /// # Safety
+    /// The array was checked by [`CudaArray::get`] against `gpu` and T is its element type;
+    /// its owner keeps it alive for the borrow.
+    unsafe fn borrow<T>(&self, gpu: &Gpu) -> Borrowed<T> {
+        Borrowed(ManuallyDrop::new(
+            gpu.stream().upgrade_device_ptr(self.ptr as cuda_sys::CUdeviceptr, self.len),
+        ))
+    }
+}
+
+/// Whether `bytes` bytes from `ptr` lie in one device allocation on `gpu`'s device, as the
+/// driver records it (cuPointerGetAttribute looks the address up; it never dereferences it).
+fn check_device_memory(gpu: &Gpu, ptr: u64, bytes: u64) -> Result<(), String> {
+    use cuda_sys::CUpointer_attribute as A;
+    gpu.context().bind_to_thread().map_err(|e| e.to_string())?;
+    let attr = |what: A, out: *mut std::ffi::c_void| {
+        // SAFETY: `out` points to a value of the size the attribute writes (an int, a
+        // CUdeviceptr or a size_t, below); the address is only looked up.
+        let r = unsafe { cuda_sys::cuPointerGetAttribute(out, what, ptr) };
+        (r == cuda_sys::CUresult::CUDA_SUCCESS).then_some(())
+    };
+    let not_device = || format!("address {ptr:#x} is not device memory of this CUDA context");
+    let (mut kind, mut ordinal, mut start, mut size) = (0u32, -1i32, 0u64, 0usize);
+    attr(A::CU_POINTER_ATTRIBUTE_MEMORY_TYPE, &mut kind as *mut u32 as *mut _)
+        .ok_or_else(not_device)?;
+    let device_kinds = [
+        cuda_sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32,
+        cuda_sys::CUmemorytype::CU_MEMORYTYPE_UNIFIED as u32,
+    ];
+    if !device_kinds.contains(&kind) {
+        return Err(not_device());
+    }
+    attr(A::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, &mut ordinal as *mut i32 as *mut _)
+        .ok_or_else(not_device)?;
+    if ordinal as i64 != gpu.context().ordinal() as i64 {
+        return Err(format!(
+            "the array is on device {ordinal}, the operator on device {}",
+            gpu.context().ordinal()
+        ));
+    }
+    attr(A::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, &mut start as *mut u64 as *mut _)
+        .ok_or_else(not_device)?;
+    attr(A::CU_POINTER_ATTRIBUTE_RANGE_SIZE, &mut size as *mut usize as *mut _)
+        .ok_or_else(not_device)?;
+    let end = ptr.checked_add(bytes);
+    if ptr < start || end.is_none_or(|e| e > start + size as u64) {
+        return Err(format!(
+            "{bytes} bytes at {ptr:#x} run past the end of their allocation ({size} bytes at {start:#x})"
+        ));
+    }
+    Ok(())
 }
 
 /// Orders `launch` after the work already queued on the caller's stream and the caller's
@@ -357,57 +757,101 @@ impl PyOperator {
         py.import("json")?.call_method1("loads", (json,))
     }
 
-    /// y = α·A·x + β·y with host arrays of this precision given by address and length.
-    #[allow(clippy::too_many_arguments)]
+    /// y = α·A·x + β·y with host arrays of this precision (the buffer protocol: NumPy). An
+    /// `x` that shares memory with `y` is copied first, so the product is that of the `x`
+    /// given (as NumPy does for an `out=` that overlaps an input).
     fn apply_host(
         &self,
         py: Python<'_>,
-        x: usize,
-        nx: usize,
-        y: usize,
-        ny: usize,
+        x: &Bound<'_, PyAny>,
+        y: &Bound<'_, PyAny>,
         alpha: f64,
         beta: f64,
     ) -> PyResult<()> {
-        py.allow_threads(|| {
-            with_op!(&self.op, op => {
-                // SAFETY: the package passes live contiguous arrays of the operator's dtype.
-                let (xs, ys) = unsafe { (host_slice(x, nx), host_slice_mut(y, ny)) };
-                op.apply(Scalar::from_f64(alpha), xs, Scalar::from_f64(beta), ys)
-            })
-        })
-        .map_err(py_err)
+        with_op!(&self.op, op => apply_host_typed(py, op, x, y, alpha, beta))
     }
 
-    /// y = α·A·x + β·y with CUDA arrays (CuPy, PyTorch) given by address and length, ordered
-    /// after the caller's `stream` and before its later work (None: done on return).
-    #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (x, nx, y, ny, alpha, beta, stream=None))]
+    /// y = α·A·x + β·y with CUDA arrays (CuPy, PyTorch: `__cuda_array_interface__`, checked
+    /// against the driver), ordered after the caller's stream (y's, else x's) and before its
+    /// later work (no stream: done on return). An `x` that overlaps `y` is copied first.
     fn apply_device(
         &self,
         py: Python<'_>,
-        x: usize,
-        nx: usize,
-        y: usize,
-        ny: usize,
+        x: &Bound<'_, PyAny>,
+        y: &Bound<'_, PyAny>,
         alpha: f64,
         beta: f64,
-        stream: Option<usize>,
     ) -> PyResult<()> {
-        py.allow_threads(|| {
-            with_op!(&self.op, op => {
-                let Some(device) = op.device_matrix() else {
-                    return Err(Error::Unsupported("this matrix lives on the CPU: pass NumPy arrays, or build it with device=\"gpu\"".into()));
-                };
-                let gpu = device.gpu();
-                // SAFETY: the package passes the addresses of the caller's CUDA arrays of
-                // the operator's dtype, contiguous, with these lengths, alive during the call.
-                let (xs, mut ys) = unsafe { (Borrowed::new(gpu, x, nx), Borrowed::new(gpu, y, ny)) };
-                ordered(gpu, &self.events, stream, || device.apply(Scalar::from_f64(alpha), &xs.0, Scalar::from_f64(beta), &mut ys.0))
+        with_op!(&self.op, op => {
+            let Some(device) = op.device_matrix() else {
+                return Err(value_err("this operator lives on the CPU: pass NumPy arrays, or build it with device=\"gpu\""));
+            };
+            let gpu = device.gpu();
+            let xa = CudaArray::get(x, "x", &scalar_typestr(op), false, op.ncols(), gpu)?;
+            let ya = CudaArray::get(y, "y", &scalar_typestr(op), true, op.nrows(), gpu)?;
+            let stream = ya.stream.or(xa.stream);
+            let aliased = spmv::overlap(xa.bytes(), ya.bytes());
+            py.allow_threads(|| {
+                // SAFETY: both arrays were checked against the driver (device memory of this
+                // context covering their lengths) and are kept alive by the caller's objects,
+                // which the GIL-holding caller of this method holds.
+                let (xs, mut ys) = unsafe { (xa.borrow(gpu), ya.borrow(gpu)) };
+                ordered(gpu, &self.events, stream, || {
+                    let (a, b) = (Scalar::from_f64(alpha), Scalar::from_f64(beta));
+                    if aliased {
+                        let mut copy = gpu.alloc(xa.len)?;
+                        gpu.stream().memcpy_dtod(&*xs.0, &mut copy)?;
+                        device.apply(a, &copy, b, &mut ys.0)
+                    } else {
+                        device.apply(a, &xs.0, b, &mut ys.0)
+                    }
+                })
             })
+            .map_err(py_err)
         })
-        .map_err(py_err)
     }
+}
+
+/// The NumPy typestr of an operator's element type ("<f8", "<f4", "<f2").
+fn scalar_typestr<T: Scalar>(_: &Operator<T>) -> String {
+    format!("<f{}", std::mem::size_of::<T>())
+}
+
+fn apply_host_typed<T: Scalar + Element>(
+    py: Python<'_>,
+    op: &Operator<T>,
+    x: &Bound<'_, PyAny>,
+    y: &Bound<'_, PyAny>,
+    alpha: f64,
+    beta: f64,
+) -> PyResult<()> {
+    let xb = HostBuf::<T>::get_len(x, "x", false, op.ncols())?;
+    let mut yb = HostBuf::<T>::get_len(y, "y", true, op.nrows())?;
+    // The same bytes may not be seen as `&[T]` and `&mut [T]` at once: an overlapping x is
+    // copied (and its buffer's slice dropped) before y is borrowed writable.
+    let copy: Option<Vec<T>> =
+        spmv::overlap(xb.bytes(), yb.bytes()).then(|| xb.as_slice().to_vec());
+    let ys = yb.as_mut_slice();
+    let xs = copy.as_deref().unwrap_or_else(|| xb.as_slice());
+    py.allow_threads(|| op.apply(T::from_f64(alpha), xs, T::from_f64(beta), ys)).map_err(py_err)
+}
+
+/// `a` rounded to T, refused (as the reader refuses such a value) when a value overflows T:
+/// rounding would make it ±infinity and every product through its row infinite or NaN.
+fn fitted<T: Scalar>(a: &Csr<f64>) -> spmv::Result<Csr<T>> {
+    use rayon::prelude::*;
+    if let Some(k) = a.values().par_iter().position_first(|v| v.abs() > T::MAX) {
+        let row = a.row_ptr().partition_point(|&p| p <= k) - 1;
+        return Err(Error::Unsupported(format!(
+            "the value {:e} at row {row}, column {} is outside the range of {} (±{:e}): \
+             use a wider precision",
+            a.values()[k],
+            a.col_idx()[k],
+            T::SUFFIX,
+            T::MAX
+        )));
+    }
+    Ok(a.cast())
 }
 
 /// Converts `a` to `format` in `precision` (f64, f32, f16) and puts it on `device`
@@ -428,8 +872,8 @@ fn to_device(
             let spec = formats::parse_spec(format)?;
             Ok(match precision {
                 Precision::F64 => AnyOperator::F64(Operator::new(&csr, &backend, &spec)?),
-                Precision::F32 => AnyOperator::F32(Operator::new(&csr.cast(), &backend, &spec)?),
-                Precision::F16 => AnyOperator::F16(Operator::new(&csr.cast(), &backend, &spec)?),
+                Precision::F32 => AnyOperator::F32(Operator::new(&fitted(&csr)?, &backend, &spec)?),
+                Precision::F16 => AnyOperator::F16(Operator::new(&fitted(&csr)?, &backend, &spec)?),
             })
         })
         .map_err(py_err)?;
@@ -479,16 +923,15 @@ fn solve_typed<T: Scalar>(
 }
 
 /// CG or BiCGSTAB for A·x = b with host arrays b (in) and x (out) of the operator's
-/// precision given by address; returns the result's figures.
+/// precision (the buffer protocol); returns the result's figures.
 #[pyfunction(name = "solve")]
 #[allow(clippy::too_many_arguments)]
 fn solve_system<'py>(
     py: Python<'py>,
     op: &PyOperator,
     method: &str,
-    b: usize,
-    x: usize,
-    n: usize,
+    b: &Bound<'py, PyAny>,
+    x: &Bound<'py, PyAny>,
     jacobi: bool,
     tol: f64,
     max_iter: usize,
@@ -499,12 +942,15 @@ fn solve_system<'py>(
         return Err(value_err(format!("method must be \"cg\" or \"bicgstab\", not {method:?}")));
     }
     let settings = KrylovSettings { tol, max_iter, check_every, graph };
+    let n = op.csr.nrows();
     macro_rules! run {
         ($op:expr) => {{
+            let bb = HostBuf::get_len(b, "b", false, n)?;
+            let mut xb = HostBuf::get_len(x, "x", true, n)?;
+            disjoint(bb.bytes(), xb.bytes(), "b and x")?;
+            let (bs, xs) = (bb.as_slice(), xb.as_mut_slice());
             let solution = py
                 .allow_threads(|| {
-                    // SAFETY: the package passes live contiguous arrays of the operator's dtype.
-                    let (bs, xs) = unsafe { (host_slice(b, n), host_slice_mut(x, n)) };
                     let s = solve_typed($op, &op.csr, method, jacobi, bs, &settings)?;
                     xs.copy_from_slice(&s.x);
                     Ok(s)
@@ -524,14 +970,14 @@ fn solve_system<'py>(
 
 /// CG for A·x = b with A split over `devices` (parts in `format`, the halo moved by
 /// `exchange`), in `precision` ("f64" or "f32"); host arrays b (in) and x (out) of that
-/// precision given by address; returns the result's figures.
+/// precision (the buffer protocol); returns the result's figures.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn cg_distributed<'py>(
     py: Python<'py>,
     a: &PyCsr,
-    b: usize,
-    x: usize,
+    b: &Bound<'py, PyAny>,
+    x: &Bound<'py, PyAny>,
     format: &str,
     precision: &str,
     devices: Vec<usize>,
@@ -543,11 +989,13 @@ fn cg_distributed<'py>(
     let settings = KrylovSettings { tol, max_iter, ..KrylovSettings::default() };
     macro_rules! run {
         ($t:ty) => {{
+            let bb = HostBuf::<$t>::get_len(b, "b", false, n)?;
+            let mut xb = HostBuf::<$t>::get_len(x, "x", true, n)?;
+            disjoint(bb.bytes(), xb.bytes(), "b and x")?;
+            let (bs, xs) = (bb.as_slice(), xb.as_mut_slice());
             let d = distribute::<$t>(&a.csr, &devices, format, exchange)?;
             let solution = py
                 .allow_threads(|| {
-                    // SAFETY: the package passes live contiguous arrays of n entries of $t.
-                    let (bs, xs) = unsafe { (host_slice::<$t>(b, n), host_slice_mut::<$t>(x, n)) };
                     let s = spmv::distributed::cg(&d, bs, &settings)?;
                     xs.copy_from_slice(&s.x);
                     Ok(s)
@@ -567,13 +1015,13 @@ fn cg_distributed<'py>(
 }
 
 /// PageRank of the graph whose adjacency matrix is `a` (row = source), in `format` on
-/// `device`; ranks (float64, n, mean 1) written at `ranks`; returns the run's figures.
+/// `device`; ranks (float64, n, mean 1) written into `ranks`; returns the run's figures.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn pagerank<'py>(
     py: Python<'py>,
     a: &PyCsr,
-    ranks: usize,
+    ranks: &Bound<'py, PyAny>,
     format: &str,
     device: &str,
     alpha: f64,
@@ -588,7 +1036,8 @@ fn pagerank<'py>(
     let exchange: Exchange = exchange.parse().map_err(py_err)?;
     let settings = solve::Settings { alpha, tol, max_iter, check_every: 1 };
     let csr = a.csr.clone();
-    let n = csr.nrows();
+    let mut rb = HostBuf::<f64>::get_len(ranks, "ranks", true, csr.nrows())?;
+    let out = rb.as_mut_slice();
     let result = py
         .allow_threads(|| -> spmv::Result<solve::PageRank<f64>> {
             let weights =
@@ -599,8 +1048,7 @@ fn pagerank<'py>(
                 let mut d = DistributedMatrix::new(t.matrix(), gpus, &spec)?;
                 d.set_exchange(exchange)?;
                 let pr = spmv::distributed::pagerank(&d, &t, &settings)?;
-                // SAFETY: the package passes a live float64 array of n elements.
-                unsafe { host_slice_mut::<f64>(ranks, n) }.copy_from_slice(&pr.ranks);
+                out.copy_from_slice(&pr.ranks);
                 return Ok(pr);
             }
             let host = formats::build(&spec, t.matrix())?;
@@ -608,8 +1056,7 @@ fn pagerank<'py>(
                 Backend::Gpu(gpu) => solve::pagerank_gpu(&host.upload(gpu)?, &t, &settings)?,
                 Backend::Cpu => solve::pagerank_host(&host, &t, &settings)?,
             };
-            // SAFETY: the package passes a live float64 array of n elements.
-            unsafe { host_slice_mut::<f64>(ranks, n) }.copy_from_slice(&pr.ranks);
+            out.copy_from_slice(&pr.ranks);
             Ok(pr)
         })
         .map_err(py_err)?;
@@ -737,6 +1184,7 @@ fn _spmv(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(format_list, m)?)?;
     m.add_function(wrap_pyfunction!(default_specs, m)?)?;
     m.add_function(wrap_pyfunction!(read, m)?)?;
+    m.add_function(wrap_pyfunction!(read_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(to_device, m)?)?;
     m.add_function(wrap_pyfunction!(solve_system, m)?)?;

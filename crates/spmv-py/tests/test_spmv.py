@@ -255,3 +255,240 @@ def test_torch_tensors_are_used_in_place():
     assert y is y0 and y.data_ptr() == y0.data_ptr()
     assert within_bound(a, x.cpu().numpy(), y.cpu().numpy(), "f32")
     assert (op @ x).device.type == "cuda"
+
+
+# Issue 30: no silent wrong answer, no crash, every argument error naming its parameter.
+
+
+def _alias_matrix():
+    return sp.random(30, 30, density=0.3, format="csr", random_state=5)
+
+
+def _alias_formats():
+    return [f["name"] for f in spmv.formats()] + ["auto"]
+
+
+@pytest.mark.parametrize("precision", ["f64", "f32"])
+def test_aliased_x_and_y_give_the_product_of_x(precision):
+    a = _alias_matrix()
+    m = spmv.Matrix.from_scipy(a)
+    failures = []
+    for fmt in _alias_formats():
+        try:
+            op = m.to_device(format=fmt, precision=precision, device="cpu")
+        except ValueError:
+            continue  # a format that declines this matrix
+        dtype = op.dtype
+        x0 = np.linspace(-1, 1, 30).astype(dtype)
+        b = x0.copy()
+        got = op.apply(b, b)  # y is x
+        if got is not b or not within_bound(a, x0, b, precision):
+            failures.append(f"{fmt}: y is x")
+        buf = np.concatenate([x0, [7.0]]).astype(dtype)
+        op.apply(buf[:30], buf[1:])  # y overlaps x, shifted by one
+        if not within_bound(a, x0, buf[1:], precision):
+            failures.append(f"{fmt}: y overlaps x")
+        b = x0.copy()
+        op.apply(b, b, alpha=2.0, beta=-1.0)  # y = 2·A·x − x
+        exact = 2.0 * (a @ x0.astype(np.float64)) - x0
+        if np.max(np.abs(b - exact)) > 1e-4 * max(1.0, np.max(np.abs(exact))):
+            failures.append(f"{fmt}: alpha, beta")
+    assert not failures, failures
+
+
+def test_raw_layer_takes_arrays_not_addresses():
+    # A raw address used to be dereferenced (a segfault): run in a child so that today's
+    # crash fails this test instead of ending the run.
+    import subprocess
+    import sys
+
+    code = """
+import numpy as np, spmv
+from spmv import _spmv
+def refused(f, *a):
+    try:
+        f(*a)
+    except (TypeError, ValueError):
+        return
+    raise SystemExit(f"accepted {a!r}")
+refused(_spmv.Csr.from_arrays, 3, 3, 8, 8, 8, 5)
+op = spmv.generate("poisson2d:n=3").to_device(format="csr-scalar", device="cpu")._raw
+refused(op.apply_host, 8, 9, 8, 9, 1.0, 0.0)
+refused(op.apply_host, np.ones(9), np.ones(9)[::2], 1.0, 0.0)
+refused(op.apply_host, np.ones(9), np.ones(9, np.float32), 1.0, 0.0)
+refused(op.apply_host, np.ones(9), np.ones(9).view(np.int64), 1.0, 0.0)
+refused(op.apply_host, np.ones(9), np.ones(12)[:8], 1.0, 0.0)
+ro = np.ones(9)
+ro.flags.writeable = False
+refused(op.apply_host, np.ones(9), ro, 1.0, 0.0)
+refused(op.apply_host, np.frombuffer(b"x" + np.ones(9).tobytes(), np.float64, offset=1), np.ones(9), 1.0, 0.0)
+refused(_spmv.Csr.from_arrays, 2, 2, np.array([0, 1, 5]), np.array([0]), np.array([1.0]))
+refused(_spmv.Csr.from_arrays, 2**64 - 1, 2, np.array([0]), np.array([], np.int32), np.array([]))
+print("ok")
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and "ok" in run.stdout, (run.returncode, run.stdout, run.stderr)
+
+
+def test_precision_range_is_checked():
+    big = sp.csr_matrix(np.array([[1e5, 1.0], [0.0, 2.0]]))
+    with pytest.raises(ValueError, match="f16"):
+        spmv.Matrix.from_scipy(big).to_device(precision="f16")
+    huge = sp.csr_matrix(np.array([[1e300, 1.0], [0.0, 2.0]]))
+    with pytest.raises(ValueError, match="f32"):
+        spmv.Matrix.from_scipy(huge).to_device(precision="f32")
+    assert spmv.Matrix.from_scipy(big).to_device(precision="f32") is not None
+    op = spmv.Matrix.from_scipy(sp.identity(3, format="csr")).to_device(precision="f16", device="cpu")
+    with pytest.raises(ValueError, match=r"x\[1\] = 100000"):
+        op @ np.array([1.0, 1e5, 2.0])
+    with pytest.raises(ValueError, match=r"b\[0\]"):
+        spmv.cg(spmv.generate("poisson2d:n=3").to_device(precision="f32"), np.full(9, 1e300))
+    assert np.all(op @ np.array([1.0, np.inf, 2.0]) == np.array([1.0, np.inf, 2.0], np.float16))
+
+
+def test_scipy_indices_keep_their_values():
+    wide = sp.csr_matrix((np.array([1.0, 2.0]), np.array([5, 2**31 + 5]), np.array([0, 2])), shape=(1, 2**32))
+    back = spmv.Matrix.from_scipy(wide).to_scipy()
+    assert list(back.indices) == [5, 2**31 + 5] and back.shape == (1, 2**32)
+    minus = sp.csr_matrix((np.array([1.0]), np.array([-1]), np.array([0, 1])), shape=(1, 2**32))
+    with pytest.raises(ValueError, match="-1"):
+        spmv.Matrix.from_scipy(minus)
+    small = sp.csr_matrix((np.array([1.0]), np.array([-1], np.int32), np.array([0, 1, 1, 1], np.int32)), shape=(3, 3))
+    with pytest.raises(ValueError, match="-1") as e:
+        spmv.Matrix.from_scipy(small)
+    assert "4294967295" not in str(e.value)
+    with pytest.raises(ValueError, match="not finite"):
+        spmv.Matrix.from_scipy(sp.csr_matrix(np.array([[np.nan, 1.0]])))
+
+
+def test_argument_errors_name_the_parameter():
+    m = spmv.generate("poisson2d:n=4")
+    op = m.to_device(device="cpu")
+    b = np.ones(16)
+    cases = [
+        (ValueError, "max_iter", lambda: spmv.cg(m, b, max_iter=-1)),
+        (ValueError, "max_iter", lambda: spmv.bicgstab(m, b, max_iter=2**64)),
+        (ValueError, "check_every", lambda: spmv.cg(m, b, check_every=0)),
+        (TypeError, "tol", lambda: spmv.cg(m, b, tol="small")),
+        (TypeError, "max_iter", lambda: spmv.cg(m, b, max_iter=2.5)),
+        (TypeError, "graph", lambda: spmv.cg(m, b, graph="yes")),
+        (ValueError, "max_iter", lambda: spmv.cg(m, b, devices=1, max_iter=-1)),
+        (ValueError, "reps", lambda: spmv.bench(m, reps=10**12, device="cpu")),
+        (ValueError, "reps", lambda: spmv.bench(m, reps=0, device="cpu")),
+        (ValueError, "warmup", lambda: spmv.bench(m, warmup=-1, device="cpu")),
+        (TypeError, "formats", lambda: spmv.bench(m, formats=3, device="cpu")),
+        (TypeError, "names", lambda: spmv.bench(m, names=[1], device="cpu")),
+        (ValueError, "max_iter", lambda: spmv.pagerank(m, max_iter=-1)),
+        (TypeError, "alpha", lambda: spmv.pagerank(m, alpha="x")),
+        (TypeError, "weighted", lambda: spmv.pagerank(m, weighted=None)),
+        (ValueError, "devices", lambda: spmv.cg(m, b, devices=[0.5])),
+        (ValueError, "devices", lambda: spmv.cg(m, b, devices=10**12)),
+        (TypeError, "alpha", lambda: op.apply(b, alpha=1j)),
+        (TypeError, "beta", lambda: op.apply(b, np.ones(16), beta="1")),
+        (TypeError, "format", lambda: m.to_device(format=3)),
+        (TypeError, "precision", lambda: m.to_device(precision=None)),
+        (TypeError, "spec", lambda: spmv.generate(3)),
+        (TypeError, "path", lambda: spmv.read(3)),
+        (ValueError, "y", lambda: op.apply(b, np.ones(32)[::2])),
+        (ValueError, "y", lambda: op.apply(b, np.ones(15))),
+        (TypeError, "y holds float32", lambda: op.apply(b, np.ones(16, np.float32))),
+    ]
+    wrong = []
+    for kind, name, call in cases:
+        try:
+            call()
+            wrong.append(f"{name}: accepted")
+        except kind as e:
+            if name not in str(e):
+                wrong.append(f"{name}: {e}")
+        except Exception as e:  # noqa: BLE001 - the wrong kind is what is reported
+            wrong.append(f"{name}: {type(e).__name__}: {e}")
+    assert not wrong, wrong
+    ro = np.ones(16)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="y"):
+        op.apply(b, ro)
+
+
+def test_read_takes_file_objects_bytes_and_paths(tmp_path):
+    text = "%%MatrixMarket matrix coordinate real general\n2 2 1\n2 1 3.0\n"
+    p = tmp_path / "m.mtx"
+    p.write_text(text)
+    for source in (p, str(p), bytes(p), str(p).encode()):
+        assert spmv.read(source).to_scipy()[1, 0] == 3.0
+    with open(p, "rb") as f:
+        assert spmv.read(f).nnz == 1
+    with open(p) as f:
+        assert spmv.read(f).nnz == 1
+    gz = tmp_path / "m.mtx.gz"
+    with gzip.open(gz, "wt") as f:
+        f.write(text)
+    with open(gz, "rb") as f:
+        assert spmv.read(f).nnz == 1
+
+
+@needs_gpu
+def test_cuda_aliasing_and_made_up_arrays():
+    cupy = pytest.importorskip("cupy")
+    a = _alias_matrix()
+    m = spmv.Matrix.from_scipy(a)
+    x0 = np.linspace(-1, 1, 30)
+    failures = []
+    for fmt in _alias_formats():
+        try:
+            op = m.to_device(format=fmt, device="gpu")
+        except ValueError:
+            continue
+        b = cupy.asarray(x0)
+        if op.apply(b, b) is not b or not within_bound(a, x0, cupy.asnumpy(b), "f64"):
+            failures.append(f"{fmt}: y is x")
+        buf = cupy.asarray(np.concatenate([x0, [7.0]]))
+        op.apply(buf[:30], buf[1:])
+        if not within_bound(a, x0, cupy.asnumpy(buf[1:]), "f64"):
+            failures.append(f"{fmt}: y overlaps x")
+    assert not failures, failures
+
+    op = m.to_device(format="csr-vector", device="gpu")
+    real = cupy.ones(30)
+
+    class Fake:
+        def __init__(self, **changes):
+            cai = dict(real.__cuda_array_interface__)
+            cai.update(changes)
+            self.__cuda_array_interface__ = cai
+
+    host = np.ones(30)
+    small = cupy.cuda.runtime.malloc(240)  # 30 float64, alone in its allocation
+    for fake in (
+        Fake(data=(8, False)),  # not an allocation
+        Fake(data=(host.ctypes.data, False)),  # host memory
+        Fake(data=(small + 8, False)),  # runs 8 bytes past the allocation's end
+        Fake(strides=(16,)),
+        Fake(shape=(30, 1)),
+        Fake(stream=0),
+        Fake(data="nonsense"),
+    ):
+        with pytest.raises((ValueError, TypeError)):
+            op.apply(fake, cupy.empty(30))
+        with pytest.raises((ValueError, TypeError)):
+            op.apply(cupy.ones(30), fake)
+    cupy.cuda.runtime.free(small)
+    # A CPU operator with a CuPy y writes the caller's y.
+    y = cupy.zeros(30)
+    cpu = m.to_device(format="csr-vector", device="cpu")
+    assert cpu.apply(cupy.asarray(x0), y) is y and within_bound(a, x0, cupy.asnumpy(y), "f64")
+
+
+@needs_gpu
+def test_torch_aliasing():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch without CUDA")
+    a = _alias_matrix()
+    op = spmv.Matrix.from_scipy(a).to_device(format="auto", device="gpu")
+    x0 = np.linspace(-1, 1, 30)
+    t = torch.tensor(x0, device="cuda")
+    assert op.apply(t, t) is t and within_bound(a, x0, t.cpu().numpy(), "f64")
+    buf = torch.tensor(np.concatenate([x0, [7.0]]), device="cuda")
+    op.apply(buf[:30], buf[1:])
+    assert within_bound(a, x0, buf[1:].cpu().numpy(), "f64")

@@ -254,6 +254,14 @@ impl<T: Scalar> std::fmt::Debug for Operator<T> {
     }
 }
 
+/// Whether two address ranges (bytes, host or device) share a byte. `x` and `y` of a product
+/// must not: the kernels read `x` while they write `y`, so an overlapping `y` would change
+/// `x` under them. Callers that take raw memory (the Python package) check this; an empty
+/// range overlaps nothing.
+pub fn overlap(a: std::ops::Range<u64>, b: std::ops::Range<u64>) -> bool {
+    a.start < a.end && b.start < b.end && a.start < b.end && b.start < a.end
+}
+
 /// The handles can be shared between threads (checked at compile time).
 #[allow(dead_code)]
 fn handles_are_send_and_sync<T: Scalar>() {

@@ -43,6 +43,10 @@ pub enum Error {
         reason: String,
     },
 
+    /// An argument of a call out of its range (a count, a tolerance); the text names it.
+    #[error("{0}")]
+    Argument(String),
+
     /// A bad generator specification or argument.
     #[error("generator: {0}")]
     Generator(String),
@@ -57,7 +61,7 @@ pub enum Error {
 
     /// The host cannot hold what an input asks for: `needed` bytes for `what`, with the
     /// memory available when checked.
-    #[error("out of memory: {what} needs {} but {} are available", human_bytes(*needed), human_bytes(*available))]
+    #[error("out of memory: {what} needs {}{}", human_bytes(*needed), shortfall(*needed, *available))]
     OutOfMemory {
         /// What needs the memory (a matrix being read, a format's slots, …).
         what: String,
@@ -113,8 +117,18 @@ impl Error {
 /// (`\u{1b}`, `\r`), so that bytes from a file or an argument cannot move the cursor or
 /// recolour the terminal when an error message quotes them.
 pub fn printable(s: &str) -> String {
-    let escaped = |c: char| c.is_control() && c != '\n';
-    if !s.chars().any(escaped) {
+    escape_controls(s, |c| c.is_control() && c != '\n')
+}
+
+/// `s` on one line: every control character, the newline and tab included, written as an
+/// escape (`\n`, `\u{1b}`), so that a name (a file, a spec) printed in a table or a message
+/// cannot start a forged line or drive the terminal.
+pub fn printable_name(s: &str) -> String {
+    escape_controls(s, char::is_control)
+}
+
+fn escape_controls(s: &str, escaped: impl Fn(char) -> bool) -> String {
+    if !s.chars().any(&escaped) {
         return s.to_string();
     }
     s.chars()
@@ -133,16 +147,27 @@ pub fn human_bytes(b: u64) -> String {
 }
 
 /// Memory the host can give this process now: `MemAvailable` of /proc/meminfo, capped by
-/// the address-space limit (`ulimit -v`, /proc/self/limits) when one is set; `None` where
-/// neither can be read (then nothing is refused up front).
+/// what the address-space limit (`ulimit -v`, /proc/self/limits) leaves when one is set (the
+/// limit less the process's `VmSize`); `None` where neither can be read (then nothing is
+/// refused up front).
 pub fn available_memory() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
-        let line = m.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib = |text: &str, key: &str| -> Option<u64> {
+        let line = text.lines().find(|l| l.starts_with(key))?;
         line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb * 1024)
-    });
+    };
+    let meminfo =
+        std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| kib(&m, "MemAvailable:"));
     let limit = std::fs::read_to_string("/proc/self/limits").ok().and_then(|l| {
         let line = l.lines().find(|l| l.starts_with("Max address space"))?;
         line.split_whitespace().nth(3)?.parse::<u64>().ok() // "unlimited" does not parse
+    });
+    // What the limit leaves, not the limit: the address space in use counts against it.
+    let limit = limit.map(|limit| {
+        let used = std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| kib(&s, "VmSize:"))
+            .unwrap_or(0);
+        limit.saturating_sub(used)
     });
     match (meminfo, limit) {
         (Some(m), Some(l)) => Some(m.min(l)),
@@ -158,6 +183,16 @@ pub fn check_host_memory(what: impl FnOnce() -> String, needed: u64) -> Result<(
             Err(Error::out_of_memory(what(), needed, available))
         }
         _ => Ok(()),
+    }
+}
+
+/// The end of an out-of-memory message: what was available, or, where an allocation failed
+/// although the check passed, that it failed.
+fn shortfall(needed: u64, available: u64) -> String {
+    if needed > available {
+        format!(" but {} are available", human_bytes(available))
+    } else {
+        format!(", and its allocation failed ({} were available)", human_bytes(available))
     }
 }
 

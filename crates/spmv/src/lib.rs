@@ -32,7 +32,7 @@ pub mod reference;
 pub mod reorder;
 pub mod solve;
 
-pub use api::{Backend, Matrix, Operator};
+pub use api::{overlap, Backend, Matrix, Operator};
 pub use error::{Error, Result};
 pub use formats::{DeviceMatrix, FormatHandle, FormatSpec, HostMatrix, MatrixInfo};
 

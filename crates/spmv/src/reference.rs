@@ -172,7 +172,15 @@ impl Oracle {
                 let v = y[r].to_f64();
                 v == expected || (v.is_nan() && expected.is_nan())
             };
-            let rel = if err == 0.0 {
+            // A non-finite exact result has no relative error: 0 when matched, ∞ when not
+            // (|inf − inf| is NaN, and would report ∞ for a right answer).
+            let rel = if !expected.is_finite() {
+                if ok {
+                    0.0
+                } else {
+                    f64::INFINITY
+                }
+            } else if err == 0.0 {
                 0.0
             } else if self.abs_sum[r] > 0.0 {
                 err / self.abs_sum[r]

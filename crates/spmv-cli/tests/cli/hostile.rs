@@ -165,7 +165,7 @@ fn bandwidth_counts_only_the_x_a_product_can_touch() {
 
 #[test]
 fn zero_repetitions_is_an_error() {
-    fails_with(&["bench", "poisson2d:n=8", "--cpu", "--reps", "0"], "--reps must be at least 1");
+    fails_with(&["bench", "poisson2d:n=8", "--cpu", "--reps", "0"], "--reps");
 }
 
 #[test]
@@ -189,14 +189,27 @@ fn generator_specs_too_big_for_memory_are_refused_with_the_estimate() {
     let dir = temp_dir("big-generators");
     let out_path = dir.join("x.mtx");
     for (spec, needs) in [
-        ("poisson3d:n=1000", "needs 84.0 GB"),
-        ("kron:scale=28", "needs 103.1 GB"),
-        ("poisson2d:n=65536", "needs 257.7 GB"),
+        ("poisson3d:n=1000", "needs 100.0 GB"),
+        ("kron:scale=28", "needs 141.7 GB"),
+        ("poisson2d:n=65536", "needs 326.4 GB"),
+        // No entries, but 2^32 rows: 16 bytes a row (row pointers and lengths).
+        ("random:rows=4294967296,mean=0", "needs 68.7 GB"),
+        ("longrows:n=4294967296,short=0,count=0,long=0", "needs 68.7 GB"),
+        ("banded:n=4294967296,offsets=", "needs 68.7 GB"),
+        ("blockdiag:k=4294967296,of=random:rows=1,mean=0", "needs 68.7 GB"),
+        ("powerlaw:n=4294967296,mean=0", "needs 103.1 GB"),
+        ("kron:scale=32,ef=0", "needs 68.7 GB"),
     ] {
         let out = spmv_limited(4 << 20, &["gen", spec, "-o", out_path.to_str().unwrap()]);
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{spec}: not a clean error exit:\n{stderr}");
         assert!(stderr.contains("out of memory") && stderr.contains(needs), "{spec}: {stderr}");
+        // It parsed: it is refused for its size, not called something else.
+        assert!(!stderr.contains("neither a file"), "{spec}: {stderr}");
+        let out = spmv_limited(4 << 20, &["info", spec]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "info {spec}: not a clean error exit:\n{stderr}");
+        assert!(stderr.contains(needs) && !stderr.contains("neither a file"), "{spec}: {stderr}");
     }
 }
 
@@ -261,4 +274,37 @@ fn the_cpu_default_set_is_scaled_down_and_reports_progress_when_piped() {
     let matrices = stderr.lines().filter(|l| l.contains("] matrix ")).count();
     assert!(matrices >= spmv::io::inputs::DEFAULT_SPECS_CPU.len(), "{stderr}");
     assert!(stderr.lines().any(|l| l.ends_with("] done")), "{stderr}");
+}
+
+#[test]
+fn devices_and_pipes_are_refused_wherever_a_matrix_is_read() {
+    let dir = temp_dir("devices");
+    let a = dir.join("a.mtx");
+    std::fs::write(&a, "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 2\n2 2 2\n")
+        .unwrap();
+    let a = a.to_str().unwrap();
+    // Each read 2 GB of /dev/zero before running out of memory.
+    for args in [
+        &["solve", a, "--rhs", "/dev/zero", "--cpu"][..],
+        &["info", "blockdiag:k=2,of=file=/dev/zero"],
+        &["info", "/dev/zero"],
+    ] {
+        let out = spmv_limited(4 << 20, args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: not a clean error exit:\n{stderr}");
+        assert!(stderr.contains("/dev/zero: not a regular file"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn a_blockdiag_spec_of_a_file_with_a_path_is_a_spec() {
+    // The documented example: a `/` in the spec's file does not make the spec a path.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_spmv"))
+        .args(["info", "blockdiag:k=8,of=file=data/matrices/cvxbqp1.mtx.gz"])
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("400000 x 400000"), "{}", text(&out.stdout));
 }

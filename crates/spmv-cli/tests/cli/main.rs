@@ -5,3 +5,4 @@ mod common;
 mod end_to_end;
 mod hostile;
 mod pagerank;
+mod reliability;

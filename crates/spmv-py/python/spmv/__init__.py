@@ -17,6 +17,8 @@ used in place, ordered on the caller's stream, and the result is the same kind o
 from __future__ import annotations
 
 import json
+import numbers
+import os
 import warnings
 from collections.abc import Sequence
 from typing import Any, Union
@@ -43,6 +45,40 @@ __all__ = [
 
 _DTYPES = {"f64": np.dtype(np.float64), "f32": np.dtype(np.float32), "f16": np.dtype(np.float16)}
 _warned_cpu = False
+# Counts go to the extension as 64-bit integers; repetitions and warm-up runs are each timed
+# and kept (8 bytes a run), so a million is the most a benchmark takes.
+_INT_MAX = 2**63 - 1
+_RUNS_MAX = 1_000_000
+
+
+# Argument checks: every public function checks its arguments here, before the extension
+# sees them, so that an error names the parameter and the cause (TypeError for a wrong kind,
+# ValueError for a value out of range) and no conversion overflows.
+def _int(value: Any, name: str, lo: int, hi: int = _INT_MAX) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, not {type(value).__name__}")
+    v = int(value)
+    if not lo <= v <= hi:
+        raise ValueError(f"{name} must be an integer from {lo} to {hi}, not {v}")
+    return v
+
+
+def _real(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, not {type(value).__name__}")
+    return float(value)
+
+
+def _bool(value: Any, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, not {type(value).__name__}")
+    return bool(value)
+
+
+def _str(value: Any, name: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+    return value
 
 
 def gpu_available() -> tuple[bool, str]:
@@ -89,22 +125,27 @@ class Matrix:
             csr = csr.copy()
             csr.sum_duplicates()
         nrows, ncols = csr.shape
-        indptr = np.ascontiguousarray(csr.indptr, dtype=np.int64)
-        indices = np.ascontiguousarray(csr.indices, dtype=np.uint32)
-        data = np.ascontiguousarray(csr.data, dtype=np.float64)
-        return cls(
-            _spmv.Csr.from_arrays(nrows, ncols, indptr.ctypes.data, indices.ctypes.data, data.ctypes.data, data.size)
-        )
+
+        # int32 and int64 indices go as they are: the extension checks every one of them
+        # (a negative index is an error, never taken modulo 2^32).
+        def index_array(v: np.ndarray) -> np.ndarray:
+            return np.require(v, v.dtype if v.dtype in (np.int32, np.int64) else np.int64, ["C", "A"])
+
+        with np.errstate(over="ignore", invalid="ignore"):
+            data = np.require(csr.data, np.float64, ["C", "A"])
+        return cls(_spmv.Csr.from_arrays(nrows, ncols, index_array(csr.indptr), index_array(csr.indices), data))
 
     def to_scipy(self) -> Any:
         """The matrix as a ``scipy.sparse.csr_matrix`` (float64, int32 indices)."""
         import scipy.sparse as sp
 
         indptr, indices, data = self._csr.to_bytes()
+        # int32 indices, or int64 where a column index needs them (the extension decides).
+        width = len(indices) // self.nnz if self.nnz else 4
         return sp.csr_matrix(
             (
                 np.frombuffer(data, np.float64).copy(),
-                np.frombuffer(indices, np.int32).copy(),
+                np.frombuffer(indices, np.int64 if width == 8 else np.int32).copy(),
                 np.frombuffer(indptr, np.int64).copy(),
             ),
             shape=self.shape,
@@ -123,6 +164,7 @@ class Matrix:
         see :func:`formats`) in ``precision`` ("f64", "f32", "f16") on ``device`` ("auto": the GPU
         when there is one, with a warning once when there is none; "gpu"; "cpu")."""
         global _warned_cpu
+        _str(format, "format"), _str(precision, "precision"), _str(device, "device")
         if device == "auto" and not _warned_cpu:
             ok, why = gpu_available()
             if not ok:
@@ -134,38 +176,31 @@ class Matrix:
         return f"spmv.Matrix({self.shape[0]} x {self.shape[1]}, nnz {self.nnz})"
 
 
-def read(path: str) -> Matrix:
-    """Reads a Matrix Market file (.mtx or .mtx.gz); errors name the line."""
-    return Matrix(_spmv.read(str(path)))
+def read(path: Any) -> Matrix:
+    """Reads a Matrix Market file (.mtx or .mtx.gz, plain or gzipped): a file name (str,
+    bytes or os.PathLike) or a file object open for reading; errors name the line."""
+    if hasattr(path, "read"):
+        text = path.read()
+        if isinstance(text, str):
+            text = text.encode()
+        if not isinstance(text, (bytes, bytearray, memoryview)):
+            raise TypeError(f"path: the file object's read() gave {type(text).__name__}, not bytes or str")
+        return Matrix(_spmv.read_bytes(text))
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        kind = type(path).__name__
+        raise TypeError(f"path must be a file name (str, bytes, os.PathLike) or a file object, not {kind}")
+    return Matrix(_spmv.read(os.fsdecode(path)))
 
 
 def generate(spec: str) -> Matrix:
     """A generated matrix, e.g. "poisson3d:n=64", "kron:scale=16", "random:rows=1000,mean=8"."""
-    return Matrix(_spmv.generate(spec))
+    return Matrix(_spmv.generate(_str(spec, "spec")))
 
 
 def _as_matrix(a: Any) -> Matrix:
     if isinstance(a, Matrix):
         return a
     return Matrix.from_scipy(a)
-
-
-def _cuda_interface(v: Any, name: str, dtype: np.dtype, length: int | None) -> tuple[int, int, int | None]:
-    """(address, length, stream) of a 1-D contiguous CUDA array of `dtype`."""
-    cai = v.__cuda_array_interface__
-    shape = tuple(cai["shape"])
-    if len(shape) != 1:
-        raise ValueError(f"{name} must be 1-D, not of shape {shape}")
-    if np.dtype(cai["typestr"]) != dtype:
-        raise TypeError(f"{name} holds {np.dtype(cai['typestr'])} but this operator computes in {dtype}")
-    strides = cai.get("strides")
-    if strides is not None and shape[0] > 1 and tuple(strides) != (dtype.itemsize,):
-        raise ValueError(f"{name} must be contiguous (strides {tuple(strides)})")
-    if length is not None and shape[0] != length:
-        raise ValueError(f"{name} has {shape[0]} entries, the matrix needs {length}")
-    if name == "y" and cai["data"][1]:
-        raise ValueError("y is read-only")
-    return int(cai["data"][0]), shape[0], cai.get("stream")
 
 
 def _empty_like_device(x: Any, n: int, dtype: np.dtype) -> Any:
@@ -183,12 +218,24 @@ def _empty_like_device(x: Any, n: int, dtype: np.dtype) -> Any:
 
 
 def _host_vector(v: Any, name: str, dtype: np.dtype) -> np.ndarray:
+    """`v` as a contiguous aligned array of `dtype`; a finite value that the conversion would
+    turn into ±inf (1e5 in float16) is an error, not a silent infinity."""
     arr = np.asarray(v)
     if arr.dtype.kind not in "fiub":
         raise TypeError(f"{name} must hold real numbers, not {arr.dtype}")
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, not of shape {arr.shape}")
-    return np.ascontiguousarray(arr, dtype=dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.require(arr, dtype, ["C", "A"])
+    if arr.dtype != dtype:
+        lost = np.isfinite(arr) & ~np.isfinite(out)
+        if lost.any():
+            k = int(np.argmax(lost))
+            raise ValueError(
+                f"{name}[{k}] = {arr[k]} is outside the range of {dtype} (±{np.finfo(dtype).max:g}): "
+                "use a wider precision"
+            )
+    return out
 
 
 def _to_host(v: Any) -> tuple[Any, str | None]:
@@ -203,6 +250,17 @@ def _to_host(v: Any) -> tuple[Any, str | None]:
 
         return cupy.asnumpy(v), "cupy"
     raise TypeError(f"spmv takes NumPy arrays, CuPy arrays and PyTorch tensors, not {type(v).__name__}")
+
+
+def _write_back(y: Any, host: np.ndarray) -> Any:
+    """Copies a host result into the caller's CUDA array `y` (written in place, as promised)."""
+    if type(y).__module__.split(".")[0] == "torch":
+        import torch
+
+        y.copy_(torch.from_numpy(host))
+    else:
+        y.set(host)
+    return y
 
 
 def _like(host: np.ndarray, origin: str | None, template: Any) -> Any:
@@ -265,38 +323,33 @@ class Operator:
         the work queued on the caller's stream."""
         nrows, ncols = self.shape
         dtype = self.dtype
-        if hasattr(x, "__cuda_array_interface__") and self.on_gpu:
-            xp, nx, stream = _cuda_interface(x, "x", dtype, ncols)
+        alpha, beta = _real(alpha, "alpha"), _real(beta, "beta")
+        if y is None and beta != 0:
+            raise ValueError("beta != 0 needs y")
+        x_cuda, y_cuda = hasattr(x, "__cuda_array_interface__"), hasattr(y, "__cuda_array_interface__")
+        if x_cuda and self.on_gpu:
             if y is None:
-                if beta != 0:
-                    raise ValueError("beta != 0 needs y")
                 y = _empty_like_device(x, nrows, dtype)
-            yp, ny, y_stream = _cuda_interface(y, "y", dtype, nrows)
-            self._raw.apply_device(
-                xp, nx, yp, ny, float(alpha), float(beta), y_stream if y_stream is not None else stream
-            )
+            elif not y_cuda:
+                raise TypeError(f"y must be a CUDA array like x, not {type(y).__name__}")
+            # Checked in the extension against the driver; an x that overlaps y is copied.
+            self._raw.apply_device(x, y, alpha, beta)
             return y
-        if hasattr(x, "__cuda_array_interface__") or hasattr(y, "__cuda_array_interface__"):
-            # A CPU operator with CUDA arrays: through the host, returned as the caller's kind.
+        if x_cuda or y_cuda:
+            # CUDA arrays with a CPU operator (or beside NumPy): through the host, the result
+            # written into the caller's y when given, else returned as x's kind.
             xh, origin = _to_host(x)
             yh = None if y is None else _to_host(y)[0]
-            return _like(self.apply(xh, yh, alpha, beta), origin, x)
+            result = self.apply(xh, yh, alpha, beta)
+            return _write_back(y, result) if y_cuda else _like(result, origin, x)
         xs = _host_vector(x, "x", dtype)
-        if xs.shape[0] != ncols:
-            raise ValueError(f"x has {xs.shape[0]} entries, the matrix needs {ncols}")
         if y is None:
-            if beta != 0:
-                raise ValueError("beta != 0 needs y")
             y = np.empty(nrows, dtype=dtype)
-        if not isinstance(y, np.ndarray):
+        elif not isinstance(y, np.ndarray):
             raise TypeError(f"y must be a NumPy array like x, not {type(y).__name__}")
-        if y.dtype != dtype:
-            raise TypeError(f"y holds {y.dtype} but this operator computes in {dtype}")
-        if y.ndim != 1 or y.shape[0] != nrows:
-            raise ValueError(f"y must have shape ({nrows},), not {y.shape}")
-        if not (y.flags.c_contiguous and y.flags.writeable):
-            raise ValueError("y must be contiguous and writable")
-        self._raw.apply_host(xs.ctypes.data, xs.shape[0], y.ctypes.data, y.shape[0], float(alpha), float(beta))
+        # Lengths, dtype, contiguity and writability of y are checked by the extension; an x
+        # that shares memory with y (op.apply(b, b)) is copied first, as NumPy does for out=.
+        self._raw.apply_host(xs, y, alpha, beta)
         return y
 
     def __matmul__(self, x: Any) -> Any:
@@ -348,6 +401,8 @@ def _solve(
 ) -> SolveResult:
     if precond not in (None, "none", "jacobi"):
         raise ValueError(f'precond must be None or "jacobi", not {precond!r}')
+    tol, max_iter = _real(tol, "tol"), _int(max_iter, "max_iter", 1)
+    check_every, graph = _int(check_every, "check_every", 1), _bool(graph, "graph")
     op = a if isinstance(a, Operator) else _as_matrix(a).to_device(format=format, precision=precision)
     n = op.shape[0]
     if op.shape[0] != op.shape[1]:
@@ -357,18 +412,7 @@ def _solve(
     if bs.shape[0] != n:
         raise ValueError(f"b has {bs.shape[0]} entries, the matrix needs {n}")
     x = np.empty(n, dtype=op.dtype)
-    figures = _spmv.solve(
-        op._raw,
-        method,
-        bs.ctypes.data,
-        x.ctypes.data,
-        n,
-        precond == "jacobi",
-        float(tol),
-        int(max_iter),
-        int(check_every),
-        bool(graph),
-    )
+    figures = _spmv.solve(op._raw, method, bs, x, precond == "jacobi", tol, max_iter, check_every, graph)
     return SolveResult(_like(x, origin, b), figures)
 
 
@@ -380,11 +424,20 @@ def _device_list(devices: Devices, exchange: str) -> list[int]:
     ordinal may repeat, putting several parts on one GPU)."""
     if exchange not in ("peer", "nccl"):
         raise ValueError(f'exchange must be "peer" or "nccl", not {exchange!r}')
-    if isinstance(devices, (bool, str)) or not isinstance(devices, (int, Sequence)):
+    if isinstance(devices, (bool, str)) or not isinstance(devices, (numbers.Integral, Sequence)):
         raise ValueError(f"devices must be a count or a list of device ordinals, not {devices!r}")
-    ordinals = list(range(devices)) if isinstance(devices, int) else [int(d) for d in devices]
-    if not ordinals or any(d < 0 for d in ordinals):
+    if isinstance(devices, numbers.Integral):
+        if devices < 1:
+            raise ValueError(f"devices must name at least one device, not {devices!r}")
+        return list(range(_int(devices, "devices", 1, 4096)))
+    if not devices:
         raise ValueError(f"devices must name at least one device (ordinals ≥ 0), not {devices!r}")
+    ordinals = []
+    for d in devices:
+        try:
+            ordinals.append(_int(d, "devices", 0, 2**31 - 1))
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"devices must name devices by ordinals ≥ 0, not {devices!r} ({e})") from None
     return ordinals
 
 
@@ -431,8 +484,9 @@ def cg(
         if bs.shape[0] != m.shape[0]:
             raise ValueError(f"b has {bs.shape[0]} entries, the matrix needs {m.shape[0]}")
         x = np.empty(m.shape[0], dtype=_DTYPES[precision])
+        tol, max_iter = _real(tol, "tol"), _int(max_iter, "max_iter", 1)
         figures = _spmv.cg_distributed(
-            m._csr, bs.ctypes.data, x.ctypes.data, format, precision, ordinals, exchange, float(tol), int(max_iter)
+            m._csr, bs, x, _str(format, "format"), precision, ordinals, exchange, tol, max_iter
         )
         return SolveResult(_like(x, origin, b), figures)
     return _solve("cg", a, b, tol, max_iter, precond, check_every, graph, format, precision)
@@ -491,24 +545,15 @@ def pagerank(
     until max |r_k+1 − r_k| ≤ tol. ``weighted``: edges weighted by their values.
     ``devices``/``exchange``: over several GPUs, as in :func:`cg`."""
     m = _as_matrix(a)
+    alpha, tol, max_iter = _real(alpha, "alpha"), _real(tol, "tol"), _int(max_iter, "max_iter", 1)
+    weighted, format, device = _bool(weighted, "weighted"), _str(format, "format"), _str(device, "device")
     ordinals = None
     if devices is not None:
         ordinals = _device_list(devices, exchange)
         if device == "cpu":
             raise ValueError('devices needs a GPU, not device="cpu"')
     ranks = np.empty(m.shape[0], dtype=np.float64)
-    figures = _spmv.pagerank(
-        m._csr,
-        ranks.ctypes.data,
-        format,
-        device,
-        float(alpha),
-        float(tol),
-        int(max_iter),
-        bool(weighted),
-        ordinals,
-        exchange,
-    )
+    figures = _spmv.pagerank(m._csr, ranks, format, device, alpha, tol, max_iter, weighted, ordinals, exchange)
     return PageRankResult(ranks, figures)
 
 
@@ -530,6 +575,8 @@ def bench(
     min, back-to-back mean; GFLOPS, GB/s, error, the format auto chose ...).
     ``devices``/``exchange``: every format over several GPUs, as ``spmv bench --devices``
     (each result adds the devices, the halo's bytes and the exchange's time)."""
+    formats, precision, device = _str(formats, "formats"), _str(precision, "precision"), _str(device, "device")
+    reps, warmup = _int(reps, "reps", 1, _RUNS_MAX), _int(warmup, "warmup", 0, _RUNS_MAX)
     ordinals = None
     if devices is not None:
         ordinals = _device_list(devices, exchange)
@@ -548,10 +595,10 @@ def bench(
         loaded.append(mat._csr)
         labels.append(label)
     if names is not None:
+        if isinstance(names, str) or not all(isinstance(n, str) for n in names):
+            raise TypeError("names must be a list of str, one per matrix")
         if len(names) != len(loaded):
-            raise ValueError(f"{len(names)} names for {len(loaded)} matrices")
+            raise ValueError(f"names: {len(names)} names for {len(loaded)} matrices")
         labels = list(names)
-    report = json.loads(
-        _spmv.bench(loaded, labels, formats, precision, device, int(reps), int(warmup), ordinals, exchange)
-    )
+    report = json.loads(_spmv.bench(loaded, labels, formats, precision, device, reps, warmup, ordinals, exchange))
     return report["results"]

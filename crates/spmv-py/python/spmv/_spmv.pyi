@@ -1,6 +1,6 @@
-# Type stubs of the extension module under the package `spmv` (src/lib.rs). Addresses are
-# those of arrays the package checked (dtype, contiguity, length) and holds during the call;
-# use the package's functions, not these.
+# Type stubs of the extension module under the package `spmv` (src/lib.rs). Host arrays are
+# any objects with the buffer protocol (NumPy), CUDA arrays objects with
+# __cuda_array_interface__; the extension checks them. Use the package's functions, not these.
 from typing import Any
 
 __version__: str
@@ -8,14 +8,14 @@ __version__: str
 def gpu_available() -> tuple[bool, str]: ...
 def formats() -> list[tuple[str, str, bool, list[tuple[str, str, str]]]]: ...
 def read(path: str) -> Csr: ...
+def read_bytes(data: Any) -> Csr: ...
 def generate(spec: str) -> Csr: ...
 def to_device(a: Csr, format: str, precision: str, device: str) -> Operator: ...
 def solve(
     op: Operator,
     method: str,
-    b: int,
-    x: int,
-    n: int,
+    b: Any,
+    x: Any,
     jacobi: bool,
     tol: float,
     max_iter: int,
@@ -23,11 +23,11 @@ def solve(
     graph: bool,
 ) -> dict[str, Any]: ...
 def cg_distributed(
-    a: Csr, b: int, x: int, format: str, precision: str, devices: list[int], exchange: str, tol: float, max_iter: int
+    a: Csr, b: Any, x: Any, format: str, precision: str, devices: list[int], exchange: str, tol: float, max_iter: int
 ) -> dict[str, Any]: ...
 def pagerank(
     a: Csr,
-    ranks: int,
+    ranks: Any,
     format: str,
     device: str,
     alpha: float,
@@ -51,7 +51,7 @@ def bench(
 
 class Csr:
     @staticmethod
-    def from_arrays(nrows: int, ncols: int, indptr: int, indices: int, data: int, nnz: int) -> Csr: ...
+    def from_arrays(nrows: int, ncols: int, indptr: Any, indices: Any, data: Any) -> Csr: ...
     @property
     def shape(self) -> tuple[int, int]: ...
     @property
@@ -73,9 +73,7 @@ class Operator:
     def backend(self) -> str: ...
     @property
     def stats(self) -> dict[str, Any]: ...
-    def apply_host(self, x: int, nx: int, y: int, ny: int, alpha: float, beta: float) -> None: ...
-    def apply_device(
-        self, x: int, nx: int, y: int, ny: int, alpha: float, beta: float, stream: int | None = None
-    ) -> None: ...
+    def apply_host(self, x: Any, y: Any, alpha: float, beta: float) -> None: ...
+    def apply_device(self, x: Any, y: Any, alpha: float, beta: float) -> None: ...
 
 def default_specs() -> list[str]: ...

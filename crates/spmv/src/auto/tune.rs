@@ -185,21 +185,15 @@ fn time_product<T: Scalar>(backend: &Backend, host: &HostMatrix<T>, x: &[T]) -> 
     }
 }
 
-/// Writes the cache entry under a temporary name and renames it into place; a cache that
-/// cannot be written is skipped (tuning still returns its answer).
+/// Writes the cache entry whole or not at all ([`crate::io::output::write_file`]: a temporary
+/// file renamed into place, so concurrent writers never share one); a cache that cannot be
+/// written is skipped (tuning still returns its answer).
 fn store(path: &std::path::Path, tuned: &Tuned) {
     let Some(dir) = path.parent() else { return };
     if std::fs::create_dir_all(dir).is_err() {
         return;
     }
-    // Unique per process and call, so that concurrent writers never share a temporary file.
-    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let tmp = dir.join(format!(".{name}.{}.{call}.tmp", std::process::id()));
-    let ok =
-        serde_json::to_vec(tuned).ok().is_some_and(|bytes| std::fs::write(&tmp, bytes).is_ok());
-    if !ok || std::fs::rename(&tmp, path).is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
+    let _ = crate::io::output::write_file(path, |w| {
+        serde_json::to_writer(w, tuned).map_err(std::io::Error::from)
+    });
 }

@@ -33,10 +33,11 @@ pub fn run_matrix_distributed<T: Scalar>(
     machine: &Machine,
     mut progress: impl FnMut(&Measurement),
 ) -> Vec<Measurement> {
-    let (x, oracle, range_error) = match prepare(name, a, settings) {
-        Ok(prepared) => prepared,
-        Err(e) => return failed_all(name, a, specs, &e, progress),
-    };
+    let (x, oracle, range_error) =
+        match settings.validate().and_then(|()| prepare(name, a, settings)) {
+            Ok(prepared) => prepared,
+            Err(e) => return failed_all(name, a, specs, &e, progress),
+        };
     let mut distinct = devices.to_vec();
     distinct.sort_unstable();
     distinct.dedup();

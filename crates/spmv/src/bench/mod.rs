@@ -64,10 +64,20 @@ impl Status {
 /// Rounds of back-to-back timing per result (their median is reported).
 pub const BACK_TO_BACK_ROUNDS: usize = 3;
 
+/// Most timed runs per result ([`Settings::reps`]): each run's time is kept for the median
+/// (on the GPU with two events), and as many products are captured in one CUDA graph.
+pub const MAX_REPS: usize = 1_000_000;
+/// Most untimed runs before the timed ones ([`Settings::warmup`]).
+pub const MAX_WARMUP: usize = 1_000_000;
+/// Warm-up runs on the CPU at most: the first run (the checked one) already warms the caches,
+/// and a CPU product is slow.
+pub const CPU_WARMUP: usize = 3;
+
 /// How to measure.
 #[derive(Clone, Debug)]
 pub struct Settings {
-    /// Untimed runs before the timed ones (at most 3 on the CPU).
+    /// Untimed runs before the timed ones (at most [`CPU_WARMUP`] on the CPU:
+    /// [`Settings::warmup_on`]).
     pub warmup: usize,
     /// Timed runs per result.
     pub reps: usize,
@@ -82,6 +92,37 @@ pub struct Settings {
     pub exchange: crate::distributed::Exchange,
     /// With several devices: the interior rows' product runs while the halo travels.
     pub overlap: bool,
+}
+
+impl Settings {
+    /// Refuses counts that no run can honour: `reps` outside 1..=[`MAX_REPS`] (no median of no
+    /// runs; a count that would size the kept times beyond memory), `warmup` above
+    /// [`MAX_WARMUP`]. Every entry point of the benchmark checks this before it allocates.
+    pub fn validate(&self) -> Result<()> {
+        if !(1..=MAX_REPS).contains(&self.reps) {
+            return Err(Error::Argument(format!(
+                "reps = {}: the timed repetitions must be 1 to {MAX_REPS} (each one's time is kept for the median)",
+                self.reps
+            )));
+        }
+        if self.warmup > MAX_WARMUP {
+            return Err(Error::Argument(format!(
+                "warmup = {}: at most {MAX_WARMUP} warm-up runs",
+                self.warmup
+            )));
+        }
+        Ok(())
+    }
+
+    /// The warm-up runs that actually run on `backend` ("cpu" or "gpu", as
+    /// [`Machine::backend`]): [`Settings::warmup`], at most [`CPU_WARMUP`] on the CPU.
+    pub fn warmup_on(&self, backend: &str) -> usize {
+        if backend == "cpu" {
+            self.warmup.min(CPU_WARMUP)
+        } else {
+            self.warmup
+        }
+    }
 }
 
 impl Default for Settings {
@@ -275,6 +316,7 @@ impl Backend {
     /// Measures this machine's copy bandwidth (read + write bytes per second) with a
     /// 16-byte vectorised copy kernel on the GPU, or a parallel memcpy on the CPU.
     pub fn machine(&self, settings: &Settings) -> Result<Machine> {
+        settings.validate()?;
         match self {
             Backend::Gpu(gpu) => {
                 let bytes = (1usize << 30).min(gpu.total_memory() / 8);
@@ -346,10 +388,11 @@ impl Backend {
         machine: &Machine,
         mut progress: impl FnMut(&Measurement),
     ) -> Vec<Measurement> {
-        let (x, oracle, range_error) = match prepare(name, a, settings) {
-            Ok(prepared) => prepared,
-            Err(e) => return failed_all(name, a, specs, &e, progress),
-        };
+        let (x, oracle, range_error) =
+            match settings.validate().and_then(|()| prepare(name, a, settings)) {
+                Ok(prepared) => prepared,
+                Err(e) => return failed_all(name, a, specs, &e, progress),
+            };
         // The permutation and P·A·Pᵀ, once for all formats (an error is every format's).
         let t = Instant::now();
         let reordered = match settings.reorder {
@@ -556,7 +599,7 @@ fn measure_cpu<T: Scalar>(
     let mut y = vec![T::nan(); format.nrows()];
     format.spmv(x, &mut y)?;
     record_check(m, oracle.check(&y));
-    for _ in 0..settings.warmup.min(3) {
+    for _ in 0..settings.warmup_on("cpu") {
         format.spmv(x, &mut y)?;
     }
     let mut times = Vec::with_capacity(settings.reps);
@@ -568,4 +611,43 @@ fn measure_cpu<T: Scalar>(
     m.back_to_back_ms = times.iter().sum::<f64>() / times.len().max(1) as f64;
     (m.median_ms, m.min_ms) = median_min(&mut times);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cpu_machine() -> Machine {
+        Backend::Cpu.machine(&Settings { reps: 5, ..Settings::default() }).unwrap()
+    }
+
+    #[test]
+    fn counts_beyond_what_a_run_can_keep_are_errors_not_aborts() {
+        let a = crate::io::gen::generate("poisson2d:n=4").unwrap();
+        let specs = [formats::parse_spec("csr-scalar").unwrap()];
+        let machine = cpu_machine();
+        for (reps, warmup) in [(1usize << 40, 0), (usize::MAX, 0), (0, 0), (3, usize::MAX)] {
+            let settings = Settings { reps, warmup, ..Settings::default() };
+            let e = Backend::Cpu.machine(&settings).unwrap_err().to_string();
+            assert!(e.contains("reps = ") || e.contains("warmup = "), "{e}");
+            let rows = Backend::Cpu.run_matrix("m", &a, &specs, &settings, &machine, |_| {});
+            assert_eq!(rows.len(), 1);
+            assert_eq!(rows[0].status, Status::Error, "reps {reps}, warmup {warmup}");
+            assert_eq!(rows[0].error.as_deref(), Some(e.as_str()));
+        }
+    }
+
+    #[test]
+    fn the_report_says_the_warmups_that_ran() {
+        let settings = Settings { warmup: 100_000, reps: 5, ..Settings::default() };
+        let report = report::Report::new(cpu_machine(), &settings);
+        assert_eq!(report.warmup, CPU_WARMUP);
+        assert!(report.note.as_deref().unwrap().contains("not the 100000 asked"));
+        let header = report.table_header(&report::TableLayout::new([], []));
+        assert!(header.contains("after 3 warm-up"), "{header}");
+        // Asked for no more than the cap: no note.
+        let settings = Settings { warmup: 2, reps: 5, ..Settings::default() };
+        let report = report::Report::new(cpu_machine(), &settings);
+        assert_eq!((report.warmup, report.note), (2, None));
+    }
 }

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::{Machine, Measurement, Settings, Status};
+use crate::error::printable_name;
 
 /// Everything one run measured.
 #[derive(Clone, Debug, Serialize)]
@@ -16,7 +17,8 @@ pub struct Report {
     pub spmv_version: String,
     /// The machine and its copy roofline.
     pub machine: Machine,
-    /// Untimed runs before the timed ones ([`Settings::warmup`]).
+    /// Untimed runs before the timed ones that actually ran ([`Settings::warmup_on`]: at most
+    /// [`super::CPU_WARMUP`] on the CPU, whatever was asked; the note says so then).
     pub warmup: usize,
     /// Timed runs per result ([`Settings::reps`]).
     pub reps: usize,
@@ -32,18 +34,31 @@ impl Report {
     /// An empty report for runs on `machine` with `settings` (a note says when matrices are
     /// reordered).
     pub fn new(machine: Machine, settings: &Settings) -> Self {
+        let warmup = settings.warmup_on(&machine.backend);
+        let capped = (warmup != settings.warmup).then(|| {
+            format!(
+                "{warmup} warm-up runs, not the {} asked: at most {} on the CPU",
+                settings.warmup,
+                super::CPU_WARMUP
+            )
+        });
+        let reordered = match settings.reorder {
+            crate::reorder::Reordering::None => None,
+            method => Some(format!(
+                "matrices reordered by {method} (P·A·Pᵀ, x and y in the original order; the gather and scatter of each product are in its time; reorder_ms in the JSON)"
+            )),
+        };
+        let note = match (capped, reordered) {
+            (Some(c), Some(r)) => Some(format!("{c}; {r}")),
+            (c, r) => c.or(r),
+        };
         Report {
             schema_version: 2,
             spmv_version: env!("CARGO_PKG_VERSION").to_string(),
             machine,
-            warmup: settings.warmup,
+            warmup,
             reps: settings.reps,
-            note: match settings.reorder {
-                crate::reorder::Reordering::None => None,
-                method => Some(format!(
-                    "matrices reordered by {method} (P·A·Pᵀ, x and y in the original order; the gather and scatter of each product are in its time; reorder_ms in the JSON)"
-                )),
-            },
+            note,
             results: Vec::new(),
         }
     }
@@ -118,10 +133,10 @@ impl Report {
                 let _ = writeln!(
                     s,
                     "#   {} / {} / {}: {}",
-                    m.matrix,
-                    m.format,
+                    printable_name(&m.matrix),
+                    printable_name(&m.format),
                     m.precision,
-                    m.error.as_deref().unwrap_or(m.status.as_str())
+                    printable_name(m.error.as_deref().unwrap_or(m.status.as_str()))
                 );
             }
         }
@@ -202,7 +217,7 @@ impl Report {
             let _ = writeln!(
                 s,
                 "#   {:<width$} {:>5} {:>5} {:>3}  wins {:>5}  speed-up {:>6.2}x ({} pairs)  %roof {}",
-                f.format,
+                printable_name(&f.format),
                 f.ok,
                 f.unsupported,
                 f.failed,
@@ -256,7 +271,7 @@ impl TableLayout {
         formats: impl IntoIterator<Item = &'a str>,
     ) -> Self {
         let widest = |names: &mut dyn Iterator<Item = &'a str>| {
-            names.map(|n| n.chars().count()).max().unwrap_or(0)
+            names.map(|n| printable_name(n).chars().count()).max().unwrap_or(0)
         };
         TableLayout {
             matrix_width: widest(&mut matrices.into_iter()).max(34),
@@ -266,10 +281,11 @@ impl TableLayout {
 
     /// One line of the table.
     pub fn row(&self, m: &Measurement) -> String {
-        let format = match &m.chosen {
+        // Names are the user's (file names, specs): escaped, so none can forge a line.
+        let format = printable_name(&match &m.chosen {
             Some(chosen) => format!("{}({chosen})", m.format),
             None => m.format.clone(),
-        };
+        });
         let (width, fwidth) = (self.matrix_width, self.format_width);
         // A figure that was not measured (an unsupported or failed run) shows as "-".
         let num = |v: f64, decimals: usize| {
@@ -288,9 +304,11 @@ impl TableLayout {
                 num(m.exchange_ms.unwrap_or(f64::NAN) * 1e3, 2)
             ),
             (Status::Ok, _) => "ok".to_string(),
-            (st, Some(e)) => {
-                format!("{} ({})", st.as_str().to_uppercase(), e.lines().next().unwrap_or(""))
-            }
+            (st, Some(e)) => format!(
+                "{} ({})",
+                st.as_str().to_uppercase(),
+                printable_name(e.lines().next().unwrap_or(""))
+            ),
             (st, None) => st.as_str().to_uppercase(),
         };
         let measured = matches!(m.status, Status::Ok | Status::Wrong);
@@ -302,7 +320,7 @@ impl TableLayout {
         };
         format!(
             "{:<width$} {:<fwidth$} {:>4} {:>9} {:>10} {:>9} {:>9} {:>10} {:>10} {:>10} {:>9} {:>8} {:>7} {:>6} {:>6} {:>3} {:>9}  {}\n",
-            m.matrix,
+            printable_name(&m.matrix),
             format,
             m.precision.name(),
             m.nrows,

@@ -9,6 +9,7 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::host::{shape_error, FormatHandle, HostMatrix, MatrixInfo};
 use super::FormatStats;
+use crate::api::overlap;
 use crate::error::Result;
 use crate::gpu::{grid_stride, jit, Gpu, Kernel};
 use crate::matrix::Scalar;
@@ -162,10 +163,16 @@ impl<T: Scalar> DeviceMatrix<T> {
     }
 
     /// `y = α·A·x + β·y` on the GPU's stream. β = 0 never reads `y` (a NaN-poisoned `y`
-    /// is fine); α = 0 does not run the product.
+    /// is fine); α = 0 does not run the product. An `x` that overlaps `y` (possible only
+    /// through `upgrade_device_ptr`) is an [`Error::Shape`](crate::Error::Shape).
     pub fn apply(&self, alpha: T, x: &CudaSlice<T>, beta: T, y: &mut CudaSlice<T>) -> Result<()> {
         if let Some(e) = shape_error(&self.info, x.len(), y.len()) {
             return Err(e);
+        }
+        if overlap(device_range(x), device_range(y)) {
+            return Err(crate::Error::Shape(
+                "x and y overlap: the product would read x while writing it (copy x first)".into(),
+            ));
         }
         if self.info.nrows == 0 {
             return Ok(());
@@ -227,6 +234,13 @@ impl<T: Scalar> DeviceMatrix<T> {
             },
         }
     }
+}
+
+/// The bytes a device slice spans.
+fn device_range<T>(s: &CudaSlice<T>) -> std::ops::Range<u64> {
+    use cudarc::driver::DevicePtr as _;
+    let (start, _) = s.device_ptr(s.stream());
+    start..start + (s.len() * std::mem::size_of::<T>()) as u64
 }
 
 impl<T: Scalar> std::fmt::Debug for DeviceMatrix<T> {

@@ -43,10 +43,12 @@ impl Input {
     }
 }
 
-/// An argument meant as a path: it has a path separator or a Matrix Market extension (specs
-/// have neither).
+/// An argument meant as a path: it has a path separator or a Matrix Market extension, and
+/// does not start like a generator spec (`family:`; a spec may name a file:
+/// `blockdiag:k=8,of=file=data/m.mtx.gz`).
 fn looks_like_a_path(arg: &str) -> bool {
-    arg.contains(std::path::MAIN_SEPARATOR) || is_matrix_file(Path::new(arg))
+    !gen::is_spec_like(arg)
+        && (arg.contains(std::path::MAIN_SEPARATOR) || is_matrix_file(Path::new(arg)))
 }
 
 fn is_matrix_file(p: &Path) -> bool {
@@ -81,6 +83,10 @@ pub fn resolve(args: &[String]) -> Result<Vec<Input>> {
                 .err()
                 .unwrap_or_else(|| std::io::Error::other("not a regular file or folder"));
             return Err(Error::io(path, e));
+        } else if gen::is_spec_like(arg) {
+            // A spec whose family is known: its own error (a bad key, too large) is the cause.
+            gen::parse_spec(arg)?;
+            inputs.push(Input::Spec(arg.clone()));
         } else {
             gen::parse_spec(arg).map_err(|e| {
                 Error::Unsupported(format!(

@@ -60,17 +60,19 @@ impl Default for KrylovSettings {
 }
 
 impl KrylovSettings {
-    /// Checks the ranges: `Error::Unsupported` for a tolerance that is not positive and finite,
+    /// Checks the ranges: `Error::Argument` for a tolerance that is not positive and finite,
     /// or a `max_iter` or `check_every` of 0.
     pub fn validate(&self) -> Result<()> {
         if !(self.tol > 0.0 && self.tol.is_finite()) {
-            return Err(Error::Unsupported(format!(
-                "tolerance {} must be a positive finite number",
+            return Err(Error::Argument(format!(
+                "tol = {}: the tolerance must be a positive finite number",
                 self.tol
             )));
         }
-        if self.max_iter == 0 || self.check_every == 0 {
-            return Err(Error::Unsupported("max_iter and check_every must be ≥ 1".into()));
+        for (name, value) in [("max_iter", self.max_iter), ("check_every", self.check_every)] {
+            if value == 0 {
+                return Err(Error::Argument(format!("{name} = 0: must be at least 1")));
+            }
         }
         Ok(())
     }

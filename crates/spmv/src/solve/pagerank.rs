@@ -106,9 +106,9 @@ impl Default for Settings {
 }
 
 impl Settings {
-    /// Checks the parameters; a bad one is an [`Error::Unsupported`] naming it.
+    /// Checks the parameters; a bad one is an [`Error::Argument`] naming it.
     pub fn validate(&self) -> Result<()> {
-        let bad = |what: String| Err(Error::Unsupported(format!("PageRank: {what}")));
+        let bad = |what: String| Err(Error::Argument(format!("PageRank: {what}")));
         if !(0.0..1.0).contains(&self.alpha) {
             return bad(format!("alpha = {} must be in [0, 1)", self.alpha));
         }
@@ -311,7 +311,7 @@ pub struct Agreement {
 /// the same length); exact ranks within `tie_tol` of each other count as tied.
 pub fn top_k_agreement(exact: &[f64], computed: &[f64], k: usize, tie_tol: f64) -> Agreement {
     assert_eq!(exact.len(), computed.len(), "score vectors of different lengths");
-    let exact_top = top_k(exact, k + 1);
+    let exact_top = top_k(exact, k.saturating_add(1));
     let k = k.min(exact.len());
     let computed_top = top_k(computed, k);
     let tied = |a: f64, b: f64| (a - b).abs() <= tie_tol;
@@ -633,11 +633,14 @@ mod tests {
             Settings { tol: f64::NAN, ..Settings::default() },
             Settings { check_every: 0, ..Settings::default() },
         ] {
-            assert!(
-                matches!(pagerank_host(t.matrix(), &t, &s), Err(Error::Unsupported(_))),
-                "{s:?}"
-            );
+            assert!(matches!(pagerank_host(t.matrix(), &t, &s), Err(Error::Argument(_))), "{s:?}");
         }
+    }
+
+    #[test]
+    fn an_agreement_past_the_node_count_compares_every_node() {
+        let a = top_k_agreement(&[3.0, 2.0, 1.0], &[3.0, 1.0, 2.0], usize::MAX, 0.0);
+        assert_eq!((a.k, a.same_position, a.overlap), (3, 1, 3));
     }
 
     #[test]

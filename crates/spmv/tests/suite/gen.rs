@@ -756,3 +756,84 @@ fn timing_large() {
         );
     }
 }
+
+// ---------------------------------------------------------------- hostile specs
+
+/// `blockdiag:k=1,of=` nested `depth` times around `poisson2d:n=2`.
+fn nested(depth: usize) -> String {
+    "blockdiag:k=1,of=".repeat(depth) + "poisson2d:n=2"
+}
+
+#[test]
+fn nesting_of_blockdiag_specs_is_limited_not_a_stack_overflow() {
+    // 20,000 levels overflowed the stack (SIGSEGV, in Python too); run on a small stack.
+    let deep = std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(|| gen::parse_spec(&nested(20_000)).map(|_| ()))
+        .unwrap()
+        .join()
+        .expect("parsing a deep spec crashed its thread");
+    let msg = gen_err(deep);
+    assert!(msg.contains(&format!("nested more than {} levels", gen::MAX_NESTING)), "{msg}");
+    // The limit itself is fine, one more is not.
+    let a = gen::generate(&nested(gen::MAX_NESTING)).unwrap();
+    assert_eq!(a, gen::poisson2d(2, 2).unwrap());
+    assert!(gen::parse_spec(&nested(gen::MAX_NESTING + 1)).is_err());
+}
+
+#[test]
+fn inputs_that_are_specs_are_taken_as_specs_and_keep_their_error() {
+    use spmv::io::inputs::{resolve, Input};
+    // A spec naming a file with a path: a spec, not a missing path.
+    let path = std::env::temp_dir().join(format!("spmv-gen-input-{}.mtx", std::process::id()));
+    spmv::io::write_matrix_market(&path, &gen::poisson2d(3, 3).unwrap()).unwrap();
+    let spec = format!("blockdiag:k=2,of=file={}", path.display());
+    let inputs = resolve(std::slice::from_ref(&spec)).unwrap();
+    assert_eq!(inputs, vec![Input::Spec(spec.clone())]);
+    assert_eq!(inputs[0].load().unwrap().nrows(), 18);
+    std::fs::remove_file(&path).ok();
+    // A spec that parses but is refused (too large, a bad key) gives that reason alone.
+    for (spec, reason) in [
+        ("poisson3d:n=100000", "too large for 32-bit indices"),
+        ("random:rows=4294967297,mean=0", "too large for 32-bit indices"),
+        ("poisson2d:n=4,bogus=1", "unknown key 'bogus'"),
+        ("blockdiag:k=2,of=file=/nonexistent/x.mtx.gz", "No such file"),
+    ] {
+        let e = resolve(&[spec.to_string()]).and_then(|i| i[0].load().map(|_| ())).unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains(reason), "{spec}: {text}");
+        assert!(!text.contains("neither a file"), "{spec}: {text}");
+    }
+    // Neither a spec nor a path: said so.
+    let e = resolve(&["nonsense".to_string()]).unwrap_err().to_string();
+    assert!(e.contains("neither a file, a folder nor a generator spec"), "{e}");
+}
+
+#[test]
+fn the_memory_estimate_counts_the_rows_not_only_the_entries() {
+    // 2^32 rows and no entries take 68.7 GB of row pointers and row lengths: where the host
+    // has less, the spec is refused with that estimate (it was taken for 0 bytes, and the
+    // allocation aborted).
+    let specs = [
+        "random:rows=4294967296,mean=0",
+        "longrows:n=4294967296,short=0,count=0,long=0",
+        "banded:n=4294967296,offsets=",
+        "blockdiag:k=4294967296,of=random:rows=1,mean=0",
+        "powerlaw:n=4294967296,mean=0",
+    ];
+    let available = spmv::error::available_memory().unwrap_or(u64::MAX);
+    if available > 100_000_000_000 {
+        eprintln!("note: {available} bytes available, more than the specs need; not checked");
+        return;
+    }
+    for spec in specs {
+        let e = gen::parse_spec(spec).and_then(|s| s.generate().map(|_| ())).unwrap_err();
+        match e {
+            Error::OutOfMemory { what, needed, .. } => {
+                assert!(what.contains("4294967296 rows"), "{spec}: {what}");
+                assert!(needed >= 16 << 32, "{spec}: {needed}");
+            }
+            other => panic!("{spec}: expected out of memory, got {other:?}"),
+        }
+    }
+}

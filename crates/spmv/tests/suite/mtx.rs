@@ -1026,3 +1026,179 @@ fn gzip_inflation_is_bounded_by_the_banner_and_the_size_line() {
         gzip_of(b"%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 2.0\n", b"\n", 100);
     assert_eq!(read_matrix_market_bytes::<f64>(&fine).unwrap().values(), &[2.0]);
 }
+
+// ---------------------------------------------------------------------------------------
+// Reading is bounded by what the data justifies; refusals name their true cause
+// ---------------------------------------------------------------------------------------
+
+const BANNER: &[u8] = b"%%MatrixMarket matrix coordinate real general\n";
+
+#[test]
+fn a_size_line_beyond_memory_is_refused_before_the_body_is_inflated() {
+    // Size lines no host can read (10^12, 2^62 and u64::MAX entries) before 64 MiB of body:
+    // refused from the header with the memory they need, whatever the body holds (2^62
+    // entries once wrapped the inflation cap to 1 MB and blamed the stream's size).
+    for entries in ["1000000000000", "4611686018427387904", "18446744073709551615"] {
+        let head = [BANNER, format!("1000 1000 {entries}\n").as_bytes()].concat();
+        let gz = gzip_of(&head, &b"1 1 1.0\n".repeat(1 << 17), 64);
+        match read_matrix_market_bytes::<f64>(&gz) {
+            Err(Error::OutOfMemory { what, needed, available }) => {
+                assert!(what.contains(entries) && what.contains("size line (line 2)"), "{what}");
+                assert!(needed > available);
+            }
+            other => panic!("{entries} entries: expected out of memory, got {other:?}"),
+        }
+        let path = tmp_path("huge-size-line.mtx.gz");
+        std::fs::write(&path, &gz).unwrap();
+        let e = read_matrix_market::<f64>(&path).unwrap_err();
+        assert!(matches!(e, Error::OutOfMemory { .. }), "{e}");
+    }
+}
+
+#[test]
+fn an_intact_stream_refused_for_its_size_is_not_called_corrupt() {
+    let padded = gzip_of(&[BANNER, b"1 1 1\n1 1 2.0\n"].concat(), &[b'\n'; 1 << 20], 64);
+    let path = tmp_path("padded.mtx.gz");
+    std::fs::write(&path, &padded).unwrap();
+    for e in [
+        read_matrix_market_bytes::<f64>(&padded).unwrap_err(),
+        read_matrix_market::<f64>(&path).unwrap_err(),
+    ] {
+        let text = e.to_string();
+        assert!(matches!(e, Error::Parse { .. }), "{e:?}");
+        assert!(text.contains("inflates past") && text.contains("1 entries of its size line"));
+        assert!(!text.contains("corrupt") && !text.contains("truncated"), "{text}");
+    }
+}
+
+#[test]
+fn devices_pipes_and_folders_are_refused_by_the_reader() {
+    let refused = |path: &Path, kind: &str| {
+        for e in [
+            read_matrix_market::<f64>(path).unwrap_err(),
+            read_header(path).unwrap_err(),
+            spmv::io::gen::generate(&format!("blockdiag:k=2,of=file={}", path.display()))
+                .unwrap_err(),
+        ] {
+            let text = e.to_string();
+            assert!(matches!(e, Error::Io { .. }), "{path:?}: {e:?}");
+            assert!(text.contains(&format!("not a regular file but {kind}")), "{text}");
+        }
+    };
+    // /dev/zero never ends: it was read until the memory ran out.
+    refused(Path::new("/dev/zero"), "a character device");
+    refused(&std::env::temp_dir(), "a folder");
+    // A named pipe without a writer: opening it would block forever.
+    let fifo = tmp_path("pipe.mtx");
+    if std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success()) {
+        refused(&fifo, "a named pipe (FIFO)");
+    }
+    // A symbolic link to a regular file is read.
+    let file = tmp_path("target.mtx");
+    std::fs::write(&file, [BANNER, b"1 1 1\n1 1 2.0\n"].concat()).unwrap();
+    let link = tmp_path("link.mtx");
+    std::os::unix::fs::symlink(&file, &link).unwrap();
+    assert_eq!(read_matrix_market::<f64>(&link).unwrap().values(), &[2.0]);
+}
+
+#[test]
+fn a_header_past_its_window_is_reported_as_such() {
+    // 17 MiB of comment lines before the size line: the header window (16 MiB) ran out,
+    // which is what the message says (not that the file ended), gzipped, plain or header only.
+    let comments =
+        b"% a comment line of sixty-six bytes, repeated to fill the header...\n".repeat(1 << 14);
+    let size = b"2 2 1\n1 1 2.0\n";
+    let gz = gzip_of(BANNER, &comments, 17);
+    let mut plain = BANNER.to_vec();
+    for _ in 0..17 {
+        plain.extend_from_slice(&comments);
+    }
+    plain.extend_from_slice(size);
+    let gz_path = tmp_path("long-header.mtx.gz");
+    std::fs::write(&gz_path, &gz).unwrap();
+    let plain_path = tmp_path("long-header.mtx");
+    std::fs::write(&plain_path, &plain).unwrap();
+    for e in [
+        read_matrix_market_bytes::<f64>(&gz).unwrap_err(),
+        read_matrix_market_bytes::<f64>(&plain).unwrap_err(),
+        read_header_bytes(&gz).unwrap_err(),
+        read_header(&gz_path).unwrap_err(),
+        read_header(&plain_path).unwrap_err(),
+        read_matrix_market::<f64>(&plain_path).unwrap_err(),
+    ] {
+        let text = e.to_string();
+        assert!(text.contains("no size line within the first 16 MiB"), "{text}");
+        assert!(!text.contains("file ended"), "{text}");
+    }
+    // One comment line that never ends, gzipped: stopped at the window too.
+    let endless = gzip_of(BANNER, &[b'%'; 1 << 20], 64);
+    let text = read_matrix_market_bytes::<f64>(&endless).unwrap_err().to_string();
+    assert!(text.contains("no size line within the first 16 MiB"), "{text}");
+    // A header just within the window is read.
+    let mut fits = BANNER.to_vec();
+    for _ in 0..15 {
+        fits.extend_from_slice(&comments);
+    }
+    fits.extend_from_slice(size);
+    assert_eq!(read_matrix_market_bytes::<f64>(&gzip(&fits)).unwrap().values(), &[2.0]);
+}
+
+#[test]
+fn other_compressions_and_binary_data_are_named() {
+    for (magic, name) in [
+        (&b"\xFD7zXZ\x00\x00\x04"[..], "xz file"),
+        (b"\x28\xB5\x2F\xFD\x24\x00", "zstd file"),
+        (b"BZh91AY&SY", "bzip2 file"),
+        (b"PK\x03\x04\x14\x00", "zip archive"),
+    ] {
+        let path = tmp_path("compressed.mtx");
+        std::fs::write(&path, magic).unwrap();
+        for e in [read_matrix_market::<f64>(&path).unwrap_err(), read_header(&path).unwrap_err()] {
+            let text = e.to_string();
+            assert!(matches!(e, Error::Unsupported(_)), "{name}: {e:?}");
+            assert!(text.contains(name) && text.contains("decompress it first"), "{text}");
+        }
+    }
+    // Gzipped twice.
+    let twice = gzip(&gzip(&[BANNER, b"1 1 1\n1 1 2.0\n"].concat()));
+    let text = read_matrix_market_bytes::<f64>(&twice).unwrap_err().to_string();
+    assert!(text.contains("gzip stream inside a gzip stream"), "{text}");
+    // Random binary with carriage returns and newlines: binary data, not line endings.
+    let mut noise = b"\x9f\x00\x13\rA B C D E\n\xff".to_vec();
+    noise.extend(b" a b c d e f\r g h\n".repeat(4));
+    for e in [
+        read_matrix_market_bytes::<f64>(&noise).unwrap_err(),
+        read_header_bytes(&noise).unwrap_err(),
+    ] {
+        let text = e.to_string();
+        assert!(text.contains("binary data (bytes 9f 00 13 0d"), "{text}");
+        assert!(!text.contains("carriage return"), "{text}");
+    }
+    // Text without a banner is still quoted.
+    let text =
+        read_matrix_market_bytes::<f64>(b"3 3 1\r\nx y z a b c\r1\n").unwrap_err().to_string();
+    assert!(
+        text.contains("missing Matrix Market banner") && text.contains("found '3 3 1"),
+        "{text}"
+    );
+    // A banner followed by bare carriage returns: without any newline, the classic Mac
+    // hint; with newlines later, that the banner line goes on after a carriage return.
+    let mac = b"%%MatrixMarket matrix coordinate real general\r2 2 1\r1 1 1.0\r";
+    let text = read_matrix_market_bytes::<f64>(mac).unwrap_err().to_string();
+    assert!(text.contains("no newlines, only carriage returns"), "{text}");
+    let mixed = b"%%MatrixMarket matrix coordinate real general\r2 2 1\n1 1 1.0\n";
+    let text = read_matrix_market_bytes::<f64>(mixed).unwrap_err().to_string();
+    assert!(text.contains("goes on after a carriage return") && !text.contains("no newlines"));
+}
+
+#[test]
+fn out_of_memory_messages_never_show_more_available_than_needed() {
+    let e =
+        Error::OutOfMemory { what: "x".into(), needed: 2_000_000_000, available: 4_100_000_000 };
+    let text = e.to_string();
+    assert!(!text.contains("but 4.1 GB are available"), "{text}");
+    assert!(text.contains("needs 2.0 GB") && text.contains("allocation failed"), "{text}");
+    let e =
+        Error::OutOfMemory { what: "x".into(), needed: 4_100_000_000, available: 2_000_000_000 };
+    assert_eq!(e.to_string(), "out of memory: x needs 4.1 GB but 2.0 GB are available");
+}

@@ -1,6 +1,6 @@
 //! Diagonal-heavy matrices: full diagonals, broken diagonals, scattered points.
 
-use super::build::{build_rows, check_dim, check_nnz, err};
+use super::build::{build_rows, check_dim, check_size, err};
 use super::rng::{entry_value, hash3, unit_from, Rng};
 use crate::{Csr, Result};
 
@@ -70,7 +70,7 @@ impl BandedParams {
             ));
         }
         let per_row = self.offsets.len() as f64 + self.scatter;
-        check_nnz(F, self.n as f64 * per_row.min(self.n as f64))
+        check_size(F, self.n as u64, self.n as f64 * per_row.min(self.n as f64), 0.0)
     }
 }
 

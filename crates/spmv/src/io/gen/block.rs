@@ -1,6 +1,6 @@
 //! Block-diagonal replication.
 
-use super::build::{build_rows, check_dim, check_nnz, err};
+use super::build::{build_rows, check_dim, check_size, err};
 use crate::{Csr, Result, Scalar};
 
 /// `diag(a, a, ..., a)` with `k` copies: a `k·nrows × k·ncols` matrix, copy `b` occupying
@@ -16,7 +16,7 @@ pub fn block_diag<T: Scalar>(a: &Csr<T>, k: usize) -> Result<Csr<T>> {
     };
     check_dim(F, &format!("rows ({k} x {m})"), rows)?;
     check_dim(F, &format!("cols ({k} x {n})"), cols)?;
-    check_nnz(F, a.nnz() as f64 * k as f64)?;
+    check_size(F, rows, a.nnz() as f64 * k as f64, 0.0)?;
     let (rows, cols) = (rows as usize, cols as usize);
     let len = |r: usize| a.row_len(r % m);
     let fill = |r: usize, _: &mut Vec<u32>, c: &mut [u32], v: &mut [T]| {

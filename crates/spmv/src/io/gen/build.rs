@@ -25,18 +25,24 @@ pub(crate) fn check_dim(family: &str, what: &str, n: u64) -> Result<()> {
     Ok(())
 }
 
-/// The (expected) entry count must stay below [`MAX_NNZ`].
-pub(crate) fn check_nnz(family: &str, nnz: f64) -> Result<()> {
+/// The (expected) entry count must stay below [`MAX_NNZ`], and the host must hold what
+/// building `rows` rows of `nnz` entries takes: a column index and an f64 value per entry,
+/// and per row the row pointer and the row length [`build_rows`] holds beside it (16
+/// bytes), plus `extra` bytes of the family's own scratch. Checked before anything is
+/// allocated, so a spec too large is an error with the estimate, not an abort.
+pub(crate) fn check_size(family: &str, rows: u64, nnz: f64, extra: f64) -> Result<()> {
     if nnz.is_nan() || nnz > MAX_NNZ as f64 {
         return err(format!(
             "{family}: would produce about {nnz:.3e} entries, more than the limit of 2^36 = {MAX_NNZ}"
         ));
     }
-    // A column index and an f64 value per entry, before any conversion: refuse with the
-    // estimate what the host cannot hold (the row pointers come on top).
+    let bytes = nnz * 12.0 + (rows as f64 + 1.0) * 16.0 + extra;
     crate::error::check_host_memory(
-        || format!("{family}: about {nnz:.3e} entries"),
-        (nnz * 12.0) as u64,
+        || {
+            let entries = if nnz < 1e7 { format!("{nnz:.0}") } else { format!("{nnz:.3e}") };
+            format!("{family}: {rows} rows and about {entries} entries")
+        },
+        bytes.min(u64::MAX as f64) as u64,
     )
 }
 

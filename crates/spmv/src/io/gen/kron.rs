@@ -2,7 +2,7 @@
 
 use rayon::prelude::*;
 
-use super::build::{check_nnz, err};
+use super::build::{check_size, err};
 use super::rng::Rng;
 use crate::{Csr, Result};
 
@@ -54,8 +54,10 @@ impl KroneckerParams {
                 self.scale, self.scale
             ));
         }
-        let edges = (self.edge_factor as f64) * (self.scale as f64).exp2();
-        check_nnz(F, edges * if self.symmetric { 2.0 } else { 1.0 })
+        let n = (self.scale as f64).exp2();
+        let edges = (self.edge_factor as f64) * n;
+        // The edge list (8 bytes an edge) lives until the adjacency is built.
+        check_size(F, n as u64, edges * if self.symmetric { 2.0 } else { 1.0 }, 8.0 * edges)
     }
 }
 

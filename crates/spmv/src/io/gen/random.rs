@@ -6,7 +6,7 @@
 
 use rayon::prelude::*;
 
-use super::build::{build_rows, check_dim, check_mean, check_nnz, err};
+use super::build::{build_rows, check_dim, check_mean, check_size, err};
 use super::rng::{entry_value, pareto_weight, Rng};
 use crate::{Csr, Result};
 
@@ -56,7 +56,7 @@ pub(crate) fn check_random(nrows: usize, ncols: usize, mean_row_len: f64) -> Res
     check_dim(F, "rows", nrows as u64)?;
     check_dim(F, "cols", ncols as u64)?;
     check_mean(F, mean_row_len)?;
-    check_nnz(F, nrows as f64 * mean_row_len.min(ncols as f64))
+    check_size(F, nrows as u64, nrows as f64 * mean_row_len.min(ncols as f64), 0.0)
 }
 
 /// An `nrows × ncols` matrix whose row lengths are uniform on `{0, 1, ..., ⌊2·mean⌋}` (mean
@@ -91,7 +91,8 @@ pub(crate) fn check_power_law(n: usize, mean_row_len: f64, exponent: f64) -> Res
             "{F}: exp (exponent) must be a finite number > 1 (row-length density ∝ len^-exp), got {exponent}"
         ));
     }
-    check_nnz(F, n as f64 * mean_row_len.min(n as f64))
+    // The row weights and lengths (8 bytes each) live beside the rows built.
+    check_size(F, n as u64, n as f64 * mean_row_len.min(n as f64), 8.0 * n as f64)
 }
 
 /// An `n × n` matrix with power-law row lengths: each row draws a Pareto weight
@@ -180,7 +181,8 @@ pub(crate) fn check_long_rows(
             return err(format!("{F}: {key} = {len} entries per row exceed the n = {n} columns"));
         }
     }
-    check_nnz(F, (n - long_count) as f64 * short_len as f64 + long_count as f64 * long_len as f64)
+    let nnz = (n - long_count) as f64 * short_len as f64 + long_count as f64 * long_len as f64;
+    check_size(F, n as u64, nnz, 4.0 * long_count as f64)
 }
 
 /// An `n × n` matrix where every row has `short_len` distinct random columns except

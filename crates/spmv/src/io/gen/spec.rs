@@ -232,9 +232,46 @@ pub fn generate(spec: &str) -> Result<Csr<f64>> {
     parse_spec(spec)?.generate()
 }
 
+/// How deep `blockdiag` specs may nest (`blockdiag:k=2,of=blockdiag:k=2,of=...`): the
+/// parser recurses once per level, so a deeper spec is refused rather than let overflow the
+/// stack.
+pub const MAX_NESTING: usize = 32;
+
 /// Parses `family:key=value,key=value,...` (syntax in the module documentation and in
 /// `docs/generators.md`). Checks the values too ([`GenSpec::validate`]).
 pub fn parse_spec(s: &str) -> Result<GenSpec> {
+    parse_nested(s, 0)
+}
+
+/// Whether `s` is meant as a generator spec: it starts with a family name (or an alias)
+/// and a colon, whatever follows (`blockdiag:k=2,of=file=data/m.mtx` holds a path).
+pub fn is_spec_like(s: &str) -> bool {
+    s.split_once(':')
+        .is_some_and(|(family, _)| canonical_family(&family.trim().to_ascii_lowercase()).is_some())
+}
+
+/// The canonical family of a name or alias.
+fn canonical_family(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "poisson2d" => "poisson2d",
+        "poisson3d" => "poisson3d",
+        "kron" | "kronecker" | "rmat" | "graph500" => "kron",
+        "random" | "uniform" => "random",
+        "banded" | "band" | "diag" => "banded",
+        "powerlaw" | "power_law" | "zipf" => "powerlaw",
+        "longrows" | "long_rows" => "longrows",
+        "blockdiag" | "block_diag" => "blockdiag",
+        _ => return None,
+    })
+}
+
+/// [`parse_spec`] of a spec nested `depth` levels inside `blockdiag` specs.
+fn parse_nested(s: &str, depth: usize) -> Result<GenSpec> {
+    if depth > MAX_NESTING {
+        return err(format!(
+            "blockdiag: specs nested more than {MAX_NESTING} levels deep (of=blockdiag:...) are refused"
+        ));
+    }
     let s = s.trim();
     if s.is_empty() {
         return err(format!(
@@ -244,7 +281,7 @@ pub fn parse_spec(s: &str) -> Result<GenSpec> {
     }
     let (family, rest) = s.split_once(':').unwrap_or((s, ""));
     let family = family.trim().to_ascii_lowercase();
-    let spec = match family.as_str() {
+    let spec = match canonical_family(&family).unwrap_or("") {
         "poisson2d" => {
             let mut k = Keys::parse("poisson2d", &["nx", "ny", "n"], rest)?;
             let n = k.usize("n")?;
@@ -261,7 +298,7 @@ pub fn parse_spec(s: &str) -> Result<GenSpec> {
             let points = k.u32("points")?.unwrap_or(7);
             GenSpec::Poisson3d { nx, ny, nz, points }
         }
-        "kron" | "kronecker" | "rmat" | "graph500" => {
+        "kron" => {
             let mut k = Keys::parse("kron", &["scale", "ef", "seed", "sym", "perm"], rest)?;
             let scale = k.u32("scale")?.ok_or_else(|| k.missing("scale"))?;
             let mut p = KroneckerParams::new(scale);
@@ -271,7 +308,7 @@ pub fn parse_spec(s: &str) -> Result<GenSpec> {
             p.permute = k.bool("perm")?.unwrap_or(p.permute);
             GenSpec::Kronecker(p)
         }
-        "random" | "uniform" => {
+        "random" => {
             let mut k = Keys::parse("random", &["rows", "cols", "n", "mean", "seed"], rest)?;
             let n = k.usize("n")?;
             let rows = k.usize("rows")?.or(n).ok_or_else(|| k.missing("rows (or n)"))?;
@@ -280,7 +317,7 @@ pub fn parse_spec(s: &str) -> Result<GenSpec> {
             let seed = k.u64("seed")?.unwrap_or(1);
             GenSpec::Random { rows, cols, mean, seed }
         }
-        "banded" | "band" | "diag" => {
+        "banded" => {
             let mut k =
                 Keys::parse("banded", &["n", "offsets", "broken", "seg", "scatter", "seed"], rest)?;
             let n = k.usize("n")?.ok_or_else(|| k.missing("n"))?;
@@ -292,7 +329,7 @@ pub fn parse_spec(s: &str) -> Result<GenSpec> {
             p.seed = k.u64("seed")?.unwrap_or(p.seed);
             GenSpec::Banded(p)
         }
-        "powerlaw" | "power_law" | "zipf" => {
+        "powerlaw" => {
             let mut k = Keys::parse("powerlaw", &["n", "mean", "exp", "seed"], rest)?;
             let n = k.usize("n")?.ok_or_else(|| k.missing("n"))?;
             let mean = k.f64("mean")?.unwrap_or(8.0);
@@ -300,7 +337,7 @@ pub fn parse_spec(s: &str) -> Result<GenSpec> {
             let seed = k.u64("seed")?.unwrap_or(1);
             GenSpec::PowerLaw { n, mean, exponent, seed }
         }
-        "longrows" | "long_rows" => {
+        "longrows" => {
             let mut k = Keys::parse("longrows", &["n", "short", "count", "long", "seed"], rest)?;
             let n = k.usize("n")?.ok_or_else(|| k.missing("n"))?;
             let short = k.usize("short")?.unwrap_or(4.min(n));
@@ -309,7 +346,7 @@ pub fn parse_spec(s: &str) -> Result<GenSpec> {
             let seed = k.u64("seed")?.unwrap_or(1);
             GenSpec::LongRows { n, short, count, long, seed }
         }
-        "blockdiag" | "block_diag" => {
+        "blockdiag" => {
             let mut k = Keys::parse("blockdiag", &["k", "of"], rest)?;
             let copies = k.usize("k")?.ok_or_else(|| k.missing("k"))?;
             let of = k.take("of").ok_or_else(|| k.missing("of"))?;
@@ -318,7 +355,7 @@ pub fn parse_spec(s: &str) -> Result<GenSpec> {
                     BlockSource::File(Path::new(path.trim()).to_path_buf())
                 }
                 Some(_) => return err("blockdiag: of=file= needs a path (of=file=matrix.mtx)"),
-                None => BlockSource::Spec(parse_spec(of)?),
+                None => BlockSource::Spec(parse_nested(of, depth + 1)?),
             };
             GenSpec::BlockDiag { k: copies, of: Box::new(source) }
         }

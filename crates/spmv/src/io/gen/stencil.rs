@@ -1,6 +1,6 @@
 //! Finite-difference Poisson matrices on regular grids, natural (x fastest) ordering.
 
-use super::build::{build_rows, check_dim, check_nnz, err};
+use super::build::{build_rows, check_dim, check_size, err};
 use crate::{Csr, Result};
 
 /// The 5-point Laplacian on an `nx × ny` grid: 4 on the diagonal, -1 for each of the (up
@@ -35,7 +35,7 @@ pub(crate) fn check_grid(family: &str, dims: &[usize], points: u64) -> Result<()
         None => err(format!("{family}: grid {text} is too large for 32-bit indices")),
         Some(n) => {
             check_dim(family, &format!("grid {text} (rows)"), n)?;
-            check_nnz(family, n as f64 * points as f64)
+            check_size(family, n, n as f64 * points as f64, 0.0)
         }
     }
 }

@@ -120,6 +120,34 @@ pub(super) fn read_body<T: Scalar>(
     }
 }
 
+/// Refuses, before the body of a compressed file is inflated, a size line that announces
+/// more than the host can hold: the least text its entry lines take, their triplets (in the
+/// smallest element type) and the row pointers. `size_line` is its line number.
+pub(super) fn check_memory_for_entries(h: &MatrixMarketHeader, size_line: usize) -> Result<()> {
+    let entries = h.entries as u64;
+    // The shortest entry line ("1 1\n", "1 1 1\n", "1\n") and what one entry takes parsed
+    // (two u32 indices and a 2-byte value; array files keep only the value).
+    let (line, parsed) = match (h.format, h.field) {
+        (MmFormat::Array, _) => (2, 2),
+        (MmFormat::Coordinate, MmField::Pattern) => (4, 10),
+        (MmFormat::Coordinate, _) => (6, 10),
+    };
+    let needed = entries
+        .saturating_mul(line + parsed)
+        .saturating_sub(1)
+        .saturating_add(8 * (h.nrows as u64 + 1));
+    crate::error::check_host_memory(
+        || {
+            format!(
+                "reading the {entries} entries of a {} x {} matrix that the size line (line \
+                 {size_line}) announces (their text, triplets and row pointers)",
+                h.nrows, h.ncols
+            )
+        },
+        needed,
+    )
+}
+
 fn too_many(line: usize, expected: usize) -> Error {
     Error::parse(
         line,

@@ -151,14 +151,34 @@ fn split_line(text: &[u8]) -> (&[u8], &[u8]) {
     }
 }
 
+/// Bytes of text the header (banner, comment lines and size line) must end within: a text
+/// is inflated only after its header, and this bounds what that takes.
+pub(super) const HEADER_WINDOW: usize = 16 << 20;
+
 /// Parses the banner, the comment lines and the size line at the start of `text`.
 /// Returns the header, the byte offset of the body (the line after the size line) and
-/// the 1-based line number of the body's first line.
+/// the 1-based line number of the body's first line. The header must end within
+/// [`HEADER_WINDOW`] bytes.
 pub(super) fn parse_header(text: &[u8]) -> Result<(MatrixMarketHeader, usize, usize)> {
     let text_start = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text); // UTF-8 BOM
     let bom = text.len() - text_start.len();
     let (banner, mut rest) = split_line(text_start);
-    let (format, field, symmetry) = parse_banner(banner)?;
+    let (format, field, symmetry) = parse_banner(banner, rest.is_empty())?;
+    // Where the line just split off ends (its newline excluded).
+    let line_end = |rest: &[u8]| text.len() - rest.len() - usize::from(!rest.is_empty());
+    let window = |line_no: usize| {
+        Error::parse(
+            line_no,
+            format!(
+                "no size line within the first {} MiB of the text: the banner, comment lines \
+                 and size line of a Matrix Market file must end within {HEADER_WINDOW} bytes",
+                HEADER_WINDOW >> 20
+            ),
+        )
+    };
+    if line_end(rest) > HEADER_WINDOW {
+        return Err(window(1));
+    }
 
     // Comment and blank lines, then the size line.
     let mut line_no = 1;
@@ -174,6 +194,9 @@ pub(super) fn parse_header(text: &[u8]) -> Result<(MatrixMarketHeader, usize, us
         let (line, tail) = split_line(rest);
         rest = tail;
         line_no += 1;
+        if line_end(rest) > HEADER_WINDOW {
+            return Err(window(line_no));
+        }
         if !is_comment_or_blank(line) {
             break line;
         }
@@ -185,25 +208,27 @@ pub(super) fn parse_header(text: &[u8]) -> Result<(MatrixMarketHeader, usize, us
     Ok((header, body_offset, line_no + 1))
 }
 
-fn parse_banner(line: &[u8]) -> Result<(MmFormat, MmField, MmSymmetry)> {
+/// The banner: `line` is the first line; `last` when the text has no newline after it.
+fn parse_banner(line: &[u8], last: bool) -> Result<(MmFormat, MmField, MmSymmetry)> {
     let toks = tokens(line);
     let lower: Vec<String> =
         toks.iter().map(|t| String::from_utf8_lossy(t).to_ascii_lowercase()).collect();
-    if lower.len() > 5 && has_inner_carriage_return(line) {
-        return Err(Error::parse(
-            1,
-            "the file has no newlines, only carriage returns (classic Mac line endings); \
-             convert it first, e.g. with `tr '\\r' '\\n' < in.mtx > out.mtx`",
-        ));
-    }
     if lower.first().map(String::as_str) != Some("%%matrixmarket") {
-        return Err(Error::parse(
-            1,
-            format!(
-                "missing Matrix Market banner: the first line must be '{BANNER}', found '{}'",
-                show(line)
-            ),
-        ));
+        return Err(Error::parse(1, missing_banner(line)));
+    }
+    // A banner followed by a carriage return and more text on the same line: the lines end
+    // in bare carriage returns.
+    let before_cr = line.split(|&b| b == b'\r').next().unwrap_or(line);
+    if has_inner_carriage_return(line) && tokens(before_cr).len() == 5 {
+        let message = if last {
+            "the file has no newlines, only carriage returns (classic Mac line endings); \
+             convert it first, e.g. with `tr '\\r' '\\n' < in.mtx > out.mtx`"
+        } else {
+            "the banner line goes on after a carriage return: lines must end in a newline \
+             ('\\n' or '\\r\\n'), not in a bare carriage return; convert them first, e.g. \
+             with `tr '\\r' '\\n' < in.mtx > out.mtx`"
+        };
+        return Err(Error::parse(1, message));
     }
     if lower.len() != 5 {
         return Err(Error::parse(
@@ -238,6 +263,28 @@ fn parse_banner(line: &[u8]) -> Result<(MmFormat, MmField, MmSymmetry)> {
         ));
     }
     Ok((format, field, symmetry))
+}
+
+/// The message for a first line that is not a banner: binary data is named as such (with
+/// its first bytes in hex), text is quoted.
+fn missing_banner(line: &[u8]) -> String {
+    let start = &line[..line.len().min(64)];
+    let binary = start.contains(&0)
+        || std::str::from_utf8(start).is_err_and(|e| e.error_len().is_some())
+        || start.iter().filter(|&&b| b < 0x20 && !is_blank(b)).count() > 1;
+    if binary {
+        let hex: Vec<String> = start.iter().take(8).map(|b| format!("{b:02x}")).collect();
+        format!(
+            "not a Matrix Market file: it starts with binary data (bytes {} ...), not with the \
+             banner '{BANNER}'",
+            hex.join(" ")
+        )
+    } else {
+        format!(
+            "missing Matrix Market banner: the first line must be '{BANNER}', found '{}'",
+            show(line)
+        )
+    }
 }
 
 /// A non-negative decimal integer of the size line.

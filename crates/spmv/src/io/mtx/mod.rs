@@ -43,7 +43,7 @@ use flate2::read::MultiGzDecoder;
 pub use header::{MatrixMarketHeader, MmField, MmFormat, MmSymmetry};
 pub use write::{write_matrix_market, write_matrix_market_to};
 
-use crate::error::{Error, Result};
+use crate::error::{available_memory, human_bytes, Error, Result};
 use crate::matrix::{Csr, Scalar};
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -64,9 +64,9 @@ pub fn read_matrix_market<T: Scalar>(path: &Path) -> Result<Csr<T>> {
 
 /// [`read_matrix_market`] with options.
 pub fn read_matrix_market_with<T: Scalar>(path: &Path, options: &ReadOptions) -> Result<Csr<T>> {
-    let raw = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let raw = read_regular_file(path)?;
     if raw.starts_with(&GZIP_MAGIC) {
-        let text = decompress(&raw).map_err(|e| e.into_io_error(path))?.into_owned();
+        let text = decompress(&raw).map_err(|e| e.into_error(Some(path)))?.into_owned();
         drop(raw); // the compressed bytes are no longer needed
         parse_text(&text, options)
     } else {
@@ -84,163 +84,283 @@ pub fn read_matrix_market_bytes_with<T: Scalar>(
     bytes: &[u8],
     options: &ReadOptions,
 ) -> Result<Csr<T>> {
-    let text = decompress(bytes).map_err(GzipError::into_parse_error)?;
+    let text = decompress(bytes).map_err(|e| e.into_error(None))?;
     parse_text(&text, options)
 }
 
-/// Reads only the banner and the size line of a Matrix Market file (gzipped or not).
+/// Reads only the banner and the size line of a Matrix Market file (gzipped or not): at
+/// most the header window of its (decompressed) text.
 pub fn read_header(path: &Path) -> Result<MatrixMarketHeader> {
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut reader = BufReader::new(file);
+    let mut reader = BufReader::new(open_regular_file(path)?.0);
     let magic = reader.fill_buf().map_err(|e| Error::io(path, e))?;
-    let mut reader: Box<dyn BufRead> = if magic.starts_with(&GZIP_MAGIC) {
-        Box::new(BufReader::new(MultiGzDecoder::new(reader)))
+    let head = if magic.starts_with(&GZIP_MAGIC) {
+        read_head(&mut MultiGzDecoder::new(reader))
     } else {
-        Box::new(reader)
+        read_head(&mut reader)
     };
-    let mut buf = Vec::new();
-    let mut lines = 0;
-    loop {
-        let start = buf.len();
-        let n = reader.read_until(b'\n', &mut buf).map_err(|source| {
-            GzipError { decompressed: std::mem::take(&mut buf), source }.into_io_error(path)
-        })?;
-        if n == 0 {
-            break;
-        }
-        lines += 1;
-        if lines > 1 && !header::is_comment_or_blank(&buf[start..]) {
-            break; // the size line
-        }
-    }
-    header::parse_header(&buf).map(|(h, _, _)| h)
+    let head = head.map_err(|e| e.into_error(Some(path)))?;
+    parse_header(&head).map(|(h, _, _)| h)
 }
 
 /// Reads the banner and the size line of a Matrix Market text held in memory.
 pub fn read_header_bytes(bytes: &[u8]) -> Result<MatrixMarketHeader> {
-    let text = decompress(bytes).map_err(GzipError::into_parse_error)?;
-    header::parse_header(&text).map(|(h, _, _)| h)
+    let head = if bytes.starts_with(&GZIP_MAGIC) {
+        let head = read_head(&mut MultiGzDecoder::new(bytes)).map_err(|e| e.into_error(None))?;
+        Cow::Owned(head)
+    } else {
+        Cow::Borrowed(bytes)
+    };
+    parse_header(&head).map(|(h, _, _)| h)
 }
 
 fn parse_text<T: Scalar>(text: &[u8], options: &ReadOptions) -> Result<Csr<T>> {
-    let (h, body_offset, first_line) = header::parse_header(text)?;
+    let (h, body_offset, first_line) = parse_header(text)?;
     body::read_body(&h, &text[body_offset..], first_line, options)
 }
 
-/// A gzip stream that ended early or is corrupt.
-struct GzipError {
-    /// The text decompressed before the error.
-    decompressed: Vec<u8>,
-    source: std::io::Error,
+/// [`header::parse_header`], after refusing texts that are another compressed format.
+fn parse_header(text: &[u8]) -> Result<(MatrixMarketHeader, usize, usize)> {
+    refuse_other_compression(text)?;
+    header::parse_header(text)
 }
 
-impl GzipError {
-    /// The last line (1-based) decompressed before the error.
-    fn last_line(&self) -> usize {
-        let newlines = self.decompressed.iter().filter(|&&b| b == b'\n').count();
-        let partial = self.decompressed.last().is_some_and(|&b| b != b'\n');
-        (newlines + usize::from(partial)).max(1)
+/// Compressed formats other than gzip, by their magic bytes (no Matrix Market text can
+/// start with them: it starts with `%%`).
+const OTHER_COMPRESSION: &[(&[u8], &str, &str)] = &[
+    (&GZIP_MAGIC, "a gzip stream inside a gzip stream", "gunzip it once"),
+    (b"\xFD7zXZ\x00", "an xz file", "xz -d"),
+    (b"\x28\xB5\x2F\xFD", "a zstd file", "zstd -d"),
+    (b"BZh", "a bzip2 file", "bunzip2"),
+    (b"\x04\x22\x4D\x18", "an lz4 file", "lz4 -d"),
+    (b"PK\x03\x04", "a zip archive", "unzip"),
+    (b"7z\xBC\xAF\x27\x1C", "a 7-Zip archive", "7z x"),
+];
+
+fn refuse_other_compression(text: &[u8]) -> Result<()> {
+    match OTHER_COMPRESSION.iter().find(|(magic, _, _)| text.starts_with(magic)) {
+        Some((_, what, tool)) => Err(Error::Unsupported(format!(
+            "this is {what}, not Matrix Market text: decompress it first ({tool}); \
+             plain and gzipped (.gz) text are read"
+        ))),
+        None => Ok(()),
     }
-    fn message(&self) -> String {
-        format!(
-            "gzip stream is truncated or corrupt after {} decompressed bytes (line {}): {}",
-            self.decompressed.len(),
-            self.last_line(),
-            self.source
+}
+
+/// Opens `path` if it is a regular file (after symbolic links), with its length. Devices,
+/// pipes, sockets and folders are refused before they are opened (opening a pipe blocks;
+/// reading `/dev/zero` never ends).
+fn open_regular_file(path: &Path) -> Result<(File, u64)> {
+    let refuse = |kind: std::fs::FileType| -> Result<()> {
+        if kind.is_file() {
+            return Ok(());
+        }
+        let error = std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "not a regular file but {}; Matrix Market files are read from regular files only",
+                describe_file_type(kind)
+            ),
+        );
+        Err(Error::io(path, error))
+    };
+    refuse(std::fs::metadata(path).map_err(|e| Error::io(path, e))?.file_type())?;
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    refuse(meta.file_type())?; // replaced between the check and the opening
+    Ok((file, meta.len()))
+}
+
+fn describe_file_type(kind: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_char_device() {
+            return "a character device";
+        }
+        if kind.is_block_device() {
+            return "a block device";
+        }
+        if kind.is_fifo() {
+            return "a named pipe (FIFO)";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    if kind.is_dir() {
+        "a folder"
+    } else {
+        "not a file"
+    }
+}
+
+/// The whole of a regular file, its length checked against the memory available first.
+fn read_regular_file(path: &Path) -> Result<Vec<u8>> {
+    let (file, len) = open_regular_file(path)?;
+    crate::error::check_host_memory(|| format!("reading {}", path.display()), len)?;
+    let mut raw = Vec::new();
+    raw.try_reserve_exact(len as usize).map_err(|_| {
+        Error::out_of_memory(
+            format!("reading {}", path.display()),
+            len,
+            available_memory().unwrap_or(0),
         )
+    })?;
+    // One byte more than the length: a file that grows while it is read is not cut short.
+    file.take(len.saturating_add(1)).read_to_end(&mut raw).map_err(|e| Error::io(path, e))?;
+    if raw.len() as u64 > len {
+        let error = std::io::Error::other(format!(
+            "the file grew past its length of {len} bytes while it was read"
+        ));
+        return Err(Error::io(path, error));
     }
-    fn into_io_error(self, path: &Path) -> Error {
-        let kind = match self.source.kind() {
-            std::io::ErrorKind::UnexpectedEof => std::io::ErrorKind::UnexpectedEof,
-            _ => std::io::ErrorKind::InvalidData,
+    Ok(raw)
+}
+
+/// Why inflating a gzip stream stopped before its end.
+enum InflateError {
+    /// The stream ended early or is corrupt: the text decompressed so far and the reason.
+    Corrupt { decompressed: Vec<u8>, source: std::io::Error },
+    /// The stream is intact as far as read, but its text is refused (a header error, too
+    /// large for its size line or for the memory).
+    Refused(Error),
+}
+
+impl InflateError {
+    /// The error of a file (`Some(path)`: a corrupt stream is an I/O error of the file) or
+    /// of bytes in memory (a parse error at the last line decompressed).
+    fn into_error(self, path: Option<&Path>) -> Error {
+        let (decompressed, source) = match self {
+            InflateError::Refused(e) => return e,
+            InflateError::Corrupt { decompressed, source } => (decompressed, source),
         };
-        Error::io(path, std::io::Error::new(kind, self.message()))
-    }
-    fn into_parse_error(self) -> Error {
-        Error::parse(self.last_line(), self.message())
+        let line = last_line(&decompressed);
+        let message = format!(
+            "gzip stream is truncated or corrupt after {} decompressed bytes (line {line}): {source}",
+            decompressed.len(),
+        );
+        match path {
+            None => Error::parse(line, message),
+            Some(path) => {
+                let kind = match source.kind() {
+                    std::io::ErrorKind::UnexpectedEof => std::io::ErrorKind::UnexpectedEof,
+                    _ => std::io::ErrorKind::InvalidData,
+                };
+                Error::io(path, std::io::Error::new(kind, message))
+            }
+        }
     }
 }
 
-/// Bytes of decompressed text read before the header must be complete (comments included).
-const HEADER_WINDOW: usize = 16 << 20;
-/// The most bytes an entry line may take in a gzipped file (two indices and a value take
-/// about 50): with the size line's entry count this caps what is inflated.
+/// The last line (1-based) of `text`: the line a truncated stream stopped in.
+fn last_line(text: &[u8]) -> usize {
+    let newlines = text.iter().filter(|&&b| b == b'\n').count();
+    let partial = text.last().is_some_and(|&b| b != b'\n');
+    (newlines + usize::from(partial)).max(1)
+}
+
+/// The most bytes an entry line may take on average in a gzipped file (two indices and a
+/// value take about 50): with the size line's entry count this caps what is inflated.
 const MAX_LINE_BYTES: u64 = 256;
+/// The smallest read while inflating the body.
+const MIN_STEP: u64 = 1 << 20;
+
+/// Reads `reader` up to the end of its size line, in growing steps (from 64 KiB): at most
+/// the header window ([`header::HEADER_WINDOW`]) and 64 KiB more. Stops early at a first
+/// line that cannot start a banner. Whether the result is a complete header is for
+/// [`parse_header`] to say.
+fn read_head(reader: &mut impl Read) -> std::result::Result<Vec<u8>, InflateError> {
+    const STEP: usize = 1 << 16;
+    let mut out = Vec::new();
+    loop {
+        let before = out.len();
+        let step = out.len().max(STEP).min((header::HEADER_WINDOW + STEP).saturating_sub(before));
+        if let Err(source) = reader.take(step as u64).read_to_end(&mut out) {
+            return Err(InflateError::Corrupt { decompressed: out, source });
+        }
+        let ended = out.len() == before;
+        let complete = match header::parse_header(&out) {
+            Ok((_, offset, _)) => out[offset..].contains(&b'\n'),
+            Err(_) => !plausible_prefix(&out),
+        };
+        if complete || ended || out.len() > header::HEADER_WINDOW {
+            return Ok(out);
+        }
+    }
+}
 
 /// The text of `bytes`: decompressed when they start with the gzip magic, else borrowed.
-/// Inflation is bounded: the banner and size line are parsed from the first bytes (a stream
-/// that is not Matrix Market stops there), and the text may not grow past what the size line
-/// implies (`MAX_LINE_BYTES` per entry line) nor past the memory available.
-fn decompress(bytes: &[u8]) -> std::result::Result<Cow<'_, [u8]>, GzipError> {
+/// Inflation is bounded: the header is read first (at most the header window); a header
+/// that does not parse stops there, with its error. Then the memory the size line implies
+/// is checked before any of the body is inflated, and the text may not grow past what the
+/// size line allows (`MAX_LINE_BYTES` per entry line) nor past the memory available.
+fn decompress(bytes: &[u8]) -> std::result::Result<Cow<'_, [u8]>, InflateError> {
     if !bytes.starts_with(&GZIP_MAGIC) {
         return Ok(Cow::Borrowed(bytes));
     }
     let mut decoder = MultiGzDecoder::new(bytes);
-    let mut out = Vec::new();
-    // 1. Up to the size line: small reads, parsed as they come.
-    let mut limit: Option<u64> = None;
-    while limit.is_none() {
-        let before = out.len();
-        if let Err(source) = (&mut decoder).take(1 << 16).read_to_end(&mut out) {
-            return Err(GzipError { decompressed: out, source });
-        }
-        let ended = out.len() == before;
-        match header::parse_header(&out) {
-            Ok((h, offset, _)) if out[offset..].contains(&b'\n') || ended => {
-                limit = Some(
-                    offset as u64
-                        + (h.entries as u64 + 1).saturating_mul(MAX_LINE_BYTES)
-                        + (1 << 20),
-                );
-            }
-            // An error that more text cannot fix (a bad banner) is the caller's to report.
-            Err(_) if ended || out.len() >= HEADER_WINDOW || !plausible_prefix(&out) => {
-                return Ok(Cow::Owned(out))
-            }
-            _ => {}
-        }
-    }
-    let limit = limit.unwrap_or(u64::MAX);
+    // 1. The header.
+    let mut out = read_head(&mut decoder)?;
+    let (h, offset, first_line) = parse_header(&out).map_err(InflateError::Refused)?;
+    let size_line = first_line - 1;
+    body::check_memory_for_entries(&h, size_line).map_err(InflateError::Refused)?;
+    let limit = (offset as u64)
+        .saturating_add((h.entries as u64).saturating_add(1).saturating_mul(MAX_LINE_BYTES))
+        .saturating_add(1 << 20);
     // 2. The rest, in growing reads, never past the limit or the host's memory.
     loop {
         let room = limit.saturating_sub(out.len() as u64);
-        let step = (out.len() as u64).clamp(1 << 20, 1 << 30).min(room.max(1));
-        if let Err(e) = out.try_reserve(step as usize) {
-            let available = crate::error::available_memory().unwrap_or(0);
-            let source = std::io::Error::new(
-                std::io::ErrorKind::OutOfMemory,
+        // One byte past the limit at most: a text of exactly `limit` bytes is read.
+        let step = (out.len() as u64).clamp(MIN_STEP, 1 << 30).min(room.saturating_add(1));
+        // The text may not take the memory the matrix needs next: half of what is left.
+        let available = available_memory();
+        let step = available.map_or(step, |a| step.min(a / 2));
+        let refuse_memory = |out: &[u8], needed: u64, available: u64| {
+            InflateError::Refused(Error::out_of_memory(
                 format!(
-                    "out of memory growing the text past {} ({e}; {} available)",
-                    crate::error::human_bytes(out.len() as u64),
-                    crate::error::human_bytes(available)
+                    "inflating the gzip stream past {} (line {})",
+                    human_bytes(out.len() as u64),
+                    last_line(out)
                 ),
-            );
-            return Err(GzipError { decompressed: out, source });
+                needed,
+                available,
+            ))
+        };
+        if let Some(a) = available.filter(|&a| a < 2 * MIN_STEP) {
+            return Err(refuse_memory(&out, 2 * MIN_STEP, a));
+        }
+        if out.try_reserve(step as usize).is_err() {
+            return Err(refuse_memory(&out, step, available_memory().unwrap_or(0)));
         }
         let before = out.len();
         if let Err(source) = (&mut decoder).take(step).read_to_end(&mut out) {
-            return Err(GzipError { decompressed: out, source });
+            return Err(InflateError::Corrupt { decompressed: out, source });
         }
         if out.len() == before {
             return Ok(Cow::Owned(out));
         }
-        if out.len() as u64 >= limit {
-            let source = std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
+        if out.len() as u64 > limit {
+            return Err(InflateError::Refused(Error::parse(
+                last_line(&out),
                 format!(
-                    "the gzip stream inflates past {}, more than its size line allows ({MAX_LINE_BYTES} bytes per entry line); refused",
-                    crate::error::human_bytes(limit)
+                    "the gzip stream inflates past {}, more than the {} entries of its size \
+                     line (line {size_line}) allow at {MAX_LINE_BYTES} bytes per entry line; \
+                     refused (the stream itself was intact as far as it was read)",
+                    human_bytes(limit),
+                    h.entries
                 ),
-            );
-            return Err(GzipError { decompressed: out, source });
+            )));
         }
     }
 }
 
 /// Whether `text` could still become a Matrix Market header: it starts like a banner (or is
-/// shorter than one).
+/// shorter than one), after an optional UTF-8 byte order mark.
 fn plausible_prefix(text: &[u8]) -> bool {
     const BANNER: &[u8] = b"%%MatrixMarket";
+    const BOM: &[u8] = b"\xEF\xBB\xBF";
+    let bom = text.len().min(BOM.len());
+    let text = if text[..bom] == BOM[..bom] { &text[bom..] } else { text };
     let n = text.len().min(BANNER.len());
     text[..n].eq_ignore_ascii_case(&BANNER[..n])
 }

@@ -1,7 +1,6 @@
 //! Writing `coordinate real general` files whose values read back exactly.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
 
 use flate2::write::GzEncoder;
@@ -14,19 +13,19 @@ use crate::matrix::{Csr, Scalar};
 /// Writes `a` as `coordinate real general` to `path`, gzipped when the path ends in `.gz`.
 ///
 /// Values are printed with Rust's shortest round-trip representation (`{:?}`: `0.1`,
-/// `1.5e-7`, `NaN`, `inf`), so reading the file back gives bit-identical values.
+/// `1.5e-7`, `NaN`, `inf`), so reading the file back gives bit-identical values. The file is
+/// written whole or not at all ([`crate::io::output::write_file`]): a failure (a full disk)
+/// leaves no partial file.
 pub fn write_matrix_market<T: Scalar>(path: &Path, a: &Csr<T>) -> Result<()> {
-    let file = File::create(path).map_err(|e| Error::io(path, e))?;
     let gz = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz"));
-    let result = if gz {
-        let mut enc =
-            GzEncoder::new(BufWriter::with_capacity(1 << 20, file), Compression::default());
-        write_entries(&mut enc, a).and_then(|()| enc.finish()).and_then(|mut w| w.flush())
-    } else {
-        let mut w = BufWriter::with_capacity(1 << 20, file);
-        write_entries(&mut w, a).and_then(|()| w.flush())
-    };
-    result.map_err(|e| Error::io(path, e))
+    crate::io::output::write_file(path, |w| {
+        if gz {
+            let mut enc = GzEncoder::new(w, Compression::default());
+            write_entries(&mut enc, a).and_then(|()| enc.finish()).map(drop)
+        } else {
+            write_entries(w, a)
+        }
+    })
 }
 
 /// Writes `a` as `coordinate real general` (uncompressed) to `w`. A write error is an

@@ -1,0 +1,267 @@
+//! Issue 30, the CLI's part: counts from arguments checked before they size anything, output
+//! files whole or absent, messages that name the true cause, figures that say what ran.
+
+use crate::common;
+
+use std::path::Path;
+
+use common::{fails_with, spmv, temp_dir, text};
+
+/// The run failed cleanly: an exit status, no abort or panic.
+fn clean_failure(out: &std::process::Output, what: &str) -> String {
+    let stderr = text(&out.stderr);
+    assert!(
+        matches!(out.status.code(), Some(1) | Some(2)),
+        "{what}: not a clean error exit ({:?}):\n{stderr}",
+        out.status
+    );
+    assert!(!stderr.contains("panicked") && !stderr.contains("overflow"), "{what}: {stderr}");
+    stderr
+}
+
+/// The files in `dir`, sorted.
+fn files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn counts_out_of_range_are_refused_before_they_size_anything() {
+    for (flag, value) in [
+        ("--reps", "1000000000000"),
+        ("--reps", "18446744073709551615"),
+        ("--reps", "0"),
+        ("--warmup", "18446744073709551615"),
+    ] {
+        let out =
+            spmv(&["bench", "poisson2d:n=8", "--cpu", "--formats", "csr-scalar", flag, value]);
+        let stderr = clean_failure(&out, &format!("{flag} {value}"));
+        assert!(stderr.contains(flag) && stderr.contains("1000000"), "{flag} {value}: {stderr}");
+        assert!(!text(&out.stdout).contains("csr-scalar"), "{flag} {value}: the run went ahead");
+    }
+    for (flag, value) in [("--runs", "1000000000000"), ("--runs", "0")] {
+        let out = spmv(&["pagerank", "kron:scale=6", "--cpu", flag, value]);
+        let stderr = clean_failure(&out, &format!("{flag} {value}"));
+        assert!(stderr.contains(flag) && stderr.contains("1000"), "{flag} {value}: {stderr}");
+    }
+    // A top-k comparison past the node count compares all nodes (no overflow of k + 1).
+    let out = spmv(&[
+        "pagerank",
+        "kron:scale=6",
+        "--cpu",
+        "--exact",
+        "--agreement",
+        "18446744073709551615",
+        "--top",
+        "18446744073709551615",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_failed_run_leaves_no_output_file_and_an_old_one_intact() {
+    let dir = temp_dir("no-partial-output");
+    let rect = dir.join("rect.mtx");
+    std::fs::write(&rect, "%%MatrixMarket matrix coordinate real general\n2 3 1\n1 1 1.0\n")
+        .unwrap();
+    let (x, json) = (dir.join("x.mtx"), dir.join("s.json"));
+    let out = spmv(&[
+        "solve",
+        rect.to_str().unwrap(),
+        "--cpu",
+        "-o",
+        x.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let stderr = clean_failure(&out, "solve on a 2 x 3 matrix");
+    assert!(stderr.contains("square"), "{stderr}");
+    assert_eq!(files(&dir), ["rect.mtx"], "solve left files behind");
+    // bench on a missing input: no r.json, and an old one is kept whole.
+    let r = dir.join("r.json");
+    let missing = dir.join("missing.mtx");
+    let bench = |r: &Path| {
+        spmv(&["bench", missing.to_str().unwrap(), "--cpu", "--json", r.to_str().unwrap()])
+    };
+    clean_failure(&bench(&r), "bench on a missing input");
+    assert_eq!(files(&dir), ["rect.mtx"], "bench left files behind");
+    std::fs::write(&r, "old").unwrap();
+    clean_failure(&bench(&r), "bench on a missing input");
+    assert_eq!(std::fs::read_to_string(&r).unwrap(), "old");
+    assert_eq!(files(&dir), ["r.json", "rect.mtx"]);
+}
+
+#[test]
+fn outputs_are_written_whole_and_a_full_disk_is_an_error() {
+    let dir = temp_dir("whole-output");
+    let m = dir.join("m.mtx.gz");
+    let out = spmv(&["gen", "poisson2d:n=20", "-o", m.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(files(&dir), ["m.mtx.gz"], "a temporary file was left behind");
+    let a = spmv::io::read_matrix_market::<f64>(&m).unwrap();
+    assert_eq!((a.nrows(), a.nnz()), (400, 1920));
+    // /dev/full: every write fails with ENOSPC.
+    let out = spmv(&["gen", "poisson2d:n=20", "-o", "/dev/full"]);
+    let stderr = clean_failure(&out, "gen to /dev/full");
+    assert!(stderr.contains("-o") && stderr.contains("No space left on device"), "{stderr}");
+    // JSON and solution outputs of a good run are complete.
+    let (x, json) = (dir.join("x.mtx"), dir.join("s.json"));
+    let out = spmv(&[
+        "solve",
+        "poisson2d:n=8",
+        "--cpu",
+        "-o",
+        x.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(s["outcome"], "converged");
+    let x = spmv::io::read_matrix_market::<f64>(&x).unwrap();
+    assert_eq!((x.nrows(), x.ncols()), (64, 1));
+    assert_eq!(files(&dir), ["m.mtx.gz", "s.json", "x.mtx"]);
+}
+
+#[test]
+fn output_errors_name_their_option_and_cause() {
+    let out = spmv(&["solve", "poisson2d:n=8", "--cpu", "-o", "/nonexistent-folder/x.mtx"]);
+    let stderr = clean_failure(&out, "-o in a missing folder");
+    assert!(
+        stderr.contains("-o: /nonexistent-folder/x.mtx: No such file or directory"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("JSON"), "{stderr}");
+    let dir = temp_dir("output-errors");
+    let folder = dir.to_str().unwrap();
+    fails_with(&["gen", "poisson2d:n=4", "-o", folder], "a folder, not a file");
+    fails_with(
+        &["bench", "poisson2d:n=4", "--cpu", "--formats", "csr-scalar", "--json", folder],
+        "--json",
+    );
+    let same = dir.join("same");
+    let same = same.to_str().unwrap();
+    fails_with(&["solve", "poisson2d:n=4", "--cpu", "-o", same, "--json", same], "the same file");
+}
+
+#[test]
+fn negative_numbers_are_values_and_their_errors_name_the_argument() {
+    for (args, message) in [
+        (&["solve", "poisson2d:n=4", "--cpu", "--tol", "-1"][..], "tol = -1"),
+        (&["solve", "poisson2d:n=4", "--cpu", "--tol", "-1e-3"][..], "tol = -0.001"),
+        (&["pagerank", "kron:scale=6", "--cpu", "--alpha", "-0.5"][..], "alpha = -0.5"),
+        (&["pagerank", "kron:scale=6", "--cpu", "--tol", "-1"][..], "tol = -1"),
+        (&["pagerank", "kron:scale=6", "--cpu", "--exact-tol", "-1"][..], "--exact-tol -1"),
+        (&["pagerank", "kron:scale=6", "--cpu", "--tie-tol", "-1"][..], "--tie-tol -1"),
+        (&["solve", "poisson2d:n=4", "--cpu", "--max-iter", "0"][..], "max_iter = 0"),
+        (&["solve", "poisson2d:n=4", "--cpu", "--check-every", "0"][..], "check_every = 0"),
+    ] {
+        let out = spmv(args);
+        let stderr = clean_failure(&out, &format!("{args:?}"));
+        assert!(stderr.contains(message), "{args:?}: expected '{message}' in:\n{stderr}");
+        for wrong in ["unexpected argument", "No such file", "generator", "unsupported"] {
+            assert!(!stderr.contains(wrong), "{args:?}: {stderr}");
+        }
+    }
+}
+
+#[test]
+fn cpu_warmups_are_reported_as_run() {
+    let dir = temp_dir("cpu-warmup");
+    let json = dir.join("r.json");
+    let out = spmv(&[
+        "bench",
+        "poisson2d:n=8",
+        "--cpu",
+        "--formats",
+        "csr-scalar",
+        "--reps",
+        "3",
+        "--warmup",
+        "100000",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(stdout.contains("median of 3 runs after 3 warm-up"), "{stdout}");
+    assert!(stdout.contains("3 warm-up runs, not the 100000 asked"), "{stdout}");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(r["warmup"], 3);
+    assert!(r["note"].as_str().unwrap().contains("not the 100000 asked"), "{r}");
+}
+
+#[test]
+fn matched_non_finite_rows_have_no_relative_error() {
+    let dir = temp_dir("non-finite-error");
+    let path = dir.join("inf.mtx");
+    std::fs::write(&path, "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 inf\n2 2 1\n")
+        .unwrap();
+    let json = dir.join("r.json");
+    let out = spmv(&[
+        "bench",
+        path.to_str().unwrap(),
+        "--cpu",
+        "--formats",
+        "csr-scalar",
+        "--allow-non-finite",
+        "--reps",
+        "3",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    let row = stdout.lines().find(|l| l.starts_with("inf ")).expect("the row");
+    assert!(row.ends_with(" ok") && !row.contains(" inf "), "{row}");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(r["results"][0]["max_rel_error"].as_f64(), Some(0.0), "{r}");
+}
+
+#[test]
+fn names_are_printed_escaped_on_one_line() {
+    let dir = temp_dir("forged-names");
+    let name = "a\nforged: 1 x 1, nnz 1\x1b[2J.mtx";
+    let path = dir.join(name);
+    std::fs::write(&path, "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1.0\n")
+        .unwrap();
+    let path = path.to_str().unwrap();
+    let out = spmv(&["info", path]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    assert!(stdout.contains("a\\nforged") && stdout.contains("\\u{1b}[2J"), "{stdout}");
+    assert!(!stdout.contains('\x1b'), "{stdout}");
+    // The benchmark's table and progress, PageRank's and explain's headers, the same.
+    let out = spmv(&["bench", path, "--cpu", "--formats", "csr-scalar", "--reps", "2"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for stream in [text(&out.stdout), text(&out.stderr)] {
+        assert!(
+            !stream.lines().any(|l| l.starts_with("forged")) && !stream.contains('\x1b'),
+            "{stream}"
+        );
+    }
+    for args in [&["pagerank", path, "--cpu"][..], &["explain", path][..]] {
+        let out = spmv(args);
+        let stdout = text(&out.stdout);
+        assert!(!stdout.lines().any(|l| l.starts_with("forged")), "{args:?}: {stdout}");
+        assert!(!stdout.contains('\x1b'), "{args:?}: {stdout}");
+    }
+    // A name that does not load: the error line is escaped too.
+    let bad = dir.join("b\nforged\x1b[2J.mtx");
+    std::fs::write(&bad, "not a matrix\n").unwrap();
+    let out = spmv(&["info", bad.to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        !stderr.lines().any(|l| l.starts_with("forged")) && !stderr.contains('\x1b'),
+        "{stderr}"
+    );
+}
