@@ -31,9 +31,12 @@ struct Cli {
     command: Command,
 }
 
+// `allow_negative_numbers`: `--max-iter -1` is a value (refused with its option's name), not
+// an unknown argument.
 #[derive(Subcommand)]
 enum Command {
     /// Benchmark formats on matrices against the oracle and the copy roofline.
+    #[command(allow_negative_numbers = true)]
     Bench(BenchArgs),
     /// List the registered formats.
     Formats,
@@ -51,10 +54,12 @@ enum Command {
         inputs: Vec<String>,
     },
     /// PageRank of graphs over any format, on the GPU or the CPU (see docs/pagerank.md).
+    #[command(allow_negative_numbers = true)]
     Pagerank(pagerank::PagerankArgs),
     /// Why `auto` chooses its format for a matrix: features, ranked candidates, conversion cost.
     Explain(explain::ExplainArgs),
     /// Solve A·x = b by CG or BiCGSTAB over any format (docs/solve.md).
+    #[command(allow_negative_numbers = true)]
     Solve(solve::SolveArgs),
 }
 

@@ -18,7 +18,7 @@ pub enum Error {
 
     /// Reading or writing a file failed. (The I/O error is part of the message, not a
     /// `source`, so that error chains do not print it twice.)
-    #[error("{}: {}", path.display(), io_message(error))]
+    #[error("{}: {}", printable_name(&path.display().to_string()), io_message(error))]
     Io {
         /// The file that was read or written.
         path: PathBuf,

@@ -160,6 +160,10 @@ fn negative_numbers_are_values_and_their_errors_name_the_argument() {
         (&["pagerank", "kron:scale=6", "--cpu", "--tie-tol", "-1"][..], "--tie-tol -1"),
         (&["solve", "poisson2d:n=4", "--cpu", "--max-iter", "0"][..], "max_iter = 0"),
         (&["solve", "poisson2d:n=4", "--cpu", "--check-every", "0"][..], "check_every = 0"),
+        // Negative counts are values too, refused by the option's parser with its name.
+        (&["solve", "poisson2d:n=4", "--cpu", "--max-iter", "-1"][..], "'--max-iter <MAX_ITER>'"),
+        (&["bench", "poisson2d:n=4", "--cpu", "--reps", "-5"][..], "'--reps <REPS>'"),
+        (&["pagerank", "kron:scale=6", "--cpu", "--runs", "-1"][..], "'--runs <RUNS>'"),
     ] {
         let out = spmv(args);
         let stderr = clean_failure(&out, &format!("{args:?}"));
@@ -257,11 +261,20 @@ fn names_are_printed_escaped_on_one_line() {
     // A name that does not load: the error line is escaped too.
     let bad = dir.join("b\nforged\x1b[2J.mtx");
     std::fs::write(&bad, "not a matrix\n").unwrap();
-    let out = spmv(&["info", bad.to_str().unwrap()]);
-    let stderr = text(&out.stderr);
-    assert!(!out.status.success());
-    assert!(
-        !stderr.lines().any(|l| l.starts_with("forged")) && !stderr.contains('\x1b'),
-        "{stderr}"
-    );
+    // And so are the paths of I/O errors: a file that is missing, an output folder that is.
+    let missing = dir.join("c\nforged\x1b[2J.mtx");
+    let no_folder = dir.join("d\nforged\x1b[2J").join("x.mtx");
+    for args in [
+        vec!["info", bad.to_str().unwrap()],
+        vec!["info", missing.to_str().unwrap()],
+        vec!["solve", "poisson2d:n=4", "--cpu", "-o", no_folder.to_str().unwrap()],
+    ] {
+        let out = spmv(&args);
+        let stderr = text(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(
+            !stderr.lines().any(|l| l.starts_with("forged")) && !stderr.contains('\x1b'),
+            "{args:?}: {stderr}"
+        );
+    }
 }
