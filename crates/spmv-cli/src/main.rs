@@ -32,7 +32,8 @@ struct Cli {
 }
 
 // `allow_negative_numbers`: `--max-iter -1` is a value (refused with its option's name), not
-// an unknown argument.
+// an unknown argument. clap takes only plain decimals for numbers there, so the float options
+// (`--tol -1e-3`) also allow hyphen values.
 #[derive(Subcommand)]
 enum Command {
     /// Benchmark formats on matrices against the oracle and the copy roofline.

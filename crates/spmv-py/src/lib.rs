@@ -628,39 +628,43 @@ impl CudaArray {
 }
 
 /// Whether `bytes` bytes from `ptr` lie in one device allocation on `gpu`'s device, as the
-/// driver records it (cuPointerGetAttribute looks the address up; it never dereferences it).
+/// driver records it: one cuPointerGetAttributes call per array and product (it looks the
+/// address up, never dereferences it; an address it does not know reads as memory type 0).
 fn check_device_memory(gpu: &Gpu, ptr: u64, bytes: u64) -> Result<(), String> {
     use cuda_sys::CUpointer_attribute as A;
     gpu.context().bind_to_thread().map_err(|e| e.to_string())?;
-    let attr = |what: A, out: *mut std::ffi::c_void| {
-        // SAFETY: `out` points to a value of the size the attribute writes (an int, a
-        // CUdeviceptr or a size_t, below); the address is only looked up.
-        let r = unsafe { cuda_sys::cuPointerGetAttribute(out, what, ptr) };
-        (r == cuda_sys::CUresult::CUDA_SUCCESS).then_some(())
-    };
     let not_device = || format!("address {ptr:#x} is not device memory of this CUDA context");
     let (mut kind, mut ordinal, mut start, mut size) = (0u32, -1i32, 0u64, 0usize);
-    attr(A::CU_POINTER_ATTRIBUTE_MEMORY_TYPE, &mut kind as *mut u32 as *mut _)
-        .ok_or_else(not_device)?;
+    let mut attributes = [
+        A::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+        A::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+        A::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+        A::CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+    ];
+    let mut values: [*mut std::ffi::c_void; 4] = [
+        &mut kind as *mut u32 as *mut _,
+        &mut ordinal as *mut i32 as *mut _,
+        &mut start as *mut u64 as *mut _,
+        &mut size as *mut usize as *mut _,
+    ];
+    // SAFETY: each value points to a variable of the size its attribute writes (an int, an
+    // int, a CUdeviceptr, a size_t); the address is only looked up.
+    let r = unsafe {
+        cuda_sys::cuPointerGetAttributes(4, attributes.as_mut_ptr(), values.as_mut_ptr(), ptr)
+    };
     let device_kinds = [
         cuda_sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32,
         cuda_sys::CUmemorytype::CU_MEMORYTYPE_UNIFIED as u32,
     ];
-    if !device_kinds.contains(&kind) {
+    if r != cuda_sys::CUresult::CUDA_SUCCESS || !device_kinds.contains(&kind) {
         return Err(not_device());
     }
-    attr(A::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, &mut ordinal as *mut i32 as *mut _)
-        .ok_or_else(not_device)?;
     if ordinal as i64 != gpu.context().ordinal() as i64 {
         return Err(format!(
             "the array is on device {ordinal}, the operator on device {}",
             gpu.context().ordinal()
         ));
     }
-    attr(A::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, &mut start as *mut u64 as *mut _)
-        .ok_or_else(not_device)?;
-    attr(A::CU_POINTER_ATTRIBUTE_RANGE_SIZE, &mut size as *mut usize as *mut _)
-        .ok_or_else(not_device)?;
     let end = ptr.checked_add(bytes);
     if ptr < start || end.is_none_or(|e| e > start + size as u64) {
         return Err(format!(

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::io::{gen, read_matrix_market_with, ReadOptions};
+use crate::io::{gen, mtx, read_matrix_market_with, ReadOptions};
 use crate::matrix::Csr;
 
 /// One matrix named by the user, not yet loaded.
@@ -78,11 +78,11 @@ pub fn resolve(args: &[String]) -> Result<Vec<Input>> {
         } else if path.is_file() {
             inputs.push(Input::File(path.to_path_buf()));
         } else if looks_like_a_path(arg) {
-            // Not there (or not readable): say so, rather than that it is no generator spec.
-            let e = std::fs::metadata(path)
-                .err()
-                .unwrap_or_else(|| std::io::Error::other("not a regular file or folder"));
-            return Err(Error::io(path, e));
+            // Not there, or not a file (a device, a pipe): say which, rather than that it is no
+            // generator spec. (A file that appeared since the test above is taken.)
+            let kind = std::fs::metadata(path).map_err(|e| Error::io(path, e))?.file_type();
+            mtx::check_regular(path, kind)?;
+            inputs.push(Input::File(path.to_path_buf()));
         } else if gen::is_spec_like(arg) {
             // A spec whose family is known: its own error (a bad key, too large) is the cause.
             gen::parse_spec(arg)?;

@@ -150,24 +150,28 @@ fn refuse_other_compression(text: &[u8]) -> Result<()> {
 /// pipes, sockets and folders are refused before they are opened (opening a pipe blocks;
 /// reading `/dev/zero` never ends).
 fn open_regular_file(path: &Path) -> Result<(File, u64)> {
-    let refuse = |kind: std::fs::FileType| -> Result<()> {
-        if kind.is_file() {
-            return Ok(());
-        }
-        let error = std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!(
-                "not a regular file but {}; Matrix Market files are read from regular files only",
-                describe_file_type(kind)
-            ),
-        );
-        Err(Error::io(path, error))
-    };
-    refuse(std::fs::metadata(path).map_err(|e| Error::io(path, e))?.file_type())?;
+    check_regular(path, std::fs::metadata(path).map_err(|e| Error::io(path, e))?.file_type())?;
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let meta = file.metadata().map_err(|e| Error::io(path, e))?;
-    refuse(meta.file_type())?; // replaced between the check and the opening
+    check_regular(path, meta.file_type())?; // replaced between the check and the opening
     Ok((file, meta.len()))
+}
+
+/// The error for a `path` of type `kind` that is not a regular file (a device, a pipe, a
+/// socket, a folder), naming what it is; `Ok` for a regular file. Shared with the input
+/// resolver (`io::inputs`), so that both give the same reason.
+pub(crate) fn check_regular(path: &Path, kind: std::fs::FileType) -> Result<()> {
+    if kind.is_file() {
+        return Ok(());
+    }
+    let error = std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!(
+            "not a regular file but {}; Matrix Market files are read from regular files only",
+            describe_file_type(kind)
+        ),
+    );
+    Err(Error::io(path, error))
 }
 
 fn describe_file_type(kind: std::fs::FileType) -> &'static str {
