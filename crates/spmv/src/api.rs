@@ -33,6 +33,7 @@ use crate::formats::{
 };
 use crate::gpu::Gpu;
 use crate::matrix::{Csr, Scalar};
+use crate::operator::{check_block, check_transpose, Block, LinearOperator};
 
 /// Where products run.
 #[derive(Clone, Debug)]
@@ -130,13 +131,13 @@ impl<T: Scalar> From<Csr<T>> for Matrix<T> {
     }
 }
 
+/// Device copies of x and y reused from product to product (reallocated when a product of
+/// other lengths comes: a transposed or block product).
+type DeviceVectors<T> = Mutex<Option<(CudaSlice<T>, CudaSlice<T>)>>;
+
 enum Place<T: Scalar> {
     Cpu(HostMatrix<T>),
-    /// The device matrix, and device copies of x and y reused from product to product.
-    Gpu {
-        device: Box<DeviceMatrix<T>>,
-        vectors: Mutex<Option<(CudaSlice<T>, CudaSlice<T>)>>,
-    },
+    Gpu { device: Box<DeviceMatrix<T>>, vectors: DeviceVectors<T> },
 }
 
 /// A matrix in one format on one backend, ready for `y = α·A·x + β·y` with host vectors.
@@ -183,28 +184,42 @@ impl<T: Scalar> Operator<T> {
                 if let Some(e) = formats::host::shape_error(device.info(), x.len(), y.len()) {
                     return Err(e);
                 }
-                if y.is_empty() {
-                    return Ok(());
-                }
-                if x.is_empty() {
-                    // A·x = 0 for a matrix without columns: y = β·y, no device work.
-                    formats::host::scale_cpu(beta, y);
-                    return Ok(());
-                }
-                let gpu = device.gpu();
-                let mut vectors = vectors.lock().unwrap_or_else(|p| p.into_inner());
-                let (x_dev, y_dev) = match &mut *vectors {
-                    Some(v) => v,
-                    None => vectors.insert((gpu.alloc(x.len())?, gpu.alloc(y.len())?)),
-                };
-                let stream = gpu.stream();
-                stream.memcpy_htod(x, x_dev)?;
-                if beta != T::ZERO {
-                    stream.memcpy_htod(&*y, y_dev)?;
-                }
-                device.apply(alpha, x_dev, beta, y_dev)?;
-                stream.memcpy_dtoh(y_dev, y)?;
-                gpu.synchronize()
+                on_device(device, vectors, x, beta, y, |d, x, y| d.apply(alpha, x, beta, y))
+            }
+        }
+    }
+
+    /// `y = α·Aᵀ·x + β·y` (`x` of `nrows` entries, `y` of `ncols`), through Aᵀ in CSR built
+    /// on the first call and kept (module [`operator`](crate::operator)).
+    pub fn apply_transpose(&self, alpha: T, x: &[T], beta: T, y: &mut [T]) -> Result<()> {
+        match &self.place {
+            Place::Cpu(host) => host.apply_transpose(alpha, x, beta, y),
+            Place::Gpu { device, vectors } => {
+                check_transpose((device.nrows(), device.ncols()), x.len(), y.len())?;
+                on_device(device, vectors, x, beta, y, |d, x, y| {
+                    d.apply_transpose(alpha, x, beta, y)
+                })
+            }
+        }
+    }
+
+    /// `Y = α·A·X + β·Y` for `block.k` vectors (`X` of `ncols·k` entries, `Y` of `nrows·k`,
+    /// both stored as `block.layout` says).
+    pub fn apply_block(
+        &self,
+        alpha: T,
+        x: &[T],
+        beta: T,
+        y: &mut [T],
+        block: Block,
+    ) -> Result<()> {
+        match &self.place {
+            Place::Cpu(host) => LinearOperator::apply_block(host, alpha, x, beta, y, block),
+            Place::Gpu { device, vectors } => {
+                check_block((device.nrows(), device.ncols()), x.len(), y.len(), block)?;
+                on_device(device, vectors, x, beta, y, |d, x, y| {
+                    d.apply_block(alpha, x, beta, y, block)
+                })
             }
         }
     }
@@ -242,6 +257,59 @@ impl<T: Scalar> Operator<T> {
             Place::Cpu(h) => Some(h),
             Place::Gpu { .. } => None,
         }
+    }
+}
+
+/// A product of `device` with host vectors whose lengths the caller checked: `x` (and `y`
+/// when β ≠ 0) copied to device vectors kept from call to call, `run`, `y` copied back.
+fn on_device<T: Scalar>(
+    device: &DeviceMatrix<T>,
+    vectors: &DeviceVectors<T>,
+    x: &[T],
+    beta: T,
+    y: &mut [T],
+    run: impl FnOnce(&DeviceMatrix<T>, &CudaSlice<T>, &mut CudaSlice<T>) -> Result<()>,
+) -> Result<()> {
+    if y.is_empty() {
+        return Ok(());
+    }
+    if x.is_empty() {
+        // A product with a matrix without columns is 0: y = β·y, no device work.
+        formats::host::scale_cpu(beta, y);
+        return Ok(());
+    }
+    let gpu = device.gpu();
+    let mut vectors = vectors.lock().unwrap_or_else(|p| p.into_inner());
+    let fits = |v: &(CudaSlice<T>, CudaSlice<T>)| v.0.len() == x.len() && v.1.len() == y.len();
+    if !vectors.as_ref().is_some_and(fits) {
+        *vectors = None; // freed before the new ones are allocated
+        *vectors = Some((gpu.alloc(x.len())?, gpu.alloc(y.len())?));
+    }
+    let (x_dev, y_dev) = vectors.as_mut().expect("allocated above");
+    let stream = gpu.stream();
+    stream.memcpy_htod(x, x_dev)?;
+    if beta != T::ZERO {
+        stream.memcpy_htod(&*y, y_dev)?;
+    }
+    run(device, x_dev, y_dev)?;
+    stream.memcpy_dtoh(y_dev, y)?;
+    gpu.synchronize()
+}
+
+/// The front door multiplies host vectors on either backend.
+impl<T: Scalar> LinearOperator<T> for Operator<T> {
+    type Vector = [T];
+    fn shape(&self) -> (usize, usize) {
+        (self.nrows(), self.ncols())
+    }
+    fn apply(&self, alpha: T, x: &[T], beta: T, y: &mut [T]) -> Result<()> {
+        Operator::apply(self, alpha, x, beta, y)
+    }
+    fn apply_transpose(&self, alpha: T, x: &[T], beta: T, y: &mut [T]) -> Result<()> {
+        Operator::apply_transpose(self, alpha, x, beta, y)
+    }
+    fn apply_block(&self, alpha: T, x: &[T], beta: T, y: &mut [T], block: Block) -> Result<()> {
+        Operator::apply_block(self, alpha, x, beta, y, block)
     }
 }
 

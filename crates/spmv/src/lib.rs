@@ -28,11 +28,13 @@ pub mod formats;
 pub mod gpu;
 pub mod io;
 pub mod matrix;
+pub mod operator;
 pub mod reference;
 pub mod reorder;
 pub mod solve;
 
 pub use api::{overlap, Backend, Matrix, Operator};
+pub use operator::{Block, Layout, LinearOperator};
 pub use error::{Error, Result};
 pub use formats::{DeviceMatrix, FormatHandle, FormatSpec, HostMatrix, MatrixInfo};
 

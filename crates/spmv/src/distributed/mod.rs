@@ -48,9 +48,10 @@ mod pagerank;
 mod partition;
 
 use std::ops::Range;
-use std::sync::{Arc, Mutex};
+use std::mem::ManuallyDrop;
+use std::sync::{Arc, Mutex, OnceLock};
 
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, PushKernelArg};
 
 pub use cg::cg;
 pub use nccl::version as nccl_version;
@@ -59,8 +60,9 @@ pub use partition::{LocalPart, Partition};
 
 use crate::error::{Error, Result};
 use crate::formats::{self, DeviceMatrix, FormatHandle, FormatSpec};
-use crate::gpu::{grid_stride, with_sub_slice, Gpu, Kernel, KernelModule};
+use crate::gpu::{grid_stride, with_sub_slice, with_sub_slice_ref, Gpu, Kernel, KernelModule};
 use crate::matrix::{Csr, Scalar};
+use crate::operator::{from_columns, to_columns, Block, Layout};
 
 /// The distributed solvers' vector kernels.
 pub const KERNELS: KernelModule =
@@ -116,6 +118,12 @@ pub struct DistributedMatrix<T: Scalar> {
     nnz: usize,
     /// Whether interior pieces run while the halo travels (else every piece waits for it).
     overlap: bool,
+    /// The matrix the parts were cut from (shared, no copy): the transposed product's source.
+    source: Csr<T>,
+    /// Aᵀ on the same GPUs and partition, built on the first transposed product.
+    transposed: OnceLock<Box<Transposed<T>>>,
+    /// The parts' format, for the transpose.
+    spec: FormatSpec,
 }
 
 struct Part<T: Scalar> {
@@ -163,18 +171,25 @@ struct Transfer {
     recv_at: usize,
 }
 
-/// A vector split like the rows of a [`DistributedMatrix`]: one buffer per part, either the
-/// part's own entries only, or with room for its halo around them (a vector that is
-/// multiplied: [`DistributedMatrix::new_x`]).
+/// A vector (or a block of `columns` vectors) split like the rows of a [`DistributedMatrix`]:
+/// one buffer per part, either the part's own entries only, or with room for its halo around
+/// them (a vector that is multiplied: [`DistributedMatrix::new_x`]). A block holds its
+/// vectors one after another in each part's buffer (column-major per part). The halo room is
+/// the products' scratch: a product writes it, even through a shared reference.
 pub struct DistVector<T> {
     parts: Vec<CudaSlice<T>>,
     halo: bool,
+    columns: usize,
 }
 
 impl<T> DistVector<T> {
     /// Whether the parts have halo room (the vector can be multiplied).
     pub fn has_halo(&self) -> bool {
         self.halo
+    }
+    /// How many vectors the block holds (1 for a vector).
+    pub fn columns(&self) -> usize {
+        self.columns
     }
 }
 
@@ -291,6 +306,9 @@ impl<T: Scalar> DistributedMatrix<T> {
             sends: Mutex::new(sends),
             nnz: a.nnz(),
             overlap: true,
+            source: a.clone(),
+            transposed: OnceLock::new(),
+            spec: spec.clone(),
         })
     }
 
@@ -423,54 +441,71 @@ impl<T: Scalar> DistributedMatrix<T> {
 
     /// A zero vector with halo room (one that can be multiplied).
     pub fn new_x(&self) -> Result<DistVector<T>> {
-        let parts = self
-            .parts
-            .iter()
-            .map(|p| p.gpu.alloc::<T>(p.local_len.max(1)))
-            .collect::<Result<_>>()?;
-        Ok(DistVector { parts, halo: true })
+        self.zeros(true, 1)
     }
     /// A zero vector of the parts' own entries only (a product's result).
     pub fn new_y(&self) -> Result<DistVector<T>> {
+        self.zeros(false, 1)
+    }
+    /// `columns` zero vectors, with halo room when `halo`.
+    pub fn zeros(&self, halo: bool, columns: usize) -> Result<DistVector<T>> {
         let parts = self
             .parts
             .iter()
-            .map(|p| p.gpu.alloc::<T>(p.rows.len().max(1)))
+            .map(|p| p.gpu.alloc::<T>((p.len(halo) * columns).max(1)))
             .collect::<Result<_>>()?;
-        Ok(DistVector { parts, halo: false })
+        Ok(DistVector { parts, halo, columns })
     }
     /// `v` (of `nrows` entries) split over the parts, with halo room when `halo`.
     pub fn upload(&self, v: &[T], halo: bool) -> Result<DistVector<T>> {
-        if v.len() != self.nrows() {
-            return Err(Error::Unsupported(format!(
-                "a vector of {} entries for a matrix of {} rows",
+        self.upload_block(v, halo, Block::columns(1))
+    }
+    /// A block of `block.k` vectors of `nrows` entries (stored as `block.layout` says) split
+    /// over the parts, column-major in each part, with halo room when `halo`.
+    pub fn upload_block(&self, v: &[T], halo: bool, block: Block) -> Result<DistVector<T>> {
+        let n = self.nrows();
+        if block.k == 0 || n.checked_mul(block.k) != Some(v.len()) {
+            return Err(Error::Shape(format!(
+                "{} entries for {} vectors of a matrix of {n} rows",
                 v.len(),
-                self.nrows()
+                block.k
             )));
         }
+        let columns = to_columns(v, n, block.k, block.layout);
         let parts = self
             .parts
             .iter()
             .map(|p| {
-                let own = &v[p.rows.clone()];
-                if !halo {
-                    return if own.is_empty() { p.gpu.alloc::<T>(1) } else { p.gpu.upload(own) };
+                let (len, at) = (p.len(halo), if halo { p.own_offset } else { 0 });
+                let mut local = vec![T::ZERO; (len * block.k).max(1)];
+                for j in 0..block.k {
+                    let own = &columns[j * n + p.rows.start..j * n + p.rows.end];
+                    local[j * len + at..j * len + at + own.len()].copy_from_slice(own);
                 }
-                let mut local = vec![T::ZERO; p.local_len.max(1)];
-                local[p.own_offset..p.own_offset + own.len()].copy_from_slice(own);
                 p.gpu.upload(&local)
             })
             .collect::<Result<_>>()?;
-        Ok(DistVector { parts, halo })
+        Ok(DistVector { parts, halo, columns: block.k })
     }
-    /// The own entries of every part, in row order (waits for each part's queue).
+    /// The own entries of every part, in row order (waits for each part's queue); a block
+    /// column-major.
     pub fn download(&self, v: &DistVector<T>) -> Result<Vec<T>> {
-        let mut out = Vec::with_capacity(self.nrows());
+        self.download_block(v, Layout::ColMajor)
+    }
+    /// The block's own entries as `layout` says (waits for each part's queue).
+    pub fn download_block(&self, v: &DistVector<T>, layout: Layout) -> Result<Vec<T>> {
+        let (n, k) = (self.nrows(), v.columns);
+        let mut columns = vec![T::ZERO; n * k];
         for (p, buf) in self.parts.iter().zip(&v.parts) {
             let all = p.gpu.download(buf)?;
-            let at = if v.halo { p.own_offset } else { 0 };
-            out.extend_from_slice(&all[at..at + p.rows.len()]);
+            let (len, at) = (p.len(v.halo), if v.halo { p.own_offset } else { 0 });
+            for j in 0..k {
+                columns[j * n + p.rows.start..j * n + p.rows.end]
+                    .copy_from_slice(&all[j * len + at..j * len + at + p.rows.len()]);
+            }
         }
+        let mut out = vec![T::ZERO; n * k];
+        from_columns(&columns, n, k, layout, &mut out);
         Ok(out)
     }
     /// Waits for every part's queues.
@@ -482,7 +517,7 @@ impl<T: Scalar> DistributedMatrix<T> {
     }
 
     /// `y = A·x` (see [`DistributedMatrix::apply`]).
-    pub fn spmv(&self, x: &mut DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+    pub fn spmv(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
         self.apply(T::ONE, x, T::ZERO, y)
     }
 
@@ -490,20 +525,94 @@ impl<T: Scalar> DistributedMatrix<T> {
     /// the parts' interior rows are multiplied, then the rows that need the halo. Every part
     /// works on its own GPU at once. Asynchronous: [`DistributedMatrix::download`] or
     /// [`DistributedMatrix::synchronize`] waits.
-    pub fn apply(
+    pub fn apply(&self, alpha: T, x: &DistVector<T>, beta: T, y: &mut DistVector<T>) -> Result<()> {
+        self.check(x, true, 1)?;
+        self.check(y, false, 1)?;
+        self.apply_column(alpha, x, beta, y, 0)
+    }
+
+    /// `Y = α·A·X + β·Y` for blocks of `block.k` vectors made by
+    /// [`DistributedMatrix::upload_block`] or [`DistributedMatrix::zeros`] (which hold them
+    /// column-major: `block.layout` must say so), one column at a time.
+    pub fn apply_block(
         &self,
         alpha: T,
-        x: &mut DistVector<T>,
+        x: &DistVector<T>,
+        beta: T,
+        y: &mut DistVector<T>,
+        block: Block,
+    ) -> Result<()> {
+        if block.layout != Layout::ColMajor {
+            return Err(Error::Shape(
+                "distributed blocks are column-major in every part: upload_block converts a row-major block".into(),
+            ));
+        }
+        self.check(x, true, block.k)?;
+        self.check(y, false, block.k)?;
+        (0..block.k).try_for_each(|j| self.apply_column(alpha, x, beta, y, j))
+    }
+
+    /// `y = α·Aᵀ·x + β·y` through Aᵀ cut on the same partition and GPUs (built from the
+    /// matrix in the parts' format on the first call, with this matrix's exchange); `x` needs
+    /// halo room.
+    pub fn apply_transpose(
+        &self,
+        alpha: T,
+        x: &DistVector<T>,
         beta: T,
         y: &mut DistVector<T>,
     ) -> Result<()> {
-        self.check(x, true)?;
-        self.check(y, false)?;
-        self.exchange(x)?;
+        self.check(x, true, 1)?;
+        self.check(y, false, 1)?;
+        let t = self.transposed()?;
+        // Aᵀ's parts need other halo entries than A's: x's own entries go into a vector of
+        // Aᵀ's layout first (one device copy per part).
+        let mut tx = t.x.lock().unwrap_or_else(|e| e.into_inner());
+        for (i, (p, q)) in self.parts.iter().zip(&t.matrix.parts).enumerate() {
+            if p.rows.is_empty() {
+                continue;
+            }
+            let src = x.parts[i].slice(p.own_offset..p.own_offset + p.rows.len());
+            let mut dst = tx.parts[i].slice_mut(q.own_offset..q.own_offset + q.rows.len());
+            p.gpu.context().bind_to_thread()?;
+            p.gpu.stream().memcpy_dtod(&src, &mut dst)?;
+        }
+        t.matrix.apply(alpha, &tx, beta, y)
+    }
+
+    /// Aᵀ on the same partition and GPUs, built on the first call.
+    fn transposed(&self) -> Result<&Transposed<T>> {
+        if let Some(t) = self.transposed.get() {
+            return Ok(t);
+        }
+        let gpus: Vec<Arc<Gpu>> = self.parts.iter().map(|p| p.gpu.clone()).collect();
+        let at = self.source.transpose()?;
+        let mut matrix =
+            DistributedMatrix::with_partition(&at, &gpus, &self.spec, self.partition.clone())?;
+        matrix.set_exchange(self.exchange_kind())?;
+        matrix.overlap = self.overlap;
+        let x = Mutex::new(matrix.new_x()?);
+        Ok(self.transposed.get_or_init(|| Box::new(Transposed { matrix, x })))
+    }
+
+    /// Column `j` of `y = α·A·x + β·y` (shapes checked by the caller).
+    fn apply_column(
+        &self,
+        alpha: T,
+        x: &DistVector<T>,
+        beta: T,
+        y: &mut DistVector<T>,
+        j: usize,
+    ) -> Result<()> {
+        self.exchange(x, j)?;
         let mut run = |i: usize, piece: &Piece<T>| -> Result<()> {
-            let at = if y.halo { self.parts[i].own_offset } else { 0 } + piece.rows.start;
-            with_sub_slice(&mut y.parts[i], at..at + piece.rows.len(), |yi| {
-                piece.matrix.apply(alpha, &x.parts[i], beta, yi)
+            let part = &self.parts[i];
+            let (x_len, y_len) = (part.len(true), part.len(y.halo));
+            let at = j * y_len + if y.halo { part.own_offset } else { 0 } + piece.rows.start;
+            with_sub_slice_ref(&x.parts[i], j * x_len..(j + 1) * x_len, |xi| {
+                with_sub_slice(&mut y.parts[i], at..at + piece.rows.len(), |yi| {
+                    piece.matrix.apply(alpha, xi, beta, yi)
+                })
             })
         };
         // Interior pieces read only own x entries, but a format's padding slots may point at
@@ -532,8 +641,8 @@ impl<T: Scalar> DistributedMatrix<T> {
     /// is done; the host queues while the GPUs work).
     pub fn time_products(&self, reps: usize) -> Result<(f64, f64)> {
         let x: Vec<T> = crate::reference::test_vector(self.nrows());
-        let (mut xd, mut y) = (self.upload(&x, true)?, self.new_y()?);
-        self.spmv(&mut xd, &mut y)?; // warm-up: kernels loaded, caches filled
+        let (xd, mut y) = (self.upload(&x, true)?, self.new_y()?);
+        self.spmv(&xd, &mut y)?; // warm-up: kernels loaded, caches filled
         self.synchronize()?;
         let reps = reps.max(1);
         let time = |f: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
@@ -544,20 +653,26 @@ impl<T: Scalar> DistributedMatrix<T> {
             self.synchronize()?;
             Ok(start.elapsed().as_secs_f64() * 1e3 / reps as f64)
         };
-        let product = time(&mut || self.spmv(&mut xd, &mut y))?;
+        let product = time(&mut || self.spmv(&xd, &mut y))?;
         let exchange = time(&mut || {
-            self.exchange(&mut xd)?;
+            self.exchange(&xd, 0)?;
             self.parts.iter().try_for_each(|p| self.await_halo(p))
         })?;
         Ok((product, exchange))
     }
 
-    fn check(&self, v: &DistVector<T>, need_halo: bool) -> Result<()> {
+    fn check(&self, v: &DistVector<T>, need_halo: bool, columns: usize) -> Result<()> {
         if v.parts.len() != self.parts.len() {
             return Err(Error::Unsupported(format!(
                 "a vector of {} parts for a matrix of {}",
                 v.parts.len(),
                 self.parts.len()
+            )));
+        }
+        if v.columns != columns {
+            return Err(Error::Shape(format!(
+                "a block of {} vectors where {columns} are needed",
+                v.columns
             )));
         }
         if need_halo && !v.halo {
@@ -569,7 +684,7 @@ impl<T: Scalar> DistributedMatrix<T> {
     /// Fills the halo of every part's local `x` from the owners' own entries: the gathers on
     /// the owners' streams, the transfers on the exchange streams (`Part::comm`), which
     /// [`DistributedMatrix::apply`] joins before the rows that need the halo.
-    fn exchange(&self, x: &mut DistVector<T>) -> Result<()> {
+    fn exchange(&self, x: &DistVector<T>, column: usize) -> Result<()> {
         let mut sends = self.sends.lock().unwrap_or_else(|e| e.into_inner());
         for (j, p) in self.parts.iter().enumerate() {
             let (Some(idx), Some(buf)) = (&p.send_idx, &mut sends[j]) else { continue };
@@ -586,13 +701,14 @@ impl<T: Scalar> DistributedMatrix<T> {
                 }
             }
             let n = idx.len() as u32;
-            let src = &x.parts[j];
+            let len = p.len(true);
+            let src = x.parts[j].slice(column * len..column * len + len);
             // SAFETY: gather_T(u32 n, const u32* idx, const T* x, T* out): idx holds n
             // positions below the local x's length (built from the part's own range), out
             // (the send buffer) n entries; the grid-stride loop stays below n.
             unsafe {
                 p.gather.launch_with(&p.gpu, grid_stride(n as u64), |a| {
-                    a.arg(&n).arg(idx).arg(src).arg(buf);
+                    a.arg(&n).arg(idx).arg(&src).arg(buf);
                 })?;
             }
         }
@@ -605,17 +721,20 @@ impl<T: Scalar> DistributedMatrix<T> {
             }
         }
         if let Some(route) = &self.nccl {
-            return self.exchange_nccl(route, &sends, x);
+            return self.exchange_nccl(route, &sends, x, column);
         }
         for t in &self.transfers {
             let to = &self.parts[t.to];
             let buf = sends[t.from].as_ref().expect("an owner with transfers has a send buffer");
             let src = buf.slice(t.send_at..t.send_at + t.count);
-            let mut dst = x.parts[t.to].slice_mut(t.recv_at..t.recv_at + t.count);
+            let at = column * to.len(true) + t.recv_at;
+            // SAFETY: the run lies in the receiver's halo room (the plan built it so), the
+            // product's scratch, which nothing else writes or reads until the product's rows do.
+            let mut dst = unsafe { halo_alias(&x.parts[t.to], at..at + t.count) };
             // On the receiver's exchange stream; between devices cudarc first makes it wait
             // for the owner's stream (where the buffer lives), so the gather is done.
             to.gpu.context().bind_to_thread()?;
-            to.comm.memcpy_dtod(&src, &mut dst)?;
+            to.comm.memcpy_dtod(&src, &mut *dst)?;
         }
         Ok(())
     }
@@ -628,7 +747,8 @@ impl<T: Scalar> DistributedMatrix<T> {
         &self,
         route: &NcclRoute,
         sends: &[Option<CudaSlice<T>>],
-        x: &mut DistVector<T>,
+        x: &DistVector<T>,
+        column: usize,
     ) -> Result<()> {
         let size = std::mem::size_of::<T>();
         route.comms.group(|group| {
@@ -637,8 +757,8 @@ impl<T: Scalar> DistributedMatrix<T> {
                 let buf =
                     sends[t.from].as_ref().expect("an owner with transfers has a send buffer");
                 let (src, _) = buf.slice(t.send_at..t.send_at + t.count).device_ptr(&from.comm);
-                let mut run = x.parts[t.to].slice_mut(t.recv_at..t.recv_at + t.count);
-                let (dst, _) = run.device_ptr_mut(&to.comm);
+                let at = column * to.len(true) + t.recv_at;
+                let (dst, _) = x.parts[t.to].slice(at..at + t.count).device_ptr(&to.comm);
                 let (rank_from, rank_to) = (route.rank_of_part[t.from], route.rank_of_part[t.to]);
                 // SAFETY: both runs lie inside their buffers (the plan built them so), which
                 // stay alive and untouched by other work until the streams pass the group: the
@@ -663,5 +783,70 @@ impl<T: Scalar> DistributedMatrix<T> {
             }
             Ok(())
         })
+    }
+}
+
+/// Aᵀ of a distributed matrix, and the x its products read (A's x has A's halo layout).
+struct Transposed<T: Scalar> {
+    matrix: DistributedMatrix<T>,
+    x: Mutex<DistVector<T>>,
+}
+
+impl<T: Scalar> Part<T> {
+    /// Entries of one vector in this part: the local x's (with halo room) or the own rows'.
+    fn len(&self, halo: bool) -> usize {
+        if halo {
+            self.local_len
+        } else {
+            self.rows.len()
+        }
+    }
+}
+
+/// `buf[range]` as a buffer the exchange writes, from a shared borrow of `buf`.
+///
+/// # Safety
+/// `range` lies inside `buf`, in memory nothing else uses while the alias lives (the halo
+/// room of a product's x: scratch of the product, see [`DistVector`]).
+unsafe fn halo_alias<T: cudarc::driver::DeviceRepr>(
+    buf: &CudaSlice<T>,
+    range: Range<usize>,
+) -> ManuallyDrop<CudaSlice<T>> {
+    let stream = buf.stream().clone();
+    let (base, _) = buf.device_ptr(&stream);
+    let at = base + (range.start * std::mem::size_of::<T>()) as u64;
+    // ManuallyDrop: the alias must never free memory it does not own.
+    ManuallyDrop::new(unsafe { stream.upgrade_device_ptr::<T>(at, range.len()) })
+}
+
+/// Several GPUs: the parts' formats, the halo through peer copies or NCCL; vectors made by
+/// [`DistributedMatrix::upload`] (an `x` with halo room, a `y` of own entries), blocks
+/// column-major.
+impl<T: Scalar> crate::operator::LinearOperator<T> for DistributedMatrix<T> {
+    type Vector = DistVector<T>;
+    fn shape(&self) -> (usize, usize) {
+        (self.nrows(), self.nrows())
+    }
+    fn apply(&self, alpha: T, x: &DistVector<T>, beta: T, y: &mut DistVector<T>) -> Result<()> {
+        DistributedMatrix::apply(self, alpha, x, beta, y)
+    }
+    fn apply_transpose(
+        &self,
+        alpha: T,
+        x: &DistVector<T>,
+        beta: T,
+        y: &mut DistVector<T>,
+    ) -> Result<()> {
+        DistributedMatrix::apply_transpose(self, alpha, x, beta, y)
+    }
+    fn apply_block(
+        &self,
+        alpha: T,
+        x: &DistVector<T>,
+        beta: T,
+        y: &mut DistVector<T>,
+        block: Block,
+    ) -> Result<()> {
+        DistributedMatrix::apply_block(self, alpha, x, beta, y, block)
     }
 }

@@ -3,7 +3,7 @@
 //! handle every upload returns. The handle checks shapes once, handles empty matrices once,
 //! applies α and β, and serialises each product's launches (see [`DeviceMatrix`] on threads).
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
@@ -11,8 +11,9 @@ use super::host::{shape_error, FormatHandle, HostMatrix, MatrixInfo};
 use super::FormatStats;
 use crate::api::overlap;
 use crate::error::Result;
-use crate::gpu::{grid_stride, jit, Gpu, Kernel};
-use crate::matrix::Scalar;
+use crate::gpu::{grid_stride, jit, with_sub_slice, with_sub_slice_ref, Gpu, Kernel};
+use crate::matrix::{Csr, Scalar};
+use crate::operator::{check_block, check_transpose, Block, Layout};
 
 /// What a format implements on the device: the launches of `y = A·x`.
 ///
@@ -107,6 +108,10 @@ pub struct DeviceMatrix<T: Scalar> {
     conversion_ms: Option<f64>,
     axpby: Kernel,
     product: Mutex<Product<T>>,
+    /// The CSR the format was built from (shared, no copy): the transposed product's source.
+    source: Csr<T>,
+    /// Aᵀ as `csr-vector` on the same GPU, built on the first transposed product.
+    transposed: OnceLock<Box<DeviceMatrix<T>>>,
 }
 
 impl<T: Scalar> FormatHandle for DeviceMatrix<T> {
@@ -137,6 +142,8 @@ impl<T: Scalar> DeviceMatrix<T> {
             stats,
             axpby,
             product: Mutex::new(Product { format, scratch: None }),
+            source: host.source().clone(),
+            transposed: OnceLock::new(),
         })
     }
 
@@ -201,6 +208,102 @@ impl<T: Scalar> DeviceMatrix<T> {
         self.epilogue(alpha, Some(scratch), beta, y)
     }
 
+    /// `y = α·Aᵀ·x + β·y` on the GPU's stream, through Aᵀ uploaded as `csr-vector` on the
+    /// first call (deterministic; device memory of a second copy of the entries).
+    pub fn apply_transpose(
+        &self,
+        alpha: T,
+        x: &CudaSlice<T>,
+        beta: T,
+        y: &mut CudaSlice<T>,
+    ) -> Result<()> {
+        check_transpose((self.info.nrows, self.info.ncols), x.len(), y.len())?;
+        self.transposed()?.apply(alpha, x, beta, y)
+    }
+
+    /// Aᵀ on this GPU, uploaded on the first call.
+    fn transposed(&self) -> Result<&DeviceMatrix<T>> {
+        if let Some(t) = self.transposed.get() {
+            return Ok(t);
+        }
+        let at = self.source.transpose()?;
+        let t = super::build(&super::parse_spec("csr-vector")?, &at)?.upload(&self.gpu)?;
+        Ok(self.transposed.get_or_init(|| Box::new(t)))
+    }
+
+    /// `Y = α·A·X + β·Y` for `block.k` vectors on the GPU's stream: one product per column,
+    /// in place for column-major blocks, through column-major copies for row-major ones.
+    pub fn apply_block(
+        &self,
+        alpha: T,
+        x: &CudaSlice<T>,
+        beta: T,
+        y: &mut CudaSlice<T>,
+        block: Block,
+    ) -> Result<()> {
+        let (m, n, k) = (self.info.nrows, self.info.ncols, block.k);
+        check_block((m, n), x.len(), y.len(), block)?;
+        if overlap(device_range(x), device_range(y)) {
+            return Err(crate::Error::Shape("X and Y overlap: copy X first".into()));
+        }
+        if block.layout == Layout::ColMajor {
+            return self.columns(alpha, x, beta, y, k);
+        }
+        let gpu = &self.gpu;
+        gpu.context().bind_to_thread()?;
+        let mut xc = gpu.alloc::<T>((n * k).max(1))?;
+        let mut yc = gpu.alloc::<T>((m * k).max(1))?;
+        self.transpose_copy((n, k), x, &mut xc)?;
+        if beta != T::ZERO {
+            self.transpose_copy((m, k), y, &mut yc)?;
+        }
+        with_sub_slice_ref(&xc, 0..n * k, |xc| {
+            with_sub_slice(&mut yc, 0..m * k, |yc| self.columns(alpha, xc, beta, yc, k))
+        })?;
+        self.transpose_copy((k, m), &yc, y)
+    }
+
+    /// The column-major block product, one column at a time.
+    fn columns(
+        &self,
+        alpha: T,
+        x: &CudaSlice<T>,
+        beta: T,
+        y: &mut CudaSlice<T>,
+        k: usize,
+    ) -> Result<()> {
+        let (m, n) = (self.info.nrows, self.info.ncols);
+        (0..k).try_for_each(|j| {
+            with_sub_slice_ref(x, j * n..(j + 1) * n, |xj| {
+                with_sub_slice(y, j * m..(j + 1) * m, |yj| self.apply(alpha, xj, beta, yj))
+            })
+        })
+    }
+
+    /// `out = inᵀ` for a `rows × cols` row-major `input` (util.cu's transpose).
+    fn transpose_copy(
+        &self,
+        (rows, cols): (usize, usize),
+        input: &CudaSlice<T>,
+        out: &mut CudaSlice<T>,
+    ) -> Result<()> {
+        let total = (rows * cols) as u64;
+        if total == 0 {
+            return Ok(());
+        }
+        let name = format!("transpose_{}", T::SUFFIX);
+        let kernel = Kernel::new(&self.gpu, &jit::UTIL_MODULE, &name, grid_stride(total))?;
+        let (rows, cols) = (rows as u64, cols as u64);
+        // SAFETY: transpose_<T>(u64 rows, u64 cols, const T* in, T* out): both buffers hold
+        // at least rows·cols entries (allocated or checked so by the caller); the grid-stride
+        // loop stays below rows·cols.
+        unsafe {
+            kernel.launch(&self.gpu, |a| {
+                a.arg(&rows).arg(&cols).arg(input).arg(out);
+            })
+        }
+    }
+
     /// `y = A·x` (`apply` with α = 1, β = 0).
     pub fn spmv(&self, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         self.apply(T::ONE, x, T::ZERO, y)
@@ -255,5 +358,35 @@ impl<T: Scalar> std::fmt::Debug for DeviceMatrix<T> {
             i.nnz,
             self.gpu.name()
         )
+    }
+}
+
+/// One GPU: the format's kernels on the GPU's stream, vectors in device memory.
+impl<T: Scalar> crate::operator::LinearOperator<T> for DeviceMatrix<T> {
+    type Vector = CudaSlice<T>;
+    fn shape(&self) -> (usize, usize) {
+        (self.info.nrows, self.info.ncols)
+    }
+    fn apply(&self, alpha: T, x: &CudaSlice<T>, beta: T, y: &mut CudaSlice<T>) -> Result<()> {
+        DeviceMatrix::apply(self, alpha, x, beta, y)
+    }
+    fn apply_transpose(
+        &self,
+        alpha: T,
+        x: &CudaSlice<T>,
+        beta: T,
+        y: &mut CudaSlice<T>,
+    ) -> Result<()> {
+        DeviceMatrix::apply_transpose(self, alpha, x, beta, y)
+    }
+    fn apply_block(
+        &self,
+        alpha: T,
+        x: &CudaSlice<T>,
+        beta: T,
+        y: &mut CudaSlice<T>,
+        block: Block,
+    ) -> Result<()> {
+        DeviceMatrix::apply_block(self, alpha, x, beta, y, block)
     }
 }

@@ -1,7 +1,7 @@
 //! The host side of every format: the [`SpmvFormat`] trait a format implements, and
 //! [`HostMatrix`], the one concrete handle that checks shapes and applies α and β once.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::device::{DeviceFormat, DeviceMatrix};
 use super::spec::FormatSpec;
@@ -52,6 +52,11 @@ pub(crate) fn shape_error(info: &MatrixInfo, x: usize, y: usize) -> Option<Error
 pub struct HostMatrix<T: Scalar> {
     info: MatrixInfo,
     format: Box<dyn SpmvFormat<T>>,
+    /// The CSR the format was built from (shared with the caller's, no copy): where the
+    /// transposed product's matrix comes from.
+    source: Csr<T>,
+    /// Aᵀ in CSR, built on the first transposed product.
+    transposed: OnceLock<Csr<T>>,
 }
 
 /// What a handle knows about its matrix and the format holding it.
@@ -115,7 +120,15 @@ impl<T: Scalar> HostMatrix<T> {
     ) -> Self {
         let info =
             MatrixInfo { nrows: a.nrows(), ncols: a.ncols(), nnz: a.nnz(), spec, deterministic };
-        HostMatrix { info, format }
+        HostMatrix { info, format, source: a.clone(), transposed: OnceLock::new() }
+    }
+    /// The CSR the format was built from.
+    pub fn source(&self) -> &Csr<T> {
+        &self.source
+    }
+    /// Aᵀ in CSR, built from the source on the first call and kept.
+    pub fn transposed_csr(&self) -> Result<&Csr<T>> {
+        transposed(&self.transposed, &self.source)
     }
     /// The format's statistics (see [`SpmvFormat::stats`]).
     pub fn stats(&self) -> FormatStats {
@@ -139,15 +152,15 @@ impl<T: Scalar> HostMatrix<T> {
         if let Some(e) = shape_error(&self.info, x.len(), y.len()) {
             return Err(e);
         }
-        if alpha == T::ZERO {
-            scale_cpu(beta, y);
-        } else if alpha == T::ONE && beta == T::ZERO {
-            self.format.spmv_cpu(x, y);
-        } else {
-            let mut ax = vec![T::ZERO; y.len()];
-            self.format.spmv_cpu(x, &mut ax);
-            axpby_cpu(alpha, &ax, beta, y);
-        }
+        combine(alpha, beta, y, |out| self.format.spmv_cpu(x, out));
+        Ok(())
+    }
+
+    /// `y = α·Aᵀ·x + β·y` on the CPU, through Aᵀ in CSR (built on the first call).
+    pub fn apply_transpose(&self, alpha: T, x: &[T], beta: T, y: &mut [T]) -> Result<()> {
+        crate::operator::check_transpose((self.info.nrows, self.info.ncols), x.len(), y.len())?;
+        let t = self.transposed_csr()?;
+        combine(alpha, beta, y, |out| t.spmv_parallel(x, out));
         Ok(())
     }
 
@@ -173,6 +186,32 @@ impl<T: Scalar> std::fmt::Debug for HostMatrix<T> {
     }
 }
 
+/// `y = α·t + β·y` where `product` writes `t` (every entry): α = 0 skips it, α = 1 with
+/// β = 0 writes straight into `y`.
+pub(crate) fn combine<T: Scalar>(alpha: T, beta: T, y: &mut [T], product: impl FnOnce(&mut [T])) {
+    if alpha == T::ZERO {
+        scale_cpu(beta, y);
+    } else if alpha == T::ONE && beta == T::ZERO {
+        product(y);
+    } else {
+        let mut t = vec![T::ZERO; y.len()];
+        product(&mut t);
+        axpby_cpu(alpha, &t, beta, y);
+    }
+}
+
+/// The transpose kept in `cell`, built from `a` on the first call.
+pub(crate) fn transposed<'a, T: Scalar>(
+    cell: &'a OnceLock<Csr<T>>,
+    a: &Csr<T>,
+) -> Result<&'a Csr<T>> {
+    if let Some(t) = cell.get() {
+        return Ok(t);
+    }
+    let t = a.transpose()?;
+    Ok(cell.get_or_init(|| t))
+}
+
 /// `y = β·y` (β = 0 writes zeros without reading).
 pub(crate) fn scale_cpu<T: Scalar>(beta: T, y: &mut [T]) {
     use rayon::prelude::*;
@@ -194,4 +233,70 @@ fn axpby_cpu<T: Scalar>(alpha: T, t: &[T], beta: T, y: &mut [T]) {
         let at = a * t.to_acc();
         *v = T::from_acc(if beta == T::ZERO { at } else { at + b * v.to_acc() });
     });
+}
+
+/// The host backend: each format's CPU algorithm.
+impl<T: Scalar> crate::operator::LinearOperator<T> for HostMatrix<T> {
+    type Vector = [T];
+    fn shape(&self) -> (usize, usize) {
+        (self.info.nrows, self.info.ncols)
+    }
+    fn apply(&self, alpha: T, x: &[T], beta: T, y: &mut [T]) -> Result<()> {
+        HostMatrix::apply(self, alpha, x, beta, y)
+    }
+    fn apply_transpose(&self, alpha: T, x: &[T], beta: T, y: &mut [T]) -> Result<()> {
+        HostMatrix::apply_transpose(self, alpha, x, beta, y)
+    }
+    fn apply_block(
+        &self,
+        alpha: T,
+        x: &[T],
+        beta: T,
+        y: &mut [T],
+        block: crate::operator::Block,
+    ) -> Result<()> {
+        let apply = |a, x: &[T], b, y: &mut [T]| HostMatrix::apply(self, a, x, b, y);
+        crate::operator::host_block(self.shape(), apply, (alpha, x, beta, y), block)
+    }
+}
+
+/// Plain CSR on the host, rows over rayon's threads (Aᵀ built on every transposed product:
+/// use a [`HostMatrix`] to keep it).
+impl<T: Scalar> crate::operator::LinearOperator<T> for Csr<T> {
+    type Vector = [T];
+    fn shape(&self) -> (usize, usize) {
+        (self.nrows(), self.ncols())
+    }
+    fn apply(&self, alpha: T, x: &[T], beta: T, y: &mut [T]) -> Result<()> {
+        if x.len() != self.ncols() || y.len() != self.nrows() {
+            return Err(Error::Shape(format!(
+                "vectors of length x = {}, y = {} given for a {} x {} matrix",
+                x.len(),
+                y.len(),
+                self.nrows(),
+                self.ncols()
+            )));
+        }
+        combine(alpha, beta, y, |out| self.spmv_parallel(x, out));
+        Ok(())
+    }
+    fn apply_transpose(&self, alpha: T, x: &[T], beta: T, y: &mut [T]) -> Result<()> {
+        crate::operator::check_transpose(self.shape(), x.len(), y.len())?;
+        let t = self.transpose()?;
+        combine(alpha, beta, y, |out| t.spmv_parallel(x, out));
+        Ok(())
+    }
+    fn apply_block(
+        &self,
+        alpha: T,
+        x: &[T],
+        beta: T,
+        y: &mut [T],
+        block: crate::operator::Block,
+    ) -> Result<()> {
+        let apply = |a, x: &[T], b, y: &mut [T]| {
+            crate::operator::LinearOperator::apply(self, a, x, b, y)
+        };
+        crate::operator::host_block(self.shape(), apply, (alpha, x, beta, y), block)
+    }
 }

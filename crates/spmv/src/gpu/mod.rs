@@ -440,6 +440,32 @@ pub fn with_sub_slice<T: DeviceRepr, R>(
     f(&mut alias)
 }
 
+/// [`with_sub_slice`] for a buffer borrowed shared: `f` gets `buf[range]` as a `CudaSlice`
+/// of its own, for calls that take whole buffers and only read them (a product's `x`).
+pub fn with_sub_slice_ref<T: DeviceRepr, R>(
+    buf: &CudaSlice<T>,
+    range: std::ops::Range<usize>,
+    f: impl FnOnce(&CudaSlice<T>) -> R,
+) -> R {
+    assert!(
+        range.start <= range.end && range.end <= buf.len(),
+        "{range:?} outside a buffer of {}",
+        buf.len()
+    );
+    if range == (0..buf.len()) {
+        return f(buf);
+    }
+    use driver::DevicePtr as _;
+    let stream = buf.stream().clone();
+    let (base, _) = buf.device_ptr(&stream);
+    let at = base + (range.start * std::mem::size_of::<T>()) as u64;
+    // SAFETY: as in `with_sub_slice`; the shared borrow keeps `buf` alive while `f` runs, and
+    // `f` gets the alias shared, as it had `buf`.
+    let alias =
+        std::mem::ManuallyDrop::new(unsafe { stream.upgrade_device_ptr::<T>(at, range.len()) });
+    f(&alias)
+}
+
 /// Launches captured by [`Gpu::capture`], replayed on their `Gpu`'s shared stream.
 pub struct Graph {
     graph: CudaGraph,

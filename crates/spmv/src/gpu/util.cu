@@ -31,3 +31,16 @@ FILL(half_t, f16)
 AXPBY(double, f64)
 AXPBY(float, f32)
 AXPBY(half_t, f16)
+
+// out = inᵀ for a rows × cols row-major `in` (out is cols × rows, row-major): a block of
+// vectors between row-major and column-major storage (operator/mod.rs's block fallback).
+#define TRANSPOSE(T, S)                                                                        \
+    extern "C" __global__ void transpose_##S(u64 rows, u64 cols, const T* __restrict__ in,    \
+                                              T* __restrict__ out) {                            \
+        u64 stride = (u64)gridDim.x * blockDim.x, n = rows * cols;                             \
+        for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)           \
+            out[(i % cols) * rows + i / cols] = in[i];                                         \
+    }
+TRANSPOSE(double, f64)
+TRANSPOSE(float, f32)
+TRANSPOSE(half_t, f16)

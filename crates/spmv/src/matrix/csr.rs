@@ -236,6 +236,44 @@ impl<T: Scalar> Csr<T> {
         }
     }
 
+    /// Aᵀ in CSR: row c holds column c's entries, in the order of their rows (so a product
+    /// with it sums each column in row order, the same bits every time). An error for a matrix
+    /// whose rows would not fit the transpose's 32-bit column indices.
+    pub fn transpose(&self) -> Result<Csr<T>> {
+        if self.nrows > u32::MAX as usize + 1 {
+            return Err(Error::Unsupported(format!(
+                "the transpose of a matrix of {} rows: its columns do not fit 32-bit indices",
+                self.nrows
+            )));
+        }
+        let mut row_ptr = vec![0usize; self.ncols + 1];
+        for &c in self.col_idx.iter() {
+            row_ptr[c as usize + 1] += 1;
+        }
+        for c in 0..self.ncols {
+            row_ptr[c + 1] += row_ptr[c];
+        }
+        let mut next = row_ptr[..self.ncols].to_vec();
+        let mut col_idx = vec![0u32; self.nnz()];
+        let mut values = vec![T::ZERO; self.nnz()];
+        for r in 0..self.nrows {
+            let (cols, vals) = self.row(r);
+            for (&c, &v) in cols.iter().zip(vals) {
+                let at = &mut next[c as usize];
+                col_idx[*at] = r as u32;
+                values[*at] = v;
+                *at += 1;
+            }
+        }
+        Ok(Csr {
+            nrows: self.ncols,
+            ncols: self.nrows,
+            row_ptr: Arc::new(row_ptr),
+            col_idx: Arc::new(col_idx),
+            values: Arc::new(values),
+        })
+    }
+
     /// `y = A·x` serially, summed in `T::Acc` (the simple loop; see `reference` for the oracle).
     pub fn spmv_serial(&self, x: &[T], y: &mut [T]) {
         assert_eq!(x.len(), self.ncols, "x has the wrong length");
@@ -267,6 +305,24 @@ impl<T: Scalar> Csr<T> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn transpose_swaps_rows_and_columns_and_twice_is_the_matrix() {
+        let a = crate::io::gen::generate("random:rows=300,cols=200,mean=5").unwrap();
+        let t = a.transpose().unwrap();
+        assert_eq!((t.nrows(), t.ncols(), t.nnz()), (200, 300, a.nnz()));
+        for r in 0..a.nrows() {
+            let (cols, vals) = a.row(r);
+            for (&c, &v) in cols.iter().zip(vals) {
+                let (tc, tv) = t.row(c as usize);
+                let at = tc.binary_search(&(r as u32)).expect("entry in the transpose");
+                assert_eq!(tv[at], v);
+            }
+        }
+        assert_eq!(t.transpose().unwrap(), a);
+        let empty = super::Csr::<f64>::zeros(0, 5).transpose().unwrap();
+        assert_eq!((empty.nrows(), empty.ncols()), (5, 0));
+    }
 
     #[test]
     fn split_rows_gives_the_rows_on_either_side() {

@@ -19,7 +19,7 @@ use spmv::solve::{cg_gpu, KrylovSettings};
 use spmv::{Csr, Scalar};
 
 /// One handle per device, opened once (a handle compiles its kernels on first use).
-fn devices() -> &'static [Arc<Gpu>] {
+pub fn devices() -> &'static [Arc<Gpu>] {
     static DEVICES: std::sync::OnceLock<Vec<Arc<Gpu>>> = std::sync::OnceLock::new();
     DEVICES.get_or_init(|| {
         let count = cudarc::driver::CudaContext::device_count().unwrap_or(1).max(1) as usize;

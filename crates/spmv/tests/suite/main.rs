@@ -14,6 +14,7 @@ mod gpu_deterministic;
 mod gpu_diagonal;
 mod mtx;
 mod offsets;
+mod operator;
 mod pagerank;
 mod reorder;
 mod sanitize;

@@ -1,0 +1,185 @@
+//! One operator abstraction for every backend: [`LinearOperator`], implemented by the host
+//! handles ([`HostMatrix`](crate::HostMatrix), a plain [`Csr`](crate::Csr), the front door's
+//! [`Operator`](crate::Operator)), one GPU ([`DeviceMatrix`](crate::DeviceMatrix)) and several
+//! ([`DistributedMatrix`](crate::distributed::DistributedMatrix)). Each backend brings its own
+//! vector type: `[T]` on the host, a `CudaSlice<T>` on one GPU, a
+//! [`DistVector`](crate::distributed::DistVector) over several.
+//!
+//! Three products, each `out = α·op(A)·in + β·out` (β = 0 never reads `out`):
+//! - [`LinearOperator::apply`]: `y = α·A·x + β·y`, the format's own kernels;
+//! - [`LinearOperator::apply_transpose`]: `y = α·Aᵀ·x + β·y`. For now every backend runs it
+//!   through Aᵀ in CSR, built from the matrix on the first transposed product and kept
+//!   (on the GPU: uploaded as `csr-vector`; over several GPUs: a second distributed matrix on
+//!   the same partition): deterministic, the memory of a second copy of the entries;
+//! - [`LinearOperator::apply_block`]: `Y = α·A·X + β·Y` for a block of `k` vectors stored in
+//!   one array of `n·k` entries, [`Layout::ColMajor`] (vector j at `j·n`) or
+//!   [`Layout::RowMajor`] (row i's k entries together). For now it is a loop over the
+//!   columns with the format's product: column-major blocks are multiplied in place, and
+//!   row-major ones through a column-major copy (host and one GPU; the distributed vectors hold
+//!   their blocks column-major always, see `DistributedMatrix::upload_block`).
+
+use crate::error::{Error, Result};
+use crate::matrix::Scalar;
+
+/// How a block of `k` vectors of length `n` sits in one array of `n·k` entries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Layout {
+    /// Vector j is entries `j·n .. (j + 1)·n` (Fortran order, what cuSPARSE and SciPy's
+    /// `order="F"` arrays use).
+    #[default]
+    ColMajor,
+    /// Row i of the block is entries `i·k .. (i + 1)·k` (C order, NumPy's default).
+    RowMajor,
+}
+
+/// A block of `k` vectors and how it is stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Block {
+    /// How many vectors (≥ 1).
+    pub k: usize,
+    /// How they are stored.
+    pub layout: Layout,
+}
+
+impl Block {
+    /// `k` column-major vectors.
+    pub fn columns(k: usize) -> Self {
+        Block { k, layout: Layout::ColMajor }
+    }
+    /// `k` vectors stored row by row.
+    pub fn rows(k: usize) -> Self {
+        Block { k, layout: Layout::RowMajor }
+    }
+}
+
+/// `out = α·op(A)·in + β·out` on one backend (module doc).
+///
+/// Wrong lengths are an [`Error::Shape`]; a matrix without rows (or, for Aᵀ, without
+/// columns) returns at once; α = 0 scales `out` by β without a product.
+pub trait LinearOperator<T: Scalar>: Send + Sync {
+    /// The backend's vector.
+    type Vector: ?Sized;
+    /// (rows, columns) of A.
+    fn shape(&self) -> (usize, usize);
+    /// `y = α·A·x + β·y`: `x` has `ncols` entries, `y` `nrows`.
+    fn apply(&self, alpha: T, x: &Self::Vector, beta: T, y: &mut Self::Vector) -> Result<()>;
+    /// `y = α·Aᵀ·x + β·y`: `x` has `nrows` entries, `y` `ncols`.
+    fn apply_transpose(
+        &self,
+        alpha: T,
+        x: &Self::Vector,
+        beta: T,
+        y: &mut Self::Vector,
+    ) -> Result<()>;
+    /// `Y = α·A·X + β·Y` for `block.k` vectors: `X` has `ncols·k` entries, `Y` `nrows·k`.
+    fn apply_block(
+        &self,
+        alpha: T,
+        x: &Self::Vector,
+        beta: T,
+        y: &mut Self::Vector,
+        block: Block,
+    ) -> Result<()>;
+    /// The block layout the backend multiplies without a reordering copy.
+    fn native_layout(&self) -> Layout {
+        Layout::ColMajor
+    }
+}
+
+/// The error for a block whose arrays do not hold `k` vectors of the operator's shape.
+pub(crate) fn check_block(
+    (nrows, ncols): (usize, usize),
+    x: usize,
+    y: usize,
+    block: Block,
+) -> Result<()> {
+    let k = block.k;
+    if k == 0 {
+        return Err(Error::Shape("a block of 0 vectors: k must be at least 1".into()));
+    }
+    let (want_x, want_y) = (ncols.checked_mul(k), nrows.checked_mul(k));
+    if want_x != Some(x) || want_y != Some(y) {
+        return Err(Error::Shape(format!(
+            "a block of {k} vectors for a {nrows} x {ncols} matrix needs X of {ncols}·{k} and Y of {nrows}·{k} entries; given X of {x}, Y of {y}"
+        )));
+    }
+    Ok(())
+}
+
+/// The error for vectors of the transposed product that do not fit the matrix.
+pub(crate) fn check_transpose((nrows, ncols): (usize, usize), x: usize, y: usize) -> Result<()> {
+    if x != nrows || y != ncols {
+        return Err(Error::Shape(format!(
+            "Aᵀ·x for a {nrows} x {ncols} matrix needs x of {nrows} and y of {ncols} entries; given x of {x}, y of {y}"
+        )));
+    }
+    Ok(())
+}
+
+/// `k` vectors of length `n` in `layout`, as column-major (a copy for row-major).
+pub(crate) fn to_columns<T: Copy>(data: &[T], n: usize, k: usize, layout: Layout) -> Vec<T> {
+    match layout {
+        Layout::ColMajor => data.to_vec(),
+        Layout::RowMajor => (0..k).flat_map(|j| (0..n).map(move |i| data[i * k + j])).collect(),
+    }
+}
+
+/// Column-major `cols` (k vectors of length n) written into `out` in `layout`.
+pub(crate) fn from_columns<T: Copy>(cols: &[T], n: usize, k: usize, layout: Layout, out: &mut [T]) {
+    match layout {
+        Layout::ColMajor => out.copy_from_slice(cols),
+        Layout::RowMajor => {
+            for j in 0..k {
+                for i in 0..n {
+                    out[i * k + j] = cols[j * n + i];
+                }
+            }
+        }
+    }
+}
+
+/// `Y = α·A·X + β·Y` on the host, one column at a time with `apply` (the host backends'
+/// block product).
+pub(crate) fn host_block<T: Scalar>(
+    shape: (usize, usize),
+    apply: impl Fn(T, &[T], T, &mut [T]) -> Result<()>,
+    (alpha, x, beta, y): (T, &[T], T, &mut [T]),
+    block: Block,
+) -> Result<()> {
+    check_block(shape, x.len(), y.len(), block)?;
+    let ((nrows, ncols), k) = (shape, block.k);
+    match block.layout {
+        Layout::ColMajor => {
+            for j in 0..k {
+                apply(
+                    alpha,
+                    &x[j * ncols..(j + 1) * ncols],
+                    beta,
+                    &mut y[j * nrows..(j + 1) * nrows],
+                )?;
+            }
+        }
+        Layout::RowMajor => {
+            let xc = to_columns(x, ncols, k, Layout::RowMajor);
+            // β = 0 must not read Y (it may hold NaN): its copy starts as zeros then.
+            let mut yc = if beta == T::ZERO {
+                vec![T::ZERO; y.len()]
+            } else {
+                to_columns(y, nrows, k, Layout::RowMajor)
+            };
+            for j in 0..k {
+                apply(
+                    alpha,
+                    &xc[j * ncols..(j + 1) * ncols],
+                    beta,
+                    &mut yc[j * nrows..(j + 1) * nrows],
+                )?;
+            }
+            from_columns(&yc, nrows, k, Layout::RowMajor, y);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

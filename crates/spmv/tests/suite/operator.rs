@@ -1,0 +1,204 @@
+//! The products every backend gives through `LinearOperator` beside A·x: Aᵀ·x and A·X for
+//! blocks of k ∈ {1, 2, 3, 8} vectors, column- and row-major, with α, β ∈ {0, 1, −2.5},
+//! against the oracle (of Aᵀ, and of each column), outputs poisoned with NaN where β = 0.
+//! Every registered format on the edge cases in f64, f32 and f16, on the CPU and (ignored
+//! here) one GPU; the distributed matrix over the GPUs there are.
+
+use crate::common;
+
+use spmv::formats::registry;
+use spmv::reference::{test_vector, Oracle};
+use spmv::{Backend, Block, Csr, Error, Layout, LinearOperator, Matrix, Scalar};
+
+const BLOCKS: [usize; 4] = [1, 2, 3, 8];
+
+/// Column j of k column-major vectors of length n, from any layout.
+fn column<T: Copy>(data: &[T], n: usize, k: usize, j: usize, layout: Layout) -> Vec<T> {
+    match layout {
+        Layout::ColMajor => data[j * n..(j + 1) * n].to_vec(),
+        Layout::RowMajor => (0..n).map(|i| data[i * k + j]).collect(),
+    }
+}
+
+/// k test vectors of length n in `layout` (each column its own, so that a mixed-up column shows).
+fn block_of<T: Scalar>(n: usize, k: usize, layout: Layout) -> Vec<T> {
+    let cols: Vec<Vec<T>> = (0..k)
+        .map(|j| test_vector::<T>(n + j).into_iter().skip(j).collect())
+        .collect();
+    (0..n * k)
+        .map(|at| match layout {
+            Layout::ColMajor => cols[at / n.max(1)][at % n.max(1)],
+            Layout::RowMajor => cols[at % k][at / k],
+        })
+        .collect()
+}
+
+/// Aᵀ·x and the block products of `op` (on host vectors) checked against the oracle.
+pub fn check_products<T: Scalar, Op: LinearOperator<T, Vector = [T]> + ?Sized>(
+    label: &str,
+    a: &Csr<T>,
+    op: &Op,
+) -> Vec<String> {
+    let mut bad = Vec::new();
+    let (m, n) = (a.nrows(), a.ncols());
+    let at = a.transpose().unwrap();
+    let x = test_vector::<T>(m);
+    let oracle = Oracle::new(&at, &x);
+    let y0 = common::start_vector::<T>(n);
+    for (alpha, beta) in common::alpha_beta::<T>() {
+        let mut y = if beta == T::ZERO { vec![T::nan(); n] } else { y0.clone() };
+        match op.apply_transpose(alpha, &x, beta, &mut y) {
+            Ok(()) => {
+                let check = oracle.check_scaled(alpha, beta, &y0, &y);
+                if !check.passed() {
+                    bad.push(format!("{label}: Aᵀ·x (α = {alpha}, β = {beta}): {check:?}"));
+                }
+            }
+            Err(e) => bad.push(format!("{label}: Aᵀ·x failed: {e}")),
+        }
+    }
+    for k in BLOCKS {
+        for layout in [Layout::ColMajor, Layout::RowMajor] {
+            let xb = block_of::<T>(n, k, layout);
+            let y0b = block_of::<T>(m, k, layout);
+            for (alpha, beta) in [(T::ONE, T::ZERO), (T::from_f64(-2.5), T::ONE)] {
+                let mut y = if beta == T::ZERO { vec![T::nan(); m * k] } else { y0b.clone() };
+                if let Err(e) = op.apply_block(alpha, &xb, beta, &mut y, Block { k, layout }) {
+                    bad.push(format!("{label}: A·X (k = {k}, {layout:?}) failed: {e}"));
+                    continue;
+                }
+                for j in 0..k {
+                    let oracle = Oracle::new(a, &column(&xb, n, k, j, layout));
+                    let (yj, y0j) = (column(&y, m, k, j, layout), column(&y0b, m, k, j, layout));
+                    let check = oracle.check_scaled(alpha, beta, &y0j, &yj);
+                    if !check.passed() {
+                        bad.push(format!(
+                            "{label}: A·X (k = {k}, {layout:?}, column {j}, α = {alpha}, β = {beta}): {check:?}"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    bad
+}
+
+/// Every format on `backend` over `matrices`, in T (formats in parallel).
+fn check_backend<T: Scalar>(backend: &Backend, matrices: &[(String, Csr<f64>)]) -> Vec<String> {
+    use rayon::prelude::*;
+    matrices
+        .par_iter()
+        .flat_map_iter(|(name, a64)| {
+            let a: Csr<T> = a64.cast();
+            let x = test_vector::<T>(a.ncols());
+            // Beyond f16's range: the benchmark's "unsupported".
+            let fits = Oracle::new(&a, &x).range_error::<T>().is_none();
+            let matrix = Matrix::from_csr(a.clone());
+            let formats = if fits { registry::<T>() } else { Vec::new() };
+            formats
+                .into_par_iter()
+                .flat_map_iter(|info| {
+                    let label = format!("{name} / {} / {}", info.name, T::SUFFIX);
+                    match matrix.to_device(backend, info.name) {
+                        Ok(op) => check_products(&label, &a, &op),
+                        Err(Error::Format { .. }) => Vec::new(), // a matrix it cannot hold
+                        Err(e) => vec![format!("{label}: conversion failed: {e}")],
+                    }
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+fn assert_none(failures: Vec<String>) {
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn every_format_transposes_and_multiplies_blocks_on_the_cpu() {
+    let cases = common::edge_cases();
+    let mut failures = check_backend::<f64>(&Backend::Cpu, &cases);
+    failures.extend(check_backend::<f32>(&Backend::Cpu, &cases));
+    failures.extend(check_backend::<spmv::f16>(&Backend::Cpu, &cases));
+    assert_none(failures);
+}
+
+#[test]
+fn plain_csr_transposes_and_multiplies_blocks() {
+    let failures: Vec<String> =
+        common::edge_cases().iter().flat_map(|(name, a)| check_products(name, a, a)).collect();
+    assert_none(failures);
+}
+
+#[test]
+fn wrong_block_and_transpose_shapes_are_errors() {
+    let a = Matrix::<f64>::generate("random:rows=30,cols=20,mean=3").unwrap();
+    let op = a.to_device(&Backend::Cpu, "csr-vector").unwrap();
+    let mut y = vec![0.0; 30 * 2];
+    let e = op.apply_block(1.0, &[0.0; 20 * 3], 0.0, &mut y, Block::columns(2)).unwrap_err();
+    assert!(matches!(e, Error::Shape(_)), "{e}");
+    let e = op.apply_block(1.0, &[], 0.0, &mut [], Block::columns(0)).unwrap_err();
+    assert!(e.to_string().contains("k must be at least 1"), "{e}");
+    let e = op.apply_transpose(1.0, &[0.0; 20], 0.0, &mut [0.0; 30]).unwrap_err();
+    assert!(e.to_string().contains("needs x of 30 and y of 20"), "{e}");
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_every_format_transposes_and_multiplies_blocks() {
+    let backend = Backend::Gpu(common::gpu());
+    let mut cases = common::edge_cases();
+    let small = ["bcsstk08", "cage7", "sherman1", "lund_a"];
+    cases.extend(common::named_matrices("operator", &small, &small));
+    let mut failures = check_backend::<f64>(&backend, &cases);
+    failures.extend(check_backend::<f32>(&backend, &cases));
+    failures.extend(check_backend::<spmv::f16>(&backend, &cases));
+    assert_none(failures);
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_distributed_transposes_and_multiplies_blocks() {
+    use spmv::distributed::DistributedMatrix;
+    let gpus = crate::distributed::devices();
+    let mut failures = Vec::new();
+    for (name, a) in common::edge_cases().into_iter().filter(|(_, a)| a.nrows() == a.ncols()) {
+        for spec in ["csr-vector", "sell-c-sigma", "auto"] {
+            let label = format!("{name} / {spec} / {} parts", gpus.len().max(2));
+            let parts: Vec<_> = (0..gpus.len().max(2)).map(|i| gpus[i % gpus.len()].clone()).collect();
+            let d = DistributedMatrix::new(&a, &parts, &spmv::formats::parse_spec(spec).unwrap());
+            let d = match d {
+                Ok(d) => d,
+                Err(Error::Format { .. }) => continue,
+                Err(e) => {
+                    failures.push(format!("{label}: {e}"));
+                    continue;
+                }
+            };
+            let n = a.nrows();
+            let x = test_vector::<f64>(n);
+            let mut y = d.upload(&vec![f64::NAN; n], false).unwrap();
+            d.apply_transpose(1.0, &d.upload(&x, true).unwrap(), 0.0, &mut y).unwrap();
+            let check = Oracle::new(&a.transpose().unwrap(), &x).check(&d.download(&y).unwrap());
+            if !check.passed() {
+                failures.push(format!("{label}: Aᵀ·x: {check:?}"));
+            }
+            for k in BLOCKS {
+                let layout = if k % 2 == 0 { Layout::RowMajor } else { Layout::ColMajor };
+                let xb = block_of::<f64>(n, k, layout);
+                let xd = d.upload_block(&xb, true, Block { k, layout }).unwrap();
+                let mut yd = d.zeros(false, k).unwrap();
+                d.apply_block(1.0, &xd, 0.0, &mut yd, Block::columns(k)).unwrap();
+                let y = d.download_block(&yd, layout).unwrap();
+                for j in 0..k {
+                    let check = Oracle::new(&a, &column(&xb, n, k, j, layout))
+                        .check(&column(&y, n, k, j, layout));
+                    if !check.passed() {
+                        failures.push(format!("{label}: A·X (k = {k}, column {j}): {check:?}"));
+                    }
+                }
+            }
+        }
+    }
+    assert_none(failures);
+}
