@@ -12,15 +12,11 @@ use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
 use spmv::bench::{median_min, Settings as BenchSettings};
-use spmv::distributed;
 use spmv::error::printable_name;
 use spmv::formats;
 use spmv::io::inputs;
 use spmv::reference::test_vector;
-use spmv::solve::{
-    bicgstab_gpu_with_progress, bicgstab_host, cg_gpu_with_progress, cg_host, jacobi,
-    KrylovSettings, Method, Outcome, Solution,
-};
+use spmv::solve::{jacobi, KrylovSettings, Method, Outcome, Solution, Solvable};
 use spmv::{Backend, Csr, DeviceMatrix, FormatHandle, Scalar};
 
 use crate::select;
@@ -162,6 +158,7 @@ pub fn run(args: SolveArgs) -> Result<ExitCode> {
         max_iter: args.max_iter,
         check_every: args.check_every,
         graph: !args.no_graph,
+        progress: None,
     };
     settings.validate()?;
     if args.output.is_some() && args.output == args.json {
@@ -305,19 +302,13 @@ fn solve<T: Scalar>(
     report.chosen = host.chosen();
     let m_inv = m_inv.as_deref();
     let mut solves = Solves::default();
+    let settings = &with_progress_line(settings);
     match backend {
         Backend::Gpu(gpu) => {
             let device = host.upload(gpu)?;
             report.convert_ms = start.elapsed().as_secs_f64() * 1e3;
-            let mut progress = ProgressLine::new(settings.tol);
-            let mut show = |iterations: usize, residual: f64| progress.show(iterations, residual);
             for _ in 0..args.repeat {
-                solves.push(match method {
-                    Method::Bicgstab => {
-                        bicgstab_gpu_with_progress(&device, &b, m_inv, settings, &mut show)?
-                    }
-                    Method::Cg => cg_gpu_with_progress(&device, &b, m_inv, settings, &mut show)?,
-                });
+                solves.push(device.solve(method, &b, m_inv, settings)?);
             }
             let iteration_ms = solves.last.as_ref().map_or(f64::NAN, |s| s.iteration_ms);
             if a.nrows() > 0 {
@@ -328,17 +319,14 @@ fn solve<T: Scalar>(
         Backend::Cpu => {
             report.convert_ms = start.elapsed().as_secs_f64() * 1e3;
             for _ in 0..args.repeat {
-                solves.push(match method {
-                    Method::Bicgstab => bicgstab_host(&host, &b, m_inv, settings)?,
-                    Method::Cg => cg_host(&host, &b, m_inv, settings)?,
-                });
+                solves.push(host.solve(method, &b, m_inv, settings)?);
             }
         }
     };
     finish(solves, args, report)
 }
 
-/// CG over several GPUs (`--devices`).
+/// A solve over several GPUs (`--devices`).
 #[allow(clippy::too_many_arguments)]
 fn solve_distributed<T: Scalar>(
     a: &Csr<T>,
@@ -353,13 +341,12 @@ fn solve_distributed<T: Scalar>(
     if !matches!(backend, Backend::Gpu(_)) {
         bail!("--devices needs a GPU");
     }
-    if args.method != "cg" || args.precond != "none" {
-        bail!(
-            "--devices runs CG without a preconditioner (given: {}, precond {})",
-            args.method,
-            args.precond
-        );
-    }
+    let m_inv = match args.precond.as_str() {
+        "jacobi" => Some(jacobi(a)?),
+        _ => None,
+    };
+    let method = if args.method == "bicgstab" { Method::Bicgstab } else { Method::Cg };
+    let settings = &with_progress_line(settings);
     let devices = select::devices(list)?;
     let gpus = select::open_gpus(&devices)?;
     let start = std::time::Instant::now();
@@ -372,7 +359,7 @@ fn solve_distributed<T: Scalar>(
     );
     let mut solves = Solves::default();
     for _ in 0..args.repeat {
-        solves.push(distributed::cg(&d, b, settings)?);
+        solves.push(d.solve(method, b, m_inv.as_deref(), settings)?);
     }
     let (spmv_ms, exchange_ms) = d.time_products(100)?;
     report.distributed = Some(Distributed {
@@ -437,23 +424,19 @@ fn finish<T: Scalar>(solves: Solves<T>, args: &SolveArgs, report: &mut Report) -
     Ok(solution.converged())
 }
 
-/// Progress on stderr, at most twice a second (nothing for a solve shorter than that).
-struct ProgressLine {
-    tol: f64,
-    last: std::time::Instant,
-}
-
-impl ProgressLine {
-    fn new(tol: f64) -> Self {
-        ProgressLine { tol, last: std::time::Instant::now() }
-    }
-
-    fn show(&mut self, iterations: usize, residual: f64) {
-        if self.last.elapsed().as_secs_f64() >= 0.5 {
-            eprintln!("  iteration {iterations}: ‖r‖/‖b‖ = {residual:.3e} (tol {:.1e})", self.tol);
-            self.last = std::time::Instant::now();
+/// `settings` reporting progress on stderr, at most twice a second (nothing for a solve
+/// shorter than that), on every backend.
+fn with_progress_line(settings: &KrylovSettings) -> KrylovSettings {
+    let tol = settings.tol;
+    let last = std::sync::Mutex::new(std::time::Instant::now());
+    let show = move |iterations: usize, residual: f64| {
+        let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
+        if last.elapsed().as_secs_f64() >= 0.5 {
+            eprintln!("  iteration {iterations}: ‖r‖/‖b‖ = {residual:.3e} (tol {tol:.1e})");
+            *last = std::time::Instant::now();
         }
-    }
+    };
+    KrylovSettings { progress: Some(std::sync::Arc::new(show)), ..settings.clone() }
 }
 
 /// Times one product of `a` (square, with rows) alone and measures the copy bandwidth, to set

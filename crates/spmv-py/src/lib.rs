@@ -917,13 +917,8 @@ fn solve_typed<T: Scalar>(
     let m_inv: Option<Vec<T>> =
         if jacobi { Some(solve::jacobi(a)?.into_iter().map(T::from_f64).collect()) } else { None };
     let m_inv = m_inv.as_deref();
-    match (op.device_matrix(), op.host_matrix(), method) {
-        (Some(d), _, "cg") => solve::cg_gpu(d, b, m_inv, s),
-        (Some(d), _, _) => solve::bicgstab_gpu(d, b, m_inv, s),
-        (None, Some(h), "cg") => solve::cg_host(h, b, m_inv, s),
-        (None, Some(h), _) => solve::bicgstab_host(h, b, m_inv, s),
-        (None, None, _) => unreachable!("an operator is on the GPU or the CPU"),
-    }
+    let method = if method == "cg" { solve::Method::Cg } else { solve::Method::Bicgstab };
+    solve::Solvable::solve(op, method, b, m_inv, s)
 }
 
 /// CG or BiCGSTAB for A·x = b with host arrays b (in) and x (out) of the operator's
@@ -945,7 +940,7 @@ fn solve_system<'py>(
     if method != "cg" && method != "bicgstab" {
         return Err(value_err(format!("method must be \"cg\" or \"bicgstab\", not {method:?}")));
     }
-    let settings = KrylovSettings { tol, max_iter, check_every, graph };
+    let settings = KrylovSettings { tol, max_iter, check_every, graph, progress: None };
     let n = op.csr.nrows();
     macro_rules! run {
         ($op:expr) => {{
@@ -1000,7 +995,7 @@ fn cg_distributed<'py>(
             let d = distribute::<$t>(&a.csr, &devices, format, exchange)?;
             let solution = py
                 .allow_threads(|| {
-                    let s = spmv::distributed::cg(&d, bs, &settings)?;
+                    let s = solve::cg(&d, bs, None, &settings)?;
                     xs.copy_from_slice(&s.x);
                     Ok(s)
                 })

@@ -205,14 +205,7 @@ impl<T: Scalar> Operator<T> {
 
     /// `Y = α·A·X + β·Y` for `block.k` vectors (`X` of `ncols·k` entries, `Y` of `nrows·k`,
     /// both stored as `block.layout` says).
-    pub fn apply_block(
-        &self,
-        alpha: T,
-        x: &[T],
-        beta: T,
-        y: &mut [T],
-        block: Block,
-    ) -> Result<()> {
+    pub fn apply_block(&self, alpha: T, x: &[T], beta: T, y: &mut [T], block: Block) -> Result<()> {
         match &self.place {
             Place::Cpu(host) => LinearOperator::apply_block(host, alpha, x, beta, y, block),
             Place::Gpu { device, vectors } => {

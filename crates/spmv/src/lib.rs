@@ -34,9 +34,9 @@ pub mod reorder;
 pub mod solve;
 
 pub use api::{overlap, Backend, Matrix, Operator};
-pub use operator::{Block, Layout, LinearOperator};
 pub use error::{Error, Result};
 pub use formats::{DeviceMatrix, FormatHandle, FormatSpec, HostMatrix, MatrixInfo};
+pub use operator::{Block, Layout, LinearOperator};
 
 /// Every CUDA C module of the library: the runtime's, the formats' and the solvers'. CI
 /// compiles each for `sm_90` (`tests/kernels/compile.rs`).
@@ -46,7 +46,6 @@ pub fn all_kernel_modules() -> Vec<gpu::KernelModule> {
     modules.extend(formats::kernel_modules());
     modules.push(reorder::KERNELS);
     modules.push(bench::bound::KERNELS);
-    modules.push(distributed::KERNELS);
     modules
 }
 /// Half precision (`half::f16`), the third element type: f16 values and x, f32 sums, f16 y.

@@ -1,229 +1,328 @@
-//! Conjugate gradients on a [`DistributedMatrix`]: the product through the halo exchange,
-//! the vector updates on each part's own entries on its own GPU (x, r and r·r in one pass,
-//! as the one-GPU CG does), and the two dot products of an iteration summed per part
-//! (vectors.cu: a fixed order) and over the parts in part order on the host. Each dot is one
-//! read-back per part, so an iteration waits for its GPUs twice;
-//! the iterates are the same bits run after run (module doc of [`super`] on how they relate
-//! to the one-GPU CG).
+//! The Krylov engine of a [`DistributedMatrix`]: the methods of [`crate::solve`] (CG and
+//! BiCGSTAB, written once) with the product through the halo exchange and each step of
+//! krylov.cu run on every part's own entries on its own GPU. A step's sums are totalled per
+//! part on the device (the one-GPU kernels' order), read back, added over the parts in part
+//! order, and the scalar step runs on the host (`solve::engine::step`); the new scalars go
+//! back to every part. Each sum is one read-back per part, so an iteration waits for its GPUs
+//! twice (CG) or three times (BiCGSTAB); the iterates are the same bits run after run and for
+//! any placement of the parts (module doc of [`super`] on how they relate to one GPU's).
 
+use std::cell::RefCell;
 use std::time::Instant;
 
-use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaView, LaunchConfig, PushKernelArg};
 
-use super::{DistVector, DistributedMatrix, KERNELS};
+use super::{DistVector, DistributedMatrix};
 use crate::error::{Error, Result};
-use crate::gpu::{grid_stride, Gpu, Kernel};
-use crate::matrix::{Precision, Scalar};
-use crate::solve::krylov::{KrylovSettings, Outcome, Solution};
+use crate::gpu::{Gpu, Kernel};
+use crate::matrix::Scalar;
+use crate::solve::engine::{op, slot, step, Engine, Stopped};
+use crate::solve::krylov::{blocks, stop, KrylovSettings, Method, Solution, BLOCK};
+use crate::solve::krylov_gpu::KERNELS;
+use crate::solve::methods::{begin, initial_scalars, run, Solvable};
 
-/// Blocks of the dot kernel (DIST_THREADS = 256 threads each): a fixed grid, so the order of
-/// every sum depends on the length only.
-const DOT_BLOCKS: u32 = 1024;
-
-/// One part's kernels and the buffer of its dot's block sums.
-struct PartKernels {
-    dot: Kernel,
-    cg_update: Kernel,
-    xpby: Kernel,
-    partial: CudaSlice<f64>,
+/// Several GPUs' matrix solves on them.
+impl<T: Scalar> Solvable<T> for DistributedMatrix<T> {
+    fn solve(
+        &self,
+        method: Method,
+        b: &[T],
+        m_inv: Option<&[T]>,
+        settings: &KrylovSettings,
+    ) -> Result<Solution<T>> {
+        let begun = match begin((self.nrows(), self.nrows()), b, m_inv, settings, method)? {
+            Ok(begun) => begun,
+            Err(trivial) => return Ok(trivial),
+        };
+        let mut engine = DistEngine::new(self, m_inv, settings, begun.bnorm)?;
+        run(&mut engine, method, b, m_inv, settings, begun)
+    }
 }
 
-impl PartKernels {
-    fn new<T: Scalar>(gpu: &Gpu) -> Result<Self> {
-        let dot_grid = cudarc::driver::LaunchConfig {
-            grid_dim: (DOT_BLOCKS, 1, 1),
-            block_dim: (256, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        Ok(PartKernels {
-            dot: Kernel::new(gpu, &KERNELS, &format!("dist_dot_{}", T::SUFFIX), dot_grid)?,
-            cg_update: Kernel::new(
-                gpu,
-                &KERNELS,
-                &format!("dist_cg_update_{}", T::SUFFIX),
-                dot_grid,
-            )?,
-            xpby: Kernel::new(gpu, &KERNELS, &format!("dist_xpby_{}", T::SUFFIX), grid_stride(1))?,
-            partial: gpu.alloc::<f64>(DOT_BLOCKS as usize)?,
+/// One part's scalars, sums and kernels.
+struct PartState<T> {
+    n32: u32,
+    /// The part's copy of the scalars (rewritten after every host step).
+    s: RefCell<CudaSlice<f64>>,
+    partial: CudaSlice<f64>,
+    counter: CudaSlice<u32>,
+    /// The part's rows of the inverse diagonal (one unread element without one).
+    d: CudaSlice<T>,
+    dots: Kernel,
+    /// kr_cg_update, kr_cg_direction, kr_bi_direction, kr_bi_s, kr_bi_update.
+    steps: [Kernel; 5],
+}
+
+struct DistEngine<'a, T: Scalar> {
+    a: &'a DistributedMatrix<T>,
+    settings: &'a KrylovSettings,
+    bnorm: f64,
+    use_d: u32,
+    /// The scalars, on the host (each part has a copy for its kernels).
+    s: RefCell<[f64; slot::COUNT]>,
+    parts: Vec<Option<PartState<T>>>,
+}
+
+impl<'a, T: Scalar> DistEngine<'a, T> {
+    fn new(
+        a: &'a DistributedMatrix<T>,
+        m_inv: Option<&[T]>,
+        settings: &'a KrylovSettings,
+        bnorm: f64,
+    ) -> Result<Self> {
+        let initial = initial_scalars(settings, bnorm);
+        let parts = a
+            .parts
+            .iter()
+            .map(|p| {
+                let n = p.rows.len();
+                if n == 0 {
+                    return Ok(None);
+                }
+                let gpu: &Gpu = &p.gpu;
+                let grid = LaunchConfig {
+                    grid_dim: (blocks(n) as u32, 1, 1),
+                    block_dim: (BLOCK as u32, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                let kernel =
+                    |name: &str| Kernel::new(gpu, &KERNELS, &format!("{name}_{}", T::SUFFIX), grid);
+                let n32 = u32::try_from(n).map_err(|_| {
+                    Error::Unsupported(format!("a part of {n} rows exceeds 32-bit indices"))
+                })?;
+                Ok(Some(PartState {
+                    n32,
+                    s: RefCell::new(gpu.upload(&initial)?),
+                    partial: gpu.alloc(2 * blocks(n))?,
+                    counter: gpu.alloc(1)?,
+                    d: match m_inv {
+                        Some(d) => gpu.upload(&d[p.rows.clone()])?,
+                        None => gpu.alloc(1)?,
+                    },
+                    dots: kernel("kr_dots")?,
+                    steps: [
+                        kernel("kr_cg_update")?,
+                        kernel("kr_cg_direction")?,
+                        kernel("kr_bi_direction")?,
+                        kernel("kr_bi_s")?,
+                        kernel("kr_bi_update")?,
+                    ],
+                }))
+            })
+            .collect::<Result<_>>()?;
+        Ok(DistEngine {
+            a,
+            settings,
+            bnorm,
+            use_d: m_inv.is_some() as u32,
+            s: RefCell::new(initial),
+            parts,
         })
     }
-}
 
-/// The own entries of part `i` of `v`.
-fn own<'a, T: Scalar>(a: &DistributedMatrix<T>, v: &'a DistVector<T>, i: usize) -> CudaView<'a, T> {
-    let p = &a.parts[i];
-    let at = if v.halo { p.own_offset } else { 0 };
-    v.parts[i].slice(at..at + p.rows.len())
-}
-
-fn own_mut<'a, T: Scalar>(
-    a: &DistributedMatrix<T>,
-    v: &'a mut DistVector<T>,
-    i: usize,
-) -> CudaViewMut<'a, T> {
-    let p = &a.parts[i];
-    let at = if v.halo { p.own_offset } else { 0 };
-    v.parts[i].slice_mut(at..at + p.rows.len())
-}
-
-/// Σ over parts (in part order) of Σ over blocks (in block order) of u·v.
-fn dot<T: Scalar>(
-    a: &DistributedMatrix<T>,
-    k: &mut [PartKernels],
-    u: &DistVector<T>,
-    v: &DistVector<T>,
-) -> Result<f64> {
-    for (i, p) in a.parts.iter().enumerate().filter(|(_, p)| !p.rows.is_empty()) {
-        let (uo, vo, n) = (own(a, u, i), own(a, v, i), p.rows.len() as u64);
-        let kk = &mut k[i];
-        // SAFETY: dist_dot_T(u64 n, const T* a, const T* b, double* partial): both views hold
-        // n entries, partial DOT_BLOCKS (the kernel's grid); the loop stays below n.
-        unsafe {
-            kk.dot.launch(&p.gpu, |l| {
-                l.arg(&n).arg(&uo).arg(&vo).arg(&mut kk.partial);
-            })?
-        };
+    /// The own entries of part `i` of `v`.
+    fn own<'v>(&self, v: &'v DistVector<T>, i: usize) -> CudaView<'v, T> {
+        let p = &self.a.parts[i];
+        let at = if v.halo { p.own_offset } else { 0 };
+        v.parts[i].slice(at..at + p.rows.len())
     }
-    block_sums(a, k)
-}
 
-/// Σ over parts (in part order) of Σ over blocks (in block order) of the partial sums the
-/// last dot or CG update left (waits for each part).
-fn block_sums<T: Scalar>(a: &DistributedMatrix<T>, k: &[PartKernels]) -> Result<f64> {
-    let mut total = 0.0;
-    for (i, p) in a.parts.iter().enumerate().filter(|(_, p)| !p.rows.is_empty()) {
-        total += p.gpu.download(&k[i].partial)?.iter().sum::<f64>();
-    }
-    Ok(total)
-}
-
-/// CG's `x += α·p`, `r −= α·q` and `r·r`, in one pass per part (vectors.cu).
-fn cg_update<T: Scalar>(
-    a: &DistributedMatrix<T>,
-    k: &mut [PartKernels],
-    alpha: f64,
-    (p, q): (&DistVector<T>, &DistVector<T>),
-    x: &mut DistVector<T>,
-    r: &mut DistVector<T>,
-) -> Result<f64> {
-    for (i, part) in a.parts.iter().enumerate().filter(|(_, p)| !p.rows.is_empty()) {
-        let n = part.rows.len() as u64;
-        let (po, qo) = (own(a, p, i), own(a, q, i));
-        let mut xo = own_mut(a, x, i);
-        let mut ro = own_mut(a, r, i);
-        let kk = &mut k[i];
-        // SAFETY: dist_cg_update_T(u64 n, double alpha, const T* p, const T* q, T* x, T* r,
-        // double* partial): the four views hold n entries, partial DOT_BLOCKS (the grid).
-        unsafe {
-            kk.cg_update.launch(&part.gpu, |l| {
-                l.arg(&n)
-                    .arg(&alpha)
-                    .arg(&po)
-                    .arg(&qo)
-                    .arg(&mut xo)
-                    .arg(&mut ro)
-                    .arg(&mut kk.partial);
-            })?
-        };
-    }
-    block_sums(a, k)
-}
-
-/// `y = x + s·y` on every part's own entries (CG's new direction).
-fn xpby<T: Scalar>(
-    a: &DistributedMatrix<T>,
-    k: &[PartKernels],
-    s: f64,
-    x: &DistVector<T>,
-    y: &mut DistVector<T>,
-) -> Result<()> {
-    for (i, p) in a.parts.iter().enumerate().filter(|(_, p)| !p.rows.is_empty()) {
-        let n = p.rows.len() as u64;
-        let xo = own(a, x, i);
-        let mut yo = own_mut(a, y, i);
-        // SAFETY: dist_xpby_T(u64 n, double s, const T* x, T* y): both views hold n entries;
-        // the grid-stride loop stays below n.
-        unsafe {
-            k[i].xpby.launch_with(&p.gpu, grid_stride(n), |l| {
-                l.arg(&n).arg(&s).arg(&xo).arg(&mut yo);
-            })?
-        };
-    }
-    Ok(())
-}
-
-/// Solves A·x = b (A symmetric positive definite) by conjugate gradients without a
-/// preconditioner, from x = 0, in f64 or f32; stops at ‖r‖ ≤ tol·‖b‖ (the recurrence's r)
-/// or after `max_iter` iterations; the true residual ‖b − A·x‖/‖b‖ is computed at the end.
-pub fn cg<T: Scalar>(
-    a: &DistributedMatrix<T>,
-    b: &[T],
-    settings: &KrylovSettings,
-) -> Result<Solution<T>> {
-    settings.validate()?;
-    if T::PRECISION == Precision::F16 {
-        return Err(Error::Unsupported("the distributed CG runs in f64 and f32".into()));
-    }
-    let start = Instant::now();
-    let mut k: Vec<PartKernels> =
-        a.parts.iter().map(|p| PartKernels::new::<T>(&p.gpu)).collect::<Result<_>>()?;
-    let b_dev = a.upload(b, false)?;
-    let mut x = a.new_x()?;
-    let mut r = a.upload(b, false)?;
-    let mut p = a.upload(b, true)?;
-    let mut q = a.new_y()?;
-    let bb = dot(a, &mut k, &b_dev, &b_dev)?;
-    let mut rr = bb;
-    let (mut iterations, mut outcome) = (0, Outcome::NotConverged);
-    let threshold = settings.tol * settings.tol * bb;
-    let loop_start = Instant::now();
-    if !bb.is_finite() {
-        outcome = Outcome::NonFinite;
-    } else if bb == 0.0 {
-        outcome = Outcome::Converged;
-    }
-    while outcome == Outcome::NotConverged && iterations < settings.max_iter {
-        a.spmv(&mut p, &mut q)?;
-        let pq = dot(a, &mut k, &p, &q)?;
-        if !pq.is_finite() {
-            outcome = Outcome::NonFinite;
-            break;
+    /// `launch(part, state)` on every part with rows.
+    fn each(&self, mut launch: impl FnMut(usize, &Gpu, &PartState<T>) -> Result<()>) -> Result<()> {
+        for (i, state) in self.parts.iter().enumerate() {
+            if let Some(state) = state {
+                let gpu = &self.a.parts[i].gpu;
+                gpu.context().bind_to_thread()?;
+                launch(i, gpu, state)?;
+            }
         }
-        if pq <= 0.0 {
-            outcome = Outcome::Breakdown(format!("p·A·p = {pq:e} ≤ 0: A is not positive definite"));
-            break;
-        }
-        let alpha = rr / pq;
-        let rr_next = cg_update(a, &mut k, alpha, (&p, &q), &mut x, &mut r)?;
-        iterations += 1;
-        if !rr_next.is_finite() {
-            outcome = Outcome::NonFinite;
-        } else if rr_next <= threshold {
-            outcome = Outcome::Converged;
-        } else {
-            xpby(a, &k, rr_next / rr, &r, &mut p)?;
-        }
-        rr = rr_next;
+        Ok(())
     }
-    let iteration_ms = loop_start.elapsed().as_secs_f64() * 1e3 / iterations.max(1) as f64;
-    // The true residual, b − A·x, from a product of the final x.
-    a.spmv(&mut x, &mut q)?;
-    let (ax, x_host) = (a.download(&q)?, a.download(&x)?);
-    let norm_b = bb.sqrt();
-    let diff: f64 = b.iter().zip(&ax).map(|(&bi, &qi)| (bi.to_f64() - qi.to_f64()).powi(2)).sum();
-    let true_residual = if norm_b > 0.0 { diff.sqrt() / norm_b } else { 0.0 };
-    let residual = if norm_b > 0.0 { rr.max(0.0).sqrt() / norm_b } else { 0.0 };
-    if outcome == Outcome::Converged && true_residual > 10.0 * settings.tol {
-        outcome = Outcome::InaccurateResidual;
+
+    /// The parts' totals (added in part order), the step `op` on the host, the scalars back
+    /// to every part.
+    fn finish(&self, op: u32) -> Result<()> {
+        let (mut u, mut v) = (0.0, 0.0);
+        self.each(|_, gpu, state| {
+            let s = gpu.download(&state.s.borrow())?;
+            (u, v) = (u + s[slot::U], v + s[slot::V]);
+            Ok(())
+        })?;
+        let s = {
+            let mut s = self.s.borrow_mut();
+            step(&mut s, u, v, op);
+            *s
+        };
+        self.each(|_, gpu, state| Ok(gpu.stream().memcpy_htod(&s, &mut *state.s.borrow_mut())?))
     }
-    Ok(Solution {
-        x: x_host,
-        outcome,
-        iterations,
-        residual,
-        true_residual,
-        ms: start.elapsed().as_secs_f64() * 1e3,
-        iteration_ms,
-        graph: false,
-    })
+
+    /// Whether the host's scalars say running (a stopped solve's launches would change nothing).
+    fn running(&self) -> bool {
+        self.s.borrow()[slot::STATUS] == stop::RUNNING as f64
+    }
+}
+
+// SAFETY (every launch below): the arguments match krylov.cu's kernels of the same name; the
+// views are a part's own entries (n of its rows; d only with use_d, one unread element
+// otherwise), s slot::COUNT, partial 2·blocks(n), counter one; the part's grid is blocks(n)
+// blocks of BLOCK threads.
+impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
+    type Vector = DistVector<T>;
+
+    fn vector(&self, init: Option<&[T]>) -> Result<DistVector<T>> {
+        // Every vector has halo room: any of them may be a product's x.
+        match init {
+            Some(v) => self.a.upload(v, true),
+            None => self.a.zeros(true, 1),
+        }
+    }
+    fn optional(&self, init: Option<&[T]>) -> Result<DistVector<T>> {
+        self.vector(init)
+    }
+    fn download(&self, v: &DistVector<T>) -> Result<Vec<T>> {
+        self.a.download(v)
+    }
+    fn set_scalars(&mut self, values: &[(usize, f64)]) -> Result<()> {
+        let s = {
+            let mut s = self.s.borrow_mut();
+            values.iter().for_each(|&(i, v)| s[i] = v);
+            *s
+        };
+        self.each(|_, gpu, state| Ok(gpu.stream().memcpy_htod(&s, &mut *state.s.borrow_mut())?))
+    }
+    fn product(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+        self.a.spmv(x, y)
+    }
+    fn preconditioned(&self) -> bool {
+        self.use_d != 0
+    }
+    fn dots(&self, a: &DistVector<T>, b: &DistVector<T>, c: &DistVector<T>, op: u32) -> Result<()> {
+        if self.running() {
+            self.each(|i, gpu, st| {
+                let (a, b, c, s) = (self.own(a, i), self.own(b, i), self.own(c, i), st.s.borrow());
+                unsafe {
+                    st.dots.launch(gpu, |l| {
+                        l.arg(&st.n32).arg(&*s).arg(&a).arg(&b).arg(&c);
+                        l.arg(&st.partial).arg(&st.counter).arg(&op::TOTALS);
+                    })
+                }
+            })?;
+        }
+        self.finish(op)
+    }
+    fn cg_update(
+        &self,
+        (p, q): (&DistVector<T>, &DistVector<T>),
+        x: &mut DistVector<T>,
+        r: &mut DistVector<T>,
+        z: &mut DistVector<T>,
+    ) -> Result<()> {
+        if self.running() {
+            self.each(|i, gpu, st| {
+                let (p, q, s) = (self.own(p, i), self.own(q, i), st.s.borrow());
+                let (x, r, z) = (self.own(x, i), self.own(r, i), self.own(z, i));
+                unsafe {
+                    st.steps[0].launch(gpu, |l| {
+                        l.arg(&st.n32).arg(&*s).arg(&p).arg(&q).arg(&st.d).arg(&self.use_d);
+                        l.arg(&x).arg(&r).arg(&z).arg(&st.partial).arg(&st.counter);
+                        l.arg(&op::TOTALS);
+                    })
+                }
+            })?;
+        }
+        self.finish(op::CG_RZ)
+    }
+    fn cg_direction(&self, z: &DistVector<T>, p: &mut DistVector<T>) -> Result<()> {
+        if !self.running() {
+            return Ok(());
+        }
+        self.each(|i, gpu, st| {
+            let (z, p, s) = (self.own(z, i), self.own(p, i), st.s.borrow());
+            unsafe {
+                st.steps[1].launch(gpu, |l| {
+                    l.arg(&st.n32).arg(&*s).arg(&z).arg(&p);
+                })
+            }
+        })
+    }
+    fn bi_direction(
+        &self,
+        (r, v): (&DistVector<T>, &DistVector<T>),
+        p: &mut DistVector<T>,
+        p_hat: &mut DistVector<T>,
+    ) -> Result<()> {
+        if !self.running() {
+            return Ok(());
+        }
+        self.each(|i, gpu, st| {
+            let (r, v, s) = (self.own(r, i), self.own(v, i), st.s.borrow());
+            let (p, p_hat) = (self.own(p, i), self.own(p_hat, i));
+            unsafe {
+                st.steps[2].launch(gpu, |l| {
+                    l.arg(&st.n32).arg(&*s).arg(&r).arg(&v).arg(&st.d).arg(&self.use_d);
+                    l.arg(&p).arg(&p_hat);
+                })
+            }
+        })
+    }
+    fn bi_s(
+        &self,
+        v: &DistVector<T>,
+        r: &mut DistVector<T>,
+        s_hat: &mut DistVector<T>,
+    ) -> Result<()> {
+        if self.running() {
+            self.each(|i, gpu, st| {
+                let (v, r, s_hat, s) =
+                    (self.own(v, i), self.own(r, i), self.own(s_hat, i), st.s.borrow());
+                unsafe {
+                    st.steps[3].launch(gpu, |l| {
+                        l.arg(&st.n32).arg(&*s).arg(&v).arg(&st.d).arg(&self.use_d);
+                        l.arg(&r).arg(&s_hat).arg(&st.partial).arg(&st.counter);
+                        l.arg(&op::TOTALS);
+                    })
+                }
+            })?;
+        }
+        self.finish(op::BI_S)
+    }
+    fn bi_update(
+        &self,
+        (p_used, s_hat, t, r_hat): (&DistVector<T>, &DistVector<T>, &DistVector<T>, &DistVector<T>),
+        x: &mut DistVector<T>,
+        r: &mut DistVector<T>,
+    ) -> Result<()> {
+        if self.running() {
+            self.each(|i, gpu, st| {
+                let (p_used, s_hat) = (self.own(p_used, i), self.own(s_hat, i));
+                let (t, r_hat, s) = (self.own(t, i), self.own(r_hat, i), st.s.borrow());
+                let (x, r) = (self.own(x, i), self.own(r, i));
+                unsafe {
+                    st.steps[4].launch(gpu, |l| {
+                        l.arg(&st.n32).arg(&*s).arg(&p_used).arg(&s_hat).arg(&t).arg(&r_hat);
+                        l.arg(&self.use_d).arg(&x).arg(&r).arg(&st.partial).arg(&st.counter);
+                        l.arg(&op::TOTALS);
+                    })
+                }
+            })?;
+        }
+        self.finish(op::BI_RHO)
+    }
+    fn run(&self, iteration: &mut dyn FnMut() -> Result<()>) -> Result<Stopped> {
+        // The host knows the scalars at every step: no read-back to batch.
+        let started = Instant::now();
+        let mut launched = 0;
+        while launched < self.settings.max_iter && self.running() {
+            iteration()?;
+            launched += 1;
+            if let Some(progress) = &self.settings.progress {
+                let s = self.s.borrow();
+                if launched % self.settings.check_every == 0 || !self.running() {
+                    progress(s[slot::ITER] as usize, s[slot::RR].sqrt() / self.bnorm);
+                }
+            }
+        }
+        let s = *self.s.borrow();
+        Ok(Stopped::from_scalars(&s, launched, started, false))
+    }
 }

@@ -18,10 +18,11 @@
 //! format whose order does not depend on where the row sits (CSR-scalar, DIA, CSR-vector with
 //! its lanes given: by default they follow each part's mean row length) gives `y` with the
 //! bits of the same format on one GPU; merge-CSR, SELL-C-σ and `auto` agree to rounding (their
-//! sums split by tiles, slices or choices of the part). The distributed CG
-//! ([`cg`]) sums its dot products per part in a fixed order and adds the parts' sums in
-//! part order: the same bits run after run and for any placement of the parts, but not the
-//! bits of the one-GPU CG (whose sums split at other places); its iterates agree to rounding.
+//! sums split by tiles, slices or choices of the part). The solvers (`solve::cg`,
+//! `solve::bicgstab` on a distributed matrix: module `cg`) sum their dot products per part in
+//! a fixed order and add the parts' sums in part order: the same bits run after run and for
+//! any placement of the parts, but not the bits of the one-GPU CG (whose sums split at other
+//! places); their iterates agree to rounding.
 //!
 //! **Devices.** Parts on one device must share its [`Gpu`] (one stream for the products and
 //! one for the exchange, ordered by events); the constructor refuses two handles of one
@@ -35,7 +36,7 @@
 //! move the same bytes into the same places, so the results are the same bits.
 //!
 //! **More processes and nodes.** The exchange is the only place parts meet (plus the dot
-//! products' partial sums in [`cg`]). With one process per GPU, the same plan — the send
+//! products' partial sums of the solvers). With one process per GPU, the same plan — the send
 //! lists and the halo runs, computed from the row partition alone — is the NCCL group above
 //! with each process queuing its own rank's sends and receives, the communicator created by
 //! `ncclCommInitRank` after rank 0 broadcasts its `ncclUniqueId` (MPI_Bcast, or any bootstrap
@@ -47,26 +48,21 @@ mod nccl;
 mod pagerank;
 mod partition;
 
-use std::ops::Range;
 use std::mem::ManuallyDrop;
+use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, PushKernelArg};
 
-pub use cg::cg;
 pub use nccl::version as nccl_version;
 pub use pagerank::pagerank;
 pub use partition::{LocalPart, Partition};
 
 use crate::error::{Error, Result};
 use crate::formats::{self, DeviceMatrix, FormatHandle, FormatSpec};
-use crate::gpu::{grid_stride, with_sub_slice, with_sub_slice_ref, Gpu, Kernel, KernelModule};
+use crate::gpu::{grid_stride, with_sub_slice, with_sub_slice_ref, Gpu, Kernel};
 use crate::matrix::{Csr, Scalar};
 use crate::operator::{from_columns, to_columns, Block, Layout};
-
-/// The distributed solvers' vector kernels.
-pub const KERNELS: KernelModule =
-    KernelModule { name: "distributed", source: include_str!("vectors.cu"), headers: &[] };
 
 /// How the halo travels between parts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -294,9 +294,8 @@ impl<T: Scalar> crate::operator::LinearOperator<T> for Csr<T> {
         y: &mut [T],
         block: crate::operator::Block,
     ) -> Result<()> {
-        let apply = |a, x: &[T], b, y: &mut [T]| {
-            crate::operator::LinearOperator::apply(self, a, x, b, y)
-        };
+        let apply =
+            |a, x: &[T], b, y: &mut [T]| crate::operator::LinearOperator::apply(self, a, x, b, y);
         crate::operator::host_block(self.shape(), apply, (alpha, x, beta, y), block)
     }
 }

@@ -64,6 +64,9 @@
 #define KR_OP_BI_S 3
 #define KR_OP_BI_OMEGA 4
 #define KR_OP_BI_RHO 5
+#define KR_OP_TOTALS 6  // only store the totals (the step runs on the host: distributed solves)
+#define KR_U 11
+#define KR_V 12
 
 // The sums of u and v over a block of N threads (one of each per thread), by a fixed tree;
 // thread 0 gets them.
@@ -103,6 +106,11 @@ __device__ __forceinline__ void kr_stop(double* __restrict__ s, double status, d
 // The scalar step `op` on the totals u, v (thread 0 of the last block).
 __device__ __forceinline__ void kr_step(double u, double v, u32 op, double* __restrict__ s) {
     if (!kr_running(s)) return;
+    if (op == KR_OP_TOTALS) {
+        s[KR_U] = u;
+        s[KR_V] = v;
+        return;
+    }
     const double k = s[KR_ITER] + 1.0;  // this iteration
     switch (op) {
         case KR_OP_CG_PQ:  // u = p·q
@@ -209,7 +217,7 @@ __device__ __forceinline__ void kr_dots(u32 n, double* __restrict__ s, const T* 
 template <typename T>
 __device__ __forceinline__ void kr_cg_update(u32 n, double* __restrict__ s, const T* __restrict__ p, const T* __restrict__ q,
                                              const T* __restrict__ d, u32 use_d, T* __restrict__ x, T* __restrict__ r,
-                                             T* __restrict__ z, double* __restrict__ partial, u32* __restrict__ counter) {
+                                             T* __restrict__ z, double* __restrict__ partial, u32* __restrict__ counter, u32 op) {
     double rz = 0.0, rr = 0.0;
     if (kr_running(s)) {
         const double alpha = s[KR_CG_ALPHA];
@@ -226,7 +234,7 @@ __device__ __forceinline__ void kr_cg_update(u32 n, double* __restrict__ s, cons
             rr = kr_add(rr, kr_mul((double)ri, (double)ri));
         }
     }
-    kr_reduce(rz, rr, partial, counter, KR_OP_CG_RZ, s);
+    kr_reduce(rz, rr, partial, counter, op, s);  // KR_OP_CG_RZ, or KR_OP_TOTALS
 }
 
 // CG: p = z + β·p.
@@ -256,7 +264,7 @@ __device__ __forceinline__ void kr_bi_direction(u32 n, const double* __restrict_
 template <typename T>
 __device__ __forceinline__ void kr_bi_s(u32 n, double* __restrict__ s, const T* __restrict__ v, const T* __restrict__ d,
                                         u32 use_d, T* __restrict__ r, T* __restrict__ s_hat, double* __restrict__ partial,
-                                        u32* __restrict__ counter) {
+                                        u32* __restrict__ counter, u32 op) {
     double ss = 0.0;
     if (kr_running(s)) {
         const double alpha = s[KR_BI_ALPHA];
@@ -267,7 +275,7 @@ __device__ __forceinline__ void kr_bi_s(u32 n, double* __restrict__ s, const T* 
             ss = kr_add(ss, kr_mul((double)si, (double)si));
         }
     }
-    kr_reduce(ss, 0.0, partial, counter, KR_OP_BI_S, s);
+    kr_reduce(ss, 0.0, partial, counter, op, s);  // KR_OP_BI_S, or KR_OP_TOTALS
 }
 
 // BiCGSTAB: x += α·p̂ + ω·ŝ, r = s − ω·t (s is in r; ŝ is s without a preconditioner), r̂·r
@@ -276,7 +284,7 @@ template <typename T>
 __device__ __forceinline__ void kr_bi_update(u32 n, double* __restrict__ s, const T* __restrict__ p_hat,
                                              const T* __restrict__ s_hat, const T* __restrict__ t, const T* __restrict__ r_hat,
                                              u32 use_d, T* __restrict__ x, T* __restrict__ r, double* __restrict__ partial,
-                                             u32* __restrict__ counter) {
+                                             u32* __restrict__ counter, u32 op) {
     double rho = 0.0, rr = 0.0;
     if (kr_running(s)) {
         const double alpha = s[KR_BI_ALPHA], omega = s[KR_BI_OMEGA];
@@ -290,7 +298,7 @@ __device__ __forceinline__ void kr_bi_update(u32 n, double* __restrict__ s, cons
             rr = kr_add(rr, kr_mul((double)ri, (double)ri));
         }
     }
-    kr_reduce(rho, rr, partial, counter, KR_OP_BI_RHO, s);
+    kr_reduce(rho, rr, partial, counter, op, s);  // KR_OP_BI_RHO, or KR_OP_TOTALS
 }
 
 #define KR_KERNELS(T, S)                                                                                                  \
@@ -300,8 +308,8 @@ __device__ __forceinline__ void kr_bi_update(u32 n, double* __restrict__ s, cons
     }                                                                                                                    \
     extern "C" __global__ void __launch_bounds__(KR_BLOCK)                                                               \
         kr_cg_update_##S(u32 n, double* s, const T* p, const T* q, const T* d, u32 use_d, T* x, T* r, T* z,              \
-                         double* partial, u32* counter) {                                                                \
-        kr_cg_update<T>(n, s, p, q, d, use_d, x, r, z, partial, counter);                                                \
+                         double* partial, u32* counter, u32 op) {                                                                \
+        kr_cg_update<T>(n, s, p, q, d, use_d, x, r, z, partial, counter, op);                                                \
     }                                                                                                                    \
     extern "C" __global__ void __launch_bounds__(KR_BLOCK) kr_cg_direction_##S(u32 n, const double* s, const T* z, T* p) { \
         kr_cg_direction<T>(n, s, z, p);                                                                                  \
@@ -311,13 +319,13 @@ __device__ __forceinline__ void kr_bi_update(u32 n, double* __restrict__ s, cons
         kr_bi_direction<T>(n, s, r, v, d, use_d, p, p_hat);                                                              \
     }                                                                                                                    \
     extern "C" __global__ void __launch_bounds__(KR_BLOCK)                                                               \
-        kr_bi_s_##S(u32 n, double* s, const T* v, const T* d, u32 use_d, T* r, T* s_hat, double* partial, u32* counter) { \
-        kr_bi_s<T>(n, s, v, d, use_d, r, s_hat, partial, counter);                                                       \
+        kr_bi_s_##S(u32 n, double* s, const T* v, const T* d, u32 use_d, T* r, T* s_hat, double* partial, u32* counter, u32 op) { \
+        kr_bi_s<T>(n, s, v, d, use_d, r, s_hat, partial, counter, op);                                                       \
     }                                                                                                                    \
     extern "C" __global__ void __launch_bounds__(KR_BLOCK)                                                               \
         kr_bi_update_##S(u32 n, double* s, const T* p_hat, const T* s_hat, const T* t, const T* r_hat, u32 use_d, T* x,  \
-                         T* r, double* partial, u32* counter) {                                                          \
-        kr_bi_update<T>(n, s, p_hat, s_hat, t, r_hat, use_d, x, r, partial, counter);                                    \
+                         T* r, double* partial, u32* counter, u32 op) {                                                          \
+        kr_bi_update<T>(n, s, p_hat, s_hat, t, r_hat, use_d, x, r, partial, counter, op);                                    \
     }
 
 KR_KERNELS(double, f64)

@@ -1,8 +1,8 @@
 //! Krylov solvers for A·x = b: conjugate gradients (symmetric positive definite A) and
 //! BiCGSTAB (general A), optionally preconditioned by the inverse diagonal ([`jacobi`]), f64 or
-//! f32. On the host ([`cg_host`], [`bicgstab_host`]) over any [`HostOperator`] (any format's
-//! CPU path, a plain CSR); they are the reference of the GPU solvers ([`super::krylov_gpu`]),
-//! which run the same steps in the same order with the whole iteration on the device.
+//! f32: the settings, outcomes and shared pieces. The methods are written once over each
+//! backend's engine ([`super::methods`], [`super::engine`]); the host engine is the reference
+//! of the GPU's ([`super::krylov_gpu`]), the same steps in the same order.
 //!
 //! Every run starts from x = 0 and stops when the recurrence's residual reaches the tolerance,
 //! ‖r‖² ≤ (tol·‖b‖)², tested every iteration, or after `max_iter` iterations. The result says
@@ -16,11 +16,8 @@
 //! rounded on its own on both sides, so a run gives the same bits on any number of threads,
 //! and the GPU solver gives the host solver's bits when both use the same product.
 
-use std::time::Instant;
-
 use rayon::prelude::*;
 
-use super::HostOperator;
 use crate::error::{Error, Result};
 use crate::matrix::{Csr, Precision, Scalar};
 
@@ -34,8 +31,12 @@ pub(crate) fn blocks(n: usize) -> usize {
     n.div_ceil(BLOCK).clamp(1, MAX_BLOCKS)
 }
 
-/// When to stop, and how the GPU solvers run.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// Progress while a solve runs: called with the iterations done and the recurrence's
+/// ‖r‖/‖b‖ (on the GPU at every read-back, on the host every `check_every` iterations).
+pub type Progress = std::sync::Arc<dyn Fn(usize, f64) + Send + Sync>;
+
+/// When to stop, how the GPU solvers run, and who hears of the progress.
+#[derive(Clone)]
 pub struct KrylovSettings {
     /// Relative residual ‖r‖/‖b‖ to reach (> 0).
     pub tol: f64,
@@ -51,11 +52,25 @@ pub struct KrylovSettings {
     /// captured). The capture records on a stream of its own ([`crate::gpu::Gpu::capture`]),
     /// so other threads may use the same `Gpu` meanwhile (docs/solve.md).
     pub graph: bool,
+    /// Called as the solve goes (see [`Progress`]); `None`: nothing is called.
+    pub progress: Option<Progress>,
+}
+
+impl std::fmt::Debug for KrylovSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KrylovSettings")
+            .field("tol", &self.tol)
+            .field("max_iter", &self.max_iter)
+            .field("check_every", &self.check_every)
+            .field("graph", &self.graph)
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
 }
 
 impl Default for KrylovSettings {
     fn default() -> Self {
-        KrylovSettings { tol: 1e-8, max_iter: 10_000, check_every: 10, graph: true }
+        KrylovSettings { tol: 1e-8, max_iter: 10_000, check_every: 10, graph: true, progress: None }
     }
 }
 
@@ -279,16 +294,6 @@ fn norm<T: Scalar>(a: &[T]) -> f64 {
     dot(a, a).sqrt()
 }
 
-/// y = x + α·y (in place on y).
-fn xpay<T: Scalar>(x: &[T], alpha: f64, y: &mut [T]) {
-    y.par_iter_mut().zip(x).for_each(|(y, &x)| *y = T::from_f64(x.to_f64() + alpha * y.to_f64()));
-}
-
-/// y += α·x.
-fn axpy<T: Scalar>(alpha: f64, x: &[T], y: &mut [T]) {
-    y.par_iter_mut().zip(x).for_each(|(y, &x)| *y = T::from_f64(y.to_f64() + alpha * x.to_f64()));
-}
-
 /// z = M⁻¹·r (with a preconditioner only).
 fn precondition<T: Scalar>(d: &[T], r: &[T], z: &mut [T]) {
     z.par_iter_mut()
@@ -357,234 +362,4 @@ pub(crate) fn judge(outcome: Outcome, true_residual: f64, tol: f64) -> Outcome {
         Outcome::Converged if true_residual > 10.0 * tol => Outcome::InaccurateResidual,
         other => other,
     }
-}
-
-/// What every exit of a host solve needs to build its result.
-struct Run<'a, T, Op: ?Sized> {
-    a: &'a Op,
-    b: &'a [T],
-    bnorm: f64,
-    /// (tol·‖b‖)²: the recurrence's r·r that stops.
-    tol2: f64,
-    tol: f64,
-    start: Instant,
-    /// When the first iteration began (the setup before it excluded from `iteration_ms`).
-    iterating: Instant,
-}
-
-impl<'a, T: Scalar, Op: HostOperator<T> + ?Sized> Run<'a, T, Op> {
-    /// Checks the inputs and starts the clock; b = 0 and a non-finite b are answered at once,
-    /// as `Err(the solution)`.
-    fn begin(
-        a: &'a Op,
-        b: &'a [T],
-        m_inv: Option<&[T]>,
-        settings: &KrylovSettings,
-    ) -> Result<std::result::Result<Self, Solution<T>>> {
-        let start = Instant::now();
-        let bnorm = check_inputs(b, m_inv, settings)?;
-        let run = Run {
-            a,
-            b,
-            bnorm,
-            tol2: threshold(settings.tol, bnorm),
-            tol: settings.tol,
-            start,
-            iterating: start,
-        };
-        Ok(match trivial_outcome(bnorm) {
-            Some(outcome) => Err(run.finish(
-                vec![T::ZERO; b.len()],
-                outcome,
-                0,
-                if bnorm == 0.0 { 0.0 } else { f64::NAN },
-            )?),
-            None => Ok(run),
-        })
-    }
-
-    /// Marks the start of the iterations.
-    fn iterating(self) -> Self {
-        Run { iterating: Instant::now(), ..self }
-    }
-
-    /// The result of a stop with code `code` (see [`stop`]) at iteration `k`.
-    fn stop(&self, x: Vec<T>, code: u32, k: usize, rr: f64, value: f64) -> Result<Solution<T>> {
-        self.finish(x, stop_outcome(code, k, value), k, rr.sqrt() / self.bnorm)
-    }
-
-    /// The result: the true residual recomputed, and a converged recurrence that the true
-    /// residual contradicts reported as such.
-    fn finish(
-        &self,
-        x: Vec<T>,
-        outcome: Outcome,
-        iterations: usize,
-        residual: f64,
-    ) -> Result<Solution<T>> {
-        let mut ax = vec![T::ZERO; self.b.len()];
-        self.a.apply(&x, &mut ax)?;
-        let true_residual = relative_residual(self.b, &mut ax, self.bnorm);
-        let outcome = judge(outcome, true_residual, self.tol);
-        let ms = self.start.elapsed().as_secs_f64() * 1e3;
-        let iteration_ms = self.iterating.elapsed().as_secs_f64() * 1e3 / iterations.max(1) as f64;
-        Ok(Solution {
-            x,
-            outcome,
-            iterations,
-            residual,
-            true_residual,
-            ms,
-            iteration_ms,
-            graph: false,
-        })
-    }
-}
-
-/// Preconditioned conjugate gradients for a symmetric positive definite A (square, `b.len()`
-/// rows); `m_inv` is the preconditioner's diagonal ([`jacobi`]) or `None`.
-pub fn cg_host<T: Scalar, Op: HostOperator<T> + ?Sized>(
-    a: &Op,
-    b: &[T],
-    m_inv: Option<&[T]>,
-    settings: &KrylovSettings,
-) -> Result<Solution<T>> {
-    let run = match Run::begin(a, b, m_inv, settings)? {
-        Ok(run) => run,
-        Err(trivial) => return Ok(trivial),
-    };
-    let n = b.len();
-    let mut x = vec![T::ZERO; n];
-    let mut r = b.to_vec();
-    // p0 = z0 = M⁻¹·b; z is stored only with a preconditioner (z is r without one).
-    let mut p = preconditioned(m_inv, b);
-    let mut z = if m_inv.is_some() { p.clone() } else { Vec::new() };
-    let mut q = vec![T::ZERO; n];
-    let mut rz = dot(&r, &p);
-    let mut rr = run.bnorm * run.bnorm;
-    let run = run.iterating();
-    for k in 1..=settings.max_iter {
-        a.apply(&p, &mut q)?;
-        let pq = dot(&p, &q);
-        if !pq.is_finite() || !rz.is_finite() {
-            return run.stop(x, stop::NON_FINITE, k, rr, pq);
-        }
-        if pq <= 0.0 {
-            return run.stop(x, stop::NOT_SPD, k, rr, pq);
-        }
-        let alpha = rz / pq;
-        axpy(alpha, &p, &mut x);
-        axpy(-alpha, &q, &mut r);
-        let rz_next = match m_inv {
-            Some(d) => {
-                precondition(d, &r, &mut z);
-                dot(&r, &z)
-            }
-            None => dot(&r, &r),
-        };
-        rr = if m_inv.is_some() { dot(&r, &r) } else { rz_next };
-        if !rz_next.is_finite() || !rr.is_finite() {
-            return run.stop(x, stop::NON_FINITE, k, rr, 0.0);
-        }
-        if rr <= run.tol2 {
-            return run.stop(x, stop::CONVERGED, k, rr, 0.0);
-        }
-        if rz_next == 0.0 {
-            return run.stop(x, stop::RZ_ZERO, k, rr, 0.0);
-        }
-        xpay(if m_inv.is_some() { &z } else { &r }, rz_next / rz, &mut p);
-        rz = rz_next;
-    }
-    run.stop(x, stop::RUNNING, settings.max_iter, rr, 0.0)
-}
-
-/// Right-preconditioned BiCGSTAB (van der Vorst) for a general square A; `m_inv` as in
-/// [`cg_host`].
-pub fn bicgstab_host<T: Scalar, Op: HostOperator<T> + ?Sized>(
-    a: &Op,
-    b: &[T],
-    m_inv: Option<&[T]>,
-    settings: &KrylovSettings,
-) -> Result<Solution<T>> {
-    let run = match Run::begin(a, b, m_inv, settings)? {
-        Ok(run) => run,
-        Err(trivial) => return Ok(trivial),
-    };
-    let n = b.len();
-    let mut x = vec![T::ZERO; n];
-    let mut r = b.to_vec();
-    let r_hat = b.to_vec();
-    let (mut p, mut v, mut t) = (vec![T::ZERO; n], vec![T::ZERO; n], vec![T::ZERO; n]);
-    // p̂ = M⁻¹·p and ŝ = M⁻¹·s, stored only with a preconditioner.
-    let (mut p_hat, mut s_hat) = match m_inv {
-        Some(_) => (vec![T::ZERO; n], vec![T::ZERO; n]),
-        None => (Vec::new(), Vec::new()),
-    };
-    // β = ω = 0 and p = v = 0 make the first direction p = r.
-    let (mut rho, mut omega, mut beta) = (dot(&r_hat, &r), 0.0f64, 0.0f64);
-    let mut rr = run.bnorm * run.bnorm;
-    let run = run.iterating();
-    for k in 1..=settings.max_iter {
-        p.par_iter_mut().zip(&r).zip(&v).for_each(|((p, &r), &v)| {
-            *p = T::from_f64(r.to_f64() + beta * (p.to_f64() - omega * v.to_f64()));
-        });
-        if let Some(d) = m_inv {
-            precondition(d, &p, &mut p_hat);
-        }
-        let p_used = if m_inv.is_some() { &p_hat } else { &p };
-        a.apply(p_used, &mut v)?;
-        let rv = dot(&r_hat, &v);
-        if !rv.is_finite() {
-            return run.stop(x, stop::NON_FINITE, k, rr, 0.0);
-        }
-        if rv == 0.0 {
-            return run.stop(x, stop::RV_ZERO, k, rr, 0.0);
-        }
-        let alpha = rho / rv;
-        // s = r − α·v, in r's storage.
-        axpy(-alpha, &v, &mut r);
-        let ss = dot(&r, &r);
-        if !ss.is_finite() {
-            return run.stop(x, stop::NON_FINITE, k, rr, 0.0);
-        }
-        if ss <= run.tol2 {
-            axpy(alpha, p_used, &mut x);
-            return run.stop(x, stop::CONVERGED, k, ss, 0.0);
-        }
-        if let Some(d) = m_inv {
-            precondition(d, &r, &mut s_hat);
-        }
-        let s_used = if m_inv.is_some() { &s_hat } else { &r };
-        a.apply(s_used, &mut t)?;
-        let (tt, ts) = (dot(&t, &t), dot(&t, &r));
-        if !tt.is_finite() || !ts.is_finite() {
-            return run.stop(x, stop::NON_FINITE, k, ss, 0.0);
-        }
-        if tt == 0.0 {
-            return run.stop(x, stop::TT_ZERO, k, ss, 0.0);
-        }
-        omega = ts / tt;
-        // x += α·p̂ + ω·ŝ and r = s − ω·t, each rounded once (as on the GPU).
-        x.par_iter_mut().zip(p_used).zip(s_used).for_each(|((x, &p), &s)| {
-            *x = T::from_f64(x.to_f64() + alpha * p.to_f64() + omega * s.to_f64());
-        });
-        axpy(-omega, &t, &mut r);
-        let rho_next = dot(&r_hat, &r);
-        rr = dot(&r, &r);
-        if !rho_next.is_finite() || !rr.is_finite() {
-            return run.stop(x, stop::NON_FINITE, k, rr, 0.0);
-        }
-        if rr <= run.tol2 {
-            return run.stop(x, stop::CONVERGED, k, rr, 0.0);
-        }
-        if omega == 0.0 {
-            return run.stop(x, stop::OMEGA_ZERO, k, rr, 0.0);
-        }
-        if rho_next == 0.0 {
-            return run.stop(x, stop::RHO_ZERO, k, rr, 0.0);
-        }
-        beta = (rho_next / rho) * (alpha / omega);
-        rho = rho_next;
-    }
-    run.stop(x, stop::RUNNING, settings.max_iter, rr, 0.0)
 }

@@ -37,7 +37,7 @@
 //! reductions have a fixed order, so the solver adds no run-to-run variation of its own: a
 //! deterministic format gives bitwise identical ranks every run.
 //!
-//! **On the CPU** ([`pagerank_host`]) the same steps run with any [`HostOperator`] (a
+//! **On the CPU** ([`pagerank_host`]) the same steps run with any host [`LinearOperator`] (a
 //! format's `spmv_cpu`, the oracle, CSR), the vector update split over rayon's threads in
 //! fixed chunks (deterministic too). [`pagerank_exact`] iterates with the oracle SpMV in f64
 //! to a tight tolerance: the reference ranking.
@@ -55,11 +55,12 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::{HostOperator, OracleOperator};
+use super::OracleOperator;
 use crate::error::{Error, Result};
 use crate::formats::DeviceMatrix;
 use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
+use crate::operator::LinearOperator;
 
 /// The CUDA kernels of the GPU iteration.
 pub const KERNELS: KernelModule =
@@ -428,7 +429,7 @@ pub fn pagerank_gpu<T: Scalar>(
 }
 
 /// PageRank on the host with `gt` computing `y = Gᵀ·x` for the `Gᵀ` of `t`.
-pub fn pagerank_host<T: Scalar, Op: HostOperator<T> + ?Sized>(
+pub fn pagerank_host<T: Scalar, Op: LinearOperator<T, Vector = [T]> + ?Sized>(
     gt: &Op,
     t: &Transition,
     settings: &Settings,
@@ -442,7 +443,7 @@ pub fn pagerank_host<T: Scalar, Op: HostOperator<T> + ?Sized>(
     let start = Instant::now();
     let (mut iterations, mut residual, mut converged) = (0, f64::INFINITY, false);
     while iterations < settings.max_iter {
-        gt.apply(&rank, &mut next)?;
+        gt.apply(T::ONE, &rank, T::ZERO, &mut next)?;
         let share = dangling_sum * inv_n;
         let partials: Vec<(f64, T)> = next
             .par_chunks_mut(HOST_CHUNK)

@@ -11,11 +11,11 @@ use crate::common;
 
 use std::sync::Arc;
 
-use spmv::distributed::{cg, DistributedMatrix, Partition};
+use spmv::distributed::{DistributedMatrix, Partition};
 use spmv::formats::{build, parse_spec};
 use spmv::gpu::Gpu;
 use spmv::reference::{test_vector, Oracle};
-use spmv::solve::{cg_gpu, KrylovSettings};
+use spmv::solve::{cg, KrylovSettings};
 use spmv::{Csr, Scalar};
 
 /// One handle per device, opened once (a handle compiles its kernels on first use).
@@ -153,12 +153,11 @@ fn gpu_distributed_cg_matches_the_one_gpu_cg_and_repeats_its_bits() {
     let settings = KrylovSettings { tol: 1e-10, ..KrylovSettings::default() };
     let spec = parse_spec("csr-vector").unwrap();
     let one =
-        cg_gpu(&build(&spec, &a).unwrap().upload(&devices()[0]).unwrap(), &b, None, &settings)
-            .unwrap();
+        cg(&build(&spec, &a).unwrap().upload(&devices()[0]).unwrap(), &b, None, &settings).unwrap();
     assert!(one.converged());
     for parts in [1, 2, 3, 4] {
         let d = DistributedMatrix::new(&a, &gpus(parts), &spec).unwrap();
-        let s = cg(&d, &b, &settings).unwrap();
+        let s = cg(&d, &b, None, &settings).unwrap();
         assert!(
             s.converged() && s.true_residual <= 1e-9,
             "{parts} parts: {:?} {}",
@@ -174,7 +173,7 @@ fn gpu_distributed_cg_matches_the_one_gpu_cg_and_repeats_its_bits() {
         let err = s.x.iter().zip(&one.x).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max);
         let scale = one.x.iter().map(|v| v.abs()).fold(0.0, f64::max);
         assert!(err <= 1e-8 * scale, "{parts} parts: max difference {err:e} of {scale:e}");
-        let again = cg(&d, &b, &settings).unwrap();
+        let again = cg(&d, &b, None, &settings).unwrap();
         assert_eq!(again.x, s.x, "{parts} parts: a second solve gives other bits");
         assert!(d.halo_entries() > 0 || parts == 1);
     }
@@ -183,7 +182,7 @@ fn gpu_distributed_cg_matches_the_one_gpu_cg_and_repeats_its_bits() {
     let b32: Vec<f32> = b.iter().map(|&v| v as f32).collect();
     let p = Partition::from_starts(vec![0, 0, a.nrows() / 2, a.nrows()], a.nrows()).unwrap();
     let d = DistributedMatrix::with_partition(&a32, &gpus(3), &spec, p).unwrap();
-    let s = cg(&d, &b32, &KrylovSettings { tol: 1e-5, ..KrylovSettings::default() }).unwrap();
+    let s = cg(&d, &b32, None, &KrylovSettings { tol: 1e-5, ..KrylovSettings::default() }).unwrap();
     assert!(s.converged(), "{:?}", s.outcome);
 }
 
@@ -271,9 +270,9 @@ fn gpu_nccl_exchange_gives_the_bits_of_the_peer_exchange() {
     let b = test_vector::<f64>(a.nrows());
     let settings = KrylovSettings { tol: 1e-10, ..KrylovSettings::default() };
     let mut d = DistributedMatrix::new(&a, &gpus(3), &parse_spec("csr-vector").unwrap()).unwrap();
-    let peer = cg(&d, &b, &settings).unwrap();
+    let peer = cg(&d, &b, None, &settings).unwrap();
     d.set_exchange(Exchange::Nccl).unwrap();
-    let nccl = cg(&d, &b, &settings).unwrap();
+    let nccl = cg(&d, &b, None, &settings).unwrap();
     assert!(
         nccl.converged() && bits(&peer.x) == bits(&nccl.x),
         "CG: {:?} after {} iterations",
@@ -389,14 +388,14 @@ fn gpu_capture_leaves_other_threads_work_alone() {
             })
             .collect();
         let device = build(&spec, &a).unwrap().upload(&gpu).unwrap();
-        let first = cg_gpu(&device, &b, None, &settings).unwrap();
+        let first = cg(&device, &b, None, &settings).unwrap();
         assert!(
             first.graph && first.converged() && first.true_residual <= 1e-9,
             "{:?}",
             first.outcome
         );
         for solve in 0..10 {
-            let again = cg_gpu(&device, &b, None, &settings).unwrap();
+            let again = cg(&device, &b, None, &settings).unwrap();
             assert!(again.graph, "solve {solve}: not captured");
             assert_eq!(
                 (again.iterations, &again.x),

@@ -22,9 +22,8 @@ fn column<T: Copy>(data: &[T], n: usize, k: usize, j: usize, layout: Layout) -> 
 
 /// k test vectors of length n in `layout` (each column its own, so that a mixed-up column shows).
 fn block_of<T: Scalar>(n: usize, k: usize, layout: Layout) -> Vec<T> {
-    let cols: Vec<Vec<T>> = (0..k)
-        .map(|j| test_vector::<T>(n + j).into_iter().skip(j).collect())
-        .collect();
+    let cols: Vec<Vec<T>> =
+        (0..k).map(|j| test_vector::<T>(n + j).into_iter().skip(j).collect()).collect();
     (0..n * k)
         .map(|at| match layout {
             Layout::ColMajor => cols[at / n.max(1)][at % n.max(1)],
@@ -165,7 +164,8 @@ fn gpu_distributed_transposes_and_multiplies_blocks() {
     for (name, a) in common::edge_cases().into_iter().filter(|(_, a)| a.nrows() == a.ncols()) {
         for spec in ["csr-vector", "sell-c-sigma", "auto"] {
             let label = format!("{name} / {spec} / {} parts", gpus.len().max(2));
-            let parts: Vec<_> = (0..gpus.len().max(2)).map(|i| gpus[i % gpus.len()].clone()).collect();
+            let parts: Vec<_> =
+                (0..gpus.len().max(2)).map(|i| gpus[i % gpus.len()].clone()).collect();
             let d = DistributedMatrix::new(&a, &parts, &spmv::formats::parse_spec(spec).unwrap());
             let d = match d {
                 Ok(d) => d,

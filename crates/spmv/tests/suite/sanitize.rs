@@ -17,7 +17,7 @@ use spmv::formats::{build, parse_spec, registry};
 use spmv::gpu::Gpu;
 use spmv::reference::{test_vector, Oracle};
 use spmv::solve::pagerank::{pagerank_gpu, EdgeWeights, Settings, Transition};
-use spmv::solve::{bicgstab_gpu, cg_gpu, KrylovSettings};
+use spmv::solve::{bicgstab, cg, KrylovSettings};
 use spmv::{Csr, Error, Scalar};
 
 /// The edge cases that stay small, a real matrix and two generated ones.
@@ -108,11 +108,11 @@ fn solvers<T: Scalar>(gpu: &Arc<Gpu>) -> Vec<String> {
     for spec in ["csr-vector", "dia", "sell-c-sigma"] {
         let device = build(&parse_spec(spec).unwrap(), &a).and_then(|h| h.upload(gpu)).unwrap();
         for graph in [true, false] {
-            let s = KrylovSettings { tol, max_iter: 2000, check_every: 5, graph };
+            let s = KrylovSettings { tol, max_iter: 2000, check_every: 5, graph, progress: None };
             let outcomes = [
-                ("cg", cg_gpu(&device, &b, None, &s)),
-                ("cg jacobi", cg_gpu(&device, &b, Some(&diagonal), &s)),
-                ("bicgstab", bicgstab_gpu(&device, &b, Some(&diagonal), &s)),
+                ("cg", cg(&device, &b, None, &s)),
+                ("cg jacobi", cg(&device, &b, Some(&diagonal), &s)),
+                ("bicgstab", bicgstab(&device, &b, Some(&diagonal), &s)),
             ];
             for (method, outcome) in outcomes {
                 match outcome {
@@ -179,7 +179,7 @@ fn distributed<T: Scalar>(gpu: &Arc<Gpu>) -> Vec<String> {
         let b = vec![T::ONE; a.nrows()];
         let s = KrylovSettings { tol: 1e-5, max_iter: 2000, ..KrylovSettings::default() };
         let solved = DistributedMatrix::new(&a, &gpus, &parse_spec("csr-vector").unwrap())
-            .and_then(|d| spmv::distributed::cg(&d, &b, &s));
+            .and_then(|d| spmv::solve::cg(&d, &b, None, &s));
         match solved {
             Ok(solution) if solution.converged() => {}
             other => failures.push(format!("distributed cg {}: {other:?}", T::SUFFIX)),

@@ -6,9 +6,7 @@
 use crate::common;
 
 use spmv::reference::{test_vector, Oracle};
-use spmv::solve::{
-    bicgstab_gpu, bicgstab_host, cg_gpu, cg_host, jacobi, KrylovSettings, Outcome, Solution,
-};
+use spmv::solve::{self, bicgstab, jacobi, KrylovSettings, Outcome, Solution};
 use spmv::Csr;
 
 /// b = A·x_true (exact products), x_true the test vector.
@@ -42,14 +40,14 @@ fn with_values(a: &Csr<f64>, f: impl Fn(usize, usize, f64) -> f64) -> Csr<f64> {
 fn cg_solves_poisson_to_the_tolerance() {
     let a = spmv::io::gen::generate("poisson2d:n=40").unwrap();
     let (x_true, b) = problem(&a);
-    let s = cg_host(&a, &b, None, &settings(1e-10, 1000)).unwrap();
+    let s = solve::cg(&a, &b, None, &settings(1e-10, 1000)).unwrap();
     assert!(s.converged(), "{:?}", s.outcome);
     assert!(s.residual <= 1e-10 && s.true_residual <= 1e-9, "{} {}", s.residual, s.true_residual);
     // κ(A) ≈ 700 for n = 40: the error is bounded by κ times the residual.
     assert!(relative_error(&s.x, &x_true) < 1e-6, "{}", relative_error(&s.x, &x_true));
     // A constant diagonal: Jacobi scales without changing the iteration count.
     let d = jacobi(&a).unwrap();
-    let p = cg_host(&a, &b, Some(&d), &settings(1e-10, 1000)).unwrap();
+    let p = solve::cg(&a, &b, Some(&d), &settings(1e-10, 1000)).unwrap();
     assert!(
         p.converged() && p.iterations.abs_diff(s.iterations) <= 1,
         "{} vs {}",
@@ -67,9 +65,9 @@ fn jacobi_helps_a_badly_scaled_spd_matrix() {
     let scale = |i: usize| (6.0 * i as f64 / n).exp();
     let a = with_values(&p, |r, c, v| scale(r) * v * scale(c));
     let (_, b) = problem(&a);
-    let plain = cg_host(&a, &b, None, &settings(1e-8, 20_000)).unwrap();
+    let plain = solve::cg(&a, &b, None, &settings(1e-8, 20_000)).unwrap();
     let d = jacobi(&a).unwrap();
-    let pre = cg_host(&a, &b, Some(&d), &settings(1e-8, 20_000)).unwrap();
+    let pre = solve::cg(&a, &b, Some(&d), &settings(1e-8, 20_000)).unwrap();
     assert!(pre.converged(), "{:?}", pre.outcome);
     assert!(
         pre.iterations * 10 < plain.iterations,
@@ -95,7 +93,7 @@ fn bicgstab_solves_convection_diffusion() {
     let a = convection_diffusion(40, 0.4);
     let (x_true, b) = problem(&a);
     for m in [None, Some(jacobi(&a).unwrap())] {
-        let s = bicgstab_host(&a, &b, m.as_deref(), &settings(1e-10, 2000)).unwrap();
+        let s = bicgstab(&a, &b, m.as_deref(), &settings(1e-10, 2000)).unwrap();
         assert!(s.converged(), "{:?} after {}", s.outcome, s.iterations);
         assert!(
             s.true_residual <= 1e-9 && relative_error(&s.x, &x_true) < 1e-6,
@@ -107,7 +105,7 @@ fn bicgstab_solves_convection_diffusion() {
     // BiCGSTAB solves the SPD problem too.
     let p = spmv::io::gen::generate("poisson2d:n=30").unwrap();
     let (_, b) = problem(&p);
-    assert!(bicgstab_host(&p, &b, None, &settings(1e-10, 2000)).unwrap().converged());
+    assert!(bicgstab(&p, &b, None, &settings(1e-10, 2000)).unwrap().converged());
 }
 
 #[test]
@@ -116,7 +114,7 @@ fn an_indefinite_matrix_is_reported_by_cg() {
     let p = spmv::io::gen::generate("poisson2d:n=20").unwrap();
     let a = with_values(&p, |r, c, v| if r == c { v - 4.0 } else { v });
     let (_, b) = problem(&a);
-    let s = cg_host(&a, &b, None, &settings(1e-10, 2000)).unwrap();
+    let s = solve::cg(&a, &b, None, &settings(1e-10, 2000)).unwrap();
     match &s.outcome {
         Outcome::Breakdown(why) => assert!(why.contains("not positive definite"), "{why}"),
         other => panic!("CG on an indefinite matrix: {other:?} after {} iterations", s.iterations),
@@ -130,8 +128,8 @@ fn a_singular_system_does_not_converge() {
     let a = with_values(&p, |r, c, v| if r == 0 || c == 0 { 0.0 } else { v });
     let b: Vec<f64> = (0..a.nrows()).map(|i| if i == 0 { 1.0 } else { 0.5 }).collect();
     for s in [
-        cg_host(&a, &b, None, &settings(1e-10, 500)).unwrap(),
-        bicgstab_host(&a, &b, None, &settings(1e-10, 500)).unwrap(),
+        solve::cg(&a, &b, None, &settings(1e-10, 500)).unwrap(),
+        bicgstab(&a, &b, None, &settings(1e-10, 500)).unwrap(),
     ] {
         assert!(
             !s.converged() && s.true_residual > 1e-3,
@@ -150,15 +148,12 @@ fn non_finite_values_are_reported() {
     let p = spmv::io::gen::generate("poisson2d:n=10").unwrap();
     let a = with_values(&p, |r, c, v| if r == 5 && c == 5 { f64::NAN } else { v });
     let b = vec![1.0; a.nrows()];
-    assert_eq!(cg_host(&a, &b, None, &settings(1e-10, 100)).unwrap().outcome, Outcome::NonFinite);
-    assert_eq!(
-        bicgstab_host(&a, &b, None, &settings(1e-10, 100)).unwrap().outcome,
-        Outcome::NonFinite
-    );
+    assert_eq!(solve::cg(&a, &b, None, &settings(1e-10, 100)).unwrap().outcome, Outcome::NonFinite);
+    assert_eq!(bicgstab(&a, &b, None, &settings(1e-10, 100)).unwrap().outcome, Outcome::NonFinite);
     let mut inf_b = vec![1.0; p.nrows()];
     inf_b[3] = f64::INFINITY;
     assert_eq!(
-        cg_host(&p, &inf_b, None, &settings(1e-10, 100)).unwrap().outcome,
+        solve::cg(&p, &inf_b, None, &settings(1e-10, 100)).unwrap().outcome,
         Outcome::NonFinite
     );
 }
@@ -166,25 +161,32 @@ fn non_finite_values_are_reported() {
 #[test]
 fn trivial_and_invalid_inputs() {
     let a = spmv::io::gen::generate("poisson2d:n=10").unwrap();
-    let s = cg_host(&a, &vec![0.0; a.nrows()], None, &settings(1e-10, 100)).unwrap();
+    let s = solve::cg(&a, &vec![0.0; a.nrows()], None, &settings(1e-10, 100)).unwrap();
     assert!(s.converged() && s.iterations == 0 && s.x.iter().all(|&v| v == 0.0));
     let b = vec![1.0; a.nrows()];
-    assert!(cg_host(&a, &b, None, &settings(0.0, 100)).is_err());
-    assert!(cg_host(&a, &b, None, &KrylovSettings { check_every: 0, ..KrylovSettings::default() })
-        .is_err());
-    assert!(cg_host(&a, &b[1..], None, &settings(1e-8, 100)).is_err(), "wrong length of b");
+    assert!(solve::cg(&a, &b, None, &settings(0.0, 100)).is_err());
+    assert!(solve::cg(
+        &a,
+        &b,
+        None,
+        &KrylovSettings { check_every: 0, ..KrylovSettings::default() }
+    )
+    .is_err());
+    assert!(solve::cg(&a, &b[1..], None, &settings(1e-8, 100)).is_err(), "wrong length of b");
     assert!(
-        cg_host(&a, &b, Some(&[1.0; 3]), &settings(1e-8, 100)).is_err(),
+        solve::cg(&a, &b, Some(&[1.0; 3]), &settings(1e-8, 100)).is_err(),
         "wrong length of the preconditioner"
     );
     // Not converged within the cap: said so, with the last residual.
-    let s = cg_host(&a, &b, None, &settings(1e-14, 3)).unwrap();
+    let s = solve::cg(&a, &b, None, &settings(1e-14, 3)).unwrap();
     assert!(s.outcome == Outcome::NotConverged && s.iterations == 3 && s.residual > 1e-14);
     // The residual is tested every iteration: check_every (the GPU's read-back) changes nothing.
     let every =
-        cg_host(&a, &b, None, &KrylovSettings { check_every: 1, ..settings(1e-10, 1000) }).unwrap();
+        solve::cg(&a, &b, None, &KrylovSettings { check_every: 1, ..settings(1e-10, 1000) })
+            .unwrap();
     let fifth =
-        cg_host(&a, &b, None, &KrylovSettings { check_every: 5, ..settings(1e-10, 1000) }).unwrap();
+        solve::cg(&a, &b, None, &KrylovSettings { check_every: 5, ..settings(1e-10, 1000) })
+            .unwrap();
     assert!(every.converged() && fifth.iterations == every.iterations && fifth.x == every.x);
 }
 
@@ -198,8 +200,8 @@ fn results_are_the_same_bits_on_any_number_of_threads() {
             let spd = spmv::io::gen::generate("poisson2d:n=60").unwrap();
             let (_, b_spd) = problem(&spd);
             (
-                cg_host(&spd, &b_spd, None, &settings(1e-10, 2000)).unwrap(),
-                bicgstab_host(&a, &b, None, &settings(1e-10, 2000)).unwrap(),
+                solve::cg(&spd, &b_spd, None, &settings(1e-10, 2000)).unwrap(),
+                bicgstab(&a, &b, None, &settings(1e-10, 2000)).unwrap(),
             )
         })
     };
@@ -216,15 +218,15 @@ fn f32_solves_to_a_single_precision_tolerance() {
     let (_, b) = problem(&a);
     let a32: Csr<f32> = a.cast();
     let b32: Vec<f32> = b.iter().map(|&v| v as f32).collect();
-    let s = cg_host(&a32, &b32, None, &settings(1e-5, 1000)).unwrap();
+    let s = solve::cg(&a32, &b32, None, &settings(1e-5, 1000)).unwrap();
     assert!(s.converged(), "{:?} {}", s.outcome, s.true_residual);
     // Asking f32 for 1e-12 cannot end as a plain "converged".
-    let tight = cg_host(&a32, &b32, None, &settings(1e-12, 1000)).unwrap();
+    let tight = solve::cg(&a32, &b32, None, &settings(1e-12, 1000)).unwrap();
     assert!(!tight.converged(), "{:?} {}", tight.outcome, tight.true_residual);
     // Half precision is declined.
     let a16: Csr<spmv::f16> = a.cast();
     let b16 = vec![spmv::f16::from_f64(1.0); a.nrows()];
-    assert!(cg_host(&a16, &b16, None, &settings(1e-3, 10)).is_err());
+    assert!(solve::cg(&a16, &b16, None, &settings(1e-3, 10)).is_err());
 }
 
 /// The real matrices `shared_matrices_are_solved` solves when the run's set has them.
@@ -257,9 +259,9 @@ fn shared_matrices_are_solved() {
         let d = jacobi(a).unwrap();
         let cap = 20 * a.nrows();
         let s = if cg {
-            cg_host(a, &b, Some(&d), &settings(1e-8, cap))
+            solve::cg(a, &b, Some(&d), &settings(1e-8, cap))
         } else {
-            bicgstab_host(a, &b, Some(&d), &settings(1e-8, cap))
+            bicgstab(a, &b, Some(&d), &settings(1e-8, cap))
         }
         .unwrap();
         if !s.converged() {
@@ -272,8 +274,8 @@ fn shared_matrices_are_solved() {
     // Jacobi pays on the stiffness matrices: bcsstk08 in a tenth of the iterations.
     let a = load("bcsstk08").unwrap();
     let (_, b) = problem(a);
-    let plain = cg_host(a, &b, None, &settings(1e-8, 20_000)).unwrap();
-    let pre = cg_host(a, &b, Some(&jacobi(a).unwrap()), &settings(1e-8, 20_000)).unwrap();
+    let plain = solve::cg(a, &b, None, &settings(1e-8, 20_000)).unwrap();
+    let pre = solve::cg(a, &b, Some(&jacobi(a).unwrap()), &settings(1e-8, 20_000)).unwrap();
     if pre.iterations * 10 > plain.iterations {
         failures.push(format!(
             "bcsstk08: Jacobi {} iterations, none {}",
@@ -282,7 +284,7 @@ fn shared_matrices_are_solved() {
     }
     for name in ["Kuu", "mesh2e1"] {
         let Some(a) = load(name) else { continue };
-        let s = cg_host(a, &vec![1.0; a.nrows()], None, &settings(1e-8, 1000)).unwrap();
+        let s = solve::cg(a, &vec![1.0; a.nrows()], None, &settings(1e-8, 1000)).unwrap();
         if !matches!(&s.outcome, Outcome::Breakdown(why) if why.contains("not positive definite")) {
             failures.push(format!("{name} (a pattern: indefinite): {:?}", s.outcome));
         }
@@ -310,16 +312,17 @@ fn shared(names: &[&str]) -> Vec<(String, Csr<f64>)> {
 
 /// The GPU's product as a host operator (upload x, multiply, download y): the host solver
 /// on it must give the GPU solver's bits.
-struct DeviceProduct<'a, T: spmv::Scalar>(&'a spmv::DeviceMatrix<T>);
-
-impl<T: spmv::Scalar> spmv::solve::HostOperator<T> for DeviceProduct<'_, T> {
-    fn apply(&self, x: &[T], y: &mut [T]) -> spmv::Result<()> {
-        let gpu = self.0.gpu();
-        let mut y_dev = gpu.alloc::<T>(y.len())?;
-        self.0.spmv(&gpu.upload(x)?, &mut y_dev)?;
-        y.copy_from_slice(&gpu.download(&y_dev)?);
-        Ok(())
-    }
+fn device_product<T: spmv::Scalar>(
+    d: &spmv::DeviceMatrix<T>,
+) -> spmv::solve::FnOperator<impl Fn(&[T], &mut [T]) + Send + Sync + '_> {
+    use spmv::FormatHandle;
+    let apply = move |x: &[T], y: &mut [T]| {
+        let gpu = d.gpu();
+        let mut y_dev = gpu.alloc::<T>(y.len()).unwrap();
+        d.spmv(&gpu.upload(x).unwrap(), &mut y_dev).unwrap();
+        y.copy_from_slice(&gpu.download(&y_dev).unwrap());
+    };
+    spmv::solve::FnOperator { shape: (d.nrows(), d.ncols()), apply }
 }
 
 /// One problem on both sides: the GPU solver equals the host solver run on the GPU's product
@@ -338,18 +341,18 @@ fn check_solver<T: spmv::Scalar>(
     s: &KrylovSettings,
     failures: &mut Vec<String>,
 ) {
-    let product = DeviceProduct(device);
+    let product = device_product(device);
     let (dev, same, host) = if cg {
         (
-            cg_gpu(device, b, m, s).unwrap(),
-            cg_host(&product, b, m, s).unwrap(),
-            cg_host(a, b, m, s).unwrap(),
+            solve::cg(device, b, m, s).unwrap(),
+            solve::cg(&product, b, m, s).unwrap(),
+            solve::cg(a, b, m, s).unwrap(),
         )
     } else {
         (
-            bicgstab_gpu(device, b, m, s).unwrap(),
-            bicgstab_host(&product, b, m, s).unwrap(),
-            bicgstab_host(a, b, m, s).unwrap(),
+            bicgstab(device, b, m, s).unwrap(),
+            bicgstab(&product, b, m, s).unwrap(),
+            bicgstab(a, b, m, s).unwrap(),
         )
     };
     if (bits(&dev.x), dev.iterations, &dev.outcome)
@@ -459,26 +462,28 @@ fn gpu_solvers_are_repeatable_and_report_failures() {
         let m = on_gpu(&gpu, &a, spec).unwrap();
         let mc = on_gpu(&gpu, &c, spec).unwrap();
         let base = settings(1e-10, 2000);
-        let one = cg_gpu(&m, &b, None, &KrylovSettings { check_every: 1, ..base }).unwrap();
+        let one =
+            solve::cg(&m, &b, None, &KrylovSettings { check_every: 1, ..base.clone() }).unwrap();
         assert!(one.converged() && one.graph, "{spec}: {:?} graph {}", one.outcome, one.graph);
         for variant in [
-            KrylovSettings { check_every: 1, ..base },
-            KrylovSettings { check_every: 7, ..base },
-            KrylovSettings { graph: false, ..base },
+            KrylovSettings { check_every: 1, ..base.clone() },
+            KrylovSettings { check_every: 7, ..base.clone() },
+            KrylovSettings { graph: false, ..base.clone() },
         ] {
-            let again = cg_gpu(&m, &b, None, &variant).unwrap();
+            let again = solve::cg(&m, &b, None, &variant).unwrap();
             assert_eq!(
                 (bits(&one.x), one.iterations),
                 (bits(&again.x), again.iterations),
                 "{spec} CG {variant:?}"
             );
         }
-        let one = bicgstab_gpu(&mc, &bc, None, &base).unwrap();
+        let one = bicgstab(&mc, &bc, None, &base).unwrap();
         assert!(one.converged(), "{spec} BiCGSTAB: {:?}", one.outcome);
-        for variant in
-            [KrylovSettings { check_every: 3, ..base }, KrylovSettings { graph: false, ..base }]
-        {
-            let again = bicgstab_gpu(&mc, &bc, None, &variant).unwrap();
+        for variant in [
+            KrylovSettings { check_every: 3, ..base.clone() },
+            KrylovSettings { graph: false, ..base.clone() },
+        ] {
+            let again = bicgstab(&mc, &bc, None, &variant).unwrap();
             assert_eq!(
                 (bits(&one.x), one.iterations),
                 (bits(&again.x), again.iterations),
@@ -495,9 +500,13 @@ fn gpu_solvers_are_repeatable_and_report_failures() {
         }
     });
     let (_, bs) = problem(&shifted);
-    let s =
-        cg_gpu(&on_gpu(&gpu, &shifted, "csr-vector").unwrap(), &bs, None, &settings(1e-10, 2000))
-            .unwrap();
+    let s = solve::cg(
+        &on_gpu(&gpu, &shifted, "csr-vector").unwrap(),
+        &bs,
+        None,
+        &settings(1e-10, 2000),
+    )
+    .unwrap();
     assert!(
         matches!(&s.outcome, Outcome::Breakdown(why) if why.contains("not positive definite")),
         "{:?}",
@@ -510,8 +519,8 @@ fn gpu_solvers_are_repeatable_and_report_failures() {
     let bsing: Vec<f64> = (0..singular.nrows()).map(|i| if i == 0 { 1.0 } else { 0.5 }).collect();
     let ms = on_gpu(&gpu, &singular, "csr-vector").unwrap();
     for s in [
-        cg_gpu(&ms, &bsing, None, &settings(1e-10, 500)).unwrap(),
-        bicgstab_gpu(&ms, &bsing, None, &settings(1e-10, 500)).unwrap(),
+        solve::cg(&ms, &bsing, None, &settings(1e-10, 500)).unwrap(),
+        bicgstab(&ms, &bsing, None, &settings(1e-10, 500)).unwrap(),
     ] {
         assert!(
             !s.converged() && (s.true_residual.is_nan() || s.true_residual > 1e-3),
@@ -531,19 +540,19 @@ fn gpu_solvers_are_repeatable_and_report_failures() {
     let mn = on_gpu(&gpu, &nan, "csr-vector").unwrap();
     let ones = vec![1.0; nan.nrows()];
     assert_eq!(
-        cg_gpu(&mn, &ones, None, &settings(1e-10, 100)).unwrap().outcome,
+        solve::cg(&mn, &ones, None, &settings(1e-10, 100)).unwrap().outcome,
         Outcome::NonFinite
     );
     assert_eq!(
-        bicgstab_gpu(&mn, &ones, None, &settings(1e-10, 100)).unwrap().outcome,
+        bicgstab(&mn, &ones, None, &settings(1e-10, 100)).unwrap().outcome,
         Outcome::NonFinite
     );
     // b = 0, and a cap reached.
     let m = on_gpu(&gpu, &a, "csr-vector").unwrap();
-    let z = cg_gpu(&m, &vec![0.0; a.nrows()], None, &settings(1e-10, 100)).unwrap();
+    let z = solve::cg(&m, &vec![0.0; a.nrows()], None, &settings(1e-10, 100)).unwrap();
     assert!(z.converged() && z.iterations == 0);
     let capped =
-        cg_gpu(&m, &b, None, &KrylovSettings { check_every: 4, ..settings(1e-14, 10) }).unwrap();
+        solve::cg(&m, &b, None, &KrylovSettings { check_every: 4, ..settings(1e-14, 10) }).unwrap();
     assert!(
         capped.outcome == Outcome::NotConverged && capped.iterations == 10,
         "{:?} {}",
@@ -568,8 +577,8 @@ fn every_format_runs_the_gpu_solvers() {
             Err(_) => continue, // declines the matrix (DIA-like limits)
         };
         for (method, result) in [
-            ("CG", cg_gpu(&m, &b, None, &settings(1e-9, 1000))),
-            ("BiCGSTAB", bicgstab_gpu(&m, &b, None, &settings(1e-9, 1000))),
+            ("CG", solve::cg(&m, &b, None, &settings(1e-9, 1000))),
+            ("BiCGSTAB", bicgstab(&m, &b, None, &settings(1e-9, 1000))),
         ] {
             match result {
                 Ok(s) if s.converged() => {

@@ -1,0 +1,236 @@
+//! The Krylov methods, each written once over an [`Engine`] (a backend's vectors and fused
+//! steps), and the entry points: [`cg`] and [`bicgstab`] on any [`Solvable`] matrix — a host
+//! handle, a plain CSR, the front door's operator (on its backend), one GPU's matrix or a
+//! distributed one. Every run starts from x = 0; the steps and their order are those of
+//! krylov.cu (module docs of [`super::krylov`] and [`super::engine`]).
+
+use std::time::Instant;
+
+use super::engine::{slot, Engine, HostEngine, Stopped};
+use super::krylov::{
+    check_inputs, dot, judge, preconditioned, relative_residual, stop_outcome, threshold,
+    trivial_outcome, KrylovSettings, Method, Outcome, Solution,
+};
+use crate::error::{Error, Result};
+use crate::matrix::Scalar;
+use crate::operator::LinearOperator;
+
+/// A matrix the Krylov methods solve with, on its own backend.
+pub trait Solvable<T: Scalar> {
+    /// Runs `method` on A·x = b (see [`cg`] and [`bicgstab`]).
+    fn solve(
+        &self,
+        method: Method,
+        b: &[T],
+        m_inv: Option<&[T]>,
+        settings: &KrylovSettings,
+    ) -> Result<Solution<T>>;
+}
+
+/// Preconditioned conjugate gradients for a symmetric positive definite A (square, `b.len()`
+/// rows) on A's backend; `m_inv` is the preconditioner's diagonal ([`super::jacobi`]) or `None`.
+pub fn cg<T: Scalar, A: Solvable<T> + ?Sized>(
+    a: &A,
+    b: &[T],
+    m_inv: Option<&[T]>,
+    settings: &KrylovSettings,
+) -> Result<Solution<T>> {
+    a.solve(Method::Cg, b, m_inv, settings)
+}
+
+/// Right-preconditioned BiCGSTAB (van der Vorst) for a general square A on A's backend,
+/// two products per iteration; `m_inv` as in [`cg`].
+pub fn bicgstab<T: Scalar, A: Solvable<T> + ?Sized>(
+    a: &A,
+    b: &[T],
+    m_inv: Option<&[T]>,
+    settings: &KrylovSettings,
+) -> Result<Solution<T>> {
+    a.solve(Method::Bicgstab, b, m_inv, settings)
+}
+
+/// A solve after its checks: ‖b‖ and the clock, or the answer without iterating.
+pub(crate) struct Begun {
+    pub bnorm: f64,
+    pub start: Instant,
+}
+
+/// The checks every backend shares (settings, precision, preconditioner length, a square A
+/// of b's size); b = 0, a non-finite b and an empty system are answered at once, as
+/// `Err(the solution)`.
+pub(crate) fn begin<T: Scalar>(
+    (nrows, ncols): (usize, usize),
+    b: &[T],
+    m_inv: Option<&[T]>,
+    settings: &KrylovSettings,
+    method: Method,
+) -> Result<std::result::Result<Begun, Solution<T>>> {
+    let start = Instant::now();
+    let bnorm = check_inputs(b, m_inv, settings)?;
+    let n = b.len();
+    if nrows != n || ncols != n {
+        return Err(Error::Shape(format!(
+            "{method:?} needs a square matrix with b's {n} rows; this one is {nrows} x {ncols}"
+        )));
+    }
+    if let Some(outcome) = trivial_outcome(bnorm).or((n == 0).then_some(Outcome::Converged)) {
+        let true_residual = if bnorm.is_finite() { 0.0 } else { f64::NAN };
+        return Ok(Err(Solution {
+            x: vec![T::ZERO; n],
+            outcome,
+            iterations: 0,
+            residual: true_residual,
+            true_residual,
+            ms: start.elapsed().as_secs_f64() * 1e3,
+            iteration_ms: 0.0,
+            graph: false,
+        }));
+    }
+    Ok(Ok(Begun { bnorm, start }))
+}
+
+/// The starting scalars of every method.
+pub(crate) fn initial_scalars(settings: &KrylovSettings, bnorm: f64) -> [f64; slot::COUNT] {
+    let mut s = [0.0; slot::COUNT];
+    s[slot::TOL2] = threshold(settings.tol, bnorm);
+    s[slot::RR] = bnorm * bnorm;
+    s
+}
+
+/// Runs `method` on engine `e` (made after [`begin`]) and judges the result.
+pub(crate) fn run<T: Scalar, E: Engine<T>>(
+    e: &mut E,
+    method: Method,
+    b: &[T],
+    m_inv: Option<&[T]>,
+    settings: &KrylovSettings,
+    begun: Begun,
+) -> Result<Solution<T>> {
+    let (x, stopped) = match method {
+        Method::Cg => run_cg(e, b, m_inv)?,
+        Method::Bicgstab => run_bicgstab(e, b)?,
+    };
+    // The true residual from one more product of the final x.
+    let mut ax = e.vector(None)?;
+    e.product(&x, &mut ax)?;
+    let mut ax = e.download(&ax)?;
+    let true_residual = relative_residual(b, &mut ax, begun.bnorm);
+    let outcome = judge(
+        stop_outcome(stopped.code, stopped.iterations, stopped.value),
+        true_residual,
+        settings.tol,
+    );
+    Ok(Solution {
+        x: e.download(&x)?,
+        outcome,
+        iterations: stopped.iterations,
+        residual: stopped.rr.sqrt() / begun.bnorm,
+        true_residual,
+        ms: begun.start.elapsed().as_secs_f64() * 1e3,
+        iteration_ms: stopped.iteration_ms,
+        graph: stopped.graph,
+    })
+}
+
+/// Conjugate gradients: q = A·p, p·q (α), the update (x, r, z, r·z, r·r: β), the direction.
+fn run_cg<T: Scalar, E: Engine<T>>(
+    e: &mut E,
+    b: &[T],
+    m_inv: Option<&[T]>,
+) -> Result<(E::Vector, Stopped)> {
+    // z0 = M⁻¹·b and r·z0 on the host, once; p0 = z0.
+    let z0 = preconditioned(m_inv, b);
+    e.set_scalars(&[(slot::CG_RZ, dot(b, &z0))])?;
+    let (mut x, mut r) = (e.vector(None)?, e.vector(Some(b))?);
+    let mut z = e.optional(Some(&z0))?;
+    let (mut p, mut q) = (e.vector(Some(&z0))?, e.vector(None)?);
+    let preconditioned = m_inv.is_some();
+    let e = &*e;
+    let stopped = e.run(&mut || {
+        e.product(&p, &mut q)?;
+        e.dots(&p, &q, &q, super::engine::op::CG_PQ)?;
+        e.cg_update((&p, &q), &mut x, &mut r, &mut z)?;
+        e.cg_direction(if preconditioned { &z } else { &r }, &mut p)
+    })?;
+    Ok((x, stopped))
+}
+
+/// BiCGSTAB: the direction (p, p̂), v = A·p̂, r̂·v (α), s (in r) and ŝ, t = A·ŝ, t·t and t·s
+/// (ω), the update (x, r, r̂·r, r·r: β).
+fn run_bicgstab<T: Scalar, E: Engine<T>>(e: &mut E, b: &[T]) -> Result<(E::Vector, Stopped)> {
+    // ρ = r̂·r = b·b; β = ω = 0 with p = v = 0 make the first direction p = r.
+    e.set_scalars(&[(slot::BI_RHO, dot(b, b))])?;
+    let (mut x, mut r, r_hat) = (e.vector(None)?, e.vector(Some(b))?, e.vector(Some(b))?);
+    let (mut p, mut v, mut t) = (e.vector(None)?, e.vector(None)?, e.vector(None)?);
+    let (mut p_hat, mut s_hat) = (e.optional(None)?, e.optional(None)?);
+    let preconditioned = e.preconditioned();
+    let e = &*e;
+    let stopped = e.run(&mut || {
+        e.bi_direction((&r, &v), &mut p, &mut p_hat)?;
+        e.product(if preconditioned { &p_hat } else { &p }, &mut v)?;
+        e.dots(&r_hat, &v, &v, super::engine::op::BI_RV)?;
+        e.bi_s(&v, &mut r, &mut s_hat)?;
+        e.product(if preconditioned { &s_hat } else { &r }, &mut t)?;
+        e.dots(&t, &t, &r, super::engine::op::BI_OMEGA)?;
+        let p_used = if preconditioned { &p_hat } else { &p };
+        e.bi_update((p_used, &s_hat, &t, &r_hat), &mut x, &mut r)
+    })?;
+    Ok((x, stopped))
+}
+
+/// A solve on the host over any host operator: the reference of the GPU solvers.
+pub(crate) fn solve_on_host<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized>(
+    a: &A,
+    method: Method,
+    b: &[T],
+    m_inv: Option<&[T]>,
+    settings: &KrylovSettings,
+) -> Result<Solution<T>> {
+    let begun = match begin(a.shape(), b, m_inv, settings, method)? {
+        Ok(begun) => begun,
+        Err(trivial) => return Ok(trivial),
+    };
+    let mut engine = HostEngine {
+        a,
+        n: b.len(),
+        m_inv,
+        settings,
+        bnorm: begun.bnorm,
+        s: std::cell::RefCell::new(initial_scalars(settings, begun.bnorm)),
+    };
+    run(&mut engine, method, b, m_inv, settings, begun)
+}
+
+macro_rules! solvable_on_host {
+    ($($ty:ty),*) => {$(
+        impl<T: Scalar> Solvable<T> for $ty {
+            fn solve(
+                &self,
+                method: Method,
+                b: &[T],
+                m_inv: Option<&[T]>,
+                settings: &KrylovSettings,
+            ) -> Result<Solution<T>> {
+                solve_on_host(self, method, b, m_inv, settings)
+            }
+        }
+    )*};
+}
+solvable_on_host!(crate::HostMatrix<T>, crate::Csr<T>);
+
+/// The front door solves on its backend.
+impl<T: Scalar> Solvable<T> for crate::Operator<T> {
+    fn solve(
+        &self,
+        method: Method,
+        b: &[T],
+        m_inv: Option<&[T]>,
+        settings: &KrylovSettings,
+    ) -> Result<Solution<T>> {
+        match (self.device_matrix(), self.host_matrix()) {
+            (Some(device), _) => device.solve(method, b, m_inv, settings),
+            (None, Some(host)) => host.solve(method, b, m_inv, settings),
+            (None, None) => unreachable!("an operator is on the host or on a GPU"),
+        }
+    }
+}
