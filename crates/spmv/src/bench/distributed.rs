@@ -103,18 +103,18 @@ fn measure<T: Scalar>(
     m.format_bytes = d.device_bytes();
     m.bytes_read = d.bytes_read();
     m.halo_bytes = Some(d.halo_bytes());
-    let mut xd = d.upload(x, true)?;
+    let xd = d.upload(x, true)?;
     let mut y = d.upload(&vec![T::nan(); a.nrows()], false)?;
-    d.spmv(&mut xd, &mut y)?;
+    d.spmv(&xd, &mut y)?;
     record_check(m, oracle.check(&d.download(&y)?));
     for _ in 0..settings.warmup {
-        d.spmv(&mut xd, &mut y)?;
+        d.spmv(&xd, &mut y)?;
     }
     d.synchronize()?;
     let mut times = Vec::with_capacity(settings.reps);
     for _ in 0..settings.reps.max(1) {
         let t = Instant::now();
-        d.spmv(&mut xd, &mut y)?;
+        d.spmv(&xd, &mut y)?;
         d.synchronize()?;
         times.push(t.elapsed().as_secs_f64() * 1e3);
     }

@@ -68,7 +68,7 @@ pub fn pagerank<T: Scalar>(
     let begin = Instant::now();
     let (mut iterations, mut residual, mut converged) = (0, f64::INFINITY, false);
     while iterations < settings.max_iter {
-        a.spmv(&mut rank, &mut next)?;
+        a.spmv(&rank, &mut next)?;
         for (i, (p, s)) in
             a.parts.iter().zip(&mut state).enumerate().filter(|(_, (p, _))| !p.rows.is_empty())
         {

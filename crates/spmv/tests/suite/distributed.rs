@@ -57,13 +57,13 @@ fn check<T: Scalar>(name: &str, a: &Csr<T>, failures: &mut Vec<String>) {
                 Err(e) => panic!("{name} {format} {parts} parts: {e}"),
             };
             let run = |d: &DistributedMatrix<T>| -> spmv::Result<(Vec<T>, Vec<T>)> {
-                let mut xd = d.upload(&x, true)?;
+                let xd = d.upload(&x, true)?;
                 let mut y = d.new_y()?;
-                d.spmv(&mut xd, &mut y)?;
+                d.spmv(&xd, &mut y)?;
                 // α·A·x + β·y0 into a vector with halo room.
                 let y0 = common::start_vector::<T>(a.nrows());
                 let mut yh = d.upload(&y0, true)?;
-                d.apply(T::from_f64(-2.5), &mut xd, T::ONE, &mut yh)?;
+                d.apply(T::from_f64(-2.5), &xd, T::ONE, &mut yh)?;
                 Ok((d.download(&y)?, d.download(&yh)?))
             };
             let (y, yh) = run(&d).unwrap_or_else(|e| panic!("{name} {format} {parts} parts: {e}"));
@@ -249,10 +249,10 @@ fn gpu_nccl_exchange_gives_the_bits_of_the_peer_exchange() {
             let spec = parse_spec(format).unwrap();
             let mut d = DistributedMatrix::new(a, &gpus(parts), &spec).unwrap();
             let run = |d: &DistributedMatrix<f64>| -> Vec<f64> {
-                let mut xd = d.upload(&x, true).unwrap();
+                let xd = d.upload(&x, true).unwrap();
                 let mut y = d.upload(&vec![f64::NAN; a.nrows()], false).unwrap();
                 for _ in 0..3 {
-                    d.spmv(&mut xd, &mut y).unwrap(); // repeated: the send buffers are reused
+                    d.spmv(&xd, &mut y).unwrap(); // repeated: the send buffers are reused
                 }
                 d.download(&y).unwrap()
             };

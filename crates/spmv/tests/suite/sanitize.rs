@@ -157,9 +157,9 @@ fn distributed<T: Scalar>(gpu: &Arc<Gpu>) -> Vec<String> {
         let run = || -> spmv::Result<Vec<T>> {
             let mut d = DistributedMatrix::new(&a, &gpus, &parse_spec("csr-vector")?)?;
             d.set_exchange(exchange)?;
-            let mut xd = d.upload(&x, true)?;
+            let xd = d.upload(&x, true)?;
             let mut y = d.new_y()?;
-            d.spmv(&mut xd, &mut y)?;
+            d.spmv(&xd, &mut y)?;
             d.download(&y)
         };
         match run() {
