@@ -86,9 +86,8 @@ struct BenchArgs {
     /// Write the full results as JSON (schema: docs/bench.md).
     #[arg(long)]
     json: Option<PathBuf>,
-    /// Run on the CPU even when a GPU is present.
-    #[arg(long)]
-    cpu: bool,
+    #[command(flatten)]
+    place: select::Placement,
     /// Keep only the formats whose GPU result is bitwise identical from run to run; naming
     /// one that is not with --formats is an error.
     #[arg(long)]
@@ -101,19 +100,8 @@ struct BenchArgs {
     /// Cuthill-McKee) or degree (hubs first); x and y stay in the original order, the
     /// permutation passes are timed with each product and its computation is in the JSON's
     /// reorder_ms. Formats are then labelled format+rcm.
-    #[arg(long, default_value = "none", value_parser = ["none", "rcm", "degree"])]
-    reorder: String,
-    /// Spread every (square) matrix over several GPUs: a count (the first N devices) or a list
-    /// of device ordinals, one row part each (`0,1`; an ordinal may repeat, which puts several
-    /// parts on one GPU). Each format runs on every part (auto chooses per part); the JSON
-    /// adds the devices, the halo's bytes and the exchange's time (docs/scale.md).
-    #[arg(long)]
-    devices: Option<String>,
-    /// With --devices: how the halo of x travels between parts: peer (device-to-device
-    /// copies, NVLink where present) or nccl (NCCL's send/receive; needs libnccl.so.2 on the
-    /// library path, or SPMV_NCCL naming it).
-    #[arg(long, default_value = "peer", value_parser = ["peer", "nccl"], requires = "devices")]
-    exchange: String,
+    #[arg(long, default_value = "none", value_parser = select::parse_reordering)]
+    reorder: spmv::reorder::Reordering,
     /// With --devices: every part's rows wait for the whole halo exchange, instead of its
     /// interior rows running meanwhile (to measure what the overlap gains).
     #[arg(long, requires = "devices")]
@@ -203,7 +191,7 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
     // Fail on a bad format spec before loading anything.
     let specs = select::format_specs(&args.formats, args.deterministic)?;
     select::check_writable(args.json.as_deref(), "--json")?;
-    let backend = select::backend(args.cpu);
+    let backend = args.place.backend();
     let on_cpu = matches!(backend, Backend::Cpu);
     let scaled_down = args.inputs.is_empty() && on_cpu;
     let inputs = if args.inputs.is_empty() {
@@ -220,23 +208,14 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
         warmup: args.warmup.unwrap_or(warmup),
         reps: args.reps.unwrap_or(reps),
         allow_non_finite: args.allow_non_finite,
-        reorder: spmv::reorder::Reordering::parse(&args.reorder)?,
-        exchange: args.exchange.parse()?,
+        reorder: args.reorder,
+        exchange: args.place.exchange,
         overlap: !args.no_overlap,
     };
-    let distributed = match &args.devices {
-        None => None,
-        Some(list) => {
-            if on_cpu {
-                bail!("--devices needs a GPU");
-            }
-            if settings.reorder != spmv::reorder::Reordering::None {
-                bail!("--devices is not combined with --reorder");
-            }
-            let devices = select::devices(list)?;
-            Some((select::open_gpus(&devices)?, devices))
-        }
-    };
+    if args.place.devices.is_some() && settings.reorder != spmv::reorder::Reordering::None {
+        bail!("--devices is not combined with --reorder");
+    }
+    let distributed = args.place.parts(&backend)?;
     let machine = backend.machine(&settings)?;
     let mut report = Report::new(machine, &settings);
     if let Some((_, devices)) = &distributed {

@@ -11,7 +11,6 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use spmv::bench::Status;
-use spmv::distributed;
 use spmv::error::printable_name;
 use spmv::formats::{self, FormatSpec};
 use spmv::io::inputs;
@@ -52,9 +51,8 @@ pub struct PagerankArgs {
     /// How many of the highest-ranked nodes to print.
     #[arg(long, default_value_t = 10)]
     top: usize,
-    /// Run on the CPU even when a GPU is present.
-    #[arg(long)]
-    cpu: bool,
+    #[command(flatten)]
+    place: select::Placement,
     /// Weigh edges by |value| instead of counting every stored entry as one edge.
     #[arg(long)]
     weighted: bool,
@@ -78,18 +76,9 @@ pub struct PagerankArgs {
     json: Option<PathBuf>,
     /// Permute Gᵀ symmetrically before building the format (rcm, degree): the ranks stay in
     /// the original node order; the permutation's time is reorder_ms, its passes are in the
-    /// iteration time.
-    #[arg(long, default_value = "none", value_parser = ["none", "rcm", "degree"])]
-    reorder: String,
-    /// Spread Gᵀ over several GPUs: a count (the first N devices) or a list of device
-    /// ordinals, one part each (an ordinal may repeat). Not combined with --reorder.
-    #[arg(long)]
-    devices: Option<String>,
-    /// With --devices: how the halo of x travels between parts: peer (device-to-device
-    /// copies, NVLink where present) or nccl (NCCL's send/receive; needs libnccl.so.2 on the
-    /// library path, or SPMV_NCCL naming it).
-    #[arg(long, default_value = "peer", value_parser = ["peer", "nccl"], requires = "devices")]
-    exchange: String,
+    /// iteration time. Not combined with --devices.
+    #[arg(long, default_value = "none", value_parser = select::parse_reordering)]
+    reorder: Reordering,
 }
 
 /// The JSON report.
@@ -207,7 +196,7 @@ pub fn run(args: PagerankArgs) -> Result<ExitCode> {
     select::check_writable(args.json.as_deref(), "--json")?;
     let weights = if args.weighted { EdgeWeights::Values } else { EdgeWeights::Pattern };
     let inputs = inputs::resolve(&args.inputs)?;
-    let backend = select::backend(args.cpu);
+    let backend = args.place.backend();
     let mut report = Report {
         schema_version: 1,
         spmv_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -336,24 +325,17 @@ fn run_one<T: Scalar>(
 ) -> (RunReport, Option<Vec<f64>>) {
     let mut report = RunReport::new(spec, T::PRECISION);
     let gt = t.matrix().cast::<T>();
-    let method = match Reordering::parse(&args.reorder) {
-        Ok(m) => m,
-        Err(e) => {
-            report.error = Some(e.to_string());
-            return (report, None);
-        }
-    };
+    let method = args.reorder;
     report.format = spmv::bench::label(spec, method);
-    if let Some(list) = &args.devices {
+    if args.place.devices.is_some() {
         if method != Reordering::None {
             report.error = Some("--devices is not combined with --reorder".into());
             return (report, None);
         }
         let start = Instant::now();
         let outcome = (|| -> anyhow::Result<Runs<T>> {
-            let Backend::Gpu(_) = backend else { anyhow::bail!("--devices needs a GPU") };
-            let gpus = select::open_gpus(&select::devices(list)?)?;
-            let d = select::distribute(&gt, &gpus, spec, &args.exchange)?;
+            let (gpus, _) = args.place.parts(backend)?.expect("with --devices");
+            let d = select::distribute(&gt, &gpus, spec, args.place.exchange)?;
             report.upload_ms = Some(start.elapsed().as_secs_f64() * 1e3);
             report.format = format!(
                 "{} [{} parts: {}]",
@@ -361,7 +343,7 @@ fn run_one<T: Scalar>(
                 gpus.len(),
                 d.part_formats().join(" | ")
             );
-            Ok(Runs::of(args.runs, || distributed::pagerank(&d, t, settings))?)
+            Ok(Runs::of(args.runs, || spmv::solve::pagerank(&d, t, settings))?)
         })();
         return finish_runs(report, outcome.map_err(|e| e.to_string()), args);
     }
@@ -390,9 +372,9 @@ fn run_one<T: Scalar>(
                 let device = host.upload(gpu)?;
                 gpu.synchronize()?;
                 report.upload_ms = Some(start.elapsed().as_secs_f64() * 1e3);
-                Runs::of(args.runs, || pagerank::pagerank_gpu(&device, t, settings))
+                Runs::of(args.runs, || spmv::solve::pagerank(&device, t, settings))
             }
-            Backend::Cpu => Runs::of(args.runs, || pagerank::pagerank_host(&host, t, settings)),
+            Backend::Cpu => Runs::of(args.runs, || spmv::solve::pagerank(&host, t, settings)),
         }
     })();
     finish_runs(report, outcome.map_err(|e| e.to_string()), args)

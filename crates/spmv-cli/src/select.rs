@@ -7,8 +7,67 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 
+use std::sync::Arc;
+
+use spmv::distributed::{DistributedMatrix, Exchange};
 use spmv::formats::{self, FormatSpec};
+use spmv::gpu::Gpu;
+use spmv::reorder::Reordering;
 use spmv::{Backend, Precision};
+
+/// Where a command runs: the flags `bench`, `solve` and `pagerank` share, declared once.
+#[derive(clap::Args)]
+pub struct Placement {
+    /// Run on the CPU even when a GPU is present.
+    #[arg(long)]
+    pub cpu: bool,
+    /// Spread the matrix over several GPUs: a count (the first N devices) or a list of device
+    /// ordinals, one row part each (`0,1`; an ordinal may repeat, which puts several parts on
+    /// one GPU); each part in the format given (auto chooses per part). docs/scale.md.
+    #[arg(long, value_parser = parse_devices)]
+    pub devices: Option<Devices>,
+    /// With --devices: how the halo of x travels between parts: peer (device-to-device
+    /// copies, NVLink where present) or nccl (NCCL's send/receive; needs libnccl.so.2 on the
+    /// library path, or SPMV_NCCL naming it).
+    #[arg(long, default_value = "peer", value_parser = parse_exchange, requires = "devices")]
+    pub exchange: Exchange,
+}
+
+/// The parts of `--devices`: device ordinals, one per part.
+#[derive(Clone, Debug)]
+pub struct Devices(pub Vec<usize>);
+
+fn parse_devices(list: &str) -> std::result::Result<Devices, String> {
+    spmv::app::parse_devices(list).map(Devices).map_err(|e| e.to_string())
+}
+
+fn parse_exchange(name: &str) -> std::result::Result<Exchange, String> {
+    name.parse().map_err(|e: spmv::Error| e.to_string())
+}
+
+/// The `--reorder` value.
+pub fn parse_reordering(name: &str) -> std::result::Result<Reordering, String> {
+    Reordering::parse(name).map_err(|e| e.to_string())
+}
+
+/// GPU handles, one per part, and the parts' device ordinals.
+pub type Parts = (Vec<Arc<Gpu>>, Vec<usize>);
+
+impl Placement {
+    /// The GPU unless `--cpu` is set or none can be used; says on stderr which and why.
+    pub fn backend(&self) -> Backend {
+        backend(self.cpu)
+    }
+    /// With `--devices`: one GPU handle per part and the ordinals (an error on the CPU).
+    pub fn parts(&self, backend: &Backend) -> Result<Option<Parts>> {
+        let Some(Devices(devices)) = &self.devices else { return Ok(None) };
+        if matches!(backend, Backend::Cpu) {
+            bail!("--devices needs a GPU");
+        }
+        let gpus = spmv::app::open_gpus(devices).context("--devices")?;
+        Ok(Some((gpus, devices.clone())))
+    }
+}
 
 /// The GPU unless `cpu` is set or none can be used; says on stderr which and why.
 pub fn backend(cpu: bool) -> Backend {
@@ -56,16 +115,7 @@ pub fn format_specs(list: &str, deterministic: bool) -> Result<Vec<FormatSpec>> 
 
 /// The precisions of a `--precision` list (`f64,f32`).
 pub fn precisions(list: &str) -> Result<Vec<Precision>> {
-    let p: Vec<Precision> = list
-        .split(',')
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-        .map(|p| p.parse().map_err(anyhow::Error::msg))
-        .collect::<Result<_>>()?;
-    if p.is_empty() {
-        bail!("no precision given (f64, f32, f16)");
-    }
-    Ok(p)
+    spmv::app::parse_precisions(list).context("--precision")
 }
 
 /// Fails now, before any work, when the output `path` of option `flag` cannot be written (its
@@ -102,75 +152,12 @@ pub fn exit_code(failed: usize, what: &str) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Most parts of `--devices`.
-const MAX_PARTS: usize = 1024;
-
-/// The devices of a `--devices` value: a count (`2`: devices 0 and 1) or a list of ordinals
-/// (`0,1`; one may repeat, putting several parts on one device).
-pub fn devices(list: &str) -> Result<Vec<usize>> {
-    let items: Vec<&str> = list.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
-    let numbers: Vec<usize> = items
-        .iter()
-        .map(|s| {
-            s.parse::<usize>().with_context(|| {
-                format!("--devices {list}: '{s}' is not a device count or ordinal")
-            })
-        })
-        .collect::<Result<_>>()?;
-    match numbers.as_slice() {
-        [] => bail!("--devices: no device given"),
-        [0] => bail!("--devices 0: give a count of at least 1, or a list of ordinals such as 0,1"),
-        // A count sizes the list of parts: more than any host has GPUs is refused, not allocated.
-        [count] if items.len() == 1 && *count > MAX_PARTS => bail!(
-            "--devices {count}: at most {MAX_PARTS} parts (a count of devices, or a list of ordinals)"
-        ),
-        [count] if items.len() == 1 => Ok((0..*count).collect()),
-        _ if numbers.len() > MAX_PARTS => {
-            bail!("--devices: {} parts given, at most {MAX_PARTS}", numbers.len())
-        }
-        _ => Ok(numbers),
-    }
-}
-
-/// One handle per distinct device of `ordinals`, repeated where an ordinal repeats.
-pub fn open_gpus(ordinals: &[usize]) -> Result<Vec<std::sync::Arc<spmv::gpu::Gpu>>> {
-    let mut open: Vec<(usize, std::sync::Arc<spmv::gpu::Gpu>)> = Vec::new();
-    ordinals
-        .iter()
-        .map(|&d| {
-            if let Some((_, g)) = open.iter().find(|(o, _)| *o == d) {
-                return Ok(g.clone());
-            }
-            let g = spmv::gpu::Gpu::new(d).with_context(|| format!("--devices: device {d}"))?;
-            open.push((d, g.clone()));
-            Ok(g)
-        })
-        .collect()
-}
-
-/// `a` over `gpus` as `spec`, its halo moved by `exchange` ("peer" or "nccl").
+/// `a` over `gpus` as `spec`, its halo moved by `exchange`.
 pub fn distribute<T: spmv::Scalar>(
     a: &spmv::Csr<T>,
-    gpus: &[std::sync::Arc<spmv::gpu::Gpu>],
-    spec: &spmv::formats::FormatSpec,
-    exchange: &str,
-) -> Result<spmv::distributed::DistributedMatrix<T>> {
-    let mut d = spmv::distributed::DistributedMatrix::new(a, gpus, spec)?;
-    d.set_exchange(exchange.parse()?).with_context(|| format!("--exchange {exchange}"))?;
-    Ok(d)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn devices_take_a_count_or_a_list() {
-        assert_eq!(super::devices("2").unwrap(), [0, 1]);
-        assert_eq!(super::devices("1").unwrap(), [0]);
-        assert_eq!(super::devices("0,1").unwrap(), [0, 1]);
-        assert_eq!(super::devices("0,0,1").unwrap(), [0, 0, 1]);
-        assert_eq!(super::devices("3,").unwrap(), [0, 1, 2]);
-        for bad in ["", "0", "x", "1,y", "1025", "18446744073709551615"] {
-            assert!(super::devices(bad).is_err(), "{bad}");
-        }
-    }
+    gpus: &[Arc<Gpu>],
+    spec: &FormatSpec,
+    exchange: Exchange,
+) -> Result<DistributedMatrix<T>> {
+    Ok(spmv::app::distribute(a, gpus, spec, exchange)?)
 }

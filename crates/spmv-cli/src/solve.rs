@@ -16,7 +16,7 @@ use spmv::error::printable_name;
 use spmv::formats;
 use spmv::io::inputs;
 use spmv::reference::test_vector;
-use spmv::solve::{jacobi, KrylovSettings, Method, Outcome, Solution, Solvable};
+use spmv::solve::{self, jacobi, KrylovSettings, Method, Outcome, Solution};
 use spmv::{Backend, Csr, DeviceMatrix, FormatHandle, Scalar};
 
 use crate::select;
@@ -58,19 +58,8 @@ pub struct SolveArgs {
     /// compiles the kernels and builds the CUDA graph); 1: the one solve's time.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     repeat: u32,
-    /// Run on the CPU even when a GPU is present.
-    #[arg(long)]
-    cpu: bool,
-    /// Spread A over several GPUs (CG without a preconditioner): a count (the first N
-    /// devices) or a list of device ordinals, one part each (`0,1`; an ordinal may repeat,
-    /// putting two parts on one device).
-    #[arg(long)]
-    devices: Option<String>,
-    /// With --devices: how the halo of x travels between parts: peer (device-to-device
-    /// copies, NVLink where present) or nccl (NCCL's send/receive; needs libnccl.so.2 on the
-    /// library path, or SPMV_NCCL naming it).
-    #[arg(long, default_value = "peer", value_parser = ["peer", "nccl"], requires = "devices")]
-    exchange: String,
+    #[command(flatten)]
+    place: select::Placement,
     /// Write x as a Matrix Market array file.
     #[arg(short = 'o', long)]
     output: Option<PathBuf>,
@@ -181,7 +170,7 @@ pub fn run(args: SolveArgs) -> Result<ExitCode> {
         );
     }
     let b = rhs(&args.rhs, a.nrows())?;
-    let backend = select::backend(args.cpu);
+    let backend = args.place.backend();
     let mut report = Report {
         schema_version: 1,
         spmv_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -289,8 +278,8 @@ fn solve<T: Scalar>(
     report: &mut Report,
 ) -> Result<bool> {
     let b: Vec<T> = b64.iter().map(|&v| T::from_f64(v)).collect();
-    if let Some(list) = &args.devices {
-        return solve_distributed(a, &b, spec, list, backend, args, settings, report);
+    if args.place.devices.is_some() {
+        return solve_distributed(a, &b, spec, backend, args, settings, report);
     }
     let m_inv = match args.precond.as_str() {
         "jacobi" => Some(jacobi(a)?),
@@ -308,7 +297,7 @@ fn solve<T: Scalar>(
             let device = host.upload(gpu)?;
             report.convert_ms = start.elapsed().as_secs_f64() * 1e3;
             for _ in 0..args.repeat {
-                solves.push(device.solve(method, &b, m_inv, settings)?);
+                solves.push(solve::solve(&device, method, &b, m_inv, settings)?);
             }
             let iteration_ms = solves.last.as_ref().map_or(f64::NAN, |s| s.iteration_ms);
             if a.nrows() > 0 {
@@ -319,7 +308,7 @@ fn solve<T: Scalar>(
         Backend::Cpu => {
             report.convert_ms = start.elapsed().as_secs_f64() * 1e3;
             for _ in 0..args.repeat {
-                solves.push(host.solve(method, &b, m_inv, settings)?);
+                solves.push(solve::solve(&host, method, &b, m_inv, settings)?);
             }
         }
     };
@@ -332,34 +321,31 @@ fn solve_distributed<T: Scalar>(
     a: &Csr<T>,
     b: &[T],
     spec: &formats::FormatSpec,
-    list: &str,
     backend: &Backend,
     args: &SolveArgs,
     settings: &KrylovSettings,
     report: &mut Report,
 ) -> Result<bool> {
-    if !matches!(backend, Backend::Gpu(_)) {
-        bail!("--devices needs a GPU");
-    }
+    let Some((gpus, devices)) = args.place.parts(backend)? else {
+        unreachable!("called with --devices")
+    };
     let m_inv = match args.precond.as_str() {
         "jacobi" => Some(jacobi(a)?),
         _ => None,
     };
     let method = if args.method == "bicgstab" { Method::Bicgstab } else { Method::Cg };
     let settings = &with_progress_line(settings);
-    let devices = select::devices(list)?;
-    let gpus = select::open_gpus(&devices)?;
     let start = std::time::Instant::now();
-    let d = select::distribute(a, &gpus, spec, &args.exchange)?;
+    let d = select::distribute(a, &gpus, spec, args.place.exchange)?;
     report.convert_ms = start.elapsed().as_secs_f64() * 1e3;
     report.backend = format!(
         "{} GPU part(s) on device(s) {devices:?}, halo by {}",
         devices.len(),
-        args.exchange
+        args.place.exchange
     );
     let mut solves = Solves::default();
     for _ in 0..args.repeat {
-        solves.push(d.solve(method, b, m_inv.as_deref(), settings)?);
+        solves.push(solve::solve(&d, method, b, m_inv.as_deref(), settings)?);
     }
     let (spmv_ms, exchange_ms) = d.time_products(100)?;
     report.distributed = Some(Distributed {

@@ -918,7 +918,7 @@ fn solve_typed<T: Scalar>(
         if jacobi { Some(solve::jacobi(a)?.into_iter().map(T::from_f64).collect()) } else { None };
     let m_inv = m_inv.as_deref();
     let method = if method == "cg" { solve::Method::Cg } else { solve::Method::Bicgstab };
-    solve::Solvable::solve(op, method, b, m_inv, s)
+    solve::solve(op, method, b, m_inv, s)
 }
 
 /// CG or BiCGSTAB for A·x = b with host arrays b (in) and x (out) of the operator's
@@ -1046,14 +1046,14 @@ fn pagerank<'py>(
             if let Some(gpus) = &gpus {
                 let mut d = DistributedMatrix::new(t.matrix(), gpus, &spec)?;
                 d.set_exchange(exchange)?;
-                let pr = spmv::distributed::pagerank(&d, &t, &settings)?;
+                let pr = spmv::solve::pagerank(&d, &t, &settings)?;
                 out.copy_from_slice(&pr.ranks);
                 return Ok(pr);
             }
             let host = formats::build(&spec, t.matrix())?;
             let pr = match &backend {
-                Backend::Gpu(gpu) => solve::pagerank_gpu(&host.upload(gpu)?, &t, &settings)?,
-                Backend::Cpu => solve::pagerank_host(&host, &t, &settings)?,
+                Backend::Gpu(gpu) => solve::pagerank(&host.upload(gpu)?, &t, &settings)?,
+                Backend::Cpu => solve::pagerank(&host, &t, &settings)?,
             };
             out.copy_from_slice(&pr.ranks);
             Ok(pr)

@@ -20,6 +20,7 @@
 #![warn(missing_docs)]
 
 mod api;
+pub mod app;
 pub mod auto;
 pub mod bench;
 pub mod distributed;

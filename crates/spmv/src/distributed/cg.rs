@@ -17,26 +17,25 @@ use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Kernel};
 use crate::matrix::Scalar;
 use crate::solve::engine::{op, slot, step, Engine, Stopped};
-use crate::solve::krylov::{blocks, stop, KrylovSettings, Method, Solution, BLOCK};
+use crate::solve::krylov::{blocks, stop, KrylovSettings, BLOCK};
 use crate::solve::krylov_gpu::KERNELS;
-use crate::solve::methods::{begin, initial_scalars, run, Solvable};
+use crate::solve::methods::{initial_scalars, Backing, Solvable};
 
 /// Several GPUs' matrix solves on them.
 impl<T: Scalar> Solvable<T> for DistributedMatrix<T> {
-    fn solve(
-        &self,
-        method: Method,
-        b: &[T],
-        m_inv: Option<&[T]>,
-        settings: &KrylovSettings,
-    ) -> Result<Solution<T>> {
-        let begun = match begin((self.nrows(), self.nrows()), b, m_inv, settings, method)? {
-            Ok(begun) => begun,
-            Err(trivial) => return Ok(trivial),
-        };
-        let mut engine = DistEngine::new(self, m_inv, settings, begun.bnorm)?;
-        run(&mut engine, method, b, m_inv, settings, begun)
+    fn backing(&self) -> Backing<'_, T> {
+        Backing::Distributed(self)
     }
+}
+
+/// The Krylov engine of `a`.
+pub(crate) fn krylov_engine<'a, T: Scalar>(
+    a: &'a DistributedMatrix<T>,
+    m_inv: Option<&[T]>,
+    settings: &'a KrylovSettings,
+    bnorm: f64,
+) -> Result<impl Engine<T> + 'a> {
+    DistEngine::new(a, m_inv, settings, bnorm)
 }
 
 /// One part's scalars, sums and kernels.

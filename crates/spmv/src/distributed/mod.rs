@@ -54,8 +54,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, PushKernelArg};
 
+pub(crate) use cg::krylov_engine;
 pub use nccl::version as nccl_version;
-pub use pagerank::pagerank;
+pub(crate) use pagerank::pagerank as pagerank_engine;
 pub use partition::{LocalPart, Partition};
 
 use crate::error::{Error, Result};

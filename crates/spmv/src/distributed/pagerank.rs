@@ -1,19 +1,19 @@
-//! PageRank on a [`DistributedMatrix`] holding `Gᵀ` (built from [`Transition::matrix`]):
-//! per iteration the product through the halo exchange, then on every part the one-GPU
-//! solver's update kernel (solve/pagerank.cu) over its own nodes, which also gives its
-//! blocks' largest change and dangling-rank sums. The host combines those (the maximum, and
-//! the sum in part and block order) into the residual and the next dangling share, so each
-//! iteration waits for the GPUs once; the ranks are the same bits run after run.
-
-use std::time::Instant;
+//! PageRank's engine on a [`DistributedMatrix`] holding `Gᵀ` (built from
+//! [`Transition::matrix`]): per iteration the product through the halo exchange, then on every
+//! part the one-GPU solver's update kernel (solve/pagerank.cu) over its own nodes, which also
+//! gives its blocks' largest change and dangling-rank sums. The host combines those (the
+//! maximum, and the sum in part and block order) into the residual and the next dangling
+//! share, so each iteration waits for the GPUs once; the ranks are the same bits run after
+//! run. The iteration's control is the one of every backend (`solve::pagerank`).
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
-use super::DistributedMatrix;
+use super::{DistVector, DistributedMatrix};
 use crate::error::{Error, Result};
 use crate::matrix::Scalar;
 use crate::solve::pagerank::{
-    start, update_blocks, PageRank, Settings, Transition, KERNELS, UPDATE_BLOCK,
+    power_iteration, start, update_blocks, PageRank, PowerEngine, Settings, Transition, KERNELS,
+    UPDATE_BLOCK,
 };
 
 /// One part's buffers: its nodes' dangling flags, the dangling share it reads, and its
@@ -27,21 +27,25 @@ struct PartState<T> {
     blocks: usize,
 }
 
+struct DistPower<'a, T: Scalar> {
+    a: &'a DistributedMatrix<T>,
+    factors: [T; 3],
+    state: Vec<PartState<T>>,
+    rank: DistVector<T>,
+    next: DistVector<T>,
+    dangling_sum: f64,
+    residual: f64,
+}
+
 /// Power iteration on the distributed `Gᵀ` of `t` (see the module doc); `a` must be built
 /// from `t.matrix()` (same size).
-pub fn pagerank<T: Scalar>(
+pub(crate) fn pagerank<T: Scalar>(
     a: &DistributedMatrix<T>,
     t: &Transition,
     settings: &Settings,
 ) -> Result<PageRank<T>> {
-    let Some((n, [alpha, teleport, inv_n])) = start::<T>(t, settings)? else {
-        return Ok(PageRank {
-            ranks: Vec::new(),
-            iterations: 0,
-            converged: true,
-            residual: 0.0,
-            total_ms: 0.0,
-        });
+    let Some((n, factors)) = start::<T>(t, settings)? else {
+        return Ok(PageRank::empty());
     };
     if a.nrows() != n {
         return Err(Error::Unsupported(format!(
@@ -61,20 +65,28 @@ pub fn pagerank<T: Scalar>(
             blocks,
         });
     }
-    let mut rank = a.upload(&vec![T::ONE; n], true)?;
-    let mut next = a.new_y()?;
-    let mut dangling_sum = t.dangling_count() as f64;
-    a.synchronize()?;
-    let begin = Instant::now();
-    let (mut iterations, mut residual, mut converged) = (0, f64::INFINITY, false);
-    while iterations < settings.max_iter {
-        a.spmv(&rank, &mut next)?;
+    let mut engine = DistPower {
+        a,
+        factors,
+        state,
+        rank: a.upload(&vec![T::ONE; n], true)?,
+        next: a.new_y()?,
+        dangling_sum: t.dangling_count() as f64,
+        residual: f64::INFINITY,
+    };
+    power_iteration(&mut engine, settings)
+}
+
+impl<T: Scalar> PowerEngine<T> for DistPower<'_, T> {
+    fn iterate(&mut self) -> Result<()> {
+        let (a, [alpha, teleport, inv_n]) = (self.a, &self.factors);
+        a.spmv(&self.rank, &mut self.next)?;
         for (i, (p, s)) in
-            a.parts.iter().zip(&mut state).enumerate().filter(|(_, (p, _))| !p.rows.is_empty())
+            a.parts.iter().zip(&mut self.state).enumerate().filter(|(_, (p, _))| !p.rows.is_empty())
         {
-            p.gpu.stream().memcpy_htod(&[T::from_f64(dangling_sum)], &mut s.share)?;
+            p.gpu.stream().memcpy_htod(&[T::from_f64(self.dangling_sum)], &mut s.share)?;
             let n_part = p.rows.len() as u32;
-            let own = rank.parts[i].slice(p.own_offset..p.own_offset + p.rows.len());
+            let own = self.rank.parts[i].slice(p.own_offset..p.own_offset + p.rows.len());
             let config = LaunchConfig {
                 grid_dim: (s.blocks as u32, 1, 1),
                 block_dim: (UPDATE_BLOCK, 1, 1),
@@ -83,13 +95,13 @@ pub fn pagerank<T: Scalar>(
             let mut launch = p.gpu.stream().launch_builder(&s.update);
             launch
                 .arg(&n_part)
-                .arg(&alpha)
-                .arg(&teleport)
-                .arg(&inv_n)
+                .arg(alpha)
+                .arg(teleport)
+                .arg(inv_n)
                 .arg(&s.share)
                 .arg(&s.dangling)
                 .arg(&own)
-                .arg(&mut next.parts[i])
+                .arg(&mut self.next.parts[i])
                 .arg(&s.block_max_diff)
                 .arg(&s.block_dangling_sum);
             // SAFETY: matches pagerank_update_<T>(u32, T, T, T, const T*, const u8*, const T*,
@@ -100,7 +112,7 @@ pub fn pagerank<T: Scalar>(
         }
         // The residual and the next dangling sum, over blocks and parts in order.
         let (mut max_diff, mut sum) = (0.0f64, 0.0f64);
-        for (p, s) in a.parts.iter().zip(&state).filter(|(p, _)| !p.rows.is_empty()) {
+        for (p, s) in a.parts.iter().zip(&self.state).filter(|(p, _)| !p.rows.is_empty()) {
             for m in p.gpu.download(&s.block_max_diff)? {
                 max_diff =
                     max_diff.max(if m.to_f64().is_nan() { f64::INFINITY } else { m.to_f64() });
@@ -109,18 +121,22 @@ pub fn pagerank<T: Scalar>(
         }
         // next becomes the rank: its own entries into rank's own run.
         for (i, p) in a.parts.iter().enumerate().filter(|(_, p)| !p.rows.is_empty()) {
-            let mut own = rank.parts[i].slice_mut(p.own_offset..p.own_offset + p.rows.len());
-            p.gpu.stream().memcpy_dtod(&next.parts[i].slice(0..p.rows.len()), &mut own)?;
+            let mut own = self.rank.parts[i].slice_mut(p.own_offset..p.own_offset + p.rows.len());
+            p.gpu.stream().memcpy_dtod(&self.next.parts[i].slice(0..p.rows.len()), &mut own)?;
         }
-        dangling_sum = sum;
-        residual = max_diff;
-        iterations += 1;
-        if residual < settings.tol {
-            converged = true;
-            break;
-        }
+        (self.dangling_sum, self.residual) = (sum, max_diff);
+        Ok(())
     }
-    a.synchronize()?;
-    let total_ms = begin.elapsed().as_secs_f64() * 1e3;
-    Ok(PageRank { ranks: a.download(&rank)?, iterations, converged, residual, total_ms })
+    fn residual(&mut self) -> Result<f64> {
+        Ok(self.residual)
+    }
+    fn residual_is_free(&self) -> bool {
+        true
+    }
+    fn synchronize(&self) -> Result<()> {
+        self.a.synchronize()
+    }
+    fn ranks(&mut self) -> Result<Vec<T>> {
+        self.a.download(&self.rank)
+    }
 }

@@ -9,13 +9,12 @@
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::engine::{drive, op, slot, Engine, Stopped};
-use super::krylov::{blocks, KrylovSettings, Method, Solution, BLOCK};
-use super::methods::{begin, initial_scalars, run, Solvable};
+use super::krylov::{blocks, KrylovSettings, Method, BLOCK};
+use super::methods::{initial_scalars, Backing, Solvable};
 use crate::error::{Error, Result};
 use crate::formats::DeviceMatrix;
 use crate::gpu::{Gpu, Kernel, KernelModule};
 use crate::matrix::Scalar;
-use crate::operator::LinearOperator;
 
 /// The GPU solvers' vector kernels.
 pub const KERNELS: KernelModule =
@@ -23,20 +22,21 @@ pub const KERNELS: KernelModule =
 
 /// One GPU's matrix solves on that GPU.
 impl<T: Scalar> Solvable<T> for DeviceMatrix<T> {
-    fn solve(
-        &self,
-        method: Method,
-        b: &[T],
-        m_inv: Option<&[T]>,
-        settings: &KrylovSettings,
-    ) -> Result<Solution<T>> {
-        let begun = match begin(self.shape(), b, m_inv, settings, method)? {
-            Ok(begun) => begun,
-            Err(trivial) => return Ok(trivial),
-        };
-        let mut engine = GpuEngine::new(self, b.len(), m_inv, settings, begun.bnorm, method)?;
-        run(&mut engine, method, b, m_inv, settings, begun)
+    fn backing(&self) -> Backing<'_, T> {
+        Backing::Gpu(self)
     }
+}
+
+/// One GPU's engine for `a` (n unknowns).
+pub(crate) fn engine<'a, T: Scalar>(
+    a: &'a DeviceMatrix<T>,
+    n: usize,
+    m_inv: Option<&[T]>,
+    settings: &'a KrylovSettings,
+    bnorm: f64,
+    method: Method,
+) -> Result<impl Engine<T> + 'a> {
+    GpuEngine::new(a, n, m_inv, settings, bnorm, method)
 }
 
 /// One GPU solve's state: the device scalars, partial sums and block counter, the

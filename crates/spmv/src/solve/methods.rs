@@ -15,16 +15,55 @@ use crate::error::{Error, Result};
 use crate::matrix::Scalar;
 use crate::operator::LinearOperator;
 
-/// A matrix the Krylov methods solve with, on its own backend.
+/// Where a solver runs: the backend of the matrix, which makes the engine.
+pub enum Backing<'a, T: Scalar> {
+    /// Host vectors and any host operator's product.
+    Host(&'a (dyn LinearOperator<T, Vector = [T]> + 'a)),
+    /// One GPU: the whole iteration on the device.
+    Gpu(&'a crate::DeviceMatrix<T>),
+    /// Several GPUs.
+    Distributed(&'a crate::distributed::DistributedMatrix<T>),
+}
+
+/// A matrix the solvers run on, on its own backend (CG, BiCGSTAB, PageRank).
 pub trait Solvable<T: Scalar> {
-    /// Runs `method` on A·x = b (see [`cg`] and [`bicgstab`]).
-    fn solve(
-        &self,
-        method: Method,
-        b: &[T],
-        m_inv: Option<&[T]>,
-        settings: &KrylovSettings,
-    ) -> Result<Solution<T>>;
+    /// The backend the solvers use for this matrix.
+    fn backing(&self) -> Backing<'_, T>;
+}
+
+/// Runs `method` on A·x = b on A's backend (see [`cg`] and [`bicgstab`]).
+pub fn solve<T: Scalar, A: Solvable<T> + ?Sized>(
+    a: &A,
+    method: Method,
+    b: &[T],
+    m_inv: Option<&[T]>,
+    settings: &KrylovSettings,
+) -> Result<Solution<T>> {
+    let shape = match a.backing() {
+        Backing::Host(h) => h.shape(),
+        Backing::Gpu(d) => d.shape(),
+        Backing::Distributed(d) => d.shape(),
+    };
+    let begun = match begin(shape, b, m_inv, settings, method)? {
+        Ok(begun) => begun,
+        Err(trivial) => return Ok(trivial),
+    };
+    let bnorm = begun.bnorm;
+    match a.backing() {
+        Backing::Host(a) => {
+            let s = std::cell::RefCell::new(initial_scalars(settings, bnorm));
+            let mut engine = HostEngine { a, n: b.len(), m_inv, settings, bnorm, s };
+            run(&mut engine, method, b, m_inv, settings, begun)
+        }
+        Backing::Gpu(d) => {
+            let mut engine = super::krylov_gpu::engine(d, b.len(), m_inv, settings, bnorm, method)?;
+            run(&mut engine, method, b, m_inv, settings, begun)
+        }
+        Backing::Distributed(d) => {
+            let mut engine = crate::distributed::krylov_engine(d, m_inv, settings, bnorm)?;
+            run(&mut engine, method, b, m_inv, settings, begun)
+        }
+    }
 }
 
 /// Preconditioned conjugate gradients for a symmetric positive definite A (square, `b.len()`
@@ -35,7 +74,7 @@ pub fn cg<T: Scalar, A: Solvable<T> + ?Sized>(
     m_inv: Option<&[T]>,
     settings: &KrylovSettings,
 ) -> Result<Solution<T>> {
-    a.solve(Method::Cg, b, m_inv, settings)
+    solve(a, Method::Cg, b, m_inv, settings)
 }
 
 /// Right-preconditioned BiCGSTAB (van der Vorst) for a general square A on A's backend,
@@ -46,7 +85,7 @@ pub fn bicgstab<T: Scalar, A: Solvable<T> + ?Sized>(
     m_inv: Option<&[T]>,
     settings: &KrylovSettings,
 ) -> Result<Solution<T>> {
-    a.solve(Method::Bicgstab, b, m_inv, settings)
+    solve(a, Method::Bicgstab, b, m_inv, settings)
 }
 
 /// A solve after its checks: ‖b‖ and the clock, or the answer without iterating.
@@ -178,58 +217,26 @@ fn run_bicgstab<T: Scalar, E: Engine<T>>(e: &mut E, b: &[T]) -> Result<(E::Vecto
     Ok((x, stopped))
 }
 
-/// A solve on the host over any host operator: the reference of the GPU solvers.
-pub(crate) fn solve_on_host<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized>(
-    a: &A,
-    method: Method,
-    b: &[T],
-    m_inv: Option<&[T]>,
-    settings: &KrylovSettings,
-) -> Result<Solution<T>> {
-    let begun = match begin(a.shape(), b, m_inv, settings, method)? {
-        Ok(begun) => begun,
-        Err(trivial) => return Ok(trivial),
-    };
-    let mut engine = HostEngine {
-        a,
-        n: b.len(),
-        m_inv,
-        settings,
-        bnorm: begun.bnorm,
-        s: std::cell::RefCell::new(initial_scalars(settings, begun.bnorm)),
-    };
-    run(&mut engine, method, b, m_inv, settings, begun)
+/// The host handles solve on the host.
+impl<T: Scalar> Solvable<T> for crate::HostMatrix<T> {
+    fn backing(&self) -> Backing<'_, T> {
+        Backing::Host(self)
+    }
 }
 
-macro_rules! solvable_on_host {
-    ($($ty:ty),*) => {$(
-        impl<T: Scalar> Solvable<T> for $ty {
-            fn solve(
-                &self,
-                method: Method,
-                b: &[T],
-                m_inv: Option<&[T]>,
-                settings: &KrylovSettings,
-            ) -> Result<Solution<T>> {
-                solve_on_host(self, method, b, m_inv, settings)
-            }
-        }
-    )*};
+/// A plain CSR solves on the host.
+impl<T: Scalar> Solvable<T> for crate::Csr<T> {
+    fn backing(&self) -> Backing<'_, T> {
+        Backing::Host(self)
+    }
 }
-solvable_on_host!(crate::HostMatrix<T>, crate::Csr<T>);
 
 /// The front door solves on its backend.
 impl<T: Scalar> Solvable<T> for crate::Operator<T> {
-    fn solve(
-        &self,
-        method: Method,
-        b: &[T],
-        m_inv: Option<&[T]>,
-        settings: &KrylovSettings,
-    ) -> Result<Solution<T>> {
+    fn backing(&self) -> Backing<'_, T> {
         match (self.device_matrix(), self.host_matrix()) {
-            (Some(device), _) => device.solve(method, b, m_inv, settings),
-            (None, Some(host)) => host.solve(method, b, m_inv, settings),
+            (Some(device), _) => Backing::Gpu(device),
+            (None, Some(host)) => Backing::Host(host),
             (None, None) => unreachable!("an operator is on the host or on a GPU"),
         }
     }

@@ -6,7 +6,7 @@
 //! format after `upload`; over several GPUs a
 //! [`DistributedMatrix`](crate::distributed::DistributedMatrix); or the front door's
 //! [`Operator`](crate::Operator) on its backend. One entry point per method ([`cg`],
-//! [`bicgstab`]); each method is written once over the backends' engines (`engine`). The solvers' own vector work on the GPU is in small CUDA kernels
+//! [`bicgstab`], [`pagerank()`]); each method is written once over the backends' engines (`engine`). The solvers' own vector work on the GPU is in small CUDA kernels
 //! of their own ([`KERNEL_MODULES`], compiled with the formats' by `tests/kernels/compile.rs`).
 //!
 //! - [`krylov`]: the settings and outcomes of conjugate gradients and BiCGSTAB (optional
@@ -23,11 +23,11 @@ pub(crate) mod methods;
 pub mod pagerank;
 
 pub use krylov::{jacobi, KrylovSettings, Method, Outcome, Progress, Solution};
-pub use methods::{bicgstab, cg, Solvable};
+pub use methods::{bicgstab, cg, solve, Backing, Solvable};
 
 pub use pagerank::{
-    pagerank_exact, pagerank_gpu, pagerank_host, top_k, top_k_agreement, Agreement, EdgeWeights,
-    PageRank, Settings, Transition,
+    pagerank, pagerank_exact, top_k, top_k_agreement, Agreement, EdgeWeights, PageRank, Settings,
+    Transition,
 };
 
 use crate::error::{Error, Result};
@@ -64,14 +64,8 @@ impl LinearOperator<f64> for OracleOperator<'_> {
 }
 
 impl Solvable<f64> for OracleOperator<'_> {
-    fn solve(
-        &self,
-        method: Method,
-        b: &[f64],
-        m_inv: Option<&[f64]>,
-        settings: &KrylovSettings,
-    ) -> Result<Solution<f64>> {
-        methods::solve_on_host(self, method, b, m_inv, settings)
+    fn backing(&self) -> Backing<'_, f64> {
+        Backing::Host(self)
     }
 }
 
@@ -103,14 +97,8 @@ impl<T: Scalar, F: Fn(&[T], &mut [T]) + Send + Sync> LinearOperator<T> for FnOpe
 }
 
 impl<T: Scalar, F: Fn(&[T], &mut [T]) + Send + Sync> Solvable<T> for FnOperator<F> {
-    fn solve(
-        &self,
-        method: Method,
-        b: &[T],
-        m_inv: Option<&[T]>,
-        settings: &KrylovSettings,
-    ) -> Result<Solution<T>> {
-        methods::solve_on_host(self, method, b, m_inv, settings)
+    fn backing(&self) -> Backing<'_, T> {
+        Backing::Host(self)
     }
 }
 

@@ -27,7 +27,7 @@
 //! rank whatever the size of the graph (with probabilities it would be met by any large graph
 //! after one step). α = 0.85 by default; [`Settings`] holds both.
 //!
-//! **On the GPU** ([`pagerank_gpu`]) the whole iteration stays on the device: the format's
+//! **On the GPU** ([`pagerank`] on a `DeviceMatrix`) the whole iteration stays on the device: the format's
 //! `spmv` computes `y = Gᵀ·r`; `pagerank_update` (`pagerank.cu`) turns `y` into `r_{k+1}` in
 //! place and writes per-block partials of the residual and of the dangling sum of `r_{k+1}`;
 //! `pagerank_finish` reduces them into two device scalars, the dangling sum the next update
@@ -37,7 +37,7 @@
 //! reductions have a fixed order, so the solver adds no run-to-run variation of its own: a
 //! deterministic format gives bitwise identical ranks every run.
 //!
-//! **On the CPU** ([`pagerank_host`]) the same steps run with any host [`LinearOperator`] (a
+//! **On the CPU** ([`pagerank`] on a host operator) the same steps run with any host [`LinearOperator`] (a
 //! format's `spmv_cpu`, the oracle, CSR), the vector update split over rayon's threads in
 //! fixed chunks (deterministic too). [`pagerank_exact`] iterates with the oracle SpMV in f64
 //! to a tight tolerance: the reference ranking.
@@ -51,14 +51,14 @@
 
 use std::time::Instant;
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 use rayon::prelude::*;
 use serde::Serialize;
 
 use super::OracleOperator;
 use crate::error::{Error, Result};
 use crate::formats::DeviceMatrix;
-use crate::gpu::KernelModule;
+use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
 use crate::operator::LinearOperator;
 
@@ -252,7 +252,7 @@ pub struct PageRank<T> {
 
 impl<T: Scalar> PageRank<T> {
     /// The result for a graph without nodes.
-    fn empty() -> Self {
+    pub(crate) fn empty() -> Self {
         PageRank { ranks: Vec::new(), iterations: 0, converged: true, residual: 0.0, total_ms: 0.0 }
     }
     /// Milliseconds per iteration (NaN with no iteration).
@@ -343,112 +343,192 @@ pub(crate) fn start<T: Scalar>(
     Ok((n > 0).then_some((n, factors)))
 }
 
-/// PageRank on the GPU with `gt` = the uploaded `Gᵀ` of `t` (any format), on `gt`'s GPU. The
-/// whole iteration runs on the device; the host reads one scalar per check (see the module doc).
-pub fn pagerank_gpu<T: Scalar>(
-    gt: &DeviceMatrix<T>,
-    t: &Transition,
+/// A backend's power iteration: its two rank vectors and the update of pagerank.cu (the
+/// control of the iteration, [`power_iteration`], is written once).
+pub(crate) trait PowerEngine<T: Scalar> {
+    /// One iteration: y = Gᵀ·rank, the update into the next rank (and the next dangling sum
+    /// and the largest change), rank ← next.
+    fn iterate(&mut self) -> Result<()>;
+    /// The largest change of the last iteration (a read-back on one GPU).
+    fn residual(&mut self) -> Result<f64>;
+    /// Whether the residual is known after every iteration anyway (no read-back to save).
+    fn residual_is_free(&self) -> bool;
+    /// Waits for the queued work.
+    fn synchronize(&self) -> Result<()>;
+    /// The ranks on the host.
+    fn ranks(&mut self) -> Result<Vec<T>>;
+}
+
+/// The power iteration on engine `e`: stops at the first residual read below the tolerance
+/// (read every `check_every` iterations where it costs a read-back, else every iteration).
+pub(crate) fn power_iteration<T: Scalar>(
+    e: &mut dyn PowerEngine<T>,
     settings: &Settings,
 ) -> Result<PageRank<T>> {
-    let gpu = &**gt.gpu();
-    let Some((n, [alpha, teleport, inv_n])) = start::<T>(t, settings)? else {
-        return Ok(PageRank::empty());
-    };
-    let n32 = u32::try_from(n).map_err(|_| {
-        Error::Unsupported(format!("PageRank on the GPU: {n} nodes exceed 32-bit indices"))
-    })?;
-    let update = gpu.function(&KERNELS, &format!("pagerank_update_{}", T::SUFFIX))?;
-    let finish = gpu.function(&KERNELS, &format!("pagerank_finish_{}", T::SUFFIX))?;
-    let blocks = update_blocks(n);
-    let update_config = LaunchConfig {
-        grid_dim: (blocks as u32, 1, 1),
-        block_dim: (UPDATE_BLOCK, 1, 1),
-        shared_mem_bytes: 0,
-    };
-    let finish_config =
-        LaunchConfig { grid_dim: (1, 1, 1), block_dim: (FINISH_BLOCK, 1, 1), shared_mem_bytes: 0 };
-
-    let dangling = gpu.upload(t.dangling())?;
-    let mut rank: CudaSlice<T> = gpu.alloc(n)?;
-    gpu.fill(&mut rank, T::ONE)?;
-    let mut next: CudaSlice<T> = gpu.alloc(n)?;
-    let block_max_diff: CudaSlice<T> = gpu.alloc(blocks)?;
-    let block_dangling_sum: CudaSlice<T> = gpu.alloc(blocks)?;
-    let mut dangling_sum = gpu.upload(&[T::from_f64(t.dangling_count() as f64)])?;
-    let mut max_diff: CudaSlice<T> = gpu.alloc(1)?;
-    let blocks32 = blocks as u32;
-
-    gpu.synchronize()?;
+    e.synchronize()?;
     let start = Instant::now();
     let (mut iterations, mut residual, mut converged) = (0, f64::INFINITY, false);
     while iterations < settings.max_iter {
-        gt.spmv(&rank, &mut next)?;
-        {
-            let mut launch = gpu.stream().launch_builder(&update);
-            launch
-                .arg(&n32)
-                .arg(&alpha)
-                .arg(&teleport)
-                .arg(&inv_n)
-                .arg(&dangling_sum)
-                .arg(&dangling)
-                .arg(&rank)
-                .arg(&mut next)
-                .arg(&block_max_diff)
-                .arg(&block_dangling_sum);
-            // SAFETY: matches pagerank_update_<T>(u32, T, T, T, const T*, const u8*, const T*,
-            // T*, T*, T*); the grid-stride loop stays below n = the length of dangling, rank
-            // and next; block b < blocks writes slot b of the two partial arrays (length blocks).
-            unsafe { launch.launch(update_config) }?;
-        }
-        {
-            let mut launch = gpu.stream().launch_builder(&finish);
-            launch
-                .arg(&blocks32)
-                .arg(&block_max_diff)
-                .arg(&block_dangling_sum)
-                .arg(&mut dangling_sum)
-                .arg(&mut max_diff);
-            // SAFETY: matches pagerank_finish_<T>(u32, const T*, const T*, T*, T*); it reads
-            // blocks partials and writes element 0 of the two one-element scalars.
-            unsafe { launch.launch(finish_config) }?;
-        }
-        std::mem::swap(&mut rank, &mut next);
+        e.iterate()?;
         iterations += 1;
-        if iterations % settings.check_every == 0 || iterations == settings.max_iter {
-            residual = gpu.download(&max_diff)?[0].to_f64();
+        if e.residual_is_free()
+            || iterations % settings.check_every == 0
+            || iterations == settings.max_iter
+        {
+            residual = e.residual()?;
             if residual < settings.tol {
                 converged = true;
                 break;
             }
         }
     }
-    gpu.synchronize()?;
+    e.synchronize()?;
     let total_ms = start.elapsed().as_secs_f64() * 1e3;
-    Ok(PageRank { ranks: gpu.download(&rank)?, iterations, converged, residual, total_ms })
+    Ok(PageRank { ranks: e.ranks()?, iterations, converged, residual, total_ms })
 }
 
-/// PageRank on the host with `gt` computing `y = Gᵀ·x` for the `Gᵀ` of `t`.
-pub fn pagerank_host<T: Scalar, Op: LinearOperator<T, Vector = [T]> + ?Sized>(
-    gt: &Op,
+/// PageRank on `gt` = `Gᵀ` of `t` (`t.matrix()` in any format) on gt's backend: a host
+/// operator, the front door's operator, one GPU's matrix or a distributed one.
+pub fn pagerank<T: Scalar, A: super::Solvable<T> + ?Sized>(
+    gt: &A,
     t: &Transition,
     settings: &Settings,
 ) -> Result<PageRank<T>> {
-    let Some((n, [alpha, teleport, inv_n])) = start::<T>(t, settings)? else {
-        return Ok(PageRank::empty());
-    };
-    let mut rank = vec![T::ONE; n];
-    let mut next = vec![T::ZERO; n];
-    let mut dangling_sum = T::from_f64(t.dangling_count() as f64);
-    let start = Instant::now();
-    let (mut iterations, mut residual, mut converged) = (0, f64::INFINITY, false);
-    while iterations < settings.max_iter {
-        gt.apply(T::ONE, &rank, T::ZERO, &mut next)?;
-        let share = dangling_sum * inv_n;
-        let partials: Vec<(f64, T)> = next
+    match gt.backing() {
+        super::Backing::Host(h) => pagerank_on_host(h, t, settings),
+        super::Backing::Gpu(d) => pagerank_on_gpu(d, t, settings),
+        super::Backing::Distributed(d) => crate::distributed::pagerank_engine(d, t, settings),
+    }
+}
+
+/// One GPU's engine: the whole iteration on the device (module doc).
+struct GpuPower<'a, T: Scalar> {
+    gt: &'a DeviceMatrix<T>,
+    gpu: &'a Gpu,
+    n32: u32,
+    factors: [T; 3],
+    update: CudaFunction,
+    finish: CudaFunction,
+    update_config: LaunchConfig,
+    blocks32: u32,
+    dangling: CudaSlice<u8>,
+    rank: CudaSlice<T>,
+    next: CudaSlice<T>,
+    block_max_diff: CudaSlice<T>,
+    block_dangling_sum: CudaSlice<T>,
+    dangling_sum: CudaSlice<T>,
+    max_diff: CudaSlice<T>,
+}
+
+impl<'a, T: Scalar> GpuPower<'a, T> {
+    fn new(gt: &'a DeviceMatrix<T>, t: &Transition, n: usize, factors: [T; 3]) -> Result<Self> {
+        let gpu = &**gt.gpu();
+        let n32 = u32::try_from(n).map_err(|_| {
+            Error::Unsupported(format!("PageRank on the GPU: {n} nodes exceed 32-bit indices"))
+        })?;
+        let blocks = update_blocks(n);
+        let mut rank: CudaSlice<T> = gpu.alloc(n)?;
+        gpu.fill(&mut rank, T::ONE)?;
+        Ok(GpuPower {
+            gt,
+            gpu,
+            n32,
+            factors,
+            update: gpu.function(&KERNELS, &format!("pagerank_update_{}", T::SUFFIX))?,
+            finish: gpu.function(&KERNELS, &format!("pagerank_finish_{}", T::SUFFIX))?,
+            update_config: LaunchConfig {
+                grid_dim: (blocks as u32, 1, 1),
+                block_dim: (UPDATE_BLOCK, 1, 1),
+                shared_mem_bytes: 0,
+            },
+            blocks32: blocks as u32,
+            dangling: gpu.upload(t.dangling())?,
+            rank,
+            next: gpu.alloc(n)?,
+            block_max_diff: gpu.alloc(blocks)?,
+            block_dangling_sum: gpu.alloc(blocks)?,
+            dangling_sum: gpu.upload(&[T::from_f64(t.dangling_count() as f64)])?,
+            max_diff: gpu.alloc(1)?,
+        })
+    }
+}
+
+impl<T: Scalar> PowerEngine<T> for GpuPower<'_, T> {
+    fn iterate(&mut self) -> Result<()> {
+        self.gt.spmv(&self.rank, &mut self.next)?;
+        let [alpha, teleport, inv_n] = &self.factors;
+        let mut launch = self.gpu.stream().launch_builder(&self.update);
+        launch
+            .arg(&self.n32)
+            .arg(alpha)
+            .arg(teleport)
+            .arg(inv_n)
+            .arg(&self.dangling_sum)
+            .arg(&self.dangling)
+            .arg(&self.rank)
+            .arg(&mut self.next)
+            .arg(&self.block_max_diff)
+            .arg(&self.block_dangling_sum);
+        // SAFETY: matches pagerank_update_<T>(u32, T, T, T, const T*, const u8*, const T*,
+        // T*, T*, T*); the grid-stride loop stays below n = the length of dangling, rank
+        // and next; block b < blocks writes slot b of the two partial arrays (length blocks).
+        unsafe { launch.launch(self.update_config) }?;
+        let finish_config = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (FINISH_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = self.gpu.stream().launch_builder(&self.finish);
+        launch
+            .arg(&self.blocks32)
+            .arg(&self.block_max_diff)
+            .arg(&self.block_dangling_sum)
+            .arg(&mut self.dangling_sum)
+            .arg(&mut self.max_diff);
+        // SAFETY: matches pagerank_finish_<T>(u32, const T*, const T*, T*, T*); it reads
+        // blocks partials and writes element 0 of the two one-element scalars.
+        unsafe { launch.launch(finish_config) }?;
+        std::mem::swap(&mut self.rank, &mut self.next);
+        Ok(())
+    }
+    fn residual(&mut self) -> Result<f64> {
+        Ok(self.gpu.download(&self.max_diff)?[0].to_f64())
+    }
+    fn residual_is_free(&self) -> bool {
+        false
+    }
+    fn synchronize(&self) -> Result<()> {
+        self.gpu.synchronize()
+    }
+    fn ranks(&mut self) -> Result<Vec<T>> {
+        self.gpu.download(&self.rank)
+    }
+}
+
+/// The host engine: any host operator's product, the update over rayon's threads in fixed
+/// chunks (a fixed order).
+struct HostPower<'a, T, A: ?Sized> {
+    gt: &'a A,
+    dangling: &'a [u8],
+    factors: [T; 3],
+    rank: Vec<T>,
+    next: Vec<T>,
+    dangling_sum: T,
+    residual: f64,
+}
+
+impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> PowerEngine<T>
+    for HostPower<'_, T, A>
+{
+    fn iterate(&mut self) -> Result<()> {
+        self.gt.apply(T::ONE, &self.rank, T::ZERO, &mut self.next)?;
+        let [alpha, teleport, inv_n] = self.factors;
+        let share = self.dangling_sum * inv_n;
+        let partials: Vec<(f64, T)> = self
+            .next
             .par_chunks_mut(HOST_CHUNK)
-            .zip(rank.par_chunks(HOST_CHUNK))
-            .zip(t.dangling().par_chunks(HOST_CHUNK))
+            .zip(self.rank.par_chunks(HOST_CHUNK))
+            .zip(self.dangling.par_chunks(HOST_CHUNK))
             .map(|((next, rank), dangling)| {
                 let (mut max_diff, mut dangling_part) = (0.0f64, T::ZERO);
                 for ((v, &r), &d) in next.iter_mut().zip(rank).zip(dangling) {
@@ -462,20 +542,59 @@ pub fn pagerank_host<T: Scalar, Op: LinearOperator<T, Vector = [T]> + ?Sized>(
                 (max_diff, dangling_part)
             })
             .collect();
-        residual = partials.iter().fold(0.0f64, |m, p| m.max(p.0));
-        dangling_sum = partials.iter().fold(T::ZERO, |s, p| s + p.1);
-        std::mem::swap(&mut rank, &mut next);
-        iterations += 1;
-        if residual < settings.tol {
-            converged = true;
-            break;
-        }
+        self.residual = partials.iter().fold(0.0f64, |m, p| m.max(p.0));
+        self.dangling_sum = partials.iter().fold(T::ZERO, |s, p| s + p.1);
+        std::mem::swap(&mut self.rank, &mut self.next);
+        Ok(())
     }
-    let total_ms = start.elapsed().as_secs_f64() * 1e3;
-    Ok(PageRank { ranks: rank, iterations, converged, residual, total_ms })
+    fn residual(&mut self) -> Result<f64> {
+        Ok(self.residual)
+    }
+    fn residual_is_free(&self) -> bool {
+        true
+    }
+    fn synchronize(&self) -> Result<()> {
+        Ok(())
+    }
+    fn ranks(&mut self) -> Result<Vec<T>> {
+        Ok(std::mem::take(&mut self.rank))
+    }
 }
 
-/// The reference ranks: [`pagerank_host`] in f64 with the oracle SpMV (exact products,
+/// PageRank on the host with `gt` computing `y = Gᵀ·x` for the `Gᵀ` of `t`.
+pub(crate) fn pagerank_on_host<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized>(
+    gt: &A,
+    t: &Transition,
+    settings: &Settings,
+) -> Result<PageRank<T>> {
+    let Some((n, factors)) = start::<T>(t, settings)? else {
+        return Ok(PageRank::empty());
+    };
+    let mut engine = HostPower {
+        gt,
+        dangling: t.dangling(),
+        factors,
+        rank: vec![T::ONE; n],
+        next: vec![T::ZERO; n],
+        dangling_sum: T::from_f64(t.dangling_count() as f64),
+        residual: f64::INFINITY,
+    };
+    power_iteration(&mut engine, settings)
+}
+
+/// PageRank on one GPU with `gt` = the uploaded `Gᵀ` of `t` (any format).
+pub(crate) fn pagerank_on_gpu<T: Scalar>(
+    gt: &DeviceMatrix<T>,
+    t: &Transition,
+    settings: &Settings,
+) -> Result<PageRank<T>> {
+    let Some((n, factors)) = start::<T>(t, settings)? else {
+        return Ok(PageRank::empty());
+    };
+    power_iteration(&mut GpuPower::new(gt, t, n, factors)?, settings)
+}
+
+/// The reference ranks: the host engine in f64 with the oracle SpMV (exact products,
 /// compensated sums), to `tol` (1e-12 is a good choice; ranks have mean 1).
 pub fn pagerank_exact(
     t: &Transition,
@@ -484,7 +603,7 @@ pub fn pagerank_exact(
     max_iter: usize,
 ) -> Result<PageRank<f64>> {
     let settings = Settings { alpha, tol, max_iter, check_every: 1 };
-    pagerank_host(&OracleOperator(t.matrix()), t, &settings)
+    pagerank_on_host(&OracleOperator(t.matrix()), t, &settings)
 }
 
 #[cfg(test)]
@@ -507,7 +626,7 @@ mod tests {
 
     fn run(a: &Csr<f64>) -> PageRank<f64> {
         let t = Transition::new(a, EdgeWeights::Pattern).unwrap();
-        pagerank_host(t.matrix(), &t, &tight()).unwrap()
+        pagerank(t.matrix(), &t, &tight()).unwrap()
     }
 
     fn assert_close(got: &[f64], want: &[f64], tol: f64) {
@@ -601,7 +720,7 @@ mod tests {
             Csr::new_checked(3, 3, vec![0, 2, 3, 4], vec![1, 2, 0, 0], vec![3.0, 1.0, 1.0, 1.0])
                 .unwrap();
         let t = Transition::new(&a, EdgeWeights::Values).unwrap();
-        let r = pagerank_host(t.matrix(), &t, &tight()).unwrap();
+        let r = pagerank(t.matrix(), &t, &tight()).unwrap();
         // r1 = a·(3/4)·r0 + c, r2 = a·(1/4)·r0 + c, r0 = a·(r1 + r2) + c.
         let (al, c) = (0.85f64, 0.15f64);
         let r0 = (al * 2.0 * c + c) / (1.0 - al * al);
@@ -615,11 +734,11 @@ mod tests {
         let a = graph(3, &[(0, 1), (0, 2), (1, 2)]);
         let t = Transition::new(&a, EdgeWeights::Pattern).unwrap();
         let s = Settings { max_iter: 3, tol: 0.0, ..Settings::default() };
-        let r = pagerank_host(t.matrix(), &t, &s).unwrap();
+        let r = pagerank(t.matrix(), &t, &s).unwrap();
         assert_eq!((r.iterations, r.converged), (3, false));
         assert!(r.residual > 0.0 && r.residual.is_finite());
-        let none = pagerank_host(t.matrix(), &t, &Settings { max_iter: 0, ..Settings::default() })
-            .unwrap();
+        let none =
+            pagerank(t.matrix(), &t, &Settings { max_iter: 0, ..Settings::default() }).unwrap();
         assert_eq!((none.iterations, none.converged, none.ranks), (0, false, vec![1.0; 3]));
     }
 
@@ -634,7 +753,7 @@ mod tests {
             Settings { tol: f64::NAN, ..Settings::default() },
             Settings { check_every: 0, ..Settings::default() },
         ] {
-            assert!(matches!(pagerank_host(t.matrix(), &t, &s), Err(Error::Argument(_))), "{s:?}");
+            assert!(matches!(pagerank(t.matrix(), &t, &s), Err(Error::Argument(_))), "{s:?}");
         }
     }
 
@@ -693,7 +812,7 @@ mod tests {
                 Err(Error::Format { .. }) => continue, // a format may decline a matrix
                 Err(e) => panic!("{}: {e}", info.name),
             };
-            let r = pagerank_host(&format, &t, &settings).unwrap();
+            let r = pagerank(&format, &t, &settings).unwrap();
             assert!(r.converged, "{}", info.name);
             let agreement = top_k_agreement(&exact.ranks, &r.scores(), 100, 1e-9);
             assert_eq!(agreement.same_position_up_to_ties, 100, "{}: {agreement:?}", info.name);
@@ -701,7 +820,7 @@ mod tests {
         }
         // f32 keeps the top of the ranking too (its ranks are only good to ~1e-6 relative).
         let t32 = t.matrix().cast::<f32>();
-        let r = pagerank_host(&t32, &t, &Settings::default()).unwrap();
+        let r = pagerank(&t32, &t, &Settings::default()).unwrap();
         assert!(r.converged);
         assert!(top_k_agreement(&exact.ranks, &r.scores(), 10, 1e-9).overlap == 10);
     }
@@ -720,7 +839,7 @@ mod tests {
             unique.dedup();
             let a = graph(n, &unique);
             let t = Transition::new(&a, EdgeWeights::Pattern).unwrap();
-            let r = pagerank_host(t.matrix(), &t, &Settings { alpha, tol: 1e-13, ..Settings::default() }).unwrap();
+            let r = pagerank(t.matrix(), &t, &Settings { alpha, tol: 1e-13, ..Settings::default() }).unwrap();
             prop_assert!(r.converged);
             let sum: f64 = r.ranks.iter().sum();
             prop_assert!((sum - n as f64).abs() < 1e-9 * n as f64, "sum {}", sum);

@@ -189,21 +189,18 @@ fn gpu_distributed_cg_matches_the_one_gpu_cg_and_repeats_its_bits() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_distributed_pagerank_matches_the_one_gpu_pagerank() {
-    use spmv::solve::pagerank::{pagerank_gpu, EdgeWeights, Settings, Transition};
+    use spmv::solve::pagerank::{pagerank, EdgeWeights, Settings, Transition};
     let graph = spmv::io::gen::generate("kron:scale=14").unwrap();
     let t = Transition::new(&graph, EdgeWeights::Pattern).unwrap();
     let settings = Settings { tol: 1e-10, ..Settings::default() };
     let spec = parse_spec("csr-vector").unwrap();
-    let one = pagerank_gpu(
-        &build(&spec, t.matrix()).unwrap().upload(&devices()[0]).unwrap(),
-        &t,
-        &settings,
-    )
-    .unwrap();
+    let one =
+        pagerank(&build(&spec, t.matrix()).unwrap().upload(&devices()[0]).unwrap(), &t, &settings)
+            .unwrap();
     assert!(one.converged);
     for parts in [1, 2, 3] {
         let d = DistributedMatrix::new(t.matrix(), &gpus(parts), &spec).unwrap();
-        let r = spmv::distributed::pagerank(&d, &t, &settings).unwrap();
+        let r = spmv::solve::pagerank(&d, &t, &settings).unwrap();
         assert!(
             r.converged && r.iterations.abs_diff(one.iterations) <= 1,
             "{parts} parts: {} vs {}",
@@ -212,7 +209,7 @@ fn gpu_distributed_pagerank_matches_the_one_gpu_pagerank() {
         );
         let err = r.ranks.iter().zip(&one.ranks).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max);
         assert!(err <= 1e-8, "{parts} parts: ranks differ by {err:e}");
-        let again = spmv::distributed::pagerank(&d, &t, &settings).unwrap();
+        let again = spmv::solve::pagerank(&d, &t, &settings).unwrap();
         assert_eq!(again.ranks, r.ranks, "{parts} parts: a second run gives other bits");
     }
 }

@@ -9,8 +9,7 @@ use std::sync::Arc;
 use spmv::formats::registry;
 use spmv::gpu::Gpu;
 use spmv::solve::pagerank::{
-    pagerank_exact, pagerank_gpu, pagerank_host, top_k_agreement, EdgeWeights, PageRank, Settings,
-    Transition,
+    pagerank, pagerank_exact, top_k_agreement, EdgeWeights, PageRank, Settings, Transition,
 };
 use spmv::{Coo, Csr, Error, Scalar};
 
@@ -63,7 +62,7 @@ fn every_format_on_the_cpu_gives_the_exact_top_100_of_wiki_vote() {
             Err(Error::Format { .. }) => continue,
             Err(e) => panic!("{}: {e}", info.name),
         };
-        let r = pagerank_host(&format, &t, &settings).unwrap();
+        let r = pagerank(&format, &t, &settings).unwrap();
         let agreement = top_k_agreement(&exact.ranks, &r.scores(), 100, 1e-9);
         let err = max_abs_diff(&r.ranks, &exact.ranks);
         if !r.converged || agreement.same_position_up_to_ties != 100 || err > 1e-8 {
@@ -90,7 +89,7 @@ fn on_gpu<T: Scalar>(
         Err(Error::Format { .. }) => return None,
         Err(e) => return Some(Err(e)),
     };
-    Some(host.upload(gpu).and_then(|d| pagerank_gpu(&d, t, s)))
+    Some(host.upload(gpu).and_then(|d| pagerank(&d, t, s)))
 }
 
 #[test]
@@ -133,7 +132,7 @@ fn gpu_agrees_with_the_cpu() {
         let t = generated(spec);
         for format in ["csr-vector", "lightspmv"] {
             let info = spmv::formats::find::<f64>(format).unwrap();
-            let cpu = pagerank_host(&info.build(t.matrix()).unwrap(), &t, &settings).unwrap();
+            let cpu = pagerank(&info.build(t.matrix()).unwrap(), &t, &settings).unwrap();
             let g = on_gpu::<f64>(&gpu, format, &t, &settings).unwrap().unwrap();
             let err = max_abs_diff(&g.ranks, &cpu.ranks);
             let agreement = top_k_agreement(&cpu.scores(), &g.scores(), 100, 1e-9);
@@ -151,7 +150,7 @@ fn gpu_agrees_with_the_cpu() {
             let settings32 = Settings { max_iter: 300, ..settings.clone() };
             let info32 = spmv::formats::find::<f32>(format).unwrap();
             let cpu32 =
-                pagerank_host(&info32.build(&t.matrix().cast()).unwrap(), &t, &settings32).unwrap();
+                pagerank(&info32.build(&t.matrix().cast()).unwrap(), &t, &settings32).unwrap();
             let g32 = on_gpu::<f32>(&gpu, format, &t, &settings32).unwrap().unwrap();
             let scale = cpu32.scores().iter().fold(1.0f64, |m, v| m.max(*v));
             let err32 = max_abs_diff(&g32.scores(), &cpu32.scores());

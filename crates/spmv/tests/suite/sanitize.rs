@@ -16,7 +16,7 @@ use spmv::formats::values::VALUE_CHOICES;
 use spmv::formats::{build, parse_spec, registry};
 use spmv::gpu::Gpu;
 use spmv::reference::{test_vector, Oracle};
-use spmv::solve::pagerank::{pagerank_gpu, EdgeWeights, Settings, Transition};
+use spmv::solve::pagerank::{EdgeWeights, Settings, Transition};
 use spmv::solve::{bicgstab, cg, KrylovSettings};
 use spmv::{Csr, Error, Scalar};
 
@@ -135,7 +135,7 @@ fn pagerank<T: Scalar>(gpu: &Arc<Gpu>) -> Vec<String> {
     for spec in ["csr-vector", "brcp"] {
         let run = build(&parse_spec(spec).unwrap(), &t.matrix().cast::<T>())
             .and_then(|h| h.upload(gpu))
-            .and_then(|d| pagerank_gpu(&d, &t, &settings));
+            .and_then(|d| spmv::solve::pagerank(&d, &t, &settings));
         match run {
             Ok(r) if r.converged => {}
             Ok(r) => failures.push(format!("pagerank {spec} {}: not converged: {r:?}", T::SUFFIX)),
