@@ -5,6 +5,7 @@ extension in one call; scipy sparse arrays are taken like matrices; a float32 ma
 float32 operator; the solvers take SciPy's argument names (x0, rtol, atol, maxiter, M,
 callback). CuPy and PyTorch parts run on a GPU machine and are skipped elsewhere."""
 
+import ctypes
 import inspect
 
 import numpy as np
@@ -347,6 +348,94 @@ def test_solver_argument_errors_name_the_argument():
         except Exception as e:  # noqa: BLE001 - the wrong kind is what is reported
             wrong.append(f"{name}: {type(e).__name__}: {e}")
     assert not wrong, wrong
+
+
+class HostAsCuda:
+    """A NumPy array presented through ``__cuda_array_interface__`` only (a CUDA array of a
+    library spmv does not know), for the CUDA path's layout logic without a GPU."""
+
+    def __init__(self, arr):
+        self.arr = arr
+        strides = None if arr.flags.c_contiguous else arr.strides
+        self.__cuda_array_interface__ = {
+            "shape": arr.shape,
+            "typestr": arr.dtype.str,
+            "data": (arr.ctypes.data, False),
+            "strides": strides,
+            "version": 3,
+        }
+
+
+class StandInDevice:
+    """The extension's operator with apply_device done on the host by scipy on the memory the
+    arrays' interfaces describe (1-D, no strides: what the extension takes), recording calls."""
+
+    def __init__(self, raw, a):
+        self.raw, self.a, self.calls = raw, a, []
+        self.on_gpu = True
+
+    def __getattr__(self, name):
+        return getattr(self.raw, name)
+
+    @staticmethod
+    def _memory(v):
+        cai = v.__cuda_array_interface__
+        assert len(cai["shape"]) == 1 and cai["strides"] is None, cai
+        n = cai["shape"][0]
+        return np.frombuffer((ctypes.c_double * n).from_address(cai["data"][0]), dtype=np.float64)
+
+    def apply_device(self, x, y, alpha, beta, transpose=False, k=None, col_major=False):
+        self.calls.append((transpose, k, col_major))
+        a = self.a.T if transpose else self.a
+        xs, ys = self._memory(x), self._memory(y)
+        if k is None:
+            ys[:] = alpha * (a @ xs) + (beta * ys if beta else 0.0)
+            return
+        order = "F" if col_major else "C"
+        xb, yb = xs.reshape(-1, k, order=order), ys.reshape(-1, k, order=order)
+        yb[...] = alpha * (a @ xb) + (beta * yb if beta else 0.0)
+
+
+def test_the_cuda_path_passes_blocks_flat_in_their_layout(monkeypatch):
+    a = rect(29)
+    op = cpu_op(a)
+    dev = StandInDevice(op._raw, a)
+    monkeypatch.setattr(op, "_raw", dev)
+    rng = np.random.default_rng(8)
+    for k, order, transpose, flag in [
+        (3, "C", False, False),
+        (3, "F", False, True),
+        (3, "F", True, True),
+        (1, "C", True, True),
+        (1, "F", False, False),
+    ]:
+        view = op.T if transpose else op
+        rows, cols = view.shape
+        x = np.asarray(rng.uniform(-1, 1, (cols, k)), order=order)
+        y = np.asarray(np.ones((rows, k)), order=order)
+        out = HostAsCuda(y)
+        dev.calls.clear()
+        assert view.apply(HostAsCuda(x), out, alpha=2.0, beta=1.0) is out
+        assert dev.calls == [(transpose, k, flag)], (k, order, transpose, dev.calls)
+        close(y, 2.0 * ((a.T if transpose else a) @ x) + 1.0, np.float64)
+    y = np.zeros(37)
+    op.apply(HostAsCuda(np.ones(29)), HostAsCuda(y))
+    close(y, a @ np.ones(29), np.float64)
+    assert dev.calls[-1] == (False, None, False)
+    y = np.zeros(29)
+    op.T.apply(HostAsCuda(np.ones(37)), HostAsCuda(y))
+    close(y, a.T @ np.ones(37), np.float64)
+    assert dev.calls[-1] == (True, None, False)
+    # Aᵀ on a C-ordered block needs F copies, which only CuPy and PyTorch can make; no y to
+    # write into, neither; wrong shapes name them.
+    with pytest.raises(TypeError, match="copied by its library"):
+        op.T.apply(HostAsCuda(np.ones((37, 2))), HostAsCuda(np.ones((29, 2))))
+    with pytest.raises(TypeError, match="pass y="):
+        op @ HostAsCuda(np.ones((29, 2)))
+    with pytest.raises(ValueError, match=r"\(28, 2\)"):
+        op.apply(HostAsCuda(np.ones((28, 2))), HostAsCuda(np.ones((37, 2))))
+    with pytest.raises(ValueError, match="contiguous"):
+        op.apply(HostAsCuda(np.ones((29, 2))), HostAsCuda(np.ones((37, 4))[:, ::2]))
 
 
 # With a GPU: CuPy arrays and PyTorch CUDA tensors in, the same kind out.

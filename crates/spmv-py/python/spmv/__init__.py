@@ -12,6 +12,9 @@ the fastest for your matrix.
 Vectors: NumPy arrays (and anything ``numpy.asarray`` takes) are copied to the device and
 back; CuPy arrays and PyTorch CUDA tensors (anything with ``__cuda_array_interface__``) are
 used in place, ordered on the caller's stream, and the result is the same kind of array.
+2-D arrays are blocks of vectors (one product call). An :class:`Operator` follows SciPy's
+``LinearOperator`` protocol (``matvec``, ``rmatvec``, ``matmat``, ``rmatmat``, ``.T``, ...):
+``scipy.sparse.linalg.cg(op, b)`` works, and ``cupyx.scipy.sparse.linalg.cg(op, b)`` with CuPy.
 """
 
 from __future__ import annotations
