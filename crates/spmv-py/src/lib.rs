@@ -17,9 +17,9 @@ use pyo3::types::{PyBytes, PyDict};
 use spmv::bench::{run_matrix_distributed, Settings as BenchSettings};
 use spmv::distributed::{DistributedMatrix, Exchange};
 use spmv::formats::{self, FormatHandle};
-use spmv::gpu::Gpu;
+use spmv::gpu::{with_sub_slice, with_sub_slice_ref, Gpu};
 use spmv::solve::{self, KrylovSettings, Outcome, Solution};
-use spmv::{Backend, Csr, Error, Operator, Precision, Scalar};
+use spmv::{Backend, Block, Csr, DeviceMatrix, Error, Layout, Operator, Precision, Scalar};
 
 fn py_err(e: Error) -> PyErr {
     let text = e.to_string();
@@ -761,9 +761,14 @@ impl PyOperator {
         py.import("json")?.call_method1("loads", (json,))
     }
 
-    /// y = α·A·x + β·y with host arrays of this precision (the buffer protocol: NumPy). An
-    /// `x` that shares memory with `y` is copied first, so the product is that of the `x`
-    /// given (as NumPy does for an `out=` that overlaps an input).
+    /// y = α·op(A)·x + β·y with host arrays of this precision (the buffer protocol: NumPy,
+    /// 1-D and C-contiguous: a block comes flattened). `transpose`: op(A) = Aᵀ. `k`: x and y
+    /// hold blocks of k vectors, column-major when `col_major` (F order), else row-major (C
+    /// order); None: one vector each. An `x` that shares memory with `y` is copied first, so
+    /// the product is that of the `x` given (as NumPy does for an `out=` that overlaps an
+    /// input).
+    #[pyo3(signature = (x, y, alpha, beta, transpose=false, k=None, col_major=false))]
+    #[allow(clippy::too_many_arguments)]
     fn apply_host(
         &self,
         py: Python<'_>,
@@ -771,13 +776,21 @@ impl PyOperator {
         y: &Bound<'_, PyAny>,
         alpha: f64,
         beta: f64,
+        transpose: bool,
+        k: Option<usize>,
+        col_major: bool,
     ) -> PyResult<()> {
-        with_op!(&self.op, op => apply_host_typed(py, op, x, y, alpha, beta))
+        let product = Product::new(transpose, k, col_major)?;
+        with_op!(&self.op, op => apply_host_typed(py, op, x, y, alpha, beta, product))
     }
 
-    /// y = α·A·x + β·y with CUDA arrays (CuPy, PyTorch: `__cuda_array_interface__`, checked
-    /// against the driver), ordered after the caller's stream (y's, else x's) and before its
-    /// later work (no stream: done on return). An `x` that overlaps `y` is copied first.
+    /// y = α·op(A)·x + β·y with CUDA arrays (CuPy, PyTorch: `__cuda_array_interface__`,
+    /// checked against the driver; 1-D: a block comes flattened), ordered after the caller's
+    /// stream (y's, else x's) and before its later work (no stream: done on return).
+    /// `transpose`, `k`, `col_major` as in `apply_host` (Aᵀ on a block: column-major only).
+    /// An `x` that overlaps `y` is copied first.
+    #[pyo3(signature = (x, y, alpha, beta, transpose=false, k=None, col_major=false))]
+    #[allow(clippy::too_many_arguments)]
     fn apply_device(
         &self,
         py: Python<'_>,
@@ -785,14 +798,19 @@ impl PyOperator {
         y: &Bound<'_, PyAny>,
         alpha: f64,
         beta: f64,
+        transpose: bool,
+        k: Option<usize>,
+        col_major: bool,
     ) -> PyResult<()> {
+        let product = Product::new(transpose, k, col_major)?;
         with_op!(&self.op, op => {
             let Some(device) = op.device_matrix() else {
                 return Err(value_err("this operator lives on the CPU: pass NumPy arrays, or build it with device=\"gpu\""));
             };
             let gpu = device.gpu();
-            let xa = CudaArray::get(x, "x", &scalar_typestr(op), false, op.ncols(), gpu)?;
-            let ya = CudaArray::get(y, "y", &scalar_typestr(op), true, op.nrows(), gpu)?;
+            let (x_len, y_len) = product.lengths(op.nrows(), op.ncols())?;
+            let xa = CudaArray::get(x, "x", &scalar_typestr(op), false, x_len, gpu)?;
+            let ya = CudaArray::get(y, "y", &scalar_typestr(op), true, y_len, gpu)?;
             let stream = ya.stream.or(xa.stream);
             let aliased = spmv::overlap(xa.bytes(), ya.bytes());
             py.allow_threads(|| {
@@ -805,15 +823,132 @@ impl PyOperator {
                     if aliased {
                         let mut copy = gpu.alloc(xa.len)?;
                         gpu.stream().memcpy_dtod(&*xs.0, &mut copy)?;
-                        device.apply(a, &copy, b, &mut ys.0)
+                        device_product(device, a, &copy, b, &mut ys.0, product)
                     } else {
-                        device.apply(a, &xs.0, b, &mut ys.0)
+                        device_product(device, a, &xs.0, b, &mut ys.0, product)
                     }
                 })
             })
             .map_err(py_err)
         })
     }
+}
+
+/// Which product a raw call asks for: A or Aᵀ, on one vector or on a block of vectors.
+#[derive(Clone, Copy, Debug)]
+struct Product {
+    transpose: bool,
+    block: Option<Block>,
+}
+
+impl Product {
+    fn new(transpose: bool, k: Option<usize>, col_major: bool) -> PyResult<Self> {
+        let block = match k {
+            None => None,
+            Some(0) => return Err(value_err("k: a block of 0 vectors (k must be at least 1)")),
+            Some(k) => Some(if col_major { Block::columns(k) } else { Block::rows(k) }),
+        };
+        Ok(Product { transpose, block })
+    }
+
+    /// The entries of x and y for an `nrows` x `ncols` matrix.
+    fn lengths(&self, nrows: usize, ncols: usize) -> PyResult<(usize, usize)> {
+        let (x, y) = if self.transpose { (nrows, ncols) } else { (ncols, nrows) };
+        let k = self.block.map_or(1, |b| b.k);
+        match (x.checked_mul(k), y.checked_mul(k)) {
+            (Some(x), Some(y)) => Ok((x, y)),
+            _ => Err(value_err(format!("k: {k} vectors of {x} and {y} entries overflow"))),
+        }
+    }
+}
+
+/// The error for a transposed block whose arrays do not hold `k` vectors of Aᵀ's shape.
+fn check_transpose_block(m: usize, n: usize, x: usize, y: usize, k: usize) -> spmv::Result<()> {
+    if k == 0 || m.checked_mul(k) != Some(x) || n.checked_mul(k) != Some(y) {
+        return Err(Error::Shape(format!(
+            "Aᵀ·X with a block of {k} vectors for a {m} x {n} matrix needs X of {m}·{k} and Y of {n}·{k} entries; given X of {x}, Y of {y}"
+        )));
+    }
+    Ok(())
+}
+
+/// `k` vectors of length `n` stored row by row, as column-major (a copy).
+fn row_major_to_columns<T: Copy>(data: &[T], n: usize, k: usize) -> Vec<T> {
+    (0..k).flat_map(|j| (0..n).map(move |i| data[i * k + j])).collect()
+}
+
+/// The product on host vectors (the library's products; Aᵀ on a block one column at a time,
+/// a row-major block through column-major copies).
+fn host_product<T: Scalar>(
+    op: &Operator<T>,
+    alpha: T,
+    x: &[T],
+    beta: T,
+    y: &mut [T],
+    product: Product,
+) -> spmv::Result<()> {
+    let block = match (product.transpose, product.block) {
+        (false, None) => return op.apply(alpha, x, beta, y),
+        (true, None) => return op.apply_transpose(alpha, x, beta, y),
+        (false, Some(block)) => return op.apply_block(alpha, x, beta, y, block),
+        (true, Some(block)) => block,
+    };
+    let (m, n, k) = (op.nrows(), op.ncols(), block.k);
+    check_transpose_block(m, n, x.len(), y.len(), k)?;
+    match block.layout {
+        Layout::ColMajor => (0..k).try_for_each(|j| {
+            op.apply_transpose(alpha, &x[j * m..(j + 1) * m], beta, &mut y[j * n..(j + 1) * n])
+        }),
+        Layout::RowMajor => {
+            let xc = row_major_to_columns(x, m, k);
+            let mut yc =
+                if beta == T::ZERO { vec![T::ZERO; n * k] } else { row_major_to_columns(y, n, k) };
+            host_product(
+                op,
+                alpha,
+                &xc,
+                beta,
+                &mut yc,
+                Product { transpose: true, block: Some(Block::columns(k)) },
+            )?;
+            for j in 0..k {
+                for i in 0..n {
+                    y[i * k + j] = yc[j * n + i];
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The product on device vectors (the device handle's products; Aᵀ on a block one column at
+/// a time, column-major blocks only: the Python layer passes those).
+fn device_product<T: Scalar>(
+    d: &DeviceMatrix<T>,
+    alpha: T,
+    x: &CudaSlice<T>,
+    beta: T,
+    y: &mut CudaSlice<T>,
+    product: Product,
+) -> spmv::Result<()> {
+    let block = match (product.transpose, product.block) {
+        (false, None) => return d.apply(alpha, x, beta, y),
+        (true, None) => return d.apply_transpose(alpha, x, beta, y),
+        (false, Some(block)) => return d.apply_block(alpha, x, beta, y, block),
+        (true, Some(block)) => block,
+    };
+    if block.layout != Layout::ColMajor {
+        return Err(Error::Unsupported(
+            "Aᵀ·X on CUDA arrays takes column-major (F order) blocks".into(),
+        ));
+    }
+    let (m, n, k) = (d.nrows(), d.ncols(), block.k);
+    check_transpose_block(m, n, x.len(), y.len(), k)?;
+    (0..k).try_for_each(|j| {
+        with_sub_slice_ref(x, j * m..(j + 1) * m, |xj| {
+            with_sub_slice(y, j * n..(j + 1) * n, |yj| d.apply_transpose(alpha, xj, beta, yj))
+        })
+    })
 }
 
 /// The NumPy typestr of an operator's element type ("<f8", "<f4", "<f2").
@@ -828,16 +963,19 @@ fn apply_host_typed<T: Scalar + Element>(
     y: &Bound<'_, PyAny>,
     alpha: f64,
     beta: f64,
+    product: Product,
 ) -> PyResult<()> {
-    let xb = HostBuf::<T>::get_len(x, "x", false, op.ncols())?;
-    let mut yb = HostBuf::<T>::get_len(y, "y", true, op.nrows())?;
+    let (x_len, y_len) = product.lengths(op.nrows(), op.ncols())?;
+    let xb = HostBuf::<T>::get_len(x, "x", false, x_len)?;
+    let mut yb = HostBuf::<T>::get_len(y, "y", true, y_len)?;
     // The same bytes may not be seen as `&[T]` and `&mut [T]` at once: an overlapping x is
     // copied (and its buffer's slice dropped) before y is borrowed writable.
     let copy: Option<Vec<T>> =
         spmv::overlap(xb.bytes(), yb.bytes()).then(|| xb.as_slice().to_vec());
     let ys = yb.as_mut_slice();
     let xs = copy.as_deref().unwrap_or_else(|| xb.as_slice());
-    py.allow_threads(|| op.apply(T::from_f64(alpha), xs, T::from_f64(beta), ys)).map_err(py_err)
+    py.allow_threads(|| host_product(op, T::from_f64(alpha), xs, T::from_f64(beta), ys, product))
+        .map_err(py_err)
 }
 
 /// `a` rounded to T, refused (as the reader refuses such a value) when a value overflows T:

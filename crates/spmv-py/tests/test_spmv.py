@@ -135,8 +135,8 @@ def test_errors_are_python_exceptions(tmp_path):
         op @ np.ones(25, dtype=complex)
     with pytest.raises(TypeError, match="y holds float32"):
         op.apply(np.ones(25), np.ones(25, dtype=np.float32))
-    with pytest.raises(ValueError, match="1-D"):
-        op @ np.ones((25, 2))
+    with pytest.raises(ValueError, match="1-D or 2-D"):
+        op @ np.ones((25, 2, 1))
     with pytest.raises(ValueError, match="nope"):
         spmv.generate("poisson2d:n=5").to_device(format="nope")
     with pytest.raises(ValueError, match="precision"):
@@ -386,7 +386,7 @@ def test_argument_errors_name_the_parameter():
         (TypeError, "alpha", lambda: op.apply(b, alpha=1j)),
         (TypeError, "beta", lambda: op.apply(b, np.ones(16), beta="1")),
         (TypeError, "format", lambda: m.to_device(format=3)),
-        (TypeError, "precision", lambda: m.to_device(precision=None)),
+        (TypeError, "precision", lambda: m.to_device(precision=3)),
         (TypeError, "spec", lambda: spmv.generate(3)),
         (TypeError, "path", lambda: spmv.read(3)),
         (ValueError, "y", lambda: op.apply(b, np.ones(32)[::2])),

@@ -12,6 +12,9 @@ the fastest for your matrix.
 Vectors: NumPy arrays (and anything ``numpy.asarray`` takes) are copied to the device and
 back; CuPy arrays and PyTorch CUDA tensors (anything with ``__cuda_array_interface__``) are
 used in place, ordered on the caller's stream, and the result is the same kind of array.
+2-D arrays are blocks of vectors (one product call). An :class:`Operator` follows SciPy's
+``LinearOperator`` protocol (``matvec``, ``rmatvec``, ``matmat``, ``rmatmat``, ``.T``, ...):
+``scipy.sparse.linalg.cg(op, b)`` works, and ``cupyx.scipy.sparse.linalg.cg(op, b)`` with CuPy.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import json
 import numbers
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Union
 
 import numpy as np
@@ -31,6 +34,8 @@ __version__: str = _spmv.__version__
 __all__ = [
     "Matrix",
     "Operator",
+    "TransposedOperator",
+    "aslinearoperator",
     "SolveResult",
     "PageRankResult",
     "read",
@@ -100,20 +105,34 @@ def formats() -> list[dict[str, Any]]:
     ]
 
 
+def _precision_of(dtype: np.dtype) -> str:
+    """The precision that keeps a scipy matrix's values as they are: float32 → "f32",
+    float16 → "f16", anything else (float64, integers, bool) → "f64"."""
+    return {"f": "f32", "e": "f16"}.get(np.dtype(dtype).char, "f64")
+
+
 class Matrix:
     """A sparse matrix on the host, in canonical CSR with float64 values (what every format
-    is built from). Make one with :func:`read`, :func:`generate` or :meth:`from_scipy`."""
+    is built from). Make one with :func:`read`, :func:`generate` or :meth:`from_scipy`.
+    ``default_precision`` is the precision :meth:`to_device` and the solvers use unless told
+    otherwise: that of the scipy matrix it came from ("f32" for float32, "f16" for float16),
+    else "f64"."""
 
-    def __init__(self, csr: _spmv.Csr) -> None:
+    def __init__(self, csr: _spmv.Csr, default_precision: str = "f64") -> None:
         if not isinstance(csr, _spmv.Csr):
             raise TypeError("build a Matrix with spmv.read, spmv.generate or Matrix.from_scipy")
+        if default_precision not in _DTYPES:
+            raise ValueError(f'default_precision must be "f64", "f32" or "f16", not {default_precision!r}')
         self._csr = csr
+        self._precision = default_precision
 
     @classmethod
     def from_scipy(cls, a: Any) -> Matrix:
-        """From any scipy.sparse matrix or array (real or integer values). A CSR matrix in
-        canonical form (sorted indices, no duplicates) is taken as it is; others are converted
-        (duplicates summed)."""
+        """From any scipy.sparse matrix or array (``csr_matrix``, ``csr_array``, ``coo_array``,
+        ``csc_array`` ...; real or integer values). A CSR matrix in canonical form (sorted
+        indices, no duplicates) is taken as it is; others are converted (duplicates summed).
+        The values are kept in float64; ``default_precision`` remembers a float32 ("f32") or
+        float16 ("f16") matrix, so that its operator computes in that precision."""
         import scipy.sparse as sp
 
         if not sp.issparse(a):
@@ -133,7 +152,8 @@ class Matrix:
 
         with np.errstate(over="ignore", invalid="ignore"):
             data = np.require(csr.data, np.float64, ["C", "A"])
-        return cls(_spmv.Csr.from_arrays(nrows, ncols, index_array(csr.indptr), index_array(csr.indices), data))
+        raw = _spmv.Csr.from_arrays(nrows, ncols, index_array(csr.indptr), index_array(csr.indices), data)
+        return cls(raw, _precision_of(a.dtype))
 
     def to_scipy(self) -> Any:
         """The matrix as a ``scipy.sparse.csr_matrix`` (float64, int32 indices)."""
@@ -159,11 +179,20 @@ class Matrix:
     def nnz(self) -> int:
         return self._csr.nnz
 
-    def to_device(self, format: str = "auto", precision: str = "f64", device: str = "auto") -> Operator:
+    @property
+    def default_precision(self) -> str:
+        """The precision :meth:`to_device` uses when none is given: "f32" or "f16" for a
+        float32 or float16 scipy matrix, else "f64"."""
+        return self._precision
+
+    def to_device(self, format: str = "auto", precision: str | None = None, device: str = "auto") -> Operator:
         """The matrix converted to ``format`` (a spec: "auto", "brcp", "sell-c-sigma:c=32,sigma=1024",
-        see :func:`formats`) in ``precision`` ("f64", "f32", "f16") on ``device`` ("auto": the GPU
-        when there is one, with a warning once when there is none; "gpu"; "cpu")."""
+        see :func:`formats`) in ``precision`` ("f64", "f32", "f16"; None: :attr:`default_precision`,
+        which follows the scipy matrix's dtype) on ``device`` ("auto": the GPU when there is one,
+        with a warning once when there is none; "gpu"; "cpu")."""
         global _warned_cpu
+        if precision is None:
+            precision = self._precision
         _str(format, "format"), _str(precision, "precision"), _str(device, "device")
         if device == "auto" and not _warned_cpu:
             ok, why = gpu_available()
@@ -200,66 +229,161 @@ def generate(spec: str) -> Matrix:
 def _as_matrix(a: Any) -> Matrix:
     if isinstance(a, Matrix):
         return a
+    if isinstance(a, (Operator, TransposedOperator)):
+        raise TypeError(
+            "pass a Matrix or a scipy.sparse matrix here: an spmv.Operator holds the matrix in its "
+            "format only (use the Matrix it came from)"
+        )
     return Matrix.from_scipy(a)
 
 
-def _empty_like_device(x: Any, n: int, dtype: np.dtype) -> Any:
-    module = type(x).__module__.split(".")[0]
+def aslinearoperator(a: Any, format: str = "auto", precision: str | None = None, device: str = "auto") -> Operator:
+    """``a`` as an :class:`Operator`: an Operator as it is; a :class:`Matrix` or any
+    scipy.sparse matrix or array converted by :meth:`Matrix.to_device` (``precision`` None:
+    that of the scipy matrix, float32 → "f32", float16 → "f16", else "f64")."""
+    if isinstance(a, Operator):
+        return a
+    return _as_matrix(a).to_device(format=format, precision=precision, device=device)
+
+
+def _library(v: Any) -> str:
+    return type(v).__module__.split(".")[0]
+
+
+def _shape(v: Any) -> tuple[int, ...]:
+    """An array's shape, without converting it (CUDA arrays stay where they are)."""
+    if hasattr(v, "__cuda_array_interface__"):
+        return tuple(int(d) for d in v.__cuda_array_interface__["shape"])
+    shape = getattr(v, "shape", None)
+    return tuple(int(d) for d in shape) if shape is not None else np.shape(v)
+
+
+def _cuda_layouts(v: Any) -> tuple[bool, bool]:
+    """Whether a 2-D CUDA array is C-contiguous and whether it is F-contiguous (from its
+    ``__cuda_array_interface__``)."""
+    cai = v.__cuda_array_interface__
+    rows, cols = (int(d) for d in cai["shape"])
+    strides = cai.get("strides")
+    if strides is None:
+        return True, rows <= 1 or cols <= 1
+    item = np.dtype(cai["typestr"]).itemsize
+    s0, s1 = (int(s) for s in strides)
+    c = (cols <= 1 or s1 == item) and (rows <= 1 or s0 == item * cols)
+    f = (rows <= 1 or s0 == item) and (cols <= 1 or s1 == item * rows)
+    return c, f
+
+
+class _Flat:
+    """A contiguous 2-D CUDA array seen as the 1-D array of its entries in memory order (its
+    ``__cuda_array_interface__`` with one dimension and no strides, nothing copied): what the
+    extension takes for a block. Keeps the array alive."""
+
+    def __init__(self, v: Any) -> None:
+        self._array = v
+        cai = dict(v.__cuda_array_interface__)
+        cai["shape"] = (int(np.prod([int(d) for d in cai["shape"]])),)
+        cai["strides"] = None
+        self.__cuda_array_interface__ = cai
+
+
+def _cuda_empty(template: Any, shape: tuple[int, ...], dtype: np.dtype, order: str = "C") -> Any:
+    """A new CUDA array of the template's library on its device."""
+    module = _library(template)
     if module == "torch":
-        return x.new_empty((n,))
+        if order == "F" and len(shape) == 2:
+            return template.new_empty((shape[1], shape[0])).t()
+        return template.new_empty(shape)
     if module == "cupy":
         import cupy
 
-        with cupy.cuda.Device(x.device.id):
-            return cupy.empty(n, dtype=dtype)
+        with cupy.cuda.Device(template.device.id):
+            return cupy.empty(shape, dtype=dtype, order=order)
     raise TypeError(
-        f"pass y= for CUDA arrays of type {type(x).__name__} (spmv allocates CuPy arrays and PyTorch tensors)"
+        f"pass y= for CUDA arrays of type {type(template).__name__} (spmv allocates CuPy arrays and PyTorch tensors)"
     )
 
 
-def _host_vector(v: Any, name: str, dtype: np.dtype) -> np.ndarray:
-    """`v` as a contiguous aligned array of `dtype`; a finite value that the conversion would
-    turn into ±inf (1e5 in float16) is an error, not a silent infinity."""
+def _cuda_copy(v: Any, order: str) -> Any:
+    """A copy of a 2-D CUDA array in C or F order, made by its library on its stream."""
+    module = _library(v)
+    if module == "torch":
+        return v.t().contiguous().t() if order == "F" else v.contiguous()
+    if module == "cupy":
+        import cupy
+
+        with cupy.cuda.Device(v.device.id):
+            return cupy.array(v, order=order, copy=True)
+    raise TypeError(
+        f"{type(v).__name__}: a CUDA array that is not contiguous in the order needed is copied by its "
+        "library, and spmv knows CuPy's and PyTorch's; pass a C- or F-contiguous array"
+    )
+
+
+def _cuda_assign(dst: Any, src: Any) -> None:
+    if _library(dst) == "torch":
+        dst.copy_(src)
+    else:
+        dst[...] = src
+
+
+# Kept for the 1-D products (its error message is part of the API).
+def _empty_like_device(x: Any, n: int, dtype: np.dtype) -> Any:
+    return _cuda_empty(x, (n,), dtype)
+
+
+def _host_array(v: Any, name: str, dtype: np.dtype, order: str = "C") -> np.ndarray:
+    """`v` as an aligned array of `dtype`, contiguous in `order`; a finite value that the
+    conversion would turn into ±inf (1e5 in float16) is an error, not a silent infinity."""
     arr = np.asarray(v)
     if arr.dtype.kind not in "fiub":
         raise TypeError(f"{name} must hold real numbers, not {arr.dtype}")
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, not of shape {arr.shape}")
     with np.errstate(over="ignore", invalid="ignore"):
-        out = np.require(arr, dtype, ["C", "A"])
+        out = np.require(arr, dtype, [order, "A"])
     if arr.dtype != dtype:
         lost = np.isfinite(arr) & ~np.isfinite(out)
         if lost.any():
-            k = int(np.argmax(lost))
+            at = np.unravel_index(int(np.argmax(lost)), arr.shape)
+            where = ", ".join(str(int(i)) for i in at)
             raise ValueError(
-                f"{name}[{k}] = {arr[k]} is outside the range of {dtype} (±{np.finfo(dtype).max:g}): "
+                f"{name}[{where}] = {arr[at]} is outside the range of {dtype} (±{np.finfo(dtype).max:g}): "
                 "use a wider precision"
             )
     return out
+
+
+def _host_vector(v: Any, name: str, dtype: np.dtype) -> np.ndarray:
+    """`v` as a contiguous aligned 1-D array of `dtype` (see :func:`_host_array`)."""
+    arr = np.asarray(v)
+    if arr.dtype.kind in "fiub" and arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, not of shape {arr.shape}")
+    return _host_array(arr, name, dtype)
 
 
 def _to_host(v: Any) -> tuple[Any, str | None]:
     """A host array of a CUDA array (and the library it came from), or v itself."""
     if not hasattr(v, "__cuda_array_interface__"):
         return v, None
-    module = type(v).__module__.split(".")[0]
+    module = _library(v)
     if module == "torch":
         return v.detach().cpu().numpy(), "torch"
     if module == "cupy":
         import cupy
 
-        return cupy.asnumpy(v), "cupy"
+        return cupy.asnumpy(v, order="A"), "cupy"
     raise TypeError(f"spmv takes NumPy arrays, CuPy arrays and PyTorch tensors, not {type(v).__name__}")
 
 
 def _write_back(y: Any, host: np.ndarray) -> Any:
     """Copies a host result into the caller's CUDA array `y` (written in place, as promised)."""
-    if type(y).__module__.split(".")[0] == "torch":
+    if _library(y) == "torch":
         import torch
 
         y.copy_(torch.from_numpy(host))
     else:
-        y.set(host)
+        import cupy
+
+        with cupy.cuda.Device(y.device.id):
+            y[...] = cupy.asarray(host)
     return y
 
 
@@ -271,13 +395,108 @@ def _like(host: np.ndarray, origin: str | None, template: Any) -> Any:
     if origin == "cupy":
         import cupy
 
-        return cupy.asarray(host)
+        with cupy.cuda.Device(template.device.id):
+            return cupy.asarray(host, order="A")
     return host
 
 
-class Operator:
-    """A matrix in one format and precision on the GPU (or the CPU): ``op @ x`` and
-    :meth:`apply`. Made by :meth:`Matrix.to_device`."""
+class _Products:
+    """SciPy's ``LinearOperator`` protocol over one product, ``_run(x, y, alpha, beta,
+    transpose)``: ``shape``, ``dtype``, ``matvec``, ``rmatvec``, ``matmat``, ``rmatmat``,
+    ``dot``, ``@`` (1-D and 2-D), ``.T`` and ``.H`` (the same: the values are real). Arrays
+    come back as the caller's kind (NumPy, CuPy, PyTorch)."""
+
+    ndim = 2
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        raise NotImplementedError
+
+    @property
+    def dtype(self) -> np.dtype:
+        raise NotImplementedError
+
+    def _run(self, x: Any, y: Any, alpha: Any, beta: Any, transpose: bool) -> Any:
+        raise NotImplementedError
+
+    def apply(self, x: Any, y: Any = None, alpha: float = 1.0, beta: float = 0.0) -> Any:
+        """y = alpha·A·x + beta·y (beta = 0 never reads y), x one vector (1-D) or a block of
+        k vectors (2-D, n × k: one call to the extension). NumPy x gives NumPy y (y, when
+        given, must be a writable array of this dtype, contiguous — C or F order for a block —
+        and is written in place); CuPy or PyTorch CUDA x gives the same kind, computed in
+        place without copies, after the work queued on the caller's stream. A 2-D result has
+        x's order (F for an F-ordered x, else C) or, when given, y's."""
+        return self._run(x, y, alpha, beta, False)
+
+    def matvec(self, x: Any) -> Any:
+        """A·x for x of shape (n,) or (n, 1), as SciPy's ``LinearOperator.matvec``."""
+        rows, cols = self.shape
+        shape = _shape(x)
+        if shape not in ((cols,), (cols, 1)):
+            raise ValueError(
+                f"matvec: x has shape {shape}, the {rows} x {cols} operator needs ({cols},) or ({cols}, 1)"
+            )
+        return self._run(x, None, 1.0, 0.0, False)
+
+    def rmatvec(self, x: Any) -> Any:
+        """Aᴴ·x = Aᵀ·x for x of shape (m,) or (m, 1), as SciPy's ``LinearOperator.rmatvec``."""
+        rows, cols = self.shape
+        shape = _shape(x)
+        if shape not in ((rows,), (rows, 1)):
+            raise ValueError(
+                f"rmatvec: x has shape {shape}, the transpose of the {rows} x {cols} operator needs "
+                f"({rows},) or ({rows}, 1)"
+            )
+        return self._run(x, None, 1.0, 0.0, True)
+
+    def matmat(self, x: Any) -> Any:
+        """A·X for a 2-D X of shape (n, k): one block product."""
+        shape = _shape(x)
+        if len(shape) != 2:
+            raise ValueError(f"matmat: X must be 2-D, not of shape {shape}")
+        return self._run(x, None, 1.0, 0.0, False)
+
+    def rmatmat(self, x: Any) -> Any:
+        """Aᴴ·X = Aᵀ·X for a 2-D X of shape (m, k)."""
+        shape = _shape(x)
+        if len(shape) != 2:
+            raise ValueError(f"rmatmat: X must be 2-D, not of shape {shape}")
+        return self._run(x, None, 1.0, 0.0, True)
+
+    def dot(self, x: Any) -> Any:
+        """A·x for a 1-D or 2-D x (``self @ x``)."""
+        if isinstance(x, numbers.Number):
+            raise TypeError("dot takes a 1-D or 2-D array; spmv operators are not scaled by numbers")
+        return self._run(x, None, 1.0, 0.0, False)
+
+    def __matmul__(self, x: Any) -> Any:
+        if isinstance(x, numbers.Number):
+            return NotImplemented
+        return self._run(x, None, 1.0, 0.0, False)
+
+    def transpose(self) -> TransposedOperator | Operator:
+        """Aᵀ, without a copy: a view whose products are this operator's transposed ones."""
+        raise NotImplementedError
+
+    def adjoint(self) -> TransposedOperator | Operator:
+        """Aᴴ, which is Aᵀ (the values are real)."""
+        return self.transpose()
+
+    @property
+    def T(self) -> TransposedOperator | Operator:
+        return self.transpose()
+
+    @property
+    def H(self) -> TransposedOperator | Operator:
+        return self.transpose()
+
+
+class Operator(_Products):
+    """A matrix in one format and precision on the GPU (or the CPU): ``op @ x``,
+    :meth:`apply` and SciPy's ``LinearOperator`` protocol (``matvec``, ``rmatvec``, ``matmat``,
+    ``rmatmat``, ``dot``, ``.T``, ``.H``), so that ``scipy.sparse.linalg.aslinearoperator(op)``
+    and SciPy's (or, with CuPy arrays, ``cupyx.scipy``'s) solvers take it. Made by
+    :meth:`Matrix.to_device` or :func:`aslinearoperator`."""
 
     def __init__(self, raw: _spmv.Operator) -> None:
         self._raw = raw
@@ -316,48 +535,170 @@ class Operator:
         """The format's storage figures (bytes, stored slots, padding ...)."""
         return self._raw.stats
 
-    def apply(self, x: Any, y: Any = None, alpha: float = 1.0, beta: float = 0.0) -> Any:
-        """y = alpha·A·x + beta·y (beta = 0 never reads y). NumPy x gives NumPy y (y, when
-        given, must be a contiguous writable array of this dtype: it is written in place);
-        CuPy or PyTorch CUDA x gives the same kind, computed in place without copies, after
-        the work queued on the caller's stream."""
-        nrows, ncols = self.shape
-        dtype = self.dtype
+    def transpose(self) -> TransposedOperator:
+        return TransposedOperator(self)
+
+    def _run(self, x: Any, y: Any, alpha: Any, beta: Any, transpose: bool) -> Any:
+        return self._product(x, y, alpha, beta, transpose)
+
+    def _product(self, x: Any, y: Any, alpha: Any, beta: Any, transpose: bool) -> Any:
+        """y = alpha·op(A)·x + beta·y, op(A) = Aᵀ when `transpose`; x 1-D or 2-D."""
         alpha, beta = _real(alpha, "alpha"), _real(beta, "beta")
         if y is None and beta != 0:
             raise ValueError("beta != 0 needs y")
         x_cuda, y_cuda = hasattr(x, "__cuda_array_interface__"), hasattr(y, "__cuda_array_interface__")
         if x_cuda and self.on_gpu:
-            if y is None:
-                y = _empty_like_device(x, nrows, dtype)
-            elif not y_cuda:
+            if y is not None and not y_cuda:
                 raise TypeError(f"y must be a CUDA array like x, not {type(y).__name__}")
-            # Checked in the extension against the driver; an x that overlaps y is copied.
-            self._raw.apply_device(x, y, alpha, beta)
-            return y
+            return self._product_cuda(x, y, alpha, beta, transpose)
         if x_cuda or y_cuda:
             # CUDA arrays with a CPU operator (or beside NumPy): through the host, the result
             # written into the caller's y when given, else returned as x's kind.
             xh, origin = _to_host(x)
             yh = None if y is None else _to_host(y)[0]
-            result = self.apply(xh, yh, alpha, beta)
+            result = self._product(xh, yh, alpha, beta, transpose)
             return _write_back(y, result) if y_cuda else _like(result, origin, x)
-        xs = _host_vector(x, "x", dtype)
-        if y is None:
-            y = np.empty(nrows, dtype=dtype)
-        elif not isinstance(y, np.ndarray):
+        return self._product_host(x, y, alpha, beta, transpose)
+
+    def _shapes(self, x_shape: tuple[int, ...], y: Any, transpose: bool) -> tuple[int, int]:
+        """Checks x's shape (and y's) against op(A); returns (rows of y, k: 0 for a vector)."""
+        m, n = self.shape
+        rows, cols = (n, m) if transpose else (m, n)
+        what = f"the transpose of the {m} x {n} operator" if transpose else f"the {m} x {n} operator"
+        if len(x_shape) not in (1, 2):
+            raise ValueError(f"x must be 1-D or 2-D, not of shape {x_shape}")
+        if x_shape[0] != cols:
+            if len(x_shape) == 1:
+                raise ValueError(f"x has {x_shape[0]} entries (shape {x_shape}), {what} needs {cols}")
+            raise ValueError(f"x has shape {x_shape}, {what} needs ({cols}, k)")
+        want = (rows,) if len(x_shape) == 1 else (rows, x_shape[1])
+        if y is not None and _shape(y) != want:
+            raise ValueError(f"y has shape {_shape(y)}, {what} with x of shape {x_shape} needs {want}")
+        return rows, (0 if len(x_shape) == 1 else x_shape[1])
+
+    def _product_host(self, x: Any, y: Any, alpha: float, beta: float, transpose: bool) -> Any:
+        dtype = self.dtype
+        arr = np.asarray(x)
+        if arr.dtype.kind not in "fiub":
+            raise TypeError(f"x must hold real numbers, not {arr.dtype}")
+        if y is not None and not isinstance(y, np.ndarray):
             raise TypeError(f"y must be a NumPy array like x, not {type(y).__name__}")
-        # Lengths, dtype, contiguity and writability of y are checked by the extension; an x
-        # that shares memory with y (op.apply(b, b)) is copied first, as NumPy does for out=.
-        self._raw.apply_host(xs, y, alpha, beta)
+        rows, k = self._shapes(arr.shape, y, transpose)
+        if arr.ndim == 1:
+            xs = _host_array(arr, "x", dtype)
+            if y is None:
+                y = np.empty(rows, dtype=dtype)
+            # Lengths, dtype, contiguity and writability of y are checked by the extension; an
+            # x that shares memory with y (op.apply(b, b)) is copied first, as NumPy does for out=.
+            self._raw.apply_host(xs, y, alpha, beta, transpose)
+            return y
+        x_f = arr.flags.f_contiguous and not arr.flags.c_contiguous
+        if y is None:
+            order = "F" if x_f else "C"
+            y = np.empty((rows, k), dtype=dtype, order=order)
+        elif y.flags.c_contiguous and y.flags.f_contiguous:
+            order = "F" if x_f else "C"
+        elif y.flags.c_contiguous or y.flags.f_contiguous:
+            order = "C" if y.flags.c_contiguous else "F"
+        else:
+            raise ValueError("y must be C- or F-contiguous (it is written in place)")
+        if k == 0:
+            return y
+        # C order is a row-major block, F order a column-major one: both go as they are (the
+        # flat views share the arrays' memory), x converted or copied only when it must be.
+        xs = _host_array(arr, "x", dtype, order)
+        flat_x, flat_y = xs.reshape(-1, order=order), y.reshape(-1, order=order)
+        self._raw.apply_host(flat_x, flat_y, alpha, beta, transpose, k, order == "F")
         return y
 
-    def __matmul__(self, x: Any) -> Any:
-        return self.apply(x)
+    def _product_cuda(self, x: Any, y: Any, alpha: float, beta: float, transpose: bool) -> Any:
+        dtype = self.dtype
+        x_shape = _shape(x)
+        rows, k = self._shapes(x_shape, y, transpose)
+        known = _library(x) in ("cupy", "torch")
+        if len(x_shape) == 1:
+            if known and not _cuda_layouts_1d(x):
+                x = x.contiguous() if _library(x) == "torch" else x.copy()
+            if y is None:
+                y = _empty_like_device(x, rows, dtype)
+            # Checked in the extension against the driver; an x that overlaps y is copied.
+            self._raw.apply_device(x, y, alpha, beta, transpose)
+            return y
+        x_c, x_f = _cuda_layouts(x)
+        if y is not None:
+            y_c, y_f = _cuda_layouts(y)
+            if not (y_c or y_f):
+                raise ValueError("y must be C- or F-contiguous (it is written in place)")
+            order = "C" if y_c and not (y_f and x_f and not x_c) else "F"
+        else:
+            order = "F" if x_f and not x_c else "C"
+        if k == 0:
+            return y if y is not None else _cuda_empty(x, (rows, k), dtype, order)
+        # Aᵀ on a block runs on column-major blocks: a C-ordered x (and y) goes through F copies.
+        run_order = "F" if transpose else order
+        if not (x_f if run_order == "F" else x_c):
+            x = _cuda_copy(x, run_order)
+        result = y if y is not None else _cuda_empty(x, (rows, k), dtype, order)
+        y_c, y_f = _cuda_layouts(result)
+        target = result
+        if not (y_f if run_order == "F" else y_c):
+            target = _cuda_copy(result, run_order) if beta != 0 else _cuda_empty(x, (rows, k), dtype, run_order)
+        self._raw.apply_device(_Flat(x), _Flat(target), alpha, beta, transpose, k, run_order == "F")
+        if target is not result:
+            _cuda_assign(result, target)
+        return result
 
     def __repr__(self) -> str:
         shape = f"{self.shape[0]} x {self.shape[1]}"
         return f"spmv.Operator({shape}, nnz {self.nnz}, {self.format}, {self.precision}, {self.backend})"
+
+
+def _cuda_layouts_1d(v: Any) -> bool:
+    """Whether a 1-D CUDA array is contiguous."""
+    cai = v.__cuda_array_interface__
+    strides = cai.get("strides")
+    return strides is None or int(cai["shape"][0]) <= 1 or int(strides[0]) == np.dtype(cai["typestr"]).itemsize
+
+
+class TransposedOperator(_Products):
+    """Aᵀ of an :class:`Operator` (``op.T``, ``op.H``), without a copy: its products are the
+    operator's transposed ones (``matvec`` is the operator's ``rmatvec`` and so on; the first
+    one builds Aᵀ in CSR, kept by the operator). ``.T`` gives the operator back."""
+
+    def __init__(self, base: Operator) -> None:
+        if not isinstance(base, Operator):
+            raise TypeError(f"TransposedOperator takes an spmv.Operator, not {type(base).__name__}")
+        self._base = base
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        m, n = self._base.shape
+        return n, m
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._base.dtype
+
+    @property
+    def nnz(self) -> int:
+        return self._base.nnz
+
+    @property
+    def precision(self) -> str:
+        return self._base.precision
+
+    @property
+    def on_gpu(self) -> bool:
+        return self._base.on_gpu
+
+    def transpose(self) -> Operator:
+        return self._base
+
+    def _run(self, x: Any, y: Any, alpha: Any, beta: Any, transpose: bool) -> Any:
+        return self._base._product(x, y, alpha, beta, not transpose)
+
+    def __repr__(self) -> str:
+        return f"{self._base!r}.T"
 
 
 class SolveResult:
@@ -387,23 +728,129 @@ class SolveResult:
         )
 
 
+# The solvers' defaults (SciPy's cg has rtol=1e-5 and maxiter=10·n; spmv keeps its own).
+_TOL = 1e-8
+_MAX_ITER = 10_000
+
+
+def _same_setting(a: Any, a_name: str, b: Any, b_name: str, default: Any) -> Any:
+    """One setting given under either of two names (``tol``/``rtol``, ``max_iter``/``maxiter``)."""
+    if a is not None and b is not None and a != b:
+        raise ValueError(f"{a_name} = {a!r} and {b_name} = {b!r}: they are one setting, give one of them")
+    if a is not None:
+        return a
+    return default if b is None else b
+
+
+class _Krylov:
+    """The solvers' arguments, checked (each error names its parameter)."""
+
+    def __init__(
+        self,
+        tol: Any,
+        rtol: Any,
+        atol: Any,
+        max_iter: Any,
+        maxiter: Any,
+        precond: Any,
+        M: Any,
+        callback: Any,
+        check_every: Any,
+        graph: Any,
+    ) -> None:
+        tol = None if tol is None else _real(tol, "tol")
+        rtol = None if rtol is None else _real(rtol, "rtol")
+        self.rtol = _same_setting(tol, "tol", rtol, "rtol", _TOL)
+        name = "tol" if rtol is None else "rtol"
+        if not (self.rtol >= 0 and np.isfinite(self.rtol)):
+            raise ValueError(f"{name} = {self.rtol}: the tolerance must be a positive finite number")
+        self.atol = _real(atol, "atol")
+        if not (self.atol >= 0 and np.isfinite(self.atol)):
+            raise ValueError(f"atol = {self.atol}: the absolute tolerance must be a finite number ≥ 0")
+        max_iter = None if max_iter is None else _int(max_iter, "max_iter", 1)
+        maxiter = None if maxiter is None else _int(maxiter, "maxiter", 1)
+        self.max_iter = _same_setting(max_iter, "max_iter", maxiter, "maxiter", _MAX_ITER)
+        if precond not in (None, "none", "jacobi"):
+            raise ValueError(f'precond must be None or "jacobi", not {precond!r}')
+        self.jacobi = precond == "jacobi"
+        if M is not None:
+            if not isinstance(M, str):
+                raise TypeError(
+                    f'M: spmv\'s solvers have one preconditioner, Jacobi (M="jacobi"), not a {type(M).__name__}; '
+                    "for another, run scipy.sparse.linalg.cg(op, b, M=M) on an spmv.Operator"
+                )
+            if M not in ("none", "jacobi"):
+                raise ValueError(f'M must be None or "jacobi", not {M!r}')
+            if precond is not None and (precond == "jacobi") != (M == "jacobi"):
+                raise ValueError(f"M = {M!r} and precond = {precond!r}: they are one setting, give one of them")
+            self.jacobi = M == "jacobi"
+        if callback is not None and not callable(callback):
+            raise TypeError(f"callback must be callable, not {type(callback).__name__}")
+        self.callback = callback
+        self.check_every, self.graph = _int(check_every, "check_every", 1), _bool(graph, "graph")
+
+    def system(
+        self, apply: Any, b: np.ndarray, x0: Any, dtype: np.dtype
+    ) -> tuple[np.ndarray, float, float, np.ndarray | None]:
+        """The system the solver (which starts from 0) runs: A·d = b − A·x0, with the
+        tolerance relative to its right-hand side that stops it at ‖r‖ ≤ max(rtol·‖b‖, atol).
+        Returns (right-hand side, relative tolerance, ‖rhs‖/‖b‖ (what turns residuals relative
+        to the rhs into residuals relative to b), x0 or None)."""
+        n = b.shape[0]
+        x0h = None
+        rhs = b
+        if x0 is not None:
+            x0h = _host_vector(_to_host(x0)[0], "x0", dtype)
+            if x0h.shape[0] != n:
+                raise ValueError(f"x0 has shape {x0h.shape}, the matrix needs ({n},)")
+            if np.any(x0h):
+                r0 = b.astype(np.float64) - np.asarray(apply(x0h), dtype=np.float64)
+                rhs = _host_array(r0, "b - A·x0", dtype)
+        if self.atol == 0 and rhs is b:
+            return rhs, self.rtol, 1.0, x0h
+        bnorm = float(np.linalg.norm(b.astype(np.float64)))
+        rnorm = float(np.linalg.norm(rhs.astype(np.float64)))
+        target = max(self.rtol * bnorm, self.atol)
+        if rnorm == 0:  # x0 solves it (or b = 0): the solver answers at once
+            tol = self.rtol if self.rtol > 0 else 1.0
+        else:
+            tol = target / rnorm
+        return rhs, tol, (rnorm / bnorm if bnorm > 0 else 1.0), x0h
+
+    def result(self, x: np.ndarray, figures: dict[str, Any], scale: float, x0: Any, origin: Any, b: Any) -> SolveResult:
+        if scale != 1.0:
+            for key in ("residual", "true_residual"):
+                figures[key] = figures[key] * scale
+        if x0 is not None:
+            x += x0
+        out = _like(x, origin, b)
+        if self.callback is not None:
+            self.callback(out)
+        return SolveResult(out, figures)
+
+
+def _solver_precision(m: Matrix, precision: str | None) -> str:
+    """The precision a solver runs in: as given, else the matrix's (f16 → f32: the solvers run
+    in f64 and f32)."""
+    if precision is not None:
+        return _str(precision, "precision")
+    return "f32" if m.default_precision == "f16" else m.default_precision
+
+
 def _solve(
     method: str,
     a: Any,
     b: Any,
-    tol: float,
-    max_iter: int,
-    precond: str | None,
-    check_every: int,
-    graph: bool,
+    x0: Any,
+    args: _Krylov,
     format: str,
-    precision: str,
+    precision: str | None,
 ) -> SolveResult:
-    if precond not in (None, "none", "jacobi"):
-        raise ValueError(f'precond must be None or "jacobi", not {precond!r}')
-    tol, max_iter = _real(tol, "tol"), _int(max_iter, "max_iter", 1)
-    check_every, graph = _int(check_every, "check_every", 1), _bool(graph, "graph")
-    op = a if isinstance(a, Operator) else _as_matrix(a).to_device(format=format, precision=precision)
+    if isinstance(a, Operator):
+        op = a
+    else:
+        m = _as_matrix(a)
+        op = m.to_device(format=format, precision=_solver_precision(m, precision))
     n = op.shape[0]
     if op.shape[0] != op.shape[1]:
         raise ValueError(f"{method} needs a square matrix, this one is {op.shape[0]} x {op.shape[1]}")
@@ -411,9 +858,10 @@ def _solve(
     bs = _host_vector(bh, "b", op.dtype)
     if bs.shape[0] != n:
         raise ValueError(f"b has {bs.shape[0]} entries, the matrix needs {n}")
+    rhs, tol, scale, x0h = args.system(op.apply, bs, x0, op.dtype)
     x = np.empty(n, dtype=op.dtype)
-    figures = _spmv.solve(op._raw, method, bs, x, precond == "jacobi", tol, max_iter, check_every, graph)
-    return SolveResult(_like(x, origin, b), figures)
+    figures = _spmv.solve(op._raw, method, rhs, x, args.jacobi, tol, args.max_iter, args.check_every, args.graph)
+    return args.result(x, figures, scale, x0h, origin, b)
 
 
 Devices = Union[int, Sequence[int]]
@@ -444,68 +892,98 @@ def _device_list(devices: Devices, exchange: str) -> list[int]:
 def cg(
     a: Any,
     b: Any,
+    x0: Any = None,
     *,
-    tol: float = 1e-8,
-    max_iter: int = 10_000,
+    tol: float | None = None,
+    rtol: float | None = None,
+    atol: float = 0.0,
+    max_iter: int | None = None,
+    maxiter: int | None = None,
+    M: Any = None,
+    callback: Callable[[Any], Any] | None = None,
     precond: str | None = None,
     check_every: int = 10,
     graph: bool = True,
     format: str = "auto",
-    precision: str = "f64",
+    precision: str | None = None,
     devices: Devices | None = None,
     exchange: str = "peer",
 ) -> SolveResult:
-    """Conjugate gradients for a symmetric positive definite A·x = b from x = 0, stopping at
-    ‖r‖/‖b‖ ≤ tol. ``a``: an :class:`Operator` (any format, GPU or CPU), a :class:`Matrix` or a
-    scipy.sparse matrix (converted to ``format``). ``precond="jacobi"``: the inverse diagonal.
-    On the GPU the whole iteration runs on the device as a CUDA graph; the host reads the
-    residual every ``check_every`` iterations. The result says converged / not_converged /
+    """Conjugate gradients for a symmetric positive definite A·x = b, stopping at
+    ‖r‖ ≤ max(tol·‖b‖, atol). ``a``: an :class:`Operator` (any format, GPU or CPU), a
+    :class:`Matrix` or a scipy.sparse matrix or array (converted to ``format`` in ``precision``;
+    None: the matrix's own, float32 → "f32", else "f64"). ``precond="jacobi"``: the inverse
+    diagonal. On the GPU the whole iteration runs on the device as a CUDA graph; the host reads
+    the residual every ``check_every`` iterations. The result says converged / not_converged /
     breakdown (what vanished) / non_finite / inaccurate_residual, with the true residual.
+
+    SciPy's names are taken too: ``rtol`` is ``tol`` (default 1e-8), ``maxiter`` is
+    ``max_iter`` (default 10,000), ``M`` is ``precond`` (None or "jacobi"; another
+    preconditioner is a TypeError: spmv runs Jacobi only). ``x0``: the initial guess — the
+    solver starts from 0, so it solves A·d = b − A·x0 and returns x0 + d (residuals still
+    relative to ‖b‖). ``atol``: an absolute floor, turned into the relative tolerance it
+    amounts to. ``callback``: called once, at the end, with the solution x (the solver runs
+    on the device without returning to Python between iterations).
 
     ``devices``: spread A over several GPUs — a count (``2``: devices 0 and 1) or a list of
     ordinals — in row parts of about equal entries, each in ``format`` (``auto`` chooses per
     part), the halo of x moved by ``exchange`` ("peer" copies or "nccl") before each product;
     no preconditioner, f64 or f32 (docs/scale.md)."""
+    args = _Krylov(tol, rtol, atol, max_iter, maxiter, precond, M, callback, check_every, graph)
     if devices is not None:
         ordinals = _device_list(devices, exchange)
-        if isinstance(a, Operator):
+        if isinstance(a, (Operator, TransposedOperator)):
             raise ValueError(
                 "devices: pass a Matrix or a scipy.sparse matrix (it is split over the devices), not an Operator"
             )
-        if precond not in (None, "none"):
+        if args.jacobi:
             raise ValueError("devices: the distributed CG has no preconditioner")
+        m = _as_matrix(a)
+        precision = _solver_precision(m, precision)
         if precision not in ("f64", "f32"):
             raise ValueError(f'devices: the distributed CG runs in "f64" or "f32", not {precision!r}')
-        m = _as_matrix(a)
         if m.shape[0] != m.shape[1]:
             raise ValueError(f"cg needs a square matrix, this one is {m.shape[0]} x {m.shape[1]}")
+        dtype = _DTYPES[precision]
         bh, origin = _to_host(b)
-        bs = _host_vector(bh, "b", _DTYPES[precision])
+        bs = _host_vector(bh, "b", dtype)
         if bs.shape[0] != m.shape[0]:
             raise ValueError(f"b has {bs.shape[0]} entries, the matrix needs {m.shape[0]}")
-        x = np.empty(m.shape[0], dtype=_DTYPES[precision])
-        tol, max_iter = _real(tol, "tol"), _int(max_iter, "max_iter", 1)
+
+        def apply(v: np.ndarray) -> np.ndarray:  # A·x0, in f64 on the CPU
+            return m.to_device(format="csr-vector", precision="f64", device="cpu") @ v
+
+        rhs, tol_rel, scale, x0h = args.system(apply, bs, x0, dtype)
+        x = np.empty(m.shape[0], dtype=dtype)
         figures = _spmv.cg_distributed(
-            m._csr, bs, x, _str(format, "format"), precision, ordinals, exchange, tol, max_iter
+            m._csr, rhs, x, _str(format, "format"), precision, ordinals, exchange, tol_rel, args.max_iter
         )
-        return SolveResult(_like(x, origin, b), figures)
-    return _solve("cg", a, b, tol, max_iter, precond, check_every, graph, format, precision)
+        return args.result(x, figures, scale, x0h, origin, b)
+    return _solve("cg", a, b, x0, args, format, precision)
 
 
 def bicgstab(
     a: Any,
     b: Any,
+    x0: Any = None,
     *,
-    tol: float = 1e-8,
-    max_iter: int = 10_000,
+    tol: float | None = None,
+    rtol: float | None = None,
+    atol: float = 0.0,
+    max_iter: int | None = None,
+    maxiter: int | None = None,
+    M: Any = None,
+    callback: Callable[[Any], Any] | None = None,
     precond: str | None = None,
     check_every: int = 10,
     graph: bool = True,
     format: str = "auto",
-    precision: str = "f64",
+    precision: str | None = None,
 ) -> SolveResult:
-    """BiCGSTAB (right-preconditioned) for a general square A·x = b; as :func:`cg`."""
-    return _solve("bicgstab", a, b, tol, max_iter, precond, check_every, graph, format, precision)
+    """BiCGSTAB (right-preconditioned) for a general square A·x = b; as :func:`cg` (SciPy's
+    argument names too)."""
+    args = _Krylov(tol, rtol, atol, max_iter, maxiter, precond, M, callback, check_every, graph)
+    return _solve("bicgstab", a, b, x0, args, format, precision)
 
 
 class PageRankResult:

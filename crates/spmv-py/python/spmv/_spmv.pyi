@@ -73,7 +73,25 @@ class Operator:
     def backend(self) -> str: ...
     @property
     def stats(self) -> dict[str, Any]: ...
-    def apply_host(self, x: Any, y: Any, alpha: float, beta: float) -> None: ...
-    def apply_device(self, x: Any, y: Any, alpha: float, beta: float) -> None: ...
+    def apply_host(
+        self,
+        x: Any,
+        y: Any,
+        alpha: float,
+        beta: float,
+        transpose: bool = False,
+        k: int | None = None,
+        col_major: bool = False,
+    ) -> None: ...
+    def apply_device(
+        self,
+        x: Any,
+        y: Any,
+        alpha: float,
+        beta: float,
+        transpose: bool = False,
+        k: int | None = None,
+        col_major: bool = False,
+    ) -> None: ...
 
 def default_specs() -> list[str]: ...
