@@ -7,13 +7,14 @@
 //! the GPU); the GIL is released during conversions, products, solves and benchmarks.
 
 use std::mem::ManuallyDrop;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{result as cuda, sys as cuda_sys, CudaEvent, CudaSlice};
 use pyo3::exceptions::{PyMemoryError, PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
+use spmv::app::AnyOperator;
 use spmv::bench::{run_matrix_distributed, Settings as BenchSettings};
 use spmv::distributed::{DistributedMatrix, Exchange};
 use spmv::formats::{self, FormatHandle};
@@ -35,46 +36,21 @@ fn value_err(text: impl Into<String>) -> PyErr {
     PyValueError::new_err(text.into())
 }
 
-/// The process's GPU (one context for the process, shared with CuPy and PyTorch: the
-/// device's primary context), or why there is none.
-fn gpu() -> Result<Arc<Gpu>, String> {
-    static GPU: OnceLock<Result<Arc<Gpu>, String>> = OnceLock::new();
-    GPU.get_or_init(|| Gpu::detect().map_err(|e| e.to_string())).clone()
-}
-
+/// The backend `device` ("auto", "gpu", "cpu") names (spmv::app: one handle per device for
+/// the process, the primary context CuPy and PyTorch share).
 fn backend(device: &str) -> PyResult<Backend> {
-    match device {
-        "cpu" => Ok(Backend::Cpu),
-        "gpu" => {
-            gpu().map(Backend::Gpu).map_err(|e| PyRuntimeError::new_err(format!("no GPU: {e}")))
-        }
-        "auto" => Ok(gpu().map(Backend::Gpu).unwrap_or(Backend::Cpu)),
-        other => {
-            Err(value_err(format!("device must be \"auto\", \"gpu\" or \"cpu\", not {other:?}")))
-        }
-    }
+    let place: spmv::app::Place = device.parse().map_err(py_err)?;
+    let (backend, _why_not_gpu) =
+        spmv::app::backend(place).map_err(|e| PyRuntimeError::new_err(format!("no GPU: {e}")))?;
+    Ok(backend)
 }
 
-/// One handle per device ordinal for the whole process (device 0 is [`gpu`]'s), repeated
-/// where an ordinal repeats: what a distributed matrix takes.
+/// One handle per part of `ordinals` (spmv::app::open_gpus).
 fn gpus(ordinals: &[usize]) -> PyResult<Vec<Arc<Gpu>>> {
-    static OPEN: Mutex<Vec<(usize, Arc<Gpu>)>> = Mutex::new(Vec::new());
-    if ordinals.is_empty() {
-        return Err(value_err("devices: give a count of at least 1 or a list of device ordinals"));
-    }
-    let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
-    ordinals
-        .iter()
-        .map(|&d| {
-            if let Some((_, g)) = open.iter().find(|(o, _)| *o == d) {
-                return Ok(g.clone());
-            }
-            let g = if d == 0 { gpu() } else { Gpu::new(d).map_err(|e| e.to_string()) }
-                .map_err(|e| PyRuntimeError::new_err(format!("devices: device {d}: {e}")))?;
-            open.push((d, g.clone()));
-            Ok(g)
-        })
-        .collect()
+    spmv::app::open_gpus(ordinals).map_err(|e| match e {
+        Error::Argument(text) => value_err(text),
+        other => PyRuntimeError::new_err(other.to_string()),
+    })
 }
 
 /// `a` split over `devices` in `format`, its halo moved by `exchange` ("peer" or "nccl").
@@ -87,17 +63,15 @@ fn distribute<T: Scalar>(
     let gpus = gpus(devices)?;
     let spec = formats::parse_spec(format).map_err(py_err)?;
     let exchange: Exchange = exchange.parse().map_err(py_err)?;
-    let mut d = DistributedMatrix::new(&a.cast::<T>(), &gpus, &spec).map_err(py_err)?;
-    d.set_exchange(exchange).map_err(py_err)?;
-    Ok(d)
+    spmv::app::distribute(&a.cast::<T>(), &gpus, &spec, exchange).map_err(py_err)
 }
 
 /// (True, "NVIDIA H200 (sm_90)") or (False, why there is no usable GPU).
 #[pyfunction]
 fn gpu_available() -> (bool, String) {
-    match gpu() {
+    match spmv::app::gpu(0) {
         Ok(g) => (true, format!("{} ({})", g.name(), g.arch())),
-        Err(e) => (false, e),
+        Err(e) => (false, e.to_string()),
     }
 }
 
@@ -489,13 +463,6 @@ fn read_bytes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<PyCsr> {
 fn generate(py: Python<'_>, spec: &str) -> PyResult<PyCsr> {
     let csr = py.allow_threads(|| spmv::io::gen::generate(spec)).map_err(py_err)?;
     Ok(PyCsr { csr: Arc::new(csr) })
-}
-
-/// A matrix in one format and precision, on the GPU or the CPU.
-enum AnyOperator {
-    F64(Operator<f64>),
-    F32(Operator<f32>),
-    F16(Operator<spmv::f16>),
 }
 
 /// Runs `$body` with `$op` bound to the operator of whatever precision.
@@ -978,24 +945,6 @@ fn apply_host_typed<T: Scalar + Element>(
         .map_err(py_err)
 }
 
-/// `a` rounded to T, refused (as the reader refuses such a value) when a value overflows T:
-/// rounding would make it ±infinity and every product through its row infinite or NaN.
-fn fitted<T: Scalar>(a: &Csr<f64>) -> spmv::Result<Csr<T>> {
-    use rayon::prelude::*;
-    if let Some(k) = a.values().par_iter().position_first(|v| v.abs() > T::MAX) {
-        let row = a.row_ptr().partition_point(|&p| p <= k) - 1;
-        return Err(Error::Unsupported(format!(
-            "the value {:e} at row {row}, column {} is outside the range of {} (±{:e}): \
-             use a wider precision",
-            a.values()[k],
-            a.col_idx()[k],
-            T::SUFFIX,
-            T::MAX
-        )));
-    }
-    Ok(a.cast())
-}
-
 /// Converts `a` to `format` in `precision` (f64, f32, f16) and puts it on `device`
 /// ("auto": the GPU when there is one).
 #[pyfunction]
@@ -1012,11 +961,7 @@ fn to_device(
     let op = py
         .allow_threads(|| -> spmv::Result<AnyOperator> {
             let spec = formats::parse_spec(format)?;
-            Ok(match precision {
-                Precision::F64 => AnyOperator::F64(Operator::new(&csr, &backend, &spec)?),
-                Precision::F32 => AnyOperator::F32(Operator::new(&fitted(&csr)?, &backend, &spec)?),
-                Precision::F16 => AnyOperator::F16(Operator::new(&fitted(&csr)?, &backend, &spec)?),
-            })
+            AnyOperator::new(&csr, &spec, precision, &backend)
         })
         .map_err(py_err)?;
     Ok(PyOperator { op, precision, csr, backend: backend.describe(), events: Mutex::new(None) })
