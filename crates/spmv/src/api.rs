@@ -33,7 +33,7 @@ use crate::formats::{
 };
 use crate::gpu::Gpu;
 use crate::matrix::{Csr, Scalar};
-use crate::operator::{check_block, check_transpose, Block, LinearOperator};
+use crate::operator::{check_block, check_transpose, Block};
 
 /// Where products run.
 #[derive(Clone, Debug)]
@@ -207,7 +207,7 @@ impl<T: Scalar> Operator<T> {
     /// both stored as `block.layout` says).
     pub fn apply_block(&self, alpha: T, x: &[T], beta: T, y: &mut [T], block: Block) -> Result<()> {
         match &self.place {
-            Place::Cpu(host) => LinearOperator::apply_block(host, alpha, x, beta, y, block),
+            Place::Cpu(host) => host.apply_block(alpha, x, beta, y, block),
             Place::Gpu { device, vectors } => {
                 check_block((device.nrows(), device.ncols()), x.len(), y.len(), block)?;
                 on_device(device, vectors, x, beta, y, |d, x, y| {
@@ -289,22 +289,8 @@ fn on_device<T: Scalar>(
     gpu.synchronize()
 }
 
-/// The front door multiplies host vectors on either backend.
-impl<T: Scalar> LinearOperator<T> for Operator<T> {
-    type Vector = [T];
-    fn shape(&self) -> (usize, usize) {
-        (self.nrows(), self.ncols())
-    }
-    fn apply(&self, alpha: T, x: &[T], beta: T, y: &mut [T]) -> Result<()> {
-        Operator::apply(self, alpha, x, beta, y)
-    }
-    fn apply_transpose(&self, alpha: T, x: &[T], beta: T, y: &mut [T]) -> Result<()> {
-        Operator::apply_transpose(self, alpha, x, beta, y)
-    }
-    fn apply_block(&self, alpha: T, x: &[T], beta: T, y: &mut [T], block: Block) -> Result<()> {
-        Operator::apply_block(self, alpha, x, beta, y, block)
-    }
-}
+// The front door multiplies host vectors on either backend.
+crate::operator::by_inherent_methods!(Operator, [T], |o: &Operator<T>| (o.nrows(), o.ncols()));
 
 impl<T: Scalar> std::fmt::Debug for Operator<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -10,15 +10,17 @@
 use std::cell::RefCell;
 use std::time::Instant;
 
-use cudarc::driver::{CudaSlice, CudaView, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaView, PushKernelArg};
 
 use super::{DistVector, DistributedMatrix};
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, Kernel};
+use crate::gpu::Gpu;
 use crate::matrix::Scalar;
 use crate::solve::engine::{op, slot, step, Engine, Stopped};
-use crate::solve::krylov::{blocks, stop, KrylovSettings, BLOCK};
-use crate::solve::krylov_gpu::KERNELS;
+use crate::solve::krylov::{blocks, stop, KrylovSettings};
+use crate::solve::krylov_gpu::{
+    StepKernels, BI_DIRECTION, BI_S, BI_UPDATE, CG_DIRECTION, CG_UPDATE,
+};
 use crate::solve::methods::{initial_scalars, Backing, Solvable};
 
 /// Several GPUs' matrix solves on them.
@@ -47,9 +49,7 @@ struct PartState<T> {
     counter: CudaSlice<u32>,
     /// The part's rows of the inverse diagonal (one unread element without one).
     d: CudaSlice<T>,
-    dots: Kernel,
-    /// kr_cg_update, kr_cg_direction, kr_bi_direction, kr_bi_s, kr_bi_update.
-    steps: [Kernel; 5],
+    kernels: StepKernels,
 }
 
 struct DistEngine<'a, T: Scalar> {
@@ -79,13 +79,6 @@ impl<'a, T: Scalar> DistEngine<'a, T> {
                     return Ok(None);
                 }
                 let gpu: &Gpu = &p.gpu;
-                let grid = LaunchConfig {
-                    grid_dim: (blocks(n) as u32, 1, 1),
-                    block_dim: (BLOCK as u32, 1, 1),
-                    shared_mem_bytes: 0,
-                };
-                let kernel =
-                    |name: &str| Kernel::new(gpu, &KERNELS, &format!("{name}_{}", T::SUFFIX), grid);
                 let n32 = u32::try_from(n).map_err(|_| {
                     Error::Unsupported(format!("a part of {n} rows exceeds 32-bit indices"))
                 })?;
@@ -98,14 +91,7 @@ impl<'a, T: Scalar> DistEngine<'a, T> {
                         Some(d) => gpu.upload(&d[p.rows.clone()])?,
                         None => gpu.alloc(1)?,
                     },
-                    dots: kernel("kr_dots")?,
-                    steps: [
-                        kernel("kr_cg_update")?,
-                        kernel("kr_cg_direction")?,
-                        kernel("kr_bi_direction")?,
-                        kernel("kr_bi_s")?,
-                        kernel("kr_bi_update")?,
-                    ],
+                    kernels: StepKernels::new::<T>(gpu, n)?,
                 }))
             })
             .collect::<Result<_>>()?;
@@ -200,7 +186,7 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
             self.each(|i, gpu, st| {
                 let (a, b, c, s) = (self.own(a, i), self.own(b, i), self.own(c, i), st.s.borrow());
                 unsafe {
-                    st.dots.launch(gpu, |l| {
+                    st.kernels.dots.launch(gpu, |l| {
                         l.arg(&st.n32).arg(&*s).arg(&a).arg(&b).arg(&c);
                         l.arg(&st.partial).arg(&st.counter).arg(&op::TOTALS);
                     })
@@ -221,7 +207,7 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
                 let (p, q, s) = (self.own(p, i), self.own(q, i), st.s.borrow());
                 let (x, r, z) = (self.own(x, i), self.own(r, i), self.own(z, i));
                 unsafe {
-                    st.steps[0].launch(gpu, |l| {
+                    st.kernels.steps[CG_UPDATE].launch(gpu, |l| {
                         l.arg(&st.n32).arg(&*s).arg(&p).arg(&q).arg(&st.d).arg(&self.use_d);
                         l.arg(&x).arg(&r).arg(&z).arg(&st.partial).arg(&st.counter);
                         l.arg(&op::TOTALS);
@@ -238,7 +224,7 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
         self.each(|i, gpu, st| {
             let (z, p, s) = (self.own(z, i), self.own(p, i), st.s.borrow());
             unsafe {
-                st.steps[1].launch(gpu, |l| {
+                st.kernels.steps[CG_DIRECTION].launch(gpu, |l| {
                     l.arg(&st.n32).arg(&*s).arg(&z).arg(&p);
                 })
             }
@@ -257,7 +243,7 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
             let (r, v, s) = (self.own(r, i), self.own(v, i), st.s.borrow());
             let (p, p_hat) = (self.own(p, i), self.own(p_hat, i));
             unsafe {
-                st.steps[2].launch(gpu, |l| {
+                st.kernels.steps[BI_DIRECTION].launch(gpu, |l| {
                     l.arg(&st.n32).arg(&*s).arg(&r).arg(&v).arg(&st.d).arg(&self.use_d);
                     l.arg(&p).arg(&p_hat);
                 })
@@ -275,7 +261,7 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
                 let (v, r, s_hat, s) =
                     (self.own(v, i), self.own(r, i), self.own(s_hat, i), st.s.borrow());
                 unsafe {
-                    st.steps[3].launch(gpu, |l| {
+                    st.kernels.steps[BI_S].launch(gpu, |l| {
                         l.arg(&st.n32).arg(&*s).arg(&v).arg(&st.d).arg(&self.use_d);
                         l.arg(&r).arg(&s_hat).arg(&st.partial).arg(&st.counter);
                         l.arg(&op::TOTALS);
@@ -297,7 +283,7 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
                 let (t, r_hat, s) = (self.own(t, i), self.own(r_hat, i), st.s.borrow());
                 let (x, r) = (self.own(x, i), self.own(r, i));
                 unsafe {
-                    st.steps[4].launch(gpu, |l| {
+                    st.kernels.steps[BI_UPDATE].launch(gpu, |l| {
                         l.arg(&st.n32).arg(&*s).arg(&p_used).arg(&s_hat).arg(&t).arg(&r_hat);
                         l.arg(&self.use_d).arg(&x).arg(&r).arg(&st.partial).arg(&st.counter);
                         l.arg(&op::TOTALS);

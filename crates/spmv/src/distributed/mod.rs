@@ -48,7 +48,6 @@ mod nccl;
 mod pagerank;
 mod partition;
 
-use std::mem::ManuallyDrop;
 use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -727,7 +726,7 @@ impl<T: Scalar> DistributedMatrix<T> {
             let at = column * to.len(true) + t.recv_at;
             // SAFETY: the run lies in the receiver's halo room (the plan built it so), the
             // product's scratch, which nothing else writes or reads until the product's rows do.
-            let mut dst = unsafe { halo_alias(&x.parts[t.to], at..at + t.count) };
+            let mut dst = unsafe { crate::gpu::alias(&x.parts[t.to], at..at + t.count) };
             // On the receiver's exchange stream; between devices cudarc first makes it wait
             // for the owner's stream (where the buffer lives), so the gather is done.
             to.gpu.context().bind_to_thread()?;
@@ -800,50 +799,8 @@ impl<T: Scalar> Part<T> {
     }
 }
 
-/// `buf[range]` as a buffer the exchange writes, from a shared borrow of `buf`.
-///
-/// # Safety
-/// `range` lies inside `buf`, in memory nothing else uses while the alias lives (the halo
-/// room of a product's x: scratch of the product, see [`DistVector`]).
-unsafe fn halo_alias<T: cudarc::driver::DeviceRepr>(
-    buf: &CudaSlice<T>,
-    range: Range<usize>,
-) -> ManuallyDrop<CudaSlice<T>> {
-    let stream = buf.stream().clone();
-    let (base, _) = buf.device_ptr(&stream);
-    let at = base + (range.start * std::mem::size_of::<T>()) as u64;
-    // ManuallyDrop: the alias must never free memory it does not own.
-    ManuallyDrop::new(unsafe { stream.upgrade_device_ptr::<T>(at, range.len()) })
-}
-
-/// Several GPUs: the parts' formats, the halo through peer copies or NCCL; vectors made by
-/// [`DistributedMatrix::upload`] (an `x` with halo room, a `y` of own entries), blocks
-/// column-major.
-impl<T: Scalar> crate::operator::LinearOperator<T> for DistributedMatrix<T> {
-    type Vector = DistVector<T>;
-    fn shape(&self) -> (usize, usize) {
-        (self.nrows(), self.nrows())
-    }
-    fn apply(&self, alpha: T, x: &DistVector<T>, beta: T, y: &mut DistVector<T>) -> Result<()> {
-        DistributedMatrix::apply(self, alpha, x, beta, y)
-    }
-    fn apply_transpose(
-        &self,
-        alpha: T,
-        x: &DistVector<T>,
-        beta: T,
-        y: &mut DistVector<T>,
-    ) -> Result<()> {
-        DistributedMatrix::apply_transpose(self, alpha, x, beta, y)
-    }
-    fn apply_block(
-        &self,
-        alpha: T,
-        x: &DistVector<T>,
-        beta: T,
-        y: &mut DistVector<T>,
-        block: Block,
-    ) -> Result<()> {
-        DistributedMatrix::apply_block(self, alpha, x, beta, y, block)
-    }
-}
+// Several GPUs: the parts' formats, the halo through peer copies or NCCL; vectors made by
+// `upload` (an x with halo room, a y of own entries), blocks column-major.
+crate::operator::by_inherent_methods!(DistributedMatrix, DistVector<T>, |d: &DistributedMatrix<
+    T,
+>| (d.nrows(), d.nrows()));

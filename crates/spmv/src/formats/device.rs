@@ -361,32 +361,8 @@ impl<T: Scalar> std::fmt::Debug for DeviceMatrix<T> {
     }
 }
 
-/// One GPU: the format's kernels on the GPU's stream, vectors in device memory.
-impl<T: Scalar> crate::operator::LinearOperator<T> for DeviceMatrix<T> {
-    type Vector = CudaSlice<T>;
-    fn shape(&self) -> (usize, usize) {
-        (self.info.nrows, self.info.ncols)
-    }
-    fn apply(&self, alpha: T, x: &CudaSlice<T>, beta: T, y: &mut CudaSlice<T>) -> Result<()> {
-        DeviceMatrix::apply(self, alpha, x, beta, y)
-    }
-    fn apply_transpose(
-        &self,
-        alpha: T,
-        x: &CudaSlice<T>,
-        beta: T,
-        y: &mut CudaSlice<T>,
-    ) -> Result<()> {
-        DeviceMatrix::apply_transpose(self, alpha, x, beta, y)
-    }
-    fn apply_block(
-        &self,
-        alpha: T,
-        x: &CudaSlice<T>,
-        beta: T,
-        y: &mut CudaSlice<T>,
-        block: Block,
-    ) -> Result<()> {
-        DeviceMatrix::apply_block(self, alpha, x, beta, y, block)
-    }
-}
+// One GPU: the format's kernels on the GPU's stream, vectors in device memory.
+crate::operator::by_inherent_methods!(DeviceMatrix, CudaSlice<T>, |d: &DeviceMatrix<T>| (
+    d.nrows(),
+    d.ncols()
+));

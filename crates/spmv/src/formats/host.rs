@@ -9,6 +9,7 @@ use super::FormatStats;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::matrix::{Csr, Scalar};
+use crate::operator::{host_block, Block, LinearOperator};
 
 /// What a format implements on the host: its statistics, its CPU algorithm and its upload.
 /// Only the format's own work goes here; [`HostMatrix`] and [`DeviceMatrix`] know the shape
@@ -164,6 +165,12 @@ impl<T: Scalar> HostMatrix<T> {
         Ok(())
     }
 
+    /// `Y = α·A·X + β·Y` for `block.k` vectors on the CPU, one product per column.
+    pub fn apply_block(&self, alpha: T, x: &[T], beta: T, y: &mut [T], block: Block) -> Result<()> {
+        let apply = |a, x: &[T], b, y: &mut [T]| self.apply(a, x, b, y);
+        host_block((self.info.nrows, self.info.ncols), apply, (alpha, x, beta, y), block)
+    }
+
     /// `y = A·x` on the CPU (`apply` with α = 1, β = 0).
     pub fn spmv(&self, x: &[T], y: &mut [T]) -> Result<()> {
         self.apply(T::ONE, x, T::ZERO, y)
@@ -235,34 +242,12 @@ fn axpby_cpu<T: Scalar>(alpha: T, t: &[T], beta: T, y: &mut [T]) {
     });
 }
 
-/// The host backend: each format's CPU algorithm.
-impl<T: Scalar> crate::operator::LinearOperator<T> for HostMatrix<T> {
-    type Vector = [T];
-    fn shape(&self) -> (usize, usize) {
-        (self.info.nrows, self.info.ncols)
-    }
-    fn apply(&self, alpha: T, x: &[T], beta: T, y: &mut [T]) -> Result<()> {
-        HostMatrix::apply(self, alpha, x, beta, y)
-    }
-    fn apply_transpose(&self, alpha: T, x: &[T], beta: T, y: &mut [T]) -> Result<()> {
-        HostMatrix::apply_transpose(self, alpha, x, beta, y)
-    }
-    fn apply_block(
-        &self,
-        alpha: T,
-        x: &[T],
-        beta: T,
-        y: &mut [T],
-        block: crate::operator::Block,
-    ) -> Result<()> {
-        let apply = |a, x: &[T], b, y: &mut [T]| HostMatrix::apply(self, a, x, b, y);
-        crate::operator::host_block(self.shape(), apply, (alpha, x, beta, y), block)
-    }
-}
+// The host backend: each format's CPU algorithm.
+crate::operator::by_inherent_methods!(HostMatrix, [T], |h: &HostMatrix<T>| (h.nrows(), h.ncols()));
 
 /// Plain CSR on the host, rows over rayon's threads (Aᵀ built on every transposed product:
 /// use a [`HostMatrix`] to keep it).
-impl<T: Scalar> crate::operator::LinearOperator<T> for Csr<T> {
+impl<T: Scalar> LinearOperator<T> for Csr<T> {
     type Vector = [T];
     fn shape(&self) -> (usize, usize) {
         (self.nrows(), self.ncols())

@@ -420,23 +420,11 @@ pub fn with_sub_slice<T: DeviceRepr, R>(
     range: std::ops::Range<usize>,
     f: impl FnOnce(&mut CudaSlice<T>) -> R,
 ) -> R {
-    assert!(
-        range.start <= range.end && range.end <= buf.len(),
-        "{range:?} outside a buffer of {}",
-        buf.len()
-    );
     if range == (0..buf.len()) {
         return f(buf);
     }
-    use driver::DevicePtr as _;
-    let stream = buf.stream().clone();
-    let (base, _) = buf.device_ptr(&stream);
-    let at = base + (range.start * std::mem::size_of::<T>()) as u64;
-    // SAFETY: the alias lies inside `buf`, which the `&mut` borrow keeps alive and out of other
-    // hands while `f` runs; `ManuallyDrop` keeps it from freeing memory it does not own (with
-    // event tracking off, as every `Gpu` has it, it holds no events either).
-    let mut alias =
-        std::mem::ManuallyDrop::new(unsafe { stream.upgrade_device_ptr::<T>(at, range.len()) });
+    // SAFETY: the `&mut` borrow keeps `buf` alive and out of other hands while `f` runs.
+    let mut alias = unsafe { alias(buf, range) };
     f(&mut alias)
 }
 
@@ -447,23 +435,37 @@ pub fn with_sub_slice_ref<T: DeviceRepr, R>(
     range: std::ops::Range<usize>,
     f: impl FnOnce(&CudaSlice<T>) -> R,
 ) -> R {
+    if range == (0..buf.len()) {
+        return f(buf);
+    }
+    // SAFETY: the shared borrow keeps `buf` alive while `f` runs, and `f` gets the alias
+    // shared, as it had `buf`.
+    let alias = unsafe { alias(buf, range) };
+    f(&alias)
+}
+
+/// `buf[range]` as a `CudaSlice` of its own that never frees the memory (it stays `buf`'s).
+/// Panics when `range` is outside `buf`.
+///
+/// # Safety
+/// The alias must not outlive `buf`, and writes through it must not race with other uses of
+/// that memory.
+pub(crate) unsafe fn alias<T: DeviceRepr>(
+    buf: &CudaSlice<T>,
+    range: std::ops::Range<usize>,
+) -> std::mem::ManuallyDrop<CudaSlice<T>> {
     assert!(
         range.start <= range.end && range.end <= buf.len(),
         "{range:?} outside a buffer of {}",
         buf.len()
     );
-    if range == (0..buf.len()) {
-        return f(buf);
-    }
     use driver::DevicePtr as _;
     let stream = buf.stream().clone();
     let (base, _) = buf.device_ptr(&stream);
     let at = base + (range.start * std::mem::size_of::<T>()) as u64;
-    // SAFETY: as in `with_sub_slice`; the shared borrow keeps `buf` alive while `f` runs, and
-    // `f` gets the alias shared, as it had `buf`.
-    let alias =
-        std::mem::ManuallyDrop::new(unsafe { stream.upgrade_device_ptr::<T>(at, range.len()) });
-    f(&alias)
+    // ManuallyDrop keeps the alias from freeing memory it does not own (with event tracking
+    // off, as every `Gpu` has it, it holds no events either).
+    std::mem::ManuallyDrop::new(unsafe { stream.upgrade_device_ptr::<T>(at, range.len()) })
 }
 
 /// Launches captured by [`Gpu::capture`], replayed on their `Gpu`'s shared stream.

@@ -86,6 +86,43 @@ pub trait LinearOperator<T: Scalar>: Send + Sync {
     }
 }
 
+/// Implements [`LinearOperator`] for a handle `$ty<T>` by its inherent `apply`,
+/// `apply_transpose` and `apply_block` on `$vector` (each handle's products are written once,
+/// as its own methods; the trait only names them).
+macro_rules! by_inherent_methods {
+    ($ty:ident, $vector:ty, $shape:expr) => {
+        impl<T: Scalar> $crate::operator::LinearOperator<T> for $ty<T> {
+            type Vector = $vector;
+            fn shape(&self) -> (usize, usize) {
+                ($shape)(self)
+            }
+            fn apply(&self, alpha: T, x: &$vector, beta: T, y: &mut $vector) -> Result<()> {
+                $ty::apply(self, alpha, x, beta, y)
+            }
+            fn apply_transpose(
+                &self,
+                alpha: T,
+                x: &$vector,
+                beta: T,
+                y: &mut $vector,
+            ) -> Result<()> {
+                $ty::apply_transpose(self, alpha, x, beta, y)
+            }
+            fn apply_block(
+                &self,
+                alpha: T,
+                x: &$vector,
+                beta: T,
+                y: &mut $vector,
+                block: $crate::operator::Block,
+            ) -> Result<()> {
+                $ty::apply_block(self, alpha, x, beta, y, block)
+            }
+        }
+    };
+}
+pub(crate) use by_inherent_methods;
+
 /// The error for a block whose arrays do not hold `k` vectors of the operator's shape.
 pub(crate) fn check_block(
     (nrows, ncols): (usize, usize),

@@ -57,18 +57,42 @@ struct GpuEngine<'a, T: Scalar> {
     /// The inverse diagonal (one unread element without a preconditioner) and whether to use it.
     d: CudaSlice<T>,
     use_d: u32,
-    dots: Kernel,
-    steps: [Kernel; 5],
+    kernels: StepKernels,
 }
 
-/// The kernels of the steps, in `GpuEngine::steps`' order.
-const STEPS: [&str; 5] =
-    ["kr_cg_update", "kr_cg_direction", "kr_bi_direction", "kr_bi_s", "kr_bi_update"];
-const CG_UPDATE: usize = 0;
-const CG_DIRECTION: usize = 1;
-const BI_DIRECTION: usize = 2;
-const BI_S: usize = 3;
-const BI_UPDATE: usize = 4;
+/// krylov.cu's kernels for n unknowns on one GPU: the dots and the steps (indices below).
+pub(crate) struct StepKernels {
+    pub dots: Kernel,
+    pub steps: [Kernel; 5],
+}
+pub(crate) const CG_UPDATE: usize = 0;
+pub(crate) const CG_DIRECTION: usize = 1;
+pub(crate) const BI_DIRECTION: usize = 2;
+pub(crate) const BI_S: usize = 3;
+pub(crate) const BI_UPDATE: usize = 4;
+
+impl StepKernels {
+    /// The kernels in T on `gpu`, on the grid of n unknowns (`blocks(n)` blocks of BLOCK).
+    pub(crate) fn new<T: Scalar>(gpu: &Gpu, n: usize) -> Result<Self> {
+        let grid = LaunchConfig {
+            grid_dim: (blocks(n) as u32, 1, 1),
+            block_dim: (BLOCK as u32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let kernel =
+            |name: &str| Kernel::new(gpu, &KERNELS, &format!("{name}_{}", T::SUFFIX), grid);
+        Ok(StepKernels {
+            dots: kernel("kr_dots")?,
+            steps: [
+                kernel("kr_cg_update")?,
+                kernel("kr_cg_direction")?,
+                kernel("kr_bi_direction")?,
+                kernel("kr_bi_s")?,
+                kernel("kr_bi_update")?,
+            ],
+        })
+    }
+}
 
 impl<'a, T: Scalar> GpuEngine<'a, T> {
     fn new(
@@ -83,13 +107,6 @@ impl<'a, T: Scalar> GpuEngine<'a, T> {
             Error::Unsupported(format!("{method:?} on the GPU: {n} rows exceed 32-bit indices"))
         })?;
         let gpu = &**a.gpu();
-        let grid = LaunchConfig {
-            grid_dim: (blocks(n) as u32, 1, 1),
-            block_dim: (BLOCK as u32, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let kernel =
-            |name: &str| Kernel::new(gpu, &KERNELS, &format!("{name}_{}", T::SUFFIX), grid);
         let initial = initial_scalars(settings, bnorm);
         Ok(GpuEngine {
             a,
@@ -107,14 +124,7 @@ impl<'a, T: Scalar> GpuEngine<'a, T> {
                 None => gpu.alloc(1)?,
             },
             use_d: m_inv.is_some() as u32,
-            dots: kernel("kr_dots")?,
-            steps: [
-                kernel(STEPS[0])?,
-                kernel(STEPS[1])?,
-                kernel(STEPS[2])?,
-                kernel(STEPS[3])?,
-                kernel(STEPS[4])?,
-            ],
+            kernels: StepKernels::new::<T>(gpu, n)?,
         })
     }
 }
@@ -158,7 +168,7 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
     }
     fn dots(&self, a: &CudaSlice<T>, b: &CudaSlice<T>, c: &CudaSlice<T>, op: u32) -> Result<()> {
         unsafe {
-            self.dots.launch(self.gpu, |l| {
+            self.kernels.dots.launch(self.gpu, |l| {
                 l.arg(&self.n32)
                     .arg(&self.s)
                     .arg(a)
@@ -179,7 +189,7 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
     ) -> Result<()> {
         let (n, s, d, use_d) = (&self.n32, &self.s, &self.d, &self.use_d);
         unsafe {
-            self.steps[CG_UPDATE].launch(self.gpu, |l| {
+            self.kernels.steps[CG_UPDATE].launch(self.gpu, |l| {
                 l.arg(n).arg(s).arg(p).arg(q).arg(d).arg(use_d).arg(&*x).arg(&*r).arg(&*z);
                 l.arg(&self.partial).arg(&self.counter).arg(&op::CG_RZ);
             })
@@ -187,7 +197,7 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
     }
     fn cg_direction(&self, z: &CudaSlice<T>, p: &mut CudaSlice<T>) -> Result<()> {
         unsafe {
-            self.steps[CG_DIRECTION].launch(self.gpu, |l| {
+            self.kernels.steps[CG_DIRECTION].launch(self.gpu, |l| {
                 l.arg(&self.n32).arg(&self.s).arg(z).arg(&*p);
             })
         }
@@ -200,7 +210,7 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
     ) -> Result<()> {
         let (n, s, d, use_d) = (&self.n32, &self.s, &self.d, &self.use_d);
         unsafe {
-            self.steps[BI_DIRECTION].launch(self.gpu, |l| {
+            self.kernels.steps[BI_DIRECTION].launch(self.gpu, |l| {
                 l.arg(n).arg(s).arg(r).arg(v).arg(d).arg(use_d).arg(&*p).arg(&*p_hat);
             })
         }
@@ -208,7 +218,7 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
     fn bi_s(&self, v: &CudaSlice<T>, r: &mut CudaSlice<T>, s_hat: &mut CudaSlice<T>) -> Result<()> {
         let (n, s, d, use_d) = (&self.n32, &self.s, &self.d, &self.use_d);
         unsafe {
-            self.steps[BI_S].launch(self.gpu, |l| {
+            self.kernels.steps[BI_S].launch(self.gpu, |l| {
                 l.arg(n).arg(s).arg(v).arg(d).arg(use_d).arg(&*r).arg(&*s_hat);
                 l.arg(&self.partial).arg(&self.counter).arg(&op::BI_S);
             })
@@ -222,7 +232,7 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
     ) -> Result<()> {
         let (n, s, use_d) = (&self.n32, &self.s, &self.use_d);
         unsafe {
-            self.steps[BI_UPDATE].launch(self.gpu, |l| {
+            self.kernels.steps[BI_UPDATE].launch(self.gpu, |l| {
                 l.arg(n).arg(s).arg(p_used).arg(s_hat).arg(t).arg(r_hat).arg(use_d);
                 l.arg(&*x).arg(&*r).arg(&self.partial).arg(&self.counter).arg(&op::BI_RHO);
             })
