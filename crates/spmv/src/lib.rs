@@ -31,6 +31,7 @@ pub mod matrix;
 pub mod reference;
 pub mod reorder;
 pub mod solve;
+mod spec_syntax;
 
 pub use api::{overlap, Backend, Matrix, Operator};
 pub use error::{Error, Result};
