@@ -28,6 +28,7 @@ pub mod formats;
 pub mod gpu;
 pub mod io;
 pub mod matrix;
+mod measure;
 pub mod reference;
 pub mod reorder;
 pub mod solve;

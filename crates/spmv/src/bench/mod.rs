@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::formats::{self, FormatHandle, FormatSpec, FormatStats, HostMatrix};
 use crate::gpu::{grid_for, jit, Kernel};
 use crate::matrix::{Csr, Precision, Scalar};
+pub use crate::measure::median_min;
 use crate::reference::{test_vector, Check, Oracle};
 use crate::reorder::{self, Reordering};
 pub use crate::Backend;
@@ -299,17 +300,6 @@ impl Measurement {
         self.roofline_fraction = self.effective_gbs / (machine.copy_gbs * devices as f64);
         self.l2_resident = machine.l2_bytes > 0 && moved <= (machine.l2_bytes * devices) as f64;
     }
-}
-
-/// Median and minimum of a sample.
-pub fn median_min(times: &mut [f64]) -> (f64, f64) {
-    if times.is_empty() {
-        return (f64::NAN, f64::NAN);
-    }
-    times.sort_by(|a, b| a.total_cmp(b));
-    let n = times.len();
-    let median = if n % 2 == 1 { times[n / 2] } else { 0.5 * (times[n / 2 - 1] + times[n / 2]) };
-    (median, times[0])
 }
 
 impl Backend {
