@@ -59,6 +59,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use super::FormatInfo;
 use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
@@ -410,5 +411,34 @@ pub(crate) mod tests {
             cpu::spmv_segmented(&e.rows, &e.cols, &e.vals, &x, &mut y, chunk);
             prop_assert!(Oracle::new(&a, &x).check(&y).passed(), "chunk {chunk}: {y:?}");
         }
+    }
+}
+
+/// The registry's entry for `coo-atomic` (listed in [`super::registry`]).
+pub(crate) fn atomic_entry<T: Scalar>() -> FormatInfo<T> {
+    FormatInfo {
+        name: "coo-atomic",
+        description: "COO, one atomicAdd per entry (y zeroed first, timed); not deterministic",
+        params: &[],
+        kernels: &[KERNELS],
+        deterministic: false,
+        half: false,
+        wide: false,
+        build: |a, _| Ok(Box::new(CooFormat::new(a, CooKernel::Atomic)?)),
+    }
+}
+
+/// The registry's entry for `coo-segmented` (listed in [`super::registry`]).
+pub(crate) fn segmented_entry<T: Scalar>() -> FormatInfo<T> {
+    FormatInfo {
+        name: "coo-segmented",
+        description:
+            "COO, segmented reduction over chunks of 1024 entries plus a carry pass; deterministic",
+        params: &[],
+        kernels: &[KERNELS],
+        deterministic: true,
+        half: false,
+        wide: false,
+        build: |a, _| Ok(Box::new(CooFormat::new(a, CooKernel::Segmented)?)),
     }
 }
