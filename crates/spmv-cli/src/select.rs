@@ -7,7 +7,8 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 
-use spmv::formats::{self, FormatSpec};
+use spmv::choice::{self, Choice};
+use spmv::formats;
 use spmv::{Backend, Precision};
 
 /// The GPU unless `cpu` is set or none can be used; says on stderr which and why.
@@ -23,8 +24,8 @@ pub fn backend(cpu: bool) -> Backend {
 
 /// The specs of a `--formats` list (`all`, names, `name:key=value,...`). With
 /// `deterministic`, `all` keeps only the deterministic formats and naming another is an error.
-pub fn format_specs(list: &str, deterministic: bool) -> Result<Vec<FormatSpec>> {
-    let specs = formats::parse_spec_list(list)?;
+pub fn format_specs(list: &str, deterministic: bool) -> Result<Vec<Choice>> {
+    let specs = choice::parse_list(list)?;
     if specs.is_empty() {
         bail!("no format given (see `spmv formats`)");
     }
@@ -40,10 +41,10 @@ pub fn format_specs(list: &str, deterministic: bool) -> Result<Vec<FormatSpec>> 
             .join(", ")
     };
     if all {
-        return Ok(specs.into_iter().filter(formats::is_deterministic).collect());
+        return Ok(specs.into_iter().filter(Choice::deterministic).collect());
     }
     let refused: Vec<String> =
-        specs.iter().filter(|s| !formats::is_deterministic(s)).map(|s| s.label()).collect();
+        specs.iter().filter(|s| !s.deterministic()).map(Choice::label).collect();
     if !refused.is_empty() {
         bail!(
             "--deterministic: {} may give different bits from run to run; deterministic formats: {}",
@@ -152,7 +153,7 @@ pub fn open_gpus(ordinals: &[usize]) -> Result<Vec<std::sync::Arc<spmv::gpu::Gpu
 pub fn distribute<T: spmv::Scalar>(
     a: &spmv::Csr<T>,
     gpus: &[std::sync::Arc<spmv::gpu::Gpu>],
-    spec: &spmv::formats::FormatSpec,
+    spec: &Choice,
     exchange: &str,
 ) -> Result<spmv::distributed::DistributedMatrix<T>> {
     let mut d = spmv::distributed::DistributedMatrix::new(a, gpus, spec)?;

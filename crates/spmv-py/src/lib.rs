@@ -15,6 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use spmv::bench::{run_matrix_distributed, Settings as BenchSettings};
+use spmv::choice::Choice;
 use spmv::distributed::{DistributedMatrix, Exchange};
 use spmv::formats::{self, FormatHandle};
 use spmv::gpu::Gpu;
@@ -85,7 +86,7 @@ fn distribute<T: Scalar>(
     exchange: &str,
 ) -> PyResult<DistributedMatrix<T>> {
     let gpus = gpus(devices)?;
-    let spec = formats::parse_spec(format).map_err(py_err)?;
+    let spec = Choice::parse(format).map_err(py_err)?;
     let exchange: Exchange = exchange.parse().map_err(py_err)?;
     let mut d = DistributedMatrix::new(&a.cast::<T>(), &gpus, &spec).map_err(py_err)?;
     d.set_exchange(exchange).map_err(py_err)?;
@@ -873,7 +874,7 @@ fn to_device(
     let csr = a.csr.clone();
     let op = py
         .allow_threads(|| -> spmv::Result<AnyOperator> {
-            let spec = formats::parse_spec(format)?;
+            let spec = Choice::parse(format)?;
             Ok(match precision {
                 Precision::F64 => AnyOperator::F64(Operator::new(&csr, &backend, &spec)?),
                 Precision::F32 => AnyOperator::F32(Operator::new(&fitted(&csr)?, &backend, &spec)?),
@@ -1047,7 +1048,7 @@ fn pagerank<'py>(
             let weights =
                 if weighted { solve::EdgeWeights::Values } else { solve::EdgeWeights::Pattern };
             let t = solve::Transition::new(&csr, weights)?;
-            let spec = formats::parse_spec(format)?;
+            let spec = Choice::parse(format)?;
             if let Some(gpus) = &gpus {
                 let mut d = DistributedMatrix::new(t.matrix(), gpus, &spec)?;
                 d.set_exchange(exchange)?;
@@ -1055,7 +1056,7 @@ fn pagerank<'py>(
                 out.copy_from_slice(&pr.ranks);
                 return Ok(pr);
             }
-            let host = formats::build(&spec, t.matrix())?;
+            let host = spec.build_on(&backend, t.matrix())?;
             let pr = match &backend {
                 Backend::Gpu(gpu) => solve::pagerank_gpu(&host.upload(gpu)?, &t, &settings)?,
                 Backend::Cpu => solve::pagerank_host(&host, &t, &settings)?,
@@ -1107,7 +1108,7 @@ fn bench_matrices(
         .filter(|p| !p.is_empty())
         .map(|p| p.parse().map_err(|e: String| value_err(e)))
         .collect::<PyResult<_>>()?;
-    let specs = formats::parse_spec_list(formats_list).map_err(py_err)?;
+    let specs = spmv::choice::parse_list(formats_list).map_err(py_err)?;
     if specs.is_empty() || precisions.is_empty() {
         return Err(value_err("no format or no precision given"));
     }

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Features, Model, Options};
 use crate::error::{Error, Result};
-use crate::formats::{self, FormatHandle, HostMatrix};
+use crate::formats::{self, FormatHandle, FormatSpec, HostMatrix, Param};
 use crate::matrix::{Csr, Scalar};
 use crate::measure::product_ms;
 use crate::reference::test_vector;
@@ -21,6 +21,49 @@ use crate::Backend;
 
 /// At most this many candidates are measured.
 pub const TUNE_CANDIDATES: usize = 4;
+
+/// How `tune` chooses: auto's options for the ranking, and the time for measuring.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TuneOptions {
+    /// The candidates and the model, as `auto`'s (`only`, `heldout`).
+    pub options: Options,
+    /// Time for measuring; the first candidate is always measured (`budget_ms`).
+    pub budget: Duration,
+}
+
+impl Default for TuneOptions {
+    fn default() -> Self {
+        TuneOptions { options: Options::default(), budget: Duration::from_millis(2000) }
+        // budget_ms's default
+    }
+}
+
+impl TuneOptions {
+    /// tune's parameters: auto's, and `budget_ms`.
+    pub const PARAMS: &'static [Param] = &[
+        Options::PARAMS[0],
+        Options::PARAMS[1],
+        Param {
+            key: "budget_ms",
+            default: "2000",
+            doc: "time for measuring (≥ 1; the first candidate is always measured)",
+        },
+    ];
+
+    /// The options of a spec that has [`TuneOptions::PARAMS`] (`tune:budget_ms=500`).
+    pub fn from_spec(s: &FormatSpec) -> Result<Self> {
+        let options = Options::from_spec(s)?;
+        Ok(TuneOptions { options, budget: Duration::from_millis(s.usize("budget_ms", 1)? as u64) })
+    }
+
+    /// The values of [`TuneOptions::PARAMS`] that give these options back.
+    pub fn values(&self) -> Vec<(&'static str, String)> {
+        let mut values: Vec<(&'static str, String)> =
+            self.options.values().iter().map(|&(k, v)| (k, v.to_string())).collect();
+        values.push(("budget_ms", self.budget.as_millis().to_string()));
+        values
+    }
+}
 
 /// What tuning measured (and what the cache holds).
 #[derive(Clone, Debug, Serialize, Deserialize)]

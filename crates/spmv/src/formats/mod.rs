@@ -6,8 +6,11 @@
 //! [`HostMatrix`] from [`build`] (or [`FormatInfo::build`]) and a [`DeviceMatrix`] from
 //! [`HostMatrix::upload`]: the handles check shapes, handle empty matrices and apply
 //! `y = α·A·x + β·y` once for every format. Formats take parameters through specs
-//! ([`spec`]: `sell-c-sigma:c=32,sigma=1024`). This file is the only place that lists every
-//! format: adding one is a folder plus one entry in [`registry`] (docs/architecture.md).
+//! ([`spec`]: `sell-c-sigma:c=32,sigma=1024`). Each folder holds its format's registry entry
+//! (`entry()`: name, parameters and their parsing, flags, builder); this file is the only
+//! place that lists every format: adding one is a folder plus one line in [`registry`]
+//! (docs/architecture.md). Choosing a format (`auto`, `tune`) is a layer above this one
+//! ([`crate::choice`]): the registry holds storage formats only.
 
 pub mod amf_csr;
 mod atomic_add;
@@ -149,7 +152,14 @@ pub struct FormatInfo<T: Scalar> {
     /// Takes matrices of 2^31 entries or more (64-bit offsets, see [`offsets`]); the others
     /// refuse them with the reason.
     pub wide: bool,
-    build: Builder<T>,
+    /// A vendor library's SpMV (cuSPARSE), the baseline the others are compared with; on the
+    /// CPU it runs a plain CSR loop, so the benchmark gives it no wins there.
+    pub library_baseline: bool,
+    /// `auto` may build it. With `false` it stays in auto's ranking (and `tune` measures it),
+    /// but auto passes over it when it ranks first (the reason is with the entry).
+    pub auto_candidate: bool,
+    /// Builds the format from a CSR matrix and its resolved spec.
+    pub(crate) build: Builder<T>,
 }
 
 impl<T: Scalar> FormatInfo<T> {
@@ -215,60 +225,8 @@ pub(crate) fn registered<T: Scalar>() -> Vec<FormatInfo<T>> {
         drm::entry(),
         cusparse::alg1_entry(),
         cusparse::alg2_entry(),
-        FormatInfo {
-            name: "tune",
-            description: "auto's first candidates measured on the backend, the fastest kept and cached (runs in spmv bench and auto::tune; docs/auto.md)",
-            params: &[ONLY, HELD_OUT, Param { key: "budget_ms", default: "2000", doc: "time for measuring (≥ 1; the first candidate is always measured)" }],
-            kernels: &[],
-            deterministic: false,
-            half: true,
-            wide: true,
-            // Measuring needs the backend, which a format's build does not have: spmv bench
-            // and auto::tune run it; built alone it declines.
-            build: |_, s| {
-                auto_options(s)?;
-                s.usize("budget_ms", 1)?;
-                Err(Error::format("tune", TUNE_DECLINES))
-            },
-        },
-        FormatInfo {
-            name: "auto",
-            description: "the format chosen from the matrix's features by a model fitted to H200 measurements (docs/auto.md)",
-            params: &[ONLY, HELD_OUT],
-            kernels: &[],
-            // The chosen format may not be; auto:only=deterministic is.
-            deterministic: false,
-            half: true,
-            wide: true,
-            build: |a, s| {
-                Ok(Box::new(crate::auto::Auto::new(a, auto_options(s)?)?))
-            },
-        },
     ]
 }
-
-/// The candidates of `auto` and `tune`.
-const ONLY: Param =
-    Param { key: "only", default: "all", doc: "the candidates: all registered formats, or deterministic ones only (bitwise identical runs)" };
-
-/// Leaving the matrix out of the model when it is a training matrix (auto and tune).
-const HELD_OUT: Param = Param {
-    key: "heldout",
-    default: "false",
-    doc: "true: choose as if the model had not been fitted on this matrix (how the choice is scored on the training matrices)",
-};
-
-/// auto's and tune's options from their spec (`only`, `heldout`).
-pub(crate) fn auto_options(s: &FormatSpec) -> Result<crate::auto::Options> {
-    Ok(crate::auto::Options {
-        deterministic: s.choice("only", &["all", "deterministic"])? == "deterministic",
-        held_out: s.choice("heldout", &["false", "true"])? == "true",
-    })
-}
-
-/// Why `tune` declines to be built alone.
-const TUNE_DECLINES: &str =
-    "tune measures candidates on a device: use it in spmv bench or through spmv::auto::tune";
 
 /// The registered format called `name`, or an error listing the valid names.
 pub fn find<T: Scalar>(name: &str) -> Result<FormatInfo<T>> {
@@ -285,40 +243,9 @@ pub fn parse_spec(spec: &str) -> Result<FormatSpec> {
     let (name, pairs) = spec::split(spec)?;
     let info = find::<f64>(name)?;
     let spec = FormatSpec::resolve(info.name, info.params, &pairs)?;
-    // Every format takes an empty matrix, so an error building one is the spec's values'
-    // (tune, which builds nothing by itself, checks its values and then declines).
-    match info.build_spec(&Csr::zeros(0, 0), &spec) {
-        Err(Error::Format { .. }) if info.name == "tune" => Ok(spec),
-        Err(e) => Err(e),
-        Ok(_) => Ok(spec),
-    }
-}
-
-/// Parses a list of specs separated by commas, or `all`. A comma also separates a spec's
-/// parameters: a piece with `=` and no `:` continues the spec before it, so
-/// `csr-vector,sell-c-sigma:c=32,sigma=1024` is two specs.
-pub fn parse_spec_list(list: &str) -> Result<Vec<FormatSpec>> {
-    let mut specs: Vec<String> = Vec::new();
-    for piece in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        if piece.eq_ignore_ascii_case("all") {
-            specs.extend(registry::<f64>().iter().map(|f| f.name.to_string()));
-        } else if piece.contains('=') && !piece.contains(':') {
-            match specs.last_mut() {
-                Some(last) => {
-                    last.push(if last.contains(':') { ',' } else { ':' });
-                    last.push_str(piece);
-                }
-                None => {
-                    return Err(Error::Unsupported(format!(
-                        "'{piece}' names no format (expected name:key=value)"
-                    )))
-                }
-            }
-        } else {
-            specs.push(piece.to_string());
-        }
-    }
-    specs.iter().map(|s| parse_spec(s)).collect()
+    // Every format takes an empty matrix, so an error building one is the spec's values'.
+    info.build_spec(&Csr::zeros(0, 0), &spec)?;
+    Ok(spec)
 }
 
 /// Builds the format that `spec` names from `a`.
@@ -396,11 +323,6 @@ mod tests {
             assert_eq!(parse_spec(&spec.to_string()).unwrap(), spec, "{}", info.name);
             assert_eq!(spec.label(), info.name);
             let a = Csr::new_checked(2, 2, vec![0, 1, 2], vec![0, 1], vec![1.0, 2.0]).unwrap();
-            if info.name == "tune" {
-                // Measuring needs a backend: built alone, tune declines (bench and auto::tune run it).
-                assert!(matches!(build(&spec, &a), Err(Error::Format { .. })));
-                continue;
-            }
             let m = build(&spec, &a).unwrap();
             assert_eq!(
                 (m.name(), m.nrows(), m.nnz(), m.deterministic()),
@@ -410,17 +332,7 @@ mod tests {
     }
 
     #[test]
-    fn spec_lists_split_on_names_and_bad_values_fail_at_parse_time() {
-        let specs =
-            parse_spec_list("csr-vector, sell-c-sigma:c=16,sigma=64,ell:max_padding=5,brcp")
-                .unwrap();
-        let labels: Vec<String> = specs.iter().map(|s| s.label()).collect();
-        assert_eq!(
-            labels,
-            ["csr-vector", "sell-c-sigma:c=16,sigma=64", "ell:max_padding=5", "brcp"]
-        );
-        assert_eq!(parse_spec_list("all").unwrap().len(), registry::<f64>().len());
-        assert!(parse_spec_list("c=3").is_err());
+    fn bad_values_fail_at_parse_time() {
         for bad in [
             "csr-vector:lanes=3",
             "drm:segment_rows=5000",
@@ -433,5 +345,23 @@ mod tests {
             assert!(e.contains(name), "{bad}: {e}");
         }
         assert!(parse_spec("nope").unwrap_err().to_string().contains("known formats: csr-scalar"));
+    }
+
+    #[test]
+    fn shared_parameters_parse_where_their_owners_keep_them() {
+        let spec = |s: &str| parse_spec(s).unwrap();
+        assert_eq!(csr::lanes(&spec("csr-vector:lanes=8")).unwrap(), Some(8));
+        assert_eq!(csr::lanes(&spec("lightspmv")).unwrap(), None);
+        assert_eq!(ell::max_padding(&spec("dia:max_padding=2.5")).unwrap(), 2.5);
+        assert!(parse_spec("ell:max_padding=0.5").unwrap_err().to_string().contains("≥ 1"));
+        let values = values::ValueChoice::of_spec(&spec("csr5:values=i8")).unwrap();
+        assert_eq!(values, values::ValueChoice::Codec(values::ValueCodec::I8));
+        // The flags that replace name checks: cuSPARSE is the library baseline, and auto passes
+        // over coo-atomic only.
+        let flagged = |flag: fn(&FormatInfo<f64>) -> bool| -> Vec<&str> {
+            registry::<f64>().iter().filter(|f| flag(f)).map(|f| f.name).collect()
+        };
+        assert_eq!(flagged(|f| f.library_baseline), ["cusparse-alg1", "cusparse-alg2"]);
+        assert_eq!(flagged(|f| !f.auto_candidate), ["coo-atomic"]);
     }
 }

@@ -236,6 +236,8 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
         deterministic: true,
         half: false,
         wide: false,
+        library_baseline: false,
+        auto_candidate: true,
         build: |a, s| {
             let ts = s.auto_usize("ts", 1)?.unwrap_or(thresholds(a.nrows(), a.nnz()).0);
             let tl = s.auto_usize("tl", 1)?.unwrap_or(sub_block_threshold(ts, a.nnz()));

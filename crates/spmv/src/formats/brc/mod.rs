@@ -421,6 +421,8 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
         deterministic: false,
         half: false,
         wide: false,
+        library_baseline: false,
+        auto_candidate: true,
         build: |a, s| match s.auto_usize("threshold", 1)? {
             None => Ok(Box::new(Brc::new(a)?)),
             Some(t) => Ok(Box::new(Brc::with_params(a, WARP_BLOCK_ROWS, t)?)),

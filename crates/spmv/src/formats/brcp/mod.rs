@@ -466,6 +466,8 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
         deterministic: true,
         half: false,
         wide: false,
+        library_baseline: false,
+        auto_candidate: true,
         build: |a, s| match s.auto_usize("threshold", 1)? {
             None => Ok(Box::new(Brcp::new(a)?)),
             Some(t) => Ok(Box::new(Brcp::with_params(a, brc::WARP_BLOCK_ROWS, t)?)),

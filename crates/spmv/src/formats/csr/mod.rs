@@ -228,6 +228,8 @@ pub(crate) fn scalar_entry<T: Scalar>() -> FormatInfo<T> {
         deterministic: true,
         half: true,
         wide: true,
+        library_baseline: false,
+        auto_candidate: true,
         build: |a, s| {
             Ok(Box::new(
                 CsrFormat::new(a, CsrKernel::Scalar)
@@ -252,6 +254,8 @@ pub(crate) fn vector_entry<T: Scalar>() -> FormatInfo<T> {
         deterministic: true,
         half: true,
         wide: true,
+        library_baseline: false,
+        auto_candidate: true,
         build: |a, s| {
             let cols = match s.choice("cols", values::columns::COLUMN_CHOICES)? {
                 "delta16" => ColumnChoice::Delta16,

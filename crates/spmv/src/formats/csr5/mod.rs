@@ -384,6 +384,8 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
         deterministic: true,
         half: true,
         wide: false,
+        library_baseline: false,
+        auto_candidate: true,
         build: |a, s| {
             let sigma = match s.auto_usize("sigma", 1)? {
                 Some(sigma) => sigma,

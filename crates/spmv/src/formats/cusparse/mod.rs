@@ -107,6 +107,8 @@ pub(crate) fn alg1_entry<T: Scalar>() -> FormatInfo<T> {
         deterministic: false,
         half: true,
         wide: true,
+        library_baseline: true,
+        auto_candidate: true,
         build: |a, s| {
             let wide = OffsetWidth::of_spec(s, a.nnz())? == OffsetWidth::W64;
             Ok(Box::new(Cusparse::new(a, Algorithm::Alg1).with_wide_indices(wide)?))
@@ -125,6 +127,8 @@ pub(crate) fn alg2_entry<T: Scalar>() -> FormatInfo<T> {
         deterministic: true,
         half: true,
         wide: true,
+        library_baseline: true,
+        auto_candidate: true,
         build: |a, s| {
             let wide = OffsetWidth::of_spec(s, a.nnz())? == OffsetWidth::W64;
             Ok(Box::new(Cusparse::new(a, Algorithm::Alg2).with_wide_indices(wide)?))

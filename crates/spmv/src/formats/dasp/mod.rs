@@ -627,6 +627,8 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
         deterministic: true,
         half: true,
         wide: true,
+        library_baseline: false,
+        auto_candidate: true,
         build: |a, s| {
             let params = Params {
                 max_len: s.usize("max_len", 4)?,

@@ -221,6 +221,8 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
         deterministic: true,
         half: false,
         wide: true,
+        library_baseline: false,
+        auto_candidate: true,
         build: |a, s| Ok(Box::new(Dia::with_values(a, max_padding(s)?, values::ValueChoice::of_spec(s)?)?)),
     }
 }

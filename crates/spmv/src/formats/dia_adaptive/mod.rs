@@ -348,6 +348,8 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
         deterministic: true,
         half: false,
         wide: false,
+        library_baseline: false,
+        auto_candidate: true,
         build: |a, s| {
             use Layout;
             let layout = match s.choice("layout", &["auto", "dia", "brcsd1", "brcsd2"])? {

@@ -310,6 +310,8 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
         deterministic: true,
         half: false,
         wide: false,
+        library_baseline: false,
+        auto_candidate: true,
         build: |a, s| Ok(Box::new(Drm::with_segment_rows(a, s.usize("segment_rows", 1)?)?)),
     }
 }

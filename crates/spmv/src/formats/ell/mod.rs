@@ -282,6 +282,8 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
         deterministic: true,
         half: false,
         wide: false,
+        library_baseline: false,
+        auto_candidate: true,
         build: |a, s| Ok(Box::new(EllFormat::with_limit(a, max_padding(s)?)?)),
     }
 }

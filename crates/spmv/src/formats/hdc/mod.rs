@@ -239,6 +239,8 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
         deterministic: true,
         half: false,
         wide: false,
+        library_baseline: false,
+        auto_candidate: true,
         build: |a, _| Ok(Box::new(Hdc::new(a)?)),
     }
 }

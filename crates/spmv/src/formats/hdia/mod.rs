@@ -175,6 +175,8 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
         deterministic: true,
         half: false,
         wide: false,
+        library_baseline: false,
+        auto_candidate: true,
         build: |a, s| Ok(Box::new(Hdia::with_hack_rows(a, s.usize("hack_rows", 1)?)?)),
     }
 }

@@ -149,6 +149,8 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
         deterministic: false,
         half: false,
         wide: false,
+        library_baseline: false,
+        auto_candidate: true,
         build: |a, s| match s.auto_usize("width", 0)? {
             None => Ok(Box::new(Hyb::new(a)?)),
             Some(k) => Ok(Box::new(Hyb::with_width(a, k)?)),

@@ -147,6 +147,8 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
         deterministic: true,
         half: false,
         wide: false,
+        library_baseline: false,
+        auto_candidate: true,
         build: |a, s| match lanes(s)? {
             None => Ok(Box::new(LightSpmv::new(a)?)),
             Some(l) => Ok(Box::new(LightSpmv::with_lanes(a, l)?)),

@@ -261,6 +261,8 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
         deterministic: true,
         half: true,
         wide: true,
+        library_baseline: false,
+        auto_candidate: true,
         build: |a, s| {
             let items = s.auto_usize("items", 1)?.unwrap_or(DEFAULT_ITEMS);
             let merge = MergeCsr::new(a, items)?;

@@ -337,6 +337,8 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
         deterministic: true,
         half: false,
         wide: false,
+        library_baseline: false,
+        auto_candidate: true,
         build: |a, s| match s.auto_usize("blocks", 1)? {
             None => Ok(Box::new(Pbc::new(a)?)),
             Some(p) => Ok(Box::new(Pbc::with_blocks(a, p)?)),

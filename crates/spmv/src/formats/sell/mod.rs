@@ -278,6 +278,8 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
         deterministic: true,
         half: false,
         wide: true,
+        library_baseline: false,
+        auto_candidate: true,
         build: |a, s| {
             let sigma = s.auto_usize("sigma", 1)?.unwrap_or(a.nrows());
             let sell = SellCSigma::new(a, s.usize("c", 1)?, sigma)?;

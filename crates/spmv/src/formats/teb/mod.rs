@@ -456,6 +456,8 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
         deterministic: true,
         half: false,
         wide: false,
+        library_baseline: false,
+        auto_candidate: true,
         build: |a, s| Ok(Box::new(with_spec(a, s, TebKernel::RowPerThread)?)),
     }
 }
@@ -470,6 +472,8 @@ pub(crate) fn lanes_entry<T: Scalar>() -> FormatInfo<T> {
         deterministic: true,
         half: false,
         wide: false,
+        library_baseline: false,
+        auto_candidate: true,
         build: |a, s| Ok(Box::new(with_spec(a, s, TebKernel::LanesPerRow)?)),
     }
 }
