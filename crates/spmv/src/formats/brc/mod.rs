@@ -408,9 +408,6 @@ impl<T: Scalar> SpmvFormat<T> for Brc<T> {
     }
 }
 
-#[cfg(test)]
-pub(crate) mod tests;
-
 /// The registry's entry for `brc` (listed in [`super::registry`]).
 pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
     FormatInfo {
@@ -429,3 +426,6 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
         },
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests;
