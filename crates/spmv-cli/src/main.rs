@@ -15,8 +15,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use spmv::bench::report::{Report, TableLayout};
 use spmv::bench::Settings;
+use spmv::choice::{Choice, CHOOSERS};
 use spmv::error::{printable, printable_name};
-use spmv::formats::{self, FormatSpec};
+use spmv::formats;
 use spmv::io::inputs::{self, Input};
 use spmv::{Backend, Csr, Precision, Scalar};
 
@@ -167,16 +168,25 @@ fn info(args: &[String]) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `spmv formats`: every format, whether it is deterministic, and its parameters.
+/// `spmv formats`: every format, whether it is deterministic, and its parameters; then the
+/// choosers, which take the place of a format anywhere.
 fn format_list() -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
+    let params = |s: &mut String, params: &[formats::Param]| {
+        for p in params {
+            let _ = writeln!(s, "{:<18}{}={:<8} {}", "", p.key, p.default, p.doc);
+        }
+    };
     for f in formats::registry::<f64>() {
         let det = if f.deterministic { "" } else { " [not deterministic]" };
         let _ = writeln!(s, "{:<16} {}{det}", f.name, f.description);
-        for p in f.params {
-            let _ = writeln!(s, "{:<18}{}={:<8} {}", "", p.key, p.default, p.doc);
-        }
+        params(&mut s, f.params);
+    }
+    let _ = writeln!(s, "\nChoosers (a format per matrix; given where a format is):");
+    for c in CHOOSERS {
+        let _ = writeln!(s, "{:<16} {}", c.name, c.description);
+        params(&mut s, c.params);
     }
     let _ = writeln!(
         s,
@@ -241,7 +251,7 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
         .iter()
         .map(|s| {
             let label = spmv::bench::label(s, settings.reorder);
-            if matches!(s.name(), "auto" | "tune") {
+            if !matches!(s, Choice::Spec(_)) {
                 format!("{label}({})", "x".repeat(longest))
             } else {
                 label
@@ -309,7 +319,7 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
         Backend::Cpu => "csr-scalar",
     };
     // Reordered runs compare with the baseline on the reordered matrix.
-    let baseline = spmv::bench::label(&spmv::formats::parse_spec(baseline)?, settings.reorder);
+    let baseline = spmv::bench::label(&Choice::parse(baseline)?, settings.reorder);
     print!("{}", report.summary_table(&baseline));
     select::write_json(args.json.as_deref(), "--json", &report)?;
     let failed = report.failures().count() + load_failures.len();
@@ -382,7 +392,7 @@ fn run<T: Scalar>(
     distributed: Option<&Devices>,
     input: &Input,
     a: &Csr<T>,
-    specs: &[FormatSpec],
+    specs: &[Choice],
     settings: &Settings,
     report: &Report,
     done: &mut impl FnMut(&spmv::bench::Measurement),

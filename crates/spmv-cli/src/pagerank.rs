@@ -11,8 +11,8 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use spmv::bench::Status;
+use spmv::choice::Choice;
 use spmv::error::printable_name;
-use spmv::formats::{self, FormatSpec};
 use spmv::io::inputs;
 use spmv::reorder::{self, Reordering};
 use spmv::solve::pagerank::{self, Agreement, EdgeWeights, PageRank, Settings, Transition};
@@ -149,7 +149,7 @@ struct RunReport {
 }
 
 impl RunReport {
-    fn new(spec: &FormatSpec, precision: Precision) -> Self {
+    fn new(spec: &Choice, precision: Precision) -> Self {
         RunReport {
             format: spec.label(),
             precision,
@@ -319,7 +319,7 @@ pub fn run(args: PagerankArgs) -> Result<ExitCode> {
 fn run_one<T: Scalar>(
     backend: &Backend,
     t: &Transition,
-    spec: &FormatSpec,
+    spec: &Choice,
     settings: &Settings,
     args: &PagerankArgs,
 ) -> (RunReport, Option<Vec<f64>>) {
@@ -349,7 +349,7 @@ fn run_one<T: Scalar>(
     }
     let start = Instant::now();
     let built = match method {
-        Reordering::None => formats::build(spec, &gt),
+        Reordering::None => spec.build_on(backend, &gt),
         method => reorder::permutation(&gt, method).and_then(|perm| {
             let permuted = perm.apply(&gt)?;
             report.reorder_ms = Some(start.elapsed().as_secs_f64() * 1e3);

@@ -9,8 +9,9 @@ use anyhow::{bail, Context, Result};
 
 use std::sync::Arc;
 
+use spmv::choice::{self, Choice};
 use spmv::distributed::{DistributedMatrix, Exchange};
-use spmv::formats::{self, FormatSpec};
+use spmv::formats;
 use spmv::gpu::Gpu;
 use spmv::reorder::Reordering;
 use spmv::{Backend, Precision};
@@ -82,8 +83,8 @@ pub fn backend(cpu: bool) -> Backend {
 
 /// The specs of a `--formats` list (`all`, names, `name:key=value,...`). With
 /// `deterministic`, `all` keeps only the deterministic formats and naming another is an error.
-pub fn format_specs(list: &str, deterministic: bool) -> Result<Vec<FormatSpec>> {
-    let specs = formats::parse_spec_list(list)?;
+pub fn format_specs(list: &str, deterministic: bool) -> Result<Vec<Choice>> {
+    let specs = choice::parse_list(list)?;
     if specs.is_empty() {
         bail!("no format given (see `spmv formats`)");
     }
@@ -99,10 +100,10 @@ pub fn format_specs(list: &str, deterministic: bool) -> Result<Vec<FormatSpec>> 
             .join(", ")
     };
     if all {
-        return Ok(specs.into_iter().filter(formats::is_deterministic).collect());
+        return Ok(specs.into_iter().filter(Choice::deterministic).collect());
     }
     let refused: Vec<String> =
-        specs.iter().filter(|s| !formats::is_deterministic(s)).map(|s| s.label()).collect();
+        specs.iter().filter(|s| !s.deterministic()).map(Choice::label).collect();
     if !refused.is_empty() {
         bail!(
             "--deterministic: {} may give different bits from run to run; deterministic formats: {}",
@@ -156,7 +157,7 @@ pub fn exit_code(failed: usize, what: &str) -> ExitCode {
 pub fn distribute<T: spmv::Scalar>(
     a: &spmv::Csr<T>,
     gpus: &[Arc<Gpu>],
-    spec: &FormatSpec,
+    spec: &Choice,
     exchange: Exchange,
 ) -> Result<DistributedMatrix<T>> {
     Ok(spmv::app::distribute(a, gpus, spec, exchange)?)

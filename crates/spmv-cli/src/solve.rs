@@ -12,8 +12,8 @@ use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
 use spmv::bench::{median_min, Settings as BenchSettings};
+use spmv::choice::Choice;
 use spmv::error::printable_name;
-use spmv::formats;
 use spmv::io::inputs;
 use spmv::reference::test_vector;
 use spmv::solve::{self, jacobi, KrylovSettings, Method, Outcome, Solution};
@@ -155,7 +155,7 @@ pub fn run(args: SolveArgs) -> Result<ExitCode> {
     }
     select::check_writable(args.json.as_deref(), "--json")?;
     select::check_writable(args.output.as_deref(), "-o")?;
-    let spec = formats::parse_spec(&args.format)?;
+    let spec = Choice::parse(&args.format)?;
     let input = inputs::resolve(std::slice::from_ref(&args.input))?
         .into_iter()
         .next()
@@ -271,7 +271,7 @@ fn rhs(which: &str, n: usize) -> Result<Vec<f64>> {
 fn solve<T: Scalar>(
     a: &Csr<T>,
     b64: &[f64],
-    spec: &formats::FormatSpec,
+    spec: &Choice,
     backend: &Backend,
     args: &SolveArgs,
     settings: &KrylovSettings,
@@ -287,7 +287,7 @@ fn solve<T: Scalar>(
     };
     let method = if args.method == "bicgstab" { Method::Bicgstab } else { Method::Cg };
     let start = std::time::Instant::now();
-    let host = formats::build(spec, a)?;
+    let host = spec.build_on(backend, a)?;
     report.chosen = host.chosen();
     let m_inv = m_inv.as_deref();
     let mut solves = Solves::default();
@@ -320,7 +320,7 @@ fn solve<T: Scalar>(
 fn solve_distributed<T: Scalar>(
     a: &Csr<T>,
     b: &[T],
-    spec: &formats::FormatSpec,
+    spec: &Choice,
     backend: &Backend,
     args: &SolveArgs,
     settings: &KrylovSettings,

@@ -16,6 +16,7 @@ use pyo3::types::{PyBytes, PyDict};
 
 use spmv::app::AnyOperator;
 use spmv::bench::{run_matrix_distributed, Settings as BenchSettings};
+use spmv::choice::Choice;
 use spmv::distributed::{DistributedMatrix, Exchange};
 use spmv::formats::{self, FormatHandle};
 use spmv::gpu::{with_sub_slice, with_sub_slice_ref, Gpu};
@@ -61,7 +62,7 @@ fn distribute<T: Scalar>(
     exchange: &str,
 ) -> PyResult<DistributedMatrix<T>> {
     let gpus = gpus(devices)?;
-    let spec = formats::parse_spec(format).map_err(py_err)?;
+    let spec = Choice::parse(format).map_err(py_err)?;
     let exchange: Exchange = exchange.parse().map_err(py_err)?;
     spmv::app::distribute(&a.cast::<T>(), &gpus, &spec, exchange).map_err(py_err)
 }
@@ -960,7 +961,7 @@ fn to_device(
     let csr = a.csr.clone();
     let op = py
         .allow_threads(|| -> spmv::Result<AnyOperator> {
-            let spec = formats::parse_spec(format)?;
+            let spec = Choice::parse(format)?;
             AnyOperator::new(&csr, &spec, precision, &backend)
         })
         .map_err(py_err)?;
@@ -1125,7 +1126,7 @@ fn pagerank<'py>(
             let weights =
                 if weighted { solve::EdgeWeights::Values } else { solve::EdgeWeights::Pattern };
             let t = solve::Transition::new(&csr, weights)?;
-            let spec = formats::parse_spec(format)?;
+            let spec = Choice::parse(format)?;
             if let Some(gpus) = &gpus {
                 let mut d = DistributedMatrix::new(t.matrix(), gpus, &spec)?;
                 d.set_exchange(exchange)?;
@@ -1133,7 +1134,7 @@ fn pagerank<'py>(
                 out.copy_from_slice(&pr.ranks);
                 return Ok(pr);
             }
-            let host = formats::build(&spec, t.matrix())?;
+            let host = spec.build_on(&backend, t.matrix())?;
             let pr = match &backend {
                 Backend::Gpu(gpu) => solve::pagerank(&host.upload(gpu)?, &t, &settings)?,
                 Backend::Cpu => solve::pagerank(&host, &t, &settings)?,
@@ -1185,7 +1186,7 @@ fn bench_matrices(
         .filter(|p| !p.is_empty())
         .map(|p| p.parse().map_err(|e: String| value_err(e)))
         .collect::<PyResult<_>>()?;
-    let specs = formats::parse_spec_list(formats_list).map_err(py_err)?;
+    let specs = spmv::choice::parse_list(formats_list).map_err(py_err)?;
     if specs.is_empty() || precisions.is_empty() {
         return Err(value_err("no format or no precision given"));
     }

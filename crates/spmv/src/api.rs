@@ -27,10 +27,9 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::CudaSlice;
 
+use crate::choice::Choice;
 use crate::error::Result;
-use crate::formats::{
-    self, DeviceMatrix, FormatHandle, FormatSpec, FormatStats, HostMatrix, MatrixInfo,
-};
+use crate::formats::{self, DeviceMatrix, FormatHandle, FormatStats, HostMatrix, MatrixInfo};
 use crate::gpu::Gpu;
 use crate::matrix::{Csr, Scalar};
 use crate::operator::{check_block, check_transpose, Block};
@@ -113,14 +112,15 @@ impl<T: Scalar> Matrix<T> {
     }
 
     /// Converts the matrix to the format `spec` names (`brcp`, `sell-c-sigma:c=32,sigma=1024`,
-    /// see `spmv formats`) and, on a GPU backend, uploads it.
+    /// see `spmv formats`), or the one `auto` or `tune` chooses, and, on a GPU backend,
+    /// uploads it.
     pub fn to_device(&self, backend: &Backend, spec: &str) -> Result<Operator<T>> {
-        let spec = formats::parse_spec(spec)?;
+        let spec = Choice::parse(spec)?;
         self.to_device_spec(backend, &spec)
     }
 
     /// [`Matrix::to_device`] with a parsed spec.
-    pub fn to_device_spec(&self, backend: &Backend, spec: &FormatSpec) -> Result<Operator<T>> {
+    pub fn to_device_spec(&self, backend: &Backend, spec: &Choice) -> Result<Operator<T>> {
         Operator::new(&self.csr, backend, spec)
     }
 }
@@ -164,8 +164,8 @@ impl<T: Scalar> FormatHandle for Operator<T> {
 impl<T: Scalar> Operator<T> {
     /// `a` converted to the format `spec` names and, on a GPU backend, uploaded (what
     /// [`Matrix::to_device_spec`] does, for a CSR the caller keeps: no copy of it).
-    pub fn new(a: &Csr<T>, backend: &Backend, spec: &FormatSpec) -> Result<Self> {
-        let host = formats::build(spec, a)?;
+    pub fn new(a: &Csr<T>, backend: &Backend, spec: &Choice) -> Result<Self> {
+        let host = spec.build_on(backend, a)?;
         let chosen = host.chosen();
         let place = match backend {
             Backend::Cpu => Place::Cpu(host),

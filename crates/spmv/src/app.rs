@@ -7,9 +7,9 @@
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 
+use crate::choice::Choice;
 use crate::distributed::{DistributedMatrix, Exchange};
 use crate::error::{Error, Result};
-use crate::formats::FormatSpec;
 use crate::gpu::Gpu;
 use crate::matrix::{Csr, Precision, Scalar};
 use crate::{Backend, Operator};
@@ -118,7 +118,7 @@ pub fn open_gpus(ordinals: &[usize]) -> Result<Vec<Arc<Gpu>>> {
 pub fn distribute<T: Scalar>(
     a: &Csr<T>,
     gpus: &[Arc<Gpu>],
-    spec: &FormatSpec,
+    spec: &Choice,
     exchange: Exchange,
 ) -> Result<DistributedMatrix<T>> {
     let mut d = DistributedMatrix::new(a, gpus, spec)?;
@@ -172,7 +172,7 @@ impl AnyOperator {
     /// `a` (f64) in `precision` (values checked to fit it) and `spec`, on `backend`.
     pub fn new(
         a: &Csr<f64>,
-        spec: &FormatSpec,
+        spec: &Choice,
         precision: Precision,
         backend: &Backend,
     ) -> Result<Self> {

@@ -9,6 +9,8 @@
 //! - [`matrix`]: [`Csr`], [`Coo`], the [`Scalar`] element types.
 //! - [`io`]: Matrix Market reading and writing, matrix generators.
 //! - [`reference`](mod@reference): the oracle every result is checked against.
+//! - [`choice`]: how a matrix gets its format: named (`sell-c-sigma:c=32`), or chosen per
+//!   matrix by `auto` (a model) or `tune` (measured).
 //! - [`formats`]: the registry of storage formats with their parameters, and the two handles
 //!   every format is used through: [`HostMatrix`] (CPU) and [`DeviceMatrix`] (GPU).
 //! - [`gpu`]: CUDA runtime (device detection, NVRTC kernel cache, timing, cuSPARSE).
@@ -23,16 +25,19 @@ mod api;
 pub mod app;
 pub mod auto;
 pub mod bench;
+pub mod choice;
 pub mod distributed;
 pub mod error;
 pub mod formats;
 pub mod gpu;
 pub mod io;
 pub mod matrix;
+mod measure;
 pub mod operator;
 pub mod reference;
 pub mod reorder;
 pub mod solve;
+mod spec_syntax;
 
 pub use api::{overlap, Backend, Matrix, Operator};
 pub use error::{Error, Result};

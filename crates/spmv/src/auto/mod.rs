@@ -15,29 +15,24 @@ mod features;
 mod model;
 mod tune;
 
-use std::sync::Arc;
-
 pub use features::{Features, SAMPLED_ROWS, TRAINING_L2_BYTES};
 pub use model::{CrossValidation, Model, Training, TrainingMatrix};
-pub use tune::{cache_dir, fingerprint, tune, tune_with_cache, Tuned, TUNE_CANDIDATES};
+pub use tune::{
+    cache_dir, fingerprint, tune, tune_with_cache, TuneOptions, Tuned, TUNE_CANDIDATES,
+};
 
 use crate::error::{Error, Result};
-use crate::formats::{self, DeviceFormat, FormatHandle, FormatStats, HostMatrix, SpmvFormat};
-use crate::gpu::Gpu;
+use crate::formats::{self, FormatSpec, HostMatrix, Param};
 use crate::matrix::{Csr, Precision, Scalar};
 
-/// Formats `auto` passes over when they rank first (`tune`, which measures, still takes them).
-/// `coo-atomic`: its atomic additions change y's bits from run to run, it is the per-matrix
-/// best on only 18 of the 331 training matrices and there by at most 1.21× (CUDA-graph times,
-/// H200), and in leave-one-out its two choices were the only ones below 0.7 of the best
-/// (NotreDame_www 0.40, G38 0.56); passed over, the score is 0.975 against 0.976, with none
-/// below 0.7 (docs/auto.md).
-pub const NOT_AUTO: &[&str] = &["coo-atomic"];
+/// Why auto passes over a format that ranks first (the registry's `auto_candidate: false`;
+/// written for coo-atomic, the one such format: its reason is with its entry).
 const NOT_AUTO_REASON: &str = "auto passes over coo-atomic (run-to-run bits, and its riskiest choice: docs/auto.md); tune measures it";
 
-/// Is `spec` (a ranking's entry) one of the formats `auto` passes over?
+/// Is `spec` (a ranking's entry) a format `auto` passes over (`auto_candidate: false`)?
 pub fn passed_over(spec: &str) -> bool {
-    NOT_AUTO.contains(&spec.split(':').next().unwrap_or(spec))
+    let name = spec.split(':').next().unwrap_or(spec);
+    formats::find::<f64>(name).is_ok_and(|f| !f.auto_candidate)
 }
 
 /// The formats `auto` ranks for precision `T` (`deterministic`: only those): every
@@ -46,7 +41,6 @@ pub fn passed_over(spec: &str) -> bool {
 pub fn candidates<T: Scalar>(deterministic: bool) -> Vec<&'static str> {
     let eligible: Vec<&'static str> = formats::registry::<T>()
         .into_iter()
-        .filter(|f| f.name != "auto" && f.name != "tune")
         .filter(|f| T::PRECISION != Precision::F16 || f.half)
         .filter(|f| !deterministic || f.deterministic)
         .map(|f| f.name)
@@ -68,7 +62,40 @@ pub struct Options {
     pub held_out: bool,
 }
 
+/// The candidates of `auto` and `tune`.
+const ONLY: Param = Param {
+    key: "only",
+    default: "all",
+    doc: "the candidates: all registered formats, or deterministic ones only (bitwise identical runs)",
+};
+
+/// Leaving the matrix out of the model when it is a training matrix (auto and tune).
+const HELD_OUT: Param = Param {
+    key: "heldout",
+    default: "false",
+    doc: "true: choose as if the model had not been fitted on this matrix (how the choice is scored on the training matrices)",
+};
+
 impl Options {
+    /// auto's parameters (tune's begin with them).
+    pub const PARAMS: &'static [Param] = &[ONLY, HELD_OUT];
+
+    /// The options of a spec that has [`Options::PARAMS`] (`auto:only=deterministic`).
+    pub fn from_spec(s: &FormatSpec) -> Result<Self> {
+        Ok(Options {
+            deterministic: s.choice("only", &["all", "deterministic"])? == "deterministic",
+            held_out: s.choice("heldout", &["false", "true"])? == "true",
+        })
+    }
+
+    /// The values of [`Options::PARAMS`] that give these options back.
+    pub fn values(&self) -> [(&'static str, &'static str); 2] {
+        [
+            ("only", if self.deterministic { "deterministic" } else { "all" }),
+            ("heldout", if self.held_out { "true" } else { "false" }),
+        ]
+    }
+
     /// The ranking of the candidates for a matrix with these features, fastest first. From
     /// 2^31 entries on, only the formats with 64-bit offsets are candidates
     /// ([`formats::offsets`]), cuSPARSE left out.
@@ -81,7 +108,7 @@ impl Options {
             // of docs/scale.md: not a candidate there.
             candidates.retain(|c| {
                 let name = c.split(':').next().unwrap_or(c);
-                formats::is_wide(name) && !name.starts_with("cusparse")
+                formats::find::<f64>(name).is_ok_and(|f| f.wide && !f.library_baseline)
             });
         }
         model.predict(features, &candidates, model.training.k, &skip)
@@ -90,7 +117,7 @@ impl Options {
 
 /// Why `auto` chose what it chose.
 #[derive(Clone, Debug)]
-pub struct Choice {
+pub struct Decision {
     /// The features the ranking was made from.
     pub features: Features,
     /// Every candidate with its predicted time relative to the best, fastest first.
@@ -102,7 +129,7 @@ pub struct Choice {
 }
 
 /// Ranks the candidates for `a` and builds the first that accepts it.
-pub fn choose<T: Scalar>(a: &Csr<T>, options: Options) -> Result<(HostMatrix<T>, Choice)> {
+pub fn choose<T: Scalar>(a: &Csr<T>, options: Options) -> Result<(HostMatrix<T>, Decision)> {
     choose_with(a, Features::of(a, Model::h200().training.l2_bytes), options)
 }
 
@@ -111,7 +138,7 @@ pub fn choose_with<T: Scalar>(
     a: &Csr<T>,
     features: Features,
     options: Options,
-) -> Result<(HostMatrix<T>, Choice)> {
+) -> Result<(HostMatrix<T>, Decision)> {
     let ranking = options.rank::<T>(&features);
     let mut declined = Vec::new();
     for (name, _) in &ranking {
@@ -122,7 +149,7 @@ pub fn choose_with<T: Scalar>(
         match formats::parse_spec(name).and_then(|spec| formats::build(&spec, a)) {
             Ok(host) => {
                 let chosen = name.clone();
-                return Ok((host, Choice { features, ranking, chosen, declined }));
+                return Ok((host, Decision { features, ranking, chosen, declined }));
             }
             Err(e @ (Error::Format { .. } | Error::Unsupported(_))) => {
                 declined.push((name.clone(), e.to_string()))
@@ -131,43 +158,6 @@ pub fn choose_with<T: Scalar>(
         }
     }
     Err(Error::format("auto", "no candidate format accepts the matrix"))
-}
-
-/// The registered format `auto`: the chosen format, and the choice.
-pub struct Auto<T: Scalar> {
-    inner: HostMatrix<T>,
-    choice: Arc<Choice>,
-}
-
-impl<T: Scalar> Auto<T> {
-    /// Ranks the candidates for `a` and builds the first that accepts it ([`choose`]);
-    /// `Error::Format` when none does.
-    pub fn new(a: &Csr<T>, options: Options) -> Result<Self> {
-        let (inner, choice) = choose(a, options)?;
-        Ok(Auto { inner, choice: Arc::new(choice) })
-    }
-    /// Why this format was chosen.
-    pub fn choice(&self) -> &Choice {
-        &self.choice
-    }
-}
-
-impl<T: Scalar> SpmvFormat<T> for Auto<T> {
-    fn stats(&self) -> FormatStats {
-        self.inner.stats()
-    }
-    fn bytes_read(&self) -> usize {
-        self.inner.bytes_read()
-    }
-    fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
-        self.inner.format().spmv_cpu(x, y)
-    }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        self.inner.format().upload(gpu)
-    }
-    fn chosen(&self) -> Option<String> {
-        Some(self.inner.spec().label())
-    }
 }
 
 #[cfg(test)]

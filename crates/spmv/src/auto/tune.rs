@@ -12,15 +12,58 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::{Features, Model, Options};
-use crate::bench::median_min;
 use crate::error::{Error, Result};
-use crate::formats::{self, FormatHandle, HostMatrix};
+use crate::formats::{self, FormatHandle, FormatSpec, HostMatrix, Param};
 use crate::matrix::{Csr, Scalar};
+use crate::measure::product_ms;
 use crate::reference::test_vector;
 use crate::Backend;
 
 /// At most this many candidates are measured.
 pub const TUNE_CANDIDATES: usize = 4;
+
+/// How `tune` chooses: auto's options for the ranking, and the time for measuring.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TuneOptions {
+    /// The candidates and the model, as `auto`'s (`only`, `heldout`).
+    pub options: Options,
+    /// Time for measuring; the first candidate is always measured (`budget_ms`).
+    pub budget: Duration,
+}
+
+impl Default for TuneOptions {
+    fn default() -> Self {
+        TuneOptions { options: Options::default(), budget: Duration::from_millis(2000) }
+        // budget_ms's default
+    }
+}
+
+impl TuneOptions {
+    /// tune's parameters: auto's, and `budget_ms`.
+    pub const PARAMS: &'static [Param] = &[
+        Options::PARAMS[0],
+        Options::PARAMS[1],
+        Param {
+            key: "budget_ms",
+            default: "2000",
+            doc: "time for measuring (≥ 1; the first candidate is always measured)",
+        },
+    ];
+
+    /// The options of a spec that has [`TuneOptions::PARAMS`] (`tune:budget_ms=500`).
+    pub fn from_spec(s: &FormatSpec) -> Result<Self> {
+        let options = Options::from_spec(s)?;
+        Ok(TuneOptions { options, budget: Duration::from_millis(s.usize("budget_ms", 1)? as u64) })
+    }
+
+    /// The values of [`TuneOptions::PARAMS`] that give these options back.
+    pub fn values(&self) -> Vec<(&'static str, String)> {
+        let mut values: Vec<(&'static str, String)> =
+            self.options.values().iter().map(|&(k, v)| (k, v.to_string())).collect();
+        values.push(("budget_ms", self.budget.as_millis().to_string()));
+        values
+    }
+}
 
 /// What tuning measured (and what the cache holds).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -124,7 +167,7 @@ pub fn tune_with_cache<T: Scalar>(
             Err(Error::Format { .. } | Error::Unsupported(_)) => continue,
             Err(e) => return Err(e),
         };
-        let ms = time_product(backend, &host, &x)?;
+        let ms = product_ms(backend, &host, &x)?;
         measured.push((host.spec().label(), ms));
         if best.as_ref().is_none_or(|(_, t)| ms < *t) {
             best = Some((host, ms));
@@ -137,52 +180,6 @@ pub fn tune_with_cache<T: Scalar>(
         store(&path, &tuned);
     }
     Ok((host, tuned))
-}
-
-/// Time per product in milliseconds: back to back on the GPU, a timed loop on the CPU.
-///
-/// On the GPU the products are replayed as a CUDA graph where they can be captured
-/// ([`crate::gpu::Gpu::time_graph`]), else issued from the host: products of a few microseconds are
-/// otherwise bound by the host's launch rate and its jitter (two host-issued measurements of
-/// one kernel differed by up to 2× on the H200, more than the candidates differ). A round is
-/// at least [`ROUND_MS`] of launches (from 20 to 5,000; at most 1,000 in a graph, whose
-/// replays barely vary); the median of [`ROUNDS`] rounds is kept.
-fn time_product<T: Scalar>(backend: &Backend, host: &HostMatrix<T>, x: &[T]) -> Result<f64> {
-    const ROUND_MS: f64 = 1.0;
-    const ROUNDS: usize = 5;
-    match backend {
-        Backend::Gpu(gpu) => {
-            if host.nrows() == 0 {
-                return Ok(0.0);
-            }
-            let device = host.upload(gpu)?;
-            let x_dev = gpu.upload(x)?;
-            let mut y = gpu.alloc::<T>(host.nrows())?;
-            // Warm-up, and a first estimate that sizes the rounds.
-            let first = gpu.time_back_to_back(1, 20, || device.spmv(&x_dev, &mut y))?;
-            let per_launch = first.first().copied().unwrap_or(ROUND_MS).max(1e-4);
-            let launches = ((ROUND_MS / per_launch).ceil() as usize).clamp(20, 5_000);
-            let mut means = match gpu
-                .time_graph(ROUNDS, launches.min(1_000), || device.spmv(&x_dev, &mut y))?
-            {
-                Some(means) => means,
-                None => gpu.time_back_to_back(ROUNDS, launches, || device.spmv(&x_dev, &mut y))?,
-            };
-            Ok(median_min(&mut means).0)
-        }
-        Backend::Cpu => {
-            let mut y = vec![T::ZERO; host.nrows()];
-            host.spmv(x, &mut y)?;
-            let mut times: Vec<f64> = (0..5)
-                .map(|_| {
-                    let t = Instant::now();
-                    let _ = host.spmv(x, &mut y);
-                    t.elapsed().as_secs_f64() * 1e3
-                })
-                .collect();
-            Ok(median_min(&mut times).0)
-        }
-    }
 }
 
 /// Writes the cache entry whole or not at all ([`crate::io::output::write_file`]: a temporary

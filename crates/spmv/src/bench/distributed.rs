@@ -12,9 +12,9 @@ use std::time::Instant;
 use super::{
     failed_all, median_min, prepare, record_check, Machine, Measurement, Settings, Status,
 };
+use crate::choice::Choice;
 use crate::distributed::DistributedMatrix;
 use crate::error::{Error, Result};
-use crate::formats::FormatSpec;
 use crate::gpu::Gpu;
 use crate::matrix::{Csr, Scalar};
 use crate::reference::Oracle;
@@ -28,7 +28,7 @@ pub fn run_matrix_distributed<T: Scalar>(
     devices: &[usize],
     name: &str,
     a: &Csr<T>,
-    specs: &[FormatSpec],
+    specs: &[Choice],
     settings: &Settings,
     machine: &Machine,
     mut progress: impl FnMut(&Measurement),
@@ -49,7 +49,7 @@ pub fn run_matrix_distributed<T: Scalar>(
             m.exchange = Some(settings.exchange.to_string());
             let declined = if let Some(why) = &range_error {
                 Some(format!("the matrix does not fit {}: {why}", T::SUFFIX))
-            } else if spec.name() == "tune" {
+            } else if matches!(spec, Choice::Tune(_)) {
                 Some(
                     "format tune: not run over several devices (auto chooses per part)".to_string(),
                 )
@@ -75,7 +75,7 @@ pub fn run_matrix_distributed<T: Scalar>(
 
 fn measure<T: Scalar>(
     gpus: &[Arc<Gpu>],
-    spec: &FormatSpec,
+    spec: &Choice,
     a: &Csr<T>,
     x: &[T],
     oracle: &Oracle,

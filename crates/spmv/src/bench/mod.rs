@@ -13,10 +13,12 @@ use cudarc::driver::PushKernelArg;
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::choice::Choice;
 use crate::error::{Error, Result};
-use crate::formats::{self, FormatHandle, FormatSpec, FormatStats, HostMatrix};
+use crate::formats::{FormatHandle, FormatStats, HostMatrix};
 use crate::gpu::{grid_for, jit, Kernel};
 use crate::matrix::{Csr, Precision, Scalar};
+pub use crate::measure::median_min;
 use crate::reference::{test_vector, Check, Oracle};
 use crate::reorder::{self, Reordering};
 pub use crate::Backend;
@@ -243,7 +245,7 @@ pub struct Measurement {
 }
 
 impl Measurement {
-    fn new<T: Scalar>(matrix: &str, spec: &FormatSpec, a: &Csr<T>) -> Self {
+    fn new<T: Scalar>(matrix: &str, spec: &Choice, a: &Csr<T>) -> Self {
         Measurement {
             matrix: matrix.to_string(),
             format: spec.label(),
@@ -299,17 +301,6 @@ impl Measurement {
         self.roofline_fraction = self.effective_gbs / (machine.copy_gbs * devices as f64);
         self.l2_resident = machine.l2_bytes > 0 && moved <= (machine.l2_bytes * devices) as f64;
     }
-}
-
-/// Median and minimum of a sample.
-pub fn median_min(times: &mut [f64]) -> (f64, f64) {
-    if times.is_empty() {
-        return (f64::NAN, f64::NAN);
-    }
-    times.sort_by(|a, b| a.total_cmp(b));
-    let n = times.len();
-    let median = if n % 2 == 1 { times[n / 2] } else { 0.5 * (times[n / 2 - 1] + times[n / 2]) };
-    (median, times[0])
 }
 
 impl Backend {
@@ -383,7 +374,7 @@ impl Backend {
         &self,
         name: &str,
         a: &Csr<T>,
-        specs: &[FormatSpec],
+        specs: &[Choice],
         settings: &Settings,
         machine: &Machine,
         mut progress: impl FnMut(&Measurement),
@@ -429,14 +420,10 @@ impl Backend {
             }
             let built = match &reordered {
                 // tune measures on this backend (its time is the row's conv ms).
-                None if spec.name() == "tune" => tune(self, spec, a).map(|(host, chosen)| {
-                    m.chosen = Some(chosen);
-                    host
-                }),
-                Some(_) if spec.name() == "tune" => Err(Error::Unsupported(
+                None => spec.build_on(self, a),
+                Some(_) if matches!(spec, Choice::Tune(_)) => Err(Error::Unsupported(
                     "format tune: not combined with --reorder yet (auto is)".into(),
                 )),
-                None => formats::build(spec, a),
                 Some(Ok((permuted, perm))) => {
                     reorder::build_reordered(spec, permuted, perm, settings.reorder)
                 }
@@ -451,7 +438,7 @@ impl Backend {
                 }
                 Ok(format) => {
                     m.convert_ms = t.elapsed().as_secs_f64() * 1e3;
-                    m.chosen = m.chosen.take().or_else(|| format.chosen());
+                    m.chosen = format.chosen();
                     m.stats = format.stats();
                     if let Err(e) = measure(self, &format, &x, &oracle, settings, &mut m) {
                         m.status = Status::Error;
@@ -502,7 +489,7 @@ fn prepare<T: Scalar>(
 fn failed_all<T: Scalar>(
     name: &str,
     a: &Csr<T>,
-    specs: &[FormatSpec],
+    specs: &[Choice],
     e: &Error,
     mut progress: impl FnMut(&Measurement),
 ) -> Vec<Measurement> {
@@ -518,21 +505,8 @@ fn failed_all<T: Scalar>(
         .collect()
 }
 
-/// `tune:only=…,budget_ms=…` on `backend`: the built format and its label.
-fn tune<T: Scalar>(
-    backend: &Backend,
-    spec: &FormatSpec,
-    a: &Csr<T>,
-) -> Result<(HostMatrix<T>, String)> {
-    let options = formats::auto_options(spec)?;
-    let budget = std::time::Duration::from_millis(spec.usize("budget_ms", 1)? as u64);
-    let (host, _) = crate::auto::tune(backend, a, budget, options)?;
-    let label = host.spec().label();
-    Ok((host, label))
-}
-
 /// A result's format label: the spec's, with `+rcm` or `+degree` when the matrix was reordered.
-pub fn label(spec: &FormatSpec, reorder: Reordering) -> String {
+pub fn label(spec: &Choice, reorder: Reordering) -> String {
     match reorder {
         Reordering::None => spec.label(),
         method => format!("{}+{method}", spec.label()),
@@ -624,7 +598,7 @@ mod tests {
     #[test]
     fn counts_beyond_what_a_run_can_keep_are_errors_not_aborts() {
         let a = crate::io::gen::generate("poisson2d:n=4").unwrap();
-        let specs = [formats::parse_spec("csr-scalar").unwrap()];
+        let specs = [Choice::parse("csr-scalar").unwrap()];
         let machine = cpu_machine();
         for (reps, warmup) in [(1usize << 40, 0), (usize::MAX, 0), (0, 0), (3, usize::MAX)] {
             let settings = Settings { reps, warmup, ..Settings::default() };

@@ -160,6 +160,12 @@ impl Report {
         };
         let same_problem =
             |a: &Measurement, b: &Measurement| a.matrix == b.matrix && a.precision == b.precision;
+        // The vendor library's formats (the registry's `library_baseline`).
+        let library: Vec<&str> = crate::formats::registry::<f64>()
+            .into_iter()
+            .filter(|f| f.library_baseline)
+            .map(|f| f.name)
+            .collect();
         let mut log_speedups: Vec<Vec<f64>> = Vec::new();
         let mut roofline: Vec<Vec<f64>> = Vec::new();
         for m in &self.results {
@@ -178,7 +184,8 @@ impl Report {
                 || self.results.iter().filter(|b| same_problem(m, b) && b.status == Status::Ok);
             // On the CPU the cuSPARSE entries run the CSR loop, not cuSPARSE: no wins for them.
             let contender = |b: &Measurement| {
-                !(self.machine.backend == "cpu" && b.format.starts_with("cusparse"))
+                let name = b.spec.split(':').next().unwrap_or(&b.spec);
+                !(self.machine.backend == "cpu" && library.contains(&name))
             };
             if contender(m) && peers().filter(|b| contender(b)).all(|b| b.median_ms >= m.median_ms)
             {

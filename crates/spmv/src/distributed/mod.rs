@@ -58,8 +58,9 @@ pub use nccl::version as nccl_version;
 pub(crate) use pagerank::pagerank as pagerank_engine;
 pub use partition::{LocalPart, Partition};
 
+use crate::choice::Choice;
 use crate::error::{Error, Result};
-use crate::formats::{self, DeviceMatrix, FormatHandle, FormatSpec};
+use crate::formats::{DeviceMatrix, FormatHandle};
 use crate::gpu::{grid_stride, with_sub_slice, with_sub_slice_ref, Gpu, Kernel};
 use crate::matrix::{Csr, Scalar};
 use crate::operator::{from_columns, to_columns, Block, Layout};
@@ -119,7 +120,7 @@ pub struct DistributedMatrix<T: Scalar> {
     /// Aᵀ on the same GPUs and partition, built on the first transposed product.
     transposed: OnceLock<Box<Transposed<T>>>,
     /// The parts' format, for the transpose.
-    spec: FormatSpec,
+    spec: Choice,
 }
 
 struct Part<T: Scalar> {
@@ -192,7 +193,7 @@ impl<T> DistVector<T> {
 impl<T: Scalar> DistributedMatrix<T> {
     /// `a` cut into `gpus.len()` parts balanced by entries, part `i` built as `spec` and
     /// uploaded to `gpus[i]` (one [`Gpu`] may carry several parts).
-    pub fn new(a: &Csr<T>, gpus: &[Arc<Gpu>], spec: &FormatSpec) -> Result<Self> {
+    pub fn new(a: &Csr<T>, gpus: &[Arc<Gpu>], spec: &Choice) -> Result<Self> {
         Self::with_partition(a, gpus, spec, Partition::balanced(a, gpus.len())?)
     }
 
@@ -200,7 +201,7 @@ impl<T: Scalar> DistributedMatrix<T> {
     pub fn with_partition(
         a: &Csr<T>,
         gpus: &[Arc<Gpu>],
-        spec: &FormatSpec,
+        spec: &Choice,
         partition: Partition,
     ) -> Result<Self> {
         if gpus.len() != partition.parts() || partition.starts().last() != Some(&a.nrows()) {
@@ -315,7 +316,7 @@ impl<T: Scalar> DistributedMatrix<T> {
     fn pieces(
         local: LocalPart<T>,
         gpu: &Arc<Gpu>,
-        spec: &FormatSpec,
+        spec: &Choice,
         whole: impl FnOnce() -> Csr<T>,
     ) -> Result<(Vec<Piece<T>>, String)> {
         let n = local.rows.len();
@@ -341,13 +342,13 @@ impl<T: Scalar> DistributedMatrix<T> {
 
     fn build_pieces(
         gpu: &Arc<Gpu>,
-        spec: &FormatSpec,
+        spec: &Choice,
         pieces: Vec<(Range<usize>, Csr<T>, bool)>,
     ) -> Result<(Vec<Piece<T>>, String)> {
         let mut built = Vec::with_capacity(pieces.len());
         let mut label = (0, spec.label());
         for (rows, matrix, interior) in pieces.into_iter().filter(|(r, _, _)| !r.is_empty()) {
-            let host = formats::build(spec, &matrix)?;
+            let host = spec.build(&matrix)?;
             if rows.len() >= label.0 {
                 label = (rows.len(), host.chosen().unwrap_or_else(|| spec.label()));
             }

@@ -88,11 +88,8 @@ impl OffsetWidth {
 /// registry's `wide`: 64-bit kernels, or none needed, as DIA indexes its slots in 64 bits).
 pub(crate) fn check_wide(format: &'static str, nnz: usize, wide: bool) -> Result<()> {
     if nnz >= WIDE_ENTRIES && !wide {
-        let wide: Vec<&str> = super::registry::<f64>()
-            .into_iter()
-            .filter(|f| f.wide && f.name != "tune")
-            .map(|f| f.name)
-            .collect();
+        let wide: Vec<&str> =
+            super::registry::<f64>().into_iter().filter(|f| f.wide).map(|f| f.name).collect();
         return Err(Error::format(
             format,
             format!(

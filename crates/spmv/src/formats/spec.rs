@@ -12,6 +12,7 @@
 use std::fmt;
 
 use crate::error::{Error, Result};
+use crate::spec_syntax;
 
 /// One tunable of a format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -168,24 +169,26 @@ impl serde::Serialize for FormatSpec {
     }
 }
 
-/// Splits `name:key=value,...` into the name and its pairs (syntax only; the registry
-/// checks the name and keys).
+/// Splits `name:key=value,...` into the name and its pairs (syntax only, with the shared
+/// tokenizer of [`crate::spec_syntax`]; the registry checks the name and keys).
 pub(crate) fn split(spec: &str) -> Result<(&str, Vec<(&str, &str)>)> {
-    let spec = spec.trim();
-    let (name, rest) = spec.split_once(':').unwrap_or((spec, ""));
+    let (name, rest) = spec_syntax::split_name(spec);
     if name.is_empty() {
-        return Err(Error::Unsupported(format!("format spec '{spec}' has no format name")));
+        return Err(Error::Unsupported(format!(
+            "format spec '{}' has no format name",
+            spec.trim()
+        )));
     }
-    let mut pairs = Vec::new();
-    for part in rest.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (k, v) = part.split_once('=').ok_or_else(|| {
-            Error::Unsupported(format!(
-                "format {name}: '{part}' is not key=value (spec syntax: name:key=value,key=value)"
-            ))
-        })?;
-        pairs.push((k.trim(), v.trim()));
-    }
-    Ok((name.trim(), pairs))
+    let pairs = spec_syntax::items(rest, &[])
+        .map(|item| {
+            item.map_err(|part| {
+                Error::Unsupported(format!(
+                    "format {name}: '{part}' is not key=value (spec syntax: name:key=value,key=value)"
+                ))
+            })
+        })
+        .collect::<Result<_>>()?;
+    Ok((name, pairs))
 }
 
 #[cfg(test)]

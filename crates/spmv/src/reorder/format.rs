@@ -6,10 +6,9 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::{permutation, Permutation, Reordering};
+use crate::choice::Choice;
 use crate::error::Result;
-use crate::formats::{
-    self, DeviceFormat, FormatHandle, FormatSpec, FormatStats, HostMatrix, SpmvFormat,
-};
+use crate::formats::{DeviceFormat, FormatHandle, FormatStats, HostMatrix, SpmvFormat};
 use crate::gpu::{grid_stride, Gpu, Kernel, KernelModule};
 use crate::matrix::{Csr, Scalar};
 
@@ -27,15 +26,15 @@ pub struct Reordered<T: Scalar> {
 /// Builds `spec` on `permuted = P·A·Pᵀ` (from [`Permutation::apply`]) and wraps it so that it
 /// multiplies by `A`: the handle's `x` and `y` are in `A`'s order.
 pub fn build_reordered<T: Scalar>(
-    spec: &FormatSpec,
+    spec: &Choice,
     permuted: &Csr<T>,
     perm: &Arc<Permutation>,
     method: Reordering,
 ) -> Result<HostMatrix<T>> {
-    let inner = formats::build(spec, permuted)?;
+    let inner = spec.build(permuted)?;
     let deterministic = inner.info().deterministic;
     Ok(HostMatrix::new(
-        spec.clone(),
+        spec.spec(),
         deterministic,
         Box::new(Reordered { inner, perm: perm.clone(), method }),
         permuted,
@@ -45,7 +44,7 @@ pub fn build_reordered<T: Scalar>(
 impl<T: Scalar> Reordered<T> {
     /// The permutation of `a` by `method`, `P·A·Pᵀ`, and `spec` built on it: a convenience for
     /// one format (the benchmark permutes once and builds every format on the result).
-    pub fn build(spec: &FormatSpec, a: &Csr<T>, method: Reordering) -> Result<HostMatrix<T>> {
+    pub fn build(spec: &Choice, a: &Csr<T>, method: Reordering) -> Result<HostMatrix<T>> {
         let perm = Arc::new(permutation(a, method)?);
         build_reordered(spec, &perm.apply(a)?, &perm, method)
     }

@@ -1,5 +1,5 @@
 use super::*;
-use crate::formats::parse_spec;
+use crate::choice::Choice;
 use crate::formats::test_support::{cpu_matches_oracle, random_csr};
 use crate::reference::{test_vector, Oracle};
 use proptest::prelude::*;
@@ -103,14 +103,14 @@ fn reordered_formats_multiply_in_the_original_order() {
     let a = shuffled(&crate::io::gen::generate("poisson2d:n=30").unwrap(), 11);
     for method in [Reordering::None, Reordering::Rcm, Reordering::Degree] {
         for spec in ["csr-vector", "csr5", "sell-c-sigma", "dia:max_padding=1000", "merge-csr"] {
-            let f = Reordered::build(&parse_spec(spec).unwrap(), &a, method).unwrap();
+            let f = Reordered::build(&Choice::parse(spec).unwrap(), &a, method).unwrap();
             assert!(cpu_matches_oracle(f.format(), &a), "{spec} {method}");
             assert!(f.stats().extra.iter().any(|(k, _)| k == &format!("reorder_{method}")));
         }
     }
     // The empty matrix.
     let e = Csr::<f64>::zeros(0, 0);
-    let f = Reordered::build(&parse_spec("csr-vector").unwrap(), &e, Reordering::Rcm).unwrap();
+    let f = Reordered::build(&Choice::parse("csr-vector").unwrap(), &e, Reordering::Rcm).unwrap();
     f.spmv(&[], &mut []).unwrap();
 }
 
@@ -137,7 +137,7 @@ proptest! {
         for method in [Reordering::Rcm, Reordering::Degree] {
             let p = permutation(&a, method).unwrap();
             prop_assert!(is_permutation(&p, n));
-            let f = Reordered::build(&parse_spec("csr-vector").unwrap(), &a, method).unwrap();
+            let f = Reordered::build(&Choice::parse("csr-vector").unwrap(), &a, method).unwrap();
             let mut y = vec![f64::NAN; n];
             f.spmv(&x, &mut y).unwrap();
             prop_assert!(oracle.check(&y).passed());

@@ -11,8 +11,8 @@ use crate::common;
 
 use std::sync::Arc;
 
+use spmv::choice::Choice;
 use spmv::distributed::{DistributedMatrix, Partition};
-use spmv::formats::{build, parse_spec};
 use spmv::gpu::Gpu;
 use spmv::reference::{test_vector, Oracle};
 use spmv::solve::{cg, KrylovSettings};
@@ -43,8 +43,8 @@ fn check<T: Scalar>(name: &str, a: &Csr<T>, failures: &mut Vec<String>) {
     let x = test_vector::<T>(a.ncols());
     let oracle = Oracle::new(a, &x);
     for format in BITWISE.iter().chain(ORACLE) {
-        let spec = parse_spec(format).unwrap();
-        let whole = match build(&spec, a) {
+        let spec = Choice::parse(format).unwrap();
+        let whole = match spec.build(a) {
             Ok(h) => common::gpu_product(gpu, &h, &x).unwrap(),
             Err(spmv::Error::Format { .. }) => continue,
             Err(e) => panic!("{name} {format}: {e}"),
@@ -151,9 +151,9 @@ fn gpu_distributed_cg_matches_the_one_gpu_cg_and_repeats_its_bits() {
     let a = spmv::io::gen::generate("poisson3d:n=24").unwrap();
     let b = test_vector::<f64>(a.nrows());
     let settings = KrylovSettings { tol: 1e-10, ..KrylovSettings::default() };
-    let spec = parse_spec("csr-vector").unwrap();
+    let spec = Choice::parse("csr-vector").unwrap();
     let one =
-        cg(&build(&spec, &a).unwrap().upload(&devices()[0]).unwrap(), &b, None, &settings).unwrap();
+        cg(&spec.build(&a).unwrap().upload(&devices()[0]).unwrap(), &b, None, &settings).unwrap();
     assert!(one.converged());
     for parts in [1, 2, 3, 4] {
         let d = DistributedMatrix::new(&a, &gpus(parts), &spec).unwrap();
@@ -193,9 +193,9 @@ fn gpu_distributed_pagerank_matches_the_one_gpu_pagerank() {
     let graph = spmv::io::gen::generate("kron:scale=14").unwrap();
     let t = Transition::new(&graph, EdgeWeights::Pattern).unwrap();
     let settings = Settings { tol: 1e-10, ..Settings::default() };
-    let spec = parse_spec("csr-vector").unwrap();
+    let spec = Choice::parse("csr-vector").unwrap();
     let one =
-        pagerank(&build(&spec, t.matrix()).unwrap().upload(&devices()[0]).unwrap(), &t, &settings)
+        pagerank(&spec.build(t.matrix()).unwrap().upload(&devices()[0]).unwrap(), &t, &settings)
             .unwrap();
     assert!(one.converged);
     for parts in [1, 2, 3] {
@@ -243,7 +243,7 @@ fn gpu_nccl_exchange_gives_the_bits_of_the_peer_exchange() {
     for (name, a) in &matrices {
         let x = test_vector::<f64>(a.nrows());
         for (format, parts) in [("csr-vector", 2), ("merge-csr", 3), ("auto", 4)] {
-            let spec = parse_spec(format).unwrap();
+            let spec = Choice::parse(format).unwrap();
             let mut d = DistributedMatrix::new(a, &gpus(parts), &spec).unwrap();
             let run = |d: &DistributedMatrix<f64>| -> Vec<f64> {
                 let xd = d.upload(&x, true).unwrap();
@@ -266,7 +266,8 @@ fn gpu_nccl_exchange_gives_the_bits_of_the_peer_exchange() {
     let a = spmv::io::gen::generate("poisson3d:n=24").unwrap();
     let b = test_vector::<f64>(a.nrows());
     let settings = KrylovSettings { tol: 1e-10, ..KrylovSettings::default() };
-    let mut d = DistributedMatrix::new(&a, &gpus(3), &parse_spec("csr-vector").unwrap()).unwrap();
+    let mut d =
+        DistributedMatrix::new(&a, &gpus(3), &Choice::parse("csr-vector").unwrap()).unwrap();
     let peer = cg(&d, &b, None, &settings).unwrap();
     d.set_exchange(Exchange::Nccl).unwrap();
     let nccl = cg(&d, &b, None, &settings).unwrap();
@@ -289,7 +290,7 @@ fn gpu_distributed_bench_checks_every_row_and_reports_the_exchange() {
     let settings = Settings { warmup: 2, reps: 10, ..Settings::default() };
     let specs: Vec<_> = ["csr-vector", "merge-csr", "dasp", "auto", "tune"]
         .iter()
-        .map(|s| parse_spec(s).unwrap())
+        .map(|s| Choice::parse(s).unwrap())
         .collect();
     let ordinals: Vec<usize> = (0..3).map(|i| i % devices().len()).collect();
     for name in ["poisson3d:n=24", "kron:scale=12"] {
@@ -353,7 +354,7 @@ fn gpu_capture_leaves_other_threads_work_alone() {
     // neither side's work lands in the other's (before, this crashed the process).
     let gpu = devices()[0].clone();
     let a = spmv::io::gen::generate("poisson3d:n=24").unwrap();
-    let spec = parse_spec("csr-vector").unwrap();
+    let spec = Choice::parse("csr-vector").unwrap();
     let b = vec![1.0; a.nrows()];
     let settings = KrylovSettings { tol: 1e-10, max_iter: 2_000, ..KrylovSettings::default() };
     let stop = std::sync::atomic::AtomicBool::new(false);
@@ -368,8 +369,12 @@ fn gpu_capture_leaves_other_threads_work_alone() {
                     .unwrap();
                     let x = test_vector::<f64>(m.ncols());
                     let oracle = Oracle::new(&m, &x);
-                    let device =
-                        build(&parse_spec("merge-csr").unwrap(), &m).unwrap().upload(&gpu).unwrap();
+                    let device = Choice::parse("merge-csr")
+                        .unwrap()
+                        .build(&m)
+                        .unwrap()
+                        .upload(&gpu)
+                        .unwrap();
                     let (xd, mut yd) =
                         (gpu.upload(&x).unwrap(), gpu.alloc::<f64>(m.nrows()).unwrap());
                     let mut runs = 0;
@@ -384,7 +389,7 @@ fn gpu_capture_leaves_other_threads_work_alone() {
                 })
             })
             .collect();
-        let device = build(&spec, &a).unwrap().upload(&gpu).unwrap();
+        let device = spec.build(&a).unwrap().upload(&gpu).unwrap();
         let first = cg(&device, &b, None, &settings).unwrap();
         assert!(
             first.graph && first.converged() && first.true_residual <= 1e-9,

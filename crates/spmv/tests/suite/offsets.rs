@@ -78,11 +78,8 @@ fn auto_ranks_only_wide_formats_from_two_to_the_31_entries() {
     assert!(f.nnz >= WIDE_ENTRIES as f64);
     let large = Options::default().rank::<f64>(&f);
     assert!(!large.is_empty());
-    let narrow: Vec<&String> = large
-        .iter()
-        .map(|(n, _)| n)
-        .filter(|n| !is_wide(base(n)) || n.starts_with("cusparse"))
-        .collect();
+    let narrow: Vec<&String> =
+        large.iter().map(|(n, _)| n).filter(|n| !is_wide(base(n)) || library(n)).collect();
     assert!(narrow.is_empty(), "ranked without 64-bit offsets: {narrow:?}");
     // The 800³ Poisson grid (3.6e9 entries, 112x the largest training matrix) ranks as the
     // stencil it is: DIA with 1-byte values, 4.4x faster there than merge-csr (docs/scale.md).
@@ -91,6 +88,11 @@ fn auto_ranks_only_wide_formats_from_two_to_the_31_entries() {
 
 fn base(spec: &str) -> &str {
     spec.split(':').next().unwrap_or(spec)
+}
+
+/// cuSPARSE's entries (the registry's `library_baseline`).
+fn library(spec: &str) -> bool {
+    spmv::formats::find::<f64>(base(spec)).is_ok_and(|f| f.library_baseline)
 }
 
 fn matrices() -> Vec<(String, Csr<f64>)> {
@@ -148,7 +150,7 @@ fn check<T: Scalar>(gpu: &Arc<Gpu>, matrices: &[(String, Csr<f64>)]) -> Vec<Stri
                 let wide = gpu_run(gpu, &a, &format!("{format}:offsets=64"), alpha, beta);
                 let bits = |y: &[T]| y.iter().map(|v| v.to_f64().to_bits()).collect::<Vec<_>>();
                 match (narrow, wide) {
-                    (Ok(Some(n)), Ok(Some(w))) if format.starts_with("cusparse") => {
+                    (Ok(Some(n)), Ok(Some(w))) if library(format) => {
                         let y0 = common::start_vector::<T>(a.nrows());
                         let c = oracle.check_scaled(alpha, beta, &y0, &w);
                         if !c.passed() {
@@ -167,8 +169,7 @@ fn check<T: Scalar>(gpu: &Arc<Gpu>, matrices: &[(String, Csr<f64>)]) -> Vec<Stri
                     (Ok(None), Ok(None)) => {}
                     // cuSPARSE refuses 64-bit indices in f16 (wrong sums measured on the H200).
                     (Ok(Some(_)), Ok(None))
-                        if format.starts_with("cusparse")
-                            && T::PRECISION == spmv::Precision::F16 => {}
+                        if library(format) && T::PRECISION == spmv::Precision::F16 => {}
                     (n, w) => failures.push(format!(
                         "{name} {} {format}: offsets=32 {n:?}, offsets=64 {w:?}",
                         T::SUFFIX

@@ -166,7 +166,7 @@ fn gpu_distributed_transposes_and_multiplies_blocks() {
             let label = format!("{name} / {spec} / {} parts", gpus.len().max(2));
             let parts: Vec<_> =
                 (0..gpus.len().max(2)).map(|i| gpus[i % gpus.len()].clone()).collect();
-            let d = DistributedMatrix::new(&a, &parts, &spmv::formats::parse_spec(spec).unwrap());
+            let d = DistributedMatrix::new(&a, &parts, &spmv::choice::Choice::parse(spec).unwrap());
             let d = match d {
                 Ok(d) => d,
                 Err(Error::Format { .. }) => continue,

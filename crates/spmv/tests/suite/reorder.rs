@@ -42,14 +42,15 @@ fn check<T: Scalar>(gpu: Option<&Arc<Gpu>>) -> Vec<String> {
             let permuted = perm.apply(&a).unwrap();
             for info in registry::<T>() {
                 let label = format!("{name} / {}+{method} / {}", info.name, T::SUFFIX);
-                let host = match build_reordered(&info.default_spec(), &permuted, &perm, method) {
-                    Ok(h) => h,
-                    Err(Error::Format { .. }) => continue,
-                    Err(e) => {
-                        failures.push(format!("{label}: {e}"));
-                        continue;
-                    }
-                };
+                let host =
+                    match build_reordered(&info.default_spec().into(), &permuted, &perm, method) {
+                        Ok(h) => h,
+                        Err(Error::Format { .. }) => continue,
+                        Err(e) => {
+                            failures.push(format!("{label}: {e}"));
+                            continue;
+                        }
+                    };
                 let y = match gpu {
                     None => {
                         let mut y = vec![T::nan(); a.nrows()];

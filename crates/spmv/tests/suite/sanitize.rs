@@ -36,8 +36,8 @@ fn matrices() -> Vec<(String, Csr<f64>)> {
 /// coding of the formats that take them (a codec the matrix does not fit is declined).
 fn specs<T: Scalar>() -> Vec<String> {
     let mut specs = Vec::new();
-    // `tune` times every candidate (their kernels are run here already).
-    for info in registry::<T>().into_iter().filter(|f| f.name != "tune") {
+    // `auto` and `tune` only choose among these (their kernels are run here already).
+    for info in registry::<T>() {
         specs.push(info.name.to_string());
         let takes = |key: &str| info.params.iter().any(|p| p.key == key);
         if takes("values") {
@@ -155,7 +155,7 @@ fn distributed<T: Scalar>(gpu: &Arc<Gpu>) -> Vec<String> {
     let mut failures = Vec::new();
     for exchange in [Exchange::Peer, Exchange::Nccl] {
         let run = || -> spmv::Result<Vec<T>> {
-            let mut d = DistributedMatrix::new(&a, &gpus, &parse_spec("csr-vector")?)?;
+            let mut d = DistributedMatrix::new(&a, &gpus, &parse_spec("csr-vector")?.into())?;
             d.set_exchange(exchange)?;
             let xd = d.upload(&x, true)?;
             let mut y = d.new_y()?;
@@ -178,7 +178,7 @@ fn distributed<T: Scalar>(gpu: &Arc<Gpu>) -> Vec<String> {
     if T::PRECISION != spmv::Precision::F16 {
         let b = vec![T::ONE; a.nrows()];
         let s = KrylovSettings { tol: 1e-5, max_iter: 2000, ..KrylovSettings::default() };
-        let solved = DistributedMatrix::new(&a, &gpus, &parse_spec("csr-vector").unwrap())
+        let solved = DistributedMatrix::new(&a, &gpus, &parse_spec("csr-vector").unwrap().into())
             .and_then(|d| spmv::solve::cg(&d, &b, None, &s));
         match solved {
             Ok(solution) if solution.converged() => {}

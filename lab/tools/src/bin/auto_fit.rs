@@ -66,8 +66,7 @@ fn main() {
             let format = r["format"].as_str().unwrap();
             if r["status"] == "ok"
                 && r["precision"] == "f64"
-                && !format.starts_with("auto")
-                && !format.starts_with("tune")
+                && !spmv::choice::CHOOSERS.iter().any(|c| format.starts_with(c.name))
             {
                 let t = r["graph_ms"]
                     .as_f64()

@@ -107,6 +107,7 @@ use super::brc::{
     block_offsets, coefficient_of_variation, sorted_rows, threshold, BlockArrays, NO_ROW,
     WARP_BLOCK_ROWS,
 };
+use super::{brc, FormatInfo, Param};
 use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
@@ -452,6 +453,25 @@ impl<T: Scalar> SpmvFormat<T> for Brcp<T> {
     }
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         Ok(Box::new(gpu::DeviceBrcp::new(gpu, self)?))
+    }
+}
+
+/// The registry's entry for `brcp` (listed in [`super::registry`]).
+pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
+    FormatInfo {
+        name: "brcp",
+        description: "BRCP: sorted rows filled row-major into blocks of 32 slots (the paper's width rule), warp segmented sum, rows across blocks summed in block order; deterministic",
+        params: &[Param { key: "threshold", default: "auto", doc: "T, the widest block (≥ 1; auto: round(mean + sd) of the row lengths)" }],
+        kernels: &[KERNELS],
+        deterministic: true,
+        half: false,
+        wide: false,
+        library_baseline: false,
+        auto_candidate: true,
+        build: |a, s| match s.auto_usize("threshold", 1)? {
+            None => Ok(Box::new(Brcp::new(a)?)),
+            Some(t) => Ok(Box::new(Brcp::with_params(a, brc::WARP_BLOCK_ROWS, t)?)),
+        },
     }
 }
 

@@ -22,10 +22,13 @@ mod gpu;
 
 use std::sync::Arc;
 
+use super::offsets;
 use super::offsets::OffsetWidth;
+use super::values;
 use super::values::columns::Delta16Columns;
 use super::values::{EncodedValues, ValueChoice, ValueCodec};
 use super::{DeviceFormat, FormatStats, SpmvFormat};
+use super::{FormatInfo, FormatSpec, Param};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
@@ -194,5 +197,76 @@ impl<T: Scalar> SpmvFormat<T> for CsrFormat<T> {
             self.cols16.as_ref(),
             self.name(),
         )?))
+    }
+}
+
+/// The `lanes` parameter of csr-vector and lightspmv.
+pub(crate) const LANES: Param = Param {
+    key: "lanes",
+    default: "auto",
+    doc: "lanes per row: 2, 4, 8, 16 or 32 (auto: the smallest power of two ≥ the mean row length)",
+};
+
+/// `lanes` ([`LANES`]): `None` for auto, else a power of two in 2..=32.
+pub(crate) fn lanes(s: &FormatSpec) -> Result<Option<u32>> {
+    match s.auto_usize("lanes", 2)? {
+        Some(l) if l > 32 || !l.is_power_of_two() => Err(Error::Unsupported(format!(
+            "format {}: parameter lanes={l} must be 2, 4, 8, 16, 32 or auto",
+            s.name()
+        ))),
+        l => Ok(l.map(|l| l as u32)),
+    }
+}
+
+/// The registry's entry for `csr-scalar` (listed in [`super::registry`]).
+pub(crate) fn scalar_entry<T: Scalar>() -> FormatInfo<T> {
+    FormatInfo {
+        name: "csr-scalar",
+        description: "CSR, one thread per row (the classic baseline)",
+        params: &[offsets::OFFSETS],
+        kernels: &[KERNELS],
+        deterministic: true,
+        half: true,
+        wide: true,
+        library_baseline: false,
+        auto_candidate: true,
+        build: |a, s| {
+            Ok(Box::new(
+                CsrFormat::new(a, CsrKernel::Scalar)
+                    .with_offsets(OffsetWidth::of_spec(s, a.nnz())?)?,
+            ))
+        },
+    }
+}
+
+/// The registry's entry for `csr-vector` (listed in [`super::registry`]).
+pub(crate) fn vector_entry<T: Scalar>() -> FormatInfo<T> {
+    FormatInfo {
+        name: "csr-vector",
+        description: "CSR, 2-32 lanes per row chosen from the mean row length, shuffle reduction",
+        params: &[
+            LANES,
+            values::VALUES,
+            Param { key: "cols", default: "full", doc: values::columns::COLUMNS_DOC },
+            offsets::OFFSETS,
+        ],
+        kernels: &[KERNELS, CODED_KERNELS],
+        deterministic: true,
+        half: true,
+        wide: true,
+        library_baseline: false,
+        auto_candidate: true,
+        build: |a, s| {
+            let cols = match s.choice("cols", values::columns::COLUMN_CHOICES)? {
+                "delta16" => ColumnChoice::Delta16,
+                "auto" => ColumnChoice::Auto,
+                _ => ColumnChoice::Full,
+            };
+            let offsets = OffsetWidth::of_spec(s, a.nnz())?;
+            Ok(Box::new(
+                CsrFormat::vector_coded(a, lanes(s)?, values::ValueChoice::of_spec(s)?, cols)?
+                    .with_offsets(offsets)?,
+            ))
+        },
     }
 }

@@ -65,6 +65,7 @@ use rayon::prelude::*;
 
 use super::carry::{self, Segment};
 use super::values::{EncodedValues, ValueChoice, ValueCodec};
+use super::{values, FormatInfo, Param};
 use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
@@ -362,6 +363,43 @@ impl<T: Scalar> SpmvFormat<T> for Csr5<T> {
     }
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         Ok(Box::new(gpu::DeviceCsr5::new(gpu, self)?))
+    }
+}
+
+/// The registry's entry for `csr5` (listed in [`super::registry`]).
+pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
+    FormatInfo {
+        name: "csr5",
+        description: "CSR5 (Liu & Vinter): tiles of 32 x sigma entries stored transposed, row-start bit flags, carries fixed up deterministically",
+        params: &[
+            Param { key: "sigma", default: "auto", doc: "entries per lane: 4, 8, 12, 16, 24 or 32 (auto: from the mean row length)" },
+            Param {
+                key: "convert",
+                default: "host",
+                doc: "where the tiles are built: host (parallel, in conv ms) or gpu (on upload from the CSR arrays, as the paper; its time in the JSON's device_convert_ms)",
+            },
+            values::VALUES,
+        ],
+        kernels: &[KERNELS, CODED_KERNELS, CONVERT_KERNELS],
+        deterministic: true,
+        half: true,
+        wide: false,
+        library_baseline: false,
+        auto_candidate: true,
+        build: |a, s| {
+            let sigma = match s.auto_usize("sigma", 1)? {
+                Some(sigma) => sigma,
+                None => auto_sigma(a.mean_row_len(), T::PRECISION),
+            };
+            let values = values::ValueChoice::of_spec(s)?;
+            match s.choice("convert", &["host", "gpu"])? {
+                "gpu" if values != values::ValueChoice::Codec(values::ValueCodec::Full) => Err(Error::Unsupported(
+                    "format csr5: convert=gpu stores full values only; use convert=host with values other than full".into(),
+                )),
+                "gpu" => Ok(Box::new(Csr5OnGpu::new(a, sigma)?)),
+                _ => Ok(Box::new(Csr5::with_values(a, sigma, values)?)),
+            }
+        },
     }
 }
 

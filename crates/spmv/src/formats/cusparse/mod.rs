@@ -16,6 +16,8 @@ mod gpu;
 
 use std::sync::Arc;
 
+use super::offsets::{self, OffsetWidth};
+use super::FormatInfo;
 use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
@@ -92,5 +94,44 @@ impl<T: Scalar> SpmvFormat<T> for Cusparse<T> {
             self.algorithm,
             self.index_bytes() == 8,
         )?))
+    }
+}
+
+/// The registry's entry for `cusparse-alg1` (listed in [`super::registry`]).
+pub(crate) fn alg1_entry<T: Scalar>() -> FormatInfo<T> {
+    FormatInfo {
+        name: "cusparse-alg1",
+        description: "cuSPARSE generic SpMV on CSR, CUSPARSE_SPMV_CSR_ALG1 (with preprocess)",
+        params: &[offsets::OFFSETS],
+        kernels: &[],
+        deterministic: false,
+        half: true,
+        wide: true,
+        library_baseline: true,
+        auto_candidate: true,
+        build: |a, s| {
+            let wide = OffsetWidth::of_spec(s, a.nnz())? == OffsetWidth::W64;
+            Ok(Box::new(Cusparse::new(a, Algorithm::Alg1).with_wide_indices(wide)?))
+        },
+    }
+}
+
+/// The registry's entry for `cusparse-alg2` (listed in [`super::registry`]).
+pub(crate) fn alg2_entry<T: Scalar>() -> FormatInfo<T> {
+    FormatInfo {
+        name: "cusparse-alg2",
+        description:
+            "cuSPARSE generic SpMV on CSR, CUSPARSE_SPMV_CSR_ALG2 (deterministic, with preprocess)",
+        params: &[offsets::OFFSETS],
+        kernels: &[],
+        deterministic: true,
+        half: true,
+        wide: true,
+        library_baseline: true,
+        auto_candidate: true,
+        build: |a, s| {
+            let wide = OffsetWidth::of_spec(s, a.nnz())? == OffsetWidth::W64;
+            Ok(Box::new(Cusparse::new(a, Algorithm::Alg2).with_wide_indices(wide)?))
+        },
     }
 }

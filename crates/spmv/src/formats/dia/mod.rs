@@ -56,7 +56,9 @@ pub use diagonals::{
     OperandSpread, MAX_STORED_BYTES, PADDING_FLOOR_SLOTS, PADDING_LIMIT_RATIO, SEGMENT_ROWS,
 };
 
+use super::ell::{max_padding, MAX_PADDING};
 use super::values::{EncodedValues, ValueChoice, ValueCodec};
+use super::{values, FormatInfo};
 use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
@@ -206,6 +208,22 @@ impl<T: Scalar> SpmvFormat<T> for Dia<T> {
     }
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         Ok(Box::new(gpu::DeviceDia::new(gpu, self, NAME)?))
+    }
+}
+
+/// The registry's entry for `dia` (listed in [`super::registry`]).
+pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
+    FormatInfo {
+        name: "dia",
+        description: "DIA, every occupied diagonal stored in full, one thread per row (refused above max_padding, default 20x)",
+        params: &[MAX_PADDING, values::VALUES],
+        kernels: &[KERNELS],
+        deterministic: true,
+        half: false,
+        wide: true,
+        library_baseline: false,
+        auto_candidate: true,
+        build: |a, s| Ok(Box::new(Dia::with_values(a, max_padding(s)?, values::ValueChoice::of_spec(s)?)?)),
     }
 }
 

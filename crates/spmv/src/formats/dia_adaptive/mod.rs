@@ -64,6 +64,7 @@ pub use brcsd::{Brcsd1, Brcsd2};
 
 use super::dia::diagonals::{self, OperandSpread, PADDING_LIMIT_RATIO, SEGMENT_ROWS};
 use super::dia::Dia;
+use super::{dia, FormatInfo, Param};
 use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
@@ -330,6 +331,36 @@ impl<T: Scalar> SpmvFormat<T> for DiaAdaptive<T> {
             Stored::Brcsd1(f) => Ok(Box::new(gpu::DeviceBrcsd1::new(gpu, f)?)),
             Stored::Brcsd2(f) => Ok(Box::new(gpu::DeviceBrcsd2::new(gpu, f, self.nrows)?)),
         }
+    }
+}
+
+/// The registry's entry for `dia-adaptive` (listed in [`super::registry`]).
+pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
+    FormatInfo {
+        name: "dia-adaptive",
+        description: "DIA-Adaptive, picks DIA, BRCSD-I (cross-point row blocks) or BRCSD-II (32-row blocks) by stored slots",
+        params: &[
+            Param { key: "layout", default: "auto", doc: "auto (the classification), dia, brcsd1 or brcsd2" },
+            Param { key: "block_rows", default: "32", doc: "rows per BRCSD-II block (≥ 1)" },
+            Param { key: "piece_rows", default: "64", doc: "rows per BRCSD-I piece (1..=1024)" },
+        ],
+        kernels: &[dia::KERNELS, KERNELS],
+        deterministic: true,
+        half: false,
+        wide: false,
+        library_baseline: false,
+        auto_candidate: true,
+        build: |a, s| {
+            use Layout;
+            let layout = match s.choice("layout", &["auto", "dia", "brcsd1", "brcsd2"])? {
+                "dia" => Some(Layout::Dia),
+                "brcsd1" => Some(Layout::Brcsd1),
+                "brcsd2" => Some(Layout::Brcsd2),
+                _ => None,
+            };
+            let (block_rows, piece_rows) = (s.usize("block_rows", 1)?, s.usize("piece_rows", 1)?);
+            Ok(Box::new(DiaAdaptive::with_layout(a, layout, block_rows, piece_rows)?))
+        },
     }
 }
 

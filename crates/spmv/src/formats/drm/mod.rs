@@ -79,6 +79,7 @@ use std::time::Instant;
 
 use super::dia::diagonals::{self, OperandSpread, SegmentBlocks, SEGMENT_ROWS};
 use super::{DeviceFormat, FormatStats, SpmvFormat};
+use super::{FormatInfo, Param};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
@@ -296,6 +297,22 @@ impl<T: Scalar> SpmvFormat<T> for Drm<T> {
     }
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         Ok(Box::new(gpu::DeviceDrm::new(gpu, self)?))
+    }
+}
+
+/// The registry's entry for `drm` (listed in [`super::registry`]).
+pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
+    FormatInfo {
+        name: "drm",
+        description: "DRM, DIA segments of segment_rows rows (default 32) merged into balanced sub-blocks (Algorithm 1), one CUDA block per sub-block",
+        params: &[Param { key: "segment_rows", default: "32", doc: "rows per DIA segment (1..=1024)" }],
+        kernels: &[KERNELS],
+        deterministic: true,
+        half: false,
+        wide: false,
+        library_baseline: false,
+        auto_candidate: true,
+        build: |a, s| Ok(Box::new(Drm::with_segment_rows(a, s.usize("segment_rows", 1)?)?)),
     }
 }
 

@@ -32,6 +32,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::{DeviceFormat, FormatStats, SpmvFormat};
+use super::{FormatInfo, FormatSpec, Param};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
@@ -256,6 +257,34 @@ impl<T: Scalar> SpmvFormat<T> for EllFormat<T> {
     }
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         Ok(Box::new(gpu::DeviceEll::new(gpu, &self.ell, "ell")?))
+    }
+}
+
+/// The `max_padding` parameter of ell and dia.
+pub(crate) const MAX_PADDING: Param = Param {
+    key: "max_padding",
+    default: "20",
+    doc: "largest stored/nnz ratio accepted (≥ 1; arrays of ≤ 2^20 slots are always accepted)",
+};
+
+/// `max_padding` ([`MAX_PADDING`]).
+pub(crate) fn max_padding(s: &FormatSpec) -> Result<f64> {
+    s.f64("max_padding", 1.0)
+}
+
+/// The registry's entry for `ell` (listed in [`super::registry`]).
+pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
+    FormatInfo {
+        name: "ell",
+        description: "ELLPACK, rows padded to the longest, column-major, one thread per row (refused above max_padding, default 20x)",
+        params: &[MAX_PADDING],
+        kernels: &[KERNELS],
+        deterministic: true,
+        half: false,
+        wide: false,
+        library_baseline: false,
+        auto_candidate: true,
+        build: |a, s| Ok(Box::new(EllFormat::with_limit(a, max_padding(s)?)?)),
     }
 }
 

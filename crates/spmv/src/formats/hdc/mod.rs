@@ -45,6 +45,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::dia::diagonals::{self, OperandSpread, PADDING_LIMIT_RATIO, SEGMENT_ROWS};
+use super::FormatInfo;
 use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
@@ -224,6 +225,23 @@ impl<T: Scalar> SpmvFormat<T> for Hdc<T> {
     }
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         Ok(Box::new(gpu::DeviceHdc::new(gpu, self)?))
+    }
+}
+
+/// The registry's entry for `hdc` (listed in [`super::registry`]).
+pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
+    FormatInfo {
+        name: "hdc",
+        description:
+            "HDC, DIA for diagonals filled above s/(s+4) (2/3 in f64, 1/2 in f32), CSR for the rest",
+        params: &[],
+        kernels: &[KERNELS],
+        deterministic: true,
+        half: false,
+        wide: false,
+        library_baseline: false,
+        auto_candidate: true,
+        build: |a, _| Ok(Box::new(Hdc::new(a)?)),
     }
 }
 

@@ -48,6 +48,7 @@ use std::time::Instant;
 
 use super::dia::diagonals::{self, OperandSpread, SegmentBlocks, SEGMENT_ROWS};
 use super::{DeviceFormat, FormatStats, SpmvFormat};
+use super::{FormatInfo, Param};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
@@ -161,6 +162,22 @@ impl<T: Scalar> SpmvFormat<T> for Hdia<T> {
     }
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         Ok(Box::new(gpu::DeviceHdia::new(gpu, self)?))
+    }
+}
+
+/// The registry's entry for `hdia` (listed in [`super::registry`]).
+pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
+    FormatInfo {
+        name: "hdia",
+        description: "HDIA, hacks of hack_rows rows (default 32) each stored DIA-style with its own diagonals, one thread per row",
+        params: &[Param { key: "hack_rows", default: "32", doc: "rows per hack (≥ 1)" }],
+        kernels: &[KERNELS],
+        deterministic: true,
+        half: false,
+        wide: false,
+        library_baseline: false,
+        auto_candidate: true,
+        build: |a, s| Ok(Box::new(Hdia::with_hack_rows(a, s.usize("hack_rows", 1)?)?)),
     }
 }
 

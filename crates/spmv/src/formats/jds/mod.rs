@@ -38,6 +38,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use super::FormatInfo;
 use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
@@ -197,6 +198,23 @@ impl<T: Scalar> SpmvFormat<T> for Jds<T> {
     }
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         Ok(Box::new(gpu::DeviceJds::new(gpu, self)?))
+    }
+}
+
+/// The registry's entry for `jds` (listed in [`super::registry`]).
+pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
+    FormatInfo {
+        name: "jds",
+        description:
+            "JDS, rows sorted by length, jagged diagonals column-major; one thread per sorted row",
+        params: &[],
+        kernels: &[KERNELS],
+        deterministic: true,
+        half: false,
+        wide: false,
+        library_baseline: false,
+        auto_candidate: true,
+        build: |a, _| Ok(Box::new(Jds::new(a)?)),
     }
 }
 

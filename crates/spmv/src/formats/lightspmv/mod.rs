@@ -50,6 +50,8 @@ mod gpu;
 
 use std::sync::Arc;
 
+use super::csr::{lanes, LANES};
+use super::FormatInfo;
 use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
@@ -131,6 +133,26 @@ impl<T: Scalar> SpmvFormat<T> for LightSpmv<T> {
     }
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         Ok(Box::new(gpu::DeviceLightSpmv::new(gpu, self)?))
+    }
+}
+
+/// The registry's entry for `lightspmv` (listed in [`super::registry`]).
+pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
+    FormatInfo {
+        name: "lightspmv",
+        description:
+            "LightSpMV: CSR-vector, rows handed to vectors of 2-32 lanes by a global atomic counter",
+        params: &[LANES],
+        kernels: &[KERNELS],
+        deterministic: true,
+        half: false,
+        wide: false,
+        library_baseline: false,
+        auto_candidate: true,
+        build: |a, s| match lanes(s)? {
+            None => Ok(Box::new(LightSpmv::new(a)?)),
+            Some(l) => Ok(Box::new(LightSpmv::with_lanes(a, l)?)),
+        },
     }
 }
 

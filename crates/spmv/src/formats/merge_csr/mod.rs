@@ -64,6 +64,7 @@ use rayon::prelude::*;
 
 pub use super::carry::Segment;
 use super::offsets::OffsetWidth;
+use super::{offsets, FormatInfo, Param};
 use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
@@ -247,6 +248,29 @@ impl<T: Scalar> SpmvFormat<T> for MergeCsr<T> {
     }
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         Ok(Box::new(gpu::DeviceMergeCsr::new(gpu, self)?))
+    }
+}
+
+/// The registry's entry for `merge-csr` (listed in [`super::registry`]).
+pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
+    FormatInfo {
+        name: "merge-csr",
+        description: "merge-path CSR (Merrill & Garland): equal shares of row ends + entries per lane, carries fixed up deterministically",
+        params: &[Param { key: "items", default: "auto", doc: "merge items per lane: 3, 5, 7, 9, 11 or 15 (auto: 9)" }, offsets::OFFSETS],
+        kernels: &[KERNELS],
+        deterministic: true,
+        half: true,
+        wide: true,
+        library_baseline: false,
+        auto_candidate: true,
+        build: |a, s| {
+            let items = s.auto_usize("items", 1)?.unwrap_or(DEFAULT_ITEMS);
+            let merge = MergeCsr::new(a, items)?;
+            Ok(Box::new(match OffsetWidth::requested(s)? {
+                Some(width) => merge.with_offsets(width)?,
+                None => merge,
+            }))
+        },
     }
 }
 

@@ -67,6 +67,7 @@ use super::ell::{PADDING_FLOOR_SLOTS, PADDING_LIMIT_RATIO};
 use super::teb::partition::{max_over_mean, variance, wave_counts};
 use super::teb::{rows_longest_first, threads_for};
 use super::{DeviceFormat, FormatStats, SpmvFormat};
+use super::{FormatInfo, Param};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
@@ -323,6 +324,25 @@ impl<T: Scalar> SpmvFormat<T> for Pbc<T> {
     }
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         Ok(Box::new(gpu::DevicePbc::new(gpu, self)?))
+    }
+}
+
+/// The registry's entry for `pbc` (listed in [`super::registry`]).
+pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
+    FormatInfo {
+        name: "pbc",
+        description: "PBC (partition-block-CSR): rows sorted by length, cut into blocks of near-equal nnz (smallest std), each an ELL of its own width",
+        params: &[Param { key: "blocks", default: "auto", doc: "P, the number of blocks (1..=rows; auto: the smallest-std search)" }],
+        kernels: &[KERNELS],
+        deterministic: true,
+        half: false,
+        wide: false,
+        library_baseline: false,
+        auto_candidate: true,
+        build: |a, s| match s.auto_usize("blocks", 1)? {
+            None => Ok(Box::new(Pbc::new(a)?)),
+            Some(p) => Ok(Box::new(Pbc::with_blocks(a, p)?)),
+        },
     }
 }
 

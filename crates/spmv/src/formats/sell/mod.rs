@@ -60,6 +60,7 @@ use rayon::prelude::*;
 
 use super::jds::sort_rows_by_length;
 use super::offsets::OffsetWidth;
+use super::{offsets, FormatInfo, Param};
 use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
@@ -260,6 +261,33 @@ impl<T: Scalar> SpmvFormat<T> for SellCSigma<T> {
     }
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         Ok(Box::new(gpu::DeviceSell::new(gpu, self)?))
+    }
+}
+
+/// The registry's entry for `sell-c-sigma` (listed in [`super::registry`]).
+pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
+    FormatInfo {
+        name: "sell-c-sigma",
+        description: "sliced ELL, C rows per slice (default 32), rows sorted by length within windows of σ rows (default: full sort)",
+        params: &[
+            Param { key: "c", default: "32", doc: "rows per slice (≥ 1; 32 makes a slice one warp)" },
+            Param { key: "sigma", default: "auto", doc: "rows per sorting window (≥ 1; auto: all rows, a full sort)" },
+            offsets::OFFSETS,
+        ],
+        kernels: &[KERNELS],
+        deterministic: true,
+        half: false,
+        wide: true,
+        library_baseline: false,
+        auto_candidate: true,
+        build: |a, s| {
+            let sigma = s.auto_usize("sigma", 1)?.unwrap_or(a.nrows());
+            let sell = SellCSigma::new(a, s.usize("c", 1)?, sigma)?;
+            Ok(Box::new(match OffsetWidth::requested(s)? {
+                Some(width) => sell.with_offsets(width)?,
+                None => sell,
+            }))
+        },
     }
 }
 

@@ -89,6 +89,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::{DeviceFormat, FormatStats, SpmvFormat};
+use super::{FormatInfo, FormatSpec, Param};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
@@ -412,6 +413,68 @@ impl<T: Scalar> SpmvFormat<T> for Teb<T> {
     }
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         Ok(Box::new(gpu::DeviceTeb::new(gpu, self)?))
+    }
+}
+
+/// The parameters of teb and teb-lanes.
+const PARAMS: &[Param] = &[
+    Param {
+        key: "blocks",
+        default: "auto",
+        doc: "bLN, the number of blocks (1..=rows; auto: the paper's search)",
+    },
+    Param {
+        key: "k",
+        default: "auto",
+        doc: "the threshold's offset parameter (> 0; needs blocks; auto: 1 with given blocks)",
+    },
+];
+
+/// TEB with `kernel` and the blocks and `k` of `s` ([`PARAMS`]).
+fn with_spec<T: Scalar>(a: &Csr<T>, s: &FormatSpec, kernel: TebKernel) -> Result<Teb<T>> {
+    let k = match s.get("k") {
+        Some("auto") => None,
+        _ => Some(s.f64("k", 0.0)?),
+    };
+    match (s.auto_usize("blocks", 1)?, k) {
+        (None, None) => Teb::new(a, kernel),
+        (Some(blocks), k) => Teb::with_blocks(a, blocks, k.unwrap_or(1.0), kernel),
+        (None, Some(_)) => Err(Error::Unsupported(format!(
+            "format {}: parameter k needs blocks (the search picks its own k)",
+            s.name()
+        ))),
+    }
+}
+
+/// The registry's entry for `teb` (listed in [`super::registry`]).
+pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
+    FormatInfo {
+        name: "teb",
+        description: "TEB (threshold-exchangeorder block): rows merged into blocks of near-equal nnz, one thread block per block, one thread per row (Algorithm 3)",
+        params: PARAMS,
+        kernels: &[KERNELS],
+        deterministic: true,
+        half: false,
+        wide: false,
+        library_baseline: false,
+        auto_candidate: true,
+        build: |a, s| Ok(Box::new(with_spec(a, s, TebKernel::RowPerThread)?)),
+    }
+}
+
+/// The registry's entry for `teb-lanes` (listed in [`super::registry`]).
+pub(crate) fn lanes_entry<T: Scalar>() -> FormatInfo<T> {
+    FormatInfo {
+        name: "teb-lanes",
+        description: "TEB arrays and blocks with an improved kernel: lanes per row chosen per block from its mean row length",
+        params: PARAMS,
+        kernels: &[KERNELS],
+        deterministic: true,
+        half: false,
+        wide: false,
+        library_baseline: false,
+        auto_candidate: true,
+        build: |a, s| Ok(Box::new(with_spec(a, s, TebKernel::LanesPerRow)?)),
     }
 }
 

@@ -31,6 +31,7 @@ use rayon::prelude::*;
 
 pub(crate) use gpu::DeviceValues;
 
+use super::spec::{FormatSpec, Param};
 use crate::error::{Error, Result};
 use crate::matrix::{Precision, Scalar};
 
@@ -138,7 +139,16 @@ pub const VALUE_CHOICES: &[&str] =
 pub const VALUES_DOC: &str =
     "value storage, decoded exactly (same bits as full): full, auto (the narrowest that fits), pattern, i8, dict8, i16, f16, dict16, f32";
 
+/// The `values` parameter of the formats with coded values.
+pub(crate) const VALUES: Param = Param { key: "values", default: "full", doc: VALUES_DOC };
+
 impl ValueChoice {
+    /// The `values` parameter of `spec` ([`VALUES`]).
+    pub(crate) fn of_spec(spec: &FormatSpec) -> Result<Self> {
+        let name = spec.choice("values", VALUE_CHOICES)?;
+        Ok(ValueChoice::parse(name).expect("every VALUE_CHOICES name parses"))
+    }
+
     /// `auto` or a codec's name; `None` for anything else.
     pub fn parse(name: &str) -> Option<Self> {
         if name == "auto" {

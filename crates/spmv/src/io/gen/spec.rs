@@ -11,6 +11,7 @@ use super::random::{
     check_long_rows, check_power_law, check_random, long_rows, power_law, random_uniform,
 };
 use super::stencil::{check_grid, check_points, poisson2d, poisson3d};
+use crate::spec_syntax;
 use crate::{Csr, Result};
 
 /// The families, by canonical name.
@@ -279,8 +280,8 @@ fn parse_nested(s: &str, depth: usize) -> Result<GenSpec> {
             FAMILIES.join(", ")
         ));
     }
-    let (family, rest) = s.split_once(':').unwrap_or((s, ""));
-    let family = family.trim().to_ascii_lowercase();
+    let (family, rest) = spec_syntax::split_name(s);
+    let family = family.to_ascii_lowercase();
     let spec = match canonical_family(&family).unwrap_or("") {
         "poisson2d" => {
             let mut k = Keys::parse("poisson2d", &["nx", "ny", "n"], rest)?;
@@ -378,26 +379,17 @@ struct Keys<'a> {
 }
 
 impl<'a> Keys<'a> {
-    /// Splits `rest` at commas into `key=value` items; the value of `of` is the whole rest
-    /// of the string (so a nested spec may contain commas). Empty items are skipped.
+    /// The `key=value` items of `rest` ([`crate::spec_syntax::items`]); the value of `of` is
+    /// the whole rest of the string (so a nested spec may contain commas).
     fn parse(family: &'static str, valid: &'static [&'static str], rest: &'a str) -> Result<Self> {
-        let keys = Keys { family, valid, items: Vec::new() };
         let mut items: Vec<(&'static str, &'a str)> = Vec::new();
-        let mut rest = rest;
-        while !rest.is_empty() {
-            let (item, tail) = rest.split_once(',').unwrap_or((rest, ""));
-            if item.trim().is_empty() {
-                rest = tail;
-                continue;
-            }
-            let Some((key, _)) = item.split_once('=') else {
-                return err(format!(
-                    "{family}: expected key=value, got '{}' (valid keys: {})",
-                    item.trim(),
+        for item in spec_syntax::items(rest, &["of"]) {
+            let (key, value) = item.map_err(|item| {
+                crate::Error::Generator(format!(
+                    "{family}: expected key=value, got '{item}' (valid keys: {})",
                     valid.join(", ")
-                ));
-            };
-            let key = key.trim();
+                ))
+            })?;
             let Some(&key) = valid.iter().find(|v| v.eq_ignore_ascii_case(key)) else {
                 return err(format!(
                     "{family}: unknown key '{key}' (valid keys: {})",
@@ -407,15 +399,9 @@ impl<'a> Keys<'a> {
             if items.iter().any(|(k, _)| *k == key) {
                 return err(format!("{family}: key '{key}' given twice"));
             }
-            let value_start = rest.find('=').unwrap() + 1;
-            if key == "of" {
-                items.push((key, &rest[value_start..]));
-                break;
-            }
-            items.push((key, item[item.find('=').unwrap() + 1..].trim()));
-            rest = tail;
+            items.push((key, value));
         }
-        Ok(Keys { items, ..keys })
+        Ok(Keys { family, valid, items })
     }
 
     fn take(&mut self, key: &str) -> Option<&'a str> {

@@ -1,0 +1,71 @@
+//! Measuring pieces the benchmark ([`crate::bench`]) and `tune` ([`crate::auto::tune`])
+//! share: the median of a sample, and the time of one product on a backend. They live below
+//! both so that neither imports the other.
+
+use std::time::Instant;
+
+use crate::error::Result;
+use crate::formats::{FormatHandle, HostMatrix};
+use crate::matrix::Scalar;
+use crate::Backend;
+
+/// Median and minimum of a sample.
+pub fn median_min(times: &mut [f64]) -> (f64, f64) {
+    if times.is_empty() {
+        return (f64::NAN, f64::NAN);
+    }
+    times.sort_by(|a, b| a.total_cmp(b));
+    let n = times.len();
+    let median = if n % 2 == 1 { times[n / 2] } else { 0.5 * (times[n / 2 - 1] + times[n / 2]) };
+    (median, times[0])
+}
+
+/// Time per product in milliseconds: back to back on the GPU, a timed loop on the CPU.
+///
+/// On the GPU the products are replayed as a CUDA graph where they can be captured
+/// ([`crate::gpu::Gpu::time_graph`]), else issued from the host: products of a few microseconds are
+/// otherwise bound by the host's launch rate and its jitter (two host-issued measurements of
+/// one kernel differed by up to 2× on the H200, more than the candidates differ). A round is
+/// at least [`ROUND_MS`] of launches (from 20 to 5,000; at most 1,000 in a graph, whose
+/// replays barely vary); the median of [`ROUNDS`] rounds is kept.
+pub(crate) fn product_ms<T: Scalar>(
+    backend: &Backend,
+    host: &HostMatrix<T>,
+    x: &[T],
+) -> Result<f64> {
+    const ROUND_MS: f64 = 1.0;
+    const ROUNDS: usize = 5;
+    match backend {
+        Backend::Gpu(gpu) => {
+            if host.nrows() == 0 {
+                return Ok(0.0);
+            }
+            let device = host.upload(gpu)?;
+            let x_dev = gpu.upload(x)?;
+            let mut y = gpu.alloc::<T>(host.nrows())?;
+            // Warm-up, and a first estimate that sizes the rounds.
+            let first = gpu.time_back_to_back(1, 20, || device.spmv(&x_dev, &mut y))?;
+            let per_launch = first.first().copied().unwrap_or(ROUND_MS).max(1e-4);
+            let launches = ((ROUND_MS / per_launch).ceil() as usize).clamp(20, 5_000);
+            let mut means = match gpu
+                .time_graph(ROUNDS, launches.min(1_000), || device.spmv(&x_dev, &mut y))?
+            {
+                Some(means) => means,
+                None => gpu.time_back_to_back(ROUNDS, launches, || device.spmv(&x_dev, &mut y))?,
+            };
+            Ok(median_min(&mut means).0)
+        }
+        Backend::Cpu => {
+            let mut y = vec![T::ZERO; host.nrows()];
+            host.spmv(x, &mut y)?;
+            let mut times: Vec<f64> = (0..5)
+                .map(|_| {
+                    let t = Instant::now();
+                    let _ = host.spmv(x, &mut y);
+                    t.elapsed().as_secs_f64() * 1e3
+                })
+                .collect();
+            Ok(median_min(&mut times).0)
+        }
+    }
+}
