@@ -48,7 +48,7 @@ pub struct Chooser {
 pub const CHOOSERS: &[Chooser] = &[
     Chooser {
         name: "tune",
-        description: "auto's first candidates measured on the backend, the fastest kept and cached (runs in spmv bench and auto::tune; docs/auto.md)",
+        description: "auto's first candidates measured on the backend, the fastest kept and cached (measures where a backend is given: bench, solve, pagerank, Matrix::to_device; docs/auto.md)",
         params: TuneOptions::PARAMS,
         from_spec: |s| Ok(Choice::Tune(TuneOptions::from_spec(s)?)),
     },

@@ -150,8 +150,8 @@ fn bench_runs_checks_and_writes_json() {
         stderr.contains("running on the GPU") || stderr.contains("running on the CPU"),
         "{stderr}"
     );
-    // 2 matrices x 2 precisions x every registered format
-    let expected = 2 * 2 * spmv::formats::registry::<f64>().len();
+    // 2 matrices x 2 precisions x every registered format and chooser ("all")
+    let expected = 2 * 2 * (spmv::formats::registry::<f64>().len() + spmv::choice::CHOOSERS.len());
     assert!(stdout.contains(&format!("# all {expected} results match the oracle")), "{stdout}");
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();

@@ -66,7 +66,7 @@ fn every_format_on_a_generated_graph() {
     ]);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stdout}\n{stderr}");
-    let formats = spmv::formats::registry::<f64>().len();
+    let formats = spmv::formats::registry::<f64>().len() + spmv::choice::CHOOSERS.len();
     let rows = stdout.lines().filter(|l| l.ends_with("  ok") || l.contains("UNSUPPORTED")).count();
     assert_eq!(rows, formats, "{stdout}");
 }
