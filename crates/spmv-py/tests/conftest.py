@@ -20,6 +20,22 @@ def matrix_set():
     return "the repository's (data/matrices)", sorted([*data.glob("*.mtx.gz"), *data.glob("small/*.mtx.gz")])
 
 
+def assert_refused(cases):
+    """Each case ``(kind, name, call)``: ``call()`` must raise ``kind`` with ``name`` in its
+    message. Every case runs; the assertion lists all that were accepted or refused wrongly."""
+    wrong = []
+    for kind, name, call in cases:
+        try:
+            call()
+            wrong.append(f"{name}: accepted")
+        except kind as e:
+            if name not in str(e):
+                wrong.append(f"{name}: {e}")
+        except Exception as e:  # noqa: BLE001 - the wrong kind is what is reported
+            wrong.append(f"{name}: {type(e).__name__}: {e}")
+    assert not wrong, wrong
+
+
 def pytest_terminal_summary(terminalreporter):
     name, paths = matrix_set()
     terminalreporter.write_line(f"real matrices: {len(paths)} from {name}")
