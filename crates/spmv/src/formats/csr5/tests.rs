@@ -1,7 +1,8 @@
 use super::*;
 use crate::formats::test_support::rows::{
-    assert_cpu_bits_independent_of_threads, assert_example_product, example, gpu,
-    gpu_equals_cpu_bits, rows_of_lengths, split_row_cases,
+    assert_cpu_bits_independent_of_threads, assert_example_product, assert_split_rows_edge_shapes,
+    assert_split_rows_gpu_equals_cpu_bits, example, gpu, gpu_equals_cpu_bits, rows_of_lengths,
+    split_row_cases,
 };
 use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
 use proptest::prelude::*;
@@ -45,15 +46,7 @@ fn sigma_follows_the_mean_row_length() {
 
 #[test]
 fn edge_shapes_rows_of_every_length_and_rows_crossing_every_tile() {
-    for a in [Csr::<f64>::zeros(0, 0), Csr::zeros(0, 5), Csr::zeros(7, 0), Csr::zeros(100, 100)] {
-        for sigma in SIGMA_CHOICES {
-            assert!(check(&Csr5::new(&a, *sigma).unwrap(), &a));
-        }
-    }
-    let mut lens = vec![0, 1, 0, 0, 1_000_000, 1, 0, 3];
-    lens.extend(std::iter::repeat_n(0, 500));
-    let a = rows_of_lengths(&lens, 1_000_000, |r, k| ((r * 7 + k) % 13) as f64 - 6.0);
-    assert!(check(&Csr5::new(&a, 16).unwrap(), &a));
+    assert_split_rows_edge_shapes(Csr5::new, SIGMA_CHOICES, 16);
     // Rows longer than a tile of 32 × 4 entries: each crosses tile boundaries.
     let a = rows_of_lengths(&[129; 40], 200, |r, k| 1.0 + ((r + k) % 5) as f64);
     let f = Csr5::new(&a, 4).unwrap();
@@ -83,21 +76,7 @@ fn cpu_result_does_not_depend_on_the_thread_count() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_matches_the_oracle_and_the_cpu_bit_for_bit() {
-    let gpu = gpu();
-    let mut failures = Vec::new();
-    for (name, a) in &split_row_cases() {
-        for &sigma in SIGMA_CHOICES {
-            let spec = format!("{NAME}:sigma={sigma}");
-            for failure in [
-                gpu_equals_cpu_bits::<f64>(&gpu, a, &spec, 3),
-                gpu_equals_cpu_bits::<f32>(&gpu, a, &spec, 3),
-                gpu_equals_cpu_bits::<crate::f16>(&gpu, a, &spec, 3),
-            ] {
-                failures.extend(failure.map(|f| format!("{name}: {f}")));
-            }
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_split_rows_gpu_equals_cpu_bits(NAME, "sigma", SIGMA_CHOICES);
 }
 
 #[test]

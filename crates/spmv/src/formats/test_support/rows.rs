@@ -206,6 +206,47 @@ pub(crate) fn split_row_cases() -> Vec<(&'static str, Csr<f64>)> {
     ]
 }
 
+/// A format that splits rows between lanes and tiles (merge-csr, csr5) with every `key=value`
+/// of `values` on the GPU, in f64, f32 and f16, 3 runs each into NaN-poisoned outputs, on
+/// every [`split_row_cases`] matrix: [`gpu_equals_cpu_bits`] (the oracle, bit for bit across
+/// runs and against the CPU path).
+pub(crate) fn assert_split_rows_gpu_equals_cpu_bits(format: &str, key: &str, values: &[usize]) {
+    let gpu = gpu();
+    let mut failures = Vec::new();
+    for (name, a) in &split_row_cases() {
+        for value in values {
+            let spec = format!("{format}:{key}={value}");
+            for failure in [
+                gpu_equals_cpu_bits::<f64>(&gpu, a, &spec, 3),
+                gpu_equals_cpu_bits::<f32>(&gpu, a, &spec, 3),
+                gpu_equals_cpu_bits::<crate::f16>(&gpu, a, &spec, 3),
+            ] {
+                failures.extend(failure.map(|f| format!("{name}: {f}")));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The edge shapes of a format that splits rows (merge-csr, csr5), built by `build(a, param)`:
+/// no rows, no entries and empty rows only with every param of `params`, then rows of 0, 1
+/// and 10^6 entries with `param`, each against the oracle on the CPU.
+pub(crate) fn assert_split_rows_edge_shapes<F: SpmvFormat<f64>>(
+    build: impl Fn(&Csr<f64>, usize) -> Result<F>,
+    params: &[usize],
+    param: usize,
+) {
+    for a in [Csr::<f64>::zeros(0, 0), Csr::zeros(0, 5), Csr::zeros(7, 0), Csr::zeros(100, 100)] {
+        for &p in params {
+            assert!(super::cpu_matches_oracle(&build(&a, p).unwrap(), &a), "param {p}");
+        }
+    }
+    let mut lens = vec![0, 1, 0, 0, 1_000_000, 1, 0, 3];
+    lens.extend(std::iter::repeat_n(0, 500));
+    let a = rows_of_lengths(&lens, 1_000_000, |r, k| ((r * 7 + k) % 13) as f64 - 6.0);
+    assert!(super::cpu_matches_oracle(&build(&a, param).unwrap(), &a));
+}
+
 /// The CPU path of `f` (built from `a`) gives the same bits on 1 thread as on 3.
 pub(crate) fn assert_cpu_bits_independent_of_threads(f: &dyn SpmvFormat<f64>, a: &Csr<f64>) {
     let x = test_vector::<f64>(a.ncols());
