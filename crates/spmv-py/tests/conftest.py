@@ -1,7 +1,10 @@
-"""What the tests share: the real matrices they sweep, named at the end of the run."""
+"""What the tests share: the real matrices they sweep (named at the end of the run), the sweep
+of refused arguments and PyTorch with CUDA."""
 
 import os
 import pathlib
+
+import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
 
@@ -34,6 +37,14 @@ def assert_refused(cases):
         except Exception as e:  # noqa: BLE001 - the wrong kind is what is reported
             wrong.append(f"{name}: {type(e).__name__}: {e}")
     assert not wrong, wrong
+
+
+def torch_with_cuda():
+    """PyTorch, for a test of CUDA tensors: skipped where PyTorch or its CUDA is missing."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch without CUDA")
+    return torch
 
 
 def pytest_terminal_summary(terminalreporter):

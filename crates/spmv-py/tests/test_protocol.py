@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-from conftest import assert_refused
+from conftest import assert_refused, torch_with_cuda
 
 import spmv
 
@@ -503,9 +503,7 @@ def test_cupyx_solvers_take_the_operator():
 
 @needs_gpu
 def test_torch_tensors_in_torch_out():
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("PyTorch without CUDA")
+    torch = torch_with_cuda()
     a = rect(23)
     op = _gpu_op(a, precision="f32")
     a32 = a.astype(np.float32)

@@ -9,7 +9,7 @@ import pathlib
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import assert_refused, matrix_set
+from conftest import assert_refused, matrix_set, torch_with_cuda
 
 import spmv
 
@@ -243,9 +243,7 @@ def test_cupy_arrays_are_used_in_place():
 
 @needs_gpu
 def test_torch_tensors_are_used_in_place():
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("PyTorch without CUDA")
+    torch = torch_with_cuda()
     m = spmv.generate("poisson2d:n=50")
     a = m.to_scipy()
     op = m.to_device(device="gpu", precision="f32")
@@ -471,9 +469,7 @@ def test_cuda_aliasing_and_made_up_arrays():
 
 @needs_gpu
 def test_torch_aliasing():
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("PyTorch without CUDA")
+    torch = torch_with_cuda()
     a = _alias_matrix()
     op = spmv.Matrix.from_scipy(a).to_device(format="auto", device="gpu")
     x0 = np.linspace(-1, 1, 30)
