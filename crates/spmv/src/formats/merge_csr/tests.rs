@@ -1,7 +1,8 @@
 use super::*;
 use crate::formats::test_support::rows::{
     assert_cpu_bits_independent_of_threads, assert_example_product, assert_split_rows_edge_shapes,
-    assert_split_rows_gpu_equals_cpu_bits, example, random_rows, rows_of_lengths,
+    assert_split_rows_gpu_equals_cpu_bits, assert_values_refused, example, random_rows,
+    rows_of_lengths,
 };
 use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
 use proptest::prelude::*;
@@ -63,17 +64,12 @@ fn edge_shapes_rows_of_every_length_and_rows_crossing_every_tile() {
 
 #[test]
 fn bad_items_and_oversized_paths_are_refused() {
-    let a = example();
-    for items in [0, 1, 2, 4, 16, 1000] {
-        let e = MergeCsr::new(&a, items).err().unwrap();
-        assert!(e.to_string().contains("items") && e.to_string().contains("merge-csr"), "{e}");
-    }
+    assert_values_refused(MergeCsr::new, "merge-csr", "items", &[0, 1, 2, 4, 16, 1000]);
 }
 
 #[test]
 fn cpu_result_does_not_depend_on_the_thread_count() {
-    let a = crate::io::gen::generate("powerlaw:n=20000,mean=12,exp=1.9").unwrap();
-    assert_cpu_bits_independent_of_threads(&MergeCsr::new(&a, 7).unwrap(), &a);
+    assert_cpu_bits_independent_of_threads(|a| MergeCsr::new(a, 7));
 }
 
 /// Merge-CSR with every `items` on the GPU, in f64, f32 and f16, 3 runs each into NaN-poisoned

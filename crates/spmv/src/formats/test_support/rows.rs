@@ -228,6 +228,22 @@ pub(crate) fn assert_split_rows_gpu_equals_cpu_bits(format: &str, key: &str, val
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// `build(example, value)` refuses every value of `values` with an error that names the
+/// parameter `key` and the `format`.
+#[track_caller]
+pub(crate) fn assert_values_refused<F>(
+    build: impl Fn(&Csr<f64>, usize) -> Result<F>,
+    format: &str,
+    key: &str,
+    values: &[usize],
+) {
+    let a = example();
+    for &value in values {
+        let e = build(&a, value).err().unwrap();
+        assert!(e.to_string().contains(key) && e.to_string().contains(format), "{e}");
+    }
+}
+
 /// The edge shapes of a format that splits rows (merge-csr, csr5), built by `build(a, param)`:
 /// no rows, no entries and empty rows only with every param of `params`, then rows of 0, 1
 /// and 10^6 entries with `param`, each against the oracle on the CPU.
@@ -247,8 +263,13 @@ pub(crate) fn assert_split_rows_edge_shapes<F: SpmvFormat<f64>>(
     assert!(super::cpu_matches_oracle(&build(&a, param).unwrap(), &a));
 }
 
-/// The CPU path of `f` (built from `a`) gives the same bits on 1 thread as on 3.
-pub(crate) fn assert_cpu_bits_independent_of_threads(f: &dyn SpmvFormat<f64>, a: &Csr<f64>) {
+/// The CPU path of the format `build` makes of a skewed generated matrix gives the same bits
+/// on 1 thread as on 3.
+pub(crate) fn assert_cpu_bits_independent_of_threads<F: SpmvFormat<f64>>(
+    build: impl Fn(&Csr<f64>) -> Result<F>,
+) {
+    let a = crate::io::gen::generate("powerlaw:n=20000,mean=12,exp=1.9").unwrap();
+    let f = build(&a).unwrap();
     let x = test_vector::<f64>(a.ncols());
     let run = |threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
