@@ -1,6 +1,6 @@
 use super::*;
 use crate::formats::test_support::rows::{
-    assert_cpu_bits_independent_of_threads, assert_example_product, assert_split_rows_edge_shapes,
+    assert_cpu_bits_independent_of_threads, assert_split_example, assert_split_rows_edge_shapes,
     assert_split_rows_gpu_equals_cpu_bits, assert_values_refused, example, random_rows,
     rows_of_lengths,
 };
@@ -12,17 +12,7 @@ fn worked_example() {
     let a = example();
     let f = MergeCsr::with_lanes(&a, 3, 2).unwrap();
     assert_eq!(f.tile_row(), &[0, 2, 4, 5]);
-    assert_eq!(
-        f.segments(),
-        &[Segment { row: 2, first: 0, end: 1 }, Segment { row: 4, first: 1, end: 2 }]
-    );
-    assert_example_product(&f, &a);
-    // The order of the doc: y2 = tile_head[1] + carry of tile 0 = 5·x2 + (3·x0 + 4·x1).
-    let x = [1e16, 1.0, -1e16, 0.5];
-    let mut y = vec![f64::NAN; 5];
-    f.spmv_cpu(&x, &mut y);
-    assert_eq!(y[2], 5.0 * -1e16 + (3.0 * 1e16 + 4.0));
-    assert_eq!(y[4], 0.0 + (7.0 * -1e16 + 8.0 * 0.5));
+    assert_split_example(&f, f.segments());
     let s = MergeCsr::new(&a, 7).unwrap().stats();
     assert_eq!((s.nnz, s.stored, s.padded_zeros()), (8, 8, 0));
     assert_eq!(s.extra[0], ("items_per_lane".to_string(), 7.0));

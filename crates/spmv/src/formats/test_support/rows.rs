@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use crate::error::Result;
+use crate::formats::carry::Segment;
 use crate::formats::{build, parse_spec, SpmvFormat};
 use crate::gpu::Gpu;
 use crate::reference::{test_vector, Oracle};
@@ -47,6 +48,25 @@ pub(crate) fn assert_example_product(f: &dyn SpmvFormat<f64>, a: &Csr<f64>) {
     let mut y = vec![f64::NAN; a.nrows()];
     f.spmv_cpu(x, &mut y);
     assert_eq!(y, [201.0, 0.0, 543.0, 60.0, 8700.0][..a.nrows()]);
+}
+
+/// Checks a split-row format (merge-csr, csr5) built from [`example`] with the tiles its
+/// module doc draws: rows 2 and 4 continue into the next tile (`segments`), the product is
+/// the example's, and a carry is added after the tile's head, in the doc's order:
+/// y2 = tile_head[1] + carry of tile 0 = 5·x2 + (3·x0 + 4·x1).
+#[track_caller]
+pub(crate) fn assert_split_example(f: &dyn SpmvFormat<f64>, segments: &[Segment]) {
+    assert_eq!(
+        segments,
+        &[Segment { row: 2, first: 0, end: 1 }, Segment { row: 4, first: 1, end: 2 }]
+    );
+    assert_example_product(f, &example());
+    let x = [1e16, 1.0, -1e16, 0.5];
+    let mut y = vec![f64::NAN; 5];
+    f.spmv_cpu(&x, &mut y);
+    assert_eq!(y[2], 5.0 * -1e16 + (3.0 * 1e16 + 4.0));
+    assert_eq!(y[4], 0.0 + (7.0 * -1e16 + 8.0 * 0.5));
+    assert_eq!(y[1], 0.0);
 }
 
 /// Whether `perm` holds each of `0..n` exactly once.
