@@ -1200,56 +1200,35 @@ fn bench_matrices(
         let mut quiet = |_: &spmv::bench::Measurement| {};
         for (a, name) in csrs.iter().zip(&names) {
             for &p in &precisions {
-                let results = match (p, &gpus, &devices) {
-                    (Precision::F64, Some(g), Some(o)) => run_matrix_distributed(
-                        g,
-                        o,
-                        name,
-                        &**a,
-                        &specs,
-                        &settings,
-                        &report.machine,
-                        &mut quiet,
-                    ),
-                    (Precision::F32, Some(g), Some(o)) => run_matrix_distributed(
-                        g,
-                        o,
-                        name,
-                        &a.cast::<f32>(),
-                        &specs,
-                        &settings,
-                        &report.machine,
-                        &mut quiet,
-                    ),
-                    (Precision::F16, Some(g), Some(o)) => run_matrix_distributed(
-                        g,
-                        o,
-                        name,
-                        &a.cast::<spmv::f16>(),
-                        &specs,
-                        &settings,
-                        &report.machine,
-                        &mut quiet,
-                    ),
-                    (Precision::F64, ..) => {
-                        backend.run_matrix(name, a, &specs, &settings, &report.machine, &mut quiet)
-                    }
-                    (Precision::F32, ..) => backend.run_matrix(
-                        name,
-                        &a.cast::<f32>(),
-                        &specs,
-                        &settings,
-                        &report.machine,
-                        &mut quiet,
-                    ),
-                    (Precision::F16, ..) => backend.run_matrix(
-                        name,
-                        &a.cast::<spmv::f16>(),
-                        &specs,
-                        &settings,
-                        &report.machine,
-                        &mut quiet,
-                    ),
+                // One precision: over the devices when given, else on the backend.
+                macro_rules! run {
+                    ($a:expr) => {
+                        match (&gpus, &devices) {
+                            (Some(g), Some(o)) => run_matrix_distributed(
+                                g,
+                                o,
+                                name,
+                                $a,
+                                &specs,
+                                &settings,
+                                &report.machine,
+                                &mut quiet,
+                            ),
+                            _ => backend.run_matrix(
+                                name,
+                                $a,
+                                &specs,
+                                &settings,
+                                &report.machine,
+                                &mut quiet,
+                            ),
+                        }
+                    };
+                }
+                let results = match p {
+                    Precision::F64 => run!(&**a),
+                    Precision::F32 => run!(&a.cast::<f32>()),
+                    Precision::F16 => run!(&a.cast::<spmv::f16>()),
                 };
                 report.results.extend(results);
             }

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from conftest import assert_refused, torch_with_cuda
 
 import spmv
 
@@ -337,17 +338,7 @@ def test_solver_argument_errors_name_the_argument():
         (ValueError, "max_iter", lambda: spmv.cg(a, b, devices=1, maxiter=3, max_iter=4)),
         (TypeError, "Operator", lambda: spmv.cg(cpu_op(a).T, b)),
     ]
-    wrong = []
-    for kind, name, call in cases:
-        try:
-            call()
-            wrong.append(f"{name}: accepted")
-        except kind as e:
-            if name not in str(e):
-                wrong.append(f"{name}: {e}")
-        except Exception as e:  # noqa: BLE001 - the wrong kind is what is reported
-            wrong.append(f"{name}: {type(e).__name__}: {e}")
-    assert not wrong, wrong
+    assert_refused(cases)
 
 
 class HostAsCuda:
@@ -512,9 +503,7 @@ def test_cupyx_solvers_take_the_operator():
 
 @needs_gpu
 def test_torch_tensors_in_torch_out():
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("PyTorch without CUDA")
+    torch = torch_with_cuda()
     a = rect(23)
     op = _gpu_op(a, precision="f32")
     a32 = a.astype(np.float32)

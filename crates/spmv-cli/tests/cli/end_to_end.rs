@@ -2,41 +2,37 @@
 
 use crate::common;
 
-use common::{fails_with, spmv, temp_dir, text};
+use common::{fails_with, spmv, spmv_json, temp_dir, text, write_mtx};
+
+/// A 3 x 2 matrix: not square, so neither reordered nor solved.
+const TALL: &str = "3 2 2\n1 1 1.0\n3 2 2.0\n";
 
 #[test]
 fn bench_reorders_on_request_and_says_so() {
     let dir = temp_dir("reorder");
-    let json = dir.join("r.json");
-    let tall = dir.join("tall.mtx");
-    std::fs::write(
-        &tall,
-        "%%MatrixMarket matrix coordinate real general\n3 2 2\n1 1 1.0\n3 2 2.0\n",
-    )
-    .unwrap();
-    let out = spmv(&[
-        "bench",
-        "poisson2d:nx=30",
-        tall.to_str().unwrap(),
-        "--cpu",
-        "--reps",
-        "1",
-        "--formats",
-        "csr-vector,csr5:values=auto",
-        "--reorder",
-        "rcm",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let tall = write_mtx(&dir, "tall.mtx", TALL);
+    let (out, report) = spmv_json(
+        &dir.join("r.json"),
+        &[
+            "bench",
+            "poisson2d:nx=30",
+            tall.to_str().unwrap(),
+            "--cpu",
+            "--reps",
+            "1",
+            "--formats",
+            "csr-vector,csr5:values=auto",
+            "--reorder",
+            "rcm",
+        ],
+    );
     let stdout = text(&out.stdout);
     // The non-square matrix cannot be reordered: its rows are unsupported and say why.
-    assert!(out.status.success() && stdout.contains("UNSUPPORTED (unsupported: reordering permutes rows and columns alike: it needs a square matrix, not 3 x 2)"), "{stdout}");
+    assert!(stdout.contains("UNSUPPORTED (unsupported: reordering permutes rows and columns alike: it needs a square matrix, not 3 x 2)"), "{stdout}");
     assert!(
         stdout.contains("csr5:values=auto+rcm") && stdout.contains("reordered by rcm"),
         "{stdout}"
     );
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let first = &report["results"][0];
     assert_eq!(
         (first["format"].as_str(), first["reorder"].as_str(), first["status"].as_str()),
@@ -74,22 +70,18 @@ fn formats_lists_every_parameter_with_its_default() {
 
 #[test]
 fn bench_takes_format_specs_and_records_the_canonical_spec() {
-    let dir = temp_dir("specs");
-    let json = dir.join("r.json");
-    let out = spmv(&[
-        "bench",
-        "poisson2d:nx=30",
-        "--cpu",
-        "--reps",
-        "1",
-        "--formats",
-        "csr-vector:lanes=4,sell-c-sigma:c=16,sigma=64,ell",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let (_, report) = spmv_json(
+        &temp_dir("specs").join("r.json"),
+        &[
+            "bench",
+            "poisson2d:nx=30",
+            "--cpu",
+            "--reps",
+            "1",
+            "--formats",
+            "csr-vector:lanes=4,sell-c-sigma:c=16,sigma=64,ell",
+        ],
+    );
     let got: Vec<(&str, &str)> = report["results"]
         .as_array()
         .unwrap()
@@ -129,23 +121,21 @@ fn gen_writes_a_file_that_info_reads() {
 
 #[test]
 fn bench_runs_checks_and_writes_json() {
-    let dir = temp_dir("bench");
-    let json = dir.join("r.json");
-    let out = spmv(&[
-        "bench",
-        "poisson2d:nx=40",
-        "random:rows=500,cols=300,mean=7",
-        "--precision",
-        "f64,f32",
-        "--reps",
-        "3",
-        "--warmup",
-        "1",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let (out, report) = spmv_json(
+        &temp_dir("bench").join("r.json"),
+        &[
+            "bench",
+            "poisson2d:nx=40",
+            "random:rows=500,cols=300,mean=7",
+            "--precision",
+            "f64,f32",
+            "--reps",
+            "3",
+            "--warmup",
+            "1",
+        ],
+    );
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
-    assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(
         stderr.contains("running on the GPU") || stderr.contains("running on the CPU"),
         "{stderr}"
@@ -153,8 +143,6 @@ fn bench_runs_checks_and_writes_json() {
     // 2 matrices x 2 precisions x every registered format and chooser ("all")
     let expected = 2 * 2 * (spmv::formats::registry::<f64>().len() + spmv::choice::CHOOSERS.len());
     assert!(stdout.contains(&format!("# all {expected} results match the oracle")), "{stdout}");
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let results = report["results"].as_array().unwrap();
     assert_eq!(results.len(), expected);
     assert!(results.iter().all(|r| r["status"] == "ok" && r["median_ms"].as_f64().unwrap() > 0.0));
@@ -177,33 +165,16 @@ fn bad_inputs_fail_with_a_clear_message() {
 
     fails_with(&["bench", "poisson2d:nx=4", "--formats", "nope"], "known formats: csr-scalar");
 
-    let dir = temp_dir("bad");
-    let file = dir.join("bad.mtx");
-    std::fs::write(
-        &file,
-        "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.0\n2 x 2.0\n",
-    )
-    .unwrap();
+    let file = write_mtx(&temp_dir("bad"), "bad.mtx", "3 3 2\n1 1 1.0\n2 x 2.0\n");
     fails_with(&["bench", file.to_str().unwrap(), "--cpu", "--reps", "1"], "line 4");
 }
 
 #[test]
 fn deterministic_keeps_only_deterministic_formats() {
-    let dir = temp_dir("deterministic");
-    let json = dir.join("r.json");
-    let out = spmv(&[
-        "bench",
-        "poisson2d:nx=8",
-        "--cpu",
-        "--reps",
-        "1",
-        "--deterministic",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let (_, report) = spmv_json(
+        &temp_dir("deterministic").join("r.json"),
+        &["bench", "poisson2d:nx=8", "--cpu", "--reps", "1", "--deterministic"],
+    );
     let ran: Vec<&str> = report["results"]
         .as_array()
         .unwrap()
@@ -256,22 +227,18 @@ fn explain_shows_the_features_the_ranking_and_the_choice() {
 
 #[test]
 fn bench_names_the_format_auto_chose() {
-    let dir = temp_dir("auto");
-    let json = dir.join("r.json");
-    let out = spmv(&[
-        "bench",
-        "poisson2d:nx=30",
-        "--cpu",
-        "--reps",
-        "1",
-        "--formats",
-        "auto,tune:budget_ms=200",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let (out, report) = spmv_json(
+        &temp_dir("auto").join("r.json"),
+        &[
+            "bench",
+            "poisson2d:nx=30",
+            "--cpu",
+            "--reps",
+            "1",
+            "--formats",
+            "auto,tune:budget_ms=200",
+        ],
+    );
     for (r, name) in
         report["results"].as_array().unwrap().iter().zip(["auto", "tune:budget_ms=200"])
     {
@@ -288,31 +255,25 @@ fn bench_names_the_format_auto_chose() {
 #[test]
 fn solve_writes_the_solution_and_reports_failures() {
     let dir = temp_dir("solve");
-    let (x, json, tall, rhs) =
-        (dir.join("x.mtx"), dir.join("s.json"), dir.join("tall.mtx"), dir.join("b.mtx"));
-    let out = spmv(&[
-        "solve",
-        "poisson2d:n=20",
-        "--cpu",
-        "--rhs",
-        "random",
-        "--precond",
-        "jacobi",
-        "--tol",
-        "1e-10",
-        "-o",
-        x.to_str().unwrap(),
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    let stdout = text(&out.stdout);
-    assert!(
-        out.status.success() && stdout.contains("converged after"),
-        "{stdout}{}",
-        text(&out.stderr)
+    let (x, json, rhs) = (dir.join("x.mtx"), dir.join("s.json"), dir.join("b.mtx"));
+    let (out, report) = spmv_json(
+        &json,
+        &[
+            "solve",
+            "poisson2d:n=20",
+            "--cpu",
+            "--rhs",
+            "random",
+            "--precond",
+            "jacobi",
+            "--tol",
+            "1e-10",
+            "-o",
+            x.to_str().unwrap(),
+        ],
     );
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("converged after"), "{stdout}{}", text(&out.stderr));
     assert_eq!(
         (report["outcome"].as_str(), report["method"].as_str(), report["rows"].as_u64()),
         (Some("converged"), Some("cg"), Some(400))
@@ -324,19 +285,8 @@ fn solve_writes_the_solution_and_reports_failures() {
             && report["parts"].is_null()
     );
     // Repeated solves: the median of all but the first.
-    let out = spmv(&[
-        "solve",
-        "poisson2d:n=10",
-        "--cpu",
-        "--repeat",
-        "3",
-        "--no-graph",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let (_, report) =
+        spmv_json(&json, &["solve", "poisson2d:n=10", "--cpu", "--repeat", "3", "--no-graph"]);
     assert!(report["first_solve_ms"].as_f64().unwrap() >= 0.0);
     // The solution file: a 400 x 1 array whose values read back.
     let written = std::fs::read_to_string(&x).unwrap();
@@ -363,23 +313,15 @@ fn solve_writes_the_solution_and_reports_failures() {
         text(&out.stdout)
     );
     // An indefinite matrix: CG says so and the exit status is not 0.
-    std::fs::write(
-        &tall,
-        "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.0\n2 2 -1.0\n",
-    )
-    .unwrap();
-    let out = spmv(&["solve", tall.to_str().unwrap(), "--cpu", "--format", "csr-scalar"]);
+    let indefinite = write_mtx(&dir, "indefinite.mtx", "2 2 2\n1 1 1.0\n2 2 -1.0\n");
+    let out = spmv(&["solve", indefinite.to_str().unwrap(), "--cpu", "--format", "csr-scalar"]);
     assert!(
         !out.status.success() && text(&out.stdout).contains("not positive definite"),
         "{}",
         text(&out.stdout)
     );
     // Bad input: a clear message each.
-    std::fs::write(
-        &tall,
-        "%%MatrixMarket matrix coordinate real general\n3 2 2\n1 1 1.0\n3 2 2.0\n",
-    )
-    .unwrap();
+    let tall = write_mtx(&dir, "tall.mtx", TALL);
     fails_with(&["solve", tall.to_str().unwrap(), "--cpu"], "square matrix");
     fails_with(
         &["solve", "poisson2d:n=5", "--cpu", "--rhs", rhs.to_str().unwrap()],

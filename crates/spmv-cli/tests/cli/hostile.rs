@@ -5,7 +5,7 @@ use crate::common;
 
 use std::process::Command;
 
-use common::{fails_with, spmv, temp_dir, text};
+use common::{fails_with, spmv, spmv_json, temp_dir, text, write_file, write_mtx};
 
 /// Runs `spmv args` under an address-space limit of `kib` KiB (`ulimit -v`).
 fn spmv_limited(kib: u64, args: &[&str]) -> std::process::Output {
@@ -25,12 +25,7 @@ fn spmv_limited(kib: u64, args: &[&str]) -> std::process::Output {
 #[test]
 fn a_huge_size_line_with_one_entry_is_refused_with_the_memory_it_needs() {
     let dir = temp_dir("huge-size-line");
-    let path = dir.join("huge.mtx");
-    std::fs::write(
-        &path,
-        "%%MatrixMarket matrix coordinate real general\n2000000000 2000000000 1\n1 1 1.0\n",
-    )
-    .unwrap();
+    let path = write_mtx(&dir, "huge.mtx", "2000000000 2000000000 1\n1 1 1.0\n");
     let path = path.to_str().unwrap();
     // 4 GiB of address space: far less than the 32 GB of row pointers the size line asks for.
     let out = spmv_limited(4 << 20, &["info", path]);
@@ -38,12 +33,7 @@ fn a_huge_size_line_with_one_entry_is_refused_with_the_memory_it_needs() {
     assert_eq!(out.status.code(), Some(1), "not a clean error exit:\n{stderr}");
     assert!(stderr.contains("out of memory") && stderr.contains("needs 32.0 GB"), "{stderr}");
     // A size that fits is read, whatever the width: 1 x 4,294,967,295 with one entry.
-    let wide = dir.join("wide.mtx");
-    std::fs::write(
-        &wide,
-        "%%MatrixMarket matrix coordinate real general\n1 4294967295 1\n1 4294967295 2.5\n",
-    )
-    .unwrap();
+    let wide = write_mtx(&dir, "wide.mtx", "1 4294967295 1\n1 4294967295 2.5\n");
     let out = spmv_limited(4 << 20, &["info", wide.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
@@ -89,12 +79,7 @@ fn pagerank_that_does_not_converge_exits_non_zero() {
 fn non_finite_values_are_refused_with_their_line_unless_allowed() {
     let dir = temp_dir("non-finite");
     for (name, value) in [("big", "1e400"), ("inf", "inf"), ("nan", "nan")] {
-        let path = dir.join(format!("{name}.mtx"));
-        std::fs::write(
-            &path,
-            format!("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 {value}\n2 2 1\n"),
-        )
-        .unwrap();
+        let path = write_mtx(&dir, &format!("{name}.mtx"), &format!("2 2 2\n1 1 {value}\n2 2 1\n"));
         let path = path.to_str().unwrap();
         fails_with(
             &["bench", path, "--cpu", "--formats", "csr-scalar"],
@@ -115,12 +100,7 @@ fn non_finite_values_are_refused_with_their_line_unless_allowed() {
         assert!(text(&out.stdout).contains("all 2 results match"), "{name}: {}", text(&out.stdout));
     }
     // A value finite in f64 but not in f32 is refused for f32 only, as unsupported (range).
-    let path = dir.join("f32.mtx");
-    std::fs::write(
-        &path,
-        "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1e300\n2 2 1\n",
-    )
-    .unwrap();
+    let path = write_mtx(&dir, "f32.mtx", "2 2 2\n1 1 1e300\n2 2 1\n");
     let out = spmv(&[
         "bench",
         path.to_str().unwrap(),
@@ -141,24 +121,11 @@ fn non_finite_values_are_refused_with_their_line_unless_allowed() {
 fn bandwidth_counts_only_the_x_a_product_can_touch() {
     // 1 x 20,000,000 with one entry: the product reads one x value, not 160 MB of x.
     let dir = temp_dir("wide-bandwidth");
-    let path = dir.join("wide.mtx");
-    std::fs::write(&path, "%%MatrixMarket matrix coordinate real general\n1 20000000 1\n1 7 2.0\n")
-        .unwrap();
-    let json = dir.join("r.json");
-    let out = spmv(&[
-        "bench",
-        path.to_str().unwrap(),
-        "--cpu",
-        "--formats",
-        "csr-scalar",
-        "--reps",
-        "3",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let path = write_mtx(&dir, "wide.mtx", "1 20000000 1\n1 7 2.0\n");
+    let (_, report) = spmv_json(
+        &dir.join("r.json"),
+        &["bench", path.to_str().unwrap(), "--cpu", "--formats", "csr-scalar", "--reps", "3"],
+    );
     let gbs = report["results"][0]["effective_gbs"].as_f64().unwrap();
     assert!(gbs < 10.0, "{gbs} GB/s for a product that moves a few dozen bytes");
 }
@@ -217,18 +184,18 @@ fn generator_specs_too_big_for_memory_are_refused_with_the_estimate() {
 fn control_bytes_are_escaped_and_carriage_return_files_get_a_hint() {
     let dir = temp_dir("control-bytes");
     // An escape sequence (ESC [2J clears a terminal) in a value is quoted escaped.
-    let escape = dir.join("escape.mtx");
-    std::fs::write(&escape, "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 \x1b[2J\n")
-        .unwrap();
+    let escape = write_mtx(&dir, "escape.mtx", "2 2 1\n1 1 \x1b[2J\n");
     let out = spmv(&["info", escape.to_str().unwrap()]);
     let stderr = text(&out.stderr);
     assert!(!out.status.success());
     assert!(!stderr.contains('\x1b') && stderr.contains("\\u{1b}[2J"), "{stderr}");
     assert!(stderr.contains("line 3"), "{stderr}");
     // A file with CR-only line endings is one long line: say so, with the fix.
-    let mac = dir.join("mac.mtx");
-    std::fs::write(&mac, "%%MatrixMarket matrix coordinate real general\r2 2 1\r1 1 1.0\r")
-        .unwrap();
+    let mac = write_file(
+        &dir,
+        "mac.mtx",
+        "%%MatrixMarket matrix coordinate real general\r2 2 1\r1 1 1.0\r",
+    );
     let out = spmv(&["info", mac.to_str().unwrap()]);
     let stderr = text(&out.stderr);
     assert!(!out.status.success());
@@ -237,13 +204,11 @@ fn control_bytes_are_escaped_and_carriage_return_files_get_a_hint() {
 
 #[test]
 fn plus_signed_integers_are_read_wherever_integers_are() {
-    let dir = temp_dir("plus-signs");
-    let path = dir.join("plus.mtx");
-    std::fs::write(
-        &path,
+    let path = write_file(
+        &temp_dir("plus-signs"),
+        "plus.mtx",
         "%%MatrixMarket matrix coordinate integer general\n+2 +2 +2\n+1 +2 +3\n2 1 -4\n",
-    )
-    .unwrap();
+    );
     let out = spmv(&["info", path.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("2 x 2, nnz 2"), "{}", text(&out.stdout));
@@ -278,10 +243,7 @@ fn the_cpu_default_set_is_scaled_down_and_reports_progress_when_piped() {
 
 #[test]
 fn devices_and_pipes_are_refused_wherever_a_matrix_is_read() {
-    let dir = temp_dir("devices");
-    let a = dir.join("a.mtx");
-    std::fs::write(&a, "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 2\n2 2 2\n")
-        .unwrap();
+    let a = write_mtx(&temp_dir("devices"), "a.mtx", "2 2 2\n1 1 2\n2 2 2\n");
     let a = a.to_str().unwrap();
     // Each read 2 GB of /dev/zero before running out of memory.
     for args in [

@@ -2,41 +2,37 @@
 
 use crate::common;
 
-use common::{fails_with, spmv, temp_dir, text};
+use common::{fails_with, spmv, spmv_json, temp_dir, text, write_file};
 
 #[test]
 fn ranks_a_small_graph_and_writes_json() {
     // 1 -> 2, 1 -> 3, 2 -> 3 (1-based); node 3 is dangling and ranks first.
     let dir = temp_dir("small");
-    let file = dir.join("g.mtx");
-    std::fs::write(
-        &file,
+    let file = write_file(
+        &dir,
+        "g.mtx",
         "%%MatrixMarket matrix coordinate pattern general\n3 3 3\n1 2\n1 3\n2 3\n",
-    )
-    .unwrap();
-    let json = dir.join("r.json");
-    let out = spmv(&[
-        "pagerank",
-        file.to_str().unwrap(),
-        "--format",
-        "csr-vector,lightspmv",
-        "--precision",
-        "f64,f32",
-        "--tol",
-        "1e-10",
-        "--exact",
-        "--top",
-        "3",
-        "--runs",
-        "2",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
-    assert!(out.status.success(), "{stdout}\n{stderr}");
+    );
+    let (out, report) = spmv_json(
+        &dir.join("r.json"),
+        &[
+            "pagerank",
+            file.to_str().unwrap(),
+            "--format",
+            "csr-vector,lightspmv",
+            "--precision",
+            "f64,f32",
+            "--tol",
+            "1e-10",
+            "--exact",
+            "--top",
+            "3",
+            "--runs",
+            "2",
+        ],
+    );
+    let stdout = text(&out.stdout);
     assert!(stdout.contains("3 nodes, 3 edges, 1 dangling"), "{stdout}");
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let results = report["graphs"][0]["results"].as_array().unwrap();
     assert_eq!(results.len(), 4);
     for r in results {
@@ -84,27 +80,23 @@ fn bad_input_is_an_error_not_a_panic() {
 
 #[test]
 fn reordered_products_give_the_ranks_in_the_original_node_order() {
-    let dir = temp_dir("pagerank-reorder");
-    let json = dir.join("r.json");
-    let out = spmv(&[
-        "pagerank",
-        "kron:scale=10",
-        "--cpu",
-        "--format",
-        "csr-vector",
-        "--reorder",
-        "rcm",
-        "--exact",
-        "--tol",
-        "1e-10",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let (out, report) = spmv_json(
+        &temp_dir("pagerank-reorder").join("r.json"),
+        &[
+            "pagerank",
+            "kron:scale=10",
+            "--cpu",
+            "--format",
+            "csr-vector",
+            "--reorder",
+            "rcm",
+            "--exact",
+            "--tol",
+            "1e-10",
+        ],
+    );
     let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
     assert!(stdout.contains("csr-vector+rcm"), "{stdout}");
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let r = &report["graphs"][0]["results"][0];
     assert_eq!(r["status"], "ok", "{r}");
     assert!(r["reorder_ms"].as_f64().unwrap() >= 0.0, "{r}");

@@ -5,7 +5,7 @@ use crate::common;
 
 use std::path::Path;
 
-use common::{fails_with, spmv, temp_dir, text};
+use common::{fails_with, spmv, spmv_json, temp_dir, text, write_file, write_mtx};
 
 /// The run failed cleanly: an exit status, no abort or panic.
 fn clean_failure(out: &std::process::Output, what: &str) -> String {
@@ -65,9 +65,7 @@ fn counts_out_of_range_are_refused_before_they_size_anything() {
 #[test]
 fn a_failed_run_leaves_no_output_file_and_an_old_one_intact() {
     let dir = temp_dir("no-partial-output");
-    let rect = dir.join("rect.mtx");
-    std::fs::write(&rect, "%%MatrixMarket matrix coordinate real general\n2 3 1\n1 1 1.0\n")
-        .unwrap();
+    let rect = write_mtx(&dir, "rect.mtx", "2 3 1\n1 1 1.0\n");
     let (x, json) = (dir.join("x.mtx"), dir.join("s.json"));
     let out = spmv(&[
         "solve",
@@ -110,18 +108,7 @@ fn outputs_are_written_whole_and_a_full_disk_is_an_error() {
     assert!(stderr.contains("-o") && stderr.contains("No space left on device"), "{stderr}");
     // JSON and solution outputs of a good run are complete.
     let (x, json) = (dir.join("x.mtx"), dir.join("s.json"));
-    let out = spmv(&[
-        "solve",
-        "poisson2d:n=8",
-        "--cpu",
-        "-o",
-        x.to_str().unwrap(),
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let s: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let (_, s) = spmv_json(&json, &["solve", "poisson2d:n=8", "--cpu", "-o", x.to_str().unwrap()]);
     assert_eq!(s["outcome"], "converged");
     let x = spmv::io::read_matrix_market::<f64>(&x).unwrap();
     assert_eq!((x.nrows(), x.ncols()), (64, 1));
@@ -176,27 +163,23 @@ fn negative_numbers_are_values_and_their_errors_name_the_argument() {
 
 #[test]
 fn cpu_warmups_are_reported_as_run() {
-    let dir = temp_dir("cpu-warmup");
-    let json = dir.join("r.json");
-    let out = spmv(&[
-        "bench",
-        "poisson2d:n=8",
-        "--cpu",
-        "--formats",
-        "csr-scalar",
-        "--reps",
-        "3",
-        "--warmup",
-        "100000",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let (out, r) = spmv_json(
+        &temp_dir("cpu-warmup").join("r.json"),
+        &[
+            "bench",
+            "poisson2d:n=8",
+            "--cpu",
+            "--formats",
+            "csr-scalar",
+            "--reps",
+            "3",
+            "--warmup",
+            "100000",
+        ],
+    );
     let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(stdout.contains("median of 3 runs after 3 warm-up"), "{stdout}");
     assert!(stdout.contains("3 warm-up runs, not the 100000 asked"), "{stdout}");
-    let r: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(r["warmup"], 3);
     assert!(r["note"].as_str().unwrap().contains("not the 100000 asked"), "{r}");
 }
@@ -204,28 +187,23 @@ fn cpu_warmups_are_reported_as_run() {
 #[test]
 fn matched_non_finite_rows_have_no_relative_error() {
     let dir = temp_dir("non-finite-error");
-    let path = dir.join("inf.mtx");
-    std::fs::write(&path, "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 inf\n2 2 1\n")
-        .unwrap();
-    let json = dir.join("r.json");
-    let out = spmv(&[
-        "bench",
-        path.to_str().unwrap(),
-        "--cpu",
-        "--formats",
-        "csr-scalar",
-        "--allow-non-finite",
-        "--reps",
-        "3",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let path = write_mtx(&dir, "inf.mtx", "2 2 2\n1 1 inf\n2 2 1\n");
+    let (out, r) = spmv_json(
+        &dir.join("r.json"),
+        &[
+            "bench",
+            path.to_str().unwrap(),
+            "--cpu",
+            "--formats",
+            "csr-scalar",
+            "--allow-non-finite",
+            "--reps",
+            "3",
+        ],
+    );
     let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
     let row = stdout.lines().find(|l| l.starts_with("inf ")).expect("the row");
     assert!(row.ends_with(" ok") && !row.contains(" inf "), "{row}");
-    let r: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(r["results"][0]["max_rel_error"].as_f64(), Some(0.0), "{r}");
 }
 
@@ -233,9 +211,7 @@ fn matched_non_finite_rows_have_no_relative_error() {
 fn names_are_printed_escaped_on_one_line() {
     let dir = temp_dir("forged-names");
     let name = "a\nforged: 1 x 1, nnz 1\x1b[2J.mtx";
-    let path = dir.join(name);
-    std::fs::write(&path, "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1.0\n")
-        .unwrap();
+    let path = write_mtx(&dir, name, "2 2 1\n1 1 1.0\n");
     let path = path.to_str().unwrap();
     let out = spmv(&["info", path]);
     let stdout = text(&out.stdout);
@@ -259,8 +235,7 @@ fn names_are_printed_escaped_on_one_line() {
         assert!(!stdout.contains('\x1b'), "{args:?}: {stdout}");
     }
     // A name that does not load: the error line is escaped too.
-    let bad = dir.join("b\nforged\x1b[2J.mtx");
-    std::fs::write(&bad, "not a matrix\n").unwrap();
+    let bad = write_file(&dir, "b\nforged\x1b[2J.mtx", "not a matrix\n");
     // And so are the paths of I/O errors: a file that is missing, an output folder that is.
     let missing = dir.join("c\nforged\x1b[2J.mtx");
     let no_folder = dir.join("d\nforged\x1b[2J").join("x.mtx");

@@ -122,18 +122,14 @@ fn check<T: Scalar>(name: &str, a: &Csr<T>, failures: &mut Vec<String>) {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_distributed_products_equal_the_whole_matrix() {
-    let mut matrices: Vec<(String, Csr<f64>)> = common::edge_cases();
     // poisson3d:n=64: parts long enough to be cut into boundary and interior pieces.
-    for spec in [
+    let matrices = common::with_generated(&[
         "poisson3d:n=24",
         "poisson3d:n=64",
         "kron:scale=12",
         "powerlaw:n=20000,mean=8,exp=2.1",
         "random:rows=5000,cols=5000,mean=9",
-    ] {
-        matrices.push((spec.to_string(), spmv::io::gen::generate(spec).unwrap()));
-    }
-    matrices.extend(common::shared_matrices().iter().cloned());
+    ]);
     let mut failures = Vec::new();
     let mut ran = 0;
     for (name, a) in matrices.iter().filter(|(_, a)| a.nrows() == a.ncols() && a.nrows() > 0) {

@@ -13,14 +13,7 @@ use spmv::{Csr, Error, FormatHandle, Scalar};
 
 fn check_all<T: Scalar>(gpu: &Arc<Gpu>, matrices: &[(String, Csr<f64>)]) -> Vec<String> {
     let mut failures = Vec::new();
-    for (name, a64) in matrices {
-        let a: Csr<T> = a64.cast();
-        let x = test_vector::<T>(a.ncols());
-        let y0 = common::start_vector::<T>(a.nrows());
-        let oracle = Oracle::new(&a, &x);
-        if oracle.range_error::<T>().is_some() {
-            continue; // beyond f16's range: the benchmark's "unsupported"
-        }
+    for common::ProductCase { name, a, x, y0, oracle } in common::product_cases::<T>(matrices) {
         for info in registry::<T>() {
             let label = format!("{name} / {} / {}", info.name, T::SUFFIX);
             let format = match info.build(&a) {
@@ -74,11 +67,8 @@ fn check_all<T: Scalar>(gpu: &Arc<Gpu>, matrices: &[(String, Csr<f64>)]) -> Vec<
 
 /// Every format on `matrices` in f64, f32 and f16.
 fn check_both(matrices: &[(String, Csr<f64>)]) {
-    let gpu = common::gpu();
-    let mut failures = check_all::<f64>(&gpu, matrices);
-    failures.extend(check_all::<f32>(&gpu, matrices));
-    failures.extend(check_all::<spmv::f16>(&gpu, matrices));
-    common::assert_clean(failures);
+    let sweeps = [check_all::<f64>, check_all::<f32>, check_all::<spmv::f16>];
+    common::assert_clean(common::in_each_precision(&common::gpu(), matrices, sweeps));
 }
 
 #[test]

@@ -19,11 +19,7 @@ use spmv::{Csr, Scalar};
 
 /// The registered formats with an `offsets` parameter (the ones with 64-bit kernels).
 fn wide_formats() -> Vec<&'static str> {
-    let names: Vec<&'static str> = registry::<f64>()
-        .into_iter()
-        .filter(|f| f.params.iter().any(|p| p.key == "offsets"))
-        .map(|f| f.name)
-        .collect();
+    let names = common::formats_with_param("offsets");
     for name in ["csr-scalar", "csr-vector", "merge-csr", "sell-c-sigma", "dasp", "cusparse-alg1"] {
         assert!(names.contains(&name), "{name} has no offsets parameter: {names:?}");
     }
@@ -96,17 +92,12 @@ fn library(spec: &str) -> bool {
 }
 
 fn matrices() -> Vec<(String, Csr<f64>)> {
-    let mut all = common::edge_cases();
-    for spec in [
+    common::with_generated(&[
         "poisson3d:n=20",
         "kron:scale=12",
         "powerlaw:n=20000,mean=8,exp=2.1",
         "longrows:n=20000,short=8,count=16,long=5000",
-    ] {
-        all.push((spec.to_string(), spmv::io::gen::generate(spec).unwrap()));
-    }
-    all.extend(common::shared_matrices().iter().cloned());
-    all
+    ])
 }
 
 /// `y = alpha·A·x + beta·y0` on the GPU with `spec`, as bits; `None` when the format declines.
@@ -188,9 +179,6 @@ fn check<T: Scalar>(gpu: &Arc<Gpu>, matrices: &[(String, Csr<f64>)]) -> Vec<Stri
 #[ignore = "needs a CUDA device"]
 fn gpu_wide_offsets_give_the_bits_of_32_bit_offsets() {
     let gpu = common::gpu();
-    let m = matrices();
-    let mut failures = check::<f64>(&gpu, &m);
-    failures.extend(check::<f32>(&gpu, &m));
-    failures.extend(check::<spmv::f16>(&gpu, &m));
-    common::assert_clean(failures);
+    let sweeps = [check::<f64>, check::<f32>, check::<spmv::f16>];
+    common::assert_clean(common::in_each_precision(&gpu, &matrices(), sweeps));
 }

@@ -40,6 +40,15 @@ fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
 }
 
+/// The failure of a run in `format` that did not converge to the exact ranks: the same top
+/// 100 (up to ties) and every rank within 1e-8.
+fn differs_from_exact(format: &str, r: &PageRank<f64>, exact: &[f64]) -> Option<String> {
+    let agreement = top_k_agreement(exact, &r.scores(), 100, 1e-9);
+    let err = max_abs_diff(&r.ranks, exact);
+    (!r.converged || agreement.same_position_up_to_ties != 100 || err > 1e-8)
+        .then(|| format!("{format}: converged {}, {agreement:?}, max error {err:e}", r.converged))
+}
+
 fn generated(spec: &str) -> Transition {
     let a = spmv::io::gen::generate(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
     Transition::new(&a, EdgeWeights::Pattern).unwrap()
@@ -63,14 +72,7 @@ fn every_format_on_the_cpu_gives_the_exact_top_100_of_wiki_vote() {
             Err(e) => panic!("{}: {e}", info.name),
         };
         let r = pagerank(&format, &t, &settings).unwrap();
-        let agreement = top_k_agreement(&exact.ranks, &r.scores(), 100, 1e-9);
-        let err = max_abs_diff(&r.ranks, &exact.ranks);
-        if !r.converged || agreement.same_position_up_to_ties != 100 || err > 1e-8 {
-            failures.push(format!(
-                "{}: converged {}, {agreement:?}, max error {err:e}",
-                info.name, r.converged
-            ));
-        }
+        failures.extend(differs_from_exact(info.name, &r, &exact.ranks));
     }
     common::assert_clean(failures);
 }
@@ -175,16 +177,7 @@ fn gpu_every_format_gives_the_exact_top_100() {
     for info in registry::<f64>() {
         match on_gpu::<f64>(&gpu, info.name, &t, &settings) {
             None => {}
-            Some(Ok(r)) => {
-                let agreement = top_k_agreement(&exact.ranks, &r.scores(), 100, 1e-9);
-                let err = max_abs_diff(&r.ranks, &exact.ranks);
-                if !r.converged || agreement.same_position_up_to_ties != 100 || err > 1e-8 {
-                    failures.push(format!(
-                        "{}: converged {}, {agreement:?}, max error {err:e}",
-                        info.name, r.converged
-                    ));
-                }
-            }
+            Some(Ok(r)) => failures.extend(differs_from_exact(info.name, &r, &exact.ranks)),
             Some(Err(e)) => failures.push(format!("{}: {e}", info.name)),
         }
     }

@@ -53,14 +53,7 @@ fn specs<T: Scalar>() -> Vec<String> {
 /// y = A·x into a NaN-poisoned y and y = −2.5·A·x + y0, each against the oracle.
 fn products<T: Scalar>(gpu: &Arc<Gpu>, matrices: &[(String, Csr<f64>)]) -> Vec<String> {
     let mut failures = Vec::new();
-    for (name, a64) in matrices {
-        let a: Csr<T> = a64.cast();
-        let x = test_vector::<T>(a.ncols());
-        let y0 = common::start_vector::<T>(a.nrows());
-        let oracle = Oracle::new(&a, &x);
-        if oracle.range_error::<T>().is_some() {
-            continue;
-        }
+    for common::ProductCase { name, a, x, y0, oracle } in common::product_cases::<T>(matrices) {
         for spec in specs::<T>() {
             let label = format!("{name} / {spec} / {}", T::SUFFIX);
             let host = match build(&parse_spec(&spec).unwrap(), &a) {
@@ -193,9 +186,8 @@ fn distributed<T: Scalar>(gpu: &Arc<Gpu>) -> Vec<String> {
 fn every_kernel_once_on_small_inputs() {
     let gpu = common::gpu();
     let matrices = matrices();
-    let mut failures = products::<f64>(&gpu, &matrices);
-    failures.extend(products::<f32>(&gpu, &matrices));
-    failures.extend(products::<spmv::f16>(&gpu, &matrices));
+    let sweeps = [products::<f64>, products::<f32>, products::<spmv::f16>];
+    let mut failures = common::in_each_precision(&gpu, &matrices, sweeps);
     // CSR5 converted on the GPU (the conversion's own kernels).
     for (name, a) in &matrices {
         let host = build(&parse_spec("csr5:convert=gpu").unwrap(), a).unwrap();

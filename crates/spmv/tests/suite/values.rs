@@ -18,11 +18,7 @@ use spmv::{Csr, Error, Scalar};
 
 /// The registered formats with a `values` parameter.
 fn coded_formats() -> Vec<&'static str> {
-    let names: Vec<&'static str> = registry::<f64>()
-        .into_iter()
-        .filter(|f| f.params.iter().any(|p| p.key == "values"))
-        .map(|f| f.name)
-        .collect();
+    let names = common::formats_with_param("values");
     assert!(names.contains(&"csr-vector"), "{names:?}");
     names
 }

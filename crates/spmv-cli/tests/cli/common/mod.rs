@@ -1,6 +1,6 @@
 //! What the CLI tests share: running the binary and a scratch folder per test.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 pub fn spmv(args: &[&str]) -> Output {
@@ -31,4 +31,31 @@ pub fn fails_with(args: &[&str], message: &str) {
     let stderr = text(&out.stderr);
     assert!(!out.status.success(), "{args:?} succeeded:\n{stderr}");
     assert!(stderr.contains(message), "{args:?}: expected '{message}' in:\n{stderr}");
+}
+
+/// Writes `contents` (a Matrix Market file, mostly) to `dir/name` and returns the path.
+pub fn write_file(dir: &Path, name: &str, contents: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, contents).unwrap();
+    path
+}
+
+/// The JSON report a run wrote to `path`.
+pub fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Runs `spmv args --json json`, which must succeed, and returns its output and the report:
+/// the shape of every test that checks what a run recorded.
+pub fn spmv_json(json: &Path, args: &[&str]) -> (Output, serde_json::Value) {
+    let args = [args, &["--json", json.to_str().unwrap()]].concat();
+    let out = spmv(&args);
+    assert!(out.status.success(), "{args:?}:\n{}\n{}", text(&out.stdout), text(&out.stderr));
+    (out, read_json(json))
+}
+
+/// Writes a real general coordinate Matrix Market file: its header, then `body` (the size
+/// line and the entries).
+pub fn write_mtx(dir: &Path, name: &str, body: &str) -> PathBuf {
+    write_file(dir, name, &format!("%%MatrixMarket matrix coordinate real general\n{body}"))
 }

@@ -37,6 +37,19 @@ pub(crate) fn assert_blocks(
     assert_eq!(f.row_perm(), row_perm);
 }
 
+/// Checks the blocks of [`paper_matrix`] with the rule's own T = 3, the same in BRC and BRCP:
+/// {row 2, row 0} of width 3 and {row 3, dummy} of width 1.
+#[track_caller]
+pub(crate) fn assert_rules_own_t_blocks(f: &BlockArrays<f64>) {
+    assert_blocks(
+        f,
+        &[0, 6, 8],
+        &[3., 1., 4., 2., 5., 0., 6., 0.],
+        &[0, 0, 1, 2, 3, 2, 2, 0],
+        &[2, 0, 3, NO_ROW],
+    );
+}
+
 /// The structural invariants of BRC's and BRCP's blocks built from `a`.
 #[track_caller]
 pub(crate) fn assert_block_invariants<T: Scalar>(f: &BlockArrays<T>, a: &Csr<T>) {
@@ -72,13 +85,7 @@ fn worked_example_gives_the_documented_arrays() {
     // The rule's own T = 3 splits nothing: blocks {row 2, row 0} of width 3 and
     // {row 3, dummy} of width 1.
     let f = Brc::with_params(&a, 2, threshold(&a)).unwrap();
-    assert_blocks(
-        &f,
-        &[0, 6, 8],
-        &[3., 1., 4., 2., 5., 0., 6., 0.],
-        &[0, 0, 1, 2, 3, 2, 2, 0],
-        &[2, 0, 3, NO_ROW],
-    );
+    assert_rules_own_t_blocks(&f);
     assert_eq!(f.split_rows(), 0);
     assert_paper_product(&f);
 }

@@ -1,6 +1,7 @@
 use super::*;
 use crate::formats::brc::tests::{
-    assert_block_invariants, assert_blocks, assert_paper_product, paper_matrix,
+    assert_block_invariants, assert_blocks, assert_paper_product, assert_rules_own_t_blocks,
+    paper_matrix,
 };
 use crate::formats::test_support::blocks::assert_empty_products;
 use crate::formats::test_support::rows::random_rows;
@@ -66,13 +67,7 @@ fn paper_example_with_the_rules_own_t_and_with_t_1() {
     // with 1 entry and no next row: V = 1: row 3 and a dummy slot.
     let f = Brcp::with_params(&a, 2, threshold(&a)).unwrap();
     assert_eq!(f.threshold(), 3);
-    assert_blocks(
-        &f,
-        &[0, 6, 8],
-        &[3., 1., 4., 2., 5., 0., 6., 0.],
-        &[0, 0, 1, 2, 3, 2, 2, 0],
-        &[2, 0, 3, NO_ROW],
-    );
+    assert_rules_own_t_blocks(&f);
     assert_eq!(f.row_seg_len(), &[1, 1, 1, 0]);
     assert_paper_product(&f);
 

@@ -1,6 +1,7 @@
 use super::*;
 use crate::formats::test_support::rows::{
-    assert_cpu_bits_independent_of_threads, assert_example_product, example, gpu,
+    assert_cpu_bits_independent_of_threads, assert_split_example, assert_split_rows_edge_shapes,
+    assert_split_rows_gpu_equals_cpu_bits, assert_values_refused, example, gpu,
     gpu_equals_cpu_bits, rows_of_lengths, split_row_cases,
 };
 use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
@@ -15,18 +16,7 @@ fn worked_example() {
     assert_eq!(f.bits, [0b01, 0b01, 0b10, 0b01, 0b01, 0b00]);
     assert_eq!(f.tile_base, [0, 2, 4, 5]);
     assert_eq!(&f.col5[..4], &[0, 0, 2, 1]);
-    assert_eq!(
-        f.segments(),
-        &[Segment { row: 2, first: 0, end: 1 }, Segment { row: 4, first: 1, end: 2 }]
-    );
-    assert_example_product(&f, &a);
-    // The order of the doc: y2 = tile_head[1] + carry of tile 0 = 5·x2 + (3·x0 + 4·x1).
-    let x = [1e16, 1.0, -1e16, 0.5];
-    let mut y = vec![f64::NAN; 5];
-    f.spmv_cpu(&x, &mut y);
-    assert_eq!(y[2], 5.0 * -1e16 + (3.0 * 1e16 + 4.0));
-    assert_eq!(y[4], 0.0 + (7.0 * -1e16 + 8.0 * 0.5));
-    assert_eq!(y[1], 0.0);
+    assert_split_example(&f, f.segments());
     let s = Csr5::new(&a, 4).unwrap().stats();
     assert_eq!((s.nnz, s.stored), (8, 128));
     assert_eq!(s.extra[0], ("sigma".to_string(), 4.0));
@@ -45,15 +35,7 @@ fn sigma_follows_the_mean_row_length() {
 
 #[test]
 fn edge_shapes_rows_of_every_length_and_rows_crossing_every_tile() {
-    for a in [Csr::<f64>::zeros(0, 0), Csr::zeros(0, 5), Csr::zeros(7, 0), Csr::zeros(100, 100)] {
-        for sigma in SIGMA_CHOICES {
-            assert!(check(&Csr5::new(&a, *sigma).unwrap(), &a));
-        }
-    }
-    let mut lens = vec![0, 1, 0, 0, 1_000_000, 1, 0, 3];
-    lens.extend(std::iter::repeat_n(0, 500));
-    let a = rows_of_lengths(&lens, 1_000_000, |r, k| ((r * 7 + k) % 13) as f64 - 6.0);
-    assert!(check(&Csr5::new(&a, 16).unwrap(), &a));
+    assert_split_rows_edge_shapes(Csr5::new, SIGMA_CHOICES, 16);
     // Rows longer than a tile of 32 × 4 entries: each crosses tile boundaries.
     let a = rows_of_lengths(&[129; 40], 200, |r, k| 1.0 + ((r + k) % 5) as f64);
     let f = Csr5::new(&a, 4).unwrap();
@@ -65,17 +47,12 @@ fn edge_shapes_rows_of_every_length_and_rows_crossing_every_tile() {
 
 #[test]
 fn bad_sigma_is_refused() {
-    let a = example();
-    for sigma in [0, 1, 2, 5, 64] {
-        let e = Csr5::new(&a, sigma).err().unwrap();
-        assert!(e.to_string().contains("sigma") && e.to_string().contains("csr5"), "{e}");
-    }
+    assert_values_refused(Csr5::new, "csr5", "sigma", &[0, 1, 2, 5, 64]);
 }
 
 #[test]
 fn cpu_result_does_not_depend_on_the_thread_count() {
-    let a = crate::io::gen::generate("powerlaw:n=20000,mean=12,exp=1.9").unwrap();
-    assert_cpu_bits_independent_of_threads(&Csr5::new(&a, 16).unwrap(), &a);
+    assert_cpu_bits_independent_of_threads(|a| Csr5::new(a, 16));
 }
 
 /// CSR5 with every σ on the GPU, in f64, f32 and f16, 3 runs each into NaN-poisoned outputs:
@@ -83,21 +60,7 @@ fn cpu_result_does_not_depend_on_the_thread_count() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_matches_the_oracle_and_the_cpu_bit_for_bit() {
-    let gpu = gpu();
-    let mut failures = Vec::new();
-    for (name, a) in &split_row_cases() {
-        for &sigma in SIGMA_CHOICES {
-            let spec = format!("{NAME}:sigma={sigma}");
-            for failure in [
-                gpu_equals_cpu_bits::<f64>(&gpu, a, &spec, 3),
-                gpu_equals_cpu_bits::<f32>(&gpu, a, &spec, 3),
-                gpu_equals_cpu_bits::<crate::f16>(&gpu, a, &spec, 3),
-            ] {
-                failures.extend(failure.map(|f| format!("{name}: {f}")));
-            }
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_split_rows_gpu_equals_cpu_bits(NAME, "sigma", SIGMA_CHOICES);
 }
 
 #[test]

@@ -1,7 +1,8 @@
 use super::*;
 use crate::formats::test_support::rows::{
-    assert_cpu_bits_independent_of_threads, assert_example_product, example, gpu,
-    gpu_equals_cpu_bits, random_rows, rows_of_lengths, split_row_cases,
+    assert_cpu_bits_independent_of_threads, assert_split_example, assert_split_rows_edge_shapes,
+    assert_split_rows_gpu_equals_cpu_bits, assert_values_refused, example, random_rows,
+    rows_of_lengths,
 };
 use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
 use proptest::prelude::*;
@@ -11,17 +12,7 @@ fn worked_example() {
     let a = example();
     let f = MergeCsr::with_lanes(&a, 3, 2).unwrap();
     assert_eq!(f.tile_row(), &[0, 2, 4, 5]);
-    assert_eq!(
-        f.segments(),
-        &[Segment { row: 2, first: 0, end: 1 }, Segment { row: 4, first: 1, end: 2 }]
-    );
-    assert_example_product(&f, &a);
-    // The order of the doc: y2 = tile_head[1] + carry of tile 0 = 5·x2 + (3·x0 + 4·x1).
-    let x = [1e16, 1.0, -1e16, 0.5];
-    let mut y = vec![f64::NAN; 5];
-    f.spmv_cpu(&x, &mut y);
-    assert_eq!(y[2], 5.0 * -1e16 + (3.0 * 1e16 + 4.0));
-    assert_eq!(y[4], 0.0 + (7.0 * -1e16 + 8.0 * 0.5));
+    assert_split_example(&f, f.segments());
     let s = MergeCsr::new(&a, 7).unwrap().stats();
     assert_eq!((s.nnz, s.stored, s.padded_zeros()), (8, 8, 0));
     assert_eq!(s.extra[0], ("items_per_lane".to_string(), 7.0));
@@ -51,15 +42,7 @@ fn merge_path_search_agrees_with_walking_the_path() {
 #[test]
 fn edge_shapes_rows_of_every_length_and_rows_crossing_every_tile() {
     // No rows, no entries, empty rows only, one entry, and rows of 0, 1 and 10^6 entries.
-    for a in [Csr::<f64>::zeros(0, 0), Csr::zeros(0, 5), Csr::zeros(7, 0), Csr::zeros(100, 100)] {
-        for items in ITEMS_CHOICES {
-            assert!(check(&MergeCsr::new(&a, *items).unwrap(), &a));
-        }
-    }
-    let mut lens = vec![0, 1, 0, 0, 1_000_000, 1, 0, 3];
-    lens.extend(std::iter::repeat_n(0, 500));
-    let a = rows_of_lengths(&lens, 1_000_000, |r, k| ((r * 7 + k) % 13) as f64 - 6.0);
-    assert!(check(&MergeCsr::new(&a, 7).unwrap(), &a));
+    assert_split_rows_edge_shapes(MergeCsr::new, ITEMS_CHOICES, 7);
     // Every row longer than a tile of 32 × 3 items: each crosses one or more tile boundaries.
     let a = rows_of_lengths(&[97; 40], 200, |r, k| 1.0 + ((r + k) % 5) as f64);
     let f = MergeCsr::new(&a, 3).unwrap();
@@ -71,17 +54,12 @@ fn edge_shapes_rows_of_every_length_and_rows_crossing_every_tile() {
 
 #[test]
 fn bad_items_and_oversized_paths_are_refused() {
-    let a = example();
-    for items in [0, 1, 2, 4, 16, 1000] {
-        let e = MergeCsr::new(&a, items).err().unwrap();
-        assert!(e.to_string().contains("items") && e.to_string().contains("merge-csr"), "{e}");
-    }
+    assert_values_refused(MergeCsr::new, "merge-csr", "items", &[0, 1, 2, 4, 16, 1000]);
 }
 
 #[test]
 fn cpu_result_does_not_depend_on_the_thread_count() {
-    let a = crate::io::gen::generate("powerlaw:n=20000,mean=12,exp=1.9").unwrap();
-    assert_cpu_bits_independent_of_threads(&MergeCsr::new(&a, 7).unwrap(), &a);
+    assert_cpu_bits_independent_of_threads(|a| MergeCsr::new(a, 7));
 }
 
 /// Merge-CSR with every `items` on the GPU, in f64, f32 and f16, 3 runs each into NaN-poisoned
@@ -90,21 +68,7 @@ fn cpu_result_does_not_depend_on_the_thread_count() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_matches_the_oracle_and_the_cpu_bit_for_bit() {
-    let gpu = gpu();
-    let mut failures = Vec::new();
-    for (name, a) in &split_row_cases() {
-        for &items in ITEMS_CHOICES {
-            let spec = format!("{NAME}:items={items}");
-            for failure in [
-                gpu_equals_cpu_bits::<f64>(&gpu, a, &spec, 3),
-                gpu_equals_cpu_bits::<f32>(&gpu, a, &spec, 3),
-                gpu_equals_cpu_bits::<crate::f16>(&gpu, a, &spec, 3),
-            ] {
-                failures.extend(failure.map(|f| format!("{name}: {f}")));
-            }
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_split_rows_gpu_equals_cpu_bits(NAME, "items", ITEMS_CHOICES);
 }
 
 proptest! {

@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use crate::error::Result;
+use crate::formats::carry::Segment;
 use crate::formats::{build, parse_spec, SpmvFormat};
 use crate::gpu::Gpu;
 use crate::reference::{test_vector, Oracle};
@@ -47,6 +48,25 @@ pub(crate) fn assert_example_product(f: &dyn SpmvFormat<f64>, a: &Csr<f64>) {
     let mut y = vec![f64::NAN; a.nrows()];
     f.spmv_cpu(x, &mut y);
     assert_eq!(y, [201.0, 0.0, 543.0, 60.0, 8700.0][..a.nrows()]);
+}
+
+/// Checks a split-row format (merge-csr, csr5) built from [`example`] with the tiles its
+/// module doc draws: rows 2 and 4 continue into the next tile (`segments`), the product is
+/// the example's, and a carry is added after the tile's head, in the doc's order:
+/// y2 = tile_head[1] + carry of tile 0 = 5·x2 + (3·x0 + 4·x1).
+#[track_caller]
+pub(crate) fn assert_split_example(f: &dyn SpmvFormat<f64>, segments: &[Segment]) {
+    assert_eq!(
+        segments,
+        &[Segment { row: 2, first: 0, end: 1 }, Segment { row: 4, first: 1, end: 2 }]
+    );
+    assert_example_product(f, &example());
+    let x = [1e16, 1.0, -1e16, 0.5];
+    let mut y = vec![f64::NAN; 5];
+    f.spmv_cpu(&x, &mut y);
+    assert_eq!(y[2], 5.0 * -1e16 + (3.0 * 1e16 + 4.0));
+    assert_eq!(y[4], 0.0 + (7.0 * -1e16 + 8.0 * 0.5));
+    assert_eq!(y[1], 0.0);
 }
 
 /// Whether `perm` holds each of `0..n` exactly once.
@@ -206,8 +226,70 @@ pub(crate) fn split_row_cases() -> Vec<(&'static str, Csr<f64>)> {
     ]
 }
 
-/// The CPU path of `f` (built from `a`) gives the same bits on 1 thread as on 3.
-pub(crate) fn assert_cpu_bits_independent_of_threads(f: &dyn SpmvFormat<f64>, a: &Csr<f64>) {
+/// A format that splits rows between lanes and tiles (merge-csr, csr5) with every `key=value`
+/// of `values` on the GPU, in f64, f32 and f16, 3 runs each into NaN-poisoned outputs, on
+/// every [`split_row_cases`] matrix: [`gpu_equals_cpu_bits`] (the oracle, bit for bit across
+/// runs and against the CPU path).
+pub(crate) fn assert_split_rows_gpu_equals_cpu_bits(format: &str, key: &str, values: &[usize]) {
+    let gpu = gpu();
+    let mut failures = Vec::new();
+    for (name, a) in &split_row_cases() {
+        for value in values {
+            let spec = format!("{format}:{key}={value}");
+            for failure in [
+                gpu_equals_cpu_bits::<f64>(&gpu, a, &spec, 3),
+                gpu_equals_cpu_bits::<f32>(&gpu, a, &spec, 3),
+                gpu_equals_cpu_bits::<crate::f16>(&gpu, a, &spec, 3),
+            ] {
+                failures.extend(failure.map(|f| format!("{name}: {f}")));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `build(example, value)` refuses every value of `values` with an error that names the
+/// parameter `key` and the `format`.
+#[track_caller]
+pub(crate) fn assert_values_refused<F>(
+    build: impl Fn(&Csr<f64>, usize) -> Result<F>,
+    format: &str,
+    key: &str,
+    values: &[usize],
+) {
+    let a = example();
+    for &value in values {
+        let e = build(&a, value).err().unwrap();
+        assert!(e.to_string().contains(key) && e.to_string().contains(format), "{e}");
+    }
+}
+
+/// The edge shapes of a format that splits rows (merge-csr, csr5), built by `build(a, param)`:
+/// no rows, no entries and empty rows only with every param of `params`, then rows of 0, 1
+/// and 10^6 entries with `param`, each against the oracle on the CPU.
+pub(crate) fn assert_split_rows_edge_shapes<F: SpmvFormat<f64>>(
+    build: impl Fn(&Csr<f64>, usize) -> Result<F>,
+    params: &[usize],
+    param: usize,
+) {
+    for a in [Csr::<f64>::zeros(0, 0), Csr::zeros(0, 5), Csr::zeros(7, 0), Csr::zeros(100, 100)] {
+        for &p in params {
+            assert!(super::cpu_matches_oracle(&build(&a, p).unwrap(), &a), "param {p}");
+        }
+    }
+    let mut lens = vec![0, 1, 0, 0, 1_000_000, 1, 0, 3];
+    lens.extend(std::iter::repeat_n(0, 500));
+    let a = rows_of_lengths(&lens, 1_000_000, |r, k| ((r * 7 + k) % 13) as f64 - 6.0);
+    assert!(super::cpu_matches_oracle(&build(&a, param).unwrap(), &a));
+}
+
+/// The CPU path of the format `build` makes of a skewed generated matrix gives the same bits
+/// on 1 thread as on 3.
+pub(crate) fn assert_cpu_bits_independent_of_threads<F: SpmvFormat<f64>>(
+    build: impl Fn(&Csr<f64>) -> Result<F>,
+) {
+    let a = crate::io::gen::generate("powerlaw:n=20000,mean=12,exp=1.9").unwrap();
+    let f = build(&a).unwrap();
     let x = test_vector::<f64>(a.ncols());
     let run = |threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();

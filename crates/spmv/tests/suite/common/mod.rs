@@ -269,3 +269,61 @@ pub fn gpu_product<T: spmv::Scalar>(
     device.spmv(&x_dev, &mut y_dev)?;
     gpu.download(&y_dev)
 }
+
+/// The edge cases, the matrices of the generator `specs` and every shared matrix: the set
+/// the GPU sweeps of a subject run over.
+pub fn with_generated(specs: &[&str]) -> Vec<(String, Csr<f64>)> {
+    let mut all = edge_cases();
+    for spec in specs {
+        all.push((spec.to_string(), spmv::io::gen::generate(spec).unwrap()));
+    }
+    all.extend(shared_matrices().iter().cloned());
+    all
+}
+
+/// The registered formats that take the parameter `key`.
+pub fn formats_with_param(key: &str) -> Vec<&'static str> {
+    spmv::formats::registry::<f64>()
+        .into_iter()
+        .filter(|f| f.params.iter().any(|p| p.key == key))
+        .map(|f| f.name)
+        .collect()
+}
+
+/// A GPU sweep over a set of matrices in one precision, returning its failures.
+pub type Sweep = fn(&std::sync::Arc<spmv::gpu::Gpu>, &[(String, Csr<f64>)]) -> Vec<String>;
+
+/// The failures of one sweep instantiated per precision (`[check::<f64>, check::<f32>,
+/// check::<spmv::f16>]`), run in that order.
+pub fn in_each_precision(
+    gpu: &std::sync::Arc<spmv::gpu::Gpu>,
+    matrices: &[(String, Csr<f64>)],
+    sweeps: [Sweep; 3],
+) -> Vec<String> {
+    sweeps.iter().flat_map(|sweep| sweep(gpu, matrices)).collect()
+}
+
+/// A matrix of a sweep in precision T with what its products are checked against.
+pub struct ProductCase<'a, T> {
+    pub name: &'a str,
+    pub a: Csr<T>,
+    /// The test vector x.
+    pub x: Vec<T>,
+    /// The start vector y0 of y = α·A·x + β·y0.
+    pub y0: Vec<T>,
+    pub oracle: spmv::reference::Oracle,
+}
+
+/// Each of `matrices` cast to T with its x, y0 and oracle, less those beyond T's range (f16's:
+/// the benchmark's "unsupported").
+pub fn product_cases<T: spmv::Scalar>(
+    matrices: &[(String, Csr<f64>)],
+) -> impl Iterator<Item = ProductCase<'_, T>> {
+    matrices.iter().filter_map(|(name, a64)| {
+        let a: Csr<T> = a64.cast();
+        let x = spmv::reference::test_vector::<T>(a.ncols());
+        let y0 = start_vector::<T>(a.nrows());
+        let oracle = spmv::reference::Oracle::new(&a, &x);
+        oracle.range_error::<T>().is_none().then_some(ProductCase { name, a, x, y0, oracle })
+    })
+}
