@@ -32,11 +32,25 @@ fn run(path: Option<&str>, spec: &str) -> spmv::Result<()> {
     let row_sums = y.clone();
     op.apply(2.0, &x, -1.0, &mut y)?; // y = 2·A·x − y = A·x again (up to rounding)
     let scale = row_sums.iter().fold(1.0f64, |m, v| m.max(v.abs()));
-    assert!(y
-        .iter()
-        .zip(&row_sums)
-        .all(|(a, b)| (a - b).abs() <= 1e-12 * scale * op.ncols() as f64));
+    let close = |a: &[f64], b: &[f64]| {
+        a.iter().zip(b).all(|(a, b)| (a - b).abs() <= 1e-12 * scale * op.ncols() as f64)
+    };
+    assert!(close(&y, &row_sums));
     println!("y = A·1 holds the row sums; the first three: {:?}", &y[..3.min(y.len())]);
+
+    // Aᵀ·y and A·X for a block of vectors (here 4 copies of x, column by column).
+    let mut z = vec![0.0; op.ncols()];
+    op.apply_transpose(1.0, &y, 0.0, &mut z)?;
+    let x4 = x.repeat(4);
+    let mut y4 = vec![0.0; 4 * op.nrows()];
+    op.apply_block(1.0, &x4, 0.0, &mut y4, spmv::Block::columns(4))?;
+    assert!(close(&y4[3 * op.nrows()..], &row_sums));
+
+    // CG on A·x = A·1, on the operator's backend (a square A; SPD for CG to converge).
+    if op.nrows() == op.ncols() {
+        let solution = spmv::solve::cg(&op, &row_sums, None, &Default::default())?;
+        println!("CG: {:?} after {} iterations", solution.outcome, solution.iterations);
+    }
     Ok(())
 }
 
