@@ -23,51 +23,16 @@
 //! [`Operator::device_matrix`] and [`DeviceMatrix::apply`] with `CudaSlice`s.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use cudarc::driver::CudaSlice;
 
+use crate::backend::Backend;
 use crate::choice::Choice;
 use crate::error::Result;
 use crate::formats::{self, DeviceMatrix, FormatHandle, FormatStats, HostMatrix, MatrixInfo};
-use crate::gpu::Gpu;
 use crate::matrix::{Csr, Scalar};
 use crate::operator::{check_block, check_transpose, Block};
-
-/// Where products run.
-#[derive(Clone, Debug)]
-pub enum Backend {
-    /// On this CUDA device: formats are uploaded and products run in its kernels.
-    Gpu(Arc<Gpu>),
-    /// On the host: each format's own CPU algorithm, in parallel threads.
-    Cpu,
-}
-
-impl Backend {
-    /// The first CUDA device, or the CPU when none can be used (the reason goes to stderr).
-    pub fn detect() -> Backend {
-        match Self::gpu() {
-            Ok(gpu) => gpu,
-            Err(e) => {
-                eprintln!("spmv: {e}; running on the CPU instead");
-                Backend::Cpu
-            }
-        }
-    }
-
-    /// The first CUDA device, or [`Error::NoGpu`](crate::Error::NoGpu) saying why there is none.
-    pub fn gpu() -> Result<Backend> {
-        Ok(Backend::Gpu(Gpu::detect()?))
-    }
-
-    /// "GPU: NVIDIA H200 (sm_90)" or "CPU (n threads)".
-    pub fn describe(&self) -> String {
-        match self {
-            Backend::Gpu(gpu) => format!("GPU: {} ({})", gpu.name(), gpu.arch()),
-            Backend::Cpu => format!("CPU ({} threads)", rayon::current_num_threads()),
-        }
-    }
-}
 
 /// A sparse matrix on the host, in CSR: what every format is built from.
 #[derive(Clone, Debug, PartialEq)]
@@ -299,14 +264,6 @@ impl<T: Scalar> std::fmt::Debug for Operator<T> {
             Place::Gpu { device, .. } => write!(f, "Operator(GPU, {device:?})"),
         }
     }
-}
-
-/// Whether two address ranges (bytes, host or device) share a byte. `x` and `y` of a product
-/// must not: the kernels read `x` while they write `y`, so an overlapping `y` would change
-/// `x` under them. Callers that take raw memory (the Python package) check this; an empty
-/// range overlaps nothing.
-pub fn overlap(a: std::ops::Range<u64>, b: std::ops::Range<u64>) -> bool {
-    a.start < a.end && b.start < b.end && a.start < b.end && b.start < a.end
 }
 
 /// The handles can be shared between threads (checked at compile time).

@@ -24,6 +24,7 @@
 mod api;
 pub mod app;
 pub mod auto;
+pub mod backend;
 pub mod bench;
 pub mod choice;
 pub mod distributed;
@@ -39,10 +40,11 @@ pub mod reorder;
 pub mod solve;
 mod spec_syntax;
 
-pub use api::{overlap, Backend, Matrix, Operator};
+pub use api::{Matrix, Operator};
+pub use backend::Backend;
 pub use error::{Error, Result};
 pub use formats::{DeviceMatrix, FormatHandle, FormatSpec, HostMatrix, MatrixInfo};
-pub use operator::{Block, Layout, LinearOperator};
+pub use operator::{overlap, Block, Layout, LinearOperator};
 
 /// Every CUDA C module of the library: the runtime's, the formats' and the solvers'. CI
 /// compiles each for `sm_90` (`tests/kernels/compile.rs`).

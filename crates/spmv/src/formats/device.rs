@@ -9,10 +9,10 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::host::{shape_error, FormatHandle, HostMatrix, MatrixInfo};
 use super::FormatStats;
-use crate::api::overlap;
 use crate::error::Result;
 use crate::gpu::{grid_stride, jit, with_sub_slice, with_sub_slice_ref, Gpu, Kernel};
 use crate::matrix::{Csr, Scalar};
+use crate::operator::overlap;
 use crate::operator::{check_block, check_transpose, Block, Layout};
 
 /// What a format implements on the device: the launches of `y = A·x`.

@@ -218,5 +218,13 @@ pub(crate) fn host_block<T: Scalar>(
     Ok(())
 }
 
+/// Whether two address ranges (bytes, host or device) share a byte. `x` and `y` of a product
+/// must not: the kernels read `x` while they write `y`, so an overlapping `y` would change
+/// `x` under them. Callers that take raw memory (the Python package) check this; an empty
+/// range overlaps nothing.
+pub fn overlap(a: std::ops::Range<u64>, b: std::ops::Range<u64>) -> bool {
+    a.start < a.end && b.start < b.end && a.start < b.end && b.start < a.end
+}
+
 #[cfg(test)]
 mod tests;
