@@ -163,6 +163,65 @@ pub struct FormatInfo<T: Scalar> {
 }
 
 impl<T: Scalar> FormatInfo<T> {
+    /// A registry entry with no parameters and no kernels, not deterministic, f32/f64 only,
+    /// narrow, no library baseline and an `auto` candidate; the setters below change that.
+    pub(crate) fn new(name: &'static str, description: &'static str, build: Builder<T>) -> Self {
+        FormatInfo {
+            name,
+            description,
+            params: &[],
+            kernels: &[],
+            deterministic: false,
+            half: false,
+            wide: false,
+            library_baseline: false,
+            auto_candidate: true,
+            build,
+        }
+    }
+
+    /// Sets the format's tunables.
+    pub(crate) fn params(mut self, params: &'static [Param]) -> Self {
+        self.params = params;
+        self
+    }
+
+    /// Sets the format's CUDA C modules.
+    pub(crate) fn kernels(mut self, kernels: &'static [KernelModule]) -> Self {
+        self.kernels = kernels;
+        self
+    }
+
+    /// Marks the GPU result bitwise identical from run to run.
+    pub(crate) fn deterministic(mut self) -> Self {
+        self.deterministic = true;
+        self
+    }
+
+    /// Marks the format as running in f16.
+    pub(crate) fn half(mut self) -> Self {
+        self.half = true;
+        self
+    }
+
+    /// Marks the format as taking matrices of 2^31 entries or more.
+    pub(crate) fn wide(mut self) -> Self {
+        self.wide = true;
+        self
+    }
+
+    /// Marks the format as a vendor library's SpMV.
+    pub(crate) fn library_baseline(mut self) -> Self {
+        self.library_baseline = true;
+        self
+    }
+
+    /// Keeps `auto` from building the format (the caller gives the reason).
+    pub(crate) fn not_auto_candidate(mut self) -> Self {
+        self.auto_candidate = false;
+        self
+    }
+
     /// This format's spec with every parameter at its default.
     pub fn default_spec(&self) -> FormatSpec {
         FormatSpec::resolve(self.name, self.params, &[]).expect("defaults are valid keys")

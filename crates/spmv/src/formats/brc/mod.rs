@@ -410,21 +410,16 @@ impl<T: Scalar> SpmvFormat<T> for Brc<T> {
 
 /// The registry's entry for `brc` (listed in [`super::registry`]).
 pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "brc",
-        description: "BRC: sorted rows cut into pieces of T = round(mean + sd) entries, blocks of 32 pieces, one atomicAdd per piece (y zeroed first); not deterministic",
-        params: &[Param { key: "threshold", default: "auto", doc: "T, the longest piece (≥ 1; auto: round(mean + sd) of the row lengths)" }],
-        kernels: &[KERNELS],
-        deterministic: false,
-        half: false,
-        wide: false,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, s| match s.auto_usize("threshold", 1)? {
+    FormatInfo::new(
+        "brc",
+        "BRC: sorted rows cut into pieces of T = round(mean + sd) entries, blocks of 32 pieces, one atomicAdd per piece (y zeroed first); not deterministic",
+        |a, s| match s.auto_usize("threshold", 1)? {
             None => Ok(Box::new(Brc::new(a)?)),
             Some(t) => Ok(Box::new(Brc::with_params(a, WARP_BLOCK_ROWS, t)?)),
         },
-    }
+    )
+    .params(&[Param { key: "threshold", default: "auto", doc: "T, the longest piece (≥ 1; auto: round(mean + sd) of the row lengths)" }])
+    .kernels(&[KERNELS])
 }
 
 #[cfg(test)]

@@ -458,21 +458,17 @@ impl<T: Scalar> SpmvFormat<T> for Brcp<T> {
 
 /// The registry's entry for `brcp` (listed in [`super::registry`]).
 pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "brcp",
-        description: "BRCP: sorted rows filled row-major into blocks of 32 slots (the paper's width rule), warp segmented sum, rows across blocks summed in block order; deterministic",
-        params: &[Param { key: "threshold", default: "auto", doc: "T, the widest block (≥ 1; auto: round(mean + sd) of the row lengths)" }],
-        kernels: &[KERNELS],
-        deterministic: true,
-        half: false,
-        wide: false,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, s| match s.auto_usize("threshold", 1)? {
+    FormatInfo::new(
+        "brcp",
+        "BRCP: sorted rows filled row-major into blocks of 32 slots (the paper's width rule), warp segmented sum, rows across blocks summed in block order; deterministic",
+        |a, s| match s.auto_usize("threshold", 1)? {
             None => Ok(Box::new(Brcp::new(a)?)),
             Some(t) => Ok(Box::new(Brcp::with_params(a, brc::WARP_BLOCK_ROWS, t)?)),
         },
-    }
+    )
+    .params(&[Param { key: "threshold", default: "auto", doc: "T, the widest block (≥ 1; auto: round(mean + sd) of the row lengths)" }])
+    .kernels(&[KERNELS])
+    .deterministic()
 }
 
 #[cfg(test)]

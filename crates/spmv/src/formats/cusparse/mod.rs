@@ -99,39 +99,33 @@ impl<T: Scalar> SpmvFormat<T> for Cusparse<T> {
 
 /// The registry's entry for `cusparse-alg1` (listed in [`super::registry`]).
 pub(crate) fn alg1_entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "cusparse-alg1",
-        description: "cuSPARSE generic SpMV on CSR, CUSPARSE_SPMV_CSR_ALG1 (with preprocess)",
-        params: &[offsets::OFFSETS],
-        kernels: &[],
-        deterministic: false,
-        half: true,
-        wide: true,
-        library_baseline: true,
-        auto_candidate: true,
-        build: |a, s| {
+    FormatInfo::new(
+        "cusparse-alg1",
+        "cuSPARSE generic SpMV on CSR, CUSPARSE_SPMV_CSR_ALG1 (with preprocess)",
+        |a, s| {
             let wide = OffsetWidth::of_spec(s, a.nnz())? == OffsetWidth::W64;
             Ok(Box::new(Cusparse::new(a, Algorithm::Alg1).with_wide_indices(wide)?))
         },
-    }
+    )
+    .params(&[offsets::OFFSETS])
+    .half()
+    .wide()
+    .library_baseline()
 }
 
 /// The registry's entry for `cusparse-alg2` (listed in [`super::registry`]).
 pub(crate) fn alg2_entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "cusparse-alg2",
-        description:
-            "cuSPARSE generic SpMV on CSR, CUSPARSE_SPMV_CSR_ALG2 (deterministic, with preprocess)",
-        params: &[offsets::OFFSETS],
-        kernels: &[],
-        deterministic: true,
-        half: true,
-        wide: true,
-        library_baseline: true,
-        auto_candidate: true,
-        build: |a, s| {
+    FormatInfo::new(
+        "cusparse-alg2",
+        "cuSPARSE generic SpMV on CSR, CUSPARSE_SPMV_CSR_ALG2 (deterministic, with preprocess)",
+        |a, s| {
             let wide = OffsetWidth::of_spec(s, a.nnz())? == OffsetWidth::W64;
             Ok(Box::new(Cusparse::new(a, Algorithm::Alg2).with_wide_indices(wide)?))
         },
-    }
+    )
+    .params(&[offsets::OFFSETS])
+    .deterministic()
+    .half()
+    .wide()
+    .library_baseline()
 }

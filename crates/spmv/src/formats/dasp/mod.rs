@@ -612,24 +612,10 @@ fn short_pieces<T: Scalar>(a: &Csr<T>, by_len: [Vec<u32>; 5]) -> Result<ShortRow
 
 /// The registry's entry for `dasp` (listed in [`super::registry`]).
 pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "dasp",
-        description: "DASP: long rows in 64-entry groups, medium rows in sorted 8-row blocks of 8x4 tiles, short rows packed in 4s; FP64 tiles on the tensor cores (DMMA m8n8k4, diagonal trick), FP32 on CUDA cores",
-        params: &[
-            Param { key: "max_len", default: "256", doc: "rows longer than this are long (≥ 4)" },
-            Param { key: "regular_fill", default: "0.75", doc: "least share of real entries in a regular (MMA) medium tile, in (0, 1]" },
-            Param { key: "loop_num", default: "auto", doc: "medium row-blocks per warp (≥ 1; auto: 1, 2 or 4 by the paper's rule)" },
-            Param { key: "sigma", default: "auto", doc: "medium rows sorted by length within windows of sigma rows (≥ 1; auto: all, the paper's global sort)" },
-            values::VALUES,
-            offsets::OFFSETS,
-        ],
-        kernels: &[KERNELS, CODED_KERNELS],
-        deterministic: true,
-        half: true,
-        wide: true,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, s| {
+    FormatInfo::new(
+        "dasp",
+        "DASP: long rows in 64-entry groups, medium rows in sorted 8-row blocks of 8x4 tiles, short rows packed in 4s; FP64 tiles on the tensor cores (DMMA m8n8k4, diagonal trick), FP32 on CUDA cores",
+        |a, s| {
             let params = Params {
                 max_len: s.usize("max_len", 4)?,
                 regular_fill: s.f64("regular_fill", f64::MIN_POSITIVE)?,
@@ -639,5 +625,17 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
             };
             Ok(Box::new(Dasp::with_values(a, params, values::ValueChoice::of_spec(s)?)?))
         },
-    }
+    )
+    .params(&[
+        Param { key: "max_len", default: "256", doc: "rows longer than this are long (≥ 4)" },
+        Param { key: "regular_fill", default: "0.75", doc: "least share of real entries in a regular (MMA) medium tile, in (0, 1]" },
+        Param { key: "loop_num", default: "auto", doc: "medium row-blocks per warp (≥ 1; auto: 1, 2 or 4 by the paper's rule)" },
+        Param { key: "sigma", default: "auto", doc: "medium rows sorted by length within windows of sigma rows (≥ 1; auto: all, the paper's global sort)" },
+        values::VALUES,
+        offsets::OFFSETS,
+    ])
+    .kernels(&[KERNELS, CODED_KERNELS])
+    .deterministic()
+    .half()
+    .wide()
 }

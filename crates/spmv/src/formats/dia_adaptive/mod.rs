@@ -336,21 +336,10 @@ impl<T: Scalar> SpmvFormat<T> for DiaAdaptive<T> {
 
 /// The registry's entry for `dia-adaptive` (listed in [`super::registry`]).
 pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "dia-adaptive",
-        description: "DIA-Adaptive, picks DIA, BRCSD-I (cross-point row blocks) or BRCSD-II (32-row blocks) by stored slots",
-        params: &[
-            Param { key: "layout", default: "auto", doc: "auto (the classification), dia, brcsd1 or brcsd2" },
-            Param { key: "block_rows", default: "32", doc: "rows per BRCSD-II block (≥ 1)" },
-            Param { key: "piece_rows", default: "64", doc: "rows per BRCSD-I piece (1..=1024)" },
-        ],
-        kernels: &[dia::KERNELS, KERNELS],
-        deterministic: true,
-        half: false,
-        wide: false,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, s| {
+    FormatInfo::new(
+        "dia-adaptive",
+        "DIA-Adaptive, picks DIA, BRCSD-I (cross-point row blocks) or BRCSD-II (32-row blocks) by stored slots",
+        |a, s| {
             use Layout;
             let layout = match s.choice("layout", &["auto", "dia", "brcsd1", "brcsd2"])? {
                 "dia" => Some(Layout::Dia),
@@ -361,7 +350,14 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
             let (block_rows, piece_rows) = (s.usize("block_rows", 1)?, s.usize("piece_rows", 1)?);
             Ok(Box::new(DiaAdaptive::with_layout(a, layout, block_rows, piece_rows)?))
         },
-    }
+    )
+    .params(&[
+        Param { key: "layout", default: "auto", doc: "auto (the classification), dia, brcsd1 or brcsd2" },
+        Param { key: "block_rows", default: "32", doc: "rows per BRCSD-II block (≥ 1)" },
+        Param { key: "piece_rows", default: "64", doc: "rows per BRCSD-I piece (1..=1024)" },
+    ])
+    .kernels(&[dia::KERNELS, KERNELS])
+    .deterministic()
 }
 
 #[cfg(test)]

@@ -230,19 +230,13 @@ impl<T: Scalar> SpmvFormat<T> for Hdc<T> {
 
 /// The registry's entry for `hdc` (listed in [`super::registry`]).
 pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "hdc",
-        description:
-            "HDC, DIA for diagonals filled above s/(s+4) (2/3 in f64, 1/2 in f32), CSR for the rest",
-        params: &[],
-        kernels: &[KERNELS],
-        deterministic: true,
-        half: false,
-        wide: false,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, _| Ok(Box::new(Hdc::new(a)?)),
-    }
+    FormatInfo::new(
+        "hdc",
+        "HDC, DIA for diagonals filled above s/(s+4) (2/3 in f64, 1/2 in f32), CSR for the rest",
+        |a, _| Ok(Box::new(Hdc::new(a)?)),
+    )
+    .kernels(&[KERNELS])
+    .deterministic()
 }
 
 #[cfg(test)]

@@ -329,21 +329,17 @@ impl<T: Scalar> SpmvFormat<T> for Pbc<T> {
 
 /// The registry's entry for `pbc` (listed in [`super::registry`]).
 pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "pbc",
-        description: "PBC (partition-block-CSR): rows sorted by length, cut into blocks of near-equal nnz (smallest std), each an ELL of its own width",
-        params: &[Param { key: "blocks", default: "auto", doc: "P, the number of blocks (1..=rows; auto: the smallest-std search)" }],
-        kernels: &[KERNELS],
-        deterministic: true,
-        half: false,
-        wide: false,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, s| match s.auto_usize("blocks", 1)? {
+    FormatInfo::new(
+        "pbc",
+        "PBC (partition-block-CSR): rows sorted by length, cut into blocks of near-equal nnz (smallest std), each an ELL of its own width",
+        |a, s| match s.auto_usize("blocks", 1)? {
             None => Ok(Box::new(Pbc::new(a)?)),
             Some(p) => Ok(Box::new(Pbc::with_blocks(a, p)?)),
         },
-    }
+    )
+    .params(&[Param { key: "blocks", default: "auto", doc: "P, the number of blocks (1..=rows; auto: the smallest-std search)" }])
+    .kernels(&[KERNELS])
+    .deterministic()
 }
 
 #[cfg(test)]

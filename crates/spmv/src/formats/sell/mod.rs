@@ -266,21 +266,10 @@ impl<T: Scalar> SpmvFormat<T> for SellCSigma<T> {
 
 /// The registry's entry for `sell-c-sigma` (listed in [`super::registry`]).
 pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "sell-c-sigma",
-        description: "sliced ELL, C rows per slice (default 32), rows sorted by length within windows of σ rows (default: full sort)",
-        params: &[
-            Param { key: "c", default: "32", doc: "rows per slice (≥ 1; 32 makes a slice one warp)" },
-            Param { key: "sigma", default: "auto", doc: "rows per sorting window (≥ 1; auto: all rows, a full sort)" },
-            offsets::OFFSETS,
-        ],
-        kernels: &[KERNELS],
-        deterministic: true,
-        half: false,
-        wide: true,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, s| {
+    FormatInfo::new(
+        "sell-c-sigma",
+        "sliced ELL, C rows per slice (default 32), rows sorted by length within windows of σ rows (default: full sort)",
+        |a, s| {
             let sigma = s.auto_usize("sigma", 1)?.unwrap_or(a.nrows());
             let sell = SellCSigma::new(a, s.usize("c", 1)?, sigma)?;
             Ok(Box::new(match OffsetWidth::requested(s)? {
@@ -288,7 +277,15 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
                 None => sell,
             }))
         },
-    }
+    )
+    .params(&[
+        Param { key: "c", default: "32", doc: "rows per slice (≥ 1; 32 makes a slice one warp)" },
+        Param { key: "sigma", default: "auto", doc: "rows per sorting window (≥ 1; auto: all rows, a full sort)" },
+        offsets::OFFSETS,
+    ])
+    .kernels(&[KERNELS])
+    .deterministic()
+    .wide()
 }
 
 #[cfg(test)]

@@ -448,34 +448,26 @@ fn with_spec<T: Scalar>(a: &Csr<T>, s: &FormatSpec, kernel: TebKernel) -> Result
 
 /// The registry's entry for `teb` (listed in [`super::registry`]).
 pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "teb",
-        description: "TEB (threshold-exchangeorder block): rows merged into blocks of near-equal nnz, one thread block per block, one thread per row (Algorithm 3)",
-        params: PARAMS,
-        kernels: &[KERNELS],
-        deterministic: true,
-        half: false,
-        wide: false,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, s| Ok(Box::new(with_spec(a, s, TebKernel::RowPerThread)?)),
-    }
+    FormatInfo::new(
+        "teb",
+        "TEB (threshold-exchangeorder block): rows merged into blocks of near-equal nnz, one thread block per block, one thread per row (Algorithm 3)",
+        |a, s| Ok(Box::new(with_spec(a, s, TebKernel::RowPerThread)?)),
+    )
+    .params(PARAMS)
+    .kernels(&[KERNELS])
+    .deterministic()
 }
 
 /// The registry's entry for `teb-lanes` (listed in [`super::registry`]).
 pub(crate) fn lanes_entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "teb-lanes",
-        description: "TEB arrays and blocks with an improved kernel: lanes per row chosen per block from its mean row length",
-        params: PARAMS,
-        kernels: &[KERNELS],
-        deterministic: true,
-        half: false,
-        wide: false,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, s| Ok(Box::new(with_spec(a, s, TebKernel::LanesPerRow)?)),
-    }
+    FormatInfo::new(
+        "teb-lanes",
+        "TEB arrays and blocks with an improved kernel: lanes per row chosen per block from its mean row length",
+        |a, s| Ok(Box::new(with_spec(a, s, TebKernel::LanesPerRow)?)),
+    )
+    .params(PARAMS)
+    .kernels(&[KERNELS])
+    .deterministic()
 }
 
 #[cfg(test)]
