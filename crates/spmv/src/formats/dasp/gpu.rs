@@ -159,15 +159,10 @@ impl<T: Scalar> DeviceDasp<T> {
             short: Part::upload(gpu, &s.slots, coded(3))?,
             empty: u32_of(a.empty_rows.len()),
             empty_rows: gpu.upload_nonempty(&a.empty_rows)?,
-            kernel: Kernel::new(
+            kernel: Kernel::for_type::<T>(
                 gpu,
                 module,
-                &format!(
-                    "dasp{}{}_{}",
-                    codec.kernel_suffix(),
-                    a.offsets.kernel_suffix(),
-                    T::SUFFIX
-                ),
+                &format!("dasp{}{}", codec.kernel_suffix(), a.offsets.kernel_suffix()),
                 config,
             )?,
         })
