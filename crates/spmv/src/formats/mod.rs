@@ -110,6 +110,26 @@ impl FormatStats {
     }
 }
 
+/// The matrix figures a padded format keeps from its conversion for [`FormatStats`]: its
+/// entries and row lengths (the format's own arrays no longer tell them).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RowFigures {
+    nnz: usize,
+    max_row_len: usize,
+    mean_row_len: f64,
+}
+
+impl RowFigures {
+    /// The figures of `a`.
+    pub(crate) fn of<T: Scalar>(a: &Csr<T>) -> Self {
+        RowFigures { nnz: a.nnz(), max_row_len: a.max_row_len(), mean_row_len: a.mean_row_len() }
+    }
+    /// The common statistics of these rows stored in `stored` slots and `bytes` device bytes.
+    pub(crate) fn stats(&self, bytes: usize, stored: usize) -> FormatStats {
+        FormatStats::new(bytes, self.nnz, stored, self.max_row_len, self.mean_row_len)
+    }
+}
+
 /// JSON carries the derived padding figures too, so no format has to repeat them in `extra`.
 impl serde::Serialize for FormatStats {
     fn serialize<S: serde::Serializer>(

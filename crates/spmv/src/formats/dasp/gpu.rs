@@ -124,15 +124,7 @@ impl<T: Scalar> DeviceDasp<T> {
             shared_mem_bytes: 0,
         };
         let s = &a.short;
-        let short_rows: Vec<u32> = s
-            .rows_13
-            .iter()
-            .flatten()
-            .chain(&s.rows_4)
-            .chain(s.rows_22.iter().flatten())
-            .chain(&s.rows_1)
-            .copied()
-            .collect();
+        let short_rows = s.rows_in_order();
         let u32_of = |n: usize| n as u32; // every count is below nrows or stored, both checked < 2^32
         let coded = |i: usize| a.coded.get(i);
         let codec = a.coded.first().map_or(ValueCodec::Full, EncodedValues::codec);
