@@ -271,6 +271,22 @@ impl<T: Scalar> FormatInfo<T> {
     }
 }
 
+/// The builder of a format with one integer tunable that may be `auto`: the format `auto`
+/// builds when the spec's `key` is `auto`, else the one `given` builds with its value (≥ `min`).
+pub(crate) fn auto_or<T: Scalar, F: SpmvFormat<T> + 'static>(
+    s: &FormatSpec,
+    key: &str,
+    min: usize,
+    auto: impl FnOnce() -> Result<F>,
+    given: impl FnOnce(usize) -> Result<F>,
+) -> Result<Box<dyn SpmvFormat<T>>> {
+    let format = match s.auto_usize(key, min)? {
+        None => auto()?,
+        Some(value) => given(value)?,
+    };
+    Ok(Box::new(format))
+}
+
 /// Every format, in the order `spmv formats` and `spmv bench --formats all` list them.
 pub fn registry<T: Scalar>() -> Vec<FormatInfo<T>> {
     T::registry()

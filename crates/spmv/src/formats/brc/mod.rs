@@ -60,7 +60,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::jds::sort_rows_by_length;
-use super::{DeviceFormat, FormatStats, RowFigures, SpmvFormat};
+use super::{auto_or, DeviceFormat, FormatStats, RowFigures, SpmvFormat};
 use super::{FormatInfo, Param};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
@@ -402,9 +402,9 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
     FormatInfo::new(
         "brc",
         "BRC: sorted rows cut into pieces of T = round(mean + sd) entries, blocks of 32 pieces, one atomicAdd per piece (y zeroed first); not deterministic",
-        |a, s| match s.auto_usize("threshold", 1)? {
-            None => Ok(Box::new(Brc::new(a)?)),
-            Some(t) => Ok(Box::new(Brc::with_params(a, WARP_BLOCK_ROWS, t)?)),
+        |a, s| {
+            let with_threshold = |t| Brc::with_params(a, WARP_BLOCK_ROWS, t);
+            auto_or(s, "threshold", 1, || Brc::new(a), with_threshold)
         },
     )
     .params(&[Param { key: "threshold", default: "auto", doc: "T, the longest piece (≥ 1; auto: round(mean + sd) of the row lengths)" }])

@@ -107,7 +107,7 @@ use super::brc::{
     block_offsets, coefficient_of_variation, sorted_rows, threshold, BlockArrays, NO_ROW,
     WARP_BLOCK_ROWS,
 };
-use super::{brc, FormatInfo, Param, RowFigures};
+use super::{auto_or, brc, FormatInfo, Param, RowFigures};
 use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
@@ -450,9 +450,9 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
     FormatInfo::new(
         "brcp",
         "BRCP: sorted rows filled row-major into blocks of 32 slots (the paper's width rule), warp segmented sum, rows across blocks summed in block order; deterministic",
-        |a, s| match s.auto_usize("threshold", 1)? {
-            None => Ok(Box::new(Brcp::new(a)?)),
-            Some(t) => Ok(Box::new(Brcp::with_params(a, brc::WARP_BLOCK_ROWS, t)?)),
+        |a, s| {
+            let with_threshold = |t| Brcp::with_params(a, brc::WARP_BLOCK_ROWS, t);
+            auto_or(s, "threshold", 1, || Brcp::new(a), with_threshold)
         },
     )
     .params(&[Param { key: "threshold", default: "auto", doc: "T, the widest block (≥ 1; auto: round(mean + sd) of the row lengths)" }])

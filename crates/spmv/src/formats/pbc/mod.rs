@@ -66,7 +66,7 @@ use rayon::prelude::*;
 use super::ell::{PADDING_FLOOR_SLOTS, PADDING_LIMIT_RATIO};
 use super::teb::partition::{max_over_mean, variance, wave_counts};
 use super::teb::{rows_longest_first, threads_for};
-use super::{DeviceFormat, FormatStats, RowFigures, SpmvFormat};
+use super::{auto_or, DeviceFormat, FormatStats, RowFigures, SpmvFormat};
 use super::{FormatInfo, Param};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
@@ -321,10 +321,7 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
     FormatInfo::new(
         "pbc",
         "PBC (partition-block-CSR): rows sorted by length, cut into blocks of near-equal nnz (smallest std), each an ELL of its own width",
-        |a, s| match s.auto_usize("blocks", 1)? {
-            None => Ok(Box::new(Pbc::new(a)?)),
-            Some(p) => Ok(Box::new(Pbc::with_blocks(a, p)?)),
-        },
+        |a, s| auto_or(s, "blocks", 1, || Pbc::new(a), |p| Pbc::with_blocks(a, p)),
     )
     .params(&[Param { key: "blocks", default: "auto", doc: "P, the number of blocks (1..=rows; auto: the smallest-std search)" }])
     .kernels(&[KERNELS])

@@ -88,8 +88,8 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use super::{Builder, FormatInfo, FormatSpec, Param};
 use super::{DeviceFormat, FormatStats, SpmvFormat};
-use super::{FormatInfo, FormatSpec, Param};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
@@ -446,28 +446,31 @@ fn with_spec<T: Scalar>(a: &Csr<T>, s: &FormatSpec, kernel: TebKernel) -> Result
     }
 }
 
+/// What the two TEB entries share: the parameters, the kernel module, determinism.
+fn teb_entry<T: Scalar>(
+    name: &'static str,
+    description: &'static str,
+    build: Builder<T>,
+) -> FormatInfo<T> {
+    FormatInfo::new(name, description, build).params(PARAMS).kernels(&[KERNELS]).deterministic()
+}
+
 /// The registry's entry for `teb` (listed in [`super::registry`]).
 pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo::new(
+    teb_entry(
         "teb",
         "TEB (threshold-exchangeorder block): rows merged into blocks of near-equal nnz, one thread block per block, one thread per row (Algorithm 3)",
         |a, s| Ok(Box::new(with_spec(a, s, TebKernel::RowPerThread)?)),
     )
-    .params(PARAMS)
-    .kernels(&[KERNELS])
-    .deterministic()
 }
 
 /// The registry's entry for `teb-lanes` (listed in [`super::registry`]).
 pub(crate) fn lanes_entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo::new(
+    teb_entry(
         "teb-lanes",
         "TEB arrays and blocks with an improved kernel: lanes per row chosen per block from its mean row length",
         |a, s| Ok(Box::new(with_spec(a, s, TebKernel::LanesPerRow)?)),
     )
-    .params(PARAMS)
-    .kernels(&[KERNELS])
-    .deterministic()
 }
 
 #[cfg(test)]
