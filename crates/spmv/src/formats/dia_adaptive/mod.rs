@@ -303,12 +303,8 @@ impl<T: Scalar> SpmvFormat<T> for DiaAdaptive<T> {
             // BRCSD-I: its blocks; BRCSD-II: its offset groups; DIA: 0.
             ("blocks_or_groups", units),
         ];
-        self.conversion.stats(
-            self.device_bytes(),
-            self.stored(),
-            own,
-            &[("operand", self.operand_spread())],
-        )
+        let spreads = [("operand", self.operand_spread())];
+        self.conversion.stats(self.device_bytes(), self.stored(), own, &spreads)
     }
     /// DIA's figure for the DIA layout (its kernel skips the slots outside the matrix); the
     /// BRCSD kernels read every stored slot.

@@ -208,12 +208,8 @@ impl<T: Scalar> SpmvFormat<T> for Hdc<T> {
             ("dia_entries", self.dia_entries() as f64),
             ("csr_entries", self.values.len() as f64),
         ];
-        self.conversion.stats(
-            self.device_bytes(),
-            self.stored(),
-            own,
-            &[("operand", self.operand_spread())],
-        )
+        let spreads = [("operand", self.operand_spread())];
+        self.conversion.stats(self.device_bytes(), self.stored(), own, &spreads)
     }
     /// DIA slots inside the matrix; no CSR part when it is empty (the kernel skips it).
     fn bytes_read(&self) -> usize {
