@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchArgs, PushKernelArg};
 
 use super::host::{shape_error, FormatHandle, HostMatrix, MatrixInfo};
 use super::FormatStats;
@@ -78,6 +78,11 @@ impl<T: Scalar> DeviceEntries<T> {
             values: gpu.upload_nonempty(values)?,
         })
     }
+
+    /// Pushes the two arrays as the kernel's `const u32* col_idx, const T* values` arguments.
+    pub fn push<'a>(&'a self, args: &mut LaunchArgs<'a>) {
+        args.arg(&self.col_idx).arg(&self.values);
+    }
 }
 
 /// The parts of a [`DeviceMatrix`] one product uses, behind its lock.
@@ -127,10 +132,10 @@ impl<T: Scalar> DeviceMatrix<T> {
         format: Box<dyn DeviceFormat<T>>,
     ) -> Result<Self> {
         let stats = host.stats();
-        let axpby = Kernel::new(
+        let axpby = Kernel::for_type::<T>(
             gpu,
             &jit::UTIL_MODULE,
-            &format!("axpby_{}", T::SUFFIX),
+            "axpby",
             grid_stride(host.nrows() as u64),
         )?;
         Ok(DeviceMatrix {

@@ -110,6 +110,26 @@ impl FormatStats {
     }
 }
 
+/// The matrix figures a padded format keeps from its conversion for [`FormatStats`]: its
+/// entries and row lengths (the format's own arrays no longer tell them).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RowFigures {
+    nnz: usize,
+    max_row_len: usize,
+    mean_row_len: f64,
+}
+
+impl RowFigures {
+    /// The figures of `a`.
+    pub(crate) fn of<T: Scalar>(a: &Csr<T>) -> Self {
+        RowFigures { nnz: a.nnz(), max_row_len: a.max_row_len(), mean_row_len: a.mean_row_len() }
+    }
+    /// The common statistics of these rows stored in `stored` slots and `bytes` device bytes.
+    pub(crate) fn stats(&self, bytes: usize, stored: usize) -> FormatStats {
+        FormatStats::new(bytes, self.nnz, stored, self.max_row_len, self.mean_row_len)
+    }
+}
+
 /// JSON carries the derived padding figures too, so no format has to repeat them in `extra`.
 impl serde::Serialize for FormatStats {
     fn serialize<S: serde::Serializer>(
@@ -163,6 +183,65 @@ pub struct FormatInfo<T: Scalar> {
 }
 
 impl<T: Scalar> FormatInfo<T> {
+    /// A registry entry with no parameters and no kernels, not deterministic, f32/f64 only,
+    /// narrow, no library baseline and an `auto` candidate; the setters below change that.
+    pub(crate) fn new(name: &'static str, description: &'static str, build: Builder<T>) -> Self {
+        FormatInfo {
+            name,
+            description,
+            params: &[],
+            kernels: &[],
+            deterministic: false,
+            half: false,
+            wide: false,
+            library_baseline: false,
+            auto_candidate: true,
+            build,
+        }
+    }
+
+    /// Sets the format's tunables.
+    pub(crate) fn params(mut self, params: &'static [Param]) -> Self {
+        self.params = params;
+        self
+    }
+
+    /// Sets the format's CUDA C modules.
+    pub(crate) fn kernels(mut self, kernels: &'static [KernelModule]) -> Self {
+        self.kernels = kernels;
+        self
+    }
+
+    /// Marks the GPU result bitwise identical from run to run.
+    pub(crate) fn deterministic(mut self) -> Self {
+        self.deterministic = true;
+        self
+    }
+
+    /// Marks the format as running in f16.
+    pub(crate) fn half(mut self) -> Self {
+        self.half = true;
+        self
+    }
+
+    /// Marks the format as taking matrices of 2^31 entries or more.
+    pub(crate) fn wide(mut self) -> Self {
+        self.wide = true;
+        self
+    }
+
+    /// Marks the format as a vendor library's SpMV.
+    pub(crate) fn library_baseline(mut self) -> Self {
+        self.library_baseline = true;
+        self
+    }
+
+    /// Keeps `auto` from building the format (the caller gives the reason).
+    pub(crate) fn not_auto_candidate(mut self) -> Self {
+        self.auto_candidate = false;
+        self
+    }
+
     /// This format's spec with every parameter at its default.
     pub fn default_spec(&self) -> FormatSpec {
         FormatSpec::resolve(self.name, self.params, &[]).expect("defaults are valid keys")
@@ -190,6 +269,22 @@ impl<T: Scalar> FormatInfo<T> {
         let format = (self.build)(a, spec)?;
         Ok(HostMatrix::new(spec.clone(), self.deterministic, format, a))
     }
+}
+
+/// The builder of a format with one integer tunable that may be `auto`: the format `auto`
+/// builds when the spec's `key` is `auto`, else the one `given` builds with its value (≥ `min`).
+pub(crate) fn auto_or<T: Scalar, F: SpmvFormat<T> + 'static>(
+    s: &FormatSpec,
+    key: &str,
+    min: usize,
+    auto: impl FnOnce() -> Result<F>,
+    given: impl FnOnce(usize) -> Result<F>,
+) -> Result<Box<dyn SpmvFormat<T>>> {
+    let format = match s.auto_usize(key, min)? {
+        None => auto()?,
+        Some(value) => given(value)?,
+    };
+    Ok(Box::new(format))
 }
 
 /// Every format, in the order `spmv formats` and `spmv bench --formats all` list them.

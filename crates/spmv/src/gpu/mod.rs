@@ -243,8 +243,7 @@ impl Gpu {
         if n == 0 {
             return Ok(());
         }
-        let kernel =
-            Kernel::new(self, &jit::UTIL_MODULE, &format!("fill_{}", T::SUFFIX), grid_stride(n))?;
+        let kernel = Kernel::for_type::<T>(self, &jit::UTIL_MODULE, "fill", grid_stride(n))?;
         // SAFETY: fill_<T>(T*, T, u64) matches the arguments; the grid-stride loop stays below n.
         unsafe {
             kernel.launch(self, |a| {
@@ -507,6 +506,17 @@ impl Kernel {
     /// Loads kernel `name` of `module` (compiling the module on first use).
     pub fn new(gpu: &Gpu, module: &KernelModule, name: &str, config: LaunchConfig) -> Result<Self> {
         Ok(Kernel { function: gpu.function(module, name)?, config })
+    }
+
+    /// Loads kernel `{name}_{T::SUFFIX}` of `module`: the instance of `name` for the scalar
+    /// `T` (every templated kernel is compiled once per precision under that suffix).
+    pub fn for_type<T: Scalar>(
+        gpu: &Gpu,
+        module: &KernelModule,
+        name: &str,
+        config: LaunchConfig,
+    ) -> Result<Self> {
+        Kernel::new(gpu, module, &format!("{name}_{}", T::SUFFIX), config)
     }
 
     /// The grid and block the kernel is launched with.

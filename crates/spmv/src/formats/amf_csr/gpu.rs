@@ -25,7 +25,7 @@ impl<T: Scalar> DeviceAmfCsr<T> {
             row_block_ptr: gpu.upload(&a.row_block_ptr)?,
             row_ptr: gpu.upload(&a.row_ptr)?,
             entries: DeviceEntries::upload(gpu, &a.col_idx, &a.values)?,
-            kernel: Kernel::new(gpu, &KERNELS, &format!("amf_csr_{}", T::SUFFIX), config)?,
+            kernel: Kernel::for_type::<T>(gpu, &KERNELS, "amf_csr", config)?,
         })
     }
 }
@@ -42,7 +42,8 @@ impl<T: Scalar> DeviceFormat<T> for DeviceAmfCsr<T> {
         unsafe {
             self.kernel.launch(gpu, |a| {
                 a.arg(&self.sub_block_ptr).arg(&self.row_block_ptr).arg(&self.row_ptr);
-                a.arg(&self.entries.col_idx).arg(&self.entries.values).arg(x).arg(y);
+                self.entries.push(a);
+                a.arg(x).arg(y);
             })
         }
     }

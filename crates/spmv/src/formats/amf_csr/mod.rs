@@ -225,25 +225,21 @@ impl<T: Scalar> SpmvFormat<T> for AmfCsr<T> {
 
 /// The registry's entry for `amf-csr` (listed in [`super::registry`]).
 pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "amf-csr",
-        description: "AMF-CSR (adaptive multi-row folding): rows folded below Ts nnz, row-blocks into sub-blocks below Tl; a warp per folded row",
-        params: &[
-            Param { key: "ts", default: "auto", doc: "Ts, the folding threshold (≥ 1; auto: mean row length rounded up to 32)" },
-            Param { key: "tl", default: "auto", doc: "Tl, the sub-block threshold (≥ 1; auto: max(8·Ts, nnz/8448))" },
-        ],
-        kernels: &[KERNELS],
-        deterministic: true,
-        half: false,
-        wide: false,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, s| {
+    FormatInfo::new(
+        "amf-csr",
+        "AMF-CSR (adaptive multi-row folding): rows folded below Ts nnz, row-blocks into sub-blocks below Tl; a warp per folded row",
+        |a, s| {
             let ts = s.auto_usize("ts", 1)?.unwrap_or(thresholds(a.nrows(), a.nnz()).0);
             let tl = s.auto_usize("tl", 1)?.unwrap_or(sub_block_threshold(ts, a.nnz()));
             Ok(Box::new(AmfCsr::with_thresholds(a, ts, tl)?))
         },
-    }
+    )
+    .params(&[
+        Param { key: "ts", default: "auto", doc: "Ts, the folding threshold (≥ 1; auto: mean row length rounded up to 32)" },
+        Param { key: "tl", default: "auto", doc: "Tl, the sub-block threshold (≥ 1; auto: max(8·Ts, nnz/8448))" },
+    ])
+    .kernels(&[KERNELS])
+    .deterministic()
 }
 
 #[cfg(test)]

@@ -31,7 +31,7 @@ impl<T: Scalar> DeviceBrc<T> {
             block_ptr: gpu.upload(a.block_ptr())?,
             row_perm: gpu.upload_nonempty(a.row_perm())?,
             entries: DeviceEntries::upload(gpu, a.col_idx(), a.values())?,
-            kernel: Kernel::new(gpu, &KERNELS, &format!("brc_{}", T::SUFFIX), config)?,
+            kernel: Kernel::for_type::<T>(gpu, &KERNELS, "brc", config)?,
         })
     }
 }
@@ -50,11 +50,9 @@ impl<T: Scalar> DeviceFormat<T> for DeviceBrc<T> {
         // x.len() (padding repeats a real column) and every row but NO_ROW is < nrows = y.len().
         unsafe {
             self.kernel.launch(gpu, |a| {
-                a.arg(&self.blocks)
-                    .arg(&self.block_ptr)
-                    .arg(&self.row_perm)
-                    .arg(&self.entries.col_idx);
-                a.arg(&self.entries.values).arg(x).arg(y);
+                a.arg(&self.blocks).arg(&self.block_ptr).arg(&self.row_perm);
+                self.entries.push(a);
+                a.arg(x).arg(y);
             })
         }
     }

@@ -60,7 +60,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::jds::sort_rows_by_length;
-use super::{DeviceFormat, FormatStats, SpmvFormat};
+use super::{auto_or, DeviceFormat, FormatStats, RowFigures, SpmvFormat};
 use super::{FormatInfo, Param};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
@@ -268,15 +268,13 @@ struct Piece {
 /// [`BlockArrays`], which it dereferences to) and BRC's own figures.
 pub struct Brc<T> {
     nrows: usize,
-    nnz: usize,
+    rows: RowFigures,
     /// Piece length (T).
     threshold: usize,
     arrays: BlockArrays<T>,
     /// Per slot: its row has more than one piece (host only: the CPU path adds those last).
     split: Vec<bool>,
     split_rows: usize,
-    max_row_len: usize,
-    mean_row_len: f64,
     sort_ms: f64,
     fill_ms: f64,
 }
@@ -353,13 +351,11 @@ impl<T: Scalar> Brc<T> {
 
         Ok(Brc {
             nrows: m,
-            nnz,
+            rows: RowFigures::of(a),
             threshold,
             arrays,
             split,
             split_rows,
-            max_row_len: a.max_row_len(),
-            mean_row_len: a.mean_row_len(),
             sort_ms,
             fill_ms,
         })
@@ -384,14 +380,7 @@ impl<T> std::ops::Deref for Brc<T> {
 
 impl<T: Scalar> SpmvFormat<T> for Brc<T> {
     fn stats(&self) -> FormatStats {
-        FormatStats::new(
-            self.device_bytes(),
-            self.nnz,
-            self.stored(),
-            self.max_row_len,
-            self.mean_row_len,
-        )
-        .with([
+        self.rows.stats(self.device_bytes(), self.stored()).with([
             ("threshold", self.threshold as f64),
             ("blocks", self.blocks() as f64),
             ("split_rows", self.split_rows as f64),
@@ -410,21 +399,16 @@ impl<T: Scalar> SpmvFormat<T> for Brc<T> {
 
 /// The registry's entry for `brc` (listed in [`super::registry`]).
 pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "brc",
-        description: "BRC: sorted rows cut into pieces of T = round(mean + sd) entries, blocks of 32 pieces, one atomicAdd per piece (y zeroed first); not deterministic",
-        params: &[Param { key: "threshold", default: "auto", doc: "T, the longest piece (≥ 1; auto: round(mean + sd) of the row lengths)" }],
-        kernels: &[KERNELS],
-        deterministic: false,
-        half: false,
-        wide: false,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, s| match s.auto_usize("threshold", 1)? {
-            None => Ok(Box::new(Brc::new(a)?)),
-            Some(t) => Ok(Box::new(Brc::with_params(a, WARP_BLOCK_ROWS, t)?)),
+    FormatInfo::new(
+        "brc",
+        "BRC: sorted rows cut into pieces of T = round(mean + sd) entries, blocks of 32 pieces, one atomicAdd per piece (y zeroed first); not deterministic",
+        |a, s| {
+            let with_threshold = |t| Brc::with_params(a, WARP_BLOCK_ROWS, t);
+            auto_or(s, "threshold", 1, || Brc::new(a), with_threshold)
         },
-    }
+    )
+    .params(&[Param { key: "threshold", default: "auto", doc: "T, the longest piece (≥ 1; auto: round(mean + sd) of the row lengths)" }])
+    .kernels(&[KERNELS])
 }
 
 #[cfg(test)]

@@ -77,11 +77,11 @@ impl<T: Scalar> DeviceBrcp<T> {
             leave: gpu.alloc(a.blocks().max(1))?,
             chunk_sums: gpu.alloc(32 * chunk_tiles)?,
             chunk_count: gpu.alloc(chunk_tiles)?,
-            main: Kernel::new(gpu, &KERNELS, &format!("brcp_{}", T::SUFFIX), main_config)?,
-            spans: Kernel::new(
+            main: Kernel::for_type::<T>(gpu, &KERNELS, "brcp", main_config)?,
+            spans: Kernel::for_type::<T>(
                 gpu,
                 &KERNELS,
-                &format!("brcp_spans_{}", T::SUFFIX),
+                "brcp_spans",
                 grid_for(a.spans.len() as u64, 256)?,
             )?,
         })
@@ -107,7 +107,8 @@ impl<T: Scalar> DeviceFormat<T> for DeviceBrcp<T> {
             self.main.launch(gpu, |a| {
                 a.arg(&self.tile_count).arg(&self.tiles).arg(&self.tile_chunk);
                 a.arg(&self.blocks).arg(&self.block_ptr).arg(&self.row_perm).arg(&self.row_seg_len);
-                a.arg(&self.entries.col_idx).arg(&self.entries.values).arg(x).arg(&mut *y);
+                self.entries.push(a);
+                a.arg(x).arg(&mut *y);
                 a.arg(&self.enter).arg(&self.leave).arg(&self.empty_count).arg(&self.empty_rows);
                 a.arg(&self.chunk_sums).arg(&self.chunk_count);
             })

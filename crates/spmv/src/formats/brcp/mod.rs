@@ -107,7 +107,7 @@ use super::brc::{
     block_offsets, coefficient_of_variation, sorted_rows, threshold, BlockArrays, NO_ROW,
     WARP_BLOCK_ROWS,
 };
-use super::{brc, FormatInfo, Param};
+use super::{auto_or, brc, FormatInfo, Param, RowFigures};
 use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
@@ -214,7 +214,7 @@ fn tiles(widths: &[usize]) -> (Vec<u32>, Vec<u32>) {
 /// ([`BlockArrays`], which it dereferences to) and BRCP's own arrays and figures.
 pub struct Brcp<T> {
     nrows: usize,
-    nnz: usize,
+    rows: RowFigures,
     /// Width cap (T).
     threshold: usize,
     arrays: BlockArrays<T>,
@@ -224,8 +224,6 @@ pub struct Brcp<T> {
     tiles: Vec<u32>,
     tile_chunk: Vec<u32>,
     widened_blocks: usize,
-    max_row_len: usize,
-    mean_row_len: f64,
     sort_ms: f64,
     layout_ms: f64,
     fill_ms: f64,
@@ -329,7 +327,7 @@ impl<T: Scalar> Brcp<T> {
 
         Ok(Brcp {
             nrows: m,
-            nnz,
+            rows: RowFigures::of(a),
             threshold,
             arrays,
             row_seg_len,
@@ -338,8 +336,6 @@ impl<T: Scalar> Brcp<T> {
             tiles,
             tile_chunk,
             widened_blocks: starts.iter().filter(|s| s.widened).count(),
-            max_row_len: a.max_row_len(),
-            mean_row_len: a.mean_row_len(),
             sort_ms,
             layout_ms,
             fill_ms,
@@ -420,14 +416,7 @@ impl<T: Scalar> SpmvFormat<T> for Brcp<T> {
             .zip(&self.tiles)
             .filter(|&(&c, &t)| c == 0 && t & WIDE_TILE != 0)
             .count();
-        FormatStats::new(
-            self.device_bytes(),
-            self.nnz,
-            self.stored(),
-            self.max_row_len,
-            self.mean_row_len,
-        )
-        .with([
+        self.rows.stats(self.device_bytes(), self.stored()).with([
             ("threshold", self.threshold as f64),
             ("blocks", self.blocks() as f64),
             ("widened_blocks", self.widened_blocks as f64),
@@ -458,21 +447,17 @@ impl<T: Scalar> SpmvFormat<T> for Brcp<T> {
 
 /// The registry's entry for `brcp` (listed in [`super::registry`]).
 pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "brcp",
-        description: "BRCP: sorted rows filled row-major into blocks of 32 slots (the paper's width rule), warp segmented sum, rows across blocks summed in block order; deterministic",
-        params: &[Param { key: "threshold", default: "auto", doc: "T, the widest block (≥ 1; auto: round(mean + sd) of the row lengths)" }],
-        kernels: &[KERNELS],
-        deterministic: true,
-        half: false,
-        wide: false,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, s| match s.auto_usize("threshold", 1)? {
-            None => Ok(Box::new(Brcp::new(a)?)),
-            Some(t) => Ok(Box::new(Brcp::with_params(a, brc::WARP_BLOCK_ROWS, t)?)),
+    FormatInfo::new(
+        "brcp",
+        "BRCP: sorted rows filled row-major into blocks of 32 slots (the paper's width rule), warp segmented sum, rows across blocks summed in block order; deterministic",
+        |a, s| {
+            let with_threshold = |t| Brcp::with_params(a, brc::WARP_BLOCK_ROWS, t);
+            auto_or(s, "threshold", 1, || Brcp::new(a), with_threshold)
         },
-    }
+    )
+    .params(&[Param { key: "threshold", default: "auto", doc: "T, the widest block (≥ 1; auto: round(mean + sd) of the row lengths)" }])
+    .kernels(&[KERNELS])
+    .deterministic()
 }
 
 #[cfg(test)]

@@ -38,10 +38,10 @@ impl<T: Scalar> DeviceCarry<T> {
             seg_row: gpu.upload_nonempty(&column(|s| s.row))?,
             seg_first: gpu.upload_nonempty(&column(|s| s.first))?,
             seg_end: gpu.upload_nonempty(&column(|s| s.end))?,
-            fixup: Kernel::new(
+            fixup: Kernel::for_type::<T>(
                 gpu,
                 module,
-                &format!("{fixup}_{}", T::SUFFIX),
+                fixup,
                 grid_for(segments.len() as u64 * 32, 256)?,
             )?,
         })

@@ -51,9 +51,7 @@ impl<T: Scalar> DeviceCoo<T> {
             block_dim: (SEGMENT_BLOCK as u32, 1, 1),
             shared_mem_bytes: 0,
         };
-        let kernel = |name: &str, config| {
-            Kernel::new(gpu, &KERNELS, &format!("{name}_{}", T::SUFFIX), config)
-        };
+        let kernel = |name: &str, config| Kernel::for_type::<T>(gpu, &KERNELS, name, config);
         Ok(DeviceCoo::Segmented(Segmented {
             entries: DeviceTriplets::upload(gpu, t)?,
             carry_row: gpu.alloc(coo.chunks().max(1))?,

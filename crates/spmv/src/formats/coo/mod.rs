@@ -274,40 +274,29 @@ impl<T: Scalar> SpmvFormat<T> for CooFormat<T> {
 
 /// The registry's entry for `coo-atomic` (listed in [`super::registry`]).
 pub(crate) fn atomic_entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "coo-atomic",
-        description: "COO, one atomicAdd per entry (y zeroed first, timed); not deterministic",
-        params: &[],
-        kernels: &[KERNELS],
-        deterministic: false,
-        half: false,
-        wide: false,
-        library_baseline: false,
-        // Its atomic additions change y's bits from run to run, it is the per-matrix best on
-        // only 18 of the 331 training matrices and there by at most 1.21x (CUDA-graph times,
-        // H200), and in leave-one-out its two choices were the only ones below 0.7 of the best
-        // (NotreDame_www 0.40, G38 0.56); passed over, the score is 0.975 against 0.976, with
-        // none below 0.7 (docs/auto.md).
-        auto_candidate: false,
-        build: |a, _| Ok(Box::new(CooFormat::new(a, CooKernel::Atomic)?)),
-    }
+    FormatInfo::new(
+        "coo-atomic",
+        "COO, one atomicAdd per entry (y zeroed first, timed); not deterministic",
+        |a, _| Ok(Box::new(CooFormat::new(a, CooKernel::Atomic)?)),
+    )
+    .kernels(&[KERNELS])
+    // Its atomic additions change y's bits from run to run, it is the per-matrix best on
+    // only 18 of the 331 training matrices and there by at most 1.21x (CUDA-graph times,
+    // H200), and in leave-one-out its two choices were the only ones below 0.7 of the best
+    // (NotreDame_www 0.40, G38 0.56); passed over, the score is 0.975 against 0.976, with
+    // none below 0.7 (docs/auto.md).
+    .not_auto_candidate()
 }
 
 /// The registry's entry for `coo-segmented` (listed in [`super::registry`]).
 pub(crate) fn segmented_entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "coo-segmented",
-        description:
-            "COO, segmented reduction over chunks of 1024 entries plus a carry pass; deterministic",
-        params: &[],
-        kernels: &[KERNELS],
-        deterministic: true,
-        half: false,
-        wide: false,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, _| Ok(Box::new(CooFormat::new(a, CooKernel::Segmented)?)),
-    }
+    FormatInfo::new(
+        "coo-segmented",
+        "COO, segmented reduction over chunks of 1024 entries plus a carry pass; deterministic",
+        |a, _| Ok(Box::new(CooFormat::new(a, CooKernel::Segmented)?)),
+    )
+    .kernels(&[KERNELS])
+    .deterministic()
 }
 
 #[cfg(test)]

@@ -75,19 +75,14 @@ impl<T: Scalar> DeviceCsr<T> {
             let codec = coded.map_or("", |v| v.codec().kernel_suffix());
             let d16 = if cols16.is_some() { "_d16" } else { "" };
             (
-                Kernel::new(
-                    gpu,
-                    &CODED_KERNELS,
-                    &format!("{name}{codec}{d16}_{}", T::SUFFIX),
-                    config,
-                )?,
+                Kernel::for_type::<T>(gpu, &CODED_KERNELS, &format!("{name}{codec}{d16}"), config)?,
                 None,
             )
         } else {
             let name = format!("{name}{}", offsets.kernel_suffix());
             (
-                Kernel::new(gpu, &KERNELS, &format!("{name}_{}", T::SUFFIX), config)?,
-                Some(Kernel::new(gpu, &KERNELS, &format!("{name}_ab_{}", T::SUFFIX), config)?),
+                Kernel::for_type::<T>(gpu, &KERNELS, &name, config)?,
+                Some(Kernel::for_type::<T>(gpu, &KERNELS, &format!("{name}_ab"), config)?),
             )
         };
         let row_ptr = DeviceOffsets::upload(gpu, format, a.row_ptr(), offsets)?;

@@ -220,43 +220,24 @@ pub(crate) fn lanes(s: &FormatSpec) -> Result<Option<u32>> {
 
 /// The registry's entry for `csr-scalar` (listed in [`super::registry`]).
 pub(crate) fn scalar_entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "csr-scalar",
-        description: "CSR, one thread per row (the classic baseline)",
-        params: &[offsets::OFFSETS],
-        kernels: &[KERNELS],
-        deterministic: true,
-        half: true,
-        wide: true,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, s| {
-            Ok(Box::new(
-                CsrFormat::new(a, CsrKernel::Scalar)
-                    .with_offsets(OffsetWidth::of_spec(s, a.nnz())?)?,
-            ))
-        },
-    }
+    FormatInfo::new("csr-scalar", "CSR, one thread per row (the classic baseline)", |a, s| {
+        Ok(Box::new(
+            CsrFormat::new(a, CsrKernel::Scalar).with_offsets(OffsetWidth::of_spec(s, a.nnz())?)?,
+        ))
+    })
+    .params(&[offsets::OFFSETS])
+    .kernels(&[KERNELS])
+    .deterministic()
+    .half()
+    .wide()
 }
 
 /// The registry's entry for `csr-vector` (listed in [`super::registry`]).
 pub(crate) fn vector_entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "csr-vector",
-        description: "CSR, 2-32 lanes per row chosen from the mean row length, shuffle reduction",
-        params: &[
-            LANES,
-            values::VALUES,
-            Param { key: "cols", default: "full", doc: values::columns::COLUMNS_DOC },
-            offsets::OFFSETS,
-        ],
-        kernels: &[KERNELS, CODED_KERNELS],
-        deterministic: true,
-        half: true,
-        wide: true,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, s| {
+    FormatInfo::new(
+        "csr-vector",
+        "CSR, 2-32 lanes per row chosen from the mean row length, shuffle reduction",
+        |a, s| {
             let cols = match s.choice("cols", values::columns::COLUMN_CHOICES)? {
                 "delta16" => ColumnChoice::Delta16,
                 "auto" => ColumnChoice::Auto,
@@ -268,5 +249,15 @@ pub(crate) fn vector_entry<T: Scalar>() -> FormatInfo<T> {
                     .with_offsets(offsets)?,
             ))
         },
-    }
+    )
+    .params(&[
+        LANES,
+        values::VALUES,
+        Param { key: "cols", default: "full", doc: values::columns::COLUMNS_DOC },
+        offsets::OFFSETS,
+    ])
+    .kernels(&[KERNELS, CODED_KERNELS])
+    .deterministic()
+    .half()
+    .wide()
 }

@@ -109,12 +109,8 @@ pub(super) fn convert<T: Scalar>(gpu: &Gpu, a: &Csr<T>, sigma: usize) -> Result<
         Kernel::new(gpu, &CONVERT_KERNELS, "csr5_tile_base", grid_stride(tiles as u64 + 1))?;
     let bits_kernel =
         Kernel::new(gpu, &CONVERT_KERNELS, "csr5_bits", grid_stride((tiles * OMEGA) as u64))?;
-    let transpose = Kernel::new(
-        gpu,
-        &CONVERT_KERNELS,
-        &format!("csr5_transpose_{}", T::SUFFIX),
-        grid_stride(padded as u64),
-    )?;
+    let transpose =
+        Kernel::for_type::<T>(gpu, &CONVERT_KERNELS, "csr5_transpose", grid_stride(padded as u64))?;
     let segment_rows =
         Kernel::new(gpu, &CONVERT_KERNELS, "csr5_segment_rows", grid_stride(tiles as u64))?;
     gpu.function(&KERNELS, &format!("csr5_{sigma}_{}", T::SUFFIX))?;

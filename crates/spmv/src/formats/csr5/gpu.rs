@@ -96,10 +96,10 @@ impl<T: Scalar> DeviceCsr5<T> {
             row_map: arrays.row_map,
             empty_rows: arrays.empty_rows,
             carry: DeviceCarry::new(gpu, module, "csr5_fixup", tiles, segments)?,
-            tile_kernel: Kernel::new(
+            tile_kernel: Kernel::for_type::<T>(
                 gpu,
                 module,
-                &format!("csr5_{sigma}{}_{}", codec.kernel_suffix(), T::SUFFIX),
+                &format!("csr5_{sigma}{}", codec.kernel_suffix()),
                 grid_for(tiles as u64 * 32, (32 * TILES_PER_BLOCK) as u32)?,
             )?,
             conversion_ms: None,

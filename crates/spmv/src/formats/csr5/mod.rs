@@ -368,25 +368,10 @@ impl<T: Scalar> SpmvFormat<T> for Csr5<T> {
 
 /// The registry's entry for `csr5` (listed in [`super::registry`]).
 pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "csr5",
-        description: "CSR5 (Liu & Vinter): tiles of 32 x sigma entries stored transposed, row-start bit flags, carries fixed up deterministically",
-        params: &[
-            Param { key: "sigma", default: "auto", doc: "entries per lane: 4, 8, 12, 16, 24 or 32 (auto: from the mean row length)" },
-            Param {
-                key: "convert",
-                default: "host",
-                doc: "where the tiles are built: host (parallel, in conv ms) or gpu (on upload from the CSR arrays, as the paper; its time in the JSON's device_convert_ms)",
-            },
-            values::VALUES,
-        ],
-        kernels: &[KERNELS, CODED_KERNELS, CONVERT_KERNELS],
-        deterministic: true,
-        half: true,
-        wide: false,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, s| {
+    FormatInfo::new(
+        "csr5",
+        "CSR5 (Liu & Vinter): tiles of 32 x sigma entries stored transposed, row-start bit flags, carries fixed up deterministically",
+        |a, s| {
             let sigma = match s.auto_usize("sigma", 1)? {
                 Some(sigma) => sigma,
                 None => auto_sigma(a.mean_row_len(), T::PRECISION),
@@ -400,7 +385,19 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
                 _ => Ok(Box::new(Csr5::with_values(a, sigma, values)?)),
             }
         },
-    }
+    )
+    .params(&[
+        Param { key: "sigma", default: "auto", doc: "entries per lane: 4, 8, 12, 16, 24 or 32 (auto: from the mean row length)" },
+        Param {
+            key: "convert",
+            default: "host",
+            doc: "where the tiles are built: host (parallel, in conv ms) or gpu (on upload from the CSR arrays, as the paper; its time in the JSON's device_convert_ms)",
+        },
+        values::VALUES,
+    ])
+    .kernels(&[KERNELS, CODED_KERNELS, CONVERT_KERNELS])
+    .deterministic()
+    .half()
 }
 
 #[cfg(test)]

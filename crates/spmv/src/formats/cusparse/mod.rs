@@ -17,7 +17,7 @@ mod gpu;
 use std::sync::Arc;
 
 use super::offsets::{self, OffsetWidth};
-use super::FormatInfo;
+use super::{Builder, FormatInfo, FormatSpec};
 use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
@@ -97,41 +97,45 @@ impl<T: Scalar> SpmvFormat<T> for Cusparse<T> {
     }
 }
 
+/// What the two cuSPARSE entries share: the offsets parameter, f16, wide matrices, and
+/// their place as the library baseline.
+fn library_entry<T: Scalar>(
+    name: &'static str,
+    description: &'static str,
+    build: Builder<T>,
+) -> FormatInfo<T> {
+    FormatInfo::new(name, description, build)
+        .params(&[offsets::OFFSETS])
+        .half()
+        .wide()
+        .library_baseline()
+}
+
+/// Builds `algorithm` on `a` with the index width the spec's offsets ask for.
+fn build_with<T: Scalar>(
+    a: &Csr<T>,
+    s: &FormatSpec,
+    algorithm: Algorithm,
+) -> Result<Box<dyn SpmvFormat<T>>> {
+    let wide = OffsetWidth::of_spec(s, a.nnz())? == OffsetWidth::W64;
+    Ok(Box::new(Cusparse::new(a, algorithm).with_wide_indices(wide)?))
+}
+
 /// The registry's entry for `cusparse-alg1` (listed in [`super::registry`]).
 pub(crate) fn alg1_entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "cusparse-alg1",
-        description: "cuSPARSE generic SpMV on CSR, CUSPARSE_SPMV_CSR_ALG1 (with preprocess)",
-        params: &[offsets::OFFSETS],
-        kernels: &[],
-        deterministic: false,
-        half: true,
-        wide: true,
-        library_baseline: true,
-        auto_candidate: true,
-        build: |a, s| {
-            let wide = OffsetWidth::of_spec(s, a.nnz())? == OffsetWidth::W64;
-            Ok(Box::new(Cusparse::new(a, Algorithm::Alg1).with_wide_indices(wide)?))
-        },
-    }
+    library_entry(
+        "cusparse-alg1",
+        "cuSPARSE generic SpMV on CSR, CUSPARSE_SPMV_CSR_ALG1 (with preprocess)",
+        |a, s| build_with(a, s, Algorithm::Alg1),
+    )
 }
 
 /// The registry's entry for `cusparse-alg2` (listed in [`super::registry`]).
 pub(crate) fn alg2_entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "cusparse-alg2",
-        description:
-            "cuSPARSE generic SpMV on CSR, CUSPARSE_SPMV_CSR_ALG2 (deterministic, with preprocess)",
-        params: &[offsets::OFFSETS],
-        kernels: &[],
-        deterministic: true,
-        half: true,
-        wide: true,
-        library_baseline: true,
-        auto_candidate: true,
-        build: |a, s| {
-            let wide = OffsetWidth::of_spec(s, a.nnz())? == OffsetWidth::W64;
-            Ok(Box::new(Cusparse::new(a, Algorithm::Alg2).with_wide_indices(wide)?))
-        },
-    }
+    library_entry(
+        "cusparse-alg2",
+        "cuSPARSE generic SpMV on CSR, CUSPARSE_SPMV_CSR_ALG2 (deterministic, with preprocess)",
+        |a, s| build_with(a, s, Algorithm::Alg2),
+    )
+    .deterministic()
 }

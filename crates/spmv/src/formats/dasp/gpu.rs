@@ -124,15 +124,7 @@ impl<T: Scalar> DeviceDasp<T> {
             shared_mem_bytes: 0,
         };
         let s = &a.short;
-        let short_rows: Vec<u32> = s
-            .rows_13
-            .iter()
-            .flatten()
-            .chain(&s.rows_4)
-            .chain(s.rows_22.iter().flatten())
-            .chain(&s.rows_1)
-            .copied()
-            .collect();
+        let short_rows = s.rows_in_order();
         let u32_of = |n: usize| n as u32; // every count is below nrows or stored, both checked < 2^32
         let coded = |i: usize| a.coded.get(i);
         let codec = a.coded.first().map_or(ValueCodec::Full, EncodedValues::codec);
@@ -159,15 +151,10 @@ impl<T: Scalar> DeviceDasp<T> {
             short: Part::upload(gpu, &s.slots, coded(3))?,
             empty: u32_of(a.empty_rows.len()),
             empty_rows: gpu.upload_nonempty(&a.empty_rows)?,
-            kernel: Kernel::new(
+            kernel: Kernel::for_type::<T>(
                 gpu,
                 module,
-                &format!(
-                    "dasp{}{}_{}",
-                    codec.kernel_suffix(),
-                    a.offsets.kernel_suffix(),
-                    T::SUFFIX
-                ),
+                &format!("dasp{}{}", codec.kernel_suffix(), a.offsets.kernel_suffix()),
                 config,
             )?,
         })

@@ -45,7 +45,7 @@ use rayon::prelude::*;
 
 use super::offsets::{OffsetWidth, WIDE_ENTRIES};
 use super::values::{EncodedValues, ValueChoice, ValueCodec};
-use super::{offsets, values, FormatInfo, Param};
+use super::{offsets, values, FormatInfo, Param, RowFigures};
 use super::{FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
@@ -199,6 +199,15 @@ pub struct ShortRows<T> {
     pub slots: Slots<T>,
 }
 
+impl<T> ShortRows<T> {
+    /// Every short row in slot order: 1&3 pieces, group 4, 2&2, group 1 (the kernel's
+    /// `short_rows` array and the order the slots are filled in).
+    pub fn rows_in_order(&self) -> Vec<u32> {
+        let (pairs_13, pairs_22) = (self.rows_13.iter().flatten(), self.rows_22.iter().flatten());
+        pairs_13.chain(&self.rows_4).chain(pairs_22).chain(&self.rows_1).copied().collect()
+    }
+}
+
 /// Milliseconds of each conversion phase (reported in the stats).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Phases {
@@ -251,9 +260,7 @@ pub struct Dasp<T> {
     pub offsets: OffsetWidth,
     /// Entries of the long, medium and short rows (the paper's Figure 15).
     class_nnz: [usize; 3],
-    nnz: usize,
-    max_row_len: usize,
-    mean_row_len: f64,
+    rows: RowFigures,
 }
 
 fn ms_since(start: Instant) -> f64 {
@@ -374,9 +381,7 @@ impl<T: Scalar> Dasp<T> {
             coded: Vec::new(),
             offsets: OffsetWidth::W32,
             class_nnz,
-            nnz: a.nnz(),
-            max_row_len: a.max_row_len(),
-            mean_row_len: a.mean_row_len(),
+            rows: RowFigures::of(a),
         };
         // Slots are indexed in the chosen width, tiles (32 slots) and long groups in 32 bits.
         let stored = dasp.stored();
@@ -480,34 +485,30 @@ impl<T: Scalar> SpmvFormat<T> for Dasp<T> {
     fn stats(&self) -> FormatStats {
         let s = &self.short;
         let p = &self.phases;
-        FormatStats::new(
-            self.device_bytes(),
-            self.nnz,
-            self.stored(),
-            self.max_row_len,
-            self.mean_row_len,
-        )
-        .with([
-            ("long_rows", self.long_rows.len() as f64),
-            ("medium_rows", self.medium_rows.len() as f64),
-            (
-                "short_rows",
-                (2 * (s.rows_13.len() + s.rows_22.len()) + s.rows_4.len() + s.rows_1.len()) as f64,
-            ),
-            ("empty_rows", self.empty_rows.len() as f64),
-            ("long_nnz", self.class_nnz[0] as f64),
-            ("medium_nnz", self.class_nnz[1] as f64),
-            ("short_nnz", self.class_nnz[2] as f64),
-            ("regular_tiles", (self.regular.len() / TILE) as f64),
-            ("irregular_entries", self.irregular.len() as f64),
-            ("loop_num", self.loop_num() as f64),
-            ("offset_bytes", self.offsets.bytes() as f64),
-            ("classify_ms", p.classify_ms),
-            ("long_ms", p.long_ms),
-            ("medium_ms", p.medium_ms),
-            ("short_ms", p.short_ms),
-        ])
-        .with(self.coded_stats())
+        self.rows
+            .stats(self.device_bytes(), self.stored())
+            .with([
+                ("long_rows", self.long_rows.len() as f64),
+                ("medium_rows", self.medium_rows.len() as f64),
+                (
+                    "short_rows",
+                    (2 * (s.rows_13.len() + s.rows_22.len()) + s.rows_4.len() + s.rows_1.len())
+                        as f64,
+                ),
+                ("empty_rows", self.empty_rows.len() as f64),
+                ("long_nnz", self.class_nnz[0] as f64),
+                ("medium_nnz", self.class_nnz[1] as f64),
+                ("short_nnz", self.class_nnz[2] as f64),
+                ("regular_tiles", (self.regular.len() / TILE) as f64),
+                ("irregular_entries", self.irregular.len() as f64),
+                ("loop_num", self.loop_num() as f64),
+                ("offset_bytes", self.offsets.bytes() as f64),
+                ("classify_ms", p.classify_ms),
+                ("long_ms", p.long_ms),
+                ("medium_ms", p.medium_ms),
+                ("short_ms", p.short_ms),
+            ])
+            .with(self.coded_stats())
     }
     /// `y = A·x` on the CPU through the layout.
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
@@ -591,15 +592,7 @@ fn short_pieces<T: Scalar>(a: &Csr<T>, by_len: [Vec<u32>; 5]) -> Result<ShortRow
         s.rows_4.push(*twos.last().unwrap());
     }
     // Every row in slot order with its width: 1&3 pieces, group 4, 2&2, group 1.
-    let rows: Vec<u32> = s
-        .rows_13
-        .iter()
-        .flatten()
-        .chain(&s.rows_4)
-        .chain(s.rows_22.iter().flatten())
-        .chain(&s.rows_1)
-        .copied()
-        .collect();
+    let rows = s.rows_in_order();
     let (n13, n4, n22) = (2 * s.rows_13.len(), s.rows_4.len(), 2 * s.rows_22.len());
     s.slots = Slots::of_rows(a, &rows, "short-row", |k| match k {
         k if k < n13 => [1, 3][k % 2],
@@ -612,24 +605,10 @@ fn short_pieces<T: Scalar>(a: &Csr<T>, by_len: [Vec<u32>; 5]) -> Result<ShortRow
 
 /// The registry's entry for `dasp` (listed in [`super::registry`]).
 pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "dasp",
-        description: "DASP: long rows in 64-entry groups, medium rows in sorted 8-row blocks of 8x4 tiles, short rows packed in 4s; FP64 tiles on the tensor cores (DMMA m8n8k4, diagonal trick), FP32 on CUDA cores",
-        params: &[
-            Param { key: "max_len", default: "256", doc: "rows longer than this are long (≥ 4)" },
-            Param { key: "regular_fill", default: "0.75", doc: "least share of real entries in a regular (MMA) medium tile, in (0, 1]" },
-            Param { key: "loop_num", default: "auto", doc: "medium row-blocks per warp (≥ 1; auto: 1, 2 or 4 by the paper's rule)" },
-            Param { key: "sigma", default: "auto", doc: "medium rows sorted by length within windows of sigma rows (≥ 1; auto: all, the paper's global sort)" },
-            values::VALUES,
-            offsets::OFFSETS,
-        ],
-        kernels: &[KERNELS, CODED_KERNELS],
-        deterministic: true,
-        half: true,
-        wide: true,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, s| {
+    FormatInfo::new(
+        "dasp",
+        "DASP: long rows in 64-entry groups, medium rows in sorted 8-row blocks of 8x4 tiles, short rows packed in 4s; FP64 tiles on the tensor cores (DMMA m8n8k4, diagonal trick), FP32 on CUDA cores",
+        |a, s| {
             let params = Params {
                 max_len: s.usize("max_len", 4)?,
                 regular_fill: s.f64("regular_fill", f64::MIN_POSITIVE)?,
@@ -639,5 +618,17 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
             };
             Ok(Box::new(Dasp::with_values(a, params, values::ValueChoice::of_spec(s)?)?))
         },
-    }
+    )
+    .params(&[
+        Param { key: "max_len", default: "256", doc: "rows longer than this are long (≥ 4)" },
+        Param { key: "regular_fill", default: "0.75", doc: "least share of real entries in a regular (MMA) medium tile, in (0, 1]" },
+        Param { key: "loop_num", default: "auto", doc: "medium row-blocks per warp (≥ 1; auto: 1, 2 or 4 by the paper's rule)" },
+        Param { key: "sigma", default: "auto", doc: "medium rows sorted by length within windows of sigma rows (≥ 1; auto: all, the paper's global sort)" },
+        values::VALUES,
+        offsets::OFFSETS,
+    ])
+    .kernels(&[KERNELS, CODED_KERNELS])
+    .deterministic()
+    .half()
+    .wide()
 }

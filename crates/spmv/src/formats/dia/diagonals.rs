@@ -526,7 +526,7 @@ pub(crate) fn row_kernel<T: Scalar>(
     name: &str,
     m: usize,
 ) -> Result<Kernel> {
-    Kernel::new(gpu, module, &format!("{name}_{}", T::SUFFIX), grid_for(m as u64, ROW_BLOCK)?)
+    Kernel::for_type::<T>(gpu, module, name, grid_for(m as u64, ROW_BLOCK)?)
 }
 
 /// A count as a 32-bit kernel argument (the conversions' checks keep every count of the

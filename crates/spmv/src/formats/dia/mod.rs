@@ -213,18 +213,15 @@ impl<T: Scalar> SpmvFormat<T> for Dia<T> {
 
 /// The registry's entry for `dia` (listed in [`super::registry`]).
 pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "dia",
-        description: "DIA, every occupied diagonal stored in full, one thread per row (refused above max_padding, default 20x)",
-        params: &[MAX_PADDING, values::VALUES],
-        kernels: &[KERNELS],
-        deterministic: true,
-        half: false,
-        wide: true,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, s| Ok(Box::new(Dia::with_values(a, max_padding(s)?, values::ValueChoice::of_spec(s)?)?)),
-    }
+    FormatInfo::new(
+        "dia",
+        "DIA, every occupied diagonal stored in full, one thread per row (refused above max_padding, default 20x)",
+        |a, s| Ok(Box::new(Dia::with_values(a, max_padding(s)?, values::ValueChoice::of_spec(s)?)?)),
+    )
+    .params(&[MAX_PADDING, values::VALUES])
+    .kernels(&[KERNELS])
+    .deterministic()
+    .wide()
 }
 
 #[cfg(test)]

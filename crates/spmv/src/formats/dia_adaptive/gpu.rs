@@ -37,7 +37,7 @@ impl<T: Scalar> DeviceBrcsd1<T> {
             offsets: gpu.upload_nonempty(&a.offsets)?,
             block_data: gpu.upload(&a.block_data)?,
             data: gpu.upload_nonempty(&a.data)?,
-            kernel: Kernel::new(gpu, &KERNELS, &format!("brcsd1_{}", T::SUFFIX), config)?,
+            kernel: Kernel::for_type::<T>(gpu, &KERNELS, "brcsd1", config)?,
         })
     }
 }

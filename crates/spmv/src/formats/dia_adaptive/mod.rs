@@ -303,12 +303,8 @@ impl<T: Scalar> SpmvFormat<T> for DiaAdaptive<T> {
             // BRCSD-I: its blocks; BRCSD-II: its offset groups; DIA: 0.
             ("blocks_or_groups", units),
         ];
-        self.conversion.stats(
-            self.device_bytes(),
-            self.stored(),
-            own,
-            &[("operand", self.operand_spread())],
-        )
+        let spreads = [("operand", self.operand_spread())];
+        self.conversion.stats(self.device_bytes(), self.stored(), own, &spreads)
     }
     /// DIA's figure for the DIA layout (its kernel skips the slots outside the matrix); the
     /// BRCSD kernels read every stored slot.
@@ -336,21 +332,10 @@ impl<T: Scalar> SpmvFormat<T> for DiaAdaptive<T> {
 
 /// The registry's entry for `dia-adaptive` (listed in [`super::registry`]).
 pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "dia-adaptive",
-        description: "DIA-Adaptive, picks DIA, BRCSD-I (cross-point row blocks) or BRCSD-II (32-row blocks) by stored slots",
-        params: &[
-            Param { key: "layout", default: "auto", doc: "auto (the classification), dia, brcsd1 or brcsd2" },
-            Param { key: "block_rows", default: "32", doc: "rows per BRCSD-II block (≥ 1)" },
-            Param { key: "piece_rows", default: "64", doc: "rows per BRCSD-I piece (1..=1024)" },
-        ],
-        kernels: &[dia::KERNELS, KERNELS],
-        deterministic: true,
-        half: false,
-        wide: false,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, s| {
+    FormatInfo::new(
+        "dia-adaptive",
+        "DIA-Adaptive, picks DIA, BRCSD-I (cross-point row blocks) or BRCSD-II (32-row blocks) by stored slots",
+        |a, s| {
             use Layout;
             let layout = match s.choice("layout", &["auto", "dia", "brcsd1", "brcsd2"])? {
                 "dia" => Some(Layout::Dia),
@@ -361,7 +346,14 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
             let (block_rows, piece_rows) = (s.usize("block_rows", 1)?, s.usize("piece_rows", 1)?);
             Ok(Box::new(DiaAdaptive::with_layout(a, layout, block_rows, piece_rows)?))
         },
-    }
+    )
+    .params(&[
+        Param { key: "layout", default: "auto", doc: "auto (the classification), dia, brcsd1 or brcsd2" },
+        Param { key: "block_rows", default: "32", doc: "rows per BRCSD-II block (≥ 1)" },
+        Param { key: "piece_rows", default: "64", doc: "rows per BRCSD-I piece (1..=1024)" },
+    ])
+    .kernels(&[dia::KERNELS, KERNELS])
+    .deterministic()
 }
 
 #[cfg(test)]

@@ -58,7 +58,7 @@ impl<T: Scalar> DeviceDrm<T> {
             off: gpu.upload_nonempty(&a.blocks.offsets)?,
             val: gpu.upload_nonempty(&a.blocks.values)?,
             launches,
-            kernel: Kernel::new(gpu, &KERNELS, &format!("drm_{}", T::SUFFIX), first)?,
+            kernel: Kernel::for_type::<T>(gpu, &KERNELS, "drm", first)?,
         })
     }
 }

@@ -302,18 +302,14 @@ impl<T: Scalar> SpmvFormat<T> for Drm<T> {
 
 /// The registry's entry for `drm` (listed in [`super::registry`]).
 pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "drm",
-        description: "DRM, DIA segments of segment_rows rows (default 32) merged into balanced sub-blocks (Algorithm 1), one CUDA block per sub-block",
-        params: &[Param { key: "segment_rows", default: "32", doc: "rows per DIA segment (1..=1024)" }],
-        kernels: &[KERNELS],
-        deterministic: true,
-        half: false,
-        wide: false,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, s| Ok(Box::new(Drm::with_segment_rows(a, s.usize("segment_rows", 1)?)?)),
-    }
+    FormatInfo::new(
+        "drm",
+        "DRM, DIA segments of segment_rows rows (default 32) merged into balanced sub-blocks (Algorithm 1), one CUDA block per sub-block",
+        |a, s| Ok(Box::new(Drm::with_segment_rows(a, s.usize("segment_rows", 1)?)?)),
+    )
+    .params(&[Param { key: "segment_rows", default: "32", doc: "rows per DIA segment (1..=1024)" }])
+    .kernels(&[KERNELS])
+    .deterministic()
 }
 
 #[cfg(test)]

@@ -26,10 +26,10 @@ impl<T: Scalar> DeviceEll<T> {
             nrows,
             row_len: gpu.upload_nonempty(&ell.row_len)?,
             entries: DeviceEntries::upload(gpu, &ell.col, &ell.val)?,
-            kernel: Kernel::new(
+            kernel: Kernel::for_type::<T>(
                 gpu,
                 &KERNELS,
-                &format!("ell_{}", T::SUFFIX),
+                "ell",
                 grid_for(ell.nrows as u64, BLOCK)?,
             )?,
         })
@@ -44,12 +44,9 @@ impl<T: Scalar> DeviceFormat<T> for DeviceEll<T> {
         // t < row_len[r] <= K; columns < ncols = x.len() (CSR invariants).
         unsafe {
             self.kernel.launch(gpu, |a| {
-                a.arg(&self.nrows)
-                    .arg(&self.row_len)
-                    .arg(&self.entries.col_idx)
-                    .arg(&self.entries.values)
-                    .arg(x)
-                    .arg(y);
+                a.arg(&self.nrows).arg(&self.row_len);
+                self.entries.push(a);
+                a.arg(x).arg(y);
             })
         }
     }

@@ -274,18 +274,14 @@ pub(crate) fn max_padding(s: &FormatSpec) -> Result<f64> {
 
 /// The registry's entry for `ell` (listed in [`super::registry`]).
 pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "ell",
-        description: "ELLPACK, rows padded to the longest, column-major, one thread per row (refused above max_padding, default 20x)",
-        params: &[MAX_PADDING],
-        kernels: &[KERNELS],
-        deterministic: true,
-        half: false,
-        wide: false,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, s| Ok(Box::new(EllFormat::with_limit(a, max_padding(s)?)?)),
-    }
+    FormatInfo::new(
+        "ell",
+        "ELLPACK, rows padded to the longest, column-major, one thread per row (refused above max_padding, default 20x)",
+        |a, s| Ok(Box::new(EllFormat::with_limit(a, max_padding(s)?)?)),
+    )
+    .params(&[MAX_PADDING])
+    .kernels(&[KERNELS])
+    .deterministic()
 }
 
 #[cfg(test)]

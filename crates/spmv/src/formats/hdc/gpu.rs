@@ -43,10 +43,8 @@ impl<T: Scalar> DeviceFormat<T> for DeviceHdc<T> {
         unsafe {
             self.kernel.launch(gpu, |a| {
                 a.arg(&m).arg(&n).arg(&self.diagonals).arg(&self.offsets).arg(&self.data);
-                a.arg(&self.csr_entries)
-                    .arg(&self.row_ptr)
-                    .arg(&self.entries.col_idx)
-                    .arg(&self.entries.values);
+                a.arg(&self.csr_entries).arg(&self.row_ptr);
+                self.entries.push(a);
                 a.arg(x).arg(y);
             })
         }

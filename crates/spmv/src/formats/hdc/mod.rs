@@ -208,12 +208,8 @@ impl<T: Scalar> SpmvFormat<T> for Hdc<T> {
             ("dia_entries", self.dia_entries() as f64),
             ("csr_entries", self.values.len() as f64),
         ];
-        self.conversion.stats(
-            self.device_bytes(),
-            self.stored(),
-            own,
-            &[("operand", self.operand_spread())],
-        )
+        let spreads = [("operand", self.operand_spread())];
+        self.conversion.stats(self.device_bytes(), self.stored(), own, &spreads)
     }
     /// DIA slots inside the matrix; no CSR part when it is empty (the kernel skips it).
     fn bytes_read(&self) -> usize {
@@ -230,19 +226,13 @@ impl<T: Scalar> SpmvFormat<T> for Hdc<T> {
 
 /// The registry's entry for `hdc` (listed in [`super::registry`]).
 pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "hdc",
-        description:
-            "HDC, DIA for diagonals filled above s/(s+4) (2/3 in f64, 1/2 in f32), CSR for the rest",
-        params: &[],
-        kernels: &[KERNELS],
-        deterministic: true,
-        half: false,
-        wide: false,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, _| Ok(Box::new(Hdc::new(a)?)),
-    }
+    FormatInfo::new(
+        "hdc",
+        "HDC, DIA for diagonals filled above s/(s+4) (2/3 in f64, 1/2 in f32), CSR for the rest",
+        |a, _| Ok(Box::new(Hdc::new(a)?)),
+    )
+    .kernels(&[KERNELS])
+    .deterministic()
 }
 
 #[cfg(test)]

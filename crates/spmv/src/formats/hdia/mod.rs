@@ -167,18 +167,14 @@ impl<T: Scalar> SpmvFormat<T> for Hdia<T> {
 
 /// The registry's entry for `hdia` (listed in [`super::registry`]).
 pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "hdia",
-        description: "HDIA, hacks of hack_rows rows (default 32) each stored DIA-style with its own diagonals, one thread per row",
-        params: &[Param { key: "hack_rows", default: "32", doc: "rows per hack (≥ 1)" }],
-        kernels: &[KERNELS],
-        deterministic: true,
-        half: false,
-        wide: false,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, s| Ok(Box::new(Hdia::with_hack_rows(a, s.usize("hack_rows", 1)?)?)),
-    }
+    FormatInfo::new(
+        "hdia",
+        "HDIA, hacks of hack_rows rows (default 32) each stored DIA-style with its own diagonals, one thread per row",
+        |a, s| Ok(Box::new(Hdia::with_hack_rows(a, s.usize("hack_rows", 1)?)?)),
+    )
+    .params(&[Param { key: "hack_rows", default: "32", doc: "rows per hack (≥ 1)" }])
+    .kernels(&[KERNELS])
+    .deterministic()
 }
 
 #[cfg(test)]

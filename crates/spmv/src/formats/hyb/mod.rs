@@ -33,7 +33,7 @@ use std::sync::Arc;
 
 use super::coo::{self, Triplets};
 use super::ell::{self, Ell};
-use super::{DeviceFormat, FormatStats, SpmvFormat};
+use super::{auto_or, DeviceFormat, FormatStats, SpmvFormat};
 use super::{FormatInfo, Param};
 use crate::error::Result;
 use crate::gpu::Gpu;
@@ -141,21 +141,13 @@ impl<T: Scalar> SpmvFormat<T> for Hyb<T> {
 
 /// The registry's entry for `hyb` (listed in [`super::registry`]).
 pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "hyb",
-        description: "HYB, ELL part of Bell & Garland's width, the rest of each row in COO (atomics aggregated per warp)",
-        params: &[Param { key: "width", default: "auto", doc: "ELL width K (auto: Bell & Garland's rule, capped by ELL's padding limit)" }],
-        kernels: &[ell::KERNELS, coo::KERNELS],
-        deterministic: false,
-        half: false,
-        wide: false,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, s| match s.auto_usize("width", 0)? {
-            None => Ok(Box::new(Hyb::new(a)?)),
-            Some(k) => Ok(Box::new(Hyb::with_width(a, k)?)),
-        },
-    }
+    FormatInfo::new(
+        "hyb",
+        "HYB, ELL part of Bell & Garland's width, the rest of each row in COO (atomics aggregated per warp)",
+        |a, s| auto_or(s, "width", 0, || Hyb::new(a), |k| Hyb::with_width(a, k)),
+    )
+    .params(&[Param { key: "width", default: "auto", doc: "ELL width K (auto: Bell & Garland's rule, capped by ELL's padding limit)" }])
+    .kernels(&[ell::KERNELS, coo::KERNELS])
 }
 
 #[cfg(test)]

@@ -33,12 +33,7 @@ impl<T: Scalar> DeviceJds<T> {
             perm: gpu.upload_nonempty(&a.perm)?,
             iter_ptr: gpu.upload(&a.iter_ptr)?,
             entries: DeviceEntries::upload(gpu, &a.col_idx, &a.values)?,
-            kernel: Kernel::new(
-                gpu,
-                &KERNELS,
-                &format!("jds_{}", T::SUFFIX),
-                grid_for(a.nrows as u64, BLOCK)?,
-            )?,
+            kernel: Kernel::for_type::<T>(gpu, &KERNELS, "jds", grid_for(a.nrows as u64, BLOCK)?)?,
         })
     }
 }
@@ -51,7 +46,8 @@ impl<T: Scalar> DeviceFormat<T> for DeviceJds<T> {
         unsafe {
             self.kernel.launch(gpu, |a| {
                 a.arg(&self.nrows).arg(&self.diagonals).arg(&self.perm).arg(&self.iter_ptr);
-                a.arg(&self.entries.col_idx).arg(&self.entries.values).arg(x).arg(y);
+                self.entries.push(a);
+                a.arg(x).arg(y);
             })
         }
     }

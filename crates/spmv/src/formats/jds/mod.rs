@@ -203,19 +203,13 @@ impl<T: Scalar> SpmvFormat<T> for Jds<T> {
 
 /// The registry's entry for `jds` (listed in [`super::registry`]).
 pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "jds",
-        description:
-            "JDS, rows sorted by length, jagged diagonals column-major; one thread per sorted row",
-        params: &[],
-        kernels: &[KERNELS],
-        deterministic: true,
-        half: false,
-        wide: false,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, _| Ok(Box::new(Jds::new(a)?)),
-    }
+    FormatInfo::new(
+        "jds",
+        "JDS, rows sorted by length, jagged diagonals column-major; one thread per sorted row",
+        |a, _| Ok(Box::new(Jds::new(a)?)),
+    )
+    .kernels(&[KERNELS])
+    .deterministic()
 }
 
 #[cfg(test)]

@@ -76,13 +76,9 @@ impl<T: Scalar> DeviceFormat<T> for DeviceLightSpmv<T> {
         // the counter cannot wrap (nrows < 2^31, at most one fetch per warp past nrows).
         unsafe {
             self.kernel.launch(gpu, |a| {
-                a.arg(&self.nrows)
-                    .arg(counter)
-                    .arg(&self.row_ptr)
-                    .arg(&self.entries.col_idx)
-                    .arg(&self.entries.values)
-                    .arg(x)
-                    .arg(y);
+                a.arg(&self.nrows).arg(counter).arg(&self.row_ptr);
+                self.entries.push(a);
+                a.arg(x).arg(y);
             })
         }
     }

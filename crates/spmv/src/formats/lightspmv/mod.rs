@@ -138,22 +138,17 @@ impl<T: Scalar> SpmvFormat<T> for LightSpmv<T> {
 
 /// The registry's entry for `lightspmv` (listed in [`super::registry`]).
 pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "lightspmv",
-        description:
-            "LightSpMV: CSR-vector, rows handed to vectors of 2-32 lanes by a global atomic counter",
-        params: &[LANES],
-        kernels: &[KERNELS],
-        deterministic: true,
-        half: false,
-        wide: false,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, s| match lanes(s)? {
+    FormatInfo::new(
+        "lightspmv",
+        "LightSpMV: CSR-vector, rows handed to vectors of 2-32 lanes by a global atomic counter",
+        |a, s| match lanes(s)? {
             None => Ok(Box::new(LightSpmv::new(a)?)),
             Some(l) => Ok(Box::new(LightSpmv::with_lanes(a, l)?)),
         },
-    }
+    )
+    .params(&[LANES])
+    .kernels(&[KERNELS])
+    .deterministic()
 }
 
 #[cfg(test)]

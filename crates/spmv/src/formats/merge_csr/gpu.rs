@@ -39,10 +39,10 @@ impl<T: Scalar> DeviceMergeCsr<T> {
             row_ptr: DeviceOffsets::upload(gpu, NAME, a.csr.row_ptr(), a.offsets)?,
             entries: DeviceEntries::upload(gpu, a.csr.col_idx(), a.csr.values())?,
             carry: DeviceCarry::new(gpu, &KERNELS, "merge_csr_fixup", a.tiles(), a.segments())?,
-            tile_kernel: Kernel::new(
+            tile_kernel: Kernel::for_type::<T>(
                 gpu,
                 &KERNELS,
-                &format!("merge_csr_{}{}_{}", a.items(), a.offsets.kernel_suffix(), T::SUFFIX),
+                &format!("merge_csr_{}{}", a.items(), a.offsets.kernel_suffix()),
                 grid_for(tiles * 32, (32 * TILES_PER_BLOCK) as u32)?,
             )?,
         })
@@ -68,9 +68,8 @@ impl<T: Scalar> DeviceFormat<T> for DeviceMergeCsr<T> {
                 };
                 a.arg(&self.tile_row);
                 self.row_ptr.push(a);
-                a.arg(&self.entries.col_idx)
-                    .arg(&self.entries.values)
-                    .arg(x)
+                self.entries.push(a);
+                a.arg(x)
                     .arg(&mut *y)
                     .arg(&self.carry.tile_carry)
                     .arg(&self.carry.tile_head)

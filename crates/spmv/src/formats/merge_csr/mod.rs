@@ -253,17 +253,10 @@ impl<T: Scalar> SpmvFormat<T> for MergeCsr<T> {
 
 /// The registry's entry for `merge-csr` (listed in [`super::registry`]).
 pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "merge-csr",
-        description: "merge-path CSR (Merrill & Garland): equal shares of row ends + entries per lane, carries fixed up deterministically",
-        params: &[Param { key: "items", default: "auto", doc: "merge items per lane: 3, 5, 7, 9, 11 or 15 (auto: 9)" }, offsets::OFFSETS],
-        kernels: &[KERNELS],
-        deterministic: true,
-        half: true,
-        wide: true,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, s| {
+    FormatInfo::new(
+        "merge-csr",
+        "merge-path CSR (Merrill & Garland): equal shares of row ends + entries per lane, carries fixed up deterministically",
+        |a, s| {
             let items = s.auto_usize("items", 1)?.unwrap_or(DEFAULT_ITEMS);
             let merge = MergeCsr::new(a, items)?;
             Ok(Box::new(match OffsetWidth::requested(s)? {
@@ -271,7 +264,12 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
                 None => merge,
             }))
         },
-    }
+    )
+    .params(&[Param { key: "items", default: "auto", doc: "merge items per lane: 3, 5, 7, 9, 11 or 15 (auto: 9)" }, offsets::OFFSETS])
+    .kernels(&[KERNELS])
+    .deterministic()
+    .half()
+    .wide()
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ impl<T: Scalar> DevicePbc<T> {
             block_slot_ptr: gpu.upload(&a.block_slot_ptr)?,
             perm: gpu.upload_nonempty(&a.perm)?,
             entries: DeviceEntries::upload(gpu, &a.col_idx, &a.values)?,
-            kernel: Kernel::new(gpu, &KERNELS, &format!("pbc_{}", T::SUFFIX), config)?,
+            kernel: Kernel::for_type::<T>(gpu, &KERNELS, "pbc", config)?,
         })
     }
 }
@@ -47,7 +47,8 @@ impl<T: Scalar> DeviceFormat<T> for DevicePbc<T> {
                     .arg(&self.block_width)
                     .arg(&self.block_slot_ptr)
                     .arg(&self.perm);
-                a.arg(&self.entries.col_idx).arg(&self.entries.values).arg(x).arg(y);
+                self.entries.push(a);
+                a.arg(x).arg(y);
             })
         }
     }

@@ -66,7 +66,7 @@ use rayon::prelude::*;
 use super::ell::{PADDING_FLOOR_SLOTS, PADDING_LIMIT_RATIO};
 use super::teb::partition::{max_over_mean, variance, wave_counts};
 use super::teb::{rows_longest_first, threads_for};
-use super::{DeviceFormat, FormatStats, SpmvFormat};
+use super::{auto_or, DeviceFormat, FormatStats, RowFigures, SpmvFormat};
 use super::{FormatInfo, Param};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
@@ -82,7 +82,7 @@ const MAX_ROWS: usize = u32::MAX as usize - 2048;
 
 /// A matrix in PBC (see the module doc).
 pub struct Pbc<T> {
-    nnz: usize,
+    rows: RowFigures,
     /// Sorted position → original row (Dev_blockPos).
     perm: Vec<u32>,
     /// First sorted row of each block, `blocks + 1` entries (Dev_p).
@@ -98,8 +98,6 @@ pub struct Pbc<T> {
     threads_per_block: u32,
     partition_ms: f64,
     layout_ms: f64,
-    max_row_len: usize,
-    mean_row_len: f64,
 }
 
 /// Boundaries (sorted positions, `blocks + 1` of them) of the partition into `blocks`
@@ -233,7 +231,7 @@ impl<T: Scalar> Pbc<T> {
         let layout_ms = started.elapsed().as_secs_f64() * 1e3;
 
         Ok(Pbc {
-            nnz,
+            rows: RowFigures::of(a),
             block_nnz: block_nnz(&prefix, &cuts),
             perm: order,
             block_row_ptr: cuts.iter().map(|&c| c as u32).collect(),
@@ -245,8 +243,6 @@ impl<T: Scalar> Pbc<T> {
             threads_per_block: threads_for(m, blocks),
             partition_ms,
             layout_ms,
-            max_row_len: a.max_row_len(),
-            mean_row_len: a.mean_row_len(),
         })
     }
 
@@ -301,14 +297,7 @@ impl<T: Scalar> Pbc<T> {
 impl<T: Scalar> SpmvFormat<T> for Pbc<T> {
     fn stats(&self) -> FormatStats {
         let var = variance(&self.block_nnz);
-        FormatStats::new(
-            self.device_bytes(),
-            self.nnz,
-            self.stored(),
-            self.max_row_len,
-            self.mean_row_len,
-        )
-        .with([
+        self.rows.stats(self.device_bytes(), self.stored()).with([
             ("blocks", self.blocks() as f64),
             ("block_nnz_std", var.sqrt()),
             ("block_nnz_variance", var),
@@ -329,21 +318,14 @@ impl<T: Scalar> SpmvFormat<T> for Pbc<T> {
 
 /// The registry's entry for `pbc` (listed in [`super::registry`]).
 pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "pbc",
-        description: "PBC (partition-block-CSR): rows sorted by length, cut into blocks of near-equal nnz (smallest std), each an ELL of its own width",
-        params: &[Param { key: "blocks", default: "auto", doc: "P, the number of blocks (1..=rows; auto: the smallest-std search)" }],
-        kernels: &[KERNELS],
-        deterministic: true,
-        half: false,
-        wide: false,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, s| match s.auto_usize("blocks", 1)? {
-            None => Ok(Box::new(Pbc::new(a)?)),
-            Some(p) => Ok(Box::new(Pbc::with_blocks(a, p)?)),
-        },
-    }
+    FormatInfo::new(
+        "pbc",
+        "PBC (partition-block-CSR): rows sorted by length, cut into blocks of near-equal nnz (smallest std), each an ELL of its own width",
+        |a, s| auto_or(s, "blocks", 1, || Pbc::new(a), |p| Pbc::with_blocks(a, p)),
+    )
+    .params(&[Param { key: "blocks", default: "auto", doc: "P, the number of blocks (1..=rows; auto: the smallest-std search)" }])
+    .kernels(&[KERNELS])
+    .deterministic()
 }
 
 #[cfg(test)]

@@ -35,10 +35,10 @@ impl<T: Scalar> DeviceSell<T> {
             slice_ptr: DeviceOffsets::upload(gpu, NAME, &a.slice_ptr, a.offsets)?,
             slice_width: gpu.upload_nonempty(&a.slice_width)?,
             entries: DeviceEntries::upload(gpu, &a.col_idx, &a.values)?,
-            kernel: Kernel::new(
+            kernel: Kernel::for_type::<T>(
                 gpu,
                 &KERNELS,
-                &format!("sell{}_{}", a.offsets.kernel_suffix(), T::SUFFIX),
+                &format!("sell{}", a.offsets.kernel_suffix()),
                 grid_for(a.nrows as u64, BLOCK)?,
             )?,
         })
@@ -56,7 +56,8 @@ impl<T: Scalar> DeviceFormat<T> for DeviceSell<T> {
                 a.arg(&self.nrows).arg(&self.c).arg(&self.perm);
                 self.slice_ptr.push(a);
                 a.arg(&self.slice_width);
-                a.arg(&self.entries.col_idx).arg(&self.entries.values).arg(x).arg(y);
+                self.entries.push(a);
+                a.arg(x).arg(y);
             })
         }
     }

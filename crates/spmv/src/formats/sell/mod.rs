@@ -60,7 +60,7 @@ use rayon::prelude::*;
 
 use super::jds::sort_rows_by_length;
 use super::offsets::OffsetWidth;
-use super::{offsets, FormatInfo, Param};
+use super::{offsets, FormatInfo, Param, RowFigures};
 use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
@@ -79,7 +79,7 @@ const NAME: &str = "sell-c-sigma";
 pub struct SellCSigma<T> {
     nrows: usize,
     ncols: usize,
-    nnz: usize,
+    rows: RowFigures,
     /// Rows per slice.
     c: usize,
     /// Sorting window, clamped to 1..=max(m, 1).
@@ -94,8 +94,6 @@ pub struct SellCSigma<T> {
     slice_width: Vec<u32>,
     col_idx: Vec<u32>,
     values: Vec<T>,
-    max_row_len: usize,
-    mean_row_len: f64,
 }
 
 impl<T: Scalar> SellCSigma<T> {
@@ -174,7 +172,7 @@ impl<T: Scalar> SellCSigma<T> {
         Ok(SellCSigma {
             nrows: m,
             ncols: a.ncols(),
-            nnz,
+            rows: RowFigures::of(a),
             c,
             sigma,
             perm,
@@ -183,8 +181,6 @@ impl<T: Scalar> SellCSigma<T> {
             slice_width: widths.iter().map(|&w| w as u32).collect(),
             col_idx,
             values,
-            max_row_len: a.max_row_len(),
-            mean_row_len: a.mean_row_len(),
         })
     }
 
@@ -242,14 +238,7 @@ impl<T: Scalar> SellCSigma<T> {
 
 impl<T: Scalar> SpmvFormat<T> for SellCSigma<T> {
     fn stats(&self) -> FormatStats {
-        FormatStats::new(
-            self.device_bytes(),
-            self.nnz,
-            self.stored(),
-            self.max_row_len,
-            self.mean_row_len,
-        )
-        .with([
+        self.rows.stats(self.device_bytes(), self.stored()).with([
             ("slices", self.slices() as f64),
             ("sigma", self.sigma as f64),
             ("chunk_rows", self.c as f64),
@@ -266,21 +255,10 @@ impl<T: Scalar> SpmvFormat<T> for SellCSigma<T> {
 
 /// The registry's entry for `sell-c-sigma` (listed in [`super::registry`]).
 pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "sell-c-sigma",
-        description: "sliced ELL, C rows per slice (default 32), rows sorted by length within windows of σ rows (default: full sort)",
-        params: &[
-            Param { key: "c", default: "32", doc: "rows per slice (≥ 1; 32 makes a slice one warp)" },
-            Param { key: "sigma", default: "auto", doc: "rows per sorting window (≥ 1; auto: all rows, a full sort)" },
-            offsets::OFFSETS,
-        ],
-        kernels: &[KERNELS],
-        deterministic: true,
-        half: false,
-        wide: true,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, s| {
+    FormatInfo::new(
+        "sell-c-sigma",
+        "sliced ELL, C rows per slice (default 32), rows sorted by length within windows of σ rows (default: full sort)",
+        |a, s| {
             let sigma = s.auto_usize("sigma", 1)?.unwrap_or(a.nrows());
             let sell = SellCSigma::new(a, s.usize("c", 1)?, sigma)?;
             Ok(Box::new(match OffsetWidth::requested(s)? {
@@ -288,7 +266,15 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
                 None => sell,
             }))
         },
-    }
+    )
+    .params(&[
+        Param { key: "c", default: "32", doc: "rows per slice (≥ 1; 32 makes a slice one warp)" },
+        Param { key: "sigma", default: "auto", doc: "rows per sorting window (≥ 1; auto: all rows, a full sort)" },
+        offsets::OFFSETS,
+    ])
+    .kernels(&[KERNELS])
+    .deterministic()
+    .wide()
 }
 
 #[cfg(test)]

@@ -48,7 +48,7 @@ impl<T: Scalar> DeviceTeb<T> {
             row_ptr: gpu.upload(&a.row_ptr)?,
             perm: gpu.upload_nonempty(&a.perm)?,
             entries: DeviceEntries::upload(gpu, &a.col_idx, &a.values)?,
-            kernel: Kernel::new(gpu, &KERNELS, &format!("{kernel}_{}", T::SUFFIX), config)?,
+            kernel: Kernel::for_type::<T>(gpu, &KERNELS, kernel, config)?,
             empty_rows,
         })
     }
@@ -70,11 +70,8 @@ impl<T: Scalar> DeviceFormat<T> for DeviceTeb<T> {
                 if let Some((block, begin, end)) = &self.empty_rows {
                     a.arg(block).arg(begin).arg(end);
                 }
-                a.arg(&self.blo_idx)
-                    .arg(&self.row_ptr)
-                    .arg(&self.perm)
-                    .arg(&self.entries.col_idx)
-                    .arg(&self.entries.values);
+                a.arg(&self.blo_idx).arg(&self.row_ptr).arg(&self.perm);
+                self.entries.push(a);
                 a.arg(x).arg(y);
             })
         }

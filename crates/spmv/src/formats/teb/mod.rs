@@ -88,8 +88,8 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use super::{Builder, FormatInfo, FormatSpec, Param};
 use super::{DeviceFormat, FormatStats, SpmvFormat};
-use super::{FormatInfo, FormatSpec, Param};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
@@ -446,36 +446,31 @@ fn with_spec<T: Scalar>(a: &Csr<T>, s: &FormatSpec, kernel: TebKernel) -> Result
     }
 }
 
+/// What the two TEB entries share: the parameters, the kernel module, determinism.
+fn teb_entry<T: Scalar>(
+    name: &'static str,
+    description: &'static str,
+    build: Builder<T>,
+) -> FormatInfo<T> {
+    FormatInfo::new(name, description, build).params(PARAMS).kernels(&[KERNELS]).deterministic()
+}
+
 /// The registry's entry for `teb` (listed in [`super::registry`]).
 pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "teb",
-        description: "TEB (threshold-exchangeorder block): rows merged into blocks of near-equal nnz, one thread block per block, one thread per row (Algorithm 3)",
-        params: PARAMS,
-        kernels: &[KERNELS],
-        deterministic: true,
-        half: false,
-        wide: false,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, s| Ok(Box::new(with_spec(a, s, TebKernel::RowPerThread)?)),
-    }
+    teb_entry(
+        "teb",
+        "TEB (threshold-exchangeorder block): rows merged into blocks of near-equal nnz, one thread block per block, one thread per row (Algorithm 3)",
+        |a, s| Ok(Box::new(with_spec(a, s, TebKernel::RowPerThread)?)),
+    )
 }
 
 /// The registry's entry for `teb-lanes` (listed in [`super::registry`]).
 pub(crate) fn lanes_entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo {
-        name: "teb-lanes",
-        description: "TEB arrays and blocks with an improved kernel: lanes per row chosen per block from its mean row length",
-        params: PARAMS,
-        kernels: &[KERNELS],
-        deterministic: true,
-        half: false,
-        wide: false,
-        library_baseline: false,
-        auto_candidate: true,
-        build: |a, s| Ok(Box::new(with_spec(a, s, TebKernel::LanesPerRow)?)),
-    }
+    teb_entry(
+        "teb-lanes",
+        "TEB arrays and blocks with an improved kernel: lanes per row chosen per block from its mean row length",
+        |a, s| Ok(Box::new(with_spec(a, s, TebKernel::LanesPerRow)?)),
+    )
 }
 
 #[cfg(test)]
