@@ -127,11 +127,8 @@ impl<T: Scalar> PowerEngine<T> for DistPower<'_, T> {
         (self.dangling_sum, self.residual) = (sum, max_diff);
         Ok(())
     }
-    fn residual(&mut self) -> Result<f64> {
-        Ok(self.residual)
-    }
-    fn residual_is_free(&self) -> bool {
-        true
+    fn residual(&mut self, _due: bool) -> Result<Option<f64>> {
+        Ok(Some(self.residual))
     }
     fn synchronize(&self) -> Result<()> {
         self.a.synchronize()

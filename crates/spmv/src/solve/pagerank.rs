@@ -349,10 +349,9 @@ pub(crate) trait PowerEngine<T: Scalar> {
     /// One iteration: y = Gᵀ·rank, the update into the next rank (and the next dangling sum
     /// and the largest change), rank ← next.
     fn iterate(&mut self) -> Result<()>;
-    /// The largest change of the last iteration (a read-back on one GPU).
-    fn residual(&mut self) -> Result<f64>;
-    /// Whether the residual is known after every iteration anyway (no read-back to save).
-    fn residual_is_free(&self) -> bool;
+    /// The largest change of the last iteration where it is known anyway, or where `due` (on
+    /// one GPU a read-back, made only when due); else `None`.
+    fn residual(&mut self, due: bool) -> Result<Option<f64>>;
     /// Waits for the queued work.
     fn synchronize(&self) -> Result<()>;
     /// The ranks on the host.
@@ -371,11 +370,9 @@ pub(crate) fn power_iteration<T: Scalar>(
     while iterations < settings.max_iter {
         e.iterate()?;
         iterations += 1;
-        if e.residual_is_free()
-            || iterations % settings.check_every == 0
-            || iterations == settings.max_iter
-        {
-            residual = e.residual()?;
+        let due = iterations % settings.check_every == 0 || iterations == settings.max_iter;
+        if let Some(r) = e.residual(due)? {
+            residual = r;
             if residual < settings.tol {
                 converged = true;
                 break;
@@ -491,11 +488,8 @@ impl<T: Scalar> PowerEngine<T> for GpuPower<'_, T> {
         std::mem::swap(&mut self.rank, &mut self.next);
         Ok(())
     }
-    fn residual(&mut self) -> Result<f64> {
-        Ok(self.gpu.download(&self.max_diff)?[0].to_f64())
-    }
-    fn residual_is_free(&self) -> bool {
-        false
+    fn residual(&mut self, due: bool) -> Result<Option<f64>> {
+        Ok(if due { Some(self.gpu.download(&self.max_diff)?[0].to_f64()) } else { None })
     }
     fn synchronize(&self) -> Result<()> {
         self.gpu.synchronize()
@@ -547,11 +541,8 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> PowerEngine<T>
         std::mem::swap(&mut self.rank, &mut self.next);
         Ok(())
     }
-    fn residual(&mut self) -> Result<f64> {
-        Ok(self.residual)
-    }
-    fn residual_is_free(&self) -> bool {
-        true
+    fn residual(&mut self, _due: bool) -> Result<Option<f64>> {
+        Ok(Some(self.residual))
     }
     fn synchronize(&self) -> Result<()> {
         Ok(())
