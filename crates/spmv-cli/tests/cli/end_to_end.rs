@@ -2,7 +2,7 @@
 
 use crate::common;
 
-use common::{fails_with, spmv, spmv_json, temp_dir, text, words, words_at, write_mtx};
+use common::{fails_with, spmv, spmv_json, spmv_ok, temp_dir, text, words, words_at, write_mtx};
 
 /// A 3 x 2 matrix: not square, so neither reordered nor solved.
 const TALL: &str = "3 2 2\n1 1 1.0\n3 2 2.0\n";
@@ -93,10 +93,8 @@ fn bench_takes_format_specs_and_records_the_canonical_spec() {
 fn gen_writes_a_file_that_info_reads() {
     let dir = temp_dir("gen");
     let file = dir.join("p.mtx.gz");
-    let out = spmv(&["gen", "poisson2d:nx=10", "-o", file.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let out = spmv(&["info", file.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    spmv_ok(&["gen", "poisson2d:nx=10", "-o", file.to_str().unwrap()]);
+    let out = spmv_ok(&["info", file.to_str().unwrap()]);
     assert!(text(&out.stdout).contains("100 x 100, nnz 460"), "{}", text(&out.stdout));
 }
 

@@ -5,7 +5,9 @@ use crate::common;
 
 use std::process::Command;
 
-use common::{fails_with, spmv, spmv_json, temp_dir, text, words, words_at, write_file, write_mtx};
+use common::{
+    fails_with, spmv, spmv_json, spmv_ok, temp_dir, text, words, words_at, write_file, write_mtx,
+};
 
 /// Runs `spmv args` under an address-space limit of `kib` KiB (`ulimit -v`).
 fn spmv_limited(kib: u64, args: &[&str]) -> std::process::Output {
@@ -196,8 +198,7 @@ fn plus_signed_integers_are_read_wherever_integers_are() {
         "plus.mtx",
         "%%MatrixMarket matrix coordinate integer general\n+2 +2 +2\n+1 +2 +3\n2 1 -4\n",
     );
-    let out = spmv(&["info", path.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = spmv_ok(&["info", path.to_str().unwrap()]);
     assert!(text(&out.stdout).contains("2 x 2, nnz 2"), "{}", text(&out.stdout));
     fails_with(&["info", "poisson2d:n=+4,bogus=1"], "valid keys");
     let out = spmv(&["info", "poisson2d:n=+4"]);
