@@ -391,11 +391,17 @@ pub fn pagerank<T: Scalar, A: super::Solvable<T> + ?Sized>(
     t: &Transition,
     settings: &Settings,
 ) -> Result<PageRank<T>> {
-    match gt.backing() {
-        super::Backing::Host(h) => pagerank_on_host(h, t, settings),
-        super::Backing::Gpu(d) => pagerank_on_gpu(d, t, settings),
-        super::Backing::Distributed(d) => crate::distributed::pagerank_engine(d, t, settings),
-    }
+    let Some((n, factors)) = start::<T>(t, settings)? else {
+        return Ok(PageRank::empty());
+    };
+    let mut engine: Box<dyn PowerEngine<T> + '_> = match gt.backing() {
+        super::Backing::Host(h) => Box::new(host_engine(h, t, n, factors)),
+        super::Backing::Gpu(d) => Box::new(GpuPower::new(d, t, n, factors)?),
+        super::Backing::Distributed(d) => {
+            Box::new(crate::distributed::pagerank_engine(d, t, n, factors)?)
+        }
+    };
+    power_iteration(engine.as_mut(), settings)
 }
 
 /// One GPU's engine: the whole iteration on the device (module doc).
@@ -552,16 +558,14 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> PowerEngine<T>
     }
 }
 
-/// PageRank on the host with `gt` computing `y = Gᵀ·x` for the `Gᵀ` of `t`.
-pub(crate) fn pagerank_on_host<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized>(
-    gt: &A,
-    t: &Transition,
-    settings: &Settings,
-) -> Result<PageRank<T>> {
-    let Some((n, factors)) = start::<T>(t, settings)? else {
-        return Ok(PageRank::empty());
-    };
-    let mut engine = HostPower {
+/// The host engine with `gt` computing `y = Gᵀ·x` for the `Gᵀ` of `t` (n nodes).
+fn host_engine<'a, T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized>(
+    gt: &'a A,
+    t: &'a Transition,
+    n: usize,
+    factors: [T; 3],
+) -> HostPower<'a, T, A> {
+    HostPower {
         gt,
         dangling: t.dangling(),
         factors,
@@ -569,20 +573,7 @@ pub(crate) fn pagerank_on_host<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?
         next: vec![T::ZERO; n],
         dangling_sum: T::from_f64(t.dangling_count() as f64),
         residual: f64::INFINITY,
-    };
-    power_iteration(&mut engine, settings)
-}
-
-/// PageRank on one GPU with `gt` = the uploaded `Gᵀ` of `t` (any format).
-pub(crate) fn pagerank_on_gpu<T: Scalar>(
-    gt: &DeviceMatrix<T>,
-    t: &Transition,
-    settings: &Settings,
-) -> Result<PageRank<T>> {
-    let Some((n, factors)) = start::<T>(t, settings)? else {
-        return Ok(PageRank::empty());
-    };
-    power_iteration(&mut GpuPower::new(gt, t, n, factors)?, settings)
+    }
 }
 
 /// The reference ranks: the host engine in f64 with the oracle SpMV (exact products,
@@ -594,7 +585,10 @@ pub fn pagerank_exact(
     max_iter: usize,
 ) -> Result<PageRank<f64>> {
     let settings = Settings { alpha, tol, max_iter, check_every: 1 };
-    pagerank_on_host(&OracleOperator(t.matrix()), t, &settings)
+    let Some((n, factors)) = start::<f64>(t, &settings)? else {
+        return Ok(PageRank::empty());
+    };
+    power_iteration(&mut host_engine(&OracleOperator(t.matrix()), t, n, factors), &settings)
 }
 
 #[cfg(test)]
