@@ -282,31 +282,18 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
         };
         for &precision in &precisions {
             let mut done = |m: &spmv::bench::Measurement| progress.measured(m, &layout.row(m));
-            let dist = distributed.as_ref();
+            let job = Job {
+                backend: &backend,
+                distributed: distributed.as_ref(),
+                input,
+                specs: &specs,
+                settings: &settings,
+                report: &report,
+            };
             let results = match precision {
-                Precision::F64 => {
-                    run::<f64>(&backend, dist, input, &a, &specs, &settings, &report, &mut done)
-                }
-                Precision::F32 => run::<f32>(
-                    &backend,
-                    dist,
-                    input,
-                    &a.cast(),
-                    &specs,
-                    &settings,
-                    &report,
-                    &mut done,
-                ),
-                Precision::F16 => run::<spmv::f16>(
-                    &backend,
-                    dist,
-                    input,
-                    &a.cast(),
-                    &specs,
-                    &settings,
-                    &report,
-                    &mut done,
-                ),
+                Precision::F64 => run::<f64>(&job, &a, &mut done),
+                Precision::F32 => run::<f32>(&job, &a.cast(), &mut done),
+                Precision::F16 => run::<spmv::f16>(&job, &a.cast(), &mut done),
             };
             report.results.extend(results);
         }
@@ -386,28 +373,34 @@ impl Progress {
 /// The GPUs of `--devices` and their ordinals.
 type Devices = (Vec<std::sync::Arc<spmv::gpu::Gpu>>, Vec<usize>);
 
-#[allow(clippy::too_many_arguments)]
+/// What the runs of one matrix in each precision share.
+struct Job<'a> {
+    backend: &'a Backend,
+    distributed: Option<&'a Devices>,
+    input: &'a Input,
+    specs: &'a [Choice],
+    settings: &'a Settings,
+    report: &'a Report,
+}
+
 fn run<T: Scalar>(
-    backend: &Backend,
-    distributed: Option<&Devices>,
-    input: &Input,
+    job: &Job,
     a: &Csr<T>,
-    specs: &[Choice],
-    settings: &Settings,
-    report: &Report,
     done: &mut impl FnMut(&spmv::bench::Measurement),
 ) -> Vec<spmv::bench::Measurement> {
-    match distributed {
+    let name = job.input.name();
+    let machine = &job.report.machine;
+    match job.distributed {
         Some((gpus, devices)) => spmv::bench::run_matrix_distributed(
             gpus,
             devices,
-            &input.name(),
+            &name,
             a,
-            specs,
-            settings,
-            &report.machine,
+            job.specs,
+            job.settings,
+            machine,
             done,
         ),
-        None => backend.run_matrix(&input.name(), a, specs, settings, &report.machine, done),
+        None => job.backend.run_matrix(&name, a, job.specs, job.settings, machine, done),
     }
 }

@@ -278,14 +278,16 @@ fn solve<T: Scalar>(
     report: &mut Report,
 ) -> Result<bool> {
     let b: Vec<T> = b64.iter().map(|&v| T::from_f64(v)).collect();
-    if args.place.devices.is_some() {
-        return solve_distributed(a, &b, spec, backend, args, settings, report);
-    }
+    let distributed = args.place.parts(backend)?;
     let m_inv = match args.precond.as_str() {
         "jacobi" => Some(jacobi(a)?),
         _ => None,
     };
     let method = if args.method == "bicgstab" { Method::Bicgstab } else { Method::Cg };
+    if let Some(parts) = distributed {
+        let m_inv = m_inv.as_deref();
+        return solve_distributed(a, &b, m_inv, method, parts, spec, args, settings, report);
+    }
     let start = std::time::Instant::now();
     let host = spec.build_on(backend, a)?;
     report.chosen = host.chosen();
@@ -315,25 +317,19 @@ fn solve<T: Scalar>(
     finish(solves, args, report)
 }
 
-/// A solve over several GPUs (`--devices`).
+/// A solve over several GPUs (`--devices`): `solve`'s, from the preconditioner on.
 #[allow(clippy::too_many_arguments)]
 fn solve_distributed<T: Scalar>(
     a: &Csr<T>,
     b: &[T],
+    m_inv: Option<&[T]>,
+    method: Method,
+    (gpus, devices): select::Parts,
     spec: &Choice,
-    backend: &Backend,
     args: &SolveArgs,
     settings: &KrylovSettings,
     report: &mut Report,
 ) -> Result<bool> {
-    let Some((gpus, devices)) = args.place.parts(backend)? else {
-        unreachable!("called with --devices")
-    };
-    let m_inv = match args.precond.as_str() {
-        "jacobi" => Some(jacobi(a)?),
-        _ => None,
-    };
-    let method = if args.method == "bicgstab" { Method::Bicgstab } else { Method::Cg };
     let settings = &with_progress_line(settings);
     let start = std::time::Instant::now();
     let d = select::distribute(a, &gpus, spec, args.place.exchange)?;
@@ -345,7 +341,7 @@ fn solve_distributed<T: Scalar>(
     );
     let mut solves = Solves::default();
     for _ in 0..args.repeat {
-        solves.push(solve::solve(&d, method, b, m_inv.as_deref(), settings)?);
+        solves.push(solve::solve(&d, method, b, m_inv, settings)?);
     }
     let (spmv_ms, exchange_ms) = d.time_products(100)?;
     report.distributed = Some(Distributed {

@@ -2,7 +2,7 @@
 
 use crate::common;
 
-use common::{fails_with, spmv, spmv_json, temp_dir, text, write_mtx};
+use common::{fails_with, spmv, spmv_json, spmv_ok, temp_dir, text, words, words_at, write_mtx};
 
 /// A 3 x 2 matrix: not square, so neither reordered nor solved.
 const TALL: &str = "3 2 2\n1 1 1.0\n3 2 2.0\n";
@@ -13,18 +13,7 @@ fn bench_reorders_on_request_and_says_so() {
     let tall = write_mtx(&dir, "tall.mtx", TALL);
     let (out, report) = spmv_json(
         &dir.join("r.json"),
-        &[
-            "bench",
-            "poisson2d:nx=30",
-            tall.to_str().unwrap(),
-            "--cpu",
-            "--reps",
-            "1",
-            "--formats",
-            "csr-vector,csr5:values=auto",
-            "--reorder",
-            "rcm",
-        ],
+        &words_at("bench poisson2d:nx=30 PATH --cpu --reps 1 --formats csr-vector,csr5:values=auto --reorder rcm", &tall),
     );
     let stdout = text(&out.stdout);
     // The non-square matrix cannot be reordered: its rows are unsupported and say why.
@@ -72,15 +61,7 @@ fn formats_lists_every_parameter_with_its_default() {
 fn bench_takes_format_specs_and_records_the_canonical_spec() {
     let (_, report) = spmv_json(
         &temp_dir("specs").join("r.json"),
-        &[
-            "bench",
-            "poisson2d:nx=30",
-            "--cpu",
-            "--reps",
-            "1",
-            "--formats",
-            "csr-vector:lanes=4,sell-c-sigma:c=16,sigma=64,ell",
-        ],
+        &words("bench poisson2d:nx=30 --cpu --reps 1 --formats csr-vector:lanes=4,sell-c-sigma:c=16,sigma=64,ell"),
     );
     let got: Vec<(&str, &str)> = report["results"]
         .as_array()
@@ -112,10 +93,8 @@ fn bench_takes_format_specs_and_records_the_canonical_spec() {
 fn gen_writes_a_file_that_info_reads() {
     let dir = temp_dir("gen");
     let file = dir.join("p.mtx.gz");
-    let out = spmv(&["gen", "poisson2d:nx=10", "-o", file.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let out = spmv(&["info", file.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    spmv_ok(&["gen", "poisson2d:nx=10", "-o", file.to_str().unwrap()]);
+    let out = spmv_ok(&["info", file.to_str().unwrap()]);
     assert!(text(&out.stdout).contains("100 x 100, nnz 460"), "{}", text(&out.stdout));
 }
 
@@ -123,17 +102,7 @@ fn gen_writes_a_file_that_info_reads() {
 fn bench_runs_checks_and_writes_json() {
     let (out, report) = spmv_json(
         &temp_dir("bench").join("r.json"),
-        &[
-            "bench",
-            "poisson2d:nx=40",
-            "random:rows=500,cols=300,mean=7",
-            "--precision",
-            "f64,f32",
-            "--reps",
-            "3",
-            "--warmup",
-            "1",
-        ],
+        &words("bench poisson2d:nx=40 random:rows=500,cols=300,mean=7 --precision f64,f32 --reps 3 --warmup 1"),
     );
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(
@@ -199,15 +168,7 @@ fn deterministic_keeps_only_deterministic_formats() {
 
 #[test]
 fn explain_shows_the_features_the_ranking_and_the_choice() {
-    let out = spmv(&[
-        "explain",
-        "poisson2d:nx=40",
-        "--precision",
-        "f64,f16",
-        "--top",
-        "3",
-        "--deterministic",
-    ]);
+    let out = spmv(&words("explain poisson2d:nx=40 --precision f64,f16 --top 3 --deterministic"));
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
     for want in [
@@ -229,15 +190,7 @@ fn explain_shows_the_features_the_ranking_and_the_choice() {
 fn bench_names_the_format_auto_chose() {
     let (out, report) = spmv_json(
         &temp_dir("auto").join("r.json"),
-        &[
-            "bench",
-            "poisson2d:nx=30",
-            "--cpu",
-            "--reps",
-            "1",
-            "--formats",
-            "auto,tune:budget_ms=200",
-        ],
+        &words("bench poisson2d:nx=30 --cpu --reps 1 --formats auto,tune:budget_ms=200"),
     );
     for (r, name) in
         report["results"].as_array().unwrap().iter().zip(["auto", "tune:budget_ms=200"])
@@ -258,19 +211,10 @@ fn solve_writes_the_solution_and_reports_failures() {
     let (x, json, rhs) = (dir.join("x.mtx"), dir.join("s.json"), dir.join("b.mtx"));
     let (out, report) = spmv_json(
         &json,
-        &[
-            "solve",
-            "poisson2d:n=20",
-            "--cpu",
-            "--rhs",
-            "random",
-            "--precond",
-            "jacobi",
-            "--tol",
-            "1e-10",
-            "-o",
-            x.to_str().unwrap(),
-        ],
+        &words_at(
+            "solve poisson2d:n=20 --cpu --rhs random --precond jacobi --tol 1e-10 -o PATH",
+            &x,
+        ),
     );
     let stdout = text(&out.stdout);
     assert!(stdout.contains("converged after"), "{stdout}{}", text(&out.stderr));
@@ -296,17 +240,10 @@ fn solve_writes_the_solution_and_reports_failures() {
     // BiCGSTAB with a right-hand side from a file.
     let b: String = (0..400).map(|i| format!("{}\n", (i % 7) as f64 - 3.0)).collect();
     std::fs::write(&rhs, format!("%%MatrixMarket matrix array real general\n400 1\n{b}")).unwrap();
-    let out = spmv(&[
-        "solve",
-        "poisson2d:n=20",
-        "--cpu",
-        "--method",
-        "bicgstab",
-        "--rhs",
-        rhs.to_str().unwrap(),
-        "--format",
-        "csr5",
-    ]);
+    let out = spmv(&words_at(
+        "solve poisson2d:n=20 --cpu --method bicgstab --rhs PATH --format csr5",
+        &rhs,
+    ));
     assert!(
         out.status.success() && text(&out.stdout).contains("bicgstab (csr5"),
         "{}",

@@ -5,7 +5,9 @@ use crate::common;
 
 use std::process::Command;
 
-use common::{fails_with, spmv, spmv_json, temp_dir, text, write_file, write_mtx};
+use common::{
+    fails_with, spmv, spmv_json, spmv_ok, temp_dir, text, words, words_at, write_file, write_mtx,
+};
 
 /// Runs `spmv args` under an address-space limit of `kib` KiB (`ulimit -v`).
 fn spmv_limited(kib: u64, args: &[&str]) -> std::process::Output {
@@ -46,15 +48,9 @@ fn empty_format_and_precision_lists_are_errors() {
 
 #[test]
 fn an_unwritable_json_path_fails_before_the_run() {
-    let out = spmv(&[
-        "bench",
-        "poisson2d:n=8",
-        "--formats",
-        "csr-scalar",
-        "--cpu",
-        "--json",
-        "/nonexistent-folder/r.json",
-    ]);
+    let out = spmv(&words(
+        "bench poisson2d:n=8 --formats csr-scalar --cpu --json /nonexistent-folder/r.json",
+    ));
     let stderr = text(&out.stderr);
     assert!(!out.status.success());
     assert!(stderr.contains("/nonexistent-folder/r.json"), "{stderr}");
@@ -101,17 +97,10 @@ fn non_finite_values_are_refused_with_their_line_unless_allowed() {
     }
     // A value finite in f64 but not in f32 is refused for f32 only, as unsupported (range).
     let path = write_mtx(&dir, "f32.mtx", "2 2 2\n1 1 1e300\n2 2 1\n");
-    let out = spmv(&[
-        "bench",
-        path.to_str().unwrap(),
-        "--cpu",
-        "--formats",
-        "csr-scalar",
-        "--precision",
-        "f64,f32",
-        "--reps",
-        "3",
-    ]);
+    let out = spmv(&words_at(
+        "bench PATH --cpu --formats csr-scalar --precision f64,f32 --reps 3",
+        &path,
+    ));
     let stdout = text(&out.stdout);
     assert!(stdout.contains("UNSUPPORTED (the matrix does not fit f32"), "{stdout}");
     assert!(!stdout.contains("WRONG"), "{stdout}");
@@ -209,8 +198,7 @@ fn plus_signed_integers_are_read_wherever_integers_are() {
         "plus.mtx",
         "%%MatrixMarket matrix coordinate integer general\n+2 +2 +2\n+1 +2 +3\n2 1 -4\n",
     );
-    let out = spmv(&["info", path.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = spmv_ok(&["info", path.to_str().unwrap()]);
     assert!(text(&out.stdout).contains("2 x 2, nnz 2"), "{}", text(&out.stdout));
     fails_with(&["info", "poisson2d:n=+4,bogus=1"], "valid keys");
     let out = spmv(&["info", "poisson2d:n=+4"]);

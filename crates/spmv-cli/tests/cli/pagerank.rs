@@ -2,7 +2,7 @@
 
 use crate::common;
 
-use common::{fails_with, spmv, spmv_json, temp_dir, text, write_file};
+use common::{fails_with, spmv, spmv_json, temp_dir, text, words, words_at, write_file};
 
 #[test]
 fn ranks_a_small_graph_and_writes_json() {
@@ -15,21 +15,7 @@ fn ranks_a_small_graph_and_writes_json() {
     );
     let (out, report) = spmv_json(
         &dir.join("r.json"),
-        &[
-            "pagerank",
-            file.to_str().unwrap(),
-            "--format",
-            "csr-vector,lightspmv",
-            "--precision",
-            "f64,f32",
-            "--tol",
-            "1e-10",
-            "--exact",
-            "--top",
-            "3",
-            "--runs",
-            "2",
-        ],
+        &words_at("pagerank PATH --format csr-vector,lightspmv --precision f64,f32 --tol 1e-10 --exact --top 3 --runs 2", &file),
     );
     let stdout = text(&out.stdout);
     assert!(stdout.contains("3 nodes, 3 edges, 1 dangling"), "{stdout}");
@@ -51,15 +37,7 @@ fn ranks_a_small_graph_and_writes_json() {
 
 #[test]
 fn every_format_on_a_generated_graph() {
-    let out = spmv(&[
-        "pagerank",
-        "powerlaw:n=3000,mean=5,exp=2.1",
-        "--format",
-        "all",
-        "--exact",
-        "--top",
-        "0",
-    ]);
+    let out = spmv(&words("pagerank powerlaw:n=3000,mean=5,exp=2.1 --format all --exact --top 0"));
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stdout}\n{stderr}");
     let formats = spmv::formats::registry::<f64>().len() + spmv::choice::CHOOSERS.len();
@@ -82,18 +60,9 @@ fn bad_input_is_an_error_not_a_panic() {
 fn reordered_products_give_the_ranks_in_the_original_node_order() {
     let (out, report) = spmv_json(
         &temp_dir("pagerank-reorder").join("r.json"),
-        &[
-            "pagerank",
-            "kron:scale=10",
-            "--cpu",
-            "--format",
-            "csr-vector",
-            "--reorder",
-            "rcm",
-            "--exact",
-            "--tol",
-            "1e-10",
-        ],
+        &words(
+            "pagerank kron:scale=10 --cpu --format csr-vector --reorder rcm --exact --tol 1e-10",
+        ),
     );
     let stdout = text(&out.stdout);
     assert!(stdout.contains("csr-vector+rcm"), "{stdout}");

@@ -5,7 +5,9 @@ use crate::common;
 
 use std::path::Path;
 
-use common::{fails_with, spmv, spmv_json, temp_dir, text, write_file, write_mtx};
+use common::{
+    fails_with, spmv, spmv_json, spmv_ok, temp_dir, text, words, words_at, write_file, write_mtx,
+};
 
 /// The run failed cleanly: an exit status, no abort or panic.
 fn clean_failure(out: &std::process::Output, what: &str) -> String {
@@ -49,17 +51,7 @@ fn counts_out_of_range_are_refused_before_they_size_anything() {
         assert!(stderr.contains(flag) && stderr.contains("1000"), "{flag} {value}: {stderr}");
     }
     // A top-k comparison past the node count compares all nodes (no overflow of k + 1).
-    let out = spmv(&[
-        "pagerank",
-        "kron:scale=6",
-        "--cpu",
-        "--exact",
-        "--agreement",
-        "18446744073709551615",
-        "--top",
-        "18446744073709551615",
-    ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    spmv_ok(&words("pagerank kron:scale=6 --cpu --exact --agreement 18446744073709551615 --top 18446744073709551615"));
 }
 
 #[test]
@@ -97,8 +89,7 @@ fn a_failed_run_leaves_no_output_file_and_an_old_one_intact() {
 fn outputs_are_written_whole_and_a_full_disk_is_an_error() {
     let dir = temp_dir("whole-output");
     let m = dir.join("m.mtx.gz");
-    let out = spmv(&["gen", "poisson2d:n=20", "-o", m.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    spmv_ok(&["gen", "poisson2d:n=20", "-o", m.to_str().unwrap()]);
     assert_eq!(files(&dir), ["m.mtx.gz"], "a temporary file was left behind");
     let a = spmv::io::read_matrix_market::<f64>(&m).unwrap();
     assert_eq!((a.nrows(), a.nnz()), (400, 1920));
@@ -165,17 +156,7 @@ fn negative_numbers_are_values_and_their_errors_name_the_argument() {
 fn cpu_warmups_are_reported_as_run() {
     let (out, r) = spmv_json(
         &temp_dir("cpu-warmup").join("r.json"),
-        &[
-            "bench",
-            "poisson2d:n=8",
-            "--cpu",
-            "--formats",
-            "csr-scalar",
-            "--reps",
-            "3",
-            "--warmup",
-            "100000",
-        ],
+        &words("bench poisson2d:n=8 --cpu --formats csr-scalar --reps 3 --warmup 100000"),
     );
     let stdout = text(&out.stdout);
     assert!(stdout.contains("median of 3 runs after 3 warm-up"), "{stdout}");
@@ -190,16 +171,7 @@ fn matched_non_finite_rows_have_no_relative_error() {
     let path = write_mtx(&dir, "inf.mtx", "2 2 2\n1 1 inf\n2 2 1\n");
     let (out, r) = spmv_json(
         &dir.join("r.json"),
-        &[
-            "bench",
-            path.to_str().unwrap(),
-            "--cpu",
-            "--formats",
-            "csr-scalar",
-            "--allow-non-finite",
-            "--reps",
-            "3",
-        ],
+        &words_at("bench PATH --cpu --formats csr-scalar --allow-non-finite --reps 3", &path),
     );
     let stdout = text(&out.stdout);
     let row = stdout.lines().find(|l| l.starts_with("inf ")).expect("the row");
@@ -220,8 +192,7 @@ fn names_are_printed_escaped_on_one_line() {
     assert!(stdout.contains("a\\nforged") && stdout.contains("\\u{1b}[2J"), "{stdout}");
     assert!(!stdout.contains('\x1b'), "{stdout}");
     // The benchmark's table and progress, PageRank's and explain's headers, the same.
-    let out = spmv(&["bench", path, "--cpu", "--formats", "csr-scalar", "--reps", "2"]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = spmv_ok(&["bench", path, "--cpu", "--formats", "csr-scalar", "--reps", "2"]);
     for stream in [text(&out.stdout), text(&out.stderr)] {
         assert!(
             !stream.lines().any(|l| l.starts_with("forged")) && !stream.contains('\x1b'),

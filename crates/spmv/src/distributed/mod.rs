@@ -55,7 +55,7 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, PushKernelArg};
 
 pub(crate) use cg::krylov_engine;
 pub use nccl::version as nccl_version;
-pub(crate) use pagerank::pagerank as pagerank_engine;
+pub(crate) use pagerank::engine as pagerank_engine;
 pub use partition::{LocalPart, Partition};
 
 use crate::choice::Choice;

@@ -11,10 +11,7 @@ use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 use super::{DistVector, DistributedMatrix};
 use crate::error::{Error, Result};
 use crate::matrix::Scalar;
-use crate::solve::pagerank::{
-    power_iteration, start, update_blocks, PageRank, PowerEngine, Settings, Transition, KERNELS,
-    UPDATE_BLOCK,
-};
+use crate::solve::pagerank::{update_blocks, PowerEngine, Transition, KERNELS, UPDATE_BLOCK};
 
 /// One part's buffers: its nodes' dangling flags, the dangling share it reads, and its
 /// blocks' partial results.
@@ -37,16 +34,14 @@ struct DistPower<'a, T: Scalar> {
     residual: f64,
 }
 
-/// Power iteration on the distributed `Gᵀ` of `t` (see the module doc); `a` must be built
-/// from `t.matrix()` (same size).
-pub(crate) fn pagerank<T: Scalar>(
-    a: &DistributedMatrix<T>,
+/// The power iteration's engine on the distributed `Gᵀ` of `t` (n nodes; see the module
+/// doc); `a` must be built from `t.matrix()` (same size).
+pub(crate) fn engine<'a, T: Scalar>(
+    a: &'a DistributedMatrix<T>,
     t: &Transition,
-    settings: &Settings,
-) -> Result<PageRank<T>> {
-    let Some((n, factors)) = start::<T>(t, settings)? else {
-        return Ok(PageRank::empty());
-    };
+    n: usize,
+    factors: [T; 3],
+) -> Result<impl PowerEngine<T> + 'a> {
     if a.nrows() != n {
         return Err(Error::Unsupported(format!(
             "a distributed matrix of {} rows for a graph of {n} nodes",
@@ -65,7 +60,7 @@ pub(crate) fn pagerank<T: Scalar>(
             blocks,
         });
     }
-    let mut engine = DistPower {
+    Ok(DistPower {
         a,
         factors,
         state,
@@ -73,8 +68,7 @@ pub(crate) fn pagerank<T: Scalar>(
         next: a.new_y()?,
         dangling_sum: t.dangling_count() as f64,
         residual: f64::INFINITY,
-    };
-    power_iteration(&mut engine, settings)
+    })
 }
 
 impl<T: Scalar> PowerEngine<T> for DistPower<'_, T> {
@@ -127,11 +121,8 @@ impl<T: Scalar> PowerEngine<T> for DistPower<'_, T> {
         (self.dangling_sum, self.residual) = (sum, max_diff);
         Ok(())
     }
-    fn residual(&mut self) -> Result<f64> {
-        Ok(self.residual)
-    }
-    fn residual_is_free(&self) -> bool {
-        true
+    fn residual(&mut self, _due: bool) -> Result<Option<f64>> {
+        Ok(Some(self.residual))
     }
     fn synchronize(&self) -> Result<()> {
         self.a.synchronize()

@@ -185,17 +185,15 @@ pub(crate) fn host_block<T: Scalar>(
 ) -> Result<()> {
     check_block(shape, x.len(), y.len(), block)?;
     let ((nrows, ncols), k) = (shape, block.k);
-    match block.layout {
-        Layout::ColMajor => {
-            for j in 0..k {
-                apply(
-                    alpha,
-                    &x[j * ncols..(j + 1) * ncols],
-                    beta,
-                    &mut y[j * nrows..(j + 1) * nrows],
-                )?;
-            }
+    // The product of each column of X into its column of Y, both column-major.
+    let by_columns = |x: &[T], y: &mut [T]| -> Result<()> {
+        for j in 0..k {
+            apply(alpha, &x[j * ncols..(j + 1) * ncols], beta, &mut y[j * nrows..(j + 1) * nrows])?;
         }
+        Ok(())
+    };
+    match block.layout {
+        Layout::ColMajor => by_columns(x, y)?,
         Layout::RowMajor => {
             let xc = to_columns(x, ncols, k, Layout::RowMajor);
             // β = 0 must not read Y (it may hold NaN): its copy starts as zeros then.
@@ -204,14 +202,7 @@ pub(crate) fn host_block<T: Scalar>(
             } else {
                 to_columns(y, nrows, k, Layout::RowMajor)
             };
-            for j in 0..k {
-                apply(
-                    alpha,
-                    &xc[j * ncols..(j + 1) * ncols],
-                    beta,
-                    &mut yc[j * nrows..(j + 1) * nrows],
-                )?;
-            }
+            by_columns(&xc, &mut yc)?;
             from_columns(&yc, nrows, k, Layout::RowMajor, y);
         }
     }

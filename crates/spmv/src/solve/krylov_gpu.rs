@@ -27,18 +27,6 @@ impl<T: Scalar> Solvable<T> for DeviceMatrix<T> {
     }
 }
 
-/// One GPU's engine for `a` (n unknowns).
-pub(crate) fn engine<'a, T: Scalar>(
-    a: &'a DeviceMatrix<T>,
-    n: usize,
-    m_inv: Option<&[T]>,
-    settings: &'a KrylovSettings,
-    bnorm: f64,
-    method: Method,
-) -> Result<impl Engine<T> + 'a> {
-    GpuEngine::new(a, n, m_inv, settings, bnorm, method)
-}
-
 /// One GPU solve's state: the device scalars, partial sums and block counter, the
 /// preconditioner, and the kernels.
 struct GpuEngine<'a, T: Scalar> {
@@ -94,39 +82,38 @@ impl StepKernels {
     }
 }
 
-impl<'a, T: Scalar> GpuEngine<'a, T> {
-    fn new(
-        a: &'a DeviceMatrix<T>,
-        n: usize,
-        m_inv: Option<&[T]>,
-        settings: &'a KrylovSettings,
-        bnorm: f64,
-        method: Method,
-    ) -> Result<Self> {
-        let n32 = u32::try_from(n).map_err(|_| {
-            Error::Unsupported(format!("{method:?} on the GPU: {n} rows exceed 32-bit indices"))
-        })?;
-        let gpu = &**a.gpu();
-        let initial = initial_scalars(settings, bnorm);
-        Ok(GpuEngine {
-            a,
-            gpu,
-            settings,
-            n,
-            n32,
-            bnorm,
-            initial,
-            s: gpu.upload(&initial)?,
-            partial: gpu.alloc(2 * blocks(n))?,
-            counter: gpu.alloc(1)?,
-            d: match m_inv {
-                Some(d) => gpu.upload(d)?,
-                None => gpu.alloc(1)?,
-            },
-            use_d: m_inv.is_some() as u32,
-            kernels: StepKernels::new::<T>(gpu, n)?,
-        })
-    }
+/// One GPU's engine for `a` (n unknowns).
+pub(crate) fn engine<'a, T: Scalar>(
+    a: &'a DeviceMatrix<T>,
+    n: usize,
+    m_inv: Option<&[T]>,
+    settings: &'a KrylovSettings,
+    bnorm: f64,
+    method: Method,
+) -> Result<impl Engine<T> + 'a> {
+    let n32 = u32::try_from(n).map_err(|_| {
+        Error::Unsupported(format!("{method:?} on the GPU: {n} rows exceed 32-bit indices"))
+    })?;
+    let gpu = &**a.gpu();
+    let initial = initial_scalars(settings, bnorm);
+    Ok(GpuEngine {
+        a,
+        gpu,
+        settings,
+        n,
+        n32,
+        bnorm,
+        initial,
+        s: gpu.upload(&initial)?,
+        partial: gpu.alloc(2 * blocks(n))?,
+        counter: gpu.alloc(1)?,
+        d: match m_inv {
+            Some(d) => gpu.upload(d)?,
+            None => gpu.alloc(1)?,
+        },
+        use_d: m_inv.is_some() as u32,
+        kernels: StepKernels::new::<T>(gpu, n)?,
+    })
 }
 
 // SAFETY (every launch below): the arguments match krylov.cu's kernels of the same name;

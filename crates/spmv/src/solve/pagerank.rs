@@ -349,10 +349,9 @@ pub(crate) trait PowerEngine<T: Scalar> {
     /// One iteration: y = Gᵀ·rank, the update into the next rank (and the next dangling sum
     /// and the largest change), rank ← next.
     fn iterate(&mut self) -> Result<()>;
-    /// The largest change of the last iteration (a read-back on one GPU).
-    fn residual(&mut self) -> Result<f64>;
-    /// Whether the residual is known after every iteration anyway (no read-back to save).
-    fn residual_is_free(&self) -> bool;
+    /// The largest change of the last iteration where it is known anyway, or where `due` (on
+    /// one GPU a read-back, made only when due); else `None`.
+    fn residual(&mut self, due: bool) -> Result<Option<f64>>;
     /// Waits for the queued work.
     fn synchronize(&self) -> Result<()>;
     /// The ranks on the host.
@@ -371,11 +370,9 @@ pub(crate) fn power_iteration<T: Scalar>(
     while iterations < settings.max_iter {
         e.iterate()?;
         iterations += 1;
-        if e.residual_is_free()
-            || iterations % settings.check_every == 0
-            || iterations == settings.max_iter
-        {
-            residual = e.residual()?;
+        let due = iterations % settings.check_every == 0 || iterations == settings.max_iter;
+        if let Some(r) = e.residual(due)? {
+            residual = r;
             if residual < settings.tol {
                 converged = true;
                 break;
@@ -394,11 +391,17 @@ pub fn pagerank<T: Scalar, A: super::Solvable<T> + ?Sized>(
     t: &Transition,
     settings: &Settings,
 ) -> Result<PageRank<T>> {
-    match gt.backing() {
-        super::Backing::Host(h) => pagerank_on_host(h, t, settings),
-        super::Backing::Gpu(d) => pagerank_on_gpu(d, t, settings),
-        super::Backing::Distributed(d) => crate::distributed::pagerank_engine(d, t, settings),
-    }
+    let Some((n, factors)) = start::<T>(t, settings)? else {
+        return Ok(PageRank::empty());
+    };
+    let mut engine: Box<dyn PowerEngine<T> + '_> = match gt.backing() {
+        super::Backing::Host(h) => Box::new(host_engine(h, t, n, factors)),
+        super::Backing::Gpu(d) => Box::new(GpuPower::new(d, t, n, factors)?),
+        super::Backing::Distributed(d) => {
+            Box::new(crate::distributed::pagerank_engine(d, t, n, factors)?)
+        }
+    };
+    power_iteration(engine.as_mut(), settings)
 }
 
 /// One GPU's engine: the whole iteration on the device (module doc).
@@ -491,11 +494,8 @@ impl<T: Scalar> PowerEngine<T> for GpuPower<'_, T> {
         std::mem::swap(&mut self.rank, &mut self.next);
         Ok(())
     }
-    fn residual(&mut self) -> Result<f64> {
-        Ok(self.gpu.download(&self.max_diff)?[0].to_f64())
-    }
-    fn residual_is_free(&self) -> bool {
-        false
+    fn residual(&mut self, due: bool) -> Result<Option<f64>> {
+        Ok(if due { Some(self.gpu.download(&self.max_diff)?[0].to_f64()) } else { None })
     }
     fn synchronize(&self) -> Result<()> {
         self.gpu.synchronize()
@@ -547,11 +547,8 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> PowerEngine<T>
         std::mem::swap(&mut self.rank, &mut self.next);
         Ok(())
     }
-    fn residual(&mut self) -> Result<f64> {
-        Ok(self.residual)
-    }
-    fn residual_is_free(&self) -> bool {
-        true
+    fn residual(&mut self, _due: bool) -> Result<Option<f64>> {
+        Ok(Some(self.residual))
     }
     fn synchronize(&self) -> Result<()> {
         Ok(())
@@ -561,16 +558,14 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> PowerEngine<T>
     }
 }
 
-/// PageRank on the host with `gt` computing `y = Gᵀ·x` for the `Gᵀ` of `t`.
-pub(crate) fn pagerank_on_host<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized>(
-    gt: &A,
-    t: &Transition,
-    settings: &Settings,
-) -> Result<PageRank<T>> {
-    let Some((n, factors)) = start::<T>(t, settings)? else {
-        return Ok(PageRank::empty());
-    };
-    let mut engine = HostPower {
+/// The host engine with `gt` computing `y = Gᵀ·x` for the `Gᵀ` of `t` (n nodes).
+fn host_engine<'a, T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized>(
+    gt: &'a A,
+    t: &'a Transition,
+    n: usize,
+    factors: [T; 3],
+) -> HostPower<'a, T, A> {
+    HostPower {
         gt,
         dangling: t.dangling(),
         factors,
@@ -578,20 +573,7 @@ pub(crate) fn pagerank_on_host<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?
         next: vec![T::ZERO; n],
         dangling_sum: T::from_f64(t.dangling_count() as f64),
         residual: f64::INFINITY,
-    };
-    power_iteration(&mut engine, settings)
-}
-
-/// PageRank on one GPU with `gt` = the uploaded `Gᵀ` of `t` (any format).
-pub(crate) fn pagerank_on_gpu<T: Scalar>(
-    gt: &DeviceMatrix<T>,
-    t: &Transition,
-    settings: &Settings,
-) -> Result<PageRank<T>> {
-    let Some((n, factors)) = start::<T>(t, settings)? else {
-        return Ok(PageRank::empty());
-    };
-    power_iteration(&mut GpuPower::new(gt, t, n, factors)?, settings)
+    }
 }
 
 /// The reference ranks: the host engine in f64 with the oracle SpMV (exact products,
@@ -603,7 +585,10 @@ pub fn pagerank_exact(
     max_iter: usize,
 ) -> Result<PageRank<f64>> {
     let settings = Settings { alpha, tol, max_iter, check_every: 1 };
-    pagerank_on_host(&OracleOperator(t.matrix()), t, &settings)
+    let Some((n, factors)) = start::<f64>(t, &settings)? else {
+        return Ok(PageRank::empty());
+    };
+    power_iteration(&mut host_engine(&OracleOperator(t.matrix()), t, n, factors), &settings)
 }
 
 #[cfg(test)]

@@ -47,6 +47,12 @@ fn assert_parse_error(text: &str, line: usize, words: &[&str]) {
     }
 }
 
+/// [`assert_parse_error`] on `body` after the header of a real general matrix.
+#[track_caller]
+fn assert_real_error(body: &str, line: usize, words: &[&str]) {
+    assert_parse_error(&format!("{REAL}{body}"), line, words);
+}
+
 fn csr(nrows: usize, ncols: usize, rows: &[&[(u32, f64)]]) -> Csr<f64> {
     assert_eq!(rows.len(), nrows);
     let mut row_ptr = vec![0];
@@ -326,30 +332,14 @@ fn error_unsupported_complex_and_hermitian() {
 
 #[test]
 fn error_bad_size_line() {
-    assert_parse_error(
-        &format!("{REAL}% c\n3 3\n1 1 1\n"),
-        3,
-        &["size line", "expected 3", "found 2"],
-    );
-    assert_parse_error(&format!("{REAL}3 3 1 1\n1 1 1\n"), 2, &["size line", "found 4"]);
-    assert_parse_error(
-        &format!("{REAL}3 x 1\n1 1 1\n"),
-        2,
-        &["size line", "'x'", "not a non-negative integer"],
-    );
-    assert_parse_error(&format!("{REAL}3 3 1.5\n1 1 1\n"), 2, &["size line", "'1.5'"]);
-    assert_parse_error(&format!("{REAL}-3 3 1\n1 1 1\n"), 2, &["size line", "negative", "-3"]);
-    assert_parse_error(&format!("{REAL}3 3 -1\n"), 2, &["size line", "negative"]);
-    assert_parse_error(
-        &format!("{REAL}4294967297 1 0\n"),
-        2,
-        &["size line", "32-bit", "4294967297"],
-    );
-    assert_parse_error(
-        &format!("{REAL}1 99999999999999999999999 0\n"),
-        2,
-        &["size line", "too large"],
-    );
+    assert_real_error("% c\n3 3\n1 1 1\n", 3, &["size line", "expected 3", "found 2"]);
+    assert_real_error("3 3 1 1\n1 1 1\n", 2, &["size line", "found 4"]);
+    assert_real_error("3 x 1\n1 1 1\n", 2, &["size line", "'x'", "not a non-negative integer"]);
+    assert_real_error("3 3 1.5\n1 1 1\n", 2, &["size line", "'1.5'"]);
+    assert_real_error("-3 3 1\n1 1 1\n", 2, &["size line", "negative", "-3"]);
+    assert_real_error("3 3 -1\n", 2, &["size line", "negative"]);
+    assert_real_error("4294967297 1 0\n", 2, &["size line", "32-bit", "4294967297"]);
+    assert_real_error("1 99999999999999999999999 0\n", 2, &["size line", "too large"]);
     assert_parse_error(
         "%%MatrixMarket matrix array real general\n2 2 4\n1\n2\n3\n4\n",
         2,
@@ -361,31 +351,27 @@ fn error_bad_size_line() {
         &["square", "2 x 3"],
     );
     // No size line at all.
-    assert_parse_error(&format!("{REAL}% only comments\n\n"), 3, &["before the size line"]);
+    assert_real_error("% only comments\n\n", 3, &["before the size line"]);
     assert_parse_error(REAL, 1, &["before the size line"]);
 }
 
 #[test]
 fn error_too_few_entries() {
-    assert_parse_error(
-        &format!("{REAL}2 2 3\n1 1 1.0\n2 2 2.0\n"),
+    assert_real_error(
+        "2 2 3\n1 1 1.0\n2 2 2.0\n",
         4,
         &["too few", "line 4", "expected 3, found 2"],
     );
     // Trailing blank lines: the file ends at its last line.
-    assert_parse_error(
-        &format!("{REAL}2 2 3\n1 1 1.0\n2 2 2.0\n\n% c\n"),
+    assert_real_error(
+        "2 2 3\n1 1 1.0\n2 2 2.0\n\n% c\n",
         6,
         &["too few", "line 6", "expected 3, found 2"],
     );
     // No final newline.
-    assert_parse_error(
-        &format!("{REAL}2 2 3\n1 1 1.0\n2 2 2.0"),
-        4,
-        &["too few", "expected 3, found 2"],
-    );
+    assert_real_error("2 2 3\n1 1 1.0\n2 2 2.0", 4, &["too few", "expected 3, found 2"]);
     // No entries at all: the file ends at the size line.
-    assert_parse_error(&format!("{REAL}2 2 1\n"), 2, &["too few", "expected 1, found 0"]);
+    assert_real_error("2 2 1\n", 2, &["too few", "expected 1, found 0"]);
     assert_parse_error(
         "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n",
         5,
@@ -395,14 +381,14 @@ fn error_too_few_entries() {
 
 #[test]
 fn error_too_many_entries() {
-    assert_parse_error(
-        &format!("{REAL}2 2 1\n1 1 1.0\n\n% c\n2 2 2.0\n"),
+    assert_real_error(
+        "2 2 1\n1 1 1.0\n\n% c\n2 2 2.0\n",
         6,
         &["too many", "announces 1", "line 6"],
     );
     // An extra line is "too many" even when it is malformed.
-    assert_parse_error(&format!("{REAL}2 2 1\n1 1 1.0\ngarbage\n"), 4, &["too many"]);
-    assert_parse_error(&format!("{REAL}2 2 0\n1 1 1.0\n"), 3, &["too many", "announces 0"]);
+    assert_real_error("2 2 1\n1 1 1.0\ngarbage\n", 4, &["too many"]);
+    assert_real_error("2 2 0\n1 1 1.0\n", 3, &["too many", "announces 0"]);
     assert_parse_error(
         "%%MatrixMarket matrix array real general\n1 2\n1\n2\n3\n",
         5,
@@ -412,32 +398,12 @@ fn error_too_many_entries() {
 
 #[test]
 fn error_index_out_of_range() {
-    assert_parse_error(
-        &format!("{REAL}2 3 2\n1 1 1\n0 1 1\n"),
-        4,
-        &["row index 0", "out of range", "1..=2"],
-    );
-    assert_parse_error(
-        &format!("{REAL}2 3 1\n1 0 1\n"),
-        3,
-        &["column index 0", "out of range", "1..=3"],
-    );
-    assert_parse_error(
-        &format!("{REAL}2 3 1\n3 1 1\n"),
-        3,
-        &["row index 3", "exceeds", "rows (2)"],
-    );
-    assert_parse_error(
-        &format!("{REAL}2 3 1\n1 4 1\n"),
-        3,
-        &["column index 4", "exceeds", "columns (3)"],
-    );
-    assert_parse_error(&format!("{REAL}2 3 1\n-1 1 1\n"), 3, &["row index -1", "out of range"]);
-    assert_parse_error(
-        &format!("{REAL}2 3 1\n1 99999999999999999999999 1\n"),
-        3,
-        &["column index", "exceeds"],
-    );
+    assert_real_error("2 3 2\n1 1 1\n0 1 1\n", 4, &["row index 0", "out of range", "1..=2"]);
+    assert_real_error("2 3 1\n1 0 1\n", 3, &["column index 0", "out of range", "1..=3"]);
+    assert_real_error("2 3 1\n3 1 1\n", 3, &["row index 3", "exceeds", "rows (2)"]);
+    assert_real_error("2 3 1\n1 4 1\n", 3, &["column index 4", "exceeds", "columns (3)"]);
+    assert_real_error("2 3 1\n-1 1 1\n", 3, &["row index -1", "out of range"]);
+    assert_real_error("2 3 1\n1 99999999999999999999999 1\n", 3, &["column index", "exceeds"]);
     assert_parse_error(
         "%%MatrixMarket matrix coordinate pattern symmetric\n2 2 1\n3 1\n",
         3,
@@ -447,18 +413,10 @@ fn error_index_out_of_range() {
 
 #[test]
 fn error_not_a_number() {
-    assert_parse_error(&format!("{REAL}2 2 1\n1 1 abc\n"), 3, &["value 'abc'", "not a number"]);
-    assert_parse_error(&format!("{REAL}2 2 1\n1 1 1.0.0\n"), 3, &["'1.0.0'", "not a number"]);
-    assert_parse_error(
-        &format!("{REAL}2 2 1\nx 1 1.0\n"),
-        3,
-        &["row index 'x'", "not a positive integer"],
-    );
-    assert_parse_error(
-        &format!("{REAL}2 2 1\n1 1.0 1.0\n"),
-        3,
-        &["column index '1.0'", "not a positive integer"],
-    );
+    assert_real_error("2 2 1\n1 1 abc\n", 3, &["value 'abc'", "not a number"]);
+    assert_real_error("2 2 1\n1 1 1.0.0\n", 3, &["'1.0.0'", "not a number"]);
+    assert_real_error("2 2 1\nx 1 1.0\n", 3, &["row index 'x'", "not a positive integer"]);
+    assert_real_error("2 2 1\n1 1.0 1.0\n", 3, &["column index '1.0'", "not a positive integer"]);
     let int = "%%MatrixMarket matrix coordinate integer general\n2 2 1\n";
     assert_parse_error(&format!("{int}1 1 1.5\n"), 3, &["'1.5'", "not an integer"]);
     assert_parse_error(
@@ -475,9 +433,9 @@ fn error_not_a_number() {
 
 #[test]
 fn error_wrong_number_of_fields() {
-    assert_parse_error(&format!("{REAL}2 2 2\n1 1 1\n1 2\n"), 4, &["expected 3 fields", "found 2"]);
-    assert_parse_error(&format!("{REAL}2 2 1\n1 2 3 4\n"), 3, &["expected 3 fields", "found 4"]);
-    assert_parse_error(&format!("{REAL}2 2 1\n1\n"), 3, &["expected 3 fields", "found 1"]);
+    assert_real_error("2 2 2\n1 1 1\n1 2\n", 4, &["expected 3 fields", "found 2"]);
+    assert_real_error("2 2 1\n1 2 3 4\n", 3, &["expected 3 fields", "found 4"]);
+    assert_real_error("2 2 1\n1\n", 3, &["expected 3 fields", "found 1"]);
     let pat = "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n";
     assert_parse_error(&format!("{pat}1 2 1.0\n"), 3, &["expected 2 fields", "pattern", "found 3"]);
     assert_parse_error(

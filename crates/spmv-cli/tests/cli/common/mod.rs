@@ -7,6 +7,24 @@ pub fn spmv(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_spmv")).args(args).output().expect("the spmv binary runs")
 }
 
+/// `spmv(args)`, which must succeed (its stderr shown where it does not).
+pub fn spmv_ok(args: &[&str]) -> Output {
+    let out = spmv(args);
+    assert!(out.status.success(), "{args:?}:\n{}", text(&out.stderr));
+    out
+}
+
+/// A command line's arguments, split on spaces: long argument lists stay on one line (for
+/// arguments without spaces).
+pub fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
+/// `words(line)` with the word `PATH` replaced by `path` (which may hold spaces).
+pub fn words_at<'a>(line: &'a str, path: &'a Path) -> Vec<&'a str> {
+    line.split_whitespace().map(|w| if w == "PATH" { path.to_str().unwrap() } else { w }).collect()
+}
+
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
