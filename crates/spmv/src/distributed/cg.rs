@@ -21,23 +21,41 @@ use crate::solve::krylov::{blocks, stop, KrylovSettings};
 use crate::solve::krylov_gpu::{
     StepKernels, BI_DIRECTION, BI_S, BI_UPDATE, CG_DIRECTION, CG_UPDATE,
 };
-use crate::solve::methods::{initial_scalars, Backing, Solvable};
+use crate::solve::methods::{initial_scalars, run, Backing, Begun, OwnEngines, Solvable};
+use crate::solve::pagerank::{PowerEngine, Transition};
+use crate::solve::{Method, Solution};
 
 /// Several GPUs' matrix solves on them.
 impl<T: Scalar> Solvable<T> for DistributedMatrix<T> {
     fn backing(&self) -> Backing<'_, T> {
-        Backing::Distributed(self)
+        Backing::Own(self)
     }
 }
 
-/// The Krylov engine of `a`.
-pub(crate) fn krylov_engine<'a, T: Scalar>(
-    a: &'a DistributedMatrix<T>,
-    m_inv: Option<&[T]>,
-    settings: &'a KrylovSettings,
-    bnorm: f64,
-) -> Result<impl Engine<T> + 'a> {
-    DistEngine::new(a, m_inv, settings, bnorm)
+/// The methods of `solve` with this module's engines.
+impl<T: Scalar> OwnEngines<T> for DistributedMatrix<T> {
+    fn shape(&self) -> (usize, usize) {
+        (self.nrows(), self.nrows())
+    }
+    fn krylov(
+        &self,
+        method: Method,
+        b: &[T],
+        m_inv: Option<&[T]>,
+        settings: &KrylovSettings,
+        begun: Begun,
+    ) -> Result<Solution<T>> {
+        let mut engine = DistEngine::new(self, m_inv, settings, begun.bnorm)?;
+        run(&mut engine, method, b, m_inv, settings, begun)
+    }
+    fn power<'a>(
+        &'a self,
+        t: &'a Transition,
+        n: usize,
+        factors: [T; 3],
+    ) -> Result<Box<dyn PowerEngine<T> + 'a>> {
+        Ok(Box::new(super::pagerank::engine(self, t, n, factors)?))
+    }
 }
 
 /// One part's scalars, sums and kernels.

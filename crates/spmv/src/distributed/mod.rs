@@ -53,9 +53,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, PushKernelArg};
 
-pub(crate) use cg::krylov_engine;
 pub use nccl::version as nccl_version;
-pub(crate) use pagerank::engine as pagerank_engine;
 pub use partition::{LocalPart, Partition};
 
 use crate::choice::Choice;

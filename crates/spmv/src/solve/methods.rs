@@ -11,6 +11,7 @@ use super::krylov::{
     check_inputs, dot, judge, preconditioned, relative_residual, stop_outcome, threshold,
     trivial_outcome, KrylovSettings, Method, Outcome, Solution,
 };
+use super::pagerank::{PowerEngine, Transition};
 use crate::error::{Error, Result};
 use crate::matrix::Scalar;
 use crate::operator::LinearOperator;
@@ -21,8 +22,34 @@ pub enum Backing<'a, T: Scalar> {
     Host(&'a (dyn LinearOperator<T, Vector = [T]> + 'a)),
     /// One GPU: the whole iteration on the device.
     Gpu(&'a crate::DeviceMatrix<T>),
-    /// Several GPUs.
-    Distributed(&'a crate::distributed::DistributedMatrix<T>),
+    /// A backend that brings its own engines (several GPUs): `solve` names no backend
+    /// above it.
+    Own(&'a dyn OwnEngines<T>),
+}
+
+/// The engines of a backend outside `solve` (`distributed`): it runs the methods written here
+/// through [`run`] and [`super::pagerank::power_iteration`] with engines of its own.
+pub trait OwnEngines<T: Scalar> {
+    /// (rows, columns) of the matrix.
+    fn shape(&self) -> (usize, usize);
+    /// Runs `method` after [`begin`]'s checks: `run(&mut its engine, …)`.
+    #[doc(hidden)]
+    fn krylov(
+        &self,
+        method: Method,
+        b: &[T],
+        m_inv: Option<&[T]>,
+        settings: &KrylovSettings,
+        begun: Begun,
+    ) -> Result<Solution<T>>;
+    /// The power iteration's engine for `t` (n nodes, factors α, 1 − α, 1/n).
+    #[doc(hidden)]
+    fn power<'a>(
+        &'a self,
+        t: &'a Transition,
+        n: usize,
+        factors: [T; 3],
+    ) -> Result<Box<dyn PowerEngine<T> + 'a>>;
 }
 
 /// A matrix the solvers run on, on its own backend (CG, BiCGSTAB, PageRank).
@@ -42,7 +69,7 @@ pub fn solve<T: Scalar, A: Solvable<T> + ?Sized>(
     let shape = match a.backing() {
         Backing::Host(h) => h.shape(),
         Backing::Gpu(d) => d.shape(),
-        Backing::Distributed(d) => d.shape(),
+        Backing::Own(d) => d.shape(),
     };
     let begun = match begin(shape, b, m_inv, settings, method)? {
         Ok(begun) => begun,
@@ -59,10 +86,7 @@ pub fn solve<T: Scalar, A: Solvable<T> + ?Sized>(
             let mut engine = super::krylov_gpu::engine(d, b.len(), m_inv, settings, bnorm, method)?;
             run(&mut engine, method, b, m_inv, settings, begun)
         }
-        Backing::Distributed(d) => {
-            let mut engine = crate::distributed::krylov_engine(d, m_inv, settings, bnorm)?;
-            run(&mut engine, method, b, m_inv, settings, begun)
-        }
+        Backing::Own(d) => d.krylov(method, b, m_inv, settings, begun),
     }
 }
 
@@ -89,7 +113,8 @@ pub fn bicgstab<T: Scalar, A: Solvable<T> + ?Sized>(
 }
 
 /// A solve after its checks: ‖b‖ and the clock, or the answer without iterating.
-pub(crate) struct Begun {
+#[doc(hidden)]
+pub struct Begun {
     pub bnorm: f64,
     pub start: Instant,
 }

@@ -345,7 +345,8 @@ pub(crate) fn start<T: Scalar>(
 
 /// A backend's power iteration: its two rank vectors and the update of pagerank.cu (the
 /// control of the iteration, [`power_iteration`], is written once).
-pub(crate) trait PowerEngine<T: Scalar> {
+#[doc(hidden)]
+pub trait PowerEngine<T: Scalar> {
     /// One iteration: y = Gᵀ·rank, the update into the next rank (and the next dangling sum
     /// and the largest change), rank ← next.
     fn iterate(&mut self) -> Result<()>;
@@ -397,9 +398,7 @@ pub fn pagerank<T: Scalar, A: super::Solvable<T> + ?Sized>(
     let mut engine: Box<dyn PowerEngine<T> + '_> = match gt.backing() {
         super::Backing::Host(h) => Box::new(host_engine(h, t, n, factors)),
         super::Backing::Gpu(d) => Box::new(GpuPower::new(d, t, n, factors)?),
-        super::Backing::Distributed(d) => {
-            Box::new(crate::distributed::pagerank_engine(d, t, n, factors)?)
-        }
+        super::Backing::Own(d) => d.power(t, n, factors)?,
     };
     power_iteration(engine.as_mut(), settings)
 }
