@@ -544,6 +544,9 @@ impl<T: Scalar> DistributedMatrix<T> {
         }
         self.check(x, true, block.k)?;
         self.check(y, false, block.k)?;
+        if self.nrows() == 0 {
+            return Ok(()); // nothing to write, however many (empty) vectors the block says
+        }
         (0..block.k).try_for_each(|j| self.apply_column(alpha, x, beta, y, j))
     }
 

@@ -251,6 +251,9 @@ impl<T: Scalar> DeviceMatrix<T> {
         if overlap(device_range(x), device_range(y)) {
             return Err(crate::Error::Shape("X and Y overlap: copy X first".into()));
         }
+        if m == 0 {
+            return Ok(()); // nothing to write, however many (empty) vectors the block says
+        }
         if block.layout == Layout::ColMajor {
             return self.columns(alpha, x, beta, y, k);
         }

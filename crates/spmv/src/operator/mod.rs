@@ -185,6 +185,9 @@ pub(crate) fn host_block<T: Scalar>(
 ) -> Result<()> {
     check_block(shape, x.len(), y.len(), block)?;
     let ((nrows, ncols), k) = (shape, block.k);
+    if nrows == 0 {
+        return Ok(()); // nothing to write, however many (empty) vectors the block says
+    }
     // The product of each column of X into its column of Y, both column-major.
     let by_columns = |x: &[T], y: &mut [T]| -> Result<()> {
         for j in 0..k {

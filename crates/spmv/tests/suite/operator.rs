@@ -138,6 +138,23 @@ fn wrong_block_and_transpose_shapes_are_errors() {
     assert!(matches!(e, Error::Shape(_)), "{e}");
     let e = op.apply_block(1.0, &[], 0.0, &mut [], Block::columns(0)).unwrap_err();
     assert!(e.to_string().contains("k must be at least 1"), "{e}");
+    // A block of many empty vectors costs nothing (a matrix without rows has nothing to write).
+    let empty = Matrix::<f64>::from_csr(Csr::zeros(0, 5)).to_device(&Backend::Cpu, "csr-vector");
+    let empty = empty.unwrap();
+    let start = std::time::Instant::now();
+    empty.apply_block(1.0, &[0.0; 5], 0.0, &mut [], Block::columns(1)).unwrap();
+    let k = 1usize << 40;
+    assert!(empty.apply_block(1.0, &[], 0.0, &mut [], Block::columns(k)).is_err(), "X of 5·2^40");
+    spmv::LinearOperator::apply_block(
+        &Csr::<f64>::zeros(0, 0),
+        1.0,
+        &[],
+        0.0,
+        &mut [],
+        Block::columns(k),
+    )
+    .unwrap();
+    assert!(start.elapsed().as_secs() < 5, "2^40 empty columns took {:?}", start.elapsed());
     let e = op.apply_transpose(1.0, &[0.0; 20], 0.0, &mut [0.0; 30]).unwrap_err();
     assert!(e.to_string().contains("needs x of 30 and y of 20"), "{e}");
 }
