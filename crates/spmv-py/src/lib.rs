@@ -830,23 +830,7 @@ impl Product {
     }
 }
 
-/// The error for a transposed block whose arrays do not hold `k` vectors of Aᵀ's shape.
-fn check_transpose_block(m: usize, n: usize, x: usize, y: usize, k: usize) -> spmv::Result<()> {
-    if k == 0 || m.checked_mul(k) != Some(x) || n.checked_mul(k) != Some(y) {
-        return Err(Error::Shape(format!(
-            "Aᵀ·X with a block of {k} vectors for a {m} x {n} matrix needs X of {m}·{k} and Y of {n}·{k} entries; given X of {x}, Y of {y}"
-        )));
-    }
-    Ok(())
-}
-
-/// `k` vectors of length `n` stored row by row, as column-major (a copy).
-fn row_major_to_columns<T: Copy>(data: &[T], n: usize, k: usize) -> Vec<T> {
-    (0..k).flat_map(|j| (0..n).map(move |i| data[i * k + j])).collect()
-}
-
-/// The product on host vectors (the library's products; Aᵀ on a block one column at a time,
-/// a row-major block through column-major copies).
+/// The product on host vectors (the library's products; Aᵀ on a block one column at a time).
 fn host_product<T: Scalar>(
     op: &Operator<T>,
     alpha: T,
@@ -861,32 +845,8 @@ fn host_product<T: Scalar>(
         (false, Some(block)) => return op.apply_block(alpha, x, beta, y, block),
         (true, Some(block)) => block,
     };
-    let (m, n, k) = (op.nrows(), op.ncols(), block.k);
-    check_transpose_block(m, n, x.len(), y.len(), k)?;
-    match block.layout {
-        Layout::ColMajor => (0..k).try_for_each(|j| {
-            op.apply_transpose(alpha, &x[j * m..(j + 1) * m], beta, &mut y[j * n..(j + 1) * n])
-        }),
-        Layout::RowMajor => {
-            let xc = row_major_to_columns(x, m, k);
-            let mut yc =
-                if beta == T::ZERO { vec![T::ZERO; n * k] } else { row_major_to_columns(y, n, k) };
-            host_product(
-                op,
-                alpha,
-                &xc,
-                beta,
-                &mut yc,
-                Product { transpose: true, block: Some(Block::columns(k)) },
-            )?;
-            for j in 0..k {
-                for i in 0..n {
-                    y[i * k + j] = yc[j * n + i];
-                }
-            }
-            Ok(())
-        }
-    }
+    let apply = |a, x: &[T], b, y: &mut [T]| op.apply_transpose(a, x, b, y);
+    spmv::operator::host_block((op.ncols(), op.nrows()), apply, (alpha, x, beta, y), block)
 }
 
 /// The product on device vectors (the device handle's products; Aᵀ on a block one column at
@@ -911,7 +871,7 @@ fn device_product<T: Scalar>(
         ));
     }
     let (m, n, k) = (d.nrows(), d.ncols(), block.k);
-    check_transpose_block(m, n, x.len(), y.len(), k)?;
+    spmv::operator::check_block((n, m), x.len(), y.len(), block)?;
     (0..k).try_for_each(|j| {
         with_sub_slice_ref(x, j * m..(j + 1) * m, |xj| {
             with_sub_slice(y, j * n..(j + 1) * n, |yj| d.apply_transpose(alpha, xj, beta, yj))

@@ -123,13 +123,8 @@ macro_rules! by_inherent_methods {
 }
 pub(crate) use by_inherent_methods;
 
-/// The error for a block whose arrays do not hold `k` vectors of the operator's shape.
-pub(crate) fn check_block(
-    (nrows, ncols): (usize, usize),
-    x: usize,
-    y: usize,
-    block: Block,
-) -> Result<()> {
+/// The error for a block whose arrays do not hold `k` vectors of an operator of `shape`.
+pub fn check_block((nrows, ncols): (usize, usize), x: usize, y: usize, block: Block) -> Result<()> {
     let k = block.k;
     if k == 0 {
         return Err(Error::Shape("a block of 0 vectors: k must be at least 1".into()));
@@ -175,9 +170,10 @@ pub(crate) fn from_columns<T: Copy>(cols: &[T], n: usize, k: usize, layout: Layo
     }
 }
 
-/// `Y = α·A·X + β·Y` on the host, one column at a time with `apply` (the host backends'
-/// block product).
-pub(crate) fn host_block<T: Scalar>(
+/// `Y = α·op(A)·X + β·Y` on the host, one column at a time with `apply`, the single-vector
+/// product of an operator of `shape` (the host backends' block product; with `apply_transpose`
+/// and the shape swapped, the transposed one).
+pub fn host_block<T: Scalar>(
     shape: (usize, usize),
     apply: impl Fn(T, &[T], T, &mut [T]) -> Result<()>,
     (alpha, x, beta, y): (T, &[T], T, &mut [T]),
