@@ -13,13 +13,13 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use spmv::bench::report::{Report, TableLayout};
+use spmv::bench::report::TableLayout;
 use spmv::bench::Settings;
 use spmv::choice::{Choice, CHOOSERS};
 use spmv::error::{printable, printable_name};
 use spmv::formats;
 use spmv::io::inputs::{self, Input};
-use spmv::{Backend, Csr, Precision, Scalar};
+use spmv::Backend;
 
 #[derive(Parser)]
 #[command(
@@ -201,8 +201,8 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
     // Fail on a bad format spec before loading anything.
     let specs = select::format_specs(&args.formats, args.deterministic)?;
     select::check_writable(args.json.as_deref(), "--json")?;
-    let backend = args.place.backend();
-    let on_cpu = matches!(backend, Backend::Cpu);
+    let target = args.place.target()?;
+    let on_cpu = matches!(target, spmv::app::Target::One(Backend::Cpu));
     let scaled_down = args.inputs.is_empty() && on_cpu;
     let inputs = if args.inputs.is_empty() {
         inputs::default_set(on_cpu)?
@@ -225,32 +225,20 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
     if args.place.devices.is_some() && settings.reorder != spmv::reorder::Reordering::None {
         bail!("--devices is not combined with --reorder");
     }
-    let distributed = args.place.parts(&backend)?;
-    let machine = backend.machine(&settings)?;
-    let mut report = Report::new(machine, &settings);
-    if let Some((_, devices)) = &distributed {
-        let note = format!(
-            "every matrix in {} row parts on devices {devices:?}, halo by {}{}; %roof of the distinct devices' copy bandwidth",
-            devices.len(),
-            settings.exchange,
-            if settings.overlap { "" } else { ", no overlap" }
-        );
-        report.note = Some(report.note.take().map_or(note.clone(), |n| format!("{n}; {note}")));
-    }
+    let mut run = spmv::app::bench::Bench::new(target, specs, precisions, settings)?;
     if scaled_down {
-        let scaled = "default set on the CPU: its generated matrices at about 1/10 of their GPU size (name specs to run others)";
-        report.note =
-            Some(report.note.take().map_or(scaled.to_string(), |n| format!("{scaled}; {n}")));
+        run.report.add_note("default set on the CPU: its generated matrices at about 1/10 of their GPU size (name specs to run others)".into());
     }
 
     // Rows are printed as they are measured; the summary follows at the end.
     let names: Vec<String> = inputs.iter().map(Input::name).collect();
     // auto's and tune's rows name the chosen format too: leave room for the longest name.
     let longest = spmv::formats::registry::<f64>().iter().map(|f| f.name.len()).max().unwrap_or(0);
-    let labels: Vec<String> = specs
+    let labels: Vec<String> = run
+        .specs
         .iter()
         .map(|s| {
-            let label = spmv::bench::label(s, settings.reorder);
+            let label = spmv::bench::label(s, run.settings.reorder);
             if !matches!(s, Choice::Spec(_)) {
                 format!("{label}({})", "x".repeat(longest))
             } else {
@@ -260,8 +248,8 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
         .collect();
     let layout =
         TableLayout::new(names.iter().map(String::as_str), labels.iter().map(String::as_str));
-    print!("{}", report.table_header(&layout));
-    let progress = Progress::new((inputs.len() * precisions.len() * specs.len()) as u64);
+    print!("{}", run.report.table_header(&layout));
+    let progress = Progress::new((inputs.len() * run.precisions.len() * run.specs.len()) as u64);
     let mut load_failures = Vec::new();
     for (i, input) in inputs.iter().enumerate() {
         progress.matrix(i, inputs.len(), &input.name());
@@ -276,40 +264,21 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
                     )
                 });
                 load_failures.push(input.name());
-                progress.skip((precisions.len() * specs.len()) as u64);
+                progress.skip((run.precisions.len() * run.specs.len()) as u64);
                 continue;
             }
         };
-        for &precision in &precisions {
-            let mut done = |m: &spmv::bench::Measurement| progress.measured(m, &layout.row(m));
-            let job = Job {
-                backend: &backend,
-                distributed: distributed.as_ref(),
-                input,
-                specs: &specs,
-                settings: &settings,
-                report: &report,
-            };
-            let results = match precision {
-                Precision::F64 => run::<f64>(&job, &a, &mut done),
-                Precision::F32 => run::<f32>(&job, &a.cast(), &mut done),
-                Precision::F16 => run::<spmv::f16>(&job, &a.cast(), &mut done),
-            };
-            report.results.extend(results);
-        }
+        run.matrix(&input.name(), &a, |m| progress.measured(m, &layout.row(m)));
     }
     progress.finish();
 
-    print!("{}", report.table_footer());
-    let baseline = match backend {
-        Backend::Gpu(_) => "cusparse-alg1",
-        Backend::Cpu => "csr-scalar",
-    };
+    print!("{}", run.report.table_footer());
+    let baseline = if on_cpu { "csr-scalar" } else { "cusparse-alg1" };
     // Reordered runs compare with the baseline on the reordered matrix.
-    let baseline = spmv::bench::label(&Choice::parse(baseline)?, settings.reorder);
-    print!("{}", report.summary_table(&baseline));
-    select::write_json(args.json.as_deref(), "--json", &report)?;
-    let failed = report.failures().count() + load_failures.len();
+    let baseline = spmv::bench::label(&Choice::parse(baseline)?, run.settings.reorder);
+    print!("{}", run.report.summary_table(&baseline));
+    select::write_json(args.json.as_deref(), "--json", &run.report)?;
+    let failed = run.report.failures().count() + load_failures.len();
     Ok(select::exit_code(failed, "result(s) wrong or not run (see the table)"))
 }
 
@@ -367,40 +336,5 @@ impl Progress {
         if self.plain {
             eprintln!("[{:>4.0} s] done", self.start.elapsed().as_secs_f64());
         }
-    }
-}
-
-/// The GPUs of `--devices` and their ordinals.
-type Devices = (Vec<std::sync::Arc<spmv::gpu::Gpu>>, Vec<usize>);
-
-/// What the runs of one matrix in each precision share.
-struct Job<'a> {
-    backend: &'a Backend,
-    distributed: Option<&'a Devices>,
-    input: &'a Input,
-    specs: &'a [Choice],
-    settings: &'a Settings,
-    report: &'a Report,
-}
-
-fn run<T: Scalar>(
-    job: &Job,
-    a: &Csr<T>,
-    done: &mut impl FnMut(&spmv::bench::Measurement),
-) -> Vec<spmv::bench::Measurement> {
-    let name = job.input.name();
-    let machine = &job.report.machine;
-    match job.distributed {
-        Some((gpus, devices)) => spmv::bench::run_matrix_distributed(
-            gpus,
-            devices,
-            &name,
-            a,
-            job.specs,
-            job.settings,
-            machine,
-            done,
-        ),
-        None => job.backend.run_matrix(&name, a, job.specs, job.settings, machine, done),
     }
 }

@@ -7,12 +7,10 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 
-use std::sync::Arc;
-
+use spmv::app::Target;
 use spmv::choice::{self, Choice};
-use spmv::distributed::{DistributedMatrix, Exchange};
+use spmv::distributed::Exchange;
 use spmv::formats;
-use spmv::gpu::Gpu;
 use spmv::reorder::Reordering;
 use spmv::{Backend, Precision};
 
@@ -46,27 +44,31 @@ fn parse_exchange(name: &str) -> std::result::Result<Exchange, String> {
     name.parse().map_err(|e: spmv::Error| e.to_string())
 }
 
+/// A flag taking one of `names` (listed by clap in --help and in its error), parsed as T.
+pub fn one_of<T>(names: &'static [&'static str]) -> impl clap::builder::TypedValueParser<Value = T>
+where
+    T: std::str::FromStr + Clone + Send + Sync + 'static,
+    T::Err: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(names).try_map(|s| s.parse::<T>())
+}
+
 /// The `--reorder` value.
 pub fn parse_reordering(name: &str) -> std::result::Result<Reordering, String> {
     Reordering::parse(name).map_err(|e| e.to_string())
 }
 
-/// GPU handles, one per part, and the parts' device ordinals.
-pub type Parts = (Vec<Arc<Gpu>>, Vec<usize>);
-
 impl Placement {
-    /// The GPU unless `--cpu` is set or none can be used; says on stderr which and why.
-    pub fn backend(&self) -> Backend {
-        backend(self.cpu)
-    }
-    /// With `--devices`: one GPU handle per part and the ordinals (an error on the CPU).
-    pub fn parts(&self, backend: &Backend) -> Result<Option<Parts>> {
-        let Some(Devices(devices)) = &self.devices else { return Ok(None) };
-        if matches!(backend, Backend::Cpu) {
+    /// Where the products run: the GPU unless `--cpu` is set or none can be used (said on
+    /// stderr), or with `--devices` one part per listed GPU.
+    pub fn target(&self) -> Result<Target> {
+        let backend = backend(self.cpu);
+        let devices = self.devices.as_ref().map(|Devices(d)| d.as_slice());
+        if devices.is_some() && matches!(backend, Backend::Cpu) {
             bail!("--devices needs a GPU");
         }
-        let gpus = spmv::app::open_gpus(devices).context("--devices")?;
-        Ok(Some((gpus, devices.clone())))
+        Target::new(backend, devices, self.exchange).context("--devices")
     }
 }
 
@@ -151,14 +153,4 @@ pub fn exit_code(failed: usize, what: &str) -> ExitCode {
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
-}
-
-/// `a` over `gpus` as `spec`, its halo moved by `exchange`.
-pub fn distribute<T: spmv::Scalar>(
-    a: &spmv::Csr<T>,
-    gpus: &[Arc<Gpu>],
-    spec: &Choice,
-    exchange: Exchange,
-) -> Result<DistributedMatrix<T>> {
-    Ok(spmv::app::distribute(a, gpus, spec, exchange)?)
 }

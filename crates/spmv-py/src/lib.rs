@@ -14,13 +14,14 @@ use pyo3::exceptions::{PyMemoryError, PyOSError, PyRuntimeError, PyTypeError, Py
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use spmv::app::AnyOperator;
-use spmv::bench::{run_matrix_distributed, Settings as BenchSettings};
+use spmv::app::solve::Preconditioner;
+use spmv::app::{self, AnyOperator, Target};
+use spmv::bench::Settings as BenchSettings;
 use spmv::choice::Choice;
-use spmv::distributed::{DistributedMatrix, Exchange};
+use spmv::distributed::Exchange;
 use spmv::formats::{self, FormatHandle};
 use spmv::gpu::{with_sub_slice, with_sub_slice_ref, Gpu};
-use spmv::solve::{self, KrylovSettings, Outcome, Solution};
+use spmv::solve::{self, KrylovSettings, Method, Solution};
 use spmv::{Backend, Block, Csr, DeviceMatrix, Error, Layout, Operator, Precision, Scalar};
 
 fn py_err(e: Error) -> PyErr {
@@ -46,25 +47,18 @@ fn backend(device: &str) -> PyResult<Backend> {
     Ok(backend)
 }
 
-/// One handle per part of `ordinals` (spmv::app::open_gpus).
-fn gpus(ordinals: &[usize]) -> PyResult<Vec<Arc<Gpu>>> {
-    spmv::app::open_gpus(ordinals).map_err(|e| match e {
+/// Where products run: `device` ("auto", "gpu", "cpu"), or with `devices` one part per listed
+/// GPU, the halo moved by `exchange` ("peer" or "nccl").
+fn target(device: &str, devices: Option<&[usize]>, exchange: &str) -> PyResult<Target> {
+    let exchange: Exchange = exchange.parse().map_err(py_err)?;
+    let backend = backend(device)?;
+    if devices.is_some() && matches!(backend, Backend::Cpu) {
+        return Err(value_err("devices: several GPUs need a GPU, and device is the CPU"));
+    }
+    Target::new(backend, devices, exchange).map_err(|e| match e {
         Error::Argument(text) => value_err(text),
         other => PyRuntimeError::new_err(other.to_string()),
     })
-}
-
-/// `a` split over `devices` in `format`, its halo moved by `exchange` ("peer" or "nccl").
-fn distribute<T: Scalar>(
-    a: &Csr<f64>,
-    devices: &[usize],
-    format: &str,
-    exchange: &str,
-) -> PyResult<DistributedMatrix<T>> {
-    let gpus = gpus(devices)?;
-    let spec = Choice::parse(format).map_err(py_err)?;
-    let exchange: Exchange = exchange.parse().map_err(py_err)?;
-    spmv::app::distribute(&a.cast::<T>(), &gpus, &spec, exchange).map_err(py_err)
 }
 
 /// (True, "NVIDIA H200 (sm_90)") or (False, why there is no usable GPU).
@@ -930,13 +924,7 @@ fn to_device(
 
 fn solution_dict<'py, T>(py: Python<'py>, s: &Solution<T>) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    let (outcome, why) = match &s.outcome {
-        Outcome::Converged => ("converged", None),
-        Outcome::NotConverged => ("not_converged", None),
-        Outcome::Breakdown(why) => ("breakdown", Some(why.clone())),
-        Outcome::NonFinite => ("non_finite", None),
-        Outcome::InaccurateResidual => ("inaccurate_residual", None),
-    };
+    let (outcome, why) = app::solve::outcome_name(&s.outcome);
     d.set_item("outcome", outcome)?;
     d.set_item("breakdown", why)?;
     d.set_item("converged", s.converged())?;
@@ -952,17 +940,14 @@ fn solution_dict<'py, T>(py: Python<'py>, s: &Solution<T>) -> PyResult<Bound<'py
 fn solve_typed<T: Scalar>(
     op: &Operator<T>,
     a: &Csr<f64>,
-    method: &str,
-    jacobi: bool,
+    method: Method,
+    precond: Preconditioner,
     b: &[T],
     s: &KrylovSettings,
 ) -> spmv::Result<Solution<T>> {
     // The inverse diagonal from the f64 matrix, rounded to T once (no copy of the matrix).
-    let m_inv: Option<Vec<T>> =
-        if jacobi { Some(solve::jacobi(a)?.into_iter().map(T::from_f64).collect()) } else { None };
-    let m_inv = m_inv.as_deref();
-    let method = if method == "cg" { solve::Method::Cg } else { solve::Method::Bicgstab };
-    solve::solve(op, method, b, m_inv, s)
+    let m_inv = precond.inverse::<T>(a)?;
+    solve::solve(op, method, b, m_inv.as_deref(), s)
 }
 
 /// CG or BiCGSTAB for A·x = b with host arrays b (in) and x (out) of the operator's
@@ -981,9 +966,8 @@ fn solve_system<'py>(
     check_every: usize,
     graph: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
-    if method != "cg" && method != "bicgstab" {
-        return Err(value_err(format!("method must be \"cg\" or \"bicgstab\", not {method:?}")));
-    }
+    let method: Method = method.parse().map_err(py_err)?;
+    let precond = if jacobi { Preconditioner::Jacobi } else { Preconditioner::None };
     let settings = KrylovSettings { tol, max_iter, check_every, graph, progress: None };
     let n = op.csr.nrows();
     macro_rules! run {
@@ -994,7 +978,7 @@ fn solve_system<'py>(
             let (bs, xs) = (bb.as_slice(), xb.as_mut_slice());
             let solution = py
                 .allow_threads(|| {
-                    let s = solve_typed($op, &op.csr, method, jacobi, bs, &settings)?;
+                    let s = solve_typed($op, &op.csr, method, precond, bs, &settings)?;
                     xs.copy_from_slice(&s.x);
                     Ok(s)
                 })
@@ -1028,6 +1012,10 @@ fn cg_distributed<'py>(
     tol: f64,
     max_iter: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let Target::Parts(parts) = target("gpu", Some(&devices), exchange)? else {
+        unreachable!("devices given")
+    };
+    let spec = Choice::parse(format).map_err(py_err)?;
     let n = a.csr.nrows();
     let settings = KrylovSettings { tol, max_iter, ..KrylovSettings::default() };
     macro_rules! run {
@@ -1036,12 +1024,12 @@ fn cg_distributed<'py>(
             let mut xb = HostBuf::<$t>::get_len(x, "x", true, n)?;
             disjoint(bb.bytes(), xb.bytes(), "b and x")?;
             let (bs, xs) = (bb.as_slice(), xb.as_mut_slice());
-            let d = distribute::<$t>(&a.csr, &devices, format, exchange)?;
-            let solution = py
+            let (solution, d) = py
                 .allow_threads(|| {
+                    let d = parts.distribute(&app::fitted::<$t>(&a.csr)?, &spec)?;
                     let s = solve::cg(&d, bs, None, &settings)?;
                     xs.copy_from_slice(&s.x);
-                    Ok(s)
+                    Ok((s, d))
                 })
                 .map_err(py_err)?;
             let dict = solution_dict(py, &solution)?;
@@ -1058,7 +1046,8 @@ fn cg_distributed<'py>(
 }
 
 /// PageRank of the graph whose adjacency matrix is `a` (row = source), in `format` on
-/// `device`; ranks (float64, n, mean 1) written into `ranks`; returns the run's figures.
+/// `device` (or over `devices`); ranks (float64, n, mean 1) written into `ranks`; returns the
+/// run's figures.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn pagerank<'py>(
@@ -1074,33 +1063,27 @@ fn pagerank<'py>(
     devices: Option<Vec<usize>>,
     exchange: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let backend = backend(device)?;
-    let gpus = devices.as_deref().map(gpus).transpose()?;
-    let exchange: Exchange = exchange.parse().map_err(py_err)?;
-    let settings = solve::Settings { alpha, tol, max_iter, check_every: 1 };
+    let target = target(device, devices.as_deref(), exchange)?;
+    let request = app::pagerank::Request {
+        settings: solve::Settings { alpha, tol, max_iter, check_every: 1 },
+        weights: if weighted { solve::EdgeWeights::Values } else { solve::EdgeWeights::Pattern },
+        reorder: spmv::reorder::Reordering::None,
+        runs: 1,
+        top: 0,
+        exact: None,
+    };
     let csr = a.csr.clone();
     let mut rb = HostBuf::<f64>::get_len(ranks, "ranks", true, csr.nrows())?;
     let out = rb.as_mut_slice();
     let result = py
         .allow_threads(|| -> spmv::Result<solve::PageRank<f64>> {
-            let weights =
-                if weighted { solve::EdgeWeights::Values } else { solve::EdgeWeights::Pattern };
-            let t = solve::Transition::new(&csr, weights)?;
+            request.settings.validate()?;
+            let t = solve::Transition::new(&csr, request.weights)?;
             let spec = Choice::parse(format)?;
-            if let Some(gpus) = &gpus {
-                let mut d = DistributedMatrix::new(t.matrix(), gpus, &spec)?;
-                d.set_exchange(exchange)?;
-                let pr = spmv::solve::pagerank(&d, &t, &settings)?;
-                out.copy_from_slice(&pr.ranks);
-                return Ok(pr);
-            }
-            let host = spec.build_on(&backend, t.matrix())?;
-            let pr = match &backend {
-                Backend::Gpu(gpu) => solve::pagerank(&host.upload(gpu)?, &t, &settings)?,
-                Backend::Cpu => solve::pagerank(&host, &t, &settings)?,
-            };
-            out.copy_from_slice(&pr.ranks);
-            Ok(pr)
+            let mut report = app::pagerank::RunReport::new(&spec, Precision::F64);
+            let runs = app::pagerank::runs::<f64>(&target, &t, &spec, &request, &mut report)?;
+            out.copy_from_slice(&runs.first.ranks);
+            Ok(runs.first)
         })
         .map_err(py_err)?;
     let d = PyDict::new(py);
@@ -1108,11 +1091,7 @@ fn pagerank<'py>(
     d.set_item("converged", result.converged)?;
     d.set_item("residual", result.residual)?;
     d.set_item("ms", result.total_ms)?;
-    let described = match &devices {
-        Some(list) => format!("{} GPU parts on devices {list:?}, halo by {exchange}", list.len()),
-        None => backend.describe(),
-    };
-    d.set_item("backend", described)?;
+    d.set_item("backend", target.describe())?;
     Ok(d)
 }
 
@@ -1139,61 +1118,21 @@ fn bench_matrices(
     if names.len() != matrices.len() {
         return Err(value_err(format!("{} names for {} matrices", names.len(), matrices.len())));
     }
-    let backend = backend(device)?;
-    let precisions: Vec<Precision> = precisions
-        .split(',')
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-        .map(|p| p.parse().map_err(|e: String| value_err(e)))
-        .collect::<PyResult<_>>()?;
+    let precisions = app::parse_precisions(precisions).map_err(py_err)?;
     let specs = spmv::choice::parse_list(formats_list).map_err(py_err)?;
-    if specs.is_empty() || precisions.is_empty() {
-        return Err(value_err("no format or no precision given"));
+    if specs.is_empty() {
+        return Err(value_err("no format given"));
     }
+    let target = target(device, devices.as_deref(), exchange)?;
     let csrs: Vec<Arc<Csr<f64>>> = matrices.iter().map(|m| m.csr.clone()).collect();
-    let exchange: Exchange = exchange.parse().map_err(py_err)?;
-    let gpus = devices.as_deref().map(gpus).transpose()?;
     py.allow_threads(|| -> spmv::Result<String> {
-        let settings = BenchSettings { warmup, reps, exchange, ..BenchSettings::default() };
-        let machine = backend.machine(&settings)?;
-        let mut report = spmv::bench::report::Report::new(machine, &settings);
-        let mut quiet = |_: &spmv::bench::Measurement| {};
+        let settings =
+            BenchSettings { warmup, reps, exchange: exchange.parse()?, ..BenchSettings::default() };
+        let mut run = app::bench::Bench::new(target, specs, precisions, settings)?;
         for (a, name) in csrs.iter().zip(&names) {
-            for &p in &precisions {
-                // One precision: over the devices when given, else on the backend.
-                macro_rules! run {
-                    ($a:expr) => {
-                        match (&gpus, &devices) {
-                            (Some(g), Some(o)) => run_matrix_distributed(
-                                g,
-                                o,
-                                name,
-                                $a,
-                                &specs,
-                                &settings,
-                                &report.machine,
-                                &mut quiet,
-                            ),
-                            _ => backend.run_matrix(
-                                name,
-                                $a,
-                                &specs,
-                                &settings,
-                                &report.machine,
-                                &mut quiet,
-                            ),
-                        }
-                    };
-                }
-                let results = match p {
-                    Precision::F64 => run!(&**a),
-                    Precision::F32 => run!(&a.cast::<f32>()),
-                    Precision::F16 => run!(&a.cast::<spmv::f16>()),
-                };
-                report.results.extend(results);
-            }
+            run.matrix(name, a, |_| {});
         }
-        serde_json::to_string(&report).map_err(|e| Error::Unsupported(e.to_string()))
+        serde_json::to_string(&run.report).map_err(|e| Error::Unsupported(e.to_string()))
     })
     .map_err(py_err)
 }

@@ -48,19 +48,27 @@ impl Report {
                 "matrices reordered by {method} (P·A·Pᵀ, x and y in the original order; the gather and scatter of each product are in its time; reorder_ms in the JSON)"
             )),
         };
-        let note = match (capped, reordered) {
-            (Some(c), Some(r)) => Some(format!("{c}; {r}")),
-            (c, r) => c.or(r),
-        };
-        Report {
+        let mut report = Report {
             schema_version: 2,
             spmv_version: env!("CARGO_PKG_VERSION").to_string(),
             machine,
             warmup,
             reps: settings.reps,
-            note,
+            note: None,
             results: Vec::new(),
+        };
+        for note in [capped, reordered].into_iter().flatten() {
+            report.add_note(note);
         }
+        report
+    }
+
+    /// Adds `note` after the notes already there.
+    pub fn add_note(&mut self, note: String) {
+        self.note = Some(match self.note.take() {
+            Some(before) => format!("{before}; {note}"),
+            None => note,
+        });
     }
 
     /// The results that were wrong or failed to run (declined matrices are not failures).

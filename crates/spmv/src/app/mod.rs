@@ -1,10 +1,57 @@
 //! The application layer: what the command line (`spmv-cli`) and the Python package
-//! (`spmv-py`) both do, written once — choose where to run, read device lists and
-//! precisions, open GPUs once per process, split a matrix over them, and hold an operator
-//! whose precision is chosen at run time. Errors name the argument (`devices`, `precision`);
-//! the front ends add their own spelling of it (`--devices`).
+//! (`spmv-py`) both do, written once — choose where to run ([`Target`]), read device lists and
+//! precisions, open GPUs once per process, split a matrix over them, hold an operator whose
+//! precision is chosen at run time, and run a benchmark ([`bench`]), a solve ([`solve`]) or
+//! PageRank ([`pagerank`]) into a report. The front ends parse their arguments and show the
+//! report. Errors name the argument (`devices`, `precision`); the front ends add their own
+//! spelling of it (`--devices`).
 
-use std::str::FromStr;
+/// `Named` and `FromStr` for an enum from its values' names: what the value is (in errors),
+/// then each name and its value.
+macro_rules! named {
+    ($ty:ty, $what:literal, [$($name:literal => $value:expr),+ $(,)?]) => {
+        impl $crate::app::Named for $ty {
+            const WHAT: &'static str = $what;
+            const NAMES: &'static [(&'static str, Self)] = &[$(($name, $value)),+];
+        }
+        impl std::str::FromStr for $ty {
+            type Err = $crate::error::Error;
+            fn from_str(s: &str) -> $crate::error::Result<Self> {
+                <Self as $crate::app::Named>::from_name(s)
+            }
+        }
+    };
+}
+
+pub mod bench;
+pub mod pagerank;
+pub mod solve;
+
+/// An enum a user names by a word (`cg`, `jacobi`, `gpu`): its values and their names, once.
+pub trait Named: Copy + PartialEq + 'static {
+    /// What a value is, in errors ("method").
+    const WHAT: &'static str;
+    /// Every value with its name.
+    const NAMES: &'static [(&'static str, Self)];
+
+    /// The value named `s`, or an error listing the names.
+    fn from_name(s: &str) -> Result<Self> {
+        if let Some(&(_, value)) = Self::NAMES.iter().find(|(name, _)| *name == s) {
+            return Ok(value);
+        }
+        let names: Vec<String> = Self::NAMES.iter().map(|(name, _)| format!("{name:?}")).collect();
+        let (last, rest) = names.split_last().expect("a named enum has values");
+        let list =
+            if rest.is_empty() { last.clone() } else { format!("{} or {last}", rest.join(", ")) };
+        Err(Error::Argument(format!("{} must be {list}, not {s:?}", Self::WHAT)))
+    }
+
+    /// Its name.
+    fn name(self) -> &'static str {
+        Self::NAMES.iter().find(|(_, v)| *v == self).map_or("?", |(name, _)| name)
+    }
+}
+
 use std::sync::{Arc, Mutex};
 
 use crate::choice::Choice;
@@ -26,19 +73,7 @@ pub enum Place {
     Cpu,
 }
 
-impl FromStr for Place {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "auto" => Ok(Place::Auto),
-            "gpu" => Ok(Place::Gpu),
-            "cpu" => Ok(Place::Cpu),
-            other => Err(Error::Argument(format!(
-                "device must be \"auto\", \"gpu\" or \"cpu\", not {other:?}"
-            ))),
-        }
-    }
-}
+named!(Place, "device", ["auto" => Place::Auto, "gpu" => Place::Gpu, "cpu" => Place::Cpu]);
 
 /// The backend for `place`; with [`Place::Auto`] and no usable GPU, the CPU and the reason
 /// the GPU could not be used (for the caller to say).
@@ -124,6 +159,67 @@ pub fn distribute<T: Scalar>(
     let mut d = DistributedMatrix::new(a, gpus, spec)?;
     d.set_exchange(exchange)?;
     Ok(d)
+}
+
+/// Where a run's products go: one backend, or row parts over several GPUs.
+#[derive(Clone)]
+pub enum Target {
+    /// The CPU or one GPU.
+    One(Backend),
+    /// One row part per listed device (an ordinal may repeat).
+    Parts(Parts),
+}
+
+/// The GPUs of a run over several devices.
+#[derive(Clone)]
+pub struct Parts {
+    /// One handle per part (the same handle where an ordinal repeats).
+    pub gpus: Vec<Arc<Gpu>>,
+    /// The parts' device ordinals.
+    pub devices: Vec<usize>,
+    /// How the halo of x travels between parts.
+    pub exchange: Exchange,
+}
+
+impl Target {
+    /// `backend`, or with `devices` one part per listed device (which needs a GPU).
+    pub fn new(backend: Backend, devices: Option<&[usize]>, exchange: Exchange) -> Result<Self> {
+        let Some(devices) = devices else { return Ok(Target::One(backend)) };
+        if matches!(backend, Backend::Cpu) {
+            return Err(Error::NoGpu(
+                "devices: several GPUs were asked for, and none is used".into(),
+            ));
+        }
+        Ok(Target::Parts(Parts { gpus: open_gpus(devices)?, devices: devices.to_vec(), exchange }))
+    }
+
+    /// The backend of the machine figures (for parts, the first part's GPU).
+    pub fn backend(&self) -> Backend {
+        match self {
+            Target::One(b) => b.clone(),
+            Target::Parts(p) => Backend::Gpu(p.gpus[0].clone()),
+        }
+    }
+
+    /// "the GPU (NVIDIA H200, sm_90)", "2 GPU part(s) on device(s) [0, 1], halo by peer".
+    pub fn describe(&self) -> String {
+        match self {
+            Target::One(b) => b.describe(),
+            Target::Parts(p) => format!(
+                "{} GPU part(s) on device(s) {:?}, halo by {}",
+                p.devices.len(),
+                p.devices,
+                p.exchange
+            ),
+        }
+    }
+}
+
+impl Parts {
+    /// `a` over these GPUs in `spec`, its halo moved by this exchange.
+    pub fn distribute<T: Scalar>(&self, a: &Csr<T>, spec: &Choice) -> Result<DistributedMatrix<T>> {
+        distribute(a, &self.gpus, spec, self.exchange)
+    }
 }
 
 /// The precisions of a list (`f64,f32`).

@@ -1,0 +1,481 @@
+//! A solve run: A·x = b by a Krylov method over any format on the run's [`Target`], repeated
+//! for a stable time, into a [`Report`] (the JSON of `spmv solve`, docs/solve.md) and x. On one
+//! GPU the report sets an iteration's time against the sum of its parts (the product measured
+//! alone plus the vector traffic at the copy bandwidth); over several, the product and the halo
+//! exchange alone.
+
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::bench::{median_min, Settings as BenchSettings};
+use crate::choice::Choice;
+use crate::error::{Error, Result};
+use crate::matrix::{Csr, Precision, Scalar};
+use crate::reference::test_vector;
+use crate::solve::{self, jacobi, KrylovSettings, Method, Solution};
+use crate::{Backend, DeviceMatrix, FormatHandle};
+
+use super::{fitted, Named, Parts, Target};
+
+/// A preconditioner.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Preconditioner {
+    /// None.
+    #[default]
+    None,
+    /// Jacobi: the inverse of A's diagonal.
+    Jacobi,
+}
+
+named!(Preconditioner, "preconditioner", [
+    "none" => Preconditioner::None,
+    "jacobi" => Preconditioner::Jacobi,
+]);
+named!(Method, "method", ["cg" => Method::Cg, "bicgstab" => Method::Bicgstab]);
+
+impl Preconditioner {
+    /// M⁻¹ as a vector for `a` (f64, rounded to T once), or `None`.
+    pub fn inverse<T: Scalar>(self, a: &Csr<f64>) -> Result<Option<Vec<T>>> {
+        Ok(match self {
+            Preconditioner::None => None,
+            Preconditioner::Jacobi => Some(jacobi(a)?.into_iter().map(T::from_f64).collect()),
+        })
+    }
+}
+
+/// What to solve with: the method, preconditioner, format choice, precision, settings.
+#[derive(Clone)]
+pub struct Request {
+    /// CG or BiCGSTAB.
+    pub method: Method,
+    /// The preconditioner.
+    pub precond: Preconditioner,
+    /// The format of A's products.
+    pub choice: Choice,
+    /// f64 or f32.
+    pub precision: Precision,
+    /// Tolerance, iterations, graph, progress.
+    pub settings: KrylovSettings,
+    /// Solves run (the time reported: the median of all but the first).
+    pub repeat: u32,
+    /// After the solve, time its parts (one product alone; the exchange alone over several
+    /// GPUs) for the report.
+    pub measure_parts: bool,
+}
+
+/// The result of `spmv solve` (its JSON, docs/solve.md).
+#[derive(Serialize)]
+#[allow(missing_docs)] // the JSON schema, field by field: docs/solve.md
+pub struct Report {
+    pub schema_version: u32,
+    pub spmv_version: String,
+    pub matrix: String,
+    pub rows: usize,
+    pub nnz: usize,
+    pub method: String,
+    pub precond: String,
+    pub format: String,
+    /// The format `auto` chose, when the format is `auto`.
+    pub chosen: Option<String>,
+    pub precision: String,
+    pub backend: String,
+    pub tol: f64,
+    pub max_iter: usize,
+    pub check_every: usize,
+    /// converged, not_converged, breakdown, non_finite or inaccurate_residual.
+    pub outcome: String,
+    /// What vanished, for a breakdown.
+    pub breakdown: Option<String>,
+    pub iterations: usize,
+    pub residual: f64,
+    pub true_residual: f64,
+    /// The solve's wall time (with repeats: the median over the repeats after the first).
+    pub solve_ms: f64,
+    /// The first solve's wall time (kernel compilation included).
+    pub first_solve_ms: f64,
+    /// Mean time of one iteration (on the GPU: the iterations queued, read-backs included).
+    pub ms_per_iteration: f64,
+    pub convert_ms: f64,
+    /// GPU: the iteration was replayed as a CUDA graph.
+    pub graph: bool,
+    /// One GPU: the parts of an iteration, measured after the solve.
+    pub parts: Option<IterationParts>,
+    /// Several GPUs: the distributed matrix.
+    pub distributed: Option<Distributed>,
+}
+
+/// A solve over several GPUs.
+#[derive(Serialize)]
+#[allow(missing_docs)] // the JSON schema, field by field: docs/solve.md
+pub struct Distributed {
+    pub devices: Vec<usize>,
+    /// Each part's format (auto's choice named) and entries.
+    pub part_formats: Vec<String>,
+    pub part_nnz: Vec<usize>,
+    /// x entries and bytes exchanged per product.
+    pub halo_entries: usize,
+    pub halo_bytes: usize,
+    /// One distributed product, and one halo exchange alone: back-to-back means of 100
+    /// (NaN when not measured).
+    pub spmv_ms: f64,
+    pub exchange_ms: f64,
+}
+
+/// An iteration's parts on the GPU: its products, each timed alone (back to back), plus the
+/// vector kernels' traffic at the copy bandwidth measured in the same run.
+#[derive(Serialize)]
+#[allow(missing_docs)] // the JSON schema, field by field: docs/solve.md
+pub struct IterationParts {
+    pub products: usize,
+    /// One product, back-to-back mean (median of 3 rounds of 100).
+    pub spmv_ms: f64,
+    /// Bytes one product moves at least: the format's arrays, x once, y once.
+    pub spmv_bytes: usize,
+    pub vector_bytes: usize,
+    pub copy_gbs: f64,
+    /// products × spmv_ms + vector_bytes at copy_gbs.
+    pub parts_ms: f64,
+    /// ms_per_iteration / parts_ms.
+    pub ratio: f64,
+    /// (products × spmv_bytes + vector_bytes) per iteration over ms_per_iteration.
+    pub achieved_gbs: f64,
+}
+
+impl Report {
+    /// Whether the solve converged.
+    pub fn converged(&self) -> bool {
+        self.outcome == "converged"
+    }
+
+    /// The summary a person reads: the outcome, and the parts or the distributed figures.
+    pub fn summary(&self) -> String {
+        let chosen =
+            self.chosen.as_ref().map_or(self.format.clone(), |c| format!("{}({c})", self.format));
+        let outcome = self
+            .breakdown
+            .as_ref()
+            .map_or(self.outcome.replace('_', " "), |why| format!("breakdown: {why}"));
+        let mut s = format!(
+            "{} {} ({chosen}, {}, precond {}) on the {}: {outcome} after {} iterations, ‖r‖/‖b‖ = {:.3e} (true {:.3e}), {:.2} ms ({:.4} ms per iteration{}; conversion {:.2} ms)\n",
+            crate::error::printable_name(&self.matrix),
+            self.method,
+            self.precision,
+            self.precond,
+            self.backend,
+            self.iterations,
+            self.residual,
+            self.true_residual,
+            self.solve_ms,
+            self.ms_per_iteration,
+            if self.graph { ", CUDA graph" } else { "" },
+            self.convert_ms,
+        );
+        if let Some(p) = &self.parts {
+            s += &format!(
+                "per iteration: {:.2}x its parts ({} x SpMV {:.4} ms + {:.1} MB of vector traffic at {:.0} GB/s = {:.4} ms); {:.0} GB/s achieved\n",
+                p.ratio,
+                p.products,
+                p.spmv_ms,
+                p.vector_bytes as f64 / 1e6,
+                p.copy_gbs,
+                p.parts_ms,
+                p.achieved_gbs
+            );
+        }
+        if let Some(d) = &self.distributed {
+            s += &format!(
+                "{} parts on devices {:?}: entries {:?}; halo {} entries ({:.2} MB) per product; SpMV {:.4} ms, exchange alone {:.4} ms (back-to-back means of 100)\n",
+                d.devices.len(),
+                d.devices,
+                d.part_nnz,
+                d.halo_entries,
+                d.halo_bytes as f64 / 1e6,
+                d.spmv_ms,
+                d.exchange_ms
+            );
+        }
+        s
+    }
+}
+
+/// A solve's report and its solution x (in f64; exact for an f32 solve).
+pub struct Run {
+    /// The figures.
+    pub report: Report,
+    /// The solution.
+    pub x: Vec<f64>,
+}
+
+/// Solves `a`·x = `b` (`a` square; `name` names it in the report) as `request` says on
+/// `target`.
+pub fn run(name: &str, a: &Csr<f64>, b: &[f64], request: &Request, target: &Target) -> Result<Run> {
+    request.settings.validate()?;
+    if a.nrows() != a.ncols() {
+        return Err(Error::Unsupported(format!(
+            "solving needs a square matrix, this one is {} x {}",
+            a.nrows(),
+            a.ncols()
+        )));
+    }
+    if b.len() != a.nrows() {
+        return Err(Error::Argument(format!(
+            "b has {} entries, A has {} rows",
+            b.len(),
+            a.nrows()
+        )));
+    }
+    let settings = &request.settings;
+    let mut report = Report {
+        schema_version: 1,
+        spmv_version: env!("CARGO_PKG_VERSION").to_string(),
+        matrix: name.to_string(),
+        rows: a.nrows(),
+        nnz: a.nnz(),
+        method: request.method.name().into(),
+        precond: request.precond.name().into(),
+        format: request.choice.label(),
+        chosen: None,
+        precision: request.precision.name().into(),
+        backend: target.describe(),
+        tol: settings.tol,
+        max_iter: settings.max_iter,
+        check_every: settings.check_every,
+        outcome: String::new(),
+        breakdown: None,
+        iterations: 0,
+        residual: f64::NAN,
+        true_residual: f64::NAN,
+        solve_ms: f64::NAN,
+        first_solve_ms: f64::NAN,
+        ms_per_iteration: f64::NAN,
+        convert_ms: f64::NAN,
+        graph: false,
+        parts: None,
+        distributed: None,
+    };
+    let x = match request.precision {
+        Precision::F64 => typed::<f64>(a, b, request, target, &mut report)?,
+        Precision::F32 => typed::<f32>(a, b, request, target, &mut report)?,
+        Precision::F16 => {
+            return Err(Error::Unsupported("the solvers run in f64 and f32, not f16".into()))
+        }
+    };
+    Ok(Run { report, x })
+}
+
+/// The solution's outcome in reports: its name and, for a breakdown, what vanished.
+pub fn outcome_name(outcome: &solve::Outcome) -> (&'static str, Option<String>) {
+    match outcome {
+        solve::Outcome::Converged => ("converged", None),
+        solve::Outcome::NotConverged => ("not_converged", None),
+        solve::Outcome::Breakdown(why) => ("breakdown", Some(why.clone())),
+        solve::Outcome::NonFinite => ("non_finite", None),
+        solve::Outcome::InaccurateResidual => ("inaccurate_residual", None),
+    }
+}
+
+fn typed<T: Scalar>(
+    a64: &Csr<f64>,
+    b64: &[f64],
+    request: &Request,
+    target: &Target,
+    report: &mut Report,
+) -> Result<Vec<f64>> {
+    let a = fitted::<T>(a64)?;
+    let b: Vec<T> = b64.iter().map(|&v| T::from_f64(v)).collect();
+    let m_inv = request.precond.inverse::<T>(a64)?;
+    let m_inv = m_inv.as_deref();
+    let (method, settings) = (request.method, &request.settings);
+    let start = Instant::now();
+    let mut solves = Solves::default();
+    match target {
+        Target::Parts(parts) => {
+            let d = parts.distribute(&a, &request.choice)?;
+            report.convert_ms = start.elapsed().as_secs_f64() * 1e3;
+            for _ in 0..request.repeat.max(1) {
+                solves.push(solve::solve(&d, method, &b, m_inv, settings)?);
+            }
+            report.chosen = Some(d.part_formats().join(" | "));
+            report.distributed = Some(distributed(&d, parts, request.measure_parts)?);
+        }
+        Target::One(backend) => {
+            let host = request.choice.build_on(backend, &a)?;
+            report.chosen = host.chosen();
+            match backend {
+                Backend::Gpu(gpu) => {
+                    let device = host.upload(gpu)?;
+                    report.convert_ms = start.elapsed().as_secs_f64() * 1e3;
+                    for _ in 0..request.repeat.max(1) {
+                        solves.push(solve::solve(&device, method, &b, m_inv, settings)?);
+                    }
+                    if request.measure_parts && a.nrows() > 0 {
+                        let iteration_ms =
+                            solves.last.as_ref().map_or(f64::NAN, |s| s.iteration_ms);
+                        let parts = iteration_parts(
+                            backend,
+                            &device,
+                            method,
+                            m_inv.is_some(),
+                            iteration_ms,
+                        )?;
+                        report.parts = Some(parts);
+                    }
+                }
+                Backend::Cpu => {
+                    report.convert_ms = start.elapsed().as_secs_f64() * 1e3;
+                    for _ in 0..request.repeat.max(1) {
+                        solves.push(solve::solve(&host, method, &b, m_inv, settings)?);
+                    }
+                }
+            }
+        }
+    }
+    Ok(solves.finish(report))
+}
+
+/// The distributed matrix's figures (its times only when asked: they cost 200 products).
+fn distributed<T: Scalar>(
+    d: &crate::distributed::DistributedMatrix<T>,
+    parts: &Parts,
+    measure: bool,
+) -> Result<Distributed> {
+    let (spmv_ms, exchange_ms) = if measure { d.time_products(100)? } else { (f64::NAN, f64::NAN) };
+    Ok(Distributed {
+        devices: parts.devices.clone(),
+        part_formats: d.part_formats(),
+        part_nnz: d.part_nnz(),
+        halo_entries: d.halo_entries(),
+        halo_bytes: d.halo_bytes(),
+        spmv_ms,
+        exchange_ms,
+    })
+}
+
+/// The solves of a request: every time, and only the last solution (one x in memory,
+/// whatever the count).
+struct Solves<T> {
+    ms: Vec<f64>,
+    last: Option<Solution<T>>,
+}
+
+impl<T> Default for Solves<T> {
+    fn default() -> Self {
+        Solves { ms: Vec::new(), last: None }
+    }
+}
+
+impl<T: Scalar> Solves<T> {
+    fn push(&mut self, s: Solution<T>) {
+        self.ms.push(s.ms);
+        self.last = Some(s);
+    }
+
+    /// The report's figures from the solves (the median time of all but the first); x.
+    fn finish(self, report: &mut Report) -> Vec<f64> {
+        let solution = self.last.expect("at least one solve");
+        report.first_solve_ms = self.ms[0];
+        let mut times = self.ms[1..].to_vec();
+        report.solve_ms = if times.is_empty() { self.ms[0] } else { median_min(&mut times).0 };
+        let (outcome, breakdown) = outcome_name(&solution.outcome);
+        report.outcome = outcome.into();
+        report.breakdown = breakdown;
+        report.iterations = solution.iterations;
+        report.residual = solution.residual;
+        report.true_residual = solution.true_residual;
+        report.ms_per_iteration = solution.iteration_ms;
+        report.graph = solution.graph;
+        solution.x.iter().map(|v| v.to_f64()).collect()
+    }
+}
+
+/// Times one product of `a` (square, with rows) alone and measures the copy bandwidth, to set
+/// an iteration's time against the sum of its parts.
+fn iteration_parts<T: Scalar>(
+    backend: &Backend,
+    a: &DeviceMatrix<T>,
+    method: Method,
+    preconditioned: bool,
+    iteration_ms: f64,
+) -> Result<IterationParts> {
+    let Backend::Gpu(gpu) = backend else {
+        return Err(Error::Unsupported("parts are measured on the GPU".into()));
+    };
+    let n = a.nrows();
+    let x = gpu.upload(&test_vector::<T>(n))?;
+    let mut y = gpu.alloc::<T>(n)?;
+    gpu.time(10, 10, || a.spmv(&x, &mut y))?;
+    let mut rounds = gpu.time_back_to_back(3, 100, || a.spmv(&x, &mut y))?;
+    let spmv_ms = median_min(&mut rounds).0;
+    let copy_gbs = backend.machine(&BenchSettings::default())?.copy_gbs;
+    let value = std::mem::size_of::<T>();
+    let spmv_bytes = a.bytes_read() + 2 * n * value;
+    let vector_bytes = method.vector_bytes_per_iteration(n, value, preconditioned);
+    let products = method.products_per_iteration();
+    let parts_ms = products as f64 * spmv_ms + vector_bytes as f64 / (copy_gbs * 1e9) * 1e3;
+    let achieved_gbs = (products * spmv_bytes + vector_bytes) as f64 / (iteration_ms * 1e-3) / 1e9;
+    Ok(IterationParts {
+        products,
+        spmv_ms,
+        spmv_bytes,
+        vector_bytes,
+        copy_gbs,
+        parts_ms,
+        ratio: iteration_ms / parts_ms,
+        achieved_gbs,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn laplacian(n: usize) -> Csr<f64> {
+        crate::io::gen::generate(&format!("poisson2d:n={n}")).unwrap()
+    }
+
+    #[test]
+    fn a_cpu_solve_reports_and_returns_x() {
+        let a = laplacian(8);
+        let b = vec![1.0; a.nrows()];
+        for (precision, precond) in
+            [(Precision::F64, Preconditioner::None), (Precision::F32, Preconditioner::Jacobi)]
+        {
+            let request = Request {
+                method: Method::Cg,
+                precond,
+                choice: Choice::parse("csr-scalar").unwrap(),
+                precision,
+                settings: KrylovSettings { tol: 1e-5, ..KrylovSettings::default() },
+                repeat: 2,
+                measure_parts: true,
+            };
+            let run = run("p", &a, &b, &request, &Target::One(Backend::Cpu)).unwrap();
+            assert!(run.report.converged(), "{}", run.report.summary());
+            assert_eq!(run.x.len(), a.nrows());
+            assert!(run.report.summary().contains("converged after"));
+        }
+    }
+
+    #[test]
+    fn bad_requests_are_refused() {
+        let a = laplacian(4);
+        let request = Request {
+            method: Method::Cg,
+            precond: Preconditioner::None,
+            choice: Choice::parse("csr-scalar").unwrap(),
+            precision: Precision::F16,
+            settings: KrylovSettings::default(),
+            repeat: 1,
+            measure_parts: false,
+        };
+        let cpu = Target::One(Backend::Cpu);
+        let e = run("p", &a, &vec![1.0; a.nrows()], &request, &cpu).err().unwrap();
+        assert!(e.to_string().contains("f16"), "{e}");
+        let e = run("p", &a, &[1.0], &request, &cpu).err().unwrap();
+        assert!(e.to_string().contains("b has 1 entries"), "{e}");
+        assert!("ilu".parse::<Preconditioner>().is_err());
+        assert!("gmres".parse::<Method>().is_err());
+        assert_eq!("bicgstab".parse::<Method>().unwrap(), Method::Bicgstab);
+    }
+}
