@@ -16,7 +16,7 @@ use super::{DistVector, DistributedMatrix};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::matrix::Scalar;
-use crate::solve::engine::{op, slot, step, Engine, Stopped};
+use crate::solve::engine::{op, slot, step, BiVectors, CgVectors, Engine, Stopped};
 use crate::solve::krylov::{blocks, stop, KrylovSettings};
 use crate::solve::krylov_gpu::{
     StepKernels, BI_DIRECTION, BI_S, BI_UPDATE, CG_DIRECTION, CG_UPDATE,
@@ -213,13 +213,8 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
         }
         self.finish(op)
     }
-    fn cg_update(
-        &self,
-        (p, q): (&DistVector<T>, &DistVector<T>),
-        x: &mut DistVector<T>,
-        r: &mut DistVector<T>,
-        z: &mut DistVector<T>,
-    ) -> Result<()> {
+    fn cg_update(&self, vs: &mut CgVectors<DistVector<T>>) -> Result<()> {
+        let CgVectors { x, r, z, p, q } = &*vs;
         if self.running() {
             self.each(|i, gpu, st| {
                 let (p, q, s) = (self.own(p, i), self.own(q, i), st.s.borrow());
@@ -235,7 +230,8 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
         }
         self.finish(op::CG_RZ)
     }
-    fn cg_direction(&self, z: &DistVector<T>, p: &mut DistVector<T>) -> Result<()> {
+    fn cg_direction(&self, vs: &mut CgVectors<DistVector<T>>) -> Result<()> {
+        let (z, p) = vs.direction(self.use_d != 0);
         if !self.running() {
             return Ok(());
         }
@@ -248,12 +244,8 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
             }
         })
     }
-    fn bi_direction(
-        &self,
-        (r, v): (&DistVector<T>, &DistVector<T>),
-        p: &mut DistVector<T>,
-        p_hat: &mut DistVector<T>,
-    ) -> Result<()> {
+    fn bi_direction(&self, vs: &mut BiVectors<DistVector<T>>) -> Result<()> {
+        let BiVectors { r, v, p, p_hat, .. } = &*vs;
         if !self.running() {
             return Ok(());
         }
@@ -268,12 +260,8 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
             }
         })
     }
-    fn bi_s(
-        &self,
-        v: &DistVector<T>,
-        r: &mut DistVector<T>,
-        s_hat: &mut DistVector<T>,
-    ) -> Result<()> {
+    fn bi_s(&self, vs: &mut BiVectors<DistVector<T>>) -> Result<()> {
+        let BiVectors { v, r, s_hat, .. } = &*vs;
         if self.running() {
             self.each(|i, gpu, st| {
                 let (v, r, s_hat, s) =
@@ -289,12 +277,8 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
         }
         self.finish(op::BI_S)
     }
-    fn bi_update(
-        &self,
-        (p_used, s_hat, t, r_hat): (&DistVector<T>, &DistVector<T>, &DistVector<T>, &DistVector<T>),
-        x: &mut DistVector<T>,
-        r: &mut DistVector<T>,
-    ) -> Result<()> {
+    fn bi_update(&self, vs: &mut BiVectors<DistVector<T>>) -> Result<()> {
+        let ((p_used, s_hat, t, r_hat), (x, r)) = vs.update(self.use_d != 0);
         if self.running() {
             self.each(|i, gpu, st| {
                 let (p_used, s_hat) = (self.own(p_used, i), self.own(s_hat, i));

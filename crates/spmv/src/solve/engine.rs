@@ -222,35 +222,55 @@ pub(crate) trait Engine<T: Scalar> {
     /// a·b and a·c, then the step `op`.
     fn dots(&self, a: &Self::Vector, b: &Self::Vector, c: &Self::Vector, op: u32) -> Result<()>;
     /// CG: x += α·p, r −= α·q, z = M⁻¹·r, r·z and r·r, step CG_RZ.
-    fn cg_update(
-        &self,
-        p_q: (&Self::Vector, &Self::Vector),
-        x: &mut Self::Vector,
-        r: &mut Self::Vector,
-        z: &mut Self::Vector,
-    ) -> Result<()>;
-    /// CG: p = z + β·p (z is r without a preconditioner).
-    fn cg_direction(&self, z: &Self::Vector, p: &mut Self::Vector) -> Result<()>;
+    fn cg_update(&self, vs: &mut CgVectors<Self::Vector>) -> Result<()>;
+    /// CG: p = z + β·p (z is r without a preconditioner: [`CgVectors::direction`]).
+    fn cg_direction(&self, vs: &mut CgVectors<Self::Vector>) -> Result<()>;
     /// BiCGSTAB: p = r + β·(p − ω·v), p̂ = M⁻¹·p.
-    fn bi_direction(
-        &self,
-        r_v: (&Self::Vector, &Self::Vector),
-        p: &mut Self::Vector,
-        p_hat: &mut Self::Vector,
-    ) -> Result<()>;
+    fn bi_direction(&self, vs: &mut BiVectors<Self::Vector>) -> Result<()>;
     /// BiCGSTAB: s = r − α·v (in r), ŝ = M⁻¹·s, s·s, step BI_S.
-    fn bi_s(&self, v: &Self::Vector, r: &mut Self::Vector, s_hat: &mut Self::Vector) -> Result<()>;
-    /// BiCGSTAB: x += α·p̂ + ω·ŝ, r = s − ω·t, r̂·r and r·r, step BI_RHO (`p_used`: p̂, or p
-    /// without a preconditioner; `s_hat` read only with one).
-    fn bi_update(
-        &self,
-        inputs: (&Self::Vector, &Self::Vector, &Self::Vector, &Self::Vector),
-        x: &mut Self::Vector,
-        r: &mut Self::Vector,
-    ) -> Result<()>;
+    fn bi_s(&self, vs: &mut BiVectors<Self::Vector>) -> Result<()>;
+    /// BiCGSTAB: x += α·p̂ + ω·ŝ, r = s − ω·t, r̂·r and r·r, step BI_RHO (p̂ is p and ŝ
+    /// unread without a preconditioner: [`BiVectors::update`]).
+    fn bi_update(&self, vs: &mut BiVectors<Self::Vector>) -> Result<()>;
     /// Runs `iteration` (one iteration's steps) until the scalars report a stop or
     /// `max_iter` iterations ran ([`drive`]).
     fn run(&self, iteration: &mut dyn FnMut() -> Result<()>) -> Result<Stopped>;
+}
+
+/// CG's vectors (z stored only with a preconditioner), one argument for every step.
+pub(crate) struct CgVectors<V> {
+    pub x: V,
+    pub r: V,
+    pub z: V,
+    pub p: V,
+    pub q: V,
+}
+
+impl<V> CgVectors<V> {
+    /// The direction's operands: z (r without a preconditioner) read, p written.
+    pub fn direction(&mut self, preconditioned: bool) -> (&V, &mut V) {
+        (if preconditioned { &self.z } else { &self.r }, &mut self.p)
+    }
+}
+
+/// BiCGSTAB's vectors (p̂ and ŝ stored only with a preconditioner; s is kept in r).
+pub(crate) struct BiVectors<V> {
+    pub x: V,
+    pub r: V,
+    pub r_hat: V,
+    pub p: V,
+    pub v: V,
+    pub t: V,
+    pub p_hat: V,
+    pub s_hat: V,
+}
+
+impl<V> BiVectors<V> {
+    /// The update's operands: (p̂ or p, ŝ, t, r̂) read, (x, r) written.
+    pub fn update(&mut self, preconditioned: bool) -> ((&V, &V, &V, &V), (&mut V, &mut V)) {
+        let p_used = if preconditioned { &self.p_hat } else { &self.p };
+        ((p_used, &self.s_hat, &self.t, &self.r_hat), (&mut self.x, &mut self.r))
+    }
 }
 
 /// The host engine: vectors in host memory, the steps in Rust over rayon's threads, summed in
@@ -317,13 +337,8 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
         self.finish(u, v, op);
         Ok(())
     }
-    fn cg_update(
-        &self,
-        (p, q): (&Vec<T>, &Vec<T>),
-        x: &mut Vec<T>,
-        r: &mut Vec<T>,
-        z: &mut Vec<T>,
-    ) -> Result<()> {
+    fn cg_update(&self, vs: &mut CgVectors<Vec<T>>) -> Result<()> {
+        let CgVectors { ref mut x, ref mut r, ref mut z, ref p, ref q } = *vs;
         if !self.running() {
             return Ok(());
         }
@@ -344,7 +359,8 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
         self.finish(rz, rr, op::CG_RZ);
         Ok(())
     }
-    fn cg_direction(&self, z: &Vec<T>, p: &mut Vec<T>) -> Result<()> {
+    fn cg_direction(&self, vs: &mut CgVectors<Vec<T>>) -> Result<()> {
+        let (z, p) = vs.direction(self.m_inv.is_some());
         if self.running() {
             let beta = self.get(slot::CG_BETA);
             p.par_iter_mut()
@@ -353,12 +369,8 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
         }
         Ok(())
     }
-    fn bi_direction(
-        &self,
-        (r, v): (&Vec<T>, &Vec<T>),
-        p: &mut Vec<T>,
-        p_hat: &mut Vec<T>,
-    ) -> Result<()> {
+    fn bi_direction(&self, vs: &mut BiVectors<Vec<T>>) -> Result<()> {
+        let BiVectors { ref r, ref v, ref mut p, ref mut p_hat, .. } = *vs;
         if !self.running() {
             return Ok(());
         }
@@ -371,7 +383,8 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
         }
         Ok(())
     }
-    fn bi_s(&self, v: &Vec<T>, r: &mut Vec<T>, s_hat: &mut Vec<T>) -> Result<()> {
+    fn bi_s(&self, vs: &mut BiVectors<Vec<T>>) -> Result<()> {
+        let BiVectors { ref v, ref mut r, ref mut s_hat, .. } = *vs;
         let mut ss = 0.0;
         if self.running() {
             let alpha = self.get(slot::BI_ALPHA);
@@ -386,12 +399,8 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
         self.finish(ss, 0.0, op::BI_S);
         Ok(())
     }
-    fn bi_update(
-        &self,
-        (p_used, s_hat, t, r_hat): (&Vec<T>, &Vec<T>, &Vec<T>, &Vec<T>),
-        x: &mut Vec<T>,
-        r: &mut Vec<T>,
-    ) -> Result<()> {
+    fn bi_update(&self, vs: &mut BiVectors<Vec<T>>) -> Result<()> {
+        let ((p_used, s_hat, t, r_hat), (x, r)) = vs.update(self.m_inv.is_some());
         let (mut rho, mut rr) = (0.0, 0.0);
         if self.running() {
             let (alpha, omega) = (self.get(slot::BI_ALPHA), self.get(slot::BI_OMEGA));

@@ -8,7 +8,7 @@
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
-use super::engine::{drive, op, slot, Engine, Stopped};
+use super::engine::{drive, op, slot, BiVectors, CgVectors, Engine, Stopped};
 use super::krylov::{blocks, KrylovSettings, Method, BLOCK};
 use super::methods::{initial_scalars, Backing, Solvable};
 use crate::error::{Error, Result};
@@ -167,56 +167,45 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
             })
         }
     }
-    fn cg_update(
-        &self,
-        (p, q): (&CudaSlice<T>, &CudaSlice<T>),
-        x: &mut CudaSlice<T>,
-        r: &mut CudaSlice<T>,
-        z: &mut CudaSlice<T>,
-    ) -> Result<()> {
+    fn cg_update(&self, vs: &mut CgVectors<CudaSlice<T>>) -> Result<()> {
+        let CgVectors { x, r, z, p, q } = &*vs;
         let (n, s, d, use_d) = (&self.n32, &self.s, &self.d, &self.use_d);
         unsafe {
             self.kernels.steps[CG_UPDATE].launch(self.gpu, |l| {
-                l.arg(n).arg(s).arg(p).arg(q).arg(d).arg(use_d).arg(&*x).arg(&*r).arg(&*z);
+                l.arg(n).arg(s).arg(p).arg(q).arg(d).arg(use_d).arg(x).arg(r).arg(z);
                 l.arg(&self.partial).arg(&self.counter).arg(&op::CG_RZ);
             })
         }
     }
-    fn cg_direction(&self, z: &CudaSlice<T>, p: &mut CudaSlice<T>) -> Result<()> {
+    fn cg_direction(&self, vs: &mut CgVectors<CudaSlice<T>>) -> Result<()> {
+        let (z, p) = vs.direction(self.use_d != 0);
         unsafe {
             self.kernels.steps[CG_DIRECTION].launch(self.gpu, |l| {
                 l.arg(&self.n32).arg(&self.s).arg(z).arg(&*p);
             })
         }
     }
-    fn bi_direction(
-        &self,
-        (r, v): (&CudaSlice<T>, &CudaSlice<T>),
-        p: &mut CudaSlice<T>,
-        p_hat: &mut CudaSlice<T>,
-    ) -> Result<()> {
+    fn bi_direction(&self, vs: &mut BiVectors<CudaSlice<T>>) -> Result<()> {
+        let BiVectors { r, v, p, p_hat, .. } = &*vs;
         let (n, s, d, use_d) = (&self.n32, &self.s, &self.d, &self.use_d);
         unsafe {
             self.kernels.steps[BI_DIRECTION].launch(self.gpu, |l| {
-                l.arg(n).arg(s).arg(r).arg(v).arg(d).arg(use_d).arg(&*p).arg(&*p_hat);
+                l.arg(n).arg(s).arg(r).arg(v).arg(d).arg(use_d).arg(p).arg(p_hat);
             })
         }
     }
-    fn bi_s(&self, v: &CudaSlice<T>, r: &mut CudaSlice<T>, s_hat: &mut CudaSlice<T>) -> Result<()> {
+    fn bi_s(&self, vs: &mut BiVectors<CudaSlice<T>>) -> Result<()> {
+        let BiVectors { v, r, s_hat, .. } = &*vs;
         let (n, s, d, use_d) = (&self.n32, &self.s, &self.d, &self.use_d);
         unsafe {
             self.kernels.steps[BI_S].launch(self.gpu, |l| {
-                l.arg(n).arg(s).arg(v).arg(d).arg(use_d).arg(&*r).arg(&*s_hat);
+                l.arg(n).arg(s).arg(v).arg(d).arg(use_d).arg(r).arg(s_hat);
                 l.arg(&self.partial).arg(&self.counter).arg(&op::BI_S);
             })
         }
     }
-    fn bi_update(
-        &self,
-        (p_used, s_hat, t, r_hat): (&CudaSlice<T>, &CudaSlice<T>, &CudaSlice<T>, &CudaSlice<T>),
-        x: &mut CudaSlice<T>,
-        r: &mut CudaSlice<T>,
-    ) -> Result<()> {
+    fn bi_update(&self, vs: &mut BiVectors<CudaSlice<T>>) -> Result<()> {
+        let ((p_used, s_hat, t, r_hat), (x, r)) = vs.update(self.use_d != 0);
         let (n, s, use_d) = (&self.n32, &self.s, &self.use_d);
         unsafe {
             self.kernels.steps[BI_UPDATE].launch(self.gpu, |l| {

@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use super::engine::{slot, Engine, HostEngine, Stopped};
+use super::engine::{op, slot, BiVectors, CgVectors, Engine, HostEngine, Stopped};
 use super::krylov::{
     check_inputs, dot, judge, preconditioned, relative_residual, stop_outcome, threshold,
     trivial_outcome, KrylovSettings, Method, Outcome, Solution,
@@ -205,18 +205,21 @@ fn run_cg<T: Scalar, E: Engine<T>>(
     // z0 = M⁻¹·b and r·z0 on the host, once; p0 = z0.
     let z0 = preconditioned(m_inv, b);
     e.set_scalars(&[(slot::CG_RZ, dot(b, &z0))])?;
-    let (mut x, mut r) = (e.vector(None)?, e.vector(Some(b))?);
-    let mut z = e.optional(Some(&z0))?;
-    let (mut p, mut q) = (e.vector(Some(&z0))?, e.vector(None)?);
-    let preconditioned = m_inv.is_some();
+    let mut vs = CgVectors {
+        x: e.vector(None)?,
+        r: e.vector(Some(b))?,
+        z: e.optional(Some(&z0))?,
+        p: e.vector(Some(&z0))?,
+        q: e.vector(None)?,
+    };
     let e = &*e;
     let stopped = e.run(&mut || {
-        e.product(&p, &mut q)?;
-        e.dots(&p, &q, &q, super::engine::op::CG_PQ)?;
-        e.cg_update((&p, &q), &mut x, &mut r, &mut z)?;
-        e.cg_direction(if preconditioned { &z } else { &r }, &mut p)
+        e.product(&vs.p, &mut vs.q)?;
+        e.dots(&vs.p, &vs.q, &vs.q, op::CG_PQ)?;
+        e.cg_update(&mut vs)?;
+        e.cg_direction(&mut vs)
     })?;
-    Ok((x, stopped))
+    Ok((vs.x, stopped))
 }
 
 /// BiCGSTAB: the direction (p, p̂), v = A·p̂, r̂·v (α), s (in r) and ŝ, t = A·ŝ, t·t and t·s
@@ -224,22 +227,28 @@ fn run_cg<T: Scalar, E: Engine<T>>(
 fn run_bicgstab<T: Scalar, E: Engine<T>>(e: &mut E, b: &[T]) -> Result<(E::Vector, Stopped)> {
     // ρ = r̂·r = b·b; β = ω = 0 with p = v = 0 make the first direction p = r.
     e.set_scalars(&[(slot::BI_RHO, dot(b, b))])?;
-    let (mut x, mut r, r_hat) = (e.vector(None)?, e.vector(Some(b))?, e.vector(Some(b))?);
-    let (mut p, mut v, mut t) = (e.vector(None)?, e.vector(None)?, e.vector(None)?);
-    let (mut p_hat, mut s_hat) = (e.optional(None)?, e.optional(None)?);
+    let mut vs = BiVectors {
+        x: e.vector(None)?,
+        r: e.vector(Some(b))?,
+        r_hat: e.vector(Some(b))?,
+        p: e.vector(None)?,
+        v: e.vector(None)?,
+        t: e.vector(None)?,
+        p_hat: e.optional(None)?,
+        s_hat: e.optional(None)?,
+    };
     let preconditioned = e.preconditioned();
     let e = &*e;
     let stopped = e.run(&mut || {
-        e.bi_direction((&r, &v), &mut p, &mut p_hat)?;
-        e.product(if preconditioned { &p_hat } else { &p }, &mut v)?;
-        e.dots(&r_hat, &v, &v, super::engine::op::BI_RV)?;
-        e.bi_s(&v, &mut r, &mut s_hat)?;
-        e.product(if preconditioned { &s_hat } else { &r }, &mut t)?;
-        e.dots(&t, &t, &r, super::engine::op::BI_OMEGA)?;
-        let p_used = if preconditioned { &p_hat } else { &p };
-        e.bi_update((p_used, &s_hat, &t, &r_hat), &mut x, &mut r)
+        e.bi_direction(&mut vs)?;
+        e.product(if preconditioned { &vs.p_hat } else { &vs.p }, &mut vs.v)?;
+        e.dots(&vs.r_hat, &vs.v, &vs.v, op::BI_RV)?;
+        e.bi_s(&mut vs)?;
+        e.product(if preconditioned { &vs.s_hat } else { &vs.r }, &mut vs.t)?;
+        e.dots(&vs.t, &vs.t, &vs.r, op::BI_OMEGA)?;
+        e.bi_update(&mut vs)
     })?;
-    Ok((x, stopped))
+    Ok((vs.x, stopped))
 }
 
 /// The host handles solve on the host.
