@@ -757,25 +757,23 @@ impl<T: Scalar> DistributedMatrix<T> {
                 let (src, _) = buf.slice(t.send_at..t.send_at + t.count).device_ptr(&from.comm);
                 let at = column * to.len(true) + t.recv_at;
                 let (dst, _) = x.parts[t.to].slice(at..at + t.count).device_ptr(&to.comm);
-                let (rank_from, rank_to) = (route.rank_of_part[t.from], route.rank_of_part[t.to]);
                 // SAFETY: both runs lie inside their buffers (the plan built them so), which
                 // stay alive and untouched by other work until the streams pass the group: the
                 // send buffer is refilled only by the owner's next gather on the same stream,
                 // and the receiver's x is read by products queued after it on its stream.
                 unsafe {
-                    group.send(
-                        rank_from,
-                        rank_to,
-                        src,
+                    group.copy(
+                        nccl::End {
+                            rank: route.rank_of_part[t.from],
+                            addr: src,
+                            stream: from.comm.cu_stream() as _,
+                        },
+                        nccl::End {
+                            rank: route.rank_of_part[t.to],
+                            addr: dst,
+                            stream: to.comm.cu_stream() as _,
+                        },
                         t.count * size,
-                        from.comm.cu_stream() as _,
-                    )?;
-                    group.recv(
-                        rank_to,
-                        rank_from,
-                        dst,
-                        t.count * size,
-                        to.comm.cu_stream() as _,
                     )?;
                 }
             }
