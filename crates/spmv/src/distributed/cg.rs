@@ -21,9 +21,9 @@ use crate::solve::krylov::{blocks, stop, KrylovSettings};
 use crate::solve::krylov_gpu::{
     StepKernels, BI_DIRECTION, BI_S, BI_UPDATE, CG_DIRECTION, CG_UPDATE,
 };
-use crate::solve::methods::{initial_scalars, run, Backing, Begun, OwnEngines, Solvable};
+use crate::solve::methods::{initial_scalars, run, Backing, Job, OwnEngines, Solvable};
 use crate::solve::pagerank::{PowerEngine, Transition};
-use crate::solve::{Method, Solution};
+use crate::solve::Solution;
 
 /// Several GPUs' matrix solves on them.
 impl<T: Scalar> Solvable<T> for DistributedMatrix<T> {
@@ -37,16 +37,9 @@ impl<T: Scalar> OwnEngines<T> for DistributedMatrix<T> {
     fn shape(&self) -> (usize, usize) {
         (self.nrows(), self.nrows())
     }
-    fn krylov(
-        &self,
-        method: Method,
-        b: &[T],
-        m_inv: Option<&[T]>,
-        settings: &KrylovSettings,
-        begun: Begun,
-    ) -> Result<Solution<T>> {
-        let mut engine = DistEngine::new(self, m_inv, settings, begun.bnorm)?;
-        run(&mut engine, method, b, m_inv, settings, begun)
+    fn krylov(&self, job: Job<'_, T>) -> Result<Solution<T>> {
+        let mut engine = DistEngine::new(self, &job)?;
+        run(&mut engine, job)
     }
     fn power<'a>(
         &'a self,
@@ -81,12 +74,8 @@ struct DistEngine<'a, T: Scalar> {
 }
 
 impl<'a, T: Scalar> DistEngine<'a, T> {
-    fn new(
-        a: &'a DistributedMatrix<T>,
-        m_inv: Option<&[T]>,
-        settings: &'a KrylovSettings,
-        bnorm: f64,
-    ) -> Result<Self> {
+    fn new(a: &'a DistributedMatrix<T>, job: &Job<'a, T>) -> Result<Self> {
+        let Job { m_inv, settings, bnorm, .. } = *job;
         let initial = initial_scalars(settings, bnorm);
         let parts = a
             .parts

@@ -9,8 +9,8 @@
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::engine::{drive, op, slot, BiVectors, CgVectors, Engine, Stopped};
-use super::krylov::{blocks, KrylovSettings, Method, BLOCK};
-use super::methods::{initial_scalars, Backing, Solvable};
+use super::krylov::{blocks, KrylovSettings, BLOCK};
+use super::methods::{initial_scalars, Backing, Job, Solvable};
 use crate::error::{Error, Result};
 use crate::formats::DeviceMatrix;
 use crate::gpu::{Gpu, Kernel, KernelModule};
@@ -82,15 +82,13 @@ impl StepKernels {
     }
 }
 
-/// One GPU's engine for `a` (n unknowns).
+/// One GPU's engine for `a` and the job.
 pub(crate) fn engine<'a, T: Scalar>(
     a: &'a DeviceMatrix<T>,
-    n: usize,
-    m_inv: Option<&[T]>,
-    settings: &'a KrylovSettings,
-    bnorm: f64,
-    method: Method,
+    job: &Job<'a, T>,
 ) -> Result<impl Engine<T> + 'a> {
+    let Job { method, b, m_inv, settings, bnorm, .. } = *job;
+    let n = b.len();
     let n32 = u32::try_from(n).map_err(|_| {
         Error::Unsupported(format!("{method:?} on the GPU: {n} rows exceed 32-bit indices"))
     })?;

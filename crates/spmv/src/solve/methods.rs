@@ -32,16 +32,9 @@ pub enum Backing<'a, T: Scalar> {
 pub trait OwnEngines<T: Scalar> {
     /// (rows, columns) of the matrix.
     fn shape(&self) -> (usize, usize);
-    /// Runs `method` after [`begin`]'s checks: `run(&mut its engine, …)`.
+    /// Runs a solve after [`begin`]'s checks: `run(&mut its engine, job)`.
     #[doc(hidden)]
-    fn krylov(
-        &self,
-        method: Method,
-        b: &[T],
-        m_inv: Option<&[T]>,
-        settings: &KrylovSettings,
-        begun: Begun,
-    ) -> Result<Solution<T>>;
+    fn krylov(&self, job: Job<'_, T>) -> Result<Solution<T>>;
     /// The power iteration's engine for `t` (n nodes, factors α, 1 − α, 1/n).
     #[doc(hidden)]
     fn power<'a>(
@@ -71,22 +64,22 @@ pub fn solve<T: Scalar, A: Solvable<T> + ?Sized>(
         Backing::Gpu(d) => d.shape(),
         Backing::Own(d) => d.shape(),
     };
-    let begun = match begin(shape, b, m_inv, settings, method)? {
-        Ok(begun) => begun,
+    let job = match begin(shape, b, m_inv, settings, method)? {
+        Ok(job) => job,
         Err(trivial) => return Ok(trivial),
     };
-    let bnorm = begun.bnorm;
+    let bnorm = job.bnorm;
     match a.backing() {
         Backing::Host(a) => {
             let s = std::cell::RefCell::new(initial_scalars(settings, bnorm));
             let mut engine = HostEngine { a, n: b.len(), m_inv, settings, bnorm, s };
-            run(&mut engine, method, b, m_inv, settings, begun)
+            run(&mut engine, job)
         }
         Backing::Gpu(d) => {
-            let mut engine = super::krylov_gpu::engine(d, b.len(), m_inv, settings, bnorm, method)?;
-            run(&mut engine, method, b, m_inv, settings, begun)
+            let mut engine = super::krylov_gpu::engine(d, &job)?;
+            run(&mut engine, job)
         }
-        Backing::Own(d) => d.krylov(method, b, m_inv, settings, begun),
+        Backing::Own(d) => d.krylov(job),
     }
 }
 
@@ -112,9 +105,13 @@ pub fn bicgstab<T: Scalar, A: Solvable<T> + ?Sized>(
     solve(a, Method::Bicgstab, b, m_inv, settings)
 }
 
-/// A solve after its checks: ‖b‖ and the clock, or the answer without iterating.
+/// A solve after its checks: what it runs, ‖b‖ and the clock.
 #[doc(hidden)]
-pub struct Begun {
+pub struct Job<'a, T> {
+    pub method: Method,
+    pub b: &'a [T],
+    pub m_inv: Option<&'a [T]>,
+    pub settings: &'a KrylovSettings,
     pub bnorm: f64,
     pub start: Instant,
 }
@@ -122,13 +119,13 @@ pub struct Begun {
 /// The checks every backend shares (settings, precision, preconditioner length, a square A
 /// of b's size); b = 0, a non-finite b and an empty system are answered at once, as
 /// `Err(the solution)`.
-pub(crate) fn begin<T: Scalar>(
+pub(crate) fn begin<'a, T: Scalar>(
     (nrows, ncols): (usize, usize),
-    b: &[T],
-    m_inv: Option<&[T]>,
-    settings: &KrylovSettings,
+    b: &'a [T],
+    m_inv: Option<&'a [T]>,
+    settings: &'a KrylovSettings,
     method: Method,
-) -> Result<std::result::Result<Begun, Solution<T>>> {
+) -> Result<std::result::Result<Job<'a, T>, Solution<T>>> {
     let start = Instant::now();
     let bnorm = check_inputs(b, m_inv, settings)?;
     let n = b.len();
@@ -150,7 +147,7 @@ pub(crate) fn begin<T: Scalar>(
             graph: false,
         }));
     }
-    Ok(Ok(Begun { bnorm, start }))
+    Ok(Ok(Job { method, b, m_inv, settings, bnorm, start }))
 }
 
 /// The starting scalars of every method.
@@ -161,15 +158,9 @@ pub(crate) fn initial_scalars(settings: &KrylovSettings, bnorm: f64) -> [f64; sl
     s
 }
 
-/// Runs `method` on engine `e` (made after [`begin`]) and judges the result.
-pub(crate) fn run<T: Scalar, E: Engine<T>>(
-    e: &mut E,
-    method: Method,
-    b: &[T],
-    m_inv: Option<&[T]>,
-    settings: &KrylovSettings,
-    begun: Begun,
-) -> Result<Solution<T>> {
+/// Runs the job's method on engine `e` (made after [`begin`]) and judges the result.
+pub(crate) fn run<T: Scalar, E: Engine<T>>(e: &mut E, job: Job<'_, T>) -> Result<Solution<T>> {
+    let Job { method, b, m_inv, settings, bnorm, start } = job;
     let (x, stopped) = match method {
         Method::Cg => run_cg(e, b, m_inv)?,
         Method::Bicgstab => run_bicgstab(e, b)?,
@@ -178,7 +169,7 @@ pub(crate) fn run<T: Scalar, E: Engine<T>>(
     let mut ax = e.vector(None)?;
     e.product(&x, &mut ax)?;
     let mut ax = e.download(&ax)?;
-    let true_residual = relative_residual(b, &mut ax, begun.bnorm);
+    let true_residual = relative_residual(b, &mut ax, bnorm);
     let outcome = judge(
         stop_outcome(stopped.code, stopped.iterations, stopped.value),
         true_residual,
@@ -188,9 +179,9 @@ pub(crate) fn run<T: Scalar, E: Engine<T>>(
         x: e.download(&x)?,
         outcome,
         iterations: stopped.iterations,
-        residual: stopped.rr.sqrt() / begun.bnorm,
+        residual: stopped.rr.sqrt() / bnorm,
         true_residual,
-        ms: begun.start.elapsed().as_secs_f64() * 1e3,
+        ms: start.elapsed().as_secs_f64() * 1e3,
         iteration_ms: stopped.iteration_ms,
         graph: stopped.graph,
     })
