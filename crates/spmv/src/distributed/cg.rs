@@ -16,7 +16,7 @@ use super::{DistVector, DistributedMatrix};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::matrix::Scalar;
-use crate::solve::engine::{op, slot, step, BiVectors, CgVectors, Engine, Stopped};
+use crate::solve::engine::{slot, step, BiVectors, CgVectors, Engine, Op, Stopped};
 use crate::solve::krylov::{blocks, stop, KrylovSettings};
 use crate::solve::krylov_gpu::{
     StepKernels, BI_DIRECTION, BI_S, BI_UPDATE, CG_DIRECTION, CG_UPDATE,
@@ -133,7 +133,7 @@ impl<'a, T: Scalar> DistEngine<'a, T> {
 
     /// The parts' totals (added in part order), the step `op` on the host, the scalars back
     /// to every part.
-    fn finish(&self, op: u32) -> Result<()> {
+    fn finish(&self, op: Op) -> Result<()> {
         let (mut u, mut v) = (0.0, 0.0);
         self.each(|_, gpu, state| {
             let s = gpu.download(&state.s.borrow())?;
@@ -188,14 +188,14 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
     fn preconditioned(&self) -> bool {
         self.use_d != 0
     }
-    fn dots(&self, a: &DistVector<T>, b: &DistVector<T>, c: &DistVector<T>, op: u32) -> Result<()> {
+    fn dots(&self, a: &DistVector<T>, b: &DistVector<T>, c: &DistVector<T>, op: Op) -> Result<()> {
         if self.running() {
             self.each(|i, gpu, st| {
                 let (a, b, c, s) = (self.own(a, i), self.own(b, i), self.own(c, i), st.s.borrow());
                 unsafe {
                     st.kernels.dots.launch(gpu, |l| {
                         l.arg(&st.n32).arg(&*s).arg(&a).arg(&b).arg(&c);
-                        l.arg(&st.partial).arg(&st.counter).arg(&op::TOTALS);
+                        l.arg(&st.partial).arg(&st.counter).arg(&(Op::Totals as u32));
                     })
                 }
             })?;
@@ -212,12 +212,12 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
                     st.kernels.steps[CG_UPDATE].launch(gpu, |l| {
                         l.arg(&st.n32).arg(&*s).arg(&p).arg(&q).arg(&st.d).arg(&self.use_d);
                         l.arg(&x).arg(&r).arg(&z).arg(&st.partial).arg(&st.counter);
-                        l.arg(&op::TOTALS);
+                        l.arg(&(Op::Totals as u32));
                     })
                 }
             })?;
         }
-        self.finish(op::CG_RZ)
+        self.finish(Op::CgRz)
     }
     fn cg_direction(&self, vs: &mut CgVectors<DistVector<T>>) -> Result<()> {
         let (z, p) = vs.direction(self.use_d != 0);
@@ -259,12 +259,12 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
                     st.kernels.steps[BI_S].launch(gpu, |l| {
                         l.arg(&st.n32).arg(&*s).arg(&v).arg(&st.d).arg(&self.use_d);
                         l.arg(&r).arg(&s_hat).arg(&st.partial).arg(&st.counter);
-                        l.arg(&op::TOTALS);
+                        l.arg(&(Op::Totals as u32));
                     })
                 }
             })?;
         }
-        self.finish(op::BI_S)
+        self.finish(Op::BiS)
     }
     fn bi_update(&self, vs: &mut BiVectors<DistVector<T>>) -> Result<()> {
         let ((p_used, s_hat, t, r_hat), (x, r)) = vs.update(self.use_d != 0);
@@ -277,12 +277,12 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
                     st.kernels.steps[BI_UPDATE].launch(gpu, |l| {
                         l.arg(&st.n32).arg(&*s).arg(&p_used).arg(&s_hat).arg(&t).arg(&r_hat);
                         l.arg(&self.use_d).arg(&x).arg(&r).arg(&st.partial).arg(&st.counter);
-                        l.arg(&op::TOTALS);
+                        l.arg(&(Op::Totals as u32));
                     })
                 }
             })?;
         }
-        self.finish(op::BI_RHO)
+        self.finish(Op::BiRho)
     }
     fn run(&self, iteration: &mut dyn FnMut() -> Result<()>) -> Result<Stopped> {
         // The host knows the scalars at every step: no read-back to batch.

@@ -8,7 +8,7 @@
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
-use super::engine::{drive, op, slot, BiVectors, CgVectors, Engine, Stopped};
+use super::engine::{drive, slot, BiVectors, CgVectors, Engine, Op, Stopped};
 use super::krylov::{blocks, KrylovSettings, BLOCK};
 use super::methods::{initial_scalars, Backing, Job, Solvable};
 use crate::error::{Error, Result};
@@ -151,7 +151,8 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
     fn preconditioned(&self) -> bool {
         self.use_d != 0
     }
-    fn dots(&self, a: &CudaSlice<T>, b: &CudaSlice<T>, c: &CudaSlice<T>, op: u32) -> Result<()> {
+    fn dots(&self, a: &CudaSlice<T>, b: &CudaSlice<T>, c: &CudaSlice<T>, op: Op) -> Result<()> {
+        let op = op as u32;
         unsafe {
             self.kernels.dots.launch(self.gpu, |l| {
                 l.arg(&self.n32)
@@ -171,7 +172,7 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
         unsafe {
             self.kernels.steps[CG_UPDATE].launch(self.gpu, |l| {
                 l.arg(n).arg(s).arg(p).arg(q).arg(d).arg(use_d).arg(x).arg(r).arg(z);
-                l.arg(&self.partial).arg(&self.counter).arg(&op::CG_RZ);
+                l.arg(&self.partial).arg(&self.counter).arg(&(Op::CgRz as u32));
             })
         }
     }
@@ -198,7 +199,7 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
         unsafe {
             self.kernels.steps[BI_S].launch(self.gpu, |l| {
                 l.arg(n).arg(s).arg(v).arg(d).arg(use_d).arg(r).arg(s_hat);
-                l.arg(&self.partial).arg(&self.counter).arg(&op::BI_S);
+                l.arg(&self.partial).arg(&self.counter).arg(&(Op::BiS as u32));
             })
         }
     }
@@ -208,7 +209,7 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
         unsafe {
             self.kernels.steps[BI_UPDATE].launch(self.gpu, |l| {
                 l.arg(n).arg(s).arg(p_used).arg(s_hat).arg(t).arg(r_hat).arg(use_d);
-                l.arg(&*x).arg(&*r).arg(&self.partial).arg(&self.counter).arg(&op::BI_RHO);
+                l.arg(&*x).arg(&*r).arg(&self.partial).arg(&self.counter).arg(&(Op::BiRho as u32));
             })
         }
     }

@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use super::engine::{op, slot, BiVectors, CgVectors, Engine, HostEngine, Stopped};
+use super::engine::{slot, BiVectors, CgVectors, Engine, HostEngine, Op, Stopped};
 use super::krylov::{
     check_inputs, dot, judge, preconditioned, relative_residual, stop_outcome, threshold,
     trivial_outcome, KrylovSettings, Method, Outcome, Solution,
@@ -206,7 +206,7 @@ fn run_cg<T: Scalar, E: Engine<T>>(
     let e = &*e;
     let stopped = e.run(&mut || {
         e.product(&vs.p, &mut vs.q)?;
-        e.dots(&vs.p, &vs.q, &vs.q, op::CG_PQ)?;
+        e.dots(&vs.p, &vs.q, &vs.q, Op::CgPq)?;
         e.cg_update(&mut vs)?;
         e.cg_direction(&mut vs)
     })?;
@@ -233,10 +233,10 @@ fn run_bicgstab<T: Scalar, E: Engine<T>>(e: &mut E, b: &[T]) -> Result<(E::Vecto
     let stopped = e.run(&mut || {
         e.bi_direction(&mut vs)?;
         e.product(if preconditioned { &vs.p_hat } else { &vs.p }, &mut vs.v)?;
-        e.dots(&vs.r_hat, &vs.v, &vs.v, op::BI_RV)?;
+        e.dots(&vs.r_hat, &vs.v, &vs.v, Op::BiRv)?;
         e.bi_s(&mut vs)?;
         e.product(if preconditioned { &vs.s_hat } else { &vs.r }, &mut vs.t)?;
-        e.dots(&vs.t, &vs.t, &vs.r, op::BI_OMEGA)?;
+        e.dots(&vs.t, &vs.t, &vs.r, Op::BiOmega)?;
         e.bi_update(&mut vs)
     })?;
     Ok((vs.x, stopped))
