@@ -18,7 +18,7 @@ use crate::matrix::Scalar;
 
 /// The GPU solvers' vector kernels.
 pub const KERNELS: KernelModule =
-    KernelModule { name: "krylov", source: include_str!("krylov.cu"), headers: &[] };
+    KernelModule { name: "krylov", source: include_str!("krylov.cu"), headers: &[super::TREE] };
 
 /// One GPU's matrix solves on that GPU.
 impl<T: Scalar> Solvable<T> for DeviceMatrix<T> {

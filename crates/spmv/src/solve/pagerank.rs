@@ -64,7 +64,7 @@ use crate::operator::LinearOperator;
 
 /// The CUDA kernels of the GPU iteration.
 pub const KERNELS: KernelModule =
-    KernelModule { name: "pagerank", source: include_str!("pagerank.cu"), headers: &[] };
+    KernelModule { name: "pagerank", source: include_str!("pagerank.cu"), headers: &[super::TREE] };
 
 /// Threads per block of `pagerank_update` and `pagerank_finish` (`PR_UPDATE_BLOCK`,
 /// `PR_FINISH_BLOCK` in `pagerank.cu`).
