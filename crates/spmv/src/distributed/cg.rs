@@ -16,14 +16,14 @@ use super::{DistVector, DistributedMatrix};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::matrix::Scalar;
-use crate::solve::engine::{op, slot, step, Engine, Stopped};
+use crate::solve::engine::{slot, step, BiVectors, CgVectors, Engine, Op, Stopped};
 use crate::solve::krylov::{blocks, stop, KrylovSettings};
 use crate::solve::krylov_gpu::{
     StepKernels, BI_DIRECTION, BI_S, BI_UPDATE, CG_DIRECTION, CG_UPDATE,
 };
-use crate::solve::methods::{initial_scalars, run, Backing, Begun, OwnEngines, Solvable};
+use crate::solve::methods::{initial_scalars, run, Backing, Job, OwnEngines, Solvable};
 use crate::solve::pagerank::{PowerEngine, Transition};
-use crate::solve::{Method, Solution};
+use crate::solve::Solution;
 
 /// Several GPUs' matrix solves on them.
 impl<T: Scalar> Solvable<T> for DistributedMatrix<T> {
@@ -37,16 +37,9 @@ impl<T: Scalar> OwnEngines<T> for DistributedMatrix<T> {
     fn shape(&self) -> (usize, usize) {
         (self.nrows(), self.nrows())
     }
-    fn krylov(
-        &self,
-        method: Method,
-        b: &[T],
-        m_inv: Option<&[T]>,
-        settings: &KrylovSettings,
-        begun: Begun,
-    ) -> Result<Solution<T>> {
-        let mut engine = DistEngine::new(self, m_inv, settings, begun.bnorm)?;
-        run(&mut engine, method, b, m_inv, settings, begun)
+    fn krylov(&self, job: Job<'_, T>) -> Result<Solution<T>> {
+        let mut engine = DistEngine::new(self, &job)?;
+        run(&mut engine, job)
     }
     fn power<'a>(
         &'a self,
@@ -81,12 +74,8 @@ struct DistEngine<'a, T: Scalar> {
 }
 
 impl<'a, T: Scalar> DistEngine<'a, T> {
-    fn new(
-        a: &'a DistributedMatrix<T>,
-        m_inv: Option<&[T]>,
-        settings: &'a KrylovSettings,
-        bnorm: f64,
-    ) -> Result<Self> {
+    fn new(a: &'a DistributedMatrix<T>, job: &Job<'a, T>) -> Result<Self> {
+        let Job { m_inv, settings, bnorm, .. } = *job;
         let initial = initial_scalars(settings, bnorm);
         let parts = a
             .parts
@@ -144,7 +133,7 @@ impl<'a, T: Scalar> DistEngine<'a, T> {
 
     /// The parts' totals (added in part order), the step `op` on the host, the scalars back
     /// to every part.
-    fn finish(&self, op: u32) -> Result<()> {
+    fn finish(&self, op: Op) -> Result<()> {
         let (mut u, mut v) = (0.0, 0.0);
         self.each(|_, gpu, state| {
             let s = gpu.download(&state.s.borrow())?;
@@ -199,27 +188,22 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
     fn preconditioned(&self) -> bool {
         self.use_d != 0
     }
-    fn dots(&self, a: &DistVector<T>, b: &DistVector<T>, c: &DistVector<T>, op: u32) -> Result<()> {
+    fn dots(&self, a: &DistVector<T>, b: &DistVector<T>, c: &DistVector<T>, op: Op) -> Result<()> {
         if self.running() {
             self.each(|i, gpu, st| {
                 let (a, b, c, s) = (self.own(a, i), self.own(b, i), self.own(c, i), st.s.borrow());
                 unsafe {
                     st.kernels.dots.launch(gpu, |l| {
                         l.arg(&st.n32).arg(&*s).arg(&a).arg(&b).arg(&c);
-                        l.arg(&st.partial).arg(&st.counter).arg(&op::TOTALS);
+                        l.arg(&st.partial).arg(&st.counter).arg(&(Op::Totals as u32));
                     })
                 }
             })?;
         }
         self.finish(op)
     }
-    fn cg_update(
-        &self,
-        (p, q): (&DistVector<T>, &DistVector<T>),
-        x: &mut DistVector<T>,
-        r: &mut DistVector<T>,
-        z: &mut DistVector<T>,
-    ) -> Result<()> {
+    fn cg_update(&self, vs: &mut CgVectors<DistVector<T>>) -> Result<()> {
+        let CgVectors { x, r, z, p, q } = &*vs;
         if self.running() {
             self.each(|i, gpu, st| {
                 let (p, q, s) = (self.own(p, i), self.own(q, i), st.s.borrow());
@@ -228,14 +212,15 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
                     st.kernels.steps[CG_UPDATE].launch(gpu, |l| {
                         l.arg(&st.n32).arg(&*s).arg(&p).arg(&q).arg(&st.d).arg(&self.use_d);
                         l.arg(&x).arg(&r).arg(&z).arg(&st.partial).arg(&st.counter);
-                        l.arg(&op::TOTALS);
+                        l.arg(&(Op::Totals as u32));
                     })
                 }
             })?;
         }
-        self.finish(op::CG_RZ)
+        self.finish(Op::CgRz)
     }
-    fn cg_direction(&self, z: &DistVector<T>, p: &mut DistVector<T>) -> Result<()> {
+    fn cg_direction(&self, vs: &mut CgVectors<DistVector<T>>) -> Result<()> {
+        let (z, p) = vs.direction(self.use_d != 0);
         if !self.running() {
             return Ok(());
         }
@@ -248,12 +233,8 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
             }
         })
     }
-    fn bi_direction(
-        &self,
-        (r, v): (&DistVector<T>, &DistVector<T>),
-        p: &mut DistVector<T>,
-        p_hat: &mut DistVector<T>,
-    ) -> Result<()> {
+    fn bi_direction(&self, vs: &mut BiVectors<DistVector<T>>) -> Result<()> {
+        let BiVectors { r, v, p, p_hat, .. } = &*vs;
         if !self.running() {
             return Ok(());
         }
@@ -268,12 +249,8 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
             }
         })
     }
-    fn bi_s(
-        &self,
-        v: &DistVector<T>,
-        r: &mut DistVector<T>,
-        s_hat: &mut DistVector<T>,
-    ) -> Result<()> {
+    fn bi_s(&self, vs: &mut BiVectors<DistVector<T>>) -> Result<()> {
+        let BiVectors { v, r, s_hat, .. } = &*vs;
         if self.running() {
             self.each(|i, gpu, st| {
                 let (v, r, s_hat, s) =
@@ -282,19 +259,15 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
                     st.kernels.steps[BI_S].launch(gpu, |l| {
                         l.arg(&st.n32).arg(&*s).arg(&v).arg(&st.d).arg(&self.use_d);
                         l.arg(&r).arg(&s_hat).arg(&st.partial).arg(&st.counter);
-                        l.arg(&op::TOTALS);
+                        l.arg(&(Op::Totals as u32));
                     })
                 }
             })?;
         }
-        self.finish(op::BI_S)
+        self.finish(Op::BiS)
     }
-    fn bi_update(
-        &self,
-        (p_used, s_hat, t, r_hat): (&DistVector<T>, &DistVector<T>, &DistVector<T>, &DistVector<T>),
-        x: &mut DistVector<T>,
-        r: &mut DistVector<T>,
-    ) -> Result<()> {
+    fn bi_update(&self, vs: &mut BiVectors<DistVector<T>>) -> Result<()> {
+        let ((p_used, s_hat, t, r_hat), (x, r)) = vs.update(self.use_d != 0);
         if self.running() {
             self.each(|i, gpu, st| {
                 let (p_used, s_hat) = (self.own(p_used, i), self.own(s_hat, i));
@@ -304,12 +277,12 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
                     st.kernels.steps[BI_UPDATE].launch(gpu, |l| {
                         l.arg(&st.n32).arg(&*s).arg(&p_used).arg(&s_hat).arg(&t).arg(&r_hat);
                         l.arg(&self.use_d).arg(&x).arg(&r).arg(&st.partial).arg(&st.counter);
-                        l.arg(&op::TOTALS);
+                        l.arg(&(Op::Totals as u32));
                     })
                 }
             })?;
         }
-        self.finish(op::BI_RHO)
+        self.finish(Op::BiRho)
     }
     fn run(&self, iteration: &mut dyn FnMut() -> Result<()>) -> Result<Stopped> {
         // The host knows the scalars at every step: no read-back to batch.

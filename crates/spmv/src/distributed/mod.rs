@@ -521,9 +521,7 @@ impl<T: Scalar> DistributedMatrix<T> {
     /// works on its own GPU at once. Asynchronous: [`DistributedMatrix::download`] or
     /// [`DistributedMatrix::synchronize`] waits.
     pub fn apply(&self, alpha: T, x: &DistVector<T>, beta: T, y: &mut DistVector<T>) -> Result<()> {
-        self.check(x, true, 1)?;
-        self.check(y, false, 1)?;
-        self.apply_column(alpha, x, beta, y, 0)
+        self.apply_block(alpha, x, beta, y, Block::columns(1))
     }
 
     /// `Y = α·A·X + β·Y` for blocks of `block.k` vectors made by
@@ -547,7 +545,31 @@ impl<T: Scalar> DistributedMatrix<T> {
         if self.nrows() == 0 {
             return Ok(()); // nothing to write, however many (empty) vectors the block says
         }
-        (0..block.k).try_for_each(|j| self.apply_column(alpha, x, beta, y, j))
+        for j in 0..block.k {
+            self.exchange(x, j)?;
+            let mut run = |i: usize, piece: &Piece<T>| -> Result<()> {
+                let part = &self.parts[i];
+                let (x_len, y_len) = (part.len(true), part.len(y.halo));
+                let at = j * y_len + if y.halo { part.own_offset } else { 0 } + piece.rows.start;
+                with_sub_slice_ref(&x.parts[i], j * x_len..(j + 1) * x_len, |xi| {
+                    with_sub_slice(&mut y.parts[i], at..at + piece.rows.len(), |yi| {
+                        piece.matrix.apply(alpha, xi, beta, yi)
+                    })
+                })
+            };
+            // Interior pieces read only own x entries, but a format's padding slots may point
+            // at any column with a zero value: reading a halo entry mid-exchange gives 0
+            // either way (for finite x).
+            let early = |q: &Piece<T>| self.overlap && q.interior;
+            for (i, p) in self.parts.iter().enumerate() {
+                p.pieces.iter().filter(|q| early(q)).try_for_each(|q| run(i, q))?;
+            }
+            for (i, p) in self.parts.iter().enumerate() {
+                self.await_halo(p)?;
+                p.pieces.iter().filter(|q| !early(q)).try_for_each(|q| run(i, q))?;
+            }
+        }
+        Ok(())
     }
 
     /// `y = α·Aᵀ·x + β·y` through Aᵀ cut on the same partition and GPUs (built from the
@@ -591,40 +613,6 @@ impl<T: Scalar> DistributedMatrix<T> {
         matrix.overlap = self.overlap;
         let x = Mutex::new(matrix.new_x()?);
         Ok(self.transposed.get_or_init(|| Box::new(Transposed { matrix, x })))
-    }
-
-    /// Column `j` of `y = α·A·x + β·y` (shapes checked by the caller).
-    fn apply_column(
-        &self,
-        alpha: T,
-        x: &DistVector<T>,
-        beta: T,
-        y: &mut DistVector<T>,
-        j: usize,
-    ) -> Result<()> {
-        self.exchange(x, j)?;
-        let mut run = |i: usize, piece: &Piece<T>| -> Result<()> {
-            let part = &self.parts[i];
-            let (x_len, y_len) = (part.len(true), part.len(y.halo));
-            let at = j * y_len + if y.halo { part.own_offset } else { 0 } + piece.rows.start;
-            with_sub_slice_ref(&x.parts[i], j * x_len..(j + 1) * x_len, |xi| {
-                with_sub_slice(&mut y.parts[i], at..at + piece.rows.len(), |yi| {
-                    piece.matrix.apply(alpha, xi, beta, yi)
-                })
-            })
-        };
-        // Interior pieces read only own x entries, but a format's padding slots may point at
-        // any column with a zero value: reading a halo entry mid-exchange gives 0 either way
-        // (for finite x).
-        let early = |q: &Piece<T>| self.overlap && q.interior;
-        for (i, p) in self.parts.iter().enumerate() {
-            p.pieces.iter().filter(|q| early(q)).try_for_each(|q| run(i, q))?;
-        }
-        for (i, p) in self.parts.iter().enumerate() {
-            self.await_halo(p)?;
-            p.pieces.iter().filter(|q| !early(q)).try_for_each(|q| run(i, q))?;
-        }
-        Ok(())
     }
 
     /// Orders `p`'s stream after its exchange stream: the halo is in, and the next gather
@@ -757,25 +745,23 @@ impl<T: Scalar> DistributedMatrix<T> {
                 let (src, _) = buf.slice(t.send_at..t.send_at + t.count).device_ptr(&from.comm);
                 let at = column * to.len(true) + t.recv_at;
                 let (dst, _) = x.parts[t.to].slice(at..at + t.count).device_ptr(&to.comm);
-                let (rank_from, rank_to) = (route.rank_of_part[t.from], route.rank_of_part[t.to]);
                 // SAFETY: both runs lie inside their buffers (the plan built them so), which
                 // stay alive and untouched by other work until the streams pass the group: the
                 // send buffer is refilled only by the owner's next gather on the same stream,
                 // and the receiver's x is read by products queued after it on its stream.
                 unsafe {
-                    group.send(
-                        rank_from,
-                        rank_to,
-                        src,
+                    group.copy(
+                        nccl::End {
+                            rank: route.rank_of_part[t.from],
+                            addr: src,
+                            stream: from.comm.cu_stream() as _,
+                        },
+                        nccl::End {
+                            rank: route.rank_of_part[t.to],
+                            addr: dst,
+                            stream: to.comm.cu_stream() as _,
+                        },
                         t.count * size,
-                        from.comm.cu_stream() as _,
-                    )?;
-                    group.recv(
-                        rank_to,
-                        rank_from,
-                        dst,
-                        t.count * size,
-                        to.comm.cu_stream() as _,
                     )?;
                 }
             }

@@ -156,59 +156,31 @@ pub(super) struct Group<'a> {
     comms: &'a Comms,
 }
 
-impl Group<'_> {
-    /// Rank `from` sends `bytes` bytes at device address `src` to rank `to`, on `stream` (a
-    /// stream of `from`'s device).
-    ///
-    /// # Safety
-    /// `src` must hold `bytes` readable bytes on `from`'s device until the stream passes the
-    /// send; `stream` must be a live stream of that device.
-    pub(super) unsafe fn send(
-        &self,
-        from: usize,
-        to: usize,
-        src: u64,
-        bytes: usize,
-        stream: Raw,
-    ) -> Result<()> {
-        let lib = self.comms.lib;
-        lib.check(
-            (lib.send)(
-                src as *const c_void,
-                bytes,
-                NCCL_UINT8,
-                to as c_int,
-                self.comms.comms[from],
-                stream,
-            ),
-            "ncclSend",
-        )
-    }
+/// One end of a copy: its rank, a device address, and a stream of that rank's device.
+pub(super) struct End {
+    pub rank: usize,
+    pub addr: u64,
+    pub stream: Raw,
+}
 
-    /// Rank `to` receives `bytes` bytes from rank `from` into device address `dst`, on
-    /// `stream` (a stream of `to`'s device).
+impl Group<'_> {
+    /// Copies `bytes` bytes from `from` to `to`: `from`'s send and `to`'s receive, queued
+    /// together (the exchange's only use of them).
     ///
     /// # Safety
-    /// `dst` must hold `bytes` writable bytes on `to`'s device, untouched by other work until
-    /// the stream passes the receive; `stream` must be a live stream of that device.
-    pub(super) unsafe fn recv(
-        &self,
-        to: usize,
-        from: usize,
-        dst: u64,
-        bytes: usize,
-        stream: Raw,
-    ) -> Result<()> {
-        let lib = self.comms.lib;
+    /// `from.addr` must hold `bytes` readable bytes on `from`'s device until its stream passes
+    /// the send; `to.addr` `bytes` writable bytes on `to`'s device, untouched by other work
+    /// until its stream passes the receive; each stream must be a live stream of its device.
+    pub(super) unsafe fn copy(&self, from: End, to: End, bytes: usize) -> Result<()> {
+        let (lib, comms) = (self.comms.lib, &self.comms.comms);
+        let (src, dst) = (from.addr as *const c_void, to.addr as *mut c_void);
+        let (peer_of_from, peer_of_to) = (to.rank as c_int, from.rank as c_int);
         lib.check(
-            (lib.recv)(
-                dst as *mut c_void,
-                bytes,
-                NCCL_UINT8,
-                from as c_int,
-                self.comms.comms[to],
-                stream,
-            ),
+            (lib.send)(src, bytes, NCCL_UINT8, peer_of_from, comms[from.rank], from.stream),
+            "ncclSend",
+        )?;
+        lib.check(
+            (lib.recv)(dst, bytes, NCCL_UINT8, peer_of_to, comms[to.rank], to.stream),
             "ncclRecv",
         )
     }

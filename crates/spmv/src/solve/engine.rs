@@ -39,20 +39,23 @@ pub(crate) mod slot {
     pub const COUNT: usize = 16;
 }
 
-/// The finishing steps after a sum (krylov.cu's `KR_OP_*`).
-pub(crate) mod op {
-    pub const CG_PQ: u32 = 0;
-    pub const CG_RZ: u32 = 1;
-    pub const BI_RV: u32 = 2;
-    pub const BI_S: u32 = 3;
-    pub const BI_OMEGA: u32 = 4;
-    pub const BI_RHO: u32 = 5;
+/// The finishing steps after a sum (krylov.cu's `KR_OP_*`: the discriminant is the kernels'
+/// `u32 op`); an enum so that [`step`] matches every one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum Op {
+    CgPq = 0,
+    CgRz = 1,
+    BiRv = 2,
+    BiS = 3,
+    BiOmega = 4,
+    BiRho = 5,
     /// Only store the totals in `U` and `V` (the step runs on the host).
-    pub const TOTALS: u32 = 6;
+    Totals = 6,
 }
 
 /// The scalar step `op` on the totals `u`, `v` (krylov.cu's `kr_step`, line for line).
-pub(crate) fn step(s: &mut [f64; slot::COUNT], u: f64, v: f64, op: u32) {
+pub(crate) fn step(s: &mut [f64; slot::COUNT], u: f64, v: f64, op: Op) {
     use slot::*;
     if s[STATUS] != stop::RUNNING as f64 {
         return;
@@ -63,7 +66,7 @@ pub(crate) fn step(s: &mut [f64; slot::COUNT], u: f64, v: f64, op: u32) {
         s[STATUS_ITER] = k;
     };
     match op {
-        op::CG_PQ => {
+        Op::CgPq => {
             s[VALUE] = u;
             if !u.is_finite() || !s[CG_RZ].is_finite() {
                 halt(s, stop::NON_FINITE);
@@ -73,7 +76,7 @@ pub(crate) fn step(s: &mut [f64; slot::COUNT], u: f64, v: f64, op: u32) {
                 s[CG_ALPHA] = s[CG_RZ] / u;
             }
         }
-        op::CG_RZ => {
+        Op::CgRz => {
             s[ITER] = k;
             s[RR] = v;
             if !u.is_finite() || !v.is_finite() {
@@ -87,7 +90,7 @@ pub(crate) fn step(s: &mut [f64; slot::COUNT], u: f64, v: f64, op: u32) {
                 s[CG_RZ] = u;
             }
         }
-        op::BI_RV => {
+        Op::BiRv => {
             if !u.is_finite() {
                 halt(s, stop::NON_FINITE);
             } else if u == 0.0 {
@@ -96,7 +99,7 @@ pub(crate) fn step(s: &mut [f64; slot::COUNT], u: f64, v: f64, op: u32) {
                 s[BI_ALPHA] = s[BI_RHO] / u;
             }
         }
-        op::BI_S => {
+        Op::BiS => {
             if !u.is_finite() {
                 halt(s, stop::NON_FINITE);
             } else if u <= s[TOL2] {
@@ -104,7 +107,7 @@ pub(crate) fn step(s: &mut [f64; slot::COUNT], u: f64, v: f64, op: u32) {
                 s[RR] = u;
             }
         }
-        op::BI_OMEGA => {
+        Op::BiOmega => {
             if s[BI_S_CONVERGED] != 0.0 {
                 s[BI_OMEGA] = 0.0;
             } else if !u.is_finite() || !v.is_finite() {
@@ -115,7 +118,7 @@ pub(crate) fn step(s: &mut [f64; slot::COUNT], u: f64, v: f64, op: u32) {
                 s[BI_OMEGA] = v / u;
             }
         }
-        op::BI_RHO => {
+        Op::BiRho => {
             s[ITER] = k;
             if s[BI_S_CONVERGED] != 0.0 {
                 halt(s, stop::CONVERGED);
@@ -135,7 +138,7 @@ pub(crate) fn step(s: &mut [f64; slot::COUNT], u: f64, v: f64, op: u32) {
                 s[BI_RHO] = u;
             }
         }
-        _ => {
+        Op::Totals => {
             s[U] = u;
             s[V] = v;
         }
@@ -220,37 +223,57 @@ pub(crate) trait Engine<T: Scalar> {
     /// Whether a preconditioner is applied (the optional vectors are stored).
     fn preconditioned(&self) -> bool;
     /// a·b and a·c, then the step `op`.
-    fn dots(&self, a: &Self::Vector, b: &Self::Vector, c: &Self::Vector, op: u32) -> Result<()>;
+    fn dots(&self, a: &Self::Vector, b: &Self::Vector, c: &Self::Vector, op: Op) -> Result<()>;
     /// CG: x += α·p, r −= α·q, z = M⁻¹·r, r·z and r·r, step CG_RZ.
-    fn cg_update(
-        &self,
-        p_q: (&Self::Vector, &Self::Vector),
-        x: &mut Self::Vector,
-        r: &mut Self::Vector,
-        z: &mut Self::Vector,
-    ) -> Result<()>;
-    /// CG: p = z + β·p (z is r without a preconditioner).
-    fn cg_direction(&self, z: &Self::Vector, p: &mut Self::Vector) -> Result<()>;
+    fn cg_update(&self, vs: &mut CgVectors<Self::Vector>) -> Result<()>;
+    /// CG: p = z + β·p (z is r without a preconditioner: [`CgVectors::direction`]).
+    fn cg_direction(&self, vs: &mut CgVectors<Self::Vector>) -> Result<()>;
     /// BiCGSTAB: p = r + β·(p − ω·v), p̂ = M⁻¹·p.
-    fn bi_direction(
-        &self,
-        r_v: (&Self::Vector, &Self::Vector),
-        p: &mut Self::Vector,
-        p_hat: &mut Self::Vector,
-    ) -> Result<()>;
+    fn bi_direction(&self, vs: &mut BiVectors<Self::Vector>) -> Result<()>;
     /// BiCGSTAB: s = r − α·v (in r), ŝ = M⁻¹·s, s·s, step BI_S.
-    fn bi_s(&self, v: &Self::Vector, r: &mut Self::Vector, s_hat: &mut Self::Vector) -> Result<()>;
-    /// BiCGSTAB: x += α·p̂ + ω·ŝ, r = s − ω·t, r̂·r and r·r, step BI_RHO (`p_used`: p̂, or p
-    /// without a preconditioner; `s_hat` read only with one).
-    fn bi_update(
-        &self,
-        inputs: (&Self::Vector, &Self::Vector, &Self::Vector, &Self::Vector),
-        x: &mut Self::Vector,
-        r: &mut Self::Vector,
-    ) -> Result<()>;
+    fn bi_s(&self, vs: &mut BiVectors<Self::Vector>) -> Result<()>;
+    /// BiCGSTAB: x += α·p̂ + ω·ŝ, r = s − ω·t, r̂·r and r·r, step BI_RHO (p̂ is p and ŝ
+    /// unread without a preconditioner: [`BiVectors::update`]).
+    fn bi_update(&self, vs: &mut BiVectors<Self::Vector>) -> Result<()>;
     /// Runs `iteration` (one iteration's steps) until the scalars report a stop or
     /// `max_iter` iterations ran ([`drive`]).
     fn run(&self, iteration: &mut dyn FnMut() -> Result<()>) -> Result<Stopped>;
+}
+
+/// CG's vectors (z stored only with a preconditioner), one argument for every step.
+pub(crate) struct CgVectors<V> {
+    pub x: V,
+    pub r: V,
+    pub z: V,
+    pub p: V,
+    pub q: V,
+}
+
+impl<V> CgVectors<V> {
+    /// The direction's operands: z (r without a preconditioner) read, p written.
+    pub fn direction(&mut self, preconditioned: bool) -> (&V, &mut V) {
+        (if preconditioned { &self.z } else { &self.r }, &mut self.p)
+    }
+}
+
+/// BiCGSTAB's vectors (p̂ and ŝ stored only with a preconditioner; s is kept in r).
+pub(crate) struct BiVectors<V> {
+    pub x: V,
+    pub r: V,
+    pub r_hat: V,
+    pub p: V,
+    pub v: V,
+    pub t: V,
+    pub p_hat: V,
+    pub s_hat: V,
+}
+
+impl<V> BiVectors<V> {
+    /// The update's operands: (p̂ or p, ŝ, t, r̂) read, (x, r) written.
+    pub fn update(&mut self, preconditioned: bool) -> ((&V, &V, &V, &V), (&mut V, &mut V)) {
+        let p_used = if preconditioned { &self.p_hat } else { &self.p };
+        ((p_used, &self.s_hat, &self.t, &self.r_hat), (&mut self.x, &mut self.r))
+    }
 }
 
 /// The host engine: vectors in host memory, the steps in Rust over rayon's threads, summed in
@@ -272,7 +295,7 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> HostEngine<'_, T, A
     fn get(&self, i: usize) -> f64 {
         self.s.borrow()[i]
     }
-    fn finish(&self, u: f64, v: f64, op: u32) {
+    fn finish(&self, u: f64, v: f64, op: Op) {
         step(&mut self.s.borrow_mut(), u, v, op);
     }
     /// `out = M⁻¹·v`, rounded to T (with a preconditioner only).
@@ -312,18 +335,13 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
     fn preconditioned(&self) -> bool {
         self.m_inv.is_some()
     }
-    fn dots(&self, a: &Vec<T>, b: &Vec<T>, c: &Vec<T>, op: u32) -> Result<()> {
+    fn dots(&self, a: &Vec<T>, b: &Vec<T>, c: &Vec<T>, op: Op) -> Result<()> {
         let (u, v) = if self.running() { (dot(a, b), dot(a, c)) } else { (0.0, 0.0) };
         self.finish(u, v, op);
         Ok(())
     }
-    fn cg_update(
-        &self,
-        (p, q): (&Vec<T>, &Vec<T>),
-        x: &mut Vec<T>,
-        r: &mut Vec<T>,
-        z: &mut Vec<T>,
-    ) -> Result<()> {
+    fn cg_update(&self, vs: &mut CgVectors<Vec<T>>) -> Result<()> {
+        let CgVectors { ref mut x, ref mut r, ref mut z, ref p, ref q } = *vs;
         if !self.running() {
             return Ok(());
         }
@@ -341,10 +359,11 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
             dot(r, r)
         };
         let rr = if self.m_inv.is_some() { dot(r, r) } else { rz };
-        self.finish(rz, rr, op::CG_RZ);
+        self.finish(rz, rr, Op::CgRz);
         Ok(())
     }
-    fn cg_direction(&self, z: &Vec<T>, p: &mut Vec<T>) -> Result<()> {
+    fn cg_direction(&self, vs: &mut CgVectors<Vec<T>>) -> Result<()> {
+        let (z, p) = vs.direction(self.m_inv.is_some());
         if self.running() {
             let beta = self.get(slot::CG_BETA);
             p.par_iter_mut()
@@ -353,12 +372,8 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
         }
         Ok(())
     }
-    fn bi_direction(
-        &self,
-        (r, v): (&Vec<T>, &Vec<T>),
-        p: &mut Vec<T>,
-        p_hat: &mut Vec<T>,
-    ) -> Result<()> {
+    fn bi_direction(&self, vs: &mut BiVectors<Vec<T>>) -> Result<()> {
+        let BiVectors { ref r, ref v, ref mut p, ref mut p_hat, .. } = *vs;
         if !self.running() {
             return Ok(());
         }
@@ -371,7 +386,8 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
         }
         Ok(())
     }
-    fn bi_s(&self, v: &Vec<T>, r: &mut Vec<T>, s_hat: &mut Vec<T>) -> Result<()> {
+    fn bi_s(&self, vs: &mut BiVectors<Vec<T>>) -> Result<()> {
+        let BiVectors { ref v, ref mut r, ref mut s_hat, .. } = *vs;
         let mut ss = 0.0;
         if self.running() {
             let alpha = self.get(slot::BI_ALPHA);
@@ -383,15 +399,11 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
             }
             ss = dot(r, r);
         }
-        self.finish(ss, 0.0, op::BI_S);
+        self.finish(ss, 0.0, Op::BiS);
         Ok(())
     }
-    fn bi_update(
-        &self,
-        (p_used, s_hat, t, r_hat): (&Vec<T>, &Vec<T>, &Vec<T>, &Vec<T>),
-        x: &mut Vec<T>,
-        r: &mut Vec<T>,
-    ) -> Result<()> {
+    fn bi_update(&self, vs: &mut BiVectors<Vec<T>>) -> Result<()> {
+        let ((p_used, s_hat, t, r_hat), (x, r)) = vs.update(self.m_inv.is_some());
         let (mut rho, mut rr) = (0.0, 0.0);
         if self.running() {
             let (alpha, omega) = (self.get(slot::BI_ALPHA), self.get(slot::BI_OMEGA));
@@ -404,7 +416,7 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
                 .for_each(|(r, &t)| *r = T::from_f64(r.to_f64() - omega * t.to_f64()));
             (rho, rr) = (dot(r_hat, r), dot(r, r));
         }
-        self.finish(rho, rr, op::BI_RHO);
+        self.finish(rho, rr, Op::BiRho);
         Ok(())
     }
     fn run(&self, iteration: &mut dyn FnMut() -> Result<()>) -> Result<Stopped> {

@@ -68,25 +68,13 @@
 #define KR_U 11
 #define KR_V 12
 
-// The sums of u and v over a block of N threads (one of each per thread), by a fixed tree;
-// thread 0 gets them.
+// The sums of u and v over a block of N threads (one of each per thread), by a fixed tree
+// (tree.cuh); thread 0 gets them.
 template <int N>
 __device__ __forceinline__ void kr_tree_sum(double& u, double& v) {
     __shared__ double s_u[N];
     __shared__ double s_v[N];
-    const u32 t = threadIdx.x;
-    s_u[t] = u;
-    s_v[t] = v;
-    __syncthreads();
-    for (u32 half = N / 2; half > 0; half /= 2) {
-        if (t < half) {
-            s_u[t] += s_u[t + half];
-            s_v[t] += s_v[t + half];
-        }
-        __syncthreads();
-    }
-    u = s_u[0];
-    v = s_v[0];
+    tree_reduce<N>(s_u, s_v, u, v, tree_add(), tree_add());
 }
 
 __device__ __forceinline__ double kr_mul(double a, double b) { return __dmul_rn(a, b); }

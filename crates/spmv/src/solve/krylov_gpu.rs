@@ -8,9 +8,9 @@
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
-use super::engine::{drive, op, slot, Engine, Stopped};
-use super::krylov::{blocks, KrylovSettings, Method, BLOCK};
-use super::methods::{initial_scalars, Backing, Solvable};
+use super::engine::{drive, slot, BiVectors, CgVectors, Engine, Op, Stopped};
+use super::krylov::{blocks, KrylovSettings, BLOCK};
+use super::methods::{initial_scalars, Backing, Job, Solvable};
 use crate::error::{Error, Result};
 use crate::formats::DeviceMatrix;
 use crate::gpu::{Gpu, Kernel, KernelModule};
@@ -18,7 +18,7 @@ use crate::matrix::Scalar;
 
 /// The GPU solvers' vector kernels.
 pub const KERNELS: KernelModule =
-    KernelModule { name: "krylov", source: include_str!("krylov.cu"), headers: &[] };
+    KernelModule { name: "krylov", source: include_str!("krylov.cu"), headers: &[super::TREE] };
 
 /// One GPU's matrix solves on that GPU.
 impl<T: Scalar> Solvable<T> for DeviceMatrix<T> {
@@ -82,15 +82,13 @@ impl StepKernels {
     }
 }
 
-/// One GPU's engine for `a` (n unknowns).
+/// One GPU's engine for `a` and the job.
 pub(crate) fn engine<'a, T: Scalar>(
     a: &'a DeviceMatrix<T>,
-    n: usize,
-    m_inv: Option<&[T]>,
-    settings: &'a KrylovSettings,
-    bnorm: f64,
-    method: Method,
+    job: &Job<'a, T>,
 ) -> Result<impl Engine<T> + 'a> {
+    let Job { method, b, m_inv, settings, bnorm, .. } = *job;
+    let n = b.len();
     let n32 = u32::try_from(n).map_err(|_| {
         Error::Unsupported(format!("{method:?} on the GPU: {n} rows exceed 32-bit indices"))
     })?;
@@ -153,7 +151,8 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
     fn preconditioned(&self) -> bool {
         self.use_d != 0
     }
-    fn dots(&self, a: &CudaSlice<T>, b: &CudaSlice<T>, c: &CudaSlice<T>, op: u32) -> Result<()> {
+    fn dots(&self, a: &CudaSlice<T>, b: &CudaSlice<T>, c: &CudaSlice<T>, op: Op) -> Result<()> {
+        let op = op as u32;
         unsafe {
             self.kernels.dots.launch(self.gpu, |l| {
                 l.arg(&self.n32)
@@ -167,61 +166,50 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
             })
         }
     }
-    fn cg_update(
-        &self,
-        (p, q): (&CudaSlice<T>, &CudaSlice<T>),
-        x: &mut CudaSlice<T>,
-        r: &mut CudaSlice<T>,
-        z: &mut CudaSlice<T>,
-    ) -> Result<()> {
+    fn cg_update(&self, vs: &mut CgVectors<CudaSlice<T>>) -> Result<()> {
+        let CgVectors { x, r, z, p, q } = &*vs;
         let (n, s, d, use_d) = (&self.n32, &self.s, &self.d, &self.use_d);
         unsafe {
             self.kernels.steps[CG_UPDATE].launch(self.gpu, |l| {
-                l.arg(n).arg(s).arg(p).arg(q).arg(d).arg(use_d).arg(&*x).arg(&*r).arg(&*z);
-                l.arg(&self.partial).arg(&self.counter).arg(&op::CG_RZ);
+                l.arg(n).arg(s).arg(p).arg(q).arg(d).arg(use_d).arg(x).arg(r).arg(z);
+                l.arg(&self.partial).arg(&self.counter).arg(&(Op::CgRz as u32));
             })
         }
     }
-    fn cg_direction(&self, z: &CudaSlice<T>, p: &mut CudaSlice<T>) -> Result<()> {
+    fn cg_direction(&self, vs: &mut CgVectors<CudaSlice<T>>) -> Result<()> {
+        let (z, p) = vs.direction(self.use_d != 0);
         unsafe {
             self.kernels.steps[CG_DIRECTION].launch(self.gpu, |l| {
                 l.arg(&self.n32).arg(&self.s).arg(z).arg(&*p);
             })
         }
     }
-    fn bi_direction(
-        &self,
-        (r, v): (&CudaSlice<T>, &CudaSlice<T>),
-        p: &mut CudaSlice<T>,
-        p_hat: &mut CudaSlice<T>,
-    ) -> Result<()> {
+    fn bi_direction(&self, vs: &mut BiVectors<CudaSlice<T>>) -> Result<()> {
+        let BiVectors { r, v, p, p_hat, .. } = &*vs;
         let (n, s, d, use_d) = (&self.n32, &self.s, &self.d, &self.use_d);
         unsafe {
             self.kernels.steps[BI_DIRECTION].launch(self.gpu, |l| {
-                l.arg(n).arg(s).arg(r).arg(v).arg(d).arg(use_d).arg(&*p).arg(&*p_hat);
+                l.arg(n).arg(s).arg(r).arg(v).arg(d).arg(use_d).arg(p).arg(p_hat);
             })
         }
     }
-    fn bi_s(&self, v: &CudaSlice<T>, r: &mut CudaSlice<T>, s_hat: &mut CudaSlice<T>) -> Result<()> {
+    fn bi_s(&self, vs: &mut BiVectors<CudaSlice<T>>) -> Result<()> {
+        let BiVectors { v, r, s_hat, .. } = &*vs;
         let (n, s, d, use_d) = (&self.n32, &self.s, &self.d, &self.use_d);
         unsafe {
             self.kernels.steps[BI_S].launch(self.gpu, |l| {
-                l.arg(n).arg(s).arg(v).arg(d).arg(use_d).arg(&*r).arg(&*s_hat);
-                l.arg(&self.partial).arg(&self.counter).arg(&op::BI_S);
+                l.arg(n).arg(s).arg(v).arg(d).arg(use_d).arg(r).arg(s_hat);
+                l.arg(&self.partial).arg(&self.counter).arg(&(Op::BiS as u32));
             })
         }
     }
-    fn bi_update(
-        &self,
-        (p_used, s_hat, t, r_hat): (&CudaSlice<T>, &CudaSlice<T>, &CudaSlice<T>, &CudaSlice<T>),
-        x: &mut CudaSlice<T>,
-        r: &mut CudaSlice<T>,
-    ) -> Result<()> {
+    fn bi_update(&self, vs: &mut BiVectors<CudaSlice<T>>) -> Result<()> {
+        let ((p_used, s_hat, t, r_hat), (x, r)) = vs.update(self.use_d != 0);
         let (n, s, use_d) = (&self.n32, &self.s, &self.use_d);
         unsafe {
             self.kernels.steps[BI_UPDATE].launch(self.gpu, |l| {
                 l.arg(n).arg(s).arg(p_used).arg(s_hat).arg(t).arg(r_hat).arg(use_d);
-                l.arg(&*x).arg(&*r).arg(&self.partial).arg(&self.counter).arg(&op::BI_RHO);
+                l.arg(&*x).arg(&*r).arg(&self.partial).arg(&self.counter).arg(&(Op::BiRho as u32));
             })
         }
     }

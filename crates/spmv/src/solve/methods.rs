@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use super::engine::{slot, Engine, HostEngine, Stopped};
+use super::engine::{slot, BiVectors, CgVectors, Engine, HostEngine, Op, Stopped};
 use super::krylov::{
     check_inputs, dot, judge, preconditioned, relative_residual, stop_outcome, threshold,
     trivial_outcome, KrylovSettings, Method, Outcome, Solution,
@@ -32,16 +32,9 @@ pub enum Backing<'a, T: Scalar> {
 pub trait OwnEngines<T: Scalar> {
     /// (rows, columns) of the matrix.
     fn shape(&self) -> (usize, usize);
-    /// Runs `method` after [`begin`]'s checks: `run(&mut its engine, …)`.
+    /// Runs a solve after [`begin`]'s checks: `run(&mut its engine, job)`.
     #[doc(hidden)]
-    fn krylov(
-        &self,
-        method: Method,
-        b: &[T],
-        m_inv: Option<&[T]>,
-        settings: &KrylovSettings,
-        begun: Begun,
-    ) -> Result<Solution<T>>;
+    fn krylov(&self, job: Job<'_, T>) -> Result<Solution<T>>;
     /// The power iteration's engine for `t` (n nodes, factors α, 1 − α, 1/n).
     #[doc(hidden)]
     fn power<'a>(
@@ -71,22 +64,22 @@ pub fn solve<T: Scalar, A: Solvable<T> + ?Sized>(
         Backing::Gpu(d) => d.shape(),
         Backing::Own(d) => d.shape(),
     };
-    let begun = match begin(shape, b, m_inv, settings, method)? {
-        Ok(begun) => begun,
+    let job = match begin(shape, b, m_inv, settings, method)? {
+        Ok(job) => job,
         Err(trivial) => return Ok(trivial),
     };
-    let bnorm = begun.bnorm;
+    let bnorm = job.bnorm;
     match a.backing() {
         Backing::Host(a) => {
             let s = std::cell::RefCell::new(initial_scalars(settings, bnorm));
             let mut engine = HostEngine { a, n: b.len(), m_inv, settings, bnorm, s };
-            run(&mut engine, method, b, m_inv, settings, begun)
+            run(&mut engine, job)
         }
         Backing::Gpu(d) => {
-            let mut engine = super::krylov_gpu::engine(d, b.len(), m_inv, settings, bnorm, method)?;
-            run(&mut engine, method, b, m_inv, settings, begun)
+            let mut engine = super::krylov_gpu::engine(d, &job)?;
+            run(&mut engine, job)
         }
-        Backing::Own(d) => d.krylov(method, b, m_inv, settings, begun),
+        Backing::Own(d) => d.krylov(job),
     }
 }
 
@@ -112,9 +105,13 @@ pub fn bicgstab<T: Scalar, A: Solvable<T> + ?Sized>(
     solve(a, Method::Bicgstab, b, m_inv, settings)
 }
 
-/// A solve after its checks: ‖b‖ and the clock, or the answer without iterating.
+/// A solve after its checks: what it runs, ‖b‖ and the clock.
 #[doc(hidden)]
-pub struct Begun {
+pub struct Job<'a, T> {
+    pub method: Method,
+    pub b: &'a [T],
+    pub m_inv: Option<&'a [T]>,
+    pub settings: &'a KrylovSettings,
     pub bnorm: f64,
     pub start: Instant,
 }
@@ -122,13 +119,13 @@ pub struct Begun {
 /// The checks every backend shares (settings, precision, preconditioner length, a square A
 /// of b's size); b = 0, a non-finite b and an empty system are answered at once, as
 /// `Err(the solution)`.
-pub(crate) fn begin<T: Scalar>(
+pub(crate) fn begin<'a, T: Scalar>(
     (nrows, ncols): (usize, usize),
-    b: &[T],
-    m_inv: Option<&[T]>,
-    settings: &KrylovSettings,
+    b: &'a [T],
+    m_inv: Option<&'a [T]>,
+    settings: &'a KrylovSettings,
     method: Method,
-) -> Result<std::result::Result<Begun, Solution<T>>> {
+) -> Result<std::result::Result<Job<'a, T>, Solution<T>>> {
     let start = Instant::now();
     let bnorm = check_inputs(b, m_inv, settings)?;
     let n = b.len();
@@ -150,7 +147,7 @@ pub(crate) fn begin<T: Scalar>(
             graph: false,
         }));
     }
-    Ok(Ok(Begun { bnorm, start }))
+    Ok(Ok(Job { method, b, m_inv, settings, bnorm, start }))
 }
 
 /// The starting scalars of every method.
@@ -161,15 +158,9 @@ pub(crate) fn initial_scalars(settings: &KrylovSettings, bnorm: f64) -> [f64; sl
     s
 }
 
-/// Runs `method` on engine `e` (made after [`begin`]) and judges the result.
-pub(crate) fn run<T: Scalar, E: Engine<T>>(
-    e: &mut E,
-    method: Method,
-    b: &[T],
-    m_inv: Option<&[T]>,
-    settings: &KrylovSettings,
-    begun: Begun,
-) -> Result<Solution<T>> {
+/// Runs the job's method on engine `e` (made after [`begin`]) and judges the result.
+pub(crate) fn run<T: Scalar, E: Engine<T>>(e: &mut E, job: Job<'_, T>) -> Result<Solution<T>> {
+    let Job { method, b, m_inv, settings, bnorm, start } = job;
     let (x, stopped) = match method {
         Method::Cg => run_cg(e, b, m_inv)?,
         Method::Bicgstab => run_bicgstab(e, b)?,
@@ -178,7 +169,7 @@ pub(crate) fn run<T: Scalar, E: Engine<T>>(
     let mut ax = e.vector(None)?;
     e.product(&x, &mut ax)?;
     let mut ax = e.download(&ax)?;
-    let true_residual = relative_residual(b, &mut ax, begun.bnorm);
+    let true_residual = relative_residual(b, &mut ax, bnorm);
     let outcome = judge(
         stop_outcome(stopped.code, stopped.iterations, stopped.value),
         true_residual,
@@ -188,9 +179,9 @@ pub(crate) fn run<T: Scalar, E: Engine<T>>(
         x: e.download(&x)?,
         outcome,
         iterations: stopped.iterations,
-        residual: stopped.rr.sqrt() / begun.bnorm,
+        residual: stopped.rr.sqrt() / bnorm,
         true_residual,
-        ms: begun.start.elapsed().as_secs_f64() * 1e3,
+        ms: start.elapsed().as_secs_f64() * 1e3,
         iteration_ms: stopped.iteration_ms,
         graph: stopped.graph,
     })
@@ -205,18 +196,21 @@ fn run_cg<T: Scalar, E: Engine<T>>(
     // z0 = M⁻¹·b and r·z0 on the host, once; p0 = z0.
     let z0 = preconditioned(m_inv, b);
     e.set_scalars(&[(slot::CG_RZ, dot(b, &z0))])?;
-    let (mut x, mut r) = (e.vector(None)?, e.vector(Some(b))?);
-    let mut z = e.optional(Some(&z0))?;
-    let (mut p, mut q) = (e.vector(Some(&z0))?, e.vector(None)?);
-    let preconditioned = m_inv.is_some();
+    let mut vs = CgVectors {
+        x: e.vector(None)?,
+        r: e.vector(Some(b))?,
+        z: e.optional(Some(&z0))?,
+        p: e.vector(Some(&z0))?,
+        q: e.vector(None)?,
+    };
     let e = &*e;
     let stopped = e.run(&mut || {
-        e.product(&p, &mut q)?;
-        e.dots(&p, &q, &q, super::engine::op::CG_PQ)?;
-        e.cg_update((&p, &q), &mut x, &mut r, &mut z)?;
-        e.cg_direction(if preconditioned { &z } else { &r }, &mut p)
+        e.product(&vs.p, &mut vs.q)?;
+        e.dots(&vs.p, &vs.q, &vs.q, Op::CgPq)?;
+        e.cg_update(&mut vs)?;
+        e.cg_direction(&mut vs)
     })?;
-    Ok((x, stopped))
+    Ok((vs.x, stopped))
 }
 
 /// BiCGSTAB: the direction (p, p̂), v = A·p̂, r̂·v (α), s (in r) and ŝ, t = A·ŝ, t·t and t·s
@@ -224,22 +218,28 @@ fn run_cg<T: Scalar, E: Engine<T>>(
 fn run_bicgstab<T: Scalar, E: Engine<T>>(e: &mut E, b: &[T]) -> Result<(E::Vector, Stopped)> {
     // ρ = r̂·r = b·b; β = ω = 0 with p = v = 0 make the first direction p = r.
     e.set_scalars(&[(slot::BI_RHO, dot(b, b))])?;
-    let (mut x, mut r, r_hat) = (e.vector(None)?, e.vector(Some(b))?, e.vector(Some(b))?);
-    let (mut p, mut v, mut t) = (e.vector(None)?, e.vector(None)?, e.vector(None)?);
-    let (mut p_hat, mut s_hat) = (e.optional(None)?, e.optional(None)?);
+    let mut vs = BiVectors {
+        x: e.vector(None)?,
+        r: e.vector(Some(b))?,
+        r_hat: e.vector(Some(b))?,
+        p: e.vector(None)?,
+        v: e.vector(None)?,
+        t: e.vector(None)?,
+        p_hat: e.optional(None)?,
+        s_hat: e.optional(None)?,
+    };
     let preconditioned = e.preconditioned();
     let e = &*e;
     let stopped = e.run(&mut || {
-        e.bi_direction((&r, &v), &mut p, &mut p_hat)?;
-        e.product(if preconditioned { &p_hat } else { &p }, &mut v)?;
-        e.dots(&r_hat, &v, &v, super::engine::op::BI_RV)?;
-        e.bi_s(&v, &mut r, &mut s_hat)?;
-        e.product(if preconditioned { &s_hat } else { &r }, &mut t)?;
-        e.dots(&t, &t, &r, super::engine::op::BI_OMEGA)?;
-        let p_used = if preconditioned { &p_hat } else { &p };
-        e.bi_update((p_used, &s_hat, &t, &r_hat), &mut x, &mut r)
+        e.bi_direction(&mut vs)?;
+        e.product(if preconditioned { &vs.p_hat } else { &vs.p }, &mut vs.v)?;
+        e.dots(&vs.r_hat, &vs.v, &vs.v, Op::BiRv)?;
+        e.bi_s(&mut vs)?;
+        e.product(if preconditioned { &vs.s_hat } else { &vs.r }, &mut vs.t)?;
+        e.dots(&vs.t, &vs.t, &vs.r, Op::BiOmega)?;
+        e.bi_update(&mut vs)
     })?;
-    Ok((x, stopped))
+    Ok((vs.x, stopped))
 }
 
 /// The host handles solve on the host.

@@ -36,6 +36,9 @@ use crate::matrix::{Csr, Scalar};
 use crate::operator::{host_block, Block, LinearOperator};
 use crate::reference::Oracle;
 
+/// The block tree reduction of krylov.cu and pagerank.cu (a header of both modules).
+const TREE: &str = include_str!("tree.cuh");
+
 /// The CUDA modules of the solvers.
 pub const KERNEL_MODULES: &[KernelModule] = &[pagerank::KERNELS, krylov_gpu::KERNELS];
 

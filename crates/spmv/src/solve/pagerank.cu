@@ -26,24 +26,6 @@ __device__ __forceinline__ T pr_abs_diff(T a, T b) {
     return d == d ? d : pr_infinity<T>();
 }
 
-// Tree reduction of max and sum over a block of BLOCK threads; thread 0 ends with the totals.
-template <typename T, int BLOCK>
-__device__ __forceinline__ void pr_block_reduce(T* s_max, T* s_sum, T& max_v, T& sum_v) {
-    const u32 t = threadIdx.x;
-    s_max[t] = max_v;
-    s_sum[t] = sum_v;
-    __syncthreads();
-    for (u32 half = BLOCK / 2; half > 0; half /= 2) {
-        if (t < half) {
-            s_max[t] = fmax(s_max[t], s_max[t + half]);
-            s_sum[t] = s_sum[t] + s_sum[t + half];
-        }
-        __syncthreads();
-    }
-    max_v = s_max[0];
-    sum_v = s_sum[0];
-}
-
 template <typename T>
 __device__ __forceinline__ void pagerank_update(u32 n, T alpha, T teleport, T inv_n, const T* __restrict__ dangling_sum,
                                                 const unsigned char* __restrict__ dangling, const T* __restrict__ rank,
@@ -60,7 +42,7 @@ __device__ __forceinline__ void pagerank_update(u32 n, T alpha, T teleport, T in
         max_diff = fmax(max_diff, pr_abs_diff(v, rank[i]));
         if (dangling[i]) dangling_part += v;
     }
-    pr_block_reduce<T, PR_UPDATE_BLOCK>(s_max, s_sum, max_diff, dangling_part);
+    tree_reduce<PR_UPDATE_BLOCK>(s_max, s_sum, max_diff, dangling_part, tree_max(), tree_add());
     if (threadIdx.x == 0) {
         block_max_diff[blockIdx.x] = max_diff;
         block_dangling_sum[blockIdx.x] = dangling_part;
@@ -78,7 +60,7 @@ __device__ __forceinline__ void pagerank_finish(u32 blocks, const T* __restrict_
         m = fmax(m, block_max_diff[b]);
         s += block_dangling_sum[b];
     }
-    pr_block_reduce<T, PR_FINISH_BLOCK>(s_max, s_sum, m, s);
+    tree_reduce<PR_FINISH_BLOCK>(s_max, s_sum, m, s, tree_max(), tree_add());
     if (threadIdx.x == 0) {
         dangling_sum[0] = s;
         max_diff[0] = m;

@@ -51,20 +51,20 @@
 
 use std::time::Instant;
 
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use rayon::prelude::*;
 use serde::Serialize;
 
 use super::OracleOperator;
 use crate::error::{Error, Result};
 use crate::formats::DeviceMatrix;
-use crate::gpu::{Gpu, KernelModule};
+use crate::gpu::{Gpu, Kernel, KernelModule};
 use crate::matrix::{Csr, Scalar};
 use crate::operator::LinearOperator;
 
 /// The CUDA kernels of the GPU iteration.
 pub const KERNELS: KernelModule =
-    KernelModule { name: "pagerank", source: include_str!("pagerank.cu"), headers: &[] };
+    KernelModule { name: "pagerank", source: include_str!("pagerank.cu"), headers: &[super::TREE] };
 
 /// Threads per block of `pagerank_update` and `pagerank_finish` (`PR_UPDATE_BLOCK`,
 /// `PR_FINISH_BLOCK` in `pagerank.cu`).
@@ -409,9 +409,8 @@ struct GpuPower<'a, T: Scalar> {
     gpu: &'a Gpu,
     n32: u32,
     factors: [T; 3],
-    update: CudaFunction,
-    finish: CudaFunction,
-    update_config: LaunchConfig,
+    update: Kernel,
+    finish: Kernel,
     blocks32: u32,
     dangling: CudaSlice<u8>,
     rank: CudaSlice<T>,
@@ -431,18 +430,21 @@ impl<'a, T: Scalar> GpuPower<'a, T> {
         let blocks = update_blocks(n);
         let mut rank: CudaSlice<T> = gpu.alloc(n)?;
         gpu.fill(&mut rank, T::ONE)?;
+        let kernel = |name: &str, blocks: u32, threads: u32| {
+            let grid = LaunchConfig {
+                grid_dim: (blocks, 1, 1),
+                block_dim: (threads, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            Kernel::for_type::<T>(gpu, &KERNELS, name, grid)
+        };
         Ok(GpuPower {
             gt,
             gpu,
             n32,
             factors,
-            update: gpu.function(&KERNELS, &format!("pagerank_update_{}", T::SUFFIX))?,
-            finish: gpu.function(&KERNELS, &format!("pagerank_finish_{}", T::SUFFIX))?,
-            update_config: LaunchConfig {
-                grid_dim: (blocks as u32, 1, 1),
-                block_dim: (UPDATE_BLOCK, 1, 1),
-                shared_mem_bytes: 0,
-            },
+            update: kernel("pagerank_update", blocks as u32, UPDATE_BLOCK)?,
+            finish: kernel("pagerank_finish", 1, FINISH_BLOCK)?,
             blocks32: blocks as u32,
             dangling: gpu.upload(t.dangling())?,
             rank,
@@ -459,37 +461,25 @@ impl<T: Scalar> PowerEngine<T> for GpuPower<'_, T> {
     fn iterate(&mut self) -> Result<()> {
         self.gt.spmv(&self.rank, &mut self.next)?;
         let [alpha, teleport, inv_n] = &self.factors;
-        let mut launch = self.gpu.stream().launch_builder(&self.update);
-        launch
-            .arg(&self.n32)
-            .arg(alpha)
-            .arg(teleport)
-            .arg(inv_n)
-            .arg(&self.dangling_sum)
-            .arg(&self.dangling)
-            .arg(&self.rank)
-            .arg(&mut self.next)
-            .arg(&self.block_max_diff)
-            .arg(&self.block_dangling_sum);
         // SAFETY: matches pagerank_update_<T>(u32, T, T, T, const T*, const u8*, const T*,
         // T*, T*, T*); the grid-stride loop stays below n = the length of dangling, rank
         // and next; block b < blocks writes slot b of the two partial arrays (length blocks).
-        unsafe { launch.launch(self.update_config) }?;
-        let finish_config = LaunchConfig {
-            grid_dim: (1, 1, 1),
-            block_dim: (FINISH_BLOCK, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let mut launch = self.gpu.stream().launch_builder(&self.finish);
-        launch
-            .arg(&self.blocks32)
-            .arg(&self.block_max_diff)
-            .arg(&self.block_dangling_sum)
-            .arg(&mut self.dangling_sum)
-            .arg(&mut self.max_diff);
-        // SAFETY: matches pagerank_finish_<T>(u32, const T*, const T*, T*, T*); it reads
-        // blocks partials and writes element 0 of the two one-element scalars.
-        unsafe { launch.launch(finish_config) }?;
+        unsafe {
+            self.update.launch(self.gpu, |l| {
+                l.arg(&self.n32).arg(alpha).arg(teleport).arg(inv_n).arg(&self.dangling_sum);
+                l.arg(&self.dangling).arg(&self.rank).arg(&mut self.next);
+                l.arg(&self.block_max_diff).arg(&self.block_dangling_sum);
+            })
+        }?;
+        // SAFETY: matches pagerank_finish_<T>(u32, const T*, const T*, T*, T*) on one block
+        // of FINISH_BLOCK threads; it reads blocks partials and writes element 0 of the two
+        // one-element scalars.
+        unsafe {
+            self.finish.launch(self.gpu, |l| {
+                l.arg(&self.blocks32).arg(&self.block_max_diff).arg(&self.block_dangling_sum);
+                l.arg(&mut self.dangling_sum).arg(&mut self.max_diff);
+            })
+        }?;
         std::mem::swap(&mut self.rank, &mut self.next);
         Ok(())
     }

@@ -100,6 +100,7 @@ fn gunzip(bytes: &[u8]) -> Vec<u8> {
 }
 
 const REAL: &str = "%%MatrixMarket matrix coordinate real general\n";
+const ARRAY: &str = "%%MatrixMarket matrix array real general\n";
 
 // ---------------------------------------------------------------------------------------
 // Hand-written examples
@@ -340,11 +341,7 @@ fn error_bad_size_line() {
     assert_real_error("3 3 -1\n", 2, &["size line", "negative"]);
     assert_real_error("4294967297 1 0\n", 2, &["size line", "32-bit", "4294967297"]);
     assert_real_error("1 99999999999999999999999 0\n", 2, &["size line", "too large"]);
-    assert_parse_error(
-        "%%MatrixMarket matrix array real general\n2 2 4\n1\n2\n3\n4\n",
-        2,
-        &["size line", "expected 2"],
-    );
+    assert_parse_error(&format!("{ARRAY}2 2 4\n1\n2\n3\n4\n"), 2, &["size line", "expected 2"]);
     assert_parse_error(
         "%%MatrixMarket matrix coordinate real symmetric\n2 3 0\n",
         2,
@@ -372,11 +369,7 @@ fn error_too_few_entries() {
     assert_real_error("2 2 3\n1 1 1.0\n2 2 2.0", 4, &["too few", "expected 3, found 2"]);
     // No entries at all: the file ends at the size line.
     assert_real_error("2 2 1\n", 2, &["too few", "expected 1, found 0"]);
-    assert_parse_error(
-        "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n",
-        5,
-        &["too few", "expected 4, found 3"],
-    );
+    assert_parse_error(&format!("{ARRAY}2 2\n1\n2\n3\n"), 5, &["too few", "expected 4, found 3"]);
 }
 
 #[test]
@@ -389,11 +382,7 @@ fn error_too_many_entries() {
     // An extra line is "too many" even when it is malformed.
     assert_real_error("2 2 1\n1 1 1.0\ngarbage\n", 4, &["too many"]);
     assert_real_error("2 2 0\n1 1 1.0\n", 3, &["too many", "announces 0"]);
-    assert_parse_error(
-        "%%MatrixMarket matrix array real general\n1 2\n1\n2\n3\n",
-        5,
-        &["too many", "announces 2"],
-    );
+    assert_parse_error(&format!("{ARRAY}1 2\n1\n2\n3\n"), 5, &["too many", "announces 2"]);
 }
 
 #[test]
@@ -424,11 +413,7 @@ fn error_not_a_number() {
         3,
         &["out of the 64-bit range"],
     );
-    assert_parse_error(
-        "%%MatrixMarket matrix array real general\n1 1\nfoo\n",
-        3,
-        &["'foo'", "not a number"],
-    );
+    assert_parse_error(&format!("{ARRAY}1 1\nfoo\n"), 3, &["'foo'", "not a number"]);
 }
 
 #[test]
@@ -438,11 +423,7 @@ fn error_wrong_number_of_fields() {
     assert_real_error("2 2 1\n1\n", 3, &["expected 3 fields", "found 1"]);
     let pat = "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n";
     assert_parse_error(&format!("{pat}1 2 1.0\n"), 3, &["expected 2 fields", "pattern", "found 3"]);
-    assert_parse_error(
-        "%%MatrixMarket matrix array real general\n1 2\n1\n2 3\n",
-        4,
-        &["1 value per line", "found 2"],
-    );
+    assert_parse_error(&format!("{ARRAY}1 2\n1\n2 3\n"), 4, &["1 value per line", "found 2"]);
 }
 
 #[test]

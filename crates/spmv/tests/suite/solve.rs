@@ -16,6 +16,18 @@ fn problem(a: &Csr<f64>) -> (Vec<f64>, Vec<f64>) {
     (x_true, b)
 }
 
+/// The 2-D Poisson matrix on an n × n grid (SPD).
+fn poisson(n: usize) -> Csr<f64> {
+    spmv::io::gen::generate(&format!("poisson2d:n={n}")).unwrap()
+}
+
+/// [`poisson`] and the b of its [`problem`].
+fn poisson_system(n: usize) -> (Csr<f64>, Vec<f64>) {
+    let a = poisson(n);
+    let (_, b) = problem(&a);
+    (a, b)
+}
+
 fn relative_error(x: &[f64], x_true: &[f64]) -> f64 {
     let diff: f64 = x.iter().zip(x_true).map(|(a, b)| (a - b).powi(2)).sum::<f64>().sqrt();
     diff / x_true.iter().map(|v| v * v).sum::<f64>().sqrt()
@@ -38,7 +50,7 @@ fn with_values(a: &Csr<f64>, f: impl Fn(usize, usize, f64) -> f64) -> Csr<f64> {
 
 #[test]
 fn cg_solves_poisson_to_the_tolerance() {
-    let a = spmv::io::gen::generate("poisson2d:n=40").unwrap();
+    let a = poisson(40);
     let (x_true, b) = problem(&a);
     let s = solve::cg(&a, &b, None, &settings(1e-10, 1000)).unwrap();
     assert!(s.converged(), "{:?}", s.outcome);
@@ -60,7 +72,7 @@ fn cg_solves_poisson_to_the_tolerance() {
 fn jacobi_helps_a_badly_scaled_spd_matrix() {
     // D·A·D with D = diag(e^(6i/n)): still SPD, scales spread over 400× (plain CG needs
     // thousands of iterations, Jacobi about a hundred).
-    let p = spmv::io::gen::generate("poisson2d:n=30").unwrap();
+    let p = poisson(30);
     let n = p.nrows() as f64;
     let scale = |i: usize| (6.0 * i as f64 / n).exp();
     let a = with_values(&p, |r, c, v| scale(r) * v * scale(c));
@@ -103,15 +115,14 @@ fn bicgstab_solves_convection_diffusion() {
         );
     }
     // BiCGSTAB solves the SPD problem too.
-    let p = spmv::io::gen::generate("poisson2d:n=30").unwrap();
-    let (_, b) = problem(&p);
+    let (p, b) = poisson_system(30);
     assert!(bicgstab(&p, &b, None, &settings(1e-10, 2000)).unwrap().converged());
 }
 
 #[test]
 fn an_indefinite_matrix_is_reported_by_cg() {
     // Poisson shifted by −4·I: eigenvalues on both sides of 0.
-    let p = spmv::io::gen::generate("poisson2d:n=20").unwrap();
+    let p = poisson(20);
     let a = with_values(&p, |r, c, v| if r == c { v - 4.0 } else { v });
     let (_, b) = problem(&a);
     let s = solve::cg(&a, &b, None, &settings(1e-10, 2000)).unwrap();
@@ -124,7 +135,7 @@ fn an_indefinite_matrix_is_reported_by_cg() {
 #[test]
 fn a_singular_system_does_not_converge() {
     // Row 0 of Poisson emptied (and column 0, to keep it symmetric): b[0] = 1 has no solution.
-    let p = spmv::io::gen::generate("poisson2d:n=12").unwrap();
+    let p = poisson(12);
     let a = with_values(&p, |r, c, v| if r == 0 || c == 0 { 0.0 } else { v });
     let b: Vec<f64> = (0..a.nrows()).map(|i| if i == 0 { 1.0 } else { 0.5 }).collect();
     for s in [
@@ -145,7 +156,7 @@ fn a_singular_system_does_not_converge() {
 
 #[test]
 fn non_finite_values_are_reported() {
-    let p = spmv::io::gen::generate("poisson2d:n=10").unwrap();
+    let p = poisson(10);
     let a = with_values(&p, |r, c, v| if r == 5 && c == 5 { f64::NAN } else { v });
     let b = vec![1.0; a.nrows()];
     assert_eq!(solve::cg(&a, &b, None, &settings(1e-10, 100)).unwrap().outcome, Outcome::NonFinite);
@@ -160,7 +171,7 @@ fn non_finite_values_are_reported() {
 
 #[test]
 fn trivial_and_invalid_inputs() {
-    let a = spmv::io::gen::generate("poisson2d:n=10").unwrap();
+    let a = poisson(10);
     let s = solve::cg(&a, &vec![0.0; a.nrows()], None, &settings(1e-10, 100)).unwrap();
     assert!(s.converged() && s.iterations == 0 && s.x.iter().all(|&v| v == 0.0));
     let b = vec![1.0; a.nrows()];
@@ -197,8 +208,7 @@ fn results_are_the_same_bits_on_any_number_of_threads() {
     let run = |threads: usize| -> (Solution<f64>, Solution<f64>) {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         pool.install(|| {
-            let spd = spmv::io::gen::generate("poisson2d:n=60").unwrap();
-            let (_, b_spd) = problem(&spd);
+            let (spd, b_spd) = poisson_system(60);
             (
                 solve::cg(&spd, &b_spd, None, &settings(1e-10, 2000)).unwrap(),
                 bicgstab(&a, &b, None, &settings(1e-10, 2000)).unwrap(),
@@ -214,8 +224,7 @@ fn results_are_the_same_bits_on_any_number_of_threads() {
 
 #[test]
 fn f32_solves_to_a_single_precision_tolerance() {
-    let a = spmv::io::gen::generate("poisson2d:n=30").unwrap();
-    let (_, b) = problem(&a);
+    let (a, b) = poisson_system(30);
     let a32: Csr<f32> = a.cast();
     let b32: Vec<f32> = b.iter().map(|&v| v as f32).collect();
     let s = solve::cg(&a32, &b32, None, &settings(1e-5, 1000)).unwrap();
@@ -387,8 +396,7 @@ fn check_solver<T: spmv::Scalar>(
 #[ignore = "needs a CUDA device"]
 fn gpu_solvers_match_the_host_solvers() {
     let gpu = common::gpu();
-    let mut spd =
-        vec![("poisson2d:n=40".to_string(), spmv::io::gen::generate("poisson2d:n=40").unwrap())];
+    let mut spd = vec![("poisson2d:n=40".to_string(), poisson(40))];
     spd.extend(shared(&["nos4", "nos6", "bcsstk08", "lund_a", "gr_30_30"]));
     let mut general = vec![("convection-diffusion".to_string(), convection_diffusion(40, 0.4))];
     general.extend(shared(&["sherman1", "sherman3", "cage9"]));
@@ -454,8 +462,7 @@ fn gpu_solvers_match_the_host_solvers() {
 #[ignore = "needs a CUDA device"]
 fn gpu_solvers_are_repeatable_and_report_failures() {
     let gpu = common::gpu();
-    let a = spmv::io::gen::generate("poisson2d:n=50").unwrap();
-    let (_, b) = problem(&a);
+    let (a, b) = poisson_system(50);
     let c = convection_diffusion(50, 0.3);
     let (_, bc) = problem(&c);
     for spec in ["csr-scalar", "csr-vector", "dasp", "merge-csr"] {
@@ -492,13 +499,7 @@ fn gpu_solvers_are_repeatable_and_report_failures() {
         }
     }
     // CG on an indefinite matrix.
-    let shifted = with_values(&spmv::io::gen::generate("poisson2d:n=20").unwrap(), |r, c, v| {
-        if r == c {
-            v - 4.0
-        } else {
-            v
-        }
-    });
+    let shifted = with_values(&poisson(20), |r, c, v| if r == c { v - 4.0 } else { v });
     let (_, bs) = problem(&shifted);
     let s = solve::cg(
         &on_gpu(&gpu, &shifted, "csr-vector").unwrap(),
@@ -514,7 +515,7 @@ fn gpu_solvers_are_repeatable_and_report_failures() {
     );
     // A singular system: neither method converges, and the true residual says so (CG's
     // iterate overflows here, on the host too: reported as non-finite).
-    let p = spmv::io::gen::generate("poisson2d:n=12").unwrap();
+    let p = poisson(12);
     let singular = with_values(&p, |r, c, v| if r == 0 || c == 0 { 0.0 } else { v });
     let bsing: Vec<f64> = (0..singular.nrows()).map(|i| if i == 0 { 1.0 } else { 0.5 }).collect();
     let ms = on_gpu(&gpu, &singular, "csr-vector").unwrap();
@@ -530,13 +531,7 @@ fn gpu_solvers_are_repeatable_and_report_failures() {
         );
     }
     // NaN in A.
-    let nan = with_values(&spmv::io::gen::generate("poisson2d:n=10").unwrap(), |r, c, v| {
-        if r == 5 && c == 5 {
-            f64::NAN
-        } else {
-            v
-        }
-    });
+    let nan = with_values(&poisson(10), |r, c, v| if r == 5 && c == 5 { f64::NAN } else { v });
     let mn = on_gpu(&gpu, &nan, "csr-vector").unwrap();
     let ones = vec![1.0; nan.nrows()];
     assert_eq!(
@@ -567,8 +562,7 @@ fn gpu_solvers_are_repeatable_and_report_failures() {
 #[ignore = "needs a CUDA device"]
 fn every_format_runs_the_gpu_solvers() {
     let gpu = common::gpu();
-    let a = spmv::io::gen::generate("poisson2d:n=24").unwrap();
-    let (_, b) = problem(&a);
+    let (a, b) = poisson_system(24);
     let mut failures = Vec::new();
     let mut no_graph = Vec::new();
     for info in spmv::formats::registry::<f64>() {
