@@ -9,7 +9,7 @@ use cudarc::driver::{CudaSlice, LaunchArgs, PushKernelArg};
 
 use super::host::{shape_error, FormatHandle, HostMatrix, MatrixInfo};
 use super::FormatStats;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gpu::{grid_stride, jit, with_sub_slice, with_sub_slice_ref, Gpu, Kernel};
 use crate::matrix::{Csr, Scalar};
 use crate::operator::overlap;
@@ -82,6 +82,66 @@ impl<T: Scalar> DeviceEntries<T> {
     /// Pushes the two arrays as the kernel's `const u32* col_idx, const T* values` arguments.
     pub fn push<'a>(&'a self, args: &mut LaunchArgs<'a>) {
         args.arg(&self.col_idx).arg(&self.values);
+    }
+}
+
+/// A count as a 32-bit kernel argument; `what` names it in the error (the conversions'
+/// checks keep the counts they pass below 2^32, so this fails only on a broken invariant).
+pub(crate) fn arg_u32(format: &'static str, what: &str, v: usize) -> Result<u32> {
+    u32::try_from(v)
+        .map_err(|_| Error::format(format, format!("{v} {what} exceed a 32-bit kernel argument")))
+}
+
+/// The device side of a format whose one kernel takes `(u32 counts…, const u32* index
+/// arrays…, const u32* col_idx, const T* values, const T* x, T* y)` and writes every `y[r]`;
+/// such formats keep nothing else, so they share this launch.
+pub(crate) struct EntriesKernel<T> {
+    counts: Vec<u32>,
+    index: Vec<CudaSlice<u32>>,
+    entries: DeviceEntries<T>,
+    kernel: Kernel,
+}
+
+impl<T: Scalar> EntriesKernel<T> {
+    /// Uploads the arrays (empty ones as one unread element) for launches of `kernel`.
+    ///
+    /// # Safety
+    /// `kernel`'s parameters are those above, in that order, and with these arguments and
+    /// any `x` of the matrix's `ncols` entries and `y` of its `nrows` (`nrows > 0`), on
+    /// `kernel`'s grid, it accesses memory only inside these buffers and writes every `y[r]`.
+    pub(crate) unsafe fn new(
+        gpu: &Gpu,
+        kernel: Kernel,
+        counts: &[u32],
+        index: &[&[u32]],
+        (col_idx, values): (&[u32], &[T]),
+    ) -> Result<Self> {
+        Ok(EntriesKernel {
+            counts: counts.to_vec(),
+            index: index.iter().map(|a| gpu.upload_nonempty(a)).collect::<Result<_>>()?,
+            entries: DeviceEntries::upload(gpu, col_idx, values)?,
+            kernel,
+        })
+    }
+}
+
+impl<T: Scalar> DeviceFormat<T> for EntriesKernel<T> {
+    unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+        // SAFETY: the arguments are pushed in the order `new`'s contract names, x and y have
+        // the matrix's lengths and nrows > 0 (this method's contract), so that contract (the
+        // caller's of `new`, which says why per format) bounds every access.
+        unsafe {
+            self.kernel.launch(gpu, |a| {
+                for c in &self.counts {
+                    a.arg(c);
+                }
+                for i in &self.index {
+                    a.arg(i);
+                }
+                self.entries.push(a);
+                a.arg(x).arg(y);
+            })
+        }
     }
 }
 

@@ -44,6 +44,7 @@ pub mod teb;
 pub(crate) mod test_support;
 pub mod values;
 
+pub(crate) use device::{arg_u32, EntriesKernel};
 pub use device::{DeviceEntries, DeviceFormat, DeviceMatrix};
 pub use host::{FormatHandle, HostMatrix, MatrixInfo, SpmvFormat};
 pub use spec::{FormatSpec, Param};
@@ -394,16 +395,19 @@ pub(crate) fn shuffle_down_sum<A: Scalar>(p: &mut [A]) -> A {
 }
 
 /// Device row offsets are 32-bit in this project's kernels: check that `nnz` fits.
-pub(crate) fn offsets_u32<T: Scalar>(format: &'static str, a: &Csr<T>) -> Result<Vec<u32>> {
-    if a.nnz() > u32::MAX as usize {
+pub(crate) fn check_nnz_u32(format: &'static str, nnz: usize) -> Result<()> {
+    if nnz > u32::MAX as usize {
         return Err(Error::format(
             format,
-            format!(
-                "{} entries exceed the 2^32 - 1 that 32-bit device row offsets can address",
-                a.nnz()
-            ),
+            format!("{nnz} entries exceed the 2^32 - 1 that 32-bit device row offsets can address"),
         ));
     }
+    Ok(())
+}
+
+/// The row offsets as the kernels' 32-bit array ([`check_nnz_u32`]).
+pub(crate) fn offsets_u32<T: Scalar>(format: &'static str, a: &Csr<T>) -> Result<Vec<u32>> {
+    check_nnz_u32(format, a.nnz())?;
     Ok(a.row_ptr().iter().map(|&p| p as u32).collect())
 }
 

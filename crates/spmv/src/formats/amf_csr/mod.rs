@@ -219,7 +219,7 @@ impl<T: Scalar> SpmvFormat<T> for AmfCsr<T> {
         cpu::spmv(self, x, y)
     }
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        Ok(Box::new(gpu::DeviceAmfCsr::new(gpu, self)?))
+        Ok(Box::new(gpu::upload(gpu, self)?))
     }
 }
 

@@ -3,9 +3,9 @@
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::{Brcp, KERNELS, NAME, TILE_WARPS};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::formats::brc::check_warp_blocks;
-use crate::formats::{DeviceEntries, DeviceFormat};
+use crate::formats::{arg_u32, DeviceEntries, DeviceFormat};
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::Scalar;
 
@@ -42,10 +42,7 @@ impl<T: Scalar> DeviceBrcp<T> {
     pub fn new(gpu: &Gpu, a: &Brcp<T>) -> Result<Self> {
         check_warp_blocks(NAME, a.block_rows())?;
         // All hold by construction (rows < 2^32 - 1, blocks < 2^31).
-        let count = |n: usize, what: &str| {
-            u32::try_from(n)
-                .map_err(|_| Error::format(NAME, format!("{n} {what} exceed 32-bit counts")))
-        };
+        let count = |n: usize, what: &str| arg_u32(NAME, what, n);
         let tile_count = count(a.tiles.len() - 1, "tiles")?;
         let empty_count = count(a.empty_rows.len(), "empty rows")?;
         let blocks_for_empty =

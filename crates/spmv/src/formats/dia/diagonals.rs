@@ -529,13 +529,6 @@ pub(crate) fn row_kernel<T: Scalar>(
     Kernel::for_type::<T>(gpu, module, name, grid_for(m as u64, ROW_BLOCK)?)
 }
 
-/// A count as a 32-bit kernel argument (the conversions' checks keep every count of the
-/// family below 2^32: rows and columns below 2^31, stored diagonals below 2^32).
-pub(crate) fn arg_u32(format: &'static str, v: usize) -> Result<u32> {
-    u32::try_from(v)
-        .map_err(|_| Error::format(format, format!("{v} exceeds a 32-bit kernel argument")))
-}
-
 /// The kernels' `m` and `n` at a launch: `y.len()` and `x.len()`, which the device layer has
 /// checked against the matrix, below 2^31 by [`check_shape`]. Taking them from the vectors
 /// bounds the kernels' `y` and `x` indices by the buffers themselves.

@@ -4,7 +4,8 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::{Brcsd1, Brcsd2, KERNELS, NAME};
 use crate::error::Result;
-use crate::formats::dia::diagonals::{self, arg_u32};
+use crate::formats::arg_u32;
+use crate::formats::dia::diagonals;
 use crate::formats::DeviceFormat;
 use crate::gpu::{Gpu, Kernel};
 use crate::matrix::Scalar;
@@ -25,8 +26,8 @@ impl<T: Scalar> DeviceBrcsd1<T> {
     pub fn new(gpu: &Gpu, a: &Brcsd1<T>) -> Result<Self> {
         // Pieces below 2^31 (at most one per row), piece_rows ≤ 1024 by the conversion's checks.
         let config = LaunchConfig {
-            grid_dim: (arg_u32(NAME, a.pieces())?.max(1), 1, 1),
-            block_dim: (arg_u32(NAME, a.piece_rows)?, 1, 1),
+            grid_dim: (arg_u32(NAME, "pieces", a.pieces())?.max(1), 1, 1),
+            block_dim: (arg_u32(NAME, "piece rows", a.piece_rows)?, 1, 1),
             shared_mem_bytes: 0,
         };
         Ok(DeviceBrcsd1 {
@@ -78,8 +79,8 @@ impl<T: Scalar> DeviceBrcsd2<T> {
     pub fn new(gpu: &Gpu, a: &Brcsd2<T>, nrows: usize) -> Result<Self> {
         Ok(DeviceBrcsd2 {
             // Below 2^31 by the conversion's checks.
-            block_rows: arg_u32(NAME, a.block_rows)?,
-            groups: arg_u32(NAME, a.groups())?,
+            block_rows: arg_u32(NAME, "block rows", a.block_rows)?,
+            groups: arg_u32(NAME, "groups", a.groups())?,
             group_block: gpu.upload(&a.group_block)?,
             group_diag: gpu.upload(&a.group_diag)?,
             offsets: gpu.upload_nonempty(&a.offsets)?,

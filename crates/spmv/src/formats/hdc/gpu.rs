@@ -5,7 +5,7 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 use super::{Hdc, KERNELS, NAME};
 use crate::error::Result;
 use crate::formats::dia::diagonals;
-use crate::formats::{DeviceEntries, DeviceFormat};
+use crate::formats::{arg_u32, DeviceEntries, DeviceFormat};
 use crate::gpu::{Gpu, Kernel};
 use crate::matrix::Scalar;
 
@@ -23,10 +23,10 @@ impl<T: Scalar> DeviceHdc<T> {
     pub fn new(gpu: &Gpu, a: &Hdc<T>) -> Result<Self> {
         Ok(DeviceHdc {
             // Both below 2^32 by the conversion's checks.
-            diagonals: diagonals::arg_u32(NAME, a.offsets.len())?,
+            diagonals: arg_u32(NAME, "diagonals", a.offsets.len())?,
             offsets: gpu.upload_nonempty(&a.offsets)?,
             data: gpu.upload_nonempty(&a.data)?,
-            csr_entries: diagonals::arg_u32(NAME, a.values.len())?,
+            csr_entries: arg_u32(NAME, "CSR entries", a.values.len())?,
             row_ptr: gpu.upload(&a.row_ptr)?,
             entries: DeviceEntries::upload(gpu, &a.col_idx, &a.values)?,
             kernel: diagonals::row_kernel::<T>(gpu, &KERNELS, "hdc", a.nrows)?,

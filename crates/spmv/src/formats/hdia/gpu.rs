@@ -5,7 +5,7 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 use super::{Hdia, KERNELS, NAME};
 use crate::error::Result;
 use crate::formats::dia::diagonals;
-use crate::formats::DeviceFormat;
+use crate::formats::{arg_u32, DeviceFormat};
 use crate::gpu::{Gpu, Kernel};
 use crate::matrix::Scalar;
 
@@ -21,7 +21,7 @@ impl<T: Scalar> DeviceHdia<T> {
     pub fn new(gpu: &Gpu, a: &Hdia<T>) -> Result<Self> {
         Ok(DeviceHdia {
             // Below 2^31 by the conversion's checks.
-            hack_rows: diagonals::arg_u32(NAME, a.hack_rows)?,
+            hack_rows: arg_u32(NAME, "hack rows", a.hack_rows)?,
             hack_offsets: gpu.upload(&a.blocks.diag_ptr)?,
             offsets: gpu.upload_nonempty(&a.blocks.offsets)?,
             data: gpu.upload_nonempty(&a.blocks.values)?,

@@ -81,16 +81,7 @@ pub(crate) fn check_u32_limits<T: Scalar>(format: &'static str, a: &Csr<T>) -> R
     if a.nrows() > u32::MAX as usize {
         return Err(Error::format(format, format!("{} rows exceed 32-bit row indices", a.nrows())));
     }
-    if a.nnz() > u32::MAX as usize {
-        return Err(Error::format(
-            format,
-            format!(
-                "{} entries exceed the 2^32 - 1 that 32-bit device offsets can address",
-                a.nnz()
-            ),
-        ));
-    }
-    Ok(())
+    super::check_nnz_u32(format, a.nnz())
 }
 
 impl<T: Scalar> Jds<T> {
@@ -197,7 +188,7 @@ impl<T: Scalar> SpmvFormat<T> for Jds<T> {
         cpu::spmv(self, x, y)
     }
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        Ok(Box::new(gpu::DeviceJds::new(gpu, self)?))
+        Ok(Box::new(gpu::upload(gpu, self)?))
     }
 }
 

@@ -94,15 +94,7 @@ impl<T: Scalar> LightSpmv<T> {
                 format!("{} rows exceed the 2^31 - 1 of the row counter", a.nrows()),
             ));
         }
-        if a.nnz() > u32::MAX as usize {
-            return Err(Error::format(
-                NAME,
-                format!(
-                    "{} entries exceed the 2^32 - 1 that 32-bit device row offsets can address",
-                    a.nnz()
-                ),
-            ));
-        }
+        super::check_nnz_u32(NAME, a.nnz())?;
         Ok(LightSpmv { csr: a.clone(), lanes })
     }
 

@@ -312,7 +312,7 @@ impl<T: Scalar> SpmvFormat<T> for Pbc<T> {
         cpu::spmv(self, x, y)
     }
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        Ok(Box::new(gpu::DevicePbc::new(gpu, self)?))
+        Ok(Box::new(gpu::upload(gpu, self)?))
     }
 }
 

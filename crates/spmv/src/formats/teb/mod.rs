@@ -412,7 +412,7 @@ impl<T: Scalar> SpmvFormat<T> for Teb<T> {
         cpu::spmv(self, x, y)
     }
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        Ok(Box::new(gpu::DeviceTeb::new(gpu, self)?))
+        Ok(Box::new(gpu::upload(gpu, self)?))
     }
 }
 
