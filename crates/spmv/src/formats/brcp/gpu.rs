@@ -102,18 +102,10 @@ impl<T: Scalar> DeviceFormat<T> for DeviceBrcp<T> {
                 a.arg(&self.chunk_sums).arg(&self.chunk_count);
             })
         }?;
-        if self.spans.is_empty() {
-            return Ok(());
-        }
         // SAFETY: matches brcp_spans_<T>(u32, const u32*, const u32*, const u32*, const T*,
         // const T*, T*); threads past the spans' count return; first < last < blocks index enter
         // and leave; rows < nrows = y.len(). Runs after the main kernel on the same stream,
         // which wrote leave[first] and enter[first + 1 ..= last] of every span.
-        unsafe {
-            self.spans_kernel.launch(gpu, |a| {
-                self.spans.push(a);
-                a.arg(&self.enter).arg(&self.leave).arg(y);
-            })
-        }
+        unsafe { self.spans.launch(&self.spans_kernel, gpu, (&self.enter, &self.leave), y) }
     }
 }

@@ -1,7 +1,7 @@
 //! The device side of the carry-out: the per-tile carries and heads the tile kernel writes,
 //! the segments, and the launch of the fixup kernel (`CARRY_FIXUP_KERNEL` in carry.cuh).
 
-use cudarc::driver::{CudaSlice, LaunchArgs, PushKernelArg};
+use cudarc::driver::{CudaSlice, DeviceRepr, PushKernelArg};
 
 use super::Segment;
 use crate::error::Result;
@@ -37,13 +37,29 @@ impl DeviceSpans {
         })
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
-        self.count == 0
-    }
-
-    /// Pushes the count and the three arrays, in that order.
-    pub(crate) fn push<'a>(&'a self, a: &mut LaunchArgs<'a>) {
-        a.arg(&self.count).arg(&self.row).arg(&self.first).arg(&self.last);
+    /// Launches `kernel(count, row, first, last, const A* before, const A* after, T* y)`, the
+    /// pass that finishes the spanning rows; nothing when there are none.
+    ///
+    /// # Safety
+    /// As for [`Kernel::launch`]: `kernel` takes those parameters, and with these spans it
+    /// accesses `before`, `after` and `y` only in bounds (the caller says why).
+    pub(crate) unsafe fn launch<A: DeviceRepr, T: DeviceRepr>(
+        &self,
+        kernel: &Kernel,
+        gpu: &Gpu,
+        (before, after): (&CudaSlice<A>, &CudaSlice<A>),
+        y: &mut CudaSlice<T>,
+    ) -> Result<()> {
+        if self.count == 0 {
+            return Ok(());
+        }
+        // SAFETY: the caller's.
+        unsafe {
+            kernel.launch(gpu, |a| {
+                a.arg(&self.count).arg(&self.row).arg(&self.first).arg(&self.last);
+                a.arg(before).arg(after).arg(y);
+            })
+        }
     }
 }
 
@@ -85,16 +101,8 @@ impl<T: Scalar> DeviceCarry<T> {
     /// The tile kernel that fills `tile_carry` and `tile_head` was launched before on the same
     /// stream, and every segment's row is below `y.len()`.
     pub(crate) unsafe fn launch_fixup(&self, gpu: &Gpu, y: &mut CudaSlice<T>) -> Result<()> {
-        if self.segments.is_empty() {
-            return Ok(());
-        }
         // SAFETY: the arguments match CARRY_FIXUP_KERNEL; a segment reads tiles first..=end <
         // tiles (its row ends in a later tile) and writes its row < y.len() (the caller's word).
-        unsafe {
-            self.fixup.launch(gpu, |a| {
-                self.segments.push(a);
-                a.arg(&self.tile_carry).arg(&self.tile_head).arg(y);
-            })
-        }
+        unsafe { self.segments.launch(&self.fixup, gpu, (&self.tile_carry, &self.tile_head), y) }
     }
 }
