@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::error::Result;
 use crate::formats::carry::Segment;
+use crate::formats::test_support::small_csr;
 use crate::formats::{build, parse_spec, SpmvFormat};
 use crate::gpu::Gpu;
 use crate::reference::{test_vector, Oracle};
@@ -16,27 +17,18 @@ use crate::{Coo, Csr, Scalar};
 /// The example matrix drawn in the module docs of JDS, SELL-C-σ and LightSpMV (5 x 4,
 /// 8 entries numbered 1..=8 in row order; row 1 is empty).
 pub(crate) fn example() -> Csr<f64> {
-    Csr::new_checked(
-        5,
-        4,
-        vec![0, 2, 2, 5, 6, 8],
-        vec![0, 2, 0, 1, 2, 1, 2, 3],
-        vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0],
+    small_csr(
+        (5, 4),
+        &[0, 2, 2, 5, 6, 8],
+        &[0, 2, 0, 1, 2, 1, 2, 3],
+        &[1., 2., 3., 4., 5., 6., 7., 8.],
     )
-    .unwrap()
 }
 
 /// The first 4 rows and 3 columns of [`example`], drawn in the module docs of COO, ELL and
 /// HYB (6 entries).
 pub(crate) fn example_4x3() -> Csr<f64> {
-    Csr::new_checked(
-        4,
-        3,
-        vec![0, 2, 2, 5, 6],
-        vec![0, 2, 0, 1, 2, 1],
-        vec![1., 2., 3., 4., 5., 6.],
-    )
-    .unwrap()
+    small_csr((4, 3), &[0, 2, 2, 5, 6], &[0, 2, 0, 1, 2, 1], &[1., 2., 3., 4., 5., 6.])
 }
 
 /// Checks `f`'s CPU product of `a` ([`example`] or [`example_4x3`]): x = [1, 10, 100, 1000]
