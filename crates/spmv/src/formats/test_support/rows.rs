@@ -275,6 +275,23 @@ pub(crate) fn assert_split_rows_edge_shapes<F: SpmvFormat<f64>>(
     assert!(super::cpu_matches_oracle(&build(&a, param).unwrap(), &a));
 }
 
+/// Rows of `tile + 1` entries, each crossing tile boundaries, in a format that splits rows
+/// (merge-csr, csr5) whose tiles hold `tile` entries with `param`: at least one carry segment
+/// per row but the last (`segments` counts them), and the oracle's product in f64 and f16.
+pub(crate) fn assert_rows_cross_tiles<F: SpmvFormat<f64>, H: SpmvFormat<crate::f16>>(
+    build: impl Fn(&Csr<f64>, usize) -> Result<F>,
+    build16: impl Fn(&Csr<crate::f16>, usize) -> Result<H>,
+    segments: impl Fn(&F) -> usize,
+    (param, tile): (usize, usize),
+) {
+    let a = rows_of_lengths(&[tile + 1; 40], 200, |r, k| 1.0 + ((r + k) % 5) as f64);
+    let f = build(&a, param).unwrap();
+    assert!(segments(&f) >= 39, "{} segments", segments(&f));
+    assert!(super::cpu_matches_oracle(&f, &a));
+    let a16: Csr<crate::f16> = a.cast();
+    assert!(super::cpu_matches_oracle(&build16(&a16, param).unwrap(), &a16));
+}
+
 /// The CPU path of the format `build` makes of a skewed generated matrix gives the same bits
 /// on 1 thread as on 3.
 pub(crate) fn assert_cpu_bits_independent_of_threads<F: SpmvFormat<f64>>(
