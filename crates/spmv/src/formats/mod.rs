@@ -12,6 +12,13 @@
 //! (docs/architecture.md). Choosing a format (`auto`, `tune`) is a layer above this one
 //! ([`crate::choice`]): the registry holds storage formats only.
 
+/// Bytes of the given arrays, each `len × size_of` its element type: the device bytes of a
+/// layout the device holds as the host does (no hand-written 4s and 8s to get wrong).
+macro_rules! bytes_of {
+    ($($array:expr),+ $(,)?) => { 0 $(+ std::mem::size_of_val(&$array[..]))+ };
+}
+pub(crate) use bytes_of;
+
 pub mod amf_csr;
 mod atomic_add;
 pub mod brc;

@@ -193,11 +193,13 @@ impl<T: Scalar> AmfCsr<T> {
     }
     /// Device bytes: the three u32 offset arrays, `col_idx` and `values`.
     pub fn device_bytes(&self) -> usize {
-        4 * (self.row_block_ptr.len()
-            + self.sub_block_ptr.len()
-            + self.row_ptr.len()
-            + self.col_idx.len())
-            + std::mem::size_of::<T>() * self.values.len()
+        super::bytes_of!(
+            self.row_block_ptr,
+            self.sub_block_ptr,
+            self.row_ptr,
+            self.col_idx,
+            self.values
+        )
     }
 }
 

@@ -173,8 +173,7 @@ impl<T: Scalar> Jds<T> {
     }
     /// Device bytes: `perm`, `iter_ptr`, `col_idx` (all `u32`) and `values`.
     pub fn device_bytes(&self) -> usize {
-        4 * (self.perm.len() + self.iter_ptr.len() + self.col_idx.len())
-            + std::mem::size_of::<T>() * self.values.len()
+        super::bytes_of!(self.perm, self.iter_ptr, self.col_idx, self.values)
     }
 }
 

@@ -285,12 +285,14 @@ impl<T: Scalar> Pbc<T> {
     }
     /// Device bytes: the five u32 arrays and `values`.
     pub fn device_bytes(&self) -> usize {
-        4 * (self.perm.len()
-            + self.block_row_ptr.len()
-            + self.block_width.len()
-            + self.block_slot_ptr.len()
-            + self.col_idx.len())
-            + std::mem::size_of::<T>() * self.values.len()
+        super::bytes_of!(
+            self.perm,
+            self.block_row_ptr,
+            self.block_width,
+            self.block_slot_ptr,
+            self.col_idx,
+            self.values
+        )
     }
 }
 
