@@ -19,6 +19,23 @@ macro_rules! bytes_of {
 }
 pub(crate) use bytes_of;
 
+/// `spmv_cpu` and `upload` of a format whose CPU loop is its `cpu::spmv(self, x, y)` and whose
+/// upload is `$upload(gpu, self)`: the same wiring in most formats' `SpmvFormat` impls.
+macro_rules! cpu_and_device {
+    ($upload:path) => {
+        fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
+            cpu::spmv(self, x, y)
+        }
+        fn upload(
+            &self,
+            gpu: &std::sync::Arc<crate::gpu::Gpu>,
+        ) -> crate::error::Result<Box<dyn crate::formats::DeviceFormat<T>>> {
+            Ok(Box::new($upload(gpu, self)?))
+        }
+    };
+}
+pub(crate) use cpu_and_device;
+
 pub mod amf_csr;
 mod atomic_add;
 pub mod brc;

@@ -47,14 +47,13 @@
 mod cpu;
 mod gpu;
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use super::teb::partition::{max_over_mean, variance};
-use super::{DeviceFormat, FormatStats, SpmvFormat};
 use super::{FormatInfo, Param};
+use super::{FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, KernelModule};
+use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
 
 /// The format's CUDA kernels (`kernel.cu`).
@@ -217,12 +216,7 @@ impl<T: Scalar> SpmvFormat<T> for AmfCsr<T> {
             ("fold_ms", self.fold_ms),
         ])
     }
-    fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
-        cpu::spmv(self, x, y)
-    }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        Ok(Box::new(gpu::upload(gpu, self)?))
-    }
+    super::cpu_and_device!(gpu::upload);
 }
 
 /// The registry's entry for `amf-csr` (listed in [`super::registry`]).

@@ -54,16 +54,15 @@
 mod cpu;
 mod gpu;
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use rayon::prelude::*;
 
 use super::jds::sort_rows_by_length;
-use super::{auto_or, DeviceFormat, FormatStats, RowFigures, SpmvFormat};
+use super::{auto_or, FormatStats, RowFigures, SpmvFormat};
 use super::{FormatInfo, Param};
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, KernelModule};
+use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
 
 /// The format's CUDA kernels (`kernel.cu`).
@@ -389,12 +388,7 @@ impl<T: Scalar> SpmvFormat<T> for Brc<T> {
             ("fill_ms", self.fill_ms),
         ])
     }
-    fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
-        cpu::spmv(self, x, y)
-    }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        Ok(Box::new(gpu::DeviceBrc::new(gpu, self)?))
-    }
+    super::cpu_and_device!(gpu::DeviceBrc::new);
 }
 
 /// The registry's entry for `brc` (listed in [`super::registry`]).

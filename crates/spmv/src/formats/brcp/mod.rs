@@ -98,7 +98,6 @@
 mod cpu;
 mod gpu;
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -108,9 +107,9 @@ use super::brc::{
     WARP_BLOCK_ROWS,
 };
 use super::{auto_or, brc, FormatInfo, Param, RowFigures};
-use super::{DeviceFormat, FormatStats, SpmvFormat};
+use super::{FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, KernelModule};
+use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
 
 /// The format's CUDA kernels (`kernel.cu`).
@@ -437,12 +436,7 @@ impl<T: Scalar> SpmvFormat<T> for Brcp<T> {
             - 2 * self.blocks() * std::mem::size_of::<T>()
             - self.chunk_workspace_bytes()
     }
-    fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
-        cpu::spmv(self, x, y)
-    }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        Ok(Box::new(gpu::DeviceBrcp::new(gpu, self)?))
-    }
+    super::cpu_and_device!(gpu::DeviceBrcp::new);
 }
 
 /// The registry's entry for `brcp` (listed in [`super::registry`]).

@@ -5,6 +5,7 @@ use crate::formats::test_support::rows::{
     example, gpu, gpu_equals_cpu_bits, rows_of_lengths, split_row_cases,
 };
 use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
+use crate::gpu::Gpu;
 use proptest::prelude::*;
 
 #[test]

@@ -34,14 +34,12 @@
 mod cpu;
 mod gpu;
 
-use std::sync::Arc;
-
 use rayon::prelude::*;
 
 use super::FormatInfo;
-use super::{DeviceFormat, FormatStats, SpmvFormat};
+use super::{FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, KernelModule};
+use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
 
 /// The format's CUDA kernels (`kernel.cu`).
@@ -183,12 +181,7 @@ impl<T: Scalar> SpmvFormat<T> for Jds<T> {
         FormatStats::new(self.device_bytes(), nnz, nnz, diagonals, self.mean_row_len)
             .with([("jagged_diagonals", diagonals as f64)])
     }
-    fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
-        cpu::spmv(self, x, y)
-    }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        Ok(Box::new(gpu::upload(gpu, self)?))
-    }
+    super::cpu_and_device!(gpu::upload);
 }
 
 /// The registry's entry for `jds` (listed in [`super::registry`]).

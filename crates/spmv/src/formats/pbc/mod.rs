@@ -58,7 +58,6 @@
 mod cpu;
 mod gpu;
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -66,10 +65,10 @@ use rayon::prelude::*;
 use super::ell::{PADDING_FLOOR_SLOTS, PADDING_LIMIT_RATIO};
 use super::teb::partition::{max_over_mean, variance, wave_counts};
 use super::teb::{rows_longest_first, threads_for};
-use super::{auto_or, DeviceFormat, FormatStats, RowFigures, SpmvFormat};
+use super::{auto_or, FormatStats, RowFigures, SpmvFormat};
 use super::{FormatInfo, Param};
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, KernelModule};
+use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
 
 /// The format's CUDA kernels (`kernel.cu`).
@@ -310,12 +309,7 @@ impl<T: Scalar> SpmvFormat<T> for Pbc<T> {
             ("layout_ms", self.layout_ms),
         ])
     }
-    fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
-        cpu::spmv(self, x, y)
-    }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        Ok(Box::new(gpu::upload(gpu, self)?))
-    }
+    super::cpu_and_device!(gpu::upload);
 }
 
 /// The registry's entry for `pbc` (listed in [`super::registry`]).
