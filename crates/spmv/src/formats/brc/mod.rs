@@ -166,6 +166,23 @@ pub struct BlockArrays<T> {
     block_nnz: Vec<usize>,
 }
 
+/// Writes entries `start..start + len` of a row (`(rc, rv)`, `len ≥ 1`) into lane `lane` of a
+/// block of `h` lanes and width `w ≥ len` (entry `t` at slot `t·h + lane`), padded with the
+/// last column written and zeros: BRC's pieces and BRCP's runs of a row alike.
+pub(crate) fn fill_lane<T: Scalar>(
+    cols: &mut [u32],
+    vals: &mut [T],
+    (h, lane, w): (usize, usize, usize),
+    (rc, rv): (&[u32], &[T]),
+    (start, len): (usize, usize),
+) {
+    let pad = rc[start + len - 1];
+    for t in 0..w {
+        let p = t * h + lane;
+        (cols[p], vals[p]) = if t < len { (rc[start + t], rv[start + t]) } else { (pad, T::ZERO) };
+    }
+}
+
 impl<T: Scalar> BlockArrays<T> {
     /// The blocks of `block_rows` slots starting at `block_ptr` (from [`block_offsets`]),
     /// filled in parallel: `fill(b, rows, slots, cols, vals)` gets block `b`'s slots in
@@ -334,12 +351,7 @@ impl<T: Scalar> Brc<T> {
                 {
                     let (rc, rv) = a.row(piece.row as usize);
                     let (s, len) = (piece.start as usize, piece.len as usize);
-                    let pad = rc[s + len - 1];
-                    for t in 0..w {
-                        let p = t * block_rows + lane;
-                        (cols[p], vals[p]) =
-                            if t < len { (rc[s + t], rv[s + t]) } else { (pad, T::ZERO) };
-                    }
+                    fill_lane(cols, vals, (block_rows, lane, w), (rc, rv), (s, len));
                     rows[lane] = piece.row;
                     flags[lane] = rc.len() > threshold;
                     entries += len;

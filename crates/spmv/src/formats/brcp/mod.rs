@@ -103,8 +103,8 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::brc::{
-    block_offsets, coefficient_of_variation, sorted_rows, threshold, BlockArrays, NO_ROW,
-    WARP_BLOCK_ROWS,
+    block_offsets, coefficient_of_variation, fill_lane, sorted_rows, threshold, BlockArrays,
+    NO_ROW, WARP_BLOCK_ROWS,
 };
 use super::{auto_or, brc, FormatInfo, Param, RowFigures};
 use super::{FormatStats, SpmvFormat};
@@ -299,12 +299,7 @@ impl<T: Scalar> Brcp<T> {
                     }
                     let (rc, rv) = a.row(sorted[idx] as usize);
                     let take = width.min(rc.len() - done);
-                    let pad = rc[done + take - 1];
-                    for t in 0..width {
-                        let p = t * h + lane;
-                        (cols[p], vals[p]) =
-                            if t < take { (rc[done + t], rv[done + t]) } else { (pad, T::ZERO) };
-                    }
+                    fill_lane(cols, vals, (h, lane, width), (rc, rv), (done, take));
                     *slot_row = sorted[idx];
                     entries += take;
                     done += take;
