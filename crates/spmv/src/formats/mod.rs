@@ -68,7 +68,7 @@ pub mod teb;
 pub(crate) mod test_support;
 pub mod values;
 
-pub(crate) use device::{arg_u32, EntriesKernel};
+pub(crate) use device::{arg_u32, Arg, OneKernel};
 pub use device::{DeviceEntries, DeviceFormat, DeviceMatrix};
 pub use host::{FormatHandle, HostMatrix, MatrixInfo, SpmvFormat};
 pub use spec::{FormatSpec, Param};

@@ -3,11 +3,11 @@
 use super::{AmfCsr, BLOCK, KERNELS, NAME};
 use crate::error::Result;
 use crate::formats::teb::block_grid;
-use crate::formats::EntriesKernel;
+use crate::formats::OneKernel;
 use crate::gpu::{Gpu, Kernel};
 use crate::matrix::Scalar;
 
-pub(super) fn upload<T: Scalar>(gpu: &Gpu, a: &AmfCsr<T>) -> Result<EntriesKernel<T>> {
+pub(super) fn upload<T: Scalar>(gpu: &Gpu, a: &AmfCsr<T>) -> Result<OneKernel<T>> {
     // One CUDA block per sub-block; a matrix with rows has at least one, so the grid is
     // never empty.
     let config = block_grid(NAME, "sub-blocks", a.sub_blocks(), BLOCK)?;
@@ -18,7 +18,7 @@ pub(super) fn upload<T: Scalar>(gpu: &Gpu, a: &AmfCsr<T>) -> Result<EntriesKerne
     // col_idx and values, columns below ncols = x.len(), rows below nrows = y.len().
     // Every row-block is non-empty (r0 < r1), so the binary search's r1 - 1 is valid.
     unsafe {
-        EntriesKernel::new(
+        OneKernel::entries(
             gpu,
             kernel,
             &[],

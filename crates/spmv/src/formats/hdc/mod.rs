@@ -215,7 +215,7 @@ impl<T: Scalar> SpmvFormat<T> for Hdc<T> {
         let csr = if self.values.is_empty() { 0 } else { self.csr_bytes() };
         4 * self.offsets.len() + std::mem::size_of::<T>() * self.in_range + csr
     }
-    super::cpu_and_device!(gpu::DeviceHdc::new);
+    super::cpu_and_device!(gpu::upload);
 }
 
 /// The registry's entry for `hdc` (listed in [`super::registry`]).

@@ -156,7 +156,7 @@ impl<T: Scalar> SpmvFormat<T> for Hdia<T> {
     fn bytes_read(&self) -> usize {
         self.index_bytes() + std::mem::size_of::<T>() * self.in_range
     }
-    super::cpu_and_device!(gpu::DeviceHdia::new);
+    super::cpu_and_device!(gpu::upload);
 }
 
 /// The registry's entry for `hdia` (listed in [`super::registry`]).

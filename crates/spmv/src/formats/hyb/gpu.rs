@@ -7,12 +7,12 @@ use super::Hyb;
 use crate::error::Result;
 use crate::formats::atomic_add::{AtomicAdd, Atomics};
 use crate::formats::ell;
-use crate::formats::{DeviceFormat, EntriesKernel};
+use crate::formats::{DeviceFormat, OneKernel};
 use crate::gpu::Gpu;
 use crate::matrix::Scalar;
 
 pub(super) struct DeviceHyb<T> {
-    ell: EntriesKernel<T>,
+    ell: OneKernel<T>,
     coo: AtomicAdd<T>,
 }
 

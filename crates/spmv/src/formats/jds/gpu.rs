@@ -2,13 +2,13 @@
 
 use super::{Jds, KERNELS, NAME};
 use crate::error::Result;
-use crate::formats::{arg_u32, EntriesKernel};
+use crate::formats::{arg_u32, OneKernel};
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::Scalar;
 
 const BLOCK: u32 = 256;
 
-pub(super) fn upload<T: Scalar>(gpu: &Gpu, a: &Jds<T>) -> Result<EntriesKernel<T>> {
+pub(super) fn upload<T: Scalar>(gpu: &Gpu, a: &Jds<T>) -> Result<OneKernel<T>> {
     // Both hold by construction (Jds::new checks rows and nnz against u32::MAX, and
     // the diagonal count is at most the longest row ≤ nnz).
     let nrows = arg_u32(NAME, "rows", a.nrows)?;
@@ -18,7 +18,7 @@ pub(super) fn upload<T: Scalar>(gpu: &Gpu, a: &Jds<T>) -> Result<EntriesKernel<T
     // iter_ptr[diagonals] = nnz = the length of col_idx and values; columns < ncols =
     // x.len() by the CSR invariants; perm is a permutation of 0..nrows = y.len().
     unsafe {
-        EntriesKernel::new(
+        OneKernel::entries(
             gpu,
             kernel,
             &[nrows, diagonals],

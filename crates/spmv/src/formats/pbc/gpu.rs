@@ -3,11 +3,11 @@
 use super::{Pbc, KERNELS, NAME};
 use crate::error::Result;
 use crate::formats::teb::block_grid;
-use crate::formats::EntriesKernel;
+use crate::formats::OneKernel;
 use crate::gpu::{Gpu, Kernel};
 use crate::matrix::Scalar;
 
-pub(super) fn upload<T: Scalar>(gpu: &Gpu, a: &Pbc<T>) -> Result<EntriesKernel<T>> {
+pub(super) fn upload<T: Scalar>(gpu: &Gpu, a: &Pbc<T>) -> Result<OneKernel<T>> {
     // One CUDA block per PBC block; a matrix with rows has at least one, so the grid is
     // never empty.
     let config = block_grid(NAME, "blocks", a.blocks(), a.threads_per_block)?;
@@ -18,7 +18,7 @@ pub(super) fn upload<T: Scalar>(gpu: &Gpu, a: &Pbc<T>) -> Result<EntriesKernel<T
     // col_idx and values; every column (padding included) is < ncols = x.len(); perm is
     // a permutation of 0..nrows = y.len(). threads_per_block is a multiple of 32 ≤ 1024.
     unsafe {
-        EntriesKernel::new(
+        OneKernel::entries(
             gpu,
             kernel,
             &[],

@@ -4,7 +4,7 @@ use cudarc::driver::LaunchConfig;
 
 use super::{Teb, TebKernel, KERNELS};
 use crate::error::{Error, Result};
-use crate::formats::EntriesKernel;
+use crate::formats::OneKernel;
 use crate::gpu::{Gpu, Kernel};
 use crate::matrix::Scalar;
 
@@ -23,7 +23,7 @@ pub(crate) fn block_grid(
     Ok(LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 })
 }
 
-pub(super) fn upload<T: Scalar>(gpu: &Gpu, a: &Teb<T>) -> Result<EntriesKernel<T>> {
+pub(super) fn upload<T: Scalar>(gpu: &Gpu, a: &Teb<T>) -> Result<OneKernel<T>> {
     let kernel = match a.kernel {
         TebKernel::RowPerThread => "teb_rows",
         TebKernel::LanesPerRow => "teb_lanes",
@@ -49,7 +49,7 @@ pub(super) fn upload<T: Scalar>(gpu: &Gpu, a: &Teb<T>) -> Result<EntriesKernel<T
     // 0..nrows = y.len(). threads_per_block and lanes_threads are multiples of 32 in
     // 32..=1024.
     unsafe {
-        EntriesKernel::new(
+        OneKernel::entries(
             gpu,
             kernel,
             &empty_rows,
