@@ -9,7 +9,7 @@ use cudarc::driver::{CudaSlice, LaunchArgs, PushKernelArg};
 
 use super::host::{shape_error, FormatHandle, HostMatrix, MatrixInfo};
 use super::FormatStats;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gpu::{grid_stride, jit, with_sub_slice, with_sub_slice_ref, Gpu, Kernel};
 use crate::matrix::{Csr, Scalar};
 use crate::operator::overlap;
@@ -82,6 +82,117 @@ impl<T: Scalar> DeviceEntries<T> {
     /// Pushes the two arrays as the kernel's `const u32* col_idx, const T* values` arguments.
     pub fn push<'a>(&'a self, args: &mut LaunchArgs<'a>) {
         args.arg(&self.col_idx).arg(&self.values);
+    }
+}
+
+/// A count as a 32-bit kernel argument; `what` names it in the error (the conversions'
+/// checks keep the counts they pass below 2^32, so this fails only on a broken invariant).
+pub(crate) fn arg_u32(format: &'static str, what: &str, v: usize) -> Result<u32> {
+    u32::try_from(v)
+        .map_err(|_| Error::format(format, format!("{v} {what} exceed a 32-bit kernel argument")))
+}
+
+/// One argument of a format's kernel before `x` and `y`, uploaded once ([`OneKernel`]).
+pub(crate) enum Arg<T> {
+    /// `u32 m, u32 n`: `y.len()` and `x.len()` at each launch (the matrix's, checked by the
+    /// device layer; below 2^32 wherever a format uses it).
+    Dims,
+    /// `u32 n`: `x.len()` at each launch.
+    Cols,
+    /// A `u32` fixed at upload.
+    Count(u32),
+    /// `const u32*`.
+    U32s(CudaSlice<u32>),
+    /// `const int*`.
+    I32s(CudaSlice<i32>),
+    /// `const u64*`.
+    U64s(CudaSlice<u64>),
+    /// `const T*`.
+    Values(CudaSlice<T>),
+}
+
+impl<T: Scalar> Arg<T> {
+    /// The array as `const u32*` (empty as one unread element, see [`Gpu::upload_nonempty`]).
+    pub(crate) fn u32s(gpu: &Gpu, a: &[u32]) -> Result<Self> {
+        Ok(Arg::U32s(gpu.upload_nonempty(a)?))
+    }
+    /// The array as `const int*` (likewise).
+    pub(crate) fn i32s(gpu: &Gpu, a: &[i32]) -> Result<Self> {
+        Ok(Arg::I32s(gpu.upload_nonempty(a)?))
+    }
+    /// The array as `const u64*` (likewise).
+    pub(crate) fn u64s(gpu: &Gpu, a: &[u64]) -> Result<Self> {
+        Ok(Arg::U64s(gpu.upload_nonempty(a)?))
+    }
+    /// The array as `const T*` (likewise).
+    pub(crate) fn values(gpu: &Gpu, a: &[T]) -> Result<Self> {
+        Ok(Arg::Values(gpu.upload_nonempty(a)?))
+    }
+}
+
+/// The device side of a format with one kernel, launched once per product with its uploaded
+/// arguments, then `const T* x, T* y`, and writing every `y[r]`: such formats keep nothing
+/// else, so they share this launch.
+pub(crate) struct OneKernel<T> {
+    args: Vec<Arg<T>>,
+    kernel: Kernel,
+}
+
+impl<T: Scalar> OneKernel<T> {
+    /// Launches of `kernel` with `args`.
+    ///
+    /// # Safety
+    /// `kernel`'s parameters are `args` in order ([`Arg::Dims`] as two), then `const T* x,
+    /// T* y`; with any `x` of the matrix's `ncols` entries and `y` of its `nrows` (`nrows > 0`),
+    /// on `kernel`'s grid, it accesses memory only inside these buffers and writes every `y[r]`.
+    pub(crate) unsafe fn new(kernel: Kernel, args: Vec<Arg<T>>) -> Self {
+        OneKernel { args, kernel }
+    }
+
+    /// The kernels of the row formats: `(u32 counts…, const u32* index arrays…, const u32*
+    /// col_idx, const T* values)`, then `x, y`.
+    ///
+    /// # Safety
+    /// As for [`OneKernel::new`] with these arguments.
+    pub(crate) unsafe fn entries(
+        gpu: &Gpu,
+        kernel: Kernel,
+        counts: &[u32],
+        index: &[&[u32]],
+        (col_idx, values): (&[u32], &[T]),
+    ) -> Result<Self> {
+        let mut args: Vec<Arg<T>> = counts.iter().map(|&c| Arg::Count(c)).collect();
+        for a in index.iter().chain([&col_idx]) {
+            args.push(Arg::u32s(gpu, a)?);
+        }
+        args.push(Arg::values(gpu, values)?);
+        // SAFETY: the caller's.
+        Ok(unsafe { OneKernel::new(kernel, args) })
+    }
+}
+
+impl<T: Scalar> DeviceFormat<T> for OneKernel<T> {
+    unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+        let (m, n) = (y.len() as u32, x.len() as u32);
+        // SAFETY: the arguments are pushed in the order `new`'s contract names, x and y have
+        // the matrix's lengths and nrows > 0 (this method's contract), so that contract (the
+        // caller's of `new`, which says why per format) bounds every access.
+        unsafe {
+            self.kernel.launch(gpu, |a| {
+                for arg in &self.args {
+                    match arg {
+                        Arg::Dims => a.arg(&m).arg(&n),
+                        Arg::Cols => a.arg(&n),
+                        Arg::Count(c) => a.arg(c),
+                        Arg::U32s(s) => a.arg(s),
+                        Arg::I32s(s) => a.arg(s),
+                        Arg::U64s(s) => a.arg(s),
+                        Arg::Values(s) => a.arg(s),
+                    };
+                }
+                a.arg(x).arg(y);
+            })
+        }
     }
 }
 

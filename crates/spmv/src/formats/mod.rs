@@ -12,6 +12,30 @@
 //! (docs/architecture.md). Choosing a format (`auto`, `tune`) is a layer above this one
 //! ([`crate::choice`]): the registry holds storage formats only.
 
+/// Bytes of the given arrays, each `len × size_of` its element type: the device bytes of a
+/// layout the device holds as the host does (no hand-written 4s and 8s to get wrong).
+macro_rules! bytes_of {
+    ($($array:expr),+ $(,)?) => { 0 $(+ std::mem::size_of_val(&$array[..]))+ };
+}
+pub(crate) use bytes_of;
+
+/// `spmv_cpu` and `upload` of a format whose CPU loop is its `cpu::spmv(self, x, y)` and whose
+/// upload is `$upload(gpu, self)`: the same wiring in most formats' `SpmvFormat` impls.
+macro_rules! cpu_and_device {
+    ($upload:path) => {
+        fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
+            cpu::spmv(self, x, y)
+        }
+        fn upload(
+            &self,
+            gpu: &std::sync::Arc<crate::gpu::Gpu>,
+        ) -> crate::error::Result<Box<dyn crate::formats::DeviceFormat<T>>> {
+            Ok(Box::new($upload(gpu, self)?))
+        }
+    };
+}
+pub(crate) use cpu_and_device;
+
 pub mod amf_csr;
 mod atomic_add;
 pub mod brc;
@@ -44,6 +68,7 @@ pub mod teb;
 pub(crate) mod test_support;
 pub mod values;
 
+pub(crate) use device::{arg_u32, Arg, OneKernel};
 pub use device::{DeviceEntries, DeviceFormat, DeviceMatrix};
 pub use host::{FormatHandle, HostMatrix, MatrixInfo, SpmvFormat};
 pub use spec::{FormatSpec, Param};
@@ -394,16 +419,19 @@ pub(crate) fn shuffle_down_sum<A: Scalar>(p: &mut [A]) -> A {
 }
 
 /// Device row offsets are 32-bit in this project's kernels: check that `nnz` fits.
-pub(crate) fn offsets_u32<T: Scalar>(format: &'static str, a: &Csr<T>) -> Result<Vec<u32>> {
-    if a.nnz() > u32::MAX as usize {
+pub(crate) fn check_nnz_u32(format: &'static str, nnz: usize) -> Result<()> {
+    if nnz > u32::MAX as usize {
         return Err(Error::format(
             format,
-            format!(
-                "{} entries exceed the 2^32 - 1 that 32-bit device row offsets can address",
-                a.nnz()
-            ),
+            format!("{nnz} entries exceed the 2^32 - 1 that 32-bit device row offsets can address"),
         ));
     }
+    Ok(())
+}
+
+/// The row offsets as the kernels' 32-bit array ([`check_nnz_u32`]).
+pub(crate) fn offsets_u32<T: Scalar>(format: &'static str, a: &Csr<T>) -> Result<Vec<u32>> {
+    check_nnz_u32(format, a.nnz())?;
     Ok(a.row_ptr().iter().map(|&p| p as u32).collect())
 }
 

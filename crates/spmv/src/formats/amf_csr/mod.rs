@@ -47,14 +47,13 @@
 mod cpu;
 mod gpu;
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use super::teb::partition::{max_over_mean, variance};
-use super::{DeviceFormat, FormatStats, SpmvFormat};
 use super::{FormatInfo, Param};
+use super::{FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, KernelModule};
+use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
 
 /// The format's CUDA kernels (`kernel.cu`).
@@ -193,11 +192,13 @@ impl<T: Scalar> AmfCsr<T> {
     }
     /// Device bytes: the three u32 offset arrays, `col_idx` and `values`.
     pub fn device_bytes(&self) -> usize {
-        4 * (self.row_block_ptr.len()
-            + self.sub_block_ptr.len()
-            + self.row_ptr.len()
-            + self.col_idx.len())
-            + std::mem::size_of::<T>() * self.values.len()
+        super::bytes_of!(
+            self.row_block_ptr,
+            self.sub_block_ptr,
+            self.row_ptr,
+            self.col_idx,
+            self.values
+        )
     }
 }
 
@@ -215,12 +216,7 @@ impl<T: Scalar> SpmvFormat<T> for AmfCsr<T> {
             ("fold_ms", self.fold_ms),
         ])
     }
-    fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
-        cpu::spmv(self, x, y)
-    }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        Ok(Box::new(gpu::DeviceAmfCsr::new(gpu, self)?))
-    }
+    super::cpu_and_device!(gpu::upload);
 }
 
 /// The registry's entry for `amf-csr` (listed in [`super::registry`]).

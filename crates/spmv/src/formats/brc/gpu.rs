@@ -3,8 +3,8 @@
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::{check_warp_blocks, Brc, KERNELS, NAME};
-use crate::error::{Error, Result};
-use crate::formats::{DeviceEntries, DeviceFormat};
+use crate::error::Result;
+use crate::formats::{arg_u32, DeviceEntries, DeviceFormat};
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::Scalar;
 
@@ -23,8 +23,7 @@ impl<T: Scalar> DeviceBrc<T> {
     pub fn new(gpu: &Gpu, a: &Brc<T>) -> Result<Self> {
         check_warp_blocks(NAME, a.block_rows())?;
         // Holds by construction (slots <= stored slots < 2^32).
-        let blocks =
-            u32::try_from(a.blocks()).map_err(|_| Error::format(NAME, "blocks exceed 32 bits"))?;
+        let blocks = arg_u32(NAME, "blocks", a.blocks())?;
         let config = grid_for(a.row_perm().len() as u64, BLOCK)?;
         Ok(DeviceBrc {
             blocks,

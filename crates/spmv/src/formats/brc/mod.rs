@@ -54,16 +54,15 @@
 mod cpu;
 mod gpu;
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use rayon::prelude::*;
 
 use super::jds::sort_rows_by_length;
-use super::{auto_or, DeviceFormat, FormatStats, RowFigures, SpmvFormat};
+use super::{auto_or, FormatStats, RowFigures, SpmvFormat};
 use super::{FormatInfo, Param};
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, KernelModule};
+use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
 
 /// The format's CUDA kernels (`kernel.cu`).
@@ -165,6 +164,23 @@ pub struct BlockArrays<T> {
     values: Vec<T>,
     /// Real entries per block (for the balance figure).
     block_nnz: Vec<usize>,
+}
+
+/// Writes entries `start..start + len` of a row (`(rc, rv)`, `len ≥ 1`) into lane `lane` of a
+/// block of `h` lanes and width `w ≥ len` (entry `t` at slot `t·h + lane`), padded with the
+/// last column written and zeros: BRC's pieces and BRCP's runs of a row alike.
+pub(crate) fn fill_lane<T: Scalar>(
+    cols: &mut [u32],
+    vals: &mut [T],
+    (h, lane, w): (usize, usize, usize),
+    (rc, rv): (&[u32], &[T]),
+    (start, len): (usize, usize),
+) {
+    let pad = rc[start + len - 1];
+    for t in 0..w {
+        let p = t * h + lane;
+        (cols[p], vals[p]) = if t < len { (rc[start + t], rv[start + t]) } else { (pad, T::ZERO) };
+    }
 }
 
 impl<T: Scalar> BlockArrays<T> {
@@ -335,12 +351,7 @@ impl<T: Scalar> Brc<T> {
                 {
                     let (rc, rv) = a.row(piece.row as usize);
                     let (s, len) = (piece.start as usize, piece.len as usize);
-                    let pad = rc[s + len - 1];
-                    for t in 0..w {
-                        let p = t * block_rows + lane;
-                        (cols[p], vals[p]) =
-                            if t < len { (rc[s + t], rv[s + t]) } else { (pad, T::ZERO) };
-                    }
+                    fill_lane(cols, vals, (block_rows, lane, w), (rc, rv), (s, len));
                     rows[lane] = piece.row;
                     flags[lane] = rc.len() > threshold;
                     entries += len;
@@ -389,12 +400,7 @@ impl<T: Scalar> SpmvFormat<T> for Brc<T> {
             ("fill_ms", self.fill_ms),
         ])
     }
-    fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
-        cpu::spmv(self, x, y)
-    }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        Ok(Box::new(gpu::DeviceBrc::new(gpu, self)?))
-    }
+    super::cpu_and_device!(gpu::DeviceBrc::new);
 }
 
 /// The registry's entry for `brc` (listed in [`super::registry`]).

@@ -1,18 +1,11 @@
 use super::*;
 use crate::formats::test_support::blocks::{assert_cpu_product, assert_empty_products};
-use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
+use crate::formats::test_support::{cpu_matches_oracle as check, random_csr, small_csr};
 use proptest::prelude::*;
 
 /// Matrix A of the paper's §1.3 (BRCP's worked example too).
 pub(crate) fn paper_matrix() -> Csr<f64> {
-    Csr::new_checked(
-        4,
-        4,
-        vec![0, 2, 2, 5, 6],
-        vec![0, 2, 0, 1, 3, 2],
-        vec![1., 2., 3., 4., 5., 6.],
-    )
-    .unwrap()
+    small_csr((4, 4), &[0, 2, 2, 5, 6], &[0, 2, 0, 1, 3, 2], &[1., 2., 3., 4., 5., 6.])
 }
 
 /// Checks `f`'s CPU product of [`paper_matrix`]: x = [1, 10, 100, 1000] gives each row's
@@ -66,7 +59,7 @@ fn threshold_is_mean_plus_deviation_rounded() {
     assert_eq!(threshold(&Csr::<f64>::zeros(0, 0)), 1);
     assert_eq!(threshold(&Csr::<f64>::zeros(5, 5)), 1);
     // Equal rows: σ = 0, T = the row length.
-    let a = Csr::new_checked(2, 3, vec![0, 3, 6], vec![0, 1, 2, 0, 1, 2], vec![1.0; 6]).unwrap();
+    let a = small_csr((2, 3), &[0, 3, 6], &[0, 1, 2, 0, 1, 2], &[1.0; 6]);
     assert_eq!(threshold::<f64>(&a), 3);
 }
 

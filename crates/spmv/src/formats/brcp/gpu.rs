@@ -3,9 +3,10 @@
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::{Brcp, KERNELS, NAME, TILE_WARPS};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::formats::brc::check_warp_blocks;
-use crate::formats::{DeviceEntries, DeviceFormat};
+use crate::formats::carry::DeviceSpans;
+use crate::formats::{arg_u32, DeviceEntries, DeviceFormat};
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::Scalar;
 
@@ -18,7 +19,6 @@ pub struct DeviceBrcp<T> {
     tile_count: u32,
     blocks: u32,
     empty_count: u32,
-    span_count: u32,
     tiles: CudaSlice<u32>,
     tile_chunk: CudaSlice<u32>,
     block_ptr: CudaSlice<u32>,
@@ -26,26 +26,21 @@ pub struct DeviceBrcp<T> {
     row_seg_len: CudaSlice<u8>,
     entries: DeviceEntries<T>,
     empty_rows: CudaSlice<u32>,
-    span_row: CudaSlice<u32>,
-    span_first: CudaSlice<u32>,
-    span_last: CudaSlice<u32>,
+    spans: DeviceSpans,
     enter: CudaSlice<T>,
     leave: CudaSlice<T>,
     /// 32 lane sums per tile and one arrival counter per tile (blocks of several chunks).
     chunk_sums: CudaSlice<T>,
     chunk_count: CudaSlice<u32>,
     main: Kernel,
-    spans: Kernel,
+    spans_kernel: Kernel,
 }
 
 impl<T: Scalar> DeviceBrcp<T> {
     pub fn new(gpu: &Gpu, a: &Brcp<T>) -> Result<Self> {
         check_warp_blocks(NAME, a.block_rows())?;
         // All hold by construction (rows < 2^32 - 1, blocks < 2^31).
-        let count = |n: usize, what: &str| {
-            u32::try_from(n)
-                .map_err(|_| Error::format(NAME, format!("{n} {what} exceed 32-bit counts")))
-        };
+        let count = |n: usize, what: &str| arg_u32(NAME, what, n);
         let tile_count = count(a.tiles.len() - 1, "tiles")?;
         let empty_count = count(a.empty_rows.len(), "empty rows")?;
         let blocks_for_empty =
@@ -53,16 +48,12 @@ impl<T: Scalar> DeviceBrcp<T> {
         let grid = (tile_count as u64).max(blocks_for_empty).max(1) as u32;
         let main_config =
             LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
-        let rows: Vec<u32> = a.spans.iter().map(|s| s.row).collect();
-        let firsts: Vec<u32> = a.spans.iter().map(|s| s.first).collect();
-        let lasts: Vec<u32> = a.spans.iter().map(|s| s.last).collect();
         // Counters start at 0 (alloc zeroes them) and the kernel resets each one it completes.
         let chunk_tiles = if a.has_chunked_blocks() { a.tile_chunk.len() } else { 1 };
         Ok(DeviceBrcp {
             tile_count,
             blocks: count(a.blocks(), "blocks")?,
             empty_count,
-            span_count: count(a.spans.len(), "spanning rows")?,
             tiles: gpu.upload(&a.tiles)?,
             tile_chunk: gpu.upload_nonempty(&a.tile_chunk)?,
             block_ptr: gpu.upload(a.block_ptr())?,
@@ -70,15 +61,13 @@ impl<T: Scalar> DeviceBrcp<T> {
             row_seg_len: gpu.upload_nonempty(&a.row_seg_len)?,
             entries: DeviceEntries::upload(gpu, a.col_idx(), a.values())?,
             empty_rows: gpu.upload_nonempty(&a.empty_rows)?,
-            span_row: gpu.upload_nonempty(&rows)?,
-            span_first: gpu.upload_nonempty(&firsts)?,
-            span_last: gpu.upload_nonempty(&lasts)?,
+            spans: DeviceSpans::upload(gpu, NAME, &a.spans, |s| [s.row, s.first, s.last])?,
             enter: gpu.alloc(a.blocks().max(1))?,
             leave: gpu.alloc(a.blocks().max(1))?,
             chunk_sums: gpu.alloc(32 * chunk_tiles)?,
             chunk_count: gpu.alloc(chunk_tiles)?,
             main: Kernel::for_type::<T>(gpu, &KERNELS, "brcp", main_config)?,
-            spans: Kernel::for_type::<T>(
+            spans_kernel: Kernel::for_type::<T>(
                 gpu,
                 &KERNELS,
                 "brcp_spans",
@@ -113,21 +102,10 @@ impl<T: Scalar> DeviceFormat<T> for DeviceBrcp<T> {
                 a.arg(&self.chunk_sums).arg(&self.chunk_count);
             })
         }?;
-        if self.span_count == 0 {
-            return Ok(());
-        }
         // SAFETY: matches brcp_spans_<T>(u32, const u32*, const u32*, const u32*, const T*,
-        // const T*, T*); threads past span_count return; first < last < blocks index enter
+        // const T*, T*); threads past the spans' count return; first < last < blocks index enter
         // and leave; rows < nrows = y.len(). Runs after the main kernel on the same stream,
         // which wrote leave[first] and enter[first + 1 ..= last] of every span.
-        unsafe {
-            self.spans.launch(gpu, |a| {
-                a.arg(&self.span_count)
-                    .arg(&self.span_row)
-                    .arg(&self.span_first)
-                    .arg(&self.span_last);
-                a.arg(&self.enter).arg(&self.leave).arg(y);
-            })
-        }
+        unsafe { self.spans.launch(&self.spans_kernel, gpu, (&self.enter, &self.leave), y) }
     }
 }

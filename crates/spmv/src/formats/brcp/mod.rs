@@ -98,19 +98,18 @@
 mod cpu;
 mod gpu;
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use rayon::prelude::*;
 
 use super::brc::{
-    block_offsets, coefficient_of_variation, sorted_rows, threshold, BlockArrays, NO_ROW,
-    WARP_BLOCK_ROWS,
+    block_offsets, coefficient_of_variation, fill_lane, sorted_rows, threshold, BlockArrays,
+    NO_ROW, WARP_BLOCK_ROWS,
 };
 use super::{auto_or, brc, FormatInfo, Param, RowFigures};
-use super::{DeviceFormat, FormatStats, SpmvFormat};
+use super::{FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, KernelModule};
+use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
 
 /// The format's CUDA kernels (`kernel.cu`).
@@ -300,12 +299,7 @@ impl<T: Scalar> Brcp<T> {
                     }
                     let (rc, rv) = a.row(sorted[idx] as usize);
                     let take = width.min(rc.len() - done);
-                    let pad = rc[done + take - 1];
-                    for t in 0..width {
-                        let p = t * h + lane;
-                        (cols[p], vals[p]) =
-                            if t < take { (rc[done + t], rv[done + t]) } else { (pad, T::ZERO) };
-                    }
+                    fill_lane(cols, vals, (h, lane, width), (rc, rv), (done, take));
                     *slot_row = sorted[idx];
                     entries += take;
                     done += take;
@@ -437,12 +431,7 @@ impl<T: Scalar> SpmvFormat<T> for Brcp<T> {
             - 2 * self.blocks() * std::mem::size_of::<T>()
             - self.chunk_workspace_bytes()
     }
-    fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
-        cpu::spmv(self, x, y)
-    }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        Ok(Box::new(gpu::DeviceBrcp::new(gpu, self)?))
-    }
+    super::cpu_and_device!(gpu::DeviceBrcp::new);
 }
 
 /// The registry's entry for `brcp` (listed in [`super::registry`]).

@@ -18,7 +18,7 @@ mod gpu;
 
 use rayon::prelude::*;
 
-pub(crate) use gpu::DeviceCarry;
+pub(crate) use gpu::{DeviceCarry, DeviceSpans};
 
 use super::row_writer::RowWriter;
 use super::shuffle_down_sum;

@@ -7,6 +7,7 @@
 
 use rayon::prelude::*;
 
+use super::Triplets;
 use crate::matrix::Scalar;
 
 /// Entries per parallel chunk of [`accumulate`] (cut at the next row start).
@@ -47,20 +48,14 @@ fn split_owned<'a, T>(
 /// `y[row] += val · x[col]` for every entry (what the atomic kernel does; the caller zeroes
 /// `y` or, in HYB, has written the ELL part). Chunks of about 8192 entries cut at row
 /// starts run in parallel; each adds its entries in order.
-pub(crate) fn accumulate<T: Scalar>(rows: &[u32], cols: &[u32], vals: &[T], x: &[T], y: &mut [T]) {
-    accumulate_chunked(rows, cols, vals, x, y, ACCUMULATE_CHUNK)
+pub(crate) fn accumulate<T: Scalar>(t: &Triplets<T>, x: &[T], y: &mut [T]) {
+    accumulate_chunked(t, x, y, ACCUMULATE_CHUNK)
 }
 
 /// [`accumulate`] with chunks of about `chunk` entries (at least one row each).
-pub(crate) fn accumulate_chunked<T: Scalar>(
-    rows: &[u32],
-    cols: &[u32],
-    vals: &[T],
-    x: &[T],
-    y: &mut [T],
-    chunk: usize,
-) {
+pub(crate) fn accumulate_chunked<T: Scalar>(t: &Triplets<T>, x: &[T], y: &mut [T], chunk: usize) {
     assert!(chunk > 0);
+    let (rows, cols, vals) = (&t.rows, &t.cols, &t.vals);
     let nnz = vals.len();
     if nnz == 0 {
         return;
@@ -93,13 +88,12 @@ pub(crate) fn accumulate_chunked<T: Scalar>(
 /// and returns its carry, `(row, partial sum)` of its last row when that row continues
 /// into the next chunk. `nnz > 0`.
 pub(crate) fn segmented_chunks<T: Scalar>(
-    rows: &[u32],
-    cols: &[u32],
-    vals: &[T],
+    t: &Triplets<T>,
     x: &[T],
     y: &mut [T],
     chunk: usize,
 ) -> Vec<Option<(u32, T)>> {
+    let (rows, cols, vals) = (&t.rows, &t.cols, &t.vals);
     let nnz = vals.len();
     assert!(chunk > 0 && nnz > 0);
     let bounds: Vec<usize> = (0..nnz).step_by(chunk).collect();
@@ -131,19 +125,12 @@ pub(crate) fn segmented_chunks<T: Scalar>(
 /// `y = A·x` by the segmented reduction of `coo-segmented` with chunks of `chunk` entries:
 /// [`segmented_chunks`], then each run of equal carry rows is summed in chunk order and
 /// added to the row's value (`y[row] + (c_first + … + c_last)`, as the GPU's second kernel).
-pub(crate) fn spmv_segmented<T: Scalar>(
-    rows: &[u32],
-    cols: &[u32],
-    vals: &[T],
-    x: &[T],
-    y: &mut [T],
-    chunk: usize,
-) {
-    if vals.is_empty() {
+pub(crate) fn spmv_segmented<T: Scalar>(t: &Triplets<T>, x: &[T], y: &mut [T], chunk: usize) {
+    if t.vals.is_empty() {
         y.par_iter_mut().for_each(|v| *v = T::ZERO);
         return;
     }
-    let carries = segmented_chunks(rows, cols, vals, x, y, chunk);
+    let carries = segmented_chunks(t, x, y, chunk);
     let mut carries = carries.into_iter().flatten().peekable();
     while let Some((row, mut sum)) = carries.next() {
         while let Some(&(_, v)) = carries.peek().filter(|(r, _)| *r == row) {

@@ -3,9 +3,9 @@
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::{CooFormat, CooKernel, KERNELS, SEGMENT_BLOCK, SEGMENT_CHUNK};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::formats::atomic_add::{AtomicAdd, Atomics, DeviceTriplets};
-use crate::formats::DeviceFormat;
+use crate::formats::{arg_u32, DeviceFormat};
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::Scalar;
 
@@ -40,12 +40,8 @@ impl<T: Scalar> DeviceCoo<T> {
         }
         let format = coo.kernel.format_name();
         // Checked on conversion (rows < 2^32 - 1, segmented nnz < 2^32).
-        let nrows = u32::try_from(coo.nrows).map_err(|_| {
-            Error::format(format, format!("{} rows exceed 32-bit row indices", coo.nrows))
-        })?;
-        let chunks = u32::try_from(coo.chunks()).map_err(|_| {
-            Error::format(format, format!("{} entries exceed 32-bit offsets", t.len()))
-        })?;
+        let nrows = arg_u32(format, "rows", coo.nrows)?;
+        let chunks = arg_u32(format, "chunks", coo.chunks())?;
         let main_config = LaunchConfig {
             grid_dim: (chunks, 1, 1),
             block_dim: (SEGMENT_BLOCK as u32, 1, 1),

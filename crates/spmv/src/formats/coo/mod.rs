@@ -260,11 +260,9 @@ impl<T: Scalar> SpmvFormat<T> for CooFormat<T> {
         match self.kernel {
             CooKernel::Atomic => {
                 y.par_iter_mut().for_each(|v| *v = T::ZERO);
-                cpu::accumulate(&e.rows, &e.cols, &e.vals, x, y);
+                cpu::accumulate(e, x, y);
             }
-            CooKernel::Segmented => {
-                cpu::spmv_segmented(&e.rows, &e.cols, &e.vals, x, y, SEGMENT_CHUNK)
-            }
+            CooKernel::Segmented => cpu::spmv_segmented(e, x, y, SEGMENT_CHUNK),
         }
     }
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
@@ -329,12 +327,12 @@ pub(crate) mod tests {
         let e = Triplets::from_csr(&a);
         let x = [1.0, 10.0, 100.0];
         let mut y = [f64::NAN; 4];
-        let carries = cpu::segmented_chunks(&e.rows, &e.cols, &e.vals, &x, &mut y, 4);
+        let carries = cpu::segmented_chunks(&e, &x, &mut y, 4);
         // Chunk 0 carries row 2's first two entries; row 2 ends in chunk 1 with 5·x2 written.
         assert_eq!(carries, [Some((2, 3.0 + 40.0)), None]);
         assert_eq!(y, [201.0, 0.0, 500.0, 60.0]);
         let mut y = [f64::NAN; 4];
-        cpu::spmv_segmented(&e.rows, &e.cols, &e.vals, &x, &mut y, 4);
+        cpu::spmv_segmented(&e, &x, &mut y, 4);
         assert_eq!(y, [201.0, 0.0, 543.0, 60.0]);
     }
 
@@ -378,7 +376,7 @@ pub(crate) mod tests {
         let oracle = Oracle::new(&a, &x);
         for chunk in [1, 2, 3, 4, 5, 7, 8, 13, 64, 1024] {
             let mut y = vec![f64::NAN; a.nrows()];
-            cpu::spmv_segmented(&e.rows, &e.cols, &e.vals, &x, &mut y, chunk);
+            cpu::spmv_segmented(&e, &x, &mut y, chunk);
             assert!(oracle.check(&y).passed(), "chunk {chunk}: {y:?}");
             // Entries are exact multiples of 1/4 times x: every order gives the same bits.
             let mut serial = vec![0.0; a.nrows()];
@@ -396,7 +394,7 @@ pub(crate) mod tests {
         a.spmv_serial(&x, &mut serial);
         for chunk in [1, 2, 3, 5, 8, 1024] {
             let mut y = vec![0.0; a.nrows()];
-            cpu::accumulate_chunked(&e.rows, &e.cols, &e.vals, &x, &mut y, chunk);
+            cpu::accumulate_chunked(&e, &x, &mut y, chunk);
             assert_eq!(y, serial, "chunk {chunk}");
         }
     }
@@ -408,7 +406,7 @@ pub(crate) mod tests {
         let x: Vec<f64> = (0..a.ncols()).map(|i| 1.0 / (i as f64 + 3.0)).collect();
         let run = || {
             let mut y = vec![f64::NAN; a.nrows()];
-            cpu::spmv_segmented(&e.rows, &e.cols, &e.vals, &x, &mut y, 3);
+            cpu::spmv_segmented(&e, &x, &mut y, 3);
             y.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
         };
         let first = run();
@@ -435,7 +433,7 @@ pub(crate) mod tests {
             let e = Triplets::from_csr(&a);
             let x = test_vector::<f64>(a.ncols());
             let mut y = vec![f64::NAN; a.nrows()];
-            cpu::spmv_segmented(&e.rows, &e.cols, &e.vals, &x, &mut y, chunk);
+            cpu::spmv_segmented(&e, &x, &mut y, chunk);
             prop_assert!(Oracle::new(&a, &x).check(&y).passed(), "chunk {chunk}: {y:?}");
         }
     }

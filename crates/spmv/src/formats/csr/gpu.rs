@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::formats::offsets::{DeviceOffsets, OffsetWidth};
 use crate::formats::values::columns::Delta16Columns;
 use crate::formats::values::{DeviceValues, EncodedValues};
-use crate::formats::DeviceFormat;
+use crate::formats::{arg_u32, DeviceFormat};
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::{Csr, Scalar};
 
@@ -43,9 +43,7 @@ impl<T: Scalar> DeviceCsr<T> {
         cols16: Option<&Delta16Columns>,
         format: &'static str,
     ) -> Result<Self> {
-        let nrows = u32::try_from(a.nrows()).map_err(|_| {
-            Error::format(format, format!("{} rows exceed 32-bit row indices", a.nrows()))
-        })?;
+        let nrows = arg_u32(format, "rows", a.nrows())?;
         let (name, threads) = match kernel {
             CsrKernel::Scalar => ("csr_scalar".to_string(), a.nrows() as u64),
             CsrKernel::Vector(lanes) => {

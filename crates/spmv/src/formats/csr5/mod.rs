@@ -59,16 +59,14 @@ mod convert;
 mod cpu;
 mod gpu;
 
-use std::sync::Arc;
-
 use rayon::prelude::*;
 
 use super::carry::{self, Segment};
 use super::values::{EncodedValues, ValueChoice, ValueCodec};
 use super::{values, FormatInfo, Param};
-use super::{DeviceFormat, FormatStats, SpmvFormat};
+use super::{FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, KernelModule};
+use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Precision, Scalar};
 
 pub use convert::{Csr5OnGpu, CONVERT_KERNELS};
@@ -358,12 +356,7 @@ impl<T: Scalar> SpmvFormat<T> for Csr5<T> {
             }
         }
     }
-    fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
-        cpu::spmv(self, x, y)
-    }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        Ok(Box::new(gpu::DeviceCsr5::new(gpu, self)?))
-    }
+    super::cpu_and_device!(gpu::DeviceCsr5::new);
 }
 
 /// The registry's entry for `csr5` (listed in [`super::registry`]).

@@ -1,10 +1,11 @@
 use super::*;
 use crate::formats::test_support::rows::{
-    assert_cpu_bits_independent_of_threads, assert_split_example, assert_split_rows_edge_shapes,
-    assert_split_rows_gpu_equals_cpu_bits, assert_values_refused, example, gpu,
-    gpu_equals_cpu_bits, rows_of_lengths, split_row_cases,
+    assert_cpu_bits_independent_of_threads, assert_rows_cross_tiles, assert_split_example,
+    assert_split_rows_edge_shapes, assert_split_rows_gpu_equals_cpu_bits, assert_values_refused,
+    example, gpu, gpu_equals_cpu_bits, rows_of_lengths, split_row_cases,
 };
 use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
+use crate::gpu::Gpu;
 use proptest::prelude::*;
 
 #[test]
@@ -36,13 +37,8 @@ fn sigma_follows_the_mean_row_length() {
 #[test]
 fn edge_shapes_rows_of_every_length_and_rows_crossing_every_tile() {
     assert_split_rows_edge_shapes(Csr5::new, SIGMA_CHOICES, 16);
-    // Rows longer than a tile of 32 × 4 entries: each crosses tile boundaries.
-    let a = rows_of_lengths(&[129; 40], 200, |r, k| 1.0 + ((r + k) % 5) as f64);
-    let f = Csr5::new(&a, 4).unwrap();
-    assert!(f.segments().len() >= 39, "{} segments", f.segments().len());
-    assert!(check(&f, &a));
-    let a16: Csr<crate::f16> = a.cast();
-    assert!(check(&Csr5::new(&a16, 4).unwrap(), &a16));
+    // Tiles of 32 × σ = 4 entries.
+    assert_rows_cross_tiles(Csr5::new, Csr5::new, |f| f.segments().len(), (4, 128));
 }
 
 #[test]

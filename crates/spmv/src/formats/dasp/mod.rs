@@ -48,7 +48,7 @@ use super::values::{EncodedValues, ValueChoice, ValueCodec};
 use super::{offsets, values, FormatInfo, Param, RowFigures};
 use super::{FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, KernelModule};
+use crate::gpu::KernelModule;
 use crate::matrix::{mul_acc, Csr, Scalar};
 
 pub(crate) const NAME: &str = "dasp";
@@ -510,13 +510,7 @@ impl<T: Scalar> SpmvFormat<T> for Dasp<T> {
             ])
             .with(self.coded_stats())
     }
-    /// `y = A·x` on the CPU through the layout.
-    fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
-        cpu::spmv(self, x, y)
-    }
-    fn upload(&self, gpu: &std::sync::Arc<Gpu>) -> Result<Box<dyn super::DeviceFormat<T>>> {
-        Ok(Box::new(gpu::DeviceDasp::new(gpu, self)?))
-    }
+    super::cpu_and_device!(gpu::DeviceDasp::new);
 }
 
 struct Medium<T> {

@@ -529,13 +529,6 @@ pub(crate) fn row_kernel<T: Scalar>(
     Kernel::for_type::<T>(gpu, module, name, grid_for(m as u64, ROW_BLOCK)?)
 }
 
-/// A count as a 32-bit kernel argument (the conversions' checks keep every count of the
-/// family below 2^32: rows and columns below 2^31, stored diagonals below 2^32).
-pub(crate) fn arg_u32(format: &'static str, v: usize) -> Result<u32> {
-    u32::try_from(v)
-        .map_err(|_| Error::format(format, format!("{v} exceeds a 32-bit kernel argument")))
-}
-
 /// The kernels' `m` and `n` at a launch: `y.len()` and `x.len()`, which the device layer has
 /// checked against the matrix, below 2^31 by [`check_shape`]. Taking them from the vectors
 /// bounds the kernels' `y` and `x` indices by the buffers themselves.
@@ -547,6 +540,7 @@ pub(crate) fn launch_dims<T>(x: &CudaSlice<T>, y: &CudaSlice<T>) -> (u32, u32) {
 mod tests {
     use super::*;
     use crate::formats::test_support::diagonal::assert_empty_shapes_give_zeros;
+    use crate::formats::test_support::small_csr;
 
     #[test]
     fn rows_in_range_clips_at_both_edges() {
@@ -564,14 +558,7 @@ mod tests {
         // | 1 . 2 |
         // | . 3 . |
         // | 4 . 5 |   diagonals -2: (2,0); 0: three entries; 2: (0,2)
-        let a = Csr::new_checked(
-            3,
-            3,
-            vec![0, 2, 3, 5],
-            vec![0, 2, 1, 0, 2],
-            vec![1.0, 2.0, 3.0, 4.0, 5.0],
-        )
-        .unwrap();
+        let a = small_csr((3, 3), &[0, 2, 3, 5], &[0, 2, 1, 0, 2], &[1., 2., 3., 4., 5.]);
         let c = census(&a);
         let d = |offset, entries, first_row, last_row| Diagonal {
             offset,

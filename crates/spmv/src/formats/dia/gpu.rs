@@ -5,7 +5,7 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 use super::{diagonals, Dia, KERNELS};
 use crate::error::Result;
 use crate::formats::values::DeviceValues;
-use crate::formats::DeviceFormat;
+use crate::formats::{arg_u32, DeviceFormat};
 use crate::gpu::{Gpu, Kernel};
 use crate::matrix::Scalar;
 
@@ -21,7 +21,7 @@ impl<T: Scalar> DeviceDia<T> {
     pub fn new(gpu: &Gpu, a: &Dia<T>, format: &'static str) -> Result<Self> {
         Ok(DeviceDia {
             // Below m + n < 2^32.
-            diagonals: diagonals::arg_u32(format, a.offsets.len())?,
+            diagonals: arg_u32(format, "diagonals", a.offsets.len())?,
             offsets: gpu.upload_nonempty(&a.offsets)?,
             data: match &a.coded {
                 None => DeviceValues::upload_full(gpu, &a.data)?,

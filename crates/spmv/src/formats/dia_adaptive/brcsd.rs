@@ -170,13 +170,15 @@ impl<T: Scalar> Brcsd1<T> {
     }
     /// Device bytes of the layout's arrays.
     pub fn device_bytes(&self) -> usize {
-        4 * (self.block_row.len()
-            + self.block_diag.len()
-            + self.offsets.len()
-            + self.piece_row.len()
-            + self.piece_block.len())
-            + 8 * self.block_data.len()
-            + std::mem::size_of::<T>() * self.data.len()
+        crate::formats::bytes_of!(
+            self.block_row,
+            self.block_diag,
+            self.offsets,
+            self.piece_row,
+            self.piece_block,
+            self.block_data,
+            self.data
+        )
     }
 }
 
@@ -251,9 +253,13 @@ impl<T: Scalar> Brcsd2<T> {
     }
     /// Device bytes of the layout's arrays.
     pub fn device_bytes(&self) -> usize {
-        4 * (self.group_block.len() + self.group_diag.len() + self.offsets.len())
-            + 8 * self.group_data.len()
-            + std::mem::size_of::<T>() * self.data.len()
+        crate::formats::bytes_of!(
+            self.group_block,
+            self.group_diag,
+            self.offsets,
+            self.group_data,
+            self.data
+        )
     }
 }
 

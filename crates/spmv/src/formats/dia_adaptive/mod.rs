@@ -324,8 +324,8 @@ impl<T: Scalar> SpmvFormat<T> for DiaAdaptive<T> {
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         match &self.stored {
             Stored::Dia(f) => Ok(Box::new(super::dia::gpu::DeviceDia::new(gpu, f, NAME)?)),
-            Stored::Brcsd1(f) => Ok(Box::new(gpu::DeviceBrcsd1::new(gpu, f)?)),
-            Stored::Brcsd2(f) => Ok(Box::new(gpu::DeviceBrcsd2::new(gpu, f, self.nrows)?)),
+            Stored::Brcsd1(f) => Ok(Box::new(gpu::upload_brcsd1(gpu, f)?)),
+            Stored::Brcsd2(f) => Ok(Box::new(gpu::upload_brcsd2(gpu, f, self.nrows)?)),
         }
     }
 }

@@ -5,7 +5,7 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use super::{Drm, Launch, KERNELS, NAME};
 use crate::error::Result;
 use crate::formats::dia::diagonals;
-use crate::formats::DeviceFormat;
+use crate::formats::{arg_u32, DeviceFormat};
 use crate::gpu::{Gpu, Kernel};
 use crate::matrix::Scalar;
 
@@ -37,7 +37,7 @@ impl<T: Scalar> DeviceDrm<T> {
     /// Uploads `a` with the given launches (from [`Drm::launch_plan`]).
     pub(crate) fn with_plan(gpu: &Gpu, a: &Drm<T>, launches: Vec<Launch>) -> Result<Self> {
         // At most 1024 by the conversion's checks.
-        let seg_rows = diagonals::arg_u32(NAME, a.seg_rows)?;
+        let seg_rows = arg_u32(NAME, "segment rows", a.seg_rows)?;
         let launches: Vec<(u32, LaunchConfig)> = launches
             .iter()
             .map(|l| {

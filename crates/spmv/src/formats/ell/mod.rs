@@ -256,7 +256,7 @@ impl<T: Scalar> SpmvFormat<T> for EllFormat<T> {
         self.ell.spmv_cpu(x, y)
     }
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        Ok(Box::new(gpu::DeviceEll::new(gpu, &self.ell, "ell")?))
+        Ok(Box::new(gpu::upload(gpu, &self.ell, "ell")?))
     }
 }
 

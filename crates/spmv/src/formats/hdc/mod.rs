@@ -39,16 +39,15 @@
 mod cpu;
 mod gpu;
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use rayon::prelude::*;
 
 use super::dia::diagonals::{self, OperandSpread, PADDING_LIMIT_RATIO, SEGMENT_ROWS};
 use super::FormatInfo;
-use super::{DeviceFormat, FormatStats, SpmvFormat};
+use super::{FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, KernelModule};
+use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
 
 /// The format's CUDA kernels (`kernel.cu`, after the diagonal family's `diagonals.cuh`).
@@ -216,12 +215,7 @@ impl<T: Scalar> SpmvFormat<T> for Hdc<T> {
         let csr = if self.values.is_empty() { 0 } else { self.csr_bytes() };
         4 * self.offsets.len() + std::mem::size_of::<T>() * self.in_range + csr
     }
-    fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
-        cpu::spmv(self, x, y)
-    }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        Ok(Box::new(gpu::DeviceHdc::new(gpu, self)?))
-    }
+    super::cpu_and_device!(gpu::upload);
 }
 
 /// The registry's entry for `hdc` (listed in [`super::registry`]).

@@ -43,14 +43,13 @@
 mod cpu;
 mod gpu;
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use super::dia::diagonals::{self, OperandSpread, SegmentBlocks, SEGMENT_ROWS};
-use super::{DeviceFormat, FormatStats, SpmvFormat};
 use super::{FormatInfo, Param};
+use super::{FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, KernelModule};
+use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
 
 /// The format's CUDA kernels (`kernel.cu`, after the diagonal family's `diagonals.cuh`).
@@ -157,12 +156,7 @@ impl<T: Scalar> SpmvFormat<T> for Hdia<T> {
     fn bytes_read(&self) -> usize {
         self.index_bytes() + std::mem::size_of::<T>() * self.in_range
     }
-    fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
-        cpu::spmv(self, x, y)
-    }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        Ok(Box::new(gpu::DeviceHdia::new(gpu, self)?))
-    }
+    super::cpu_and_device!(gpu::upload);
 }
 
 /// The registry's entry for `hdia` (listed in [`super::registry`]).

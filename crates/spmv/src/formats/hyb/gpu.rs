@@ -6,19 +6,19 @@ use cudarc::driver::CudaSlice;
 use super::Hyb;
 use crate::error::Result;
 use crate::formats::atomic_add::{AtomicAdd, Atomics};
-use crate::formats::ell::gpu::DeviceEll;
-use crate::formats::DeviceFormat;
+use crate::formats::ell;
+use crate::formats::{DeviceFormat, OneKernel};
 use crate::gpu::Gpu;
 use crate::matrix::Scalar;
 
 pub(super) struct DeviceHyb<T> {
-    ell: DeviceEll<T>,
+    ell: OneKernel<T>,
     coo: AtomicAdd<T>,
 }
 
 impl<T: Scalar> DeviceHyb<T> {
     pub(super) fn new(gpu: &Gpu, h: &Hyb<T>) -> Result<Self> {
-        let ell = DeviceEll::new(gpu, &h.ell, "hyb")?;
+        let ell = ell::gpu::upload(gpu, &h.ell, "hyb")?;
         Ok(DeviceHyb { ell, coo: AtomicAdd::new(gpu, &h.coo, Atomics::PerWarpRow)? })
     }
 }

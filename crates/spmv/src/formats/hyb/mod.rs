@@ -132,7 +132,7 @@ impl<T: Scalar> SpmvFormat<T> for Hyb<T> {
     }
     fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
         self.ell.spmv_cpu(x, y);
-        coo::cpu::accumulate(&self.coo.rows, &self.coo.cols, &self.coo.vals, x, y);
+        coo::cpu::accumulate(&self.coo, x, y);
     }
     fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
         Ok(Box::new(gpu::DeviceHyb::new(gpu, self)?))

@@ -34,14 +34,12 @@
 mod cpu;
 mod gpu;
 
-use std::sync::Arc;
-
 use rayon::prelude::*;
 
 use super::FormatInfo;
-use super::{DeviceFormat, FormatStats, SpmvFormat};
+use super::{FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, KernelModule};
+use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
 
 /// The format's CUDA kernels (`kernel.cu`).
@@ -81,16 +79,7 @@ pub(crate) fn check_u32_limits<T: Scalar>(format: &'static str, a: &Csr<T>) -> R
     if a.nrows() > u32::MAX as usize {
         return Err(Error::format(format, format!("{} rows exceed 32-bit row indices", a.nrows())));
     }
-    if a.nnz() > u32::MAX as usize {
-        return Err(Error::format(
-            format,
-            format!(
-                "{} entries exceed the 2^32 - 1 that 32-bit device offsets can address",
-                a.nnz()
-            ),
-        ));
-    }
-    Ok(())
+    super::check_nnz_u32(format, a.nnz())
 }
 
 impl<T: Scalar> Jds<T> {
@@ -182,8 +171,7 @@ impl<T: Scalar> Jds<T> {
     }
     /// Device bytes: `perm`, `iter_ptr`, `col_idx` (all `u32`) and `values`.
     pub fn device_bytes(&self) -> usize {
-        4 * (self.perm.len() + self.iter_ptr.len() + self.col_idx.len())
-            + std::mem::size_of::<T>() * self.values.len()
+        super::bytes_of!(self.perm, self.iter_ptr, self.col_idx, self.values)
     }
 }
 
@@ -193,12 +181,7 @@ impl<T: Scalar> SpmvFormat<T> for Jds<T> {
         FormatStats::new(self.device_bytes(), nnz, nnz, diagonals, self.mean_row_len)
             .with([("jagged_diagonals", diagonals as f64)])
     }
-    fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
-        cpu::spmv(self, x, y)
-    }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        Ok(Box::new(gpu::DeviceJds::new(gpu, self)?))
-    }
+    super::cpu_and_device!(gpu::upload);
 }
 
 /// The registry's entry for `jds` (listed in [`super::registry`]).

@@ -48,13 +48,11 @@
 mod cpu;
 mod gpu;
 
-use std::sync::Arc;
-
 use super::csr::{lanes, LANES};
 use super::FormatInfo;
-use super::{DeviceFormat, FormatStats, SpmvFormat};
+use super::{FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, KernelModule};
+use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
 
 /// The format's CUDA kernels (`kernel.cu`).
@@ -94,15 +92,7 @@ impl<T: Scalar> LightSpmv<T> {
                 format!("{} rows exceed the 2^31 - 1 of the row counter", a.nrows()),
             ));
         }
-        if a.nnz() > u32::MAX as usize {
-            return Err(Error::format(
-                NAME,
-                format!(
-                    "{} entries exceed the 2^32 - 1 that 32-bit device row offsets can address",
-                    a.nnz()
-                ),
-            ));
-        }
+        super::check_nnz_u32(NAME, a.nnz())?;
         Ok(LightSpmv { csr: a.clone(), lanes })
     }
 
@@ -128,12 +118,7 @@ impl<T: Scalar> SpmvFormat<T> for LightSpmv<T> {
             ("cpu_rows_per_fetch", cpu::rows_per_fetch(self.csr.mean_row_len()) as f64),
         ])
     }
-    fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
-        cpu::spmv(self, x, y)
-    }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        Ok(Box::new(gpu::DeviceLightSpmv::new(gpu, self)?))
-    }
+    super::cpu_and_device!(gpu::DeviceLightSpmv::new);
 }
 
 /// The registry's entry for `lightspmv` (listed in [`super::registry`]).

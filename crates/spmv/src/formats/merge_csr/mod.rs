@@ -57,7 +57,6 @@
 mod cpu;
 mod gpu;
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -65,9 +64,9 @@ use rayon::prelude::*;
 pub use super::carry::Segment;
 use super::offsets::OffsetWidth;
 use super::{offsets, FormatInfo, Param};
-use super::{DeviceFormat, FormatStats, SpmvFormat};
+use super::{FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, KernelModule};
+use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
 
 /// The format's CUDA kernels (`kernel.cu`, after the shared carry code `carry.cuh`).
@@ -243,12 +242,7 @@ impl<T: Scalar> SpmvFormat<T> for MergeCsr<T> {
             ("preprocess_ms", self.preprocess_ms),
         ])
     }
-    fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
-        cpu::spmv(self, x, y)
-    }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        Ok(Box::new(gpu::DeviceMergeCsr::new(gpu, self)?))
-    }
+    super::cpu_and_device!(gpu::DeviceMergeCsr::new);
 }
 
 /// The registry's entry for `merge-csr` (listed in [`super::registry`]).

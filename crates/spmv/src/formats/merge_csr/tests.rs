@@ -1,8 +1,8 @@
 use super::*;
 use crate::formats::test_support::rows::{
-    assert_cpu_bits_independent_of_threads, assert_split_example, assert_split_rows_edge_shapes,
-    assert_split_rows_gpu_equals_cpu_bits, assert_values_refused, example, random_rows,
-    rows_of_lengths,
+    assert_cpu_bits_independent_of_threads, assert_rows_cross_tiles, assert_split_example,
+    assert_split_rows_edge_shapes, assert_split_rows_gpu_equals_cpu_bits, assert_values_refused,
+    example, random_rows,
 };
 use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
 use proptest::prelude::*;
@@ -43,13 +43,8 @@ fn merge_path_search_agrees_with_walking_the_path() {
 fn edge_shapes_rows_of_every_length_and_rows_crossing_every_tile() {
     // No rows, no entries, empty rows only, one entry, and rows of 0, 1 and 10^6 entries.
     assert_split_rows_edge_shapes(MergeCsr::new, ITEMS_CHOICES, 7);
-    // Every row longer than a tile of 32 × 3 items: each crosses one or more tile boundaries.
-    let a = rows_of_lengths(&[97; 40], 200, |r, k| 1.0 + ((r + k) % 5) as f64);
-    let f = MergeCsr::new(&a, 3).unwrap();
-    assert!(f.segments().len() >= 39, "{} segments", f.segments().len());
-    assert!(check(&f, &a));
-    let a16: Csr<crate::f16> = a.cast();
-    assert!(check(&MergeCsr::new(&a16, 3).unwrap(), &a16));
+    // Tiles of 32 × 3 items.
+    assert_rows_cross_tiles(MergeCsr::new, MergeCsr::new, |f| f.segments().len(), (3, 96));
 }
 
 #[test]

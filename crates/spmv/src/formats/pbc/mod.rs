@@ -58,7 +58,6 @@
 mod cpu;
 mod gpu;
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -66,10 +65,10 @@ use rayon::prelude::*;
 use super::ell::{PADDING_FLOOR_SLOTS, PADDING_LIMIT_RATIO};
 use super::teb::partition::{max_over_mean, variance, wave_counts};
 use super::teb::{rows_longest_first, threads_for};
-use super::{auto_or, DeviceFormat, FormatStats, RowFigures, SpmvFormat};
+use super::{auto_or, FormatStats, RowFigures, SpmvFormat};
 use super::{FormatInfo, Param};
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, KernelModule};
+use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
 
 /// The format's CUDA kernels (`kernel.cu`).
@@ -285,12 +284,14 @@ impl<T: Scalar> Pbc<T> {
     }
     /// Device bytes: the five u32 arrays and `values`.
     pub fn device_bytes(&self) -> usize {
-        4 * (self.perm.len()
-            + self.block_row_ptr.len()
-            + self.block_width.len()
-            + self.block_slot_ptr.len()
-            + self.col_idx.len())
-            + std::mem::size_of::<T>() * self.values.len()
+        super::bytes_of!(
+            self.perm,
+            self.block_row_ptr,
+            self.block_width,
+            self.block_slot_ptr,
+            self.col_idx,
+            self.values
+        )
     }
 }
 
@@ -308,12 +309,7 @@ impl<T: Scalar> SpmvFormat<T> for Pbc<T> {
             ("layout_ms", self.layout_ms),
         ])
     }
-    fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
-        cpu::spmv(self, x, y)
-    }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        Ok(Box::new(gpu::DevicePbc::new(gpu, self)?))
-    }
+    super::cpu_and_device!(gpu::upload);
 }
 
 /// The registry's entry for `pbc` (listed in [`super::registry`]).

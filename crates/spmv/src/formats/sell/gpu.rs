@@ -3,9 +3,9 @@
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::{SellCSigma, KERNELS, NAME};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::formats::offsets::DeviceOffsets;
-use crate::formats::{DeviceEntries, DeviceFormat};
+use crate::formats::{arg_u32, DeviceEntries, DeviceFormat};
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::Scalar;
 
@@ -25,9 +25,8 @@ pub(super) struct DeviceSell<T> {
 impl<T: Scalar> DeviceSell<T> {
     pub(super) fn new(gpu: &Gpu, a: &SellCSigma<T>) -> Result<Self> {
         // Both hold by construction (SellCSigma::new checks them).
-        let nrows = u32::try_from(a.nrows)
-            .map_err(|_| Error::format(NAME, "rows exceed 32-bit indices"))?;
-        let c = u32::try_from(a.c).map_err(|_| Error::format(NAME, "C exceeds 32 bits"))?;
+        let nrows = arg_u32(NAME, "rows", a.nrows)?;
+        let c = arg_u32(NAME, "slice rows (C)", a.c)?;
         Ok(DeviceSell {
             nrows,
             c,

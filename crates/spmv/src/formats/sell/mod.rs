@@ -54,16 +54,14 @@
 pub(crate) mod cpu;
 mod gpu;
 
-use std::sync::Arc;
-
 use rayon::prelude::*;
 
 use super::jds::sort_rows_by_length;
 use super::offsets::OffsetWidth;
 use super::{offsets, FormatInfo, Param, RowFigures};
-use super::{DeviceFormat, FormatStats, SpmvFormat};
+use super::{FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, KernelModule};
+use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
 
 /// The format's CUDA kernels (`kernel.cu`).
@@ -245,12 +243,7 @@ impl<T: Scalar> SpmvFormat<T> for SellCSigma<T> {
             ("offset_bytes", self.offsets.bytes() as f64),
         ])
     }
-    fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
-        cpu::spmv(self, x, y)
-    }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        Ok(Box::new(gpu::DeviceSell::new(gpu, self)?))
-    }
+    super::cpu_and_device!(gpu::DeviceSell::new);
 }
 
 /// The registry's entry for `sell-c-sigma` (listed in [`super::registry`]).

@@ -83,15 +83,14 @@ mod cpu;
 mod gpu;
 pub mod partition;
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use rayon::prelude::*;
 
 use super::{Builder, FormatInfo, FormatSpec, Param};
-use super::{DeviceFormat, FormatStats, SpmvFormat};
+use super::{FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, KernelModule};
+use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
 pub(crate) use gpu::block_grid;
 use partition::{merge_blocks, Choice, SortedLengths};
@@ -408,12 +407,7 @@ impl<T: Scalar> SpmvFormat<T> for Teb<T> {
             ("paper_flops", (2 * nnz) as f64 - self.nrows as f64),
         ])
     }
-    fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
-        cpu::spmv(self, x, y)
-    }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        Ok(Box::new(gpu::DeviceTeb::new(gpu, self)?))
-    }
+    super::cpu_and_device!(gpu::upload);
 }
 
 /// The parameters of teb and teb-lanes.

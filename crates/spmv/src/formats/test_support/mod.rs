@@ -7,6 +7,16 @@ use super::SpmvFormat;
 use crate::reference::{test_vector, Oracle};
 use crate::{Coo, Csr, Scalar};
 
+/// A small CSR matrix written out in a test (valid by the test's word: panics otherwise).
+pub(crate) fn small_csr(
+    (nrows, ncols): (usize, usize),
+    row_ptr: &[usize],
+    cols: &[u32],
+    vals: &[f64],
+) -> Csr<f64> {
+    Csr::new_checked(nrows, ncols, row_ptr.to_vec(), cols.to_vec(), vals.to_vec()).unwrap()
+}
+
 /// The format's CPU product on a NaN-poisoned output passes the oracle's check.
 pub(crate) fn cpu_matches_oracle<T: Scalar>(f: &dyn SpmvFormat<T>, a: &Csr<T>) -> bool {
     let x = test_vector::<T>(a.ncols());

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::error::Result;
 use crate::formats::carry::Segment;
+use crate::formats::test_support::small_csr;
 use crate::formats::{build, parse_spec, SpmvFormat};
 use crate::gpu::Gpu;
 use crate::reference::{test_vector, Oracle};
@@ -16,27 +17,18 @@ use crate::{Coo, Csr, Scalar};
 /// The example matrix drawn in the module docs of JDS, SELL-C-σ and LightSpMV (5 x 4,
 /// 8 entries numbered 1..=8 in row order; row 1 is empty).
 pub(crate) fn example() -> Csr<f64> {
-    Csr::new_checked(
-        5,
-        4,
-        vec![0, 2, 2, 5, 6, 8],
-        vec![0, 2, 0, 1, 2, 1, 2, 3],
-        vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0],
+    small_csr(
+        (5, 4),
+        &[0, 2, 2, 5, 6, 8],
+        &[0, 2, 0, 1, 2, 1, 2, 3],
+        &[1., 2., 3., 4., 5., 6., 7., 8.],
     )
-    .unwrap()
 }
 
 /// The first 4 rows and 3 columns of [`example`], drawn in the module docs of COO, ELL and
 /// HYB (6 entries).
 pub(crate) fn example_4x3() -> Csr<f64> {
-    Csr::new_checked(
-        4,
-        3,
-        vec![0, 2, 2, 5, 6],
-        vec![0, 2, 0, 1, 2, 1],
-        vec![1., 2., 3., 4., 5., 6.],
-    )
-    .unwrap()
+    small_csr((4, 3), &[0, 2, 2, 5, 6], &[0, 2, 0, 1, 2, 1], &[1., 2., 3., 4., 5., 6.])
 }
 
 /// Checks `f`'s CPU product of `a` ([`example`] or [`example_4x3`]): x = [1, 10, 100, 1000]
@@ -281,6 +273,23 @@ pub(crate) fn assert_split_rows_edge_shapes<F: SpmvFormat<f64>>(
     lens.extend(std::iter::repeat_n(0, 500));
     let a = rows_of_lengths(&lens, 1_000_000, |r, k| ((r * 7 + k) % 13) as f64 - 6.0);
     assert!(super::cpu_matches_oracle(&build(&a, param).unwrap(), &a));
+}
+
+/// Rows of `tile + 1` entries, each crossing tile boundaries, in a format that splits rows
+/// (merge-csr, csr5) whose tiles hold `tile` entries with `param`: at least one carry segment
+/// per row but the last (`segments` counts them), and the oracle's product in f64 and f16.
+pub(crate) fn assert_rows_cross_tiles<F: SpmvFormat<f64>, H: SpmvFormat<crate::f16>>(
+    build: impl Fn(&Csr<f64>, usize) -> Result<F>,
+    build16: impl Fn(&Csr<crate::f16>, usize) -> Result<H>,
+    segments: impl Fn(&F) -> usize,
+    (param, tile): (usize, usize),
+) {
+    let a = rows_of_lengths(&[tile + 1; 40], 200, |r, k| 1.0 + ((r + k) % 5) as f64);
+    let f = build(&a, param).unwrap();
+    assert!(segments(&f) >= 39, "{} segments", segments(&f));
+    assert!(super::cpu_matches_oracle(&f, &a));
+    let a16: Csr<crate::f16> = a.cast();
+    assert!(super::cpu_matches_oracle(&build16(&a16, param).unwrap(), &a16));
 }
 
 /// The CPU path of the format `build` makes of a skewed generated matrix gives the same bits

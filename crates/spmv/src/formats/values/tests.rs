@@ -128,14 +128,8 @@ proptest! {
 #[test]
 fn column_deltas_fit_rows_spanning_fewer_than_65536_columns() {
     use super::columns::Delta16Columns;
-    let a = crate::matrix::Csr::new_checked(
-        3,
-        200_000,
-        vec![0, 2, 2, 5],
-        vec![5, 65_540, 100, 30_000, 65_635],
-        vec![1.0; 5],
-    )
-    .unwrap();
+    use crate::formats::test_support::small_csr;
+    let a = small_csr((3, 200_000), &[0, 2, 2, 5], &[5, 65_540, 100, 30_000, 65_635], &[1.0; 5]);
     let d = Delta16Columns::of(&a, "csr-vector").unwrap();
     assert_eq!(
         (d.bases.as_slice(), d.deltas.as_slice()),
@@ -143,14 +137,7 @@ fn column_deltas_fit_rows_spanning_fewer_than_65536_columns() {
     );
     assert!((0..5).all(|i| d.col([0, 0, 2, 2, 2][i], i) == a.col_idx()[i]));
     assert_eq!(d.device_bytes(), 2 * 5 + 4 * 3);
-    let wide = crate::matrix::Csr::new_checked(
-        2,
-        200_000,
-        vec![0, 1, 3],
-        vec![7, 1, 65_537],
-        vec![1.0; 3],
-    )
-    .unwrap();
+    let wide = small_csr((2, 200_000), &[0, 1, 3], &[7, 1, 65_537], &[1.0; 3]);
     let e = Delta16Columns::of(&wide, "csr-vector").unwrap_err();
     assert_eq!(e.to_string(), "format csr-vector: cols=delta16: row 1 spans 65536 columns, more than 65,535 from its first");
 }
