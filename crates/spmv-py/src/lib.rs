@@ -51,11 +51,11 @@ fn backend(device: &str) -> PyResult<Backend> {
 /// GPU, the halo moved by `exchange` ("peer" or "nccl").
 fn target(device: &str, devices: Option<&[usize]>, exchange: &str) -> PyResult<Target> {
     let exchange: Exchange = exchange.parse().map_err(py_err)?;
-    let backend = backend(device)?;
-    if devices.is_some() && matches!(backend, Backend::Cpu) {
-        return Err(value_err("devices: several GPUs need a GPU, and device is the CPU"));
+    let Some(devices) = devices else { return Ok(Target::One(backend(device)?)) };
+    if device == "cpu" {
+        return Err(value_err("devices needs a GPU, and device is \"cpu\""));
     }
-    Target::new(backend, devices, exchange).map_err(|e| match e {
+    Target::parts(devices, exchange).map_err(|e| match e {
         Error::Argument(text) => value_err(text),
         other => PyRuntimeError::new_err(other.to_string()),
     })
@@ -278,7 +278,7 @@ impl<T: Element> Drop for HostBuf<T> {
 }
 
 /// Refuses an input array that shares memory with an output one (the raw layer's callers
-/// never pass such; a product copies its `x` instead, in `apply_host`).
+/// never pass such; a product copies its `x` instead, in `apply`).
 fn disjoint(a: std::ops::Range<u64>, b: std::ops::Range<u64>, what: &str) -> PyResult<()> {
     if spmv::overlap(a, b) {
         return Err(value_err(format!("{what} share memory: pass separate arrays")));
@@ -723,15 +723,19 @@ impl PyOperator {
         py.import("json")?.call_method1("loads", (json,))
     }
 
-    /// y = α·op(A)·x + β·y with host arrays of this precision (the buffer protocol: NumPy,
-    /// 1-D and C-contiguous: a block comes flattened). `transpose`: op(A) = Aᵀ. `k`: x and y
-    /// hold blocks of k vectors, column-major when `col_major` (F order), else row-major (C
-    /// order); None: one vector each. An `x` that shares memory with `y` is copied first, so
-    /// the product is that of the `x` given (as NumPy does for an `out=` that overlaps an
-    /// input).
-    #[pyo3(signature = (x, y, alpha, beta, transpose=false, k=None, col_major=false))]
+    /// y = α·op(A)·x + β·y. `transpose`: op(A) = Aᵀ. `k`: x and y hold blocks of k vectors,
+    /// column-major when `col_major` (F order), else row-major (C order); None: one vector
+    /// each (a block comes flattened: x and y are 1-D). An `x` that shares memory with `y` is
+    /// copied first, so the product is that of the `x` given (as NumPy does for an `out=` that
+    /// overlaps an input).
+    ///
+    /// `cuda` false: host arrays of this precision (the buffer protocol: NumPy, C-contiguous).
+    /// `cuda` true: CUDA arrays (CuPy, PyTorch: `__cuda_array_interface__`, checked against
+    /// the driver), ordered after the caller's stream (y's, else x's) and before its later
+    /// work (no stream: done on return); Aᵀ on a block takes column-major blocks only.
+    #[pyo3(signature = (x, y, alpha, beta, transpose=false, k=None, col_major=false, cuda=false))]
     #[allow(clippy::too_many_arguments)]
-    fn apply_host(
+    fn apply(
         &self,
         py: Python<'_>,
         x: &Bound<'_, PyAny>,
@@ -741,30 +745,12 @@ impl PyOperator {
         transpose: bool,
         k: Option<usize>,
         col_major: bool,
+        cuda: bool,
     ) -> PyResult<()> {
         let product = Product::new(transpose, k, col_major)?;
-        with_op!(&self.op, op => apply_host_typed(py, op, x, y, alpha, beta, product))
-    }
-
-    /// y = α·op(A)·x + β·y with CUDA arrays (CuPy, PyTorch: `__cuda_array_interface__`,
-    /// checked against the driver; 1-D: a block comes flattened), ordered after the caller's
-    /// stream (y's, else x's) and before its later work (no stream: done on return).
-    /// `transpose`, `k`, `col_major` as in `apply_host` (Aᵀ on a block: column-major only).
-    /// An `x` that overlaps `y` is copied first.
-    #[pyo3(signature = (x, y, alpha, beta, transpose=false, k=None, col_major=false))]
-    #[allow(clippy::too_many_arguments)]
-    fn apply_device(
-        &self,
-        py: Python<'_>,
-        x: &Bound<'_, PyAny>,
-        y: &Bound<'_, PyAny>,
-        alpha: f64,
-        beta: f64,
-        transpose: bool,
-        k: Option<usize>,
-        col_major: bool,
-    ) -> PyResult<()> {
-        let product = Product::new(transpose, k, col_major)?;
+        if !cuda {
+            return with_op!(&self.op, op => apply_host_typed(py, op, x, y, alpha, beta, product));
+        }
         with_op!(&self.op, op => {
             let Some(device) = op.device_matrix() else {
                 return Err(value_err("this operator lives on the CPU: pass NumPy arrays, or build it with device=\"gpu\""));
@@ -995,16 +981,19 @@ fn solve_system<'py>(
     }
 }
 
-/// CG for A·x = b with A split over `devices` (parts in `format`, the halo moved by
-/// `exchange`), in `precision` ("f64" or "f32"); host arrays b (in) and x (out) of that
-/// precision (the buffer protocol); returns the result's figures.
+/// CG or BiCGSTAB (`method`; Jacobi when `jacobi`) for A·x = b with A split over `devices`
+/// (parts in `format`, the halo moved by `exchange`), in `precision` ("f64" or "f32"); host
+/// arrays b (in) and x (out) of that precision (the buffer protocol); returns the result's
+/// figures.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
-fn cg_distributed<'py>(
+fn solve_distributed<'py>(
     py: Python<'py>,
     a: &PyCsr,
+    method: &str,
     b: &Bound<'py, PyAny>,
     x: &Bound<'py, PyAny>,
+    jacobi: bool,
     format: &str,
     precision: &str,
     devices: Vec<usize>,
@@ -1012,6 +1001,8 @@ fn cg_distributed<'py>(
     tol: f64,
     max_iter: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let method: Method = method.parse().map_err(py_err)?;
+    let precond = if jacobi { Preconditioner::Jacobi } else { Preconditioner::None };
     let Target::Parts(parts) = target("gpu", Some(&devices), exchange)? else {
         unreachable!("devices given")
     };
@@ -1027,7 +1018,8 @@ fn cg_distributed<'py>(
             let (solution, d) = py
                 .allow_threads(|| {
                     let d = parts.distribute(&app::fitted::<$t>(&a.csr)?, &spec)?;
-                    let s = solve::cg(&d, bs, None, &settings)?;
+                    let m_inv = precond.inverse::<$t>(&a.csr)?;
+                    let s = solve::solve(&d, method, bs, m_inv.as_deref(), &settings)?;
                     xs.copy_from_slice(&s.x);
                     Ok((s, d))
                 })
@@ -1041,7 +1033,9 @@ fn cg_distributed<'py>(
     match precision {
         "f64" => run!(f64),
         "f32" => run!(f32),
-        other => Err(value_err(format!("the distributed CG runs in f64 or f32, not {other:?}"))),
+        other => {
+            Err(value_err(format!("the distributed solvers run in f64 or f32, not {other:?}")))
+        }
     }
 }
 
@@ -1150,7 +1144,7 @@ fn _spmv(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(to_device, m)?)?;
     m.add_function(wrap_pyfunction!(solve_system, m)?)?;
     m.add_function(wrap_pyfunction!(pagerank, m)?)?;
-    m.add_function(wrap_pyfunction!(cg_distributed, m)?)?;
+    m.add_function(wrap_pyfunction!(solve_distributed, m)?)?;
     m.add_function(wrap_pyfunction!(bench_matrices, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

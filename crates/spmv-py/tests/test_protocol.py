@@ -166,9 +166,9 @@ def test_a_block_is_one_call_to_the_extension(monkeypatch):
         def __getattr__(self, name):
             return getattr(raw, name)
 
-        def apply_host(self, *args):
+        def apply(self, *args):
             calls.append(args[4:])
-            return raw.apply_host(*args)
+            return raw.apply(*args)
 
     monkeypatch.setattr(op, "_raw", Spy())
     op @ np.ones((29, 8))
@@ -358,7 +358,7 @@ class HostAsCuda:
 
 
 class StandInDevice:
-    """The extension's operator with apply_device done on the host by scipy on the memory the
+    """The extension's operator with its CUDA product done on the host by scipy on the memory the
     arrays' interfaces describe (1-D, no strides: what the extension takes), recording calls."""
 
     def __init__(self, raw, a):
@@ -375,7 +375,8 @@ class StandInDevice:
         n = cai["shape"][0]
         return np.frombuffer((ctypes.c_double * n).from_address(cai["data"][0]), dtype=np.float64)
 
-    def apply_device(self, x, y, alpha, beta, transpose=False, k=None, col_major=False):
+    def apply(self, x, y, alpha, beta, transpose=False, k=None, col_major=False, cuda=False):
+        assert cuda, "a CUDA array goes to the CUDA product"
         self.calls.append((transpose, k, col_major))
         a = self.a.T if transpose else self.a
         xs, ys = self._memory(x), self._memory(y)

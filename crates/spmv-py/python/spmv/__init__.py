@@ -590,7 +590,7 @@ class Operator(_Products):
                 y = np.empty(rows, dtype=dtype)
             # Lengths, dtype, contiguity and writability of y are checked by the extension; an
             # x that shares memory with y (op.apply(b, b)) is copied first, as NumPy does for out=.
-            self._raw.apply_host(xs, y, alpha, beta, transpose)
+            self._raw.apply(xs, y, alpha, beta, transpose)
             return y
         x_f = arr.flags.f_contiguous and not arr.flags.c_contiguous
         if y is None:
@@ -608,7 +608,7 @@ class Operator(_Products):
         # flat views share the arrays' memory), x converted or copied only when it must be.
         xs = _host_array(arr, "x", dtype, order)
         flat_x, flat_y = xs.reshape(-1, order=order), y.reshape(-1, order=order)
-        self._raw.apply_host(flat_x, flat_y, alpha, beta, transpose, k, order == "F")
+        self._raw.apply(flat_x, flat_y, alpha, beta, transpose, k, order == "F")
         return y
 
     def _product_cuda(self, x: Any, y: Any, alpha: float, beta: float, transpose: bool) -> Any:
@@ -622,7 +622,7 @@ class Operator(_Products):
             if y is None:
                 y = _empty_like_device(x, rows, dtype)
             # Checked in the extension against the driver; an x that overlaps y is copied.
-            self._raw.apply_device(x, y, alpha, beta, transpose)
+            self._raw.apply(x, y, alpha, beta, transpose, cuda=True)
             return y
         x_c, x_f = _cuda_layouts(x)
         if y is not None:
@@ -643,7 +643,7 @@ class Operator(_Products):
         target = result
         if not (y_f if run_order == "F" else y_c):
             target = _cuda_copy(result, run_order) if beta != 0 else _cuda_empty(x, (rows, k), dtype, run_order)
-        self._raw.apply_device(_Flat(x), _Flat(target), alpha, beta, transpose, k, run_order == "F")
+        self._raw.apply(_Flat(x), _Flat(target), alpha, beta, transpose, k, run_order == "F", cuda=True)
         if target is not result:
             _cuda_assign(result, target)
         return result
@@ -889,26 +889,77 @@ def _device_list(devices: Devices, exchange: str) -> list[int]:
     return ordinals
 
 
-def cg(
-    a: Any,
-    b: Any,
-    x0: Any = None,
-    *,
-    tol: float | None = None,
-    rtol: float | None = None,
-    atol: float = 0.0,
-    max_iter: int | None = None,
-    maxiter: int | None = None,
-    M: Any = None,
-    callback: Callable[[Any], Any] | None = None,
-    precond: str | None = None,
-    check_every: int = 10,
-    graph: bool = True,
-    format: str = "auto",
-    precision: str | None = None,
-    devices: Devices | None = None,
-    exchange: str = "peer",
-) -> SolveResult:
+def _krylov(method: str, doc: str) -> Callable[..., SolveResult]:
+    """The solver ``method`` ("cg" or "bicgstab"), documented by ``doc``: one signature and
+    one body for every Krylov method."""
+
+    def solver(
+        a: Any,
+        b: Any,
+        x0: Any = None,
+        *,
+        tol: float | None = None,
+        rtol: float | None = None,
+        atol: float = 0.0,
+        max_iter: int | None = None,
+        maxiter: int | None = None,
+        M: Any = None,
+        callback: Callable[[Any], Any] | None = None,
+        precond: str | None = None,
+        check_every: int = 10,
+        graph: bool = True,
+        format: str = "auto",
+        precision: str | None = None,
+        devices: Devices | None = None,
+        exchange: str = "peer",
+    ) -> SolveResult:
+        args = _Krylov(tol, rtol, atol, max_iter, maxiter, precond, M, callback, check_every, graph)
+        if devices is None:
+            return _solve(method, a, b, x0, args, format, precision)
+        ordinals = _device_list(devices, exchange)
+        if isinstance(a, (Operator, TransposedOperator)):
+            raise ValueError(
+                "devices: pass a Matrix or a scipy.sparse matrix (it is split over the devices), not an Operator"
+            )
+        m = _as_matrix(a)
+        precision = _solver_precision(m, precision)
+        if precision not in ("f64", "f32"):
+            raise ValueError(f'devices: the distributed solvers run in "f64" or "f32", not {precision!r}')
+        if m.shape[0] != m.shape[1]:
+            raise ValueError(f"{method} needs a square matrix, this one is {m.shape[0]} x {m.shape[1]}")
+        dtype = _DTYPES[precision]
+        bh, origin = _to_host(b)
+        bs = _host_vector(bh, "b", dtype)
+        if bs.shape[0] != m.shape[0]:
+            raise ValueError(f"b has {bs.shape[0]} entries, the matrix needs {m.shape[0]}")
+
+        def apply(v: np.ndarray) -> np.ndarray:  # A·x0, in f64 on the CPU
+            return m.to_device(format="csr-vector", precision="f64", device="cpu") @ v
+
+        rhs, tol_rel, scale, x0h = args.system(apply, bs, x0, dtype)
+        x = np.empty(m.shape[0], dtype=dtype)
+        figures = _spmv.solve_distributed(
+            m._csr,
+            method,
+            rhs,
+            x,
+            args.jacobi,
+            _str(format, "format"),
+            precision,
+            ordinals,
+            exchange,
+            tol_rel,
+            args.max_iter,
+        )
+        return args.result(x, figures, scale, x0h, origin, b)
+
+    solver.__name__ = solver.__qualname__ = method
+    solver.__doc__ = doc
+    return solver
+
+
+cg = _krylov(
+    "cg",
     """Conjugate gradients for a symmetric positive definite A·x = b, stopping at
     ‖r‖ ≤ max(tol·‖b‖, atol). ``a``: an :class:`Operator` (any format, GPU or CPU), a
     :class:`Matrix` or a scipy.sparse matrix or array (converted to ``format`` in ``precision``;
@@ -928,62 +979,14 @@ def cg(
     ``devices``: spread A over several GPUs — a count (``2``: devices 0 and 1) or a list of
     ordinals — in row parts of about equal entries, each in ``format`` (``auto`` chooses per
     part), the halo of x moved by ``exchange`` ("peer" copies or "nccl") before each product;
-    no preconditioner, f64 or f32 (docs/scale.md)."""
-    args = _Krylov(tol, rtol, atol, max_iter, maxiter, precond, M, callback, check_every, graph)
-    if devices is not None:
-        ordinals = _device_list(devices, exchange)
-        if isinstance(a, (Operator, TransposedOperator)):
-            raise ValueError(
-                "devices: pass a Matrix or a scipy.sparse matrix (it is split over the devices), not an Operator"
-            )
-        if args.jacobi:
-            raise ValueError("devices: the distributed CG has no preconditioner")
-        m = _as_matrix(a)
-        precision = _solver_precision(m, precision)
-        if precision not in ("f64", "f32"):
-            raise ValueError(f'devices: the distributed CG runs in "f64" or "f32", not {precision!r}')
-        if m.shape[0] != m.shape[1]:
-            raise ValueError(f"cg needs a square matrix, this one is {m.shape[0]} x {m.shape[1]}")
-        dtype = _DTYPES[precision]
-        bh, origin = _to_host(b)
-        bs = _host_vector(bh, "b", dtype)
-        if bs.shape[0] != m.shape[0]:
-            raise ValueError(f"b has {bs.shape[0]} entries, the matrix needs {m.shape[0]}")
+    f64 or f32 (docs/scale.md).""",
+)
 
-        def apply(v: np.ndarray) -> np.ndarray:  # A·x0, in f64 on the CPU
-            return m.to_device(format="csr-vector", precision="f64", device="cpu") @ v
-
-        rhs, tol_rel, scale, x0h = args.system(apply, bs, x0, dtype)
-        x = np.empty(m.shape[0], dtype=dtype)
-        figures = _spmv.cg_distributed(
-            m._csr, rhs, x, _str(format, "format"), precision, ordinals, exchange, tol_rel, args.max_iter
-        )
-        return args.result(x, figures, scale, x0h, origin, b)
-    return _solve("cg", a, b, x0, args, format, precision)
-
-
-def bicgstab(
-    a: Any,
-    b: Any,
-    x0: Any = None,
-    *,
-    tol: float | None = None,
-    rtol: float | None = None,
-    atol: float = 0.0,
-    max_iter: int | None = None,
-    maxiter: int | None = None,
-    M: Any = None,
-    callback: Callable[[Any], Any] | None = None,
-    precond: str | None = None,
-    check_every: int = 10,
-    graph: bool = True,
-    format: str = "auto",
-    precision: str | None = None,
-) -> SolveResult:
+bicgstab = _krylov(
+    "bicgstab",
     """BiCGSTAB (right-preconditioned) for a general square A·x = b; as :func:`cg` (SciPy's
-    argument names too)."""
-    args = _Krylov(tol, rtol, atol, max_iter, maxiter, precond, M, callback, check_every, graph)
-    return _solve("bicgstab", a, b, x0, args, format, precision)
+    argument names, ``precond``, ``devices`` too).""",
+)
 
 
 class PageRankResult:

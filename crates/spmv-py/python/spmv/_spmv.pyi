@@ -22,8 +22,18 @@ def solve(
     check_every: int,
     graph: bool,
 ) -> dict[str, Any]: ...
-def cg_distributed(
-    a: Csr, b: Any, x: Any, format: str, precision: str, devices: list[int], exchange: str, tol: float, max_iter: int
+def solve_distributed(
+    a: Csr,
+    method: str,
+    b: Any,
+    x: Any,
+    jacobi: bool,
+    format: str,
+    precision: str,
+    devices: list[int],
+    exchange: str,
+    tol: float,
+    max_iter: int,
 ) -> dict[str, Any]: ...
 def pagerank(
     a: Csr,
@@ -73,7 +83,7 @@ class Operator:
     def backend(self) -> str: ...
     @property
     def stats(self) -> dict[str, Any]: ...
-    def apply_host(
+    def apply(
         self,
         x: Any,
         y: Any,
@@ -82,16 +92,7 @@ class Operator:
         transpose: bool = False,
         k: int | None = None,
         col_major: bool = False,
-    ) -> None: ...
-    def apply_device(
-        self,
-        x: Any,
-        y: Any,
-        alpha: float,
-        beta: float,
-        transpose: bool = False,
-        k: int | None = None,
-        col_major: bool = False,
+        cuda: bool = False,
     ) -> None: ...
 
 def default_specs() -> list[str]: ...

@@ -184,12 +184,17 @@ pub struct Parts {
 impl Target {
     /// `backend`, or with `devices` one part per listed device (which needs a GPU).
     pub fn new(backend: Backend, devices: Option<&[usize]>, exchange: Exchange) -> Result<Self> {
-        let Some(devices) = devices else { return Ok(Target::One(backend)) };
-        if matches!(backend, Backend::Cpu) {
-            return Err(Error::NoGpu(
-                "devices: several GPUs were asked for, and none is used".into(),
-            ));
+        match devices {
+            None => Ok(Target::One(backend)),
+            Some(_) if matches!(backend, Backend::Cpu) => {
+                Err(Error::NoGpu("devices: several GPUs were asked for, and none is used".into()))
+            }
+            Some(devices) => Target::parts(devices, exchange),
         }
+    }
+
+    /// One part per listed device (an error naming the device that cannot be opened).
+    pub fn parts(devices: &[usize], exchange: Exchange) -> Result<Self> {
         Ok(Target::Parts(Parts { gpus: open_gpus(devices)?, devices: devices.to_vec(), exchange }))
     }
 
