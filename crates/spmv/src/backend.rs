@@ -1,10 +1,14 @@
-//! Where products run: a GPU or the CPU ([`Backend`]), below the front door, the choice of
-//! formats (tune measures on a backend) and the solvers.
+//! Where products run: a GPU or the CPU ([`Backend`]), or row parts over several GPUs
+//! ([`Target`]); below the front door, the choice of formats (tune measures on a backend),
+//! the benchmark and the solvers.
 
 use std::sync::Arc;
 
+use crate::choice::Choice;
+use crate::distributed::{DistributedMatrix, Exchange};
 use crate::error::Result;
 use crate::gpu::Gpu;
+use crate::matrix::{Csr, Scalar};
 
 /// Where products run.
 #[derive(Clone, Debug)]
@@ -38,5 +42,57 @@ impl Backend {
             Backend::Gpu(gpu) => format!("GPU: {} ({})", gpu.name(), gpu.arch()),
             Backend::Cpu => format!("CPU ({} threads)", rayon::current_num_threads()),
         }
+    }
+}
+
+/// Where a run's products go: one backend, or row parts over several GPUs.
+#[derive(Clone)]
+pub enum Target {
+    /// The CPU or one GPU.
+    One(Backend),
+    /// One row part per listed device (an ordinal may repeat).
+    Parts(Parts),
+}
+
+/// The GPUs of a run over several devices.
+#[derive(Clone)]
+pub struct Parts {
+    /// One handle per part (the same handle where an ordinal repeats).
+    pub gpus: Vec<Arc<Gpu>>,
+    /// The parts' device ordinals.
+    pub devices: Vec<usize>,
+    /// How the halo of x travels between parts.
+    pub exchange: Exchange,
+}
+
+impl Target {
+    /// The backend of the machine figures (for parts, the first part's GPU).
+    pub fn backend(&self) -> Backend {
+        match self {
+            Target::One(b) => b.clone(),
+            Target::Parts(p) => Backend::Gpu(p.gpus[0].clone()),
+        }
+    }
+
+    /// "the GPU (NVIDIA H200, sm_90)", "2 GPU part(s) on device(s) [0, 1], halo by peer".
+    pub fn describe(&self) -> String {
+        match self {
+            Target::One(b) => b.describe(),
+            Target::Parts(p) => format!(
+                "{} GPU part(s) on device(s) {:?}, halo by {}",
+                p.devices.len(),
+                p.devices,
+                p.exchange
+            ),
+        }
+    }
+}
+
+impl Parts {
+    /// `a` over these GPUs in `spec`, its halo moved by this exchange.
+    pub fn distribute<T: Scalar>(&self, a: &Csr<T>, spec: &Choice) -> Result<DistributedMatrix<T>> {
+        let mut d = DistributedMatrix::new(a, &self.gpus, spec)?;
+        d.set_exchange(self.exchange)?;
+        Ok(d)
     }
 }

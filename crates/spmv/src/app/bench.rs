@@ -3,7 +3,7 @@
 //! caller as they come (the CLI prints rows, Python stays quiet).
 
 use crate::bench::report::Report;
-use crate::bench::{run_matrix_distributed, Measurement, Settings};
+use crate::bench::{run_matrix, Measurement, Settings};
 use crate::choice::Choice;
 use crate::error::Result;
 use crate::matrix::{Csr, Precision, Scalar};
@@ -66,11 +66,6 @@ impl Bench {
         done: &mut impl FnMut(&Measurement),
     ) -> Vec<Measurement> {
         let (specs, settings, machine) = (&self.specs, &self.settings, &self.report.machine);
-        match &self.target {
-            Target::One(backend) => backend.run_matrix(name, a, specs, settings, machine, done),
-            Target::Parts(p) => {
-                run_matrix_distributed(&p.gpus, &p.devices, name, a, specs, settings, machine, done)
-            }
-        }
+        run_matrix(&self.target, name, a, specs, settings, machine, done)
     }
 }

@@ -27,6 +27,8 @@ pub mod bench;
 pub mod pagerank;
 pub mod solve;
 
+pub use crate::backend::{Parts, Target};
+
 /// An enum a user names by a word (`cg`, `jacobi`, `gpu`): its values and their names, once.
 pub trait Named: Copy + PartialEq + 'static {
     /// What a value is, in errors ("method").
@@ -55,7 +57,7 @@ pub trait Named: Copy + PartialEq + 'static {
 use std::sync::{Arc, Mutex};
 
 use crate::choice::Choice;
-use crate::distributed::{DistributedMatrix, Exchange};
+use crate::distributed::Exchange;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::matrix::{Csr, Precision, Scalar};
@@ -149,38 +151,6 @@ pub fn open_gpus(ordinals: &[usize]) -> Result<Vec<Arc<Gpu>>> {
         .collect()
 }
 
-/// `a` over `gpus` in `spec`, its halo moved by `exchange`.
-pub fn distribute<T: Scalar>(
-    a: &Csr<T>,
-    gpus: &[Arc<Gpu>],
-    spec: &Choice,
-    exchange: Exchange,
-) -> Result<DistributedMatrix<T>> {
-    let mut d = DistributedMatrix::new(a, gpus, spec)?;
-    d.set_exchange(exchange)?;
-    Ok(d)
-}
-
-/// Where a run's products go: one backend, or row parts over several GPUs.
-#[derive(Clone)]
-pub enum Target {
-    /// The CPU or one GPU.
-    One(Backend),
-    /// One row part per listed device (an ordinal may repeat).
-    Parts(Parts),
-}
-
-/// The GPUs of a run over several devices.
-#[derive(Clone)]
-pub struct Parts {
-    /// One handle per part (the same handle where an ordinal repeats).
-    pub gpus: Vec<Arc<Gpu>>,
-    /// The parts' device ordinals.
-    pub devices: Vec<usize>,
-    /// How the halo of x travels between parts.
-    pub exchange: Exchange,
-}
-
 impl Target {
     /// `backend`, or with `devices` one part per listed device (which needs a GPU).
     pub fn new(backend: Backend, devices: Option<&[usize]>, exchange: Exchange) -> Result<Self> {
@@ -196,34 +166,6 @@ impl Target {
     /// One part per listed device (an error naming the device that cannot be opened).
     pub fn parts(devices: &[usize], exchange: Exchange) -> Result<Self> {
         Ok(Target::Parts(Parts { gpus: open_gpus(devices)?, devices: devices.to_vec(), exchange }))
-    }
-
-    /// The backend of the machine figures (for parts, the first part's GPU).
-    pub fn backend(&self) -> Backend {
-        match self {
-            Target::One(b) => b.clone(),
-            Target::Parts(p) => Backend::Gpu(p.gpus[0].clone()),
-        }
-    }
-
-    /// "the GPU (NVIDIA H200, sm_90)", "2 GPU part(s) on device(s) [0, 1], halo by peer".
-    pub fn describe(&self) -> String {
-        match self {
-            Target::One(b) => b.describe(),
-            Target::Parts(p) => format!(
-                "{} GPU part(s) on device(s) {:?}, halo by {}",
-                p.devices.len(),
-                p.devices,
-                p.exchange
-            ),
-        }
-    }
-}
-
-impl Parts {
-    /// `a` over these GPUs in `spec`, its halo moved by this exchange.
-    pub fn distribute<T: Scalar>(&self, a: &Csr<T>, spec: &Choice) -> Result<DistributedMatrix<T>> {
-        distribute(a, &self.gpus, spec, self.exchange)
     }
 }
 

@@ -9,9 +9,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{
-    failed_all, median_min, prepare, record_check, Machine, Measurement, Settings, Status,
-};
+use super::{median_min, record_check, MatrixRun, Measurement, Parts, Settings, Status};
 use crate::choice::Choice;
 use crate::distributed::DistributedMatrix;
 use crate::error::{Error, Result};
@@ -19,25 +17,16 @@ use crate::gpu::Gpu;
 use crate::matrix::{Csr, Scalar};
 use crate::reference::Oracle;
 
-/// Benchmarks one (square) matrix in every given format spread over `gpus` (part `i` on
-/// `gpus[i]`, device ordinal `devices[i]`); the results name the devices, the halo's bytes
-/// and the exchange's time. `tune` and `--reorder` are declined (per part, `auto` chooses).
-#[allow(clippy::too_many_arguments)]
-pub fn run_matrix_distributed<T: Scalar>(
-    gpus: &[Arc<Gpu>],
-    devices: &[usize],
-    name: &str,
-    a: &Csr<T>,
-    specs: &[Choice],
-    settings: &Settings,
-    machine: &Machine,
-    mut progress: impl FnMut(&Measurement),
+/// One (square) matrix in every given format spread over `parts` (part `i` on `gpus[i]`,
+/// device ordinal `devices[i]`); the results name the devices, the halo's bytes and the
+/// exchange's time. `tune` and `--reorder` are declined (per part, `auto` chooses).
+pub(super) fn run_matrix<T: Scalar>(
+    parts: &Parts,
+    run: MatrixRun<'_, T>,
+    progress: &mut impl FnMut(&Measurement),
 ) -> Vec<Measurement> {
-    let (x, oracle, range_error) =
-        match settings.validate().and_then(|()| prepare(name, a, settings)) {
-            Ok(prepared) => prepared,
-            Err(e) => return failed_all(name, a, specs, &e, progress),
-        };
+    let MatrixRun { name, a, specs, settings, machine, x, oracle, range_error } = run;
+    let (gpus, devices) = (&parts.gpus, &parts.devices);
     let mut distinct = devices.to_vec();
     distinct.sort_unstable();
     distinct.dedup();

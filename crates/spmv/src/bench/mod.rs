@@ -13,6 +13,7 @@ use cudarc::driver::PushKernelArg;
 use rayon::prelude::*;
 use serde::Serialize;
 
+pub use crate::backend::{Parts, Target};
 use crate::choice::Choice;
 use crate::error::{Error, Result};
 use crate::formats::{FormatHandle, FormatStats, HostMatrix};
@@ -22,7 +23,6 @@ pub use crate::measure::median_min;
 use crate::reference::{test_vector, Check, Oracle};
 use crate::reorder::{self, Reordering};
 pub use crate::Backend;
-pub use distributed::run_matrix_distributed;
 
 /// The outcome of one run (a benchmark result, a PageRank run ...).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -303,6 +303,43 @@ impl Measurement {
     }
 }
 
+/// Benchmarks one matrix in every given format on `target`. `x` is [`test_vector`]; each
+/// result is checked against the oracle after poisoning the output with NaN; `progress` sees
+/// each result as it is measured.
+pub fn run_matrix<T: Scalar>(
+    target: &Target,
+    name: &str,
+    a: &Csr<T>,
+    specs: &[Choice],
+    settings: &Settings,
+    machine: &Machine,
+    mut progress: impl FnMut(&Measurement),
+) -> Vec<Measurement> {
+    let (x, oracle, range_error) =
+        match settings.validate().and_then(|()| prepare(name, a, settings)) {
+            Ok(prepared) => prepared,
+            Err(e) => return failed_all(name, a, specs, &e, progress),
+        };
+    let run = MatrixRun { name, a, specs, settings, machine, x, oracle, range_error };
+    match target {
+        Target::One(backend) => backend.run_matrix(run, &mut progress),
+        Target::Parts(parts) => distributed::run_matrix(parts, run, &mut progress),
+    }
+}
+
+/// What every format's measurement of one matrix shares.
+struct MatrixRun<'a, T> {
+    name: &'a str,
+    a: &'a Csr<T>,
+    specs: &'a [Choice],
+    settings: &'a Settings,
+    machine: &'a Machine,
+    /// The test vector, the exact product, and why `a` lies outside T's range.
+    x: Vec<T>,
+    oracle: Oracle,
+    range_error: Option<String>,
+}
+
 impl Backend {
     /// Measures this machine's copy bandwidth (read + write bytes per second) with a
     /// 16-byte vectorised copy kernel on the GPU, or a parallel memcpy on the CPU.
@@ -368,22 +405,13 @@ impl Backend {
         }
     }
 
-    /// Benchmarks one matrix in every given format. `x` is [`test_vector`]; each result is
-    /// checked against the oracle after poisoning the output with NaN.
-    pub fn run_matrix<T: Scalar>(
+    /// One matrix in every format on this backend (see [`run_matrix`]).
+    fn run_matrix<T: Scalar>(
         &self,
-        name: &str,
-        a: &Csr<T>,
-        specs: &[Choice],
-        settings: &Settings,
-        machine: &Machine,
-        mut progress: impl FnMut(&Measurement),
+        run: MatrixRun<'_, T>,
+        progress: &mut impl FnMut(&Measurement),
     ) -> Vec<Measurement> {
-        let (x, oracle, range_error) =
-            match settings.validate().and_then(|()| prepare(name, a, settings)) {
-                Ok(prepared) => prepared,
-                Err(e) => return failed_all(name, a, specs, &e, progress),
-            };
+        let MatrixRun { name, a, specs, settings, machine, x, oracle, range_error } = run;
         // The permutation and P·A·Pᵀ, once for all formats (an error is every format's).
         let t = Instant::now();
         let reordered = match settings.reorder {
@@ -604,7 +632,8 @@ mod tests {
             let settings = Settings { reps, warmup, ..Settings::default() };
             let e = Backend::Cpu.machine(&settings).unwrap_err().to_string();
             assert!(e.contains("reps = ") || e.contains("warmup = "), "{e}");
-            let rows = Backend::Cpu.run_matrix("m", &a, &specs, &settings, &machine, |_| {});
+            let cpu = Target::One(Backend::Cpu);
+            let rows = run_matrix(&cpu, "m", &a, &specs, &settings, &machine, |_| {});
             assert_eq!(rows.len(), 1);
             assert_eq!(rows[0].status, Status::Error, "reps {reps}, warmup {warmup}");
             assert_eq!(rows[0].error.as_deref(), Some(e.as_str()));

@@ -280,7 +280,8 @@ fn gpu_nccl_exchange_gives_the_bits_of_the_peer_exchange() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_distributed_bench_checks_every_row_and_reports_the_exchange() {
-    use spmv::bench::{run_matrix_distributed, Settings, Status};
+    use spmv::bench::{run_matrix, Parts, Settings, Status, Target};
+    use spmv::distributed::Exchange;
     let gpu = devices()[0].clone();
     let machine = spmv::Backend::Gpu(gpu).machine(&Settings::default()).unwrap();
     let settings = Settings { warmup: 2, reps: 10, ..Settings::default() };
@@ -291,16 +292,8 @@ fn gpu_distributed_bench_checks_every_row_and_reports_the_exchange() {
     let ordinals: Vec<usize> = (0..3).map(|i| i % devices().len()).collect();
     for name in ["poisson3d:n=24", "kron:scale=12"] {
         let a = spmv::io::gen::generate(name).unwrap();
-        let rows = run_matrix_distributed(
-            &gpus(3),
-            &ordinals,
-            name,
-            &a,
-            &specs,
-            &settings,
-            &machine,
-            |_| {},
-        );
+        let parts = Parts { gpus: gpus(3), devices: ordinals.clone(), exchange: Exchange::Peer };
+        let rows = run_matrix(&Target::Parts(parts), name, &a, &specs, &settings, &machine, |_| {});
         for m in &rows {
             if m.format == "tune" {
                 assert_eq!(m.status, Status::Unsupported, "{name}: {m:?}");
@@ -328,16 +321,9 @@ fn gpu_distributed_bench_checks_every_row_and_reports_the_exchange() {
     }
     // A rectangular matrix is declined with the reason.
     let a = spmv::io::gen::generate("random:rows=200,cols=300,mean=4").unwrap();
-    let rows = run_matrix_distributed(
-        &gpus(2),
-        &[0, 0],
-        "rect",
-        &a,
-        &specs[..1],
-        &settings,
-        &machine,
-        |_| {},
-    );
+    let parts = Parts { gpus: gpus(2), devices: vec![0, 0], exchange: Exchange::Peer };
+    let rows =
+        run_matrix(&Target::Parts(parts), "rect", &a, &specs[..1], &settings, &machine, |_| {});
     assert_eq!(rows[0].status, Status::Unsupported, "{:?}", rows[0]);
     assert!(rows[0].error.as_deref().unwrap().contains("square"), "{:?}", rows[0].error);
 }
