@@ -23,12 +23,9 @@ fn clean_failure(out: &std::process::Output, what: &str) -> String {
 
 /// The files in `dir`, sorted.
 fn files(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
+    let names = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name());
+    let sorted: std::collections::BTreeSet<_> = names.collect();
+    sorted.into_iter().map(|n| n.to_string_lossy().into_owned()).collect()
 }
 
 #[test]

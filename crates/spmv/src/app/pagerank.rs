@@ -439,15 +439,7 @@ impl GraphReport {
                     }
                 }
             }
-            let status = match (r.status, &r.error) {
-                (Status::Ok, _) => "ok".to_string(),
-                (st, Some(e)) => format!(
-                    "{} ({})",
-                    st.as_str().to_uppercase(),
-                    printable_name(e.lines().next().unwrap_or(""))
-                ),
-                (st, None) => st.as_str().to_uppercase(),
-            };
+            let status = r.status.cell(r.error.as_deref());
             let _ = writeln!(s, "  {status}");
         }
         // A residual that stalls above tol is usually rounding: say so, with the spacing of

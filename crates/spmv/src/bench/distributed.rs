@@ -9,13 +9,12 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{median_min, record_check, MatrixRun, Measurement, Parts, Settings, Status};
+use super::{median_min, record_check, MatrixRun, Measurement, Parts, Status};
 use crate::choice::Choice;
 use crate::distributed::DistributedMatrix;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
-use crate::matrix::{Csr, Scalar};
-use crate::reference::Oracle;
+use crate::matrix::Scalar;
 
 /// One (square) matrix in every given format spread over `parts` (part `i` on `gpus[i]`,
 /// device ordinal `devices[i]`); the results name the devices, the halo's bytes and the
@@ -25,7 +24,7 @@ pub(super) fn run_matrix<T: Scalar>(
     run: MatrixRun<'_, T>,
     progress: &mut impl FnMut(&Measurement),
 ) -> Vec<Measurement> {
-    let MatrixRun { name, a, specs, settings, machine, x, oracle, range_error } = run;
+    let MatrixRun { name, a, specs, settings, machine, ref range_error, .. } = run;
     let (gpus, devices) = (&parts.gpus, &parts.devices);
     let mut distinct = devices.to_vec();
     distinct.sort_unstable();
@@ -50,7 +49,7 @@ pub(super) fn run_matrix<T: Scalar>(
             if let Some(why) = declined {
                 m.status = Status::Unsupported;
                 m.error = Some(why);
-            } else if let Err(e) = measure(gpus, spec, a, &x, &oracle, settings, &mut m) {
+            } else if let Err(e) = measure(gpus, spec, &run, &mut m) {
                 m.status = Status::of_error(&e);
                 m.error = Some(e.to_string());
             } else {
@@ -65,12 +64,10 @@ pub(super) fn run_matrix<T: Scalar>(
 fn measure<T: Scalar>(
     gpus: &[Arc<Gpu>],
     spec: &Choice,
-    a: &Csr<T>,
-    x: &[T],
-    oracle: &Oracle,
-    settings: &Settings,
+    run: &MatrixRun<'_, T>,
     m: &mut Measurement,
 ) -> Result<()> {
+    let (a, x, oracle, settings) = (run.a, &run.x, &run.oracle, run.settings);
     if a.nrows() != a.ncols() {
         return Err(Error::Unsupported(format!(
             "a distributed matrix is square (x is split like the rows): {} x {}",

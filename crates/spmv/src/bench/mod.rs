@@ -57,6 +57,19 @@ impl Status {
             Status::Error => "error",
         }
     }
+    /// The status as a table shows it: "ok", else in capitals with the first line of what
+    /// went wrong (escaped: it cannot forge a line).
+    pub fn cell(self, error: Option<&str>) -> String {
+        match (self, error) {
+            (Status::Ok, _) => "ok".to_string(),
+            (st, Some(e)) => format!(
+                "{} ({})",
+                st.as_str().to_uppercase(),
+                crate::error::printable_name(e.lines().next().unwrap_or(""))
+            ),
+            (st, None) => st.as_str().to_uppercase(),
+        }
+    }
     /// A wrong result or a failure to run (declining a matrix is neither).
     pub fn failed(self) -> bool {
         matches!(self, Status::Wrong | Status::Error)
@@ -411,7 +424,7 @@ impl Backend {
         run: MatrixRun<'_, T>,
         progress: &mut impl FnMut(&Measurement),
     ) -> Vec<Measurement> {
-        let MatrixRun { name, a, specs, settings, machine, x, oracle, range_error } = run;
+        let MatrixRun { name, a, specs, settings, machine, ref x, ref range_error, .. } = run;
         // The permutation and P·A·Pᵀ, once for all formats (an error is every format's).
         let t = Instant::now();
         let reordered = match settings.reorder {
@@ -468,7 +481,7 @@ impl Backend {
                     m.convert_ms = t.elapsed().as_secs_f64() * 1e3;
                     m.chosen = format.chosen();
                     m.stats = format.stats();
-                    if let Err(e) = measure(self, &format, &x, &oracle, settings, &mut m) {
+                    if let Err(e) = measure(self, &format, &run, &mut m) {
                         m.status = Status::Error;
                         m.error = Some(e.to_string());
                     } else {
@@ -480,7 +493,7 @@ impl Backend {
                                 .iter()
                                 .find(|(k, _)| k == "value_bytes")
                                 .map_or(std::mem::size_of::<T>(), |(_, v)| *v as usize);
-                            m.bound_ms = bounds.ms(product_matrix, &x, width);
+                            m.bound_ms = bounds.ms(product_matrix, x, width);
                             m.bound_fraction = m.bound_ms.map(|b| b / m.back_to_back_ms);
                         }
                     }
@@ -556,14 +569,13 @@ fn record_check(m: &mut Measurement, check: Check) {
 fn measure<T: Scalar>(
     backend: &Backend,
     format: &HostMatrix<T>,
-    x: &[T],
-    oracle: &Oracle,
-    settings: &Settings,
+    run: &MatrixRun<'_, T>,
     m: &mut Measurement,
 ) -> Result<()> {
     let Backend::Gpu(gpu) = backend else {
-        return measure_cpu(format, x, oracle, settings, m);
+        return measure_cpu(format, run, m);
     };
+    let (x, oracle, settings) = (&run.x, &run.oracle, run.settings);
     let t = Instant::now();
     let device = format.upload(gpu)?;
     gpu.synchronize()?;
@@ -591,11 +603,10 @@ fn measure<T: Scalar>(
 
 fn measure_cpu<T: Scalar>(
     format: &HostMatrix<T>,
-    x: &[T],
-    oracle: &Oracle,
-    settings: &Settings,
+    run: &MatrixRun<'_, T>,
     m: &mut Measurement,
 ) -> Result<()> {
+    let (x, oracle, settings) = (&run.x, &run.oracle, run.settings);
     m.format_bytes = m.stats.bytes;
     m.bytes_read = format.bytes_read();
     let mut y = vec![T::nan(); format.nrows()];

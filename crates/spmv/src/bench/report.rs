@@ -318,13 +318,7 @@ impl TableLayout {
                 m.halo_bytes.unwrap_or(0) as f64 / 1e6,
                 num(m.exchange_ms.unwrap_or(f64::NAN) * 1e3, 2)
             ),
-            (Status::Ok, _) => "ok".to_string(),
-            (st, Some(e)) => format!(
-                "{} ({})",
-                st.as_str().to_uppercase(),
-                printable_name(e.lines().next().unwrap_or(""))
-            ),
-            (st, None) => st.as_str().to_uppercase(),
+            (st, error) => st.cell(error.as_deref()),
         };
         let measured = matches!(m.status, Status::Ok | Status::Wrong);
         let converted = measured || m.convert_ms > 0.0;
