@@ -35,14 +35,7 @@ pub trait DeviceFormat<T: Scalar>: Send {
     ///
     /// # Safety
     /// As for [`DeviceFormat::launch`].
-    unsafe fn launch_scaled(
-        &self,
-        _gpu: &Gpu,
-        _alpha: T,
-        _x: &CudaSlice<T>,
-        _beta: T,
-        _y: &mut CudaSlice<T>,
-    ) -> Option<Result<()>> {
+    unsafe fn launch_scaled(&self, _gpu: &Gpu, _product: Scaled<'_, T>) -> Option<Result<()>> {
         None
     }
 
@@ -56,6 +49,19 @@ pub trait DeviceFormat<T: Scalar>: Send {
     fn conversion_ms(&self) -> Option<f64> {
         None
     }
+}
+
+/// The operands of one product `y = α·A·x + β·y`, as [`DeviceFormat::launch_scaled`] takes
+/// them.
+pub struct Scaled<'a, T> {
+    /// α.
+    pub alpha: T,
+    /// `x`, of the matrix's `ncols` entries.
+    pub x: &'a CudaSlice<T>,
+    /// β (`y` is read only when β ≠ 0).
+    pub beta: T,
+    /// `y`, of the matrix's `nrows` entries.
+    pub y: &'a mut CudaSlice<T>,
 }
 
 /// A format's stored entries on the device: the column and the value of each slot, in the
@@ -312,7 +318,9 @@ impl<T: Scalar> DeviceMatrix<T> {
         if alpha == T::ONE && beta == T::ZERO {
             return unsafe { product.format.launch(gpu, x, y) };
         }
-        if let Some(done) = unsafe { product.format.launch_scaled(gpu, alpha, x, beta, y) } {
+        if let Some(done) =
+            unsafe { product.format.launch_scaled(gpu, Scaled { alpha, x, beta, y }) }
+        {
             return done;
         }
         let Product { format, scratch } = &mut *product;

@@ -69,7 +69,7 @@ pub(crate) mod test_support;
 pub mod values;
 
 pub(crate) use device::{arg_u32, Arg, OneKernel};
-pub use device::{DeviceEntries, DeviceFormat, DeviceMatrix};
+pub use device::{DeviceEntries, DeviceFormat, DeviceMatrix, Scaled};
 pub use host::{FormatHandle, HostMatrix, MatrixInfo, SpmvFormat};
 pub use spec::{FormatSpec, Param};
 
