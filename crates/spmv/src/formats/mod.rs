@@ -175,6 +175,20 @@ impl serde::Serialize for FormatStats {
     }
 }
 
+/// [`FormatInfo`]'s flag setters: `name = value;` sets the field of that name, `name: field =
+/// value;` another field.
+macro_rules! flag_setters {
+    ($($(#[$doc:meta])* $name:ident $(: $field:ident)? = $value:literal;)+) => {$(
+        $(#[$doc])*
+        pub(crate) fn $name(mut self) -> Self {
+            flag_setters!(@set self, $name $(, $field)?) = $value;
+            self
+        }
+    )+};
+    (@set $s:ident, $name:ident) => { $s.$name };
+    (@set $s:ident, $name:ident, $field:ident) => { $s.$field };
+}
+
 /// Builds a format from a CSR matrix and its resolved spec.
 pub type Builder<T> = fn(&Csr<T>, &FormatSpec) -> Result<Box<dyn SpmvFormat<T>>>;
 
@@ -237,34 +251,17 @@ impl<T: Scalar> FormatInfo<T> {
         self
     }
 
-    /// Marks the GPU result bitwise identical from run to run.
-    pub(crate) fn deterministic(mut self) -> Self {
-        self.deterministic = true;
-        self
-    }
-
-    /// Marks the format as running in f16.
-    pub(crate) fn half(mut self) -> Self {
-        self.half = true;
-        self
-    }
-
-    /// Marks the format as taking matrices of 2^31 entries or more.
-    pub(crate) fn wide(mut self) -> Self {
-        self.wide = true;
-        self
-    }
-
-    /// Marks the format as a vendor library's SpMV.
-    pub(crate) fn library_baseline(mut self) -> Self {
-        self.library_baseline = true;
-        self
-    }
-
-    /// Keeps `auto` from building the format (the caller gives the reason).
-    pub(crate) fn not_auto_candidate(mut self) -> Self {
-        self.auto_candidate = false;
-        self
+    flag_setters! {
+        /// Marks the GPU result bitwise identical from run to run.
+        deterministic = true;
+        /// Marks the format as running in f16.
+        half = true;
+        /// Marks the format as taking matrices of 2^31 entries or more.
+        wide = true;
+        /// Marks the format as a vendor library's SpMV.
+        library_baseline = true;
+        /// Keeps `auto` from building the format (the caller gives the reason).
+        not_auto_candidate: auto_candidate = false;
     }
 
     /// This format's spec with every parameter at its default.
