@@ -373,8 +373,16 @@ impl<T: Scalar> DeviceMatrix<T> {
         if m == 0 {
             return Ok(()); // nothing to write, however many (empty) vectors the block says
         }
+        // The column-major block product, one column at a time.
+        let columns = |x: &CudaSlice<T>, y: &mut CudaSlice<T>| {
+            (0..k).try_for_each(|j| {
+                with_sub_slice_ref(x, j * n..(j + 1) * n, |xj| {
+                    with_sub_slice(y, j * m..(j + 1) * m, |yj| self.apply(alpha, xj, beta, yj))
+                })
+            })
+        };
         if block.layout == Layout::ColMajor {
-            return self.columns(alpha, x, beta, y, k);
+            return columns(x, y);
         }
         let gpu = &self.gpu;
         gpu.context().bind_to_thread()?;
@@ -385,26 +393,9 @@ impl<T: Scalar> DeviceMatrix<T> {
             self.transpose_copy((m, k), y, &mut yc)?;
         }
         with_sub_slice_ref(&xc, 0..n * k, |xc| {
-            with_sub_slice(&mut yc, 0..m * k, |yc| self.columns(alpha, xc, beta, yc, k))
+            with_sub_slice(&mut yc, 0..m * k, |yc| columns(xc, yc))
         })?;
         self.transpose_copy((k, m), &yc, y)
-    }
-
-    /// The column-major block product, one column at a time.
-    fn columns(
-        &self,
-        alpha: T,
-        x: &CudaSlice<T>,
-        beta: T,
-        y: &mut CudaSlice<T>,
-        k: usize,
-    ) -> Result<()> {
-        let (m, n) = (self.info.nrows, self.info.ncols);
-        (0..k).try_for_each(|j| {
-            with_sub_slice_ref(x, j * n..(j + 1) * n, |xj| {
-                with_sub_slice(y, j * m..(j + 1) * m, |yj| self.apply(alpha, xj, beta, yj))
-            })
-        })
     }
 
     /// `out = inᵀ` for a `rows × cols` row-major `input` (util.cu's transpose).
