@@ -19,6 +19,19 @@ macro_rules! bytes_of {
 }
 pub(crate) use bytes_of;
 
+/// `upload` of a format whose upload is `$upload(gpu, self)`, in its `SpmvFormat` impl.
+macro_rules! upload_with {
+    ($upload:path) => {
+        fn upload(
+            &self,
+            gpu: &std::sync::Arc<crate::gpu::Gpu>,
+        ) -> crate::error::Result<Box<dyn crate::formats::DeviceFormat<T>>> {
+            Ok(Box::new($upload(gpu, self)?))
+        }
+    };
+}
+pub(crate) use upload_with;
+
 /// `spmv_cpu` and `upload` of a format whose CPU loop is its `cpu::spmv(self, x, y)` and whose
 /// upload is `$upload(gpu, self)`: the same wiring in most formats' `SpmvFormat` impls.
 macro_rules! cpu_and_device {
@@ -26,12 +39,7 @@ macro_rules! cpu_and_device {
         fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
             cpu::spmv(self, x, y)
         }
-        fn upload(
-            &self,
-            gpu: &std::sync::Arc<crate::gpu::Gpu>,
-        ) -> crate::error::Result<Box<dyn crate::formats::DeviceFormat<T>>> {
-            Ok(Box::new($upload(gpu, self)?))
-        }
+        crate::formats::upload_with!($upload);
     };
 }
 pub(crate) use cpu_and_device;
