@@ -35,14 +35,7 @@ pub trait DeviceFormat<T: Scalar>: Send {
     ///
     /// # Safety
     /// As for [`DeviceFormat::launch`].
-    unsafe fn launch_scaled(
-        &self,
-        _gpu: &Gpu,
-        _alpha: T,
-        _x: &CudaSlice<T>,
-        _beta: T,
-        _y: &mut CudaSlice<T>,
-    ) -> Option<Result<()>> {
+    unsafe fn launch_scaled(&self, _gpu: &Gpu, _product: Scaled<'_, T>) -> Option<Result<()>> {
         None
     }
 
@@ -56,6 +49,19 @@ pub trait DeviceFormat<T: Scalar>: Send {
     fn conversion_ms(&self) -> Option<f64> {
         None
     }
+}
+
+/// The operands of one product `y = α·A·x + β·y`, as [`DeviceFormat::launch_scaled`] takes
+/// them.
+pub struct Scaled<'a, T> {
+    /// α.
+    pub alpha: T,
+    /// `x`, of the matrix's `ncols` entries.
+    pub x: &'a CudaSlice<T>,
+    /// β (`y` is read only when β ≠ 0).
+    pub beta: T,
+    /// `y`, of the matrix's `nrows` entries.
+    pub y: &'a mut CudaSlice<T>,
 }
 
 /// A format's stored entries on the device: the column and the value of each slot, in the
@@ -312,7 +318,9 @@ impl<T: Scalar> DeviceMatrix<T> {
         if alpha == T::ONE && beta == T::ZERO {
             return unsafe { product.format.launch(gpu, x, y) };
         }
-        if let Some(done) = unsafe { product.format.launch_scaled(gpu, alpha, x, beta, y) } {
+        if let Some(done) =
+            unsafe { product.format.launch_scaled(gpu, Scaled { alpha, x, beta, y }) }
+        {
             return done;
         }
         let Product { format, scratch } = &mut *product;
@@ -365,8 +373,16 @@ impl<T: Scalar> DeviceMatrix<T> {
         if m == 0 {
             return Ok(()); // nothing to write, however many (empty) vectors the block says
         }
+        // The column-major block product, one column at a time.
+        let columns = |x: &CudaSlice<T>, y: &mut CudaSlice<T>| {
+            (0..k).try_for_each(|j| {
+                with_sub_slice_ref(x, j * n..(j + 1) * n, |xj| {
+                    with_sub_slice(y, j * m..(j + 1) * m, |yj| self.apply(alpha, xj, beta, yj))
+                })
+            })
+        };
         if block.layout == Layout::ColMajor {
-            return self.columns(alpha, x, beta, y, k);
+            return columns(x, y);
         }
         let gpu = &self.gpu;
         gpu.context().bind_to_thread()?;
@@ -377,26 +393,9 @@ impl<T: Scalar> DeviceMatrix<T> {
             self.transpose_copy((m, k), y, &mut yc)?;
         }
         with_sub_slice_ref(&xc, 0..n * k, |xc| {
-            with_sub_slice(&mut yc, 0..m * k, |yc| self.columns(alpha, xc, beta, yc, k))
+            with_sub_slice(&mut yc, 0..m * k, |yc| columns(xc, yc))
         })?;
         self.transpose_copy((k, m), &yc, y)
-    }
-
-    /// The column-major block product, one column at a time.
-    fn columns(
-        &self,
-        alpha: T,
-        x: &CudaSlice<T>,
-        beta: T,
-        y: &mut CudaSlice<T>,
-        k: usize,
-    ) -> Result<()> {
-        let (m, n) = (self.info.nrows, self.info.ncols);
-        (0..k).try_for_each(|j| {
-            with_sub_slice_ref(x, j * n..(j + 1) * n, |xj| {
-                with_sub_slice(y, j * m..(j + 1) * m, |yj| self.apply(alpha, xj, beta, yj))
-            })
-        })
     }
 
     /// `out = inᵀ` for a `rows × cols` row-major `input` (util.cu's transpose).

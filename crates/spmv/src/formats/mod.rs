@@ -19,6 +19,19 @@ macro_rules! bytes_of {
 }
 pub(crate) use bytes_of;
 
+/// `upload` of a format whose upload is `$upload(gpu, self)`, in its `SpmvFormat` impl.
+macro_rules! upload_with {
+    ($upload:path) => {
+        fn upload(
+            &self,
+            gpu: &std::sync::Arc<crate::gpu::Gpu>,
+        ) -> crate::error::Result<Box<dyn crate::formats::DeviceFormat<T>>> {
+            Ok(Box::new($upload(gpu, self)?))
+        }
+    };
+}
+pub(crate) use upload_with;
+
 /// `spmv_cpu` and `upload` of a format whose CPU loop is its `cpu::spmv(self, x, y)` and whose
 /// upload is `$upload(gpu, self)`: the same wiring in most formats' `SpmvFormat` impls.
 macro_rules! cpu_and_device {
@@ -26,12 +39,7 @@ macro_rules! cpu_and_device {
         fn spmv_cpu(&self, x: &[T], y: &mut [T]) {
             cpu::spmv(self, x, y)
         }
-        fn upload(
-            &self,
-            gpu: &std::sync::Arc<crate::gpu::Gpu>,
-        ) -> crate::error::Result<Box<dyn crate::formats::DeviceFormat<T>>> {
-            Ok(Box::new($upload(gpu, self)?))
-        }
+        crate::formats::upload_with!($upload);
     };
 }
 pub(crate) use cpu_and_device;
@@ -69,7 +77,7 @@ pub(crate) mod test_support;
 pub mod values;
 
 pub(crate) use device::{arg_u32, Arg, OneKernel};
-pub use device::{DeviceEntries, DeviceFormat, DeviceMatrix};
+pub use device::{DeviceEntries, DeviceFormat, DeviceMatrix, Scaled};
 pub use host::{FormatHandle, HostMatrix, MatrixInfo, SpmvFormat};
 pub use spec::{FormatSpec, Param};
 
@@ -175,6 +183,20 @@ impl serde::Serialize for FormatStats {
     }
 }
 
+/// [`FormatInfo`]'s flag setters: `name = value;` sets the field of that name, `name: field =
+/// value;` another field.
+macro_rules! flag_setters {
+    ($($(#[$doc:meta])* $name:ident $(: $field:ident)? = $value:literal;)+) => {$(
+        $(#[$doc])*
+        pub(crate) fn $name(mut self) -> Self {
+            flag_setters!(@set self, $name $(, $field)?) = $value;
+            self
+        }
+    )+};
+    (@set $s:ident, $name:ident) => { $s.$name };
+    (@set $s:ident, $name:ident, $field:ident) => { $s.$field };
+}
+
 /// Builds a format from a CSR matrix and its resolved spec.
 pub type Builder<T> = fn(&Csr<T>, &FormatSpec) -> Result<Box<dyn SpmvFormat<T>>>;
 
@@ -237,34 +259,17 @@ impl<T: Scalar> FormatInfo<T> {
         self
     }
 
-    /// Marks the GPU result bitwise identical from run to run.
-    pub(crate) fn deterministic(mut self) -> Self {
-        self.deterministic = true;
-        self
-    }
-
-    /// Marks the format as running in f16.
-    pub(crate) fn half(mut self) -> Self {
-        self.half = true;
-        self
-    }
-
-    /// Marks the format as taking matrices of 2^31 entries or more.
-    pub(crate) fn wide(mut self) -> Self {
-        self.wide = true;
-        self
-    }
-
-    /// Marks the format as a vendor library's SpMV.
-    pub(crate) fn library_baseline(mut self) -> Self {
-        self.library_baseline = true;
-        self
-    }
-
-    /// Keeps `auto` from building the format (the caller gives the reason).
-    pub(crate) fn not_auto_candidate(mut self) -> Self {
-        self.auto_candidate = false;
-        self
+    flag_setters! {
+        /// Marks the GPU result bitwise identical from run to run.
+        deterministic = true;
+        /// Marks the format as running in f16.
+        half = true;
+        /// Marks the format as taking matrices of 2^31 entries or more.
+        wide = true;
+        /// Marks the format as a vendor library's SpMV.
+        library_baseline = true;
+        /// Keeps `auto` from building the format (the caller gives the reason).
+        not_auto_candidate: auto_candidate = false;
     }
 
     /// This format's spec with every parameter at its default.

@@ -55,14 +55,12 @@
 pub(crate) mod cpu;
 mod gpu;
 
-use std::sync::Arc;
-
 use rayon::prelude::*;
 
 use super::FormatInfo;
-use super::{DeviceFormat, FormatStats, SpmvFormat};
+use super::{FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, KernelModule};
+use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
 
 /// The atomic, segmented and carry kernels (`kernel.cu`).
@@ -265,9 +263,7 @@ impl<T: Scalar> SpmvFormat<T> for CooFormat<T> {
             CooKernel::Segmented => cpu::spmv_segmented(e, x, y, SEGMENT_CHUNK),
         }
     }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        Ok(Box::new(gpu::DeviceCoo::new(gpu, self)?))
-    }
+    super::upload_with!(gpu::DeviceCoo::new);
 }
 
 /// The registry's entry for `coo-atomic` (listed in [`super::registry`]).

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::formats::offsets::{DeviceOffsets, OffsetWidth};
 use crate::formats::values::columns::Delta16Columns;
 use crate::formats::values::{DeviceValues, EncodedValues};
-use crate::formats::{arg_u32, DeviceFormat};
+use crate::formats::{arg_u32, DeviceFormat, Scaled};
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::{Csr, Scalar};
 
@@ -123,15 +123,9 @@ impl<T: Scalar> DeviceFormat<T> for DeviceCsr<T> {
             })
         }
     }
-    unsafe fn launch_scaled(
-        &self,
-        gpu: &Gpu,
-        alpha: T,
-        x: &CudaSlice<T>,
-        beta: T,
-        y: &mut CudaSlice<T>,
-    ) -> Option<Result<()>> {
+    unsafe fn launch_scaled(&self, gpu: &Gpu, p: Scaled<'_, T>) -> Option<Result<()>> {
         let scaled = self.scaled.as_ref()?;
+        let Scaled { alpha, x, beta, y } = p;
         // SAFETY: see above.
         Some(unsafe {
             scaled.launch(gpu, |a| {

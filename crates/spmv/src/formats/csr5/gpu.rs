@@ -20,12 +20,7 @@ pub(super) struct DeviceCsr5<T: Scalar> {
     tiles: u32,
     has_map: u32,
     empty: u32,
-    tile_base: CudaSlice<u32>,
-    bits: CudaSlice<u32>,
-    col5: CudaSlice<u32>,
-    val5: DeviceValues<T>,
-    row_map: CudaSlice<u32>,
-    empty_rows: CudaSlice<u32>,
+    arrays: DeviceTiles<T>,
     carry: DeviceCarry<T>,
     tile_kernel: Kernel,
     conversion_ms: Option<f64>,
@@ -33,16 +28,21 @@ pub(super) struct DeviceCsr5<T: Scalar> {
     segment_bytes: usize,
 }
 
-/// CSR5's arrays on the device, from the host conversion or the GPU's (`convert.rs`).
-pub(super) struct DeviceTiles<T> {
-    pub tile_base: CudaSlice<u32>,
-    pub bits: CudaSlice<u32>,
-    pub col5: CudaSlice<u32>,
-    pub val5: DeviceValues<T>,
-    /// One unread element when no row is empty (the identity map).
-    pub row_map: CudaSlice<u32>,
-    pub empty_rows: CudaSlice<u32>,
+/// CSR5's arrays, as `U` (index arrays) and `V` (values).
+pub(super) struct Tiles<U, V> {
+    pub tile_base: U,
+    pub bits: U,
+    pub col5: U,
+    pub val5: V,
+    /// On the device, one unread element when no row is empty (the identity map); read
+    /// back, empty then.
+    pub row_map: U,
+    /// Likewise when no row is empty.
+    pub empty_rows: U,
 }
+
+/// CSR5's arrays on the device, from the host conversion or the GPU's (`convert.rs`).
+pub(super) type DeviceTiles<T> = Tiles<CudaSlice<u32>, DeviceValues<T>>;
 
 impl<T: Scalar> DeviceCsr5<T> {
     pub(super) fn new(gpu: &Gpu, a: &Csr5<T>) -> Result<Self> {
@@ -89,12 +89,7 @@ impl<T: Scalar> DeviceCsr5<T> {
             tiles: tiles as u32,
             has_map: u32::from(empty > 0),
             empty: empty as u32,
-            tile_base: arrays.tile_base,
-            bits: arrays.bits,
-            col5: arrays.col5,
-            val5: arrays.val5,
-            row_map: arrays.row_map,
-            empty_rows: arrays.empty_rows,
+            arrays,
             carry: DeviceCarry::new(gpu, module, "csr5_fixup", tiles, segments)?,
             tile_kernel: Kernel::for_type::<T>(
                 gpu,
@@ -118,6 +113,7 @@ impl<T: Scalar> DeviceCsr5<T> {
 
 impl<T: Scalar> DeviceFormat<T> for DeviceCsr5<T> {
     unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+        let arrays = &self.arrays;
         // SAFETY: the arguments match CSR5_ARGS(T) and the fixup's. Tile t reads slots
         // t·TILE .. (t+1)·TILE of col5/val5 (tiles·TILE = their length), loads only entries
         // below nnz (columns < ncols = x.len()), bits[t·32 + lane] and tile_base[t]; it writes
@@ -129,13 +125,13 @@ impl<T: Scalar> DeviceFormat<T> for DeviceCsr5<T> {
                 a.arg(&self.nnz)
                     .arg(&self.real_rows)
                     .arg(&self.tiles)
-                    .arg(&self.tile_base)
-                    .arg(&self.bits)
-                    .arg(&self.col5);
-                self.val5.push(a);
-                a.arg(&self.row_map)
+                    .arg(&arrays.tile_base)
+                    .arg(&arrays.bits)
+                    .arg(&arrays.col5);
+                arrays.val5.push(a);
+                a.arg(&arrays.row_map)
                     .arg(&self.has_map)
-                    .arg(&self.empty_rows)
+                    .arg(&arrays.empty_rows)
                     .arg(&self.empty)
                     .arg(x)
                     .arg(&mut *y)
@@ -154,31 +150,18 @@ impl<T: Scalar> DeviceFormat<T> for DeviceCsr5<T> {
     }
 }
 
-/// The device arrays read back, to compare the GPU's conversion with the host's.
-#[cfg(test)]
-pub(super) struct HostCopy<T> {
-    pub tile_base: Vec<u32>,
-    pub bits: Vec<u32>,
-    pub col5: Vec<u32>,
-    pub val5: Vec<T>,
-    /// Empty when no row is empty (the device holds one unread element).
-    pub row_map: Vec<u32>,
-    pub empty_rows: Vec<u32>,
-    pub conversion_ms: Option<f64>,
-}
-
 #[cfg(test)]
 impl<T: Scalar> DeviceCsr5<T> {
-    pub(super) fn download(&self, gpu: &Gpu) -> Result<HostCopy<T>> {
-        let mapped = self.has_map != 0 && self.real_rows > 0;
-        Ok(HostCopy {
-            tile_base: gpu.download(&self.tile_base)?,
-            bits: gpu.download(&self.bits)?,
-            col5: gpu.download(&self.col5)?,
-            val5: gpu.download(self.val5.full().expect("the GPU conversion stores full values"))?,
-            row_map: if mapped { gpu.download(&self.row_map)? } else { Vec::new() },
-            empty_rows: if self.empty > 0 { gpu.download(&self.empty_rows)? } else { Vec::new() },
-            conversion_ms: self.conversion_ms,
+    /// The device arrays read back, to compare the GPU's conversion with the host's.
+    pub(super) fn download(&self, gpu: &Gpu) -> Result<Tiles<Vec<u32>, Vec<T>>> {
+        let (t, mapped) = (&self.arrays, self.has_map != 0 && self.real_rows > 0);
+        Ok(Tiles {
+            tile_base: gpu.download(&t.tile_base)?,
+            bits: gpu.download(&t.bits)?,
+            col5: gpu.download(&t.col5)?,
+            val5: gpu.download(t.val5.full().expect("the GPU conversion stores full values"))?,
+            row_map: if mapped { gpu.download(&t.row_map)? } else { Vec::new() },
+            empty_rows: if self.empty > 0 { gpu.download(&t.empty_rows)? } else { Vec::new() },
         })
     }
 }

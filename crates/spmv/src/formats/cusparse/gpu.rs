@@ -13,7 +13,7 @@ use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use super::Algorithm;
 use crate::error::Result;
-use crate::formats::DeviceFormat;
+use crate::formats::{DeviceFormat, Scaled};
 use crate::gpu::cusparse::{check, Handle};
 use crate::gpu::Gpu;
 use crate::matrix::{Csr, Precision, Scalar};
@@ -303,15 +303,8 @@ impl<T: Scalar> DeviceCusparse<T> {
     }
 
     /// `y = α·A·x + β·y` with cuSPARSE, for a matrix without a zero dimension.
-    fn spmv(
-        &self,
-        gpu: &Gpu,
-        p: &Prepared<T>,
-        alpha: T,
-        x: &CudaSlice<T>,
-        beta: T,
-        y: &mut CudaSlice<T>,
-    ) -> Result<()> {
+    fn spmv(&self, gpu: &Gpu, p: &Prepared<T>, product: Scaled<'_, T>) -> Result<()> {
+        let Scaled { alpha, x, beta, y } = product;
         // x has ncols and y nrows elements (DeviceMatrix checked them): the descriptors' lengths.
         p.x.set(ptr(x, gpu))?;
         p.y.set(ptr_mut(y, gpu))?;
@@ -322,26 +315,19 @@ impl<T: Scalar> DeviceCusparse<T> {
 impl<T: Scalar> DeviceFormat<T> for DeviceCusparse<T> {
     unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         match &self.prepared {
-            Some(p) => self.spmv(gpu, p, T::ONE, x, T::ZERO, y),
+            Some(p) => self.spmv(gpu, p, Scaled { alpha: T::ONE, x, beta: T::ZERO, y }),
             None => gpu.fill(y, T::ZERO),
         }
     }
     /// cuSPARSE applies α and β itself; a matrix with a zero dimension leaves them to the layer.
     /// So does f16 with β ≠ 0: CSR_ALG2 with `CUDA_R_16F` data then returns wrong rows (up to
     /// 100% off, and inf, on most shared matrices; H200, CUDA 13.0), while β = 0 is right.
-    unsafe fn launch_scaled(
-        &self,
-        gpu: &Gpu,
-        alpha: T,
-        x: &CudaSlice<T>,
-        beta: T,
-        y: &mut CudaSlice<T>,
-    ) -> Option<Result<()>> {
+    unsafe fn launch_scaled(&self, gpu: &Gpu, product: Scaled<'_, T>) -> Option<Result<()>> {
         let p = self.prepared.as_ref()?;
-        if T::PRECISION == Precision::F16 && beta != T::ZERO {
+        if T::PRECISION == Precision::F16 && product.beta != T::ZERO {
             return None;
         }
-        Some(self.spmv(gpu, p, alpha, x, beta, y))
+        Some(self.spmv(gpu, p, product))
     }
     fn workspace_bytes(&self) -> usize {
         let vectors = |p: &Prepared<T>| {

@@ -29,14 +29,11 @@
 
 mod gpu;
 
-use std::sync::Arc;
-
 use super::coo::{self, Triplets};
 use super::ell::{self, Ell};
-use super::{auto_or, DeviceFormat, FormatStats, SpmvFormat};
+use super::{auto_or, FormatStats, SpmvFormat};
 use super::{FormatInfo, Param};
 use crate::error::Result;
-use crate::gpu::Gpu;
 use crate::matrix::{Csr, Scalar};
 
 /// Bell & Garland's break-even row count: ELL needs at least this many rows per slot column.
@@ -134,9 +131,7 @@ impl<T: Scalar> SpmvFormat<T> for Hyb<T> {
         self.ell.spmv_cpu(x, y);
         coo::cpu::accumulate(&self.coo, x, y);
     }
-    fn upload(&self, gpu: &Arc<Gpu>) -> Result<Box<dyn DeviceFormat<T>>> {
-        Ok(Box::new(gpu::DeviceHyb::new(gpu, self)?))
-    }
+    super::upload_with!(gpu::DeviceHyb::new);
 }
 
 /// The registry's entry for `hyb` (listed in [`super::registry`]).
