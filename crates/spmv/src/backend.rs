@@ -74,16 +74,16 @@ impl Target {
         }
     }
 
-    /// "the GPU (NVIDIA H200, sm_90)", "2 GPU part(s) on device(s) [0, 1], halo by peer".
+    /// "GPU: NVIDIA H200 (sm_90)", "2 GPU parts on devices [0, 1], halo by peer".
     pub fn describe(&self) -> String {
         match self {
             Target::One(b) => b.describe(),
-            Target::Parts(p) => format!(
-                "{} GPU part(s) on device(s) {:?}, halo by {}",
-                p.devices.len(),
-                p.devices,
-                p.exchange
-            ),
+            Target::Parts(p) => {
+                let n = p.devices.len();
+                let (parts, devices) =
+                    if n == 1 { ("part", "device") } else { ("parts", "devices") };
+                format!("{n} GPU {parts} on {devices} {:?}, halo by {}", p.devices, p.exchange)
+            }
         }
     }
 }
