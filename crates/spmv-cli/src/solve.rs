@@ -88,14 +88,6 @@ pub fn run(args: SolveArgs) -> Result<ExitCode> {
         .context("no matrix given")?;
     let name = input.name();
     let a = input.load().with_context(|| printable_name(&name))?;
-    if a.nrows() != a.ncols() {
-        bail!(
-            "{}: solving needs a square matrix, this one is {} x {}",
-            printable_name(&name),
-            a.nrows(),
-            a.ncols()
-        );
-    }
     let b = rhs(&args.rhs, a.nrows())?;
     let target = args.place.target()?;
     let request = Request {

@@ -1075,7 +1075,7 @@ fn pagerank<'py>(
             let t = solve::Transition::new(&csr, request.weights)?;
             let spec = Choice::parse(format)?;
             let mut report = app::pagerank::RunReport::new(&spec, Precision::F64);
-            let runs = app::pagerank::runs::<f64>(&target, &t, &spec, &request, &mut report)?;
+            let runs = app::pagerank::runs(&target, &t, t.matrix(), &spec, &request, &mut report)?;
             out.copy_from_slice(&runs.first.ranks);
             Ok(runs.first)
         })

@@ -200,11 +200,8 @@ pub fn graph(
         exact_ranks: None,
     };
     for &precision in precisions {
-        for spec in specs {
-            let (mut r, scores) = match precision {
-                Precision::F32 => format::<f32>(target, &t, spec, request),
-                _ => format::<f64>(target, &t, spec, request),
-            };
+        // Gᵀ in this precision once for all formats (f64: Gᵀ itself).
+        let mut each = |mut r: RunReport, scores: Option<Vec<f64>>| {
             if let (Some((e, _)), Some(exact), Some(scores)) = (&exact, &exact_scores, scores) {
                 r.agreement =
                     Some(pagerank::top_k_agreement(exact, &scores, e.agreement, e.tie_tol));
@@ -212,45 +209,56 @@ pub fn graph(
                     Some(exact.iter().zip(&scores).map(|(e, s)| (e - s).abs()).fold(0.0, f64::max));
             }
             graph.results.push(r);
+        };
+        match precision {
+            Precision::F32 => {
+                formats(target, &t, &t.matrix().cast::<f32>(), specs, request, &mut each)
+            }
+            _ => formats(target, &t, t.matrix(), specs, request, &mut each),
         }
     }
     graph.exact_ranks = exact_scores;
     Ok(graph)
 }
 
-/// One format × precision: conversion, upload, the runs. Returns the report and the first
-/// run's ranks (for the comparison with the exact ranking).
-fn format<T: Scalar>(
+/// Every format on `gt` (Gᵀ in T): conversion, upload, the runs; `each` gets each format's
+/// report and the first run's ranks (for the comparison with the exact ranking).
+fn formats<T: Scalar>(
     target: &Target,
     t: &Transition,
-    spec: &Choice,
+    gt: &Csr<T>,
+    specs: &[Choice],
     request: &Request,
-) -> (RunReport, Option<Vec<f64>>) {
-    let mut report = RunReport::new(spec, T::PRECISION);
-    match runs::<T>(target, t, spec, request, &mut report) {
-        Ok(runs) => {
-            let scores = runs.first.scores();
-            runs.record(&mut report, request.top);
-            (report, Some(scores))
-        }
-        Err(e) => {
-            report.status = Status::of_error(&e);
-            report.error = Some(e.to_string());
-            (report, None)
+    each: &mut impl FnMut(RunReport, Option<Vec<f64>>),
+) {
+    for spec in specs {
+        let mut report = RunReport::new(spec, T::PRECISION);
+        match runs(target, t, gt, spec, request, &mut report) {
+            Ok(runs) => {
+                let scores = runs.first.scores();
+                runs.record(&mut report, request.top);
+                each(report, Some(scores));
+            }
+            Err(e) => {
+                report.status = Status::of_error(&e);
+                report.error = Some(e.to_string());
+                each(report, None);
+            }
         }
     }
 }
 
-/// The runs of one format on `target` (Gᵀ converted to `spec`, uploaded, run `request.runs`
-/// times); `report` gets the format's label and the conversion, reordering and upload times.
+/// The runs of one format on `target` (`gt`, Gᵀ of `t` in T, converted to `spec`, uploaded,
+/// run `request.runs` times); `report` gets the format's label and the conversion, reordering
+/// and upload times.
 pub fn runs<T: Scalar>(
     target: &Target,
     t: &Transition,
+    gt: &Csr<T>,
     spec: &Choice,
     request: &Request,
     report: &mut RunReport,
 ) -> Result<Runs<T>> {
-    let gt = t.matrix().cast::<T>();
     let (count, settings) = (request.runs.max(1), &request.settings);
     report.format = label(spec, request.reorder);
     let backend = match target {
@@ -261,7 +269,7 @@ pub fn runs<T: Scalar>(
                 ));
             }
             let start = Instant::now();
-            let d = parts.distribute(&gt, spec)?;
+            let d = parts.distribute(gt, spec)?;
             report.upload_ms = Some(start.elapsed().as_secs_f64() * 1e3);
             report.format = format!(
                 "{} [{} parts: {}]",
@@ -275,10 +283,10 @@ pub fn runs<T: Scalar>(
     };
     let start = Instant::now();
     let host = match request.reorder {
-        Reordering::None => spec.build_on(backend, &gt)?,
+        Reordering::None => spec.build_on(backend, gt)?,
         method => {
-            let perm = reorder::permutation(&gt, method)?;
-            let permuted = perm.apply(&gt)?;
+            let perm = reorder::permutation(gt, method)?;
+            let permuted = perm.apply(gt)?;
             report.reorder_ms = Some(start.elapsed().as_secs_f64() * 1e3);
             reorder::build_reordered(spec, &permuted, &Arc::new(perm), method)?
         }

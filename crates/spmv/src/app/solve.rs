@@ -213,7 +213,8 @@ pub fn run(name: &str, a: &Csr<f64>, b: &[f64], request: &Request, target: &Targ
     request.settings.validate()?;
     if a.nrows() != a.ncols() {
         return Err(Error::Unsupported(format!(
-            "solving needs a square matrix, this one is {} x {}",
+            "{}: solving needs a square matrix, this one is {} x {}",
+            crate::error::printable_name(name),
             a.nrows(),
             a.ncols()
         )));
@@ -255,8 +256,9 @@ pub fn run(name: &str, a: &Csr<f64>, b: &[f64], request: &Request, target: &Targ
         distributed: None,
     };
     let x = match request.precision {
-        Precision::F64 => typed::<f64>(a, b, request, target, &mut report)?,
-        Precision::F32 => typed::<f32>(a, b, request, target, &mut report)?,
+        // f64 runs on `a` itself: no copy of the matrix.
+        Precision::F64 => typed(a, a, b, request, target, &mut report)?,
+        Precision::F32 => typed(&fitted::<f32>(a)?, a, b, request, target, &mut report)?,
         Precision::F16 => {
             return Err(Error::Unsupported("the solvers run in f64 and f32, not f16".into()))
         }
@@ -275,14 +277,15 @@ pub fn outcome_name(outcome: &solve::Outcome) -> (&'static str, Option<String>) 
     }
 }
 
+/// The solve in T on `a` (`a64` rounded to T; M⁻¹ comes from `a64`).
 fn typed<T: Scalar>(
+    a: &Csr<T>,
     a64: &Csr<f64>,
     b64: &[f64],
     request: &Request,
     target: &Target,
     report: &mut Report,
 ) -> Result<Vec<f64>> {
-    let a = fitted::<T>(a64)?;
     let b: Vec<T> = b64.iter().map(|&v| T::from_f64(v)).collect();
     let m_inv = request.precond.inverse::<T>(a64)?;
     let m_inv = m_inv.as_deref();
@@ -291,7 +294,7 @@ fn typed<T: Scalar>(
     let mut solves = Solves::default();
     match target {
         Target::Parts(parts) => {
-            let d = parts.distribute(&a, &request.choice)?;
+            let d = parts.distribute(a, &request.choice)?;
             report.convert_ms = start.elapsed().as_secs_f64() * 1e3;
             for _ in 0..request.repeat.max(1) {
                 solves.push(solve::solve(&d, method, &b, m_inv, settings)?);
@@ -300,7 +303,7 @@ fn typed<T: Scalar>(
             report.distributed = Some(distributed(&d, parts, request.measure_parts)?);
         }
         Target::One(backend) => {
-            let host = request.choice.build_on(backend, &a)?;
+            let host = request.choice.build_on(backend, a)?;
             report.chosen = host.chosen();
             match backend {
                 Backend::Gpu(gpu) => {
