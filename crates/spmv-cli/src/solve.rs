@@ -1,4 +1,5 @@
-//! `spmv solve`: A·x = b by conjugate gradients or BiCGSTAB over any format (docs/solve.md),
+//! `spmv solve`: A·x = b by CG, MINRES, BiCGSTAB or GMRES (or `auto`) over any format
+//! (docs/solve.md),
 //! on the GPU when there is one: progress on stderr, a summary on stdout (with, on the GPU,
 //! the time per iteration against the sum of its parts: the product measured alone plus the
 //! vector traffic at the copy bandwidth), the solution as a Matrix Market array file, the
@@ -28,9 +29,15 @@ pub struct SolveArgs {
     /// file with one column (array or coordinate).
     #[arg(long, default_value = "ones")]
     rhs: String,
-    /// cg (symmetric positive definite A) or bicgstab (general A).
-    #[arg(long, default_value = "cg", value_parser = select::one_of::<spmv::solve::Method>(&["cg", "bicgstab"]))]
-    method: spmv::solve::Method,
+    /// cg (symmetric positive definite A), minres (symmetric A), bicgstab or gmres (general A),
+    /// or auto: cg for a symmetric A with a positive diagonal (minres if cg finds A
+    /// indefinite), minres for another symmetric A, gmres for a nonsymmetric one (bicgstab if
+    /// gmres does not converge); the summary says what it did.
+    #[arg(long, default_value = "auto", value_parser = select::one_of::<solve::MethodChoice>(&["auto", "cg", "bicgstab", "minres", "gmres"]))]
+    method: solve::MethodChoice,
+    /// GMRES: the basis' size before a restart (1 to 256).
+    #[arg(long, default_value_t = 30)]
+    restart: usize,
     /// none, or jacobi (the inverse diagonal).
     #[arg(long, default_value = "none", value_parser = select::one_of::<solve::Preconditioner>(&["none", "jacobi"]))]
     precond: solve::Preconditioner,
@@ -74,6 +81,7 @@ pub fn run(args: SolveArgs) -> Result<ExitCode> {
         check_every: args.check_every,
         graph: !args.no_graph,
         progress: None,
+        restart: args.restart,
     };
     settings.validate()?;
     if args.output.is_some() && args.output == args.json {

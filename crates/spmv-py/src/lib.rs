@@ -14,14 +14,14 @@ use pyo3::exceptions::{PyMemoryError, PyOSError, PyRuntimeError, PyTypeError, Py
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use spmv::app::solve::Preconditioner;
-use spmv::app::{self, AnyOperator, Target};
+use spmv::app::solve::{solve_choosing, MethodChoice, Preconditioner, Solved};
+use spmv::app::{self, AnyOperator, Named, Target};
 use spmv::bench::Settings as BenchSettings;
 use spmv::choice::Choice;
 use spmv::distributed::Exchange;
 use spmv::formats::{self, FormatHandle};
 use spmv::gpu::{with_sub_slice, with_sub_slice_ref, Gpu};
-use spmv::solve::{self, KrylovSettings, Method, Solution};
+use spmv::solve::{self, KrylovSettings};
 use spmv::{Backend, Block, Csr, DeviceMatrix, Error, Layout, Operator, Precision, Scalar};
 
 fn py_err(e: Error) -> PyErr {
@@ -908,9 +908,12 @@ fn to_device(
     Ok(PyOperator { op, precision, csr, backend: backend.describe(), events: Mutex::new(None) })
 }
 
-fn solution_dict<'py, T>(py: Python<'py>, s: &Solution<T>) -> PyResult<Bound<'py, PyDict>> {
+fn solution_dict<'py, T>(py: Python<'py>, solved: &Solved<T>) -> PyResult<Bound<'py, PyDict>> {
+    let s = &solved.solution;
     let d = PyDict::new(py);
     let (outcome, why) = app::solve::outcome_name(&s.outcome);
+    d.set_item("method", solved.method.name())?;
+    d.set_item("method_auto", solved.auto.as_deref())?;
     d.set_item("outcome", outcome)?;
     d.set_item("breakdown", why)?;
     d.set_item("converged", s.converged())?;
@@ -923,53 +926,70 @@ fn solution_dict<'py, T>(py: Python<'py>, s: &Solution<T>) -> PyResult<Bound<'py
     Ok(d)
 }
 
-fn solve_typed<T: Scalar>(
-    op: &Operator<T>,
-    a: &Csr<f64>,
-    method: Method,
-    precond: Preconditioner,
-    b: &[T],
-    s: &KrylovSettings,
-) -> spmv::Result<Solution<T>> {
-    // The inverse diagonal from the f64 matrix, rounded to T once (no copy of the matrix).
-    let m_inv = precond.inverse::<T>(a)?;
-    solve::solve(op, method, b, m_inv.as_deref(), s)
-}
-
-/// CG or BiCGSTAB for A·x = b with host arrays b (in) and x (out) of the operator's
-/// precision (the buffer protocol); returns the result's figures.
-#[pyfunction(name = "solve")]
-#[allow(clippy::too_many_arguments)]
-fn solve_system<'py>(
-    py: Python<'py>,
-    op: &PyOperator,
-    method: &str,
-    b: &Bound<'py, PyAny>,
-    x: &Bound<'py, PyAny>,
+/// A solve's method, preconditioner and settings from Python's arguments.
+#[derive(FromPyObject)]
+struct SolveArgs {
+    method: String,
     jacobi: bool,
     tol: f64,
     max_iter: usize,
     check_every: usize,
     graph: bool,
+    restart: usize,
+}
+
+impl SolveArgs {
+    fn parse(&self) -> PyResult<(MethodChoice, Preconditioner, KrylovSettings)> {
+        let method: MethodChoice = self.method.parse().map_err(py_err)?;
+        let precond = if self.jacobi { Preconditioner::Jacobi } else { Preconditioner::None };
+        let (tol, max_iter, check_every, graph) =
+            (self.tol, self.max_iter, self.check_every, self.graph);
+        let restart = self.restart;
+        Ok((
+            method,
+            precond,
+            KrylovSettings { tol, max_iter, check_every, graph, progress: None, restart },
+        ))
+    }
+}
+
+/// b (read) and x (written), host arrays of T and n entries that do not overlap.
+fn system<'py, T: Scalar + Element>(
+    b: &Bound<'py, PyAny>,
+    x: &Bound<'py, PyAny>,
+    n: usize,
+) -> PyResult<(HostBuf<T>, HostBuf<T>)> {
+    let bb = HostBuf::get_len(b, "b", false, n)?;
+    let xb = HostBuf::get_len(x, "x", true, n)?;
+    disjoint(bb.bytes(), xb.bytes(), "b and x")?;
+    Ok((bb, xb))
+}
+
+/// A·x = b on the operator's backend by the method `args` names (or `auto`), with host
+/// arrays b (in) and x (out) of the operator's precision (the buffer protocol); returns the
+/// result's figures.
+#[pyfunction(name = "solve")]
+fn solve_system<'py>(
+    py: Python<'py>,
+    op: &PyOperator,
+    b: &Bound<'py, PyAny>,
+    x: &Bound<'py, PyAny>,
+    args: SolveArgs,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let method: Method = method.parse().map_err(py_err)?;
-    let precond = if jacobi { Preconditioner::Jacobi } else { Preconditioner::None };
-    let settings = KrylovSettings { tol, max_iter, check_every, graph, progress: None };
-    let n = op.csr.nrows();
+    let (method, precond, settings) = args.parse()?;
+    let a = &op.csr;
     macro_rules! run {
         ($op:expr) => {{
-            let bb = HostBuf::get_len(b, "b", false, n)?;
-            let mut xb = HostBuf::get_len(x, "x", true, n)?;
-            disjoint(bb.bytes(), xb.bytes(), "b and x")?;
+            let (bb, mut xb) = system(b, x, a.nrows())?;
             let (bs, xs) = (bb.as_slice(), xb.as_mut_slice());
-            let solution = py
+            let solved = py
                 .allow_threads(|| {
-                    let s = solve_typed($op, &op.csr, method, precond, bs, &settings)?;
-                    xs.copy_from_slice(&s.x);
+                    let s = solve_choosing($op, a, method, precond, bs, &settings)?;
+                    xs.copy_from_slice(&s.solution.x);
                     Ok(s)
                 })
                 .map_err(py_err)?;
-            solution_dict(py, &solution)
+            solution_dict(py, &solved)
         }};
     }
     match &op.op {
@@ -981,50 +1001,38 @@ fn solve_system<'py>(
     }
 }
 
-/// CG or BiCGSTAB (`method`; Jacobi when `jacobi`) for A·x = b with A split over `devices`
-/// (parts in `format`, the halo moved by `exchange`), in `precision` ("f64" or "f32"); host
-/// arrays b (in) and x (out) of that precision (the buffer protocol); returns the result's
-/// figures.
+/// [`solve_system`] with A split over `devices` (parts in `format`, the halo moved by
+/// `exchange`), in `precision` ("f64" or "f32"); b and x of that precision.
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
 fn solve_distributed<'py>(
     py: Python<'py>,
     a: &PyCsr,
-    method: &str,
     b: &Bound<'py, PyAny>,
     x: &Bound<'py, PyAny>,
-    jacobi: bool,
-    format: &str,
-    precision: &str,
-    devices: Vec<usize>,
-    exchange: &str,
-    tol: f64,
-    max_iter: usize,
+    args: SolveArgs,
+    parts: (String, String, Vec<usize>, String),
 ) -> PyResult<Bound<'py, PyDict>> {
-    let method: Method = method.parse().map_err(py_err)?;
-    let precond = if jacobi { Preconditioner::Jacobi } else { Preconditioner::None };
+    let (method, precond, settings) = args.parse()?;
+    let (format, precision, devices, exchange) = parts;
+    let (format, precision, exchange) = (format.as_str(), precision.as_str(), exchange.as_str());
     let Target::Parts(parts) = target("gpu", Some(&devices), exchange)? else {
         unreachable!("devices given")
     };
     let spec = Choice::parse(format).map_err(py_err)?;
-    let n = a.csr.nrows();
-    let settings = KrylovSettings { tol, max_iter, ..KrylovSettings::default() };
+    let a = &a.csr;
     macro_rules! run {
         ($t:ty) => {{
-            let bb = HostBuf::<$t>::get_len(b, "b", false, n)?;
-            let mut xb = HostBuf::<$t>::get_len(x, "x", true, n)?;
-            disjoint(bb.bytes(), xb.bytes(), "b and x")?;
+            let (bb, mut xb) = system::<$t>(b, x, a.nrows())?;
             let (bs, xs) = (bb.as_slice(), xb.as_mut_slice());
-            let (solution, d) = py
+            let (solved, d) = py
                 .allow_threads(|| {
-                    let d = parts.distribute(&app::fitted::<$t>(&a.csr)?, &spec)?;
-                    let m_inv = precond.inverse::<$t>(&a.csr)?;
-                    let s = solve::solve(&d, method, bs, m_inv.as_deref(), &settings)?;
-                    xs.copy_from_slice(&s.x);
+                    let d = parts.distribute(&app::fitted::<$t>(a)?, &spec)?;
+                    let s = solve_choosing(&d, a, method, precond, bs, &settings)?;
+                    xs.copy_from_slice(&s.solution.x);
                     Ok((s, d))
                 })
                 .map_err(py_err)?;
-            let dict = solution_dict(py, &solution)?;
+            let dict = solution_dict(py, &solved)?;
             dict.set_item("part_formats", d.part_formats())?;
             dict.set_item("halo_bytes", d.halo_bytes())?;
             Ok(dict)

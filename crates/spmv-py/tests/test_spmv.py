@@ -107,6 +107,38 @@ def test_cg_and_bicgstab():
     assert "breakdown" in repr(bad)
 
 
+def test_minres_gmres_and_auto():
+    a = spmv.generate("poisson2d:n=30").to_scipy()
+    n = a.shape[0]
+    x_true = np.cos(np.arange(n))
+    # Symmetric indefinite: CG breaks down, MINRES solves it; auto finds its way there.
+    shifted = (a - 1.3 * sp.identity(n)).tocsr()
+    b = shifted @ x_true
+    for r in (spmv.minres(shifted, b, tol=1e-10), spmv.minres(shifted, b, tol=1e-10, precond="jacobi")):
+        assert r.converged and r.method == "minres" and np.allclose(r.x, x_true, atol=1e-6)
+    auto = spmv.solve(shifted, b, tol=1e-10)
+    assert auto.converged and auto.method == "minres" and "cg found A indefinite" in auto.method_auto
+    assert "minres" in repr(auto)
+    # Nonsymmetric: GMRES with restarts, x0 and SciPy's names; auto takes it.
+    c = (a + sp.diags([0.4 * np.ones(n - 1)], [1])).tocsr()
+    bc = c @ x_true
+    for restart in (30, 5):
+        r = spmv.gmres(c, bc, rtol=1e-10, maxiter=20_000, restart=restart, M="jacobi")
+        assert r.converged and np.allclose(r.x, x_true, atol=1e-6), (restart, r)
+    r = spmv.gmres(c, bc, x0=x_true + 1e-3, rtol=1e-10)
+    assert r.converged and np.allclose(r.x, x_true, atol=1e-6)
+    auto = spmv.solve(c, bc, tol=1e-10)
+    assert auto.converged and auto.method == "gmres" and auto.method_auto.startswith("nonsymmetric")
+    named = spmv.solve(c, bc, method="bicgstab", tol=1e-10)
+    assert named.method == "bicgstab" and named.method_auto is None
+    with pytest.raises(ValueError, match="method"):
+        spmv.solve(c, bc, method="lsqr")
+    with pytest.raises(ValueError, match="restart"):
+        spmv.gmres(c, bc, restart=0)
+    with pytest.raises(TypeError):
+        spmv.gmres(c, bc, method="cg")  # the method is the function's own
+
+
 def test_pagerank_ranks_sum_to_n():
     g = spmv.generate("kron:scale=10")
     r = spmv.pagerank(g, tol=1e-8)

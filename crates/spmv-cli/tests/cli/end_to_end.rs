@@ -249,14 +249,31 @@ fn solve_writes_the_solution_and_reports_failures() {
         "{}",
         text(&out.stdout)
     );
-    // An indefinite matrix: CG says so and the exit status is not 0.
+    // An indefinite matrix: CG says so and the exit status is not 0; auto (the default)
+    // takes MINRES, which solves it; GMRES too, its restart named.
     let indefinite = write_mtx(&dir, "indefinite.mtx", "2 2 2\n1 1 1.0\n2 2 -1.0\n");
-    let out = spmv(&["solve", indefinite.to_str().unwrap(), "--cpu", "--format", "csr-scalar"]);
+    let path = indefinite.to_str().unwrap();
+    let out = spmv(&["solve", path, "--cpu", "--format", "csr-scalar", "--method", "cg"]);
     assert!(
         !out.status.success() && text(&out.stdout).contains("not positive definite"),
         "{}",
         text(&out.stdout)
     );
+    let (out, report) = spmv_json(&json, &["solve", path, "--cpu"]);
+    assert!(out.status.success(), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("minres (auto: symmetric, a diagonal entry ≤ 0: minres)"));
+    assert_eq!((&report["method"], &report["outcome"]), (&"minres".into(), &"converged".into()));
+    let out = spmv(&["solve", "poisson2d:n=12", "--cpu", "--method", "gmres", "--restart", "5"]);
+    assert!(
+        out.status.success() && text(&out.stdout).contains("gmres(5)"),
+        "{}",
+        text(&out.stdout)
+    );
+    fails_with(
+        &["solve", "poisson2d:n=5", "--cpu", "--method", "gmres", "--restart", "0"],
+        "restart",
+    );
+    fails_with(&["solve", "poisson2d:n=5", "--cpu", "--method", "lsqr"], "auto");
     // Bad input: a clear message each.
     let tall = write_mtx(&dir, "tall.mtx", TALL);
     fails_with(&["solve", tall.to_str().unwrap(), "--cpu"], "square matrix");

@@ -19,11 +19,13 @@ used in place, ordered on the caller's stream, and the result is the same kind o
 
 from __future__ import annotations
 
+import inspect
 import json
 import numbers
 import os
 import warnings
 from collections.abc import Callable, Sequence
+from types import SimpleNamespace
 from typing import Any, Union
 
 import numpy as np
@@ -44,6 +46,9 @@ __all__ = [
     "gpu_available",
     "cg",
     "bicgstab",
+    "minres",
+    "gmres",
+    "solve",
     "pagerank",
     "bench",
 ]
@@ -702,9 +707,13 @@ class TransposedOperator(_Products):
 
 
 class SolveResult:
-    """What :func:`cg` and :func:`bicgstab` return."""
+    """What the solvers (:func:`solve`, :func:`cg`, :func:`minres`, :func:`bicgstab`,
+    :func:`gmres`) return: x, the method that gave it (with ``method="auto"``, ``method_auto``
+    says what it saw and did) and the figures."""
 
     x: Any
+    method: str
+    method_auto: str | None
     outcome: str
     breakdown: str | None
     converged: bool
@@ -723,7 +732,7 @@ class SolveResult:
     def __repr__(self) -> str:
         what = self.outcome if self.breakdown is None else f"breakdown ({self.breakdown})"
         return (
-            f"SolveResult({what}, {self.iterations} iterations, residual {self.residual:.3e}, "
+            f"SolveResult({self.method}: {what}, {self.iterations} iterations, residual {self.residual:.3e}, "
             f"true residual {self.true_residual:.3e}, {self.ms:.3f} ms)"
         )
 
@@ -757,6 +766,7 @@ class _Krylov:
         callback: Any,
         check_every: Any,
         graph: Any,
+        restart: Any,
     ) -> None:
         tol = None if tol is None else _real(tol, "tol")
         rtol = None if rtol is None else _real(rtol, "rtol")
@@ -788,6 +798,20 @@ class _Krylov:
             raise TypeError(f"callback must be callable, not {type(callback).__name__}")
         self.callback = callback
         self.check_every, self.graph = _int(check_every, "check_every", 1), _bool(graph, "graph")
+        self.restart = _int(restart, "restart", 1, 256)
+
+    def request(self, method: str, tol: float) -> SimpleNamespace:
+        """What the extension's solvers take: the method and the settings, tol relative to
+        the system's right-hand side."""
+        return SimpleNamespace(
+            method=method,
+            jacobi=self.jacobi,
+            tol=tol,
+            max_iter=self.max_iter,
+            check_every=self.check_every,
+            graph=self.graph,
+            restart=self.restart,
+        )
 
     def system(
         self, apply: Any, b: np.ndarray, x0: Any, dtype: np.dtype
@@ -860,7 +884,7 @@ def _solve(
         raise ValueError(f"b has {bs.shape[0]} entries, the matrix needs {n}")
     rhs, tol, scale, x0h = args.system(op.apply, bs, x0, op.dtype)
     x = np.empty(n, dtype=op.dtype)
-    figures = _spmv.solve(op._raw, method, rhs, x, args.jacobi, tol, args.max_iter, args.check_every, args.graph)
+    figures = _spmv.solve(op._raw, rhs, x, args.request(method, tol))
     return args.result(x, figures, scale, x0h, origin, b)
 
 
@@ -889,15 +913,20 @@ def _device_list(devices: Devices, exchange: str) -> list[int]:
     return ordinals
 
 
-def _krylov(method: str, doc: str) -> Callable[..., SolveResult]:
-    """The solver ``method`` ("cg" or "bicgstab"), documented by ``doc``: one signature and
-    one body for every Krylov method."""
+_METHODS = ("auto", "cg", "bicgstab", "minres", "gmres")
+
+
+def _krylov(method: str | None, doc: str) -> Callable[..., SolveResult]:
+    """The solver ``method`` ("cg", "bicgstab", "minres" or "gmres"; None: :func:`solve`, whose
+    ``method`` argument names it), documented by ``doc``: one signature and one body for
+    every Krylov method."""
 
     def solver(
         a: Any,
         b: Any,
         x0: Any = None,
         *,
+        method: str | None = None,
         tol: float | None = None,
         rtol: float | None = None,
         atol: float = 0.0,
@@ -912,8 +941,17 @@ def _krylov(method: str, doc: str) -> Callable[..., SolveResult]:
         precision: str | None = None,
         devices: Devices | None = None,
         exchange: str = "peer",
+        restart: int = 30,
     ) -> SolveResult:
-        args = _Krylov(tol, rtol, atol, max_iter, maxiter, precond, M, callback, check_every, graph)
+        if fixed is not None:
+            if method is not None:
+                raise TypeError(f"{fixed}() got an unexpected keyword argument 'method' (spmv.solve takes one)")
+            method = fixed
+        elif method is None:
+            method = "auto"
+        elif method not in _METHODS:
+            raise ValueError(f"method must be one of {', '.join(map(repr, _METHODS))}, not {method!r}")
+        args = _Krylov(tol, rtol, atol, max_iter, maxiter, precond, M, callback, check_every, graph, restart)
         if devices is None:
             return _solve(method, a, b, x0, args, format, precision)
         ordinals = _device_list(devices, exchange)
@@ -938,22 +976,16 @@ def _krylov(method: str, doc: str) -> Callable[..., SolveResult]:
 
         rhs, tol_rel, scale, x0h = args.system(apply, bs, x0, dtype)
         x = np.empty(m.shape[0], dtype=dtype)
-        figures = _spmv.solve_distributed(
-            m._csr,
-            method,
-            rhs,
-            x,
-            args.jacobi,
-            _str(format, "format"),
-            precision,
-            ordinals,
-            exchange,
-            tol_rel,
-            args.max_iter,
-        )
+        parts = (_str(format, "format"), precision, ordinals, exchange)
+        figures = _spmv.solve_distributed(m._csr, rhs, x, args.request(method, tol_rel), parts)
         return args.result(x, figures, scale, x0h, origin, b)
 
-    solver.__name__ = solver.__qualname__ = method
+    fixed = method
+    if fixed is not None:
+        # The method is the function's own: no `method` argument.
+        params = [p for p in inspect.signature(solver).parameters.values() if p.name != "method"]
+        solver.__signature__ = inspect.signature(solver).replace(parameters=params)  # type: ignore[attr-defined]
+    solver.__name__ = solver.__qualname__ = fixed or "solve"
     solver.__doc__ = doc
     return solver
 
@@ -986,6 +1018,30 @@ bicgstab = _krylov(
     "bicgstab",
     """BiCGSTAB (right-preconditioned) for a general square A·x = b; as :func:`cg` (SciPy's
     argument names, ``precond``, ``devices`` too).""",
+)
+
+minres = _krylov(
+    "minres",
+    """MINRES for a symmetric A·x = b, definite or indefinite (where :func:`cg` stops with
+    "not positive definite"); as :func:`cg`. Its preconditioner must be positive definite:
+    ``precond="jacobi"`` is |diag(A)|⁻¹ here.""",
+)
+
+gmres = _krylov(
+    "gmres",
+    """Restarted GMRES(``restart``, default 30) for a general square A·x = b, right
+    preconditioned, the Arnoldi basis orthogonalised twice (CGS2) on the device; each cycle
+    ends with the true residual b − A·x. ``iterations`` counts Arnoldi steps (``max_iter``
+    bounds them). Otherwise as :func:`cg`.""",
+)
+
+solve = _krylov(
+    None,
+    """A·x = b by ``method``: "cg", "minres", "bicgstab", "gmres", or "auto" (the default):
+    CG for a symmetric A with a positive diagonal (MINRES if CG finds A indefinite), MINRES
+    for another symmetric A, GMRES for a nonsymmetric A (BiCGSTAB if GMRES does not
+    converge); the result's ``method`` and ``method_auto`` say what ran and why. Arguments as
+    :func:`cg` (``restart`` as :func:`gmres`).""",
 )
 
 

@@ -11,29 +11,11 @@ def read(path: str) -> Csr: ...
 def read_bytes(data: Any) -> Csr: ...
 def generate(spec: str) -> Csr: ...
 def to_device(a: Csr, format: str, precision: str, device: str) -> Operator: ...
-def solve(
-    op: Operator,
-    method: str,
-    b: Any,
-    x: Any,
-    jacobi: bool,
-    tol: float,
-    max_iter: int,
-    check_every: int,
-    graph: bool,
-) -> dict[str, Any]: ...
+# `args`: an object with the attributes method ("auto", "cg", "bicgstab", "minres" or
+# "gmres"), jacobi, tol, max_iter, check_every, graph and restart.
+def solve(op: Operator, b: Any, x: Any, args: Any) -> dict[str, Any]: ...
 def solve_distributed(
-    a: Csr,
-    method: str,
-    b: Any,
-    x: Any,
-    jacobi: bool,
-    format: str,
-    precision: str,
-    devices: list[int],
-    exchange: str,
-    tol: float,
-    max_iter: int,
+    a: Csr, b: Any, x: Any, args: Any, parts: tuple[str, str, list[int], str]
 ) -> dict[str, Any]: ...
 def pagerank(
     a: Csr,

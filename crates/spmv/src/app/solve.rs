@@ -13,7 +13,9 @@ use crate::choice::Choice;
 use crate::error::{Error, Result};
 use crate::matrix::{Csr, Precision, Scalar};
 use crate::reference::test_vector;
-use crate::solve::{self, jacobi, KrylovSettings, Method, Solution};
+use rayon::prelude::*;
+
+use crate::solve::{self, jacobi, KrylovSettings, Method, Outcome, Solution, Solvable};
 use crate::{Backend, DeviceMatrix, FormatHandle};
 
 use super::{fitted, Named, Parts, Target};
@@ -32,23 +34,159 @@ named!(Preconditioner, "preconditioner", [
     "none" => Preconditioner::None,
     "jacobi" => Preconditioner::Jacobi,
 ]);
-named!(Method, "method", ["cg" => Method::Cg, "bicgstab" => Method::Bicgstab]);
+named!(Method, "method", [
+    "cg" => Method::Cg,
+    "bicgstab" => Method::Bicgstab,
+    "minres" => Method::Minres,
+    "gmres" => Method::Gmres,
+]);
+
+/// How a solve's method is chosen: named, or `auto` from A's structure and the solve's course
+/// ([`solve_choosing`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MethodChoice {
+    /// CG for a symmetric A with a positive diagonal (MINRES when CG finds A indefinite),
+    /// MINRES for another symmetric A, GMRES for a nonsymmetric one (BiCGSTAB when GMRES
+    /// does not converge).
+    Auto,
+    /// This method.
+    Given(Method),
+}
+
+named!(MethodChoice, "method", [
+    "auto" => MethodChoice::Auto,
+    "cg" => MethodChoice::Given(Method::Cg),
+    "bicgstab" => MethodChoice::Given(Method::Bicgstab),
+    "minres" => MethodChoice::Given(Method::Minres),
+    "gmres" => MethodChoice::Given(Method::Gmres),
+]);
 
 impl Preconditioner {
-    /// M⁻¹ as a vector for `a` (f64, rounded to T once), or `None`.
-    pub fn inverse<T: Scalar>(self, a: &Csr<f64>) -> Result<Option<Vec<T>>> {
+    /// M⁻¹ as a vector for `a` (f64, rounded to T once), or `None`. MINRES's preconditioner
+    /// must be positive definite: its Jacobi is |diag(A)|⁻¹.
+    pub fn inverse<T: Scalar>(self, a: &Csr<f64>, method: Method) -> Result<Option<Vec<T>>> {
         Ok(match self {
             Preconditioner::None => None,
-            Preconditioner::Jacobi => Some(jacobi(a)?.into_iter().map(T::from_f64).collect()),
+            Preconditioner::Jacobi => {
+                let d = jacobi(a)?.into_iter();
+                Some(match method {
+                    Method::Minres => d.map(|d| T::from_f64(d.abs())).collect(),
+                    _ => d.map(T::from_f64).collect(),
+                })
+            }
         })
     }
+}
+
+/// A solve and the method that gave it, with `auto`'s path in words.
+pub struct Solved<T> {
+    /// The solution.
+    pub solution: Solution<T>,
+    /// The method that gave it.
+    pub method: Method,
+    /// `auto`: what it saw and did ("symmetric, positive diagonal: cg").
+    pub auto: Option<String>,
+}
+
+/// Solves A·x = b on `a`'s backend (`a64`: A in f64, for the preconditioner and `auto`'s look
+/// at its structure) with the method `choice` names or chooses.
+pub fn solve_choosing<T: Scalar, A: Solvable<T> + ?Sized>(
+    a: &A,
+    a64: &Csr<f64>,
+    choice: MethodChoice,
+    precond: Preconditioner,
+    b: &[T],
+    settings: &KrylovSettings,
+) -> Result<Solved<T>> {
+    let once = |method| -> Result<Solution<T>> {
+        let m_inv = precond.inverse::<T>(a64, method)?;
+        solve::solve(a, method, b, m_inv.as_deref(), settings)
+    };
+    let method = match choice {
+        MethodChoice::Given(method) => {
+            return Ok(Solved { solution: once(method)?, method, auto: None })
+        }
+        MethodChoice::Auto => method_for(a64),
+    };
+    let (seen, first) = match method {
+        Method::Cg => ("symmetric, positive diagonal", Method::Cg),
+        Method::Minres => ("symmetric, a diagonal entry ≤ 0", Method::Minres),
+        _ => ("nonsymmetric", Method::Gmres),
+    };
+    let solution = once(first)?;
+    let (next, why) = match (&solution.outcome, first) {
+        (Outcome::Indefinite(_), Method::Cg) => (Method::Minres, "cg found A indefinite"),
+        (Outcome::Converged, _) => (first, ""),
+        (_, Method::Gmres) => (Method::Bicgstab, "gmres did not converge"),
+        _ => (first, ""),
+    };
+    if next == first {
+        return Ok(Solved {
+            solution,
+            method: first,
+            auto: Some(format!("{seen}: {}", first.name())),
+        });
+    }
+    let retried = once(next)?;
+    // GMRES's answer stays when BiCGSTAB does no better.
+    if next == Method::Bicgstab
+        && !retried.converged()
+        && retried.true_residual.partial_cmp(&solution.true_residual)
+            != Some(std::cmp::Ordering::Less)
+    {
+        let auto = format!("{seen}: gmres, then bicgstab (no better)");
+        return Ok(Solved { solution, method: first, auto: Some(auto) });
+    }
+    let auto = format!(
+        "{seen}: {}, {why} after {} iterations: {}",
+        first.name(),
+        solution.iterations,
+        next.name()
+    );
+    Ok(Solved { solution: retried, method: next, auto: Some(auto) })
+}
+
+/// `auto`'s first method for A: CG (symmetric, every diagonal entry positive), MINRES (another
+/// symmetric A) or GMRES (nonsymmetric). Symmetric: equal entries at (i, j) and (j, i), up to
+/// 1e-12 of their size.
+pub fn method_for(a: &Csr<f64>) -> Method {
+    if a.nrows() != a.ncols() || !symmetric(a) {
+        return Method::Gmres;
+    }
+    let positive = (0..a.nrows()).all(|r| {
+        let (cols, vals) = a.row(r);
+        cols.iter().zip(vals).filter(|(&c, _)| c as usize == r).map(|(_, &v)| v).sum::<f64>() > 0.0
+    });
+    if positive {
+        Method::Cg
+    } else {
+        Method::Minres
+    }
+}
+
+/// Whether A (square) equals its transpose, entry by entry up to 1e-12 relatively.
+fn symmetric(a: &Csr<f64>) -> bool {
+    let Ok(t) = a.transpose() else { return false };
+    (0..a.nrows()).into_par_iter().all(|r| {
+        let (ca, va) = a.row(r);
+        let (ct, vt) = t.row(r);
+        // Rows hold sorted distinct columns; explicit zeros do not count.
+        let nonzero = |cols: &'_ [u32], vals: &'_ [f64]| -> Vec<(u32, f64)> {
+            cols.iter().zip(vals).filter(|(_, &v)| v != 0.0).map(|(&c, &v)| (c, v)).collect()
+        };
+        let (x, y) = (nonzero(ca, va), nonzero(ct, vt));
+        x.len() == y.len()
+            && x.iter().zip(&y).all(|(&(c1, v1), &(c2, v2))| {
+                c1 == c2 && (v1 - v2).abs() <= 1e-12 * v1.abs().max(v2.abs())
+            })
+    })
 }
 
 /// What to solve with: the method, preconditioner, format choice, precision, settings.
 #[derive(Clone)]
 pub struct Request {
-    /// CG or BiCGSTAB.
-    pub method: Method,
+    /// CG, BiCGSTAB, MINRES, GMRES or `auto`.
+    pub method: MethodChoice,
     /// The preconditioner.
     pub precond: Preconditioner,
     /// The format of A's products.
@@ -73,7 +211,12 @@ pub struct Report {
     pub matrix: String,
     pub rows: usize,
     pub nnz: usize,
+    /// The method that gave x (`auto`'s choice).
     pub method: String,
+    /// `auto`: what it saw and did.
+    pub method_auto: Option<String>,
+    /// GMRES: the basis' size before a restart.
+    pub restart: Option<usize>,
     pub precond: String,
     pub format: String,
     /// The format `auto` chose, when the format is `auto`.
@@ -156,10 +299,14 @@ impl Report {
             .breakdown
             .as_ref()
             .map_or(self.outcome.replace('_', " "), |why| format!("breakdown: {why}"));
+        let method = match (&self.method_auto, self.restart) {
+            (Some(why), _) => format!("{} (auto: {why})", self.method),
+            (None, Some(m)) => format!("{}({m})", self.method),
+            (None, None) => self.method.clone(),
+        };
         let mut s = format!(
-            "{} {} ({chosen}, {}, precond {}) on the {}: {outcome} after {} iterations, ‖r‖/‖b‖ = {:.3e} (true {:.3e}), {:.2} ms ({:.4} ms per iteration{}; conversion {:.2} ms)\n",
+            "{} {method} ({chosen}, {}, precond {}) on the {}: {outcome} after {} iterations, ‖r‖/‖b‖ = {:.3e} (true {:.3e}), {:.2} ms ({:.4} ms per iteration{}; conversion {:.2} ms)\n",
             crate::error::printable_name(&self.matrix),
-            self.method,
             self.precision,
             self.precond,
             self.backend,
@@ -234,6 +381,8 @@ pub fn run(name: &str, a: &Csr<f64>, b: &[f64], request: &Request, target: &Targ
         rows: a.nrows(),
         nnz: a.nnz(),
         method: request.method.name().into(),
+        method_auto: None,
+        restart: None,
         precond: request.precond.name().into(),
         format: request.choice.label(),
         chosen: None,
@@ -263,6 +412,9 @@ pub fn run(name: &str, a: &Csr<f64>, b: &[f64], request: &Request, target: &Targ
             return Err(Error::Unsupported("the solvers run in f64 and f32, not f16".into()))
         }
     };
+    if report.method == Method::Gmres.name() {
+        report.restart = Some(settings.restart);
+    }
     Ok(Run { report, x })
 }
 
@@ -271,7 +423,9 @@ pub fn outcome_name(outcome: &solve::Outcome) -> (&'static str, Option<String>) 
     match outcome {
         solve::Outcome::Converged => ("converged", None),
         solve::Outcome::NotConverged => ("not_converged", None),
-        solve::Outcome::Breakdown(why) => ("breakdown", Some(why.clone())),
+        solve::Outcome::Breakdown(why) | solve::Outcome::Indefinite(why) => {
+            ("breakdown", Some(why.clone()))
+        }
         solve::Outcome::NonFinite => ("non_finite", None),
         solve::Outcome::InaccurateResidual => ("inaccurate_residual", None),
     }
@@ -287,17 +441,16 @@ fn typed<T: Scalar>(
     report: &mut Report,
 ) -> Result<Vec<f64>> {
     let b: Vec<T> = b64.iter().map(|&v| T::from_f64(v)).collect();
-    let m_inv = request.precond.inverse::<T>(a64)?;
-    let m_inv = m_inv.as_deref();
-    let (method, settings) = (request.method, &request.settings);
+    let (choice, precond, settings) = (request.method, request.precond, &request.settings);
     let start = Instant::now();
     let mut solves = Solves::default();
+    let solve = |a: &dyn Solvable<T>| solve_choosing(a, a64, choice, precond, &b, settings);
     match target {
         Target::Parts(parts) => {
             let d = parts.distribute(a, &request.choice)?;
             report.convert_ms = start.elapsed().as_secs_f64() * 1e3;
             for _ in 0..request.repeat.max(1) {
-                solves.push(solve::solve(&d, method, &b, m_inv, settings)?);
+                solves.push(solve(&d)?);
             }
             report.chosen = Some(d.part_formats().join(" | "));
             report.distributed = Some(distributed(&d, parts, request.measure_parts)?);
@@ -310,25 +463,21 @@ fn typed<T: Scalar>(
                     let device = host.upload(gpu)?;
                     report.convert_ms = start.elapsed().as_secs_f64() * 1e3;
                     for _ in 0..request.repeat.max(1) {
-                        solves.push(solve::solve(&device, method, &b, m_inv, settings)?);
+                        solves.push(solve(&device)?);
                     }
-                    if request.measure_parts && a.nrows() > 0 {
-                        let iteration_ms =
-                            solves.last.as_ref().map_or(f64::NAN, |s| s.iteration_ms);
-                        let parts = iteration_parts(
-                            backend,
-                            &device,
-                            method,
-                            m_inv.is_some(),
-                            iteration_ms,
-                        )?;
+                    if let (true, Some(last)) =
+                        (request.measure_parts && a.nrows() > 0, &solves.last)
+                    {
+                        let preconditioned = precond != Preconditioner::None;
+                        let parts =
+                            iteration_parts(backend, &device, last, preconditioned, settings)?;
                         report.parts = Some(parts);
                     }
                 }
                 Backend::Cpu => {
                     report.convert_ms = start.elapsed().as_secs_f64() * 1e3;
                     for _ in 0..request.repeat.max(1) {
-                        solves.push(solve::solve(&host, method, &b, m_inv, settings)?);
+                        solves.push(solve(&host)?);
                     }
                 }
             }
@@ -359,7 +508,7 @@ fn distributed<T: Scalar>(
 /// whatever the count).
 struct Solves<T> {
     ms: Vec<f64>,
-    last: Option<Solution<T>>,
+    last: Option<Solved<T>>,
 }
 
 impl<T> Default for Solves<T> {
@@ -369,14 +518,16 @@ impl<T> Default for Solves<T> {
 }
 
 impl<T: Scalar> Solves<T> {
-    fn push(&mut self, s: Solution<T>) {
-        self.ms.push(s.ms);
+    fn push(&mut self, s: Solved<T>) {
+        self.ms.push(s.solution.ms);
         self.last = Some(s);
     }
 
     /// The report's figures from the solves (the median time of all but the first); x.
     fn finish(self, report: &mut Report) -> Vec<f64> {
-        let solution = self.last.expect("at least one solve");
+        let Solved { solution, method, auto } = self.last.expect("at least one solve");
+        report.method = method.name().into();
+        report.method_auto = auto;
         report.first_solve_ms = self.ms[0];
         let mut times = self.ms[1..].to_vec();
         report.solve_ms = if times.is_empty() { self.ms[0] } else { median_min(&mut times).0 };
@@ -397,10 +548,11 @@ impl<T: Scalar> Solves<T> {
 fn iteration_parts<T: Scalar>(
     backend: &Backend,
     a: &DeviceMatrix<T>,
-    method: Method,
+    solved: &Solved<T>,
     preconditioned: bool,
-    iteration_ms: f64,
+    settings: &KrylovSettings,
 ) -> Result<IterationParts> {
+    let (method, iteration_ms) = (solved.method, solved.solution.iteration_ms);
     let Backend::Gpu(gpu) = backend else {
         return Err(Error::Unsupported("parts are measured on the GPU".into()));
     };
@@ -413,7 +565,8 @@ fn iteration_parts<T: Scalar>(
     let copy_gbs = backend.machine(&BenchSettings::default())?.copy_gbs;
     let value = std::mem::size_of::<T>();
     let spmv_bytes = a.bytes_read() + 2 * n * value;
-    let vector_bytes = method.vector_bytes_per_iteration(n, value, preconditioned);
+    let vector_bytes =
+        method.vector_bytes_per_iteration(n, value, preconditioned, settings.restart);
     let products = method.products_per_iteration();
     let parts_ms = products as f64 * spmv_ms + vector_bytes as f64 / (copy_gbs * 1e9) * 1e3;
     let achieved_gbs = (products * spmv_bytes + vector_bytes) as f64 / (iteration_ms * 1e-3) / 1e9;
@@ -445,7 +598,7 @@ mod tests {
             [(Precision::F64, Preconditioner::None), (Precision::F32, Preconditioner::Jacobi)]
         {
             let request = Request {
-                method: Method::Cg,
+                method: MethodChoice::Given(Method::Cg),
                 precond,
                 choice: Choice::parse("csr-scalar").unwrap(),
                 precision,
@@ -464,7 +617,7 @@ mod tests {
     fn bad_requests_are_refused() {
         let a = laplacian(4);
         let request = Request {
-            method: Method::Cg,
+            method: MethodChoice::Given(Method::Cg),
             precond: Preconditioner::None,
             choice: Choice::parse("csr-scalar").unwrap(),
             precision: Precision::F16,
@@ -478,7 +631,8 @@ mod tests {
         let e = run("p", &a, &[1.0], &request, &cpu).err().unwrap();
         assert!(e.to_string().contains("b has 1 entries"), "{e}");
         assert!("ilu".parse::<Preconditioner>().is_err());
-        assert!("gmres".parse::<Method>().is_err());
-        assert_eq!("bicgstab".parse::<Method>().unwrap(), Method::Bicgstab);
+        assert!("lsqr".parse::<MethodChoice>().is_err());
+        assert_eq!("gmres".parse::<MethodChoice>().unwrap(), MethodChoice::Given(Method::Gmres));
+        assert_eq!("auto".parse::<MethodChoice>().unwrap(), MethodChoice::Auto);
     }
 }

@@ -1,5 +1,5 @@
-//! The Krylov engine of a [`DistributedMatrix`]: the methods of [`crate::solve`] (CG and
-//! BiCGSTAB, written once) with the product through the halo exchange and each step of
+//! The Krylov engine of a [`DistributedMatrix`]: the methods of [`crate::solve`] (CG,
+//! BiCGSTAB, MINRES and GMRES, written once) with the product through the halo exchange and each step of
 //! krylov.cu run on every part's own entries on its own GPU. A step's sums are totalled per
 //! part on the device (the one-GPU kernels' order), read back, added over the parts in part
 //! order, and the scalar step runs on the host (`solve::engine::step`); the new scalars go
@@ -16,10 +16,15 @@ use super::{DistVector, DistributedMatrix};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::matrix::Scalar;
-use crate::solve::engine::{slot, step, BiVectors, CgVectors, Engine, Op, Stopped};
-use crate::solve::krylov::{blocks, stop, KrylovSettings};
+use crate::solve::engine::{
+    gm_step, slot, step, BiVectors, CgVectors, Engine, GmAt, GmVectors, MrVectors, Op, Pace,
+    Stopped,
+};
+use crate::solve::krylov::{stop, KrylovSettings};
 use crate::solve::krylov_gpu::{
-    StepKernels, BI_DIRECTION, BI_S, BI_UPDATE, CG_DIRECTION, CG_UPDATE,
+    address_table, partial_len, StepKernels, BI_DIRECTION, BI_S, BI_UPDATE, CG_DIRECTION,
+    CG_UPDATE, GM_DOTS, GM_NORMALIZE, GM_RESTART, GM_SUBTRACT, GM_UPDATE, MR_ALPHA, MR_BETA,
+    MR_UPDATE,
 };
 use crate::solve::methods::{initial_scalars, run, Backing, Job, OwnEngines, Solvable};
 use crate::solve::pagerank::{PowerEngine, Transition};
@@ -61,6 +66,8 @@ struct PartState<T> {
     /// The part's rows of the inverse diagonal (one unread element without one).
     d: CudaSlice<T>,
     kernels: StepKernels,
+    /// GMRES: the addresses of the part's own entries of the basis' vectors.
+    table: Option<CudaSlice<u64>>,
 }
 
 struct DistEngine<'a, T: Scalar> {
@@ -69,14 +76,14 @@ struct DistEngine<'a, T: Scalar> {
     bnorm: f64,
     use_d: u32,
     /// The scalars, on the host (each part has a copy for its kernels).
-    s: RefCell<[f64; slot::COUNT]>,
+    s: RefCell<Vec<f64>>,
     parts: Vec<Option<PartState<T>>>,
 }
 
 impl<'a, T: Scalar> DistEngine<'a, T> {
     fn new(a: &'a DistributedMatrix<T>, job: &Job<'a, T>) -> Result<Self> {
-        let Job { m_inv, settings, bnorm, .. } = *job;
-        let initial = initial_scalars(settings, bnorm);
+        let Job { method, m_inv, settings, bnorm, .. } = *job;
+        let initial = initial_scalars(settings, bnorm, method);
         let parts = a
             .parts
             .iter()
@@ -92,13 +99,14 @@ impl<'a, T: Scalar> DistEngine<'a, T> {
                 Ok(Some(PartState {
                     n32,
                     s: RefCell::new(gpu.upload(&initial)?),
-                    partial: gpu.alloc(2 * blocks(n))?,
+                    partial: gpu.alloc(partial_len(method, settings, n))?,
                     counter: gpu.alloc(1)?,
                     d: match m_inv {
                         Some(d) => gpu.upload(&d[p.rows.clone()])?,
                         None => gpu.alloc(1)?,
                     },
                     kernels: StepKernels::new::<T>(gpu, n)?,
+                    table: None,
                 }))
             })
             .collect::<Result<_>>()?;
@@ -131,26 +139,48 @@ impl<'a, T: Scalar> DistEngine<'a, T> {
         Ok(())
     }
 
-    /// The parts' totals (added in part order), the step `op` on the host, the scalars back
-    /// to every part.
-    fn finish(&self, op: Op) -> Result<()> {
-        let (mut u, mut v) = (0.0, 0.0);
+    /// The parts' scalars read back, `update` of the host's scalars with them, the result
+    /// back to every part.
+    fn settle(&self, update: impl FnOnce(&mut [f64], &[Vec<f64>])) -> Result<()> {
+        let mut parts = Vec::new();
         self.each(|_, gpu, state| {
-            let s = gpu.download(&state.s.borrow())?;
-            (u, v) = (u + s[slot::U], v + s[slot::V]);
+            parts.push(gpu.download(&state.s.borrow())?);
             Ok(())
         })?;
         let s = {
             let mut s = self.s.borrow_mut();
-            step(&mut s, u, v, op);
-            *s
+            update(&mut s, &parts);
+            s.clone()
         };
         self.each(|_, gpu, state| Ok(gpu.stream().memcpy_htod(&s, &mut *state.s.borrow_mut())?))
+    }
+
+    /// The parts' totals in `slot` added in part order.
+    fn total(parts: &[Vec<f64>], slot: usize) -> f64 {
+        parts.iter().fold(0.0, |sum, s| sum + s[slot])
+    }
+
+    /// The parts' totals (added in part order), the step `op` on the host, the scalars back
+    /// to every part.
+    fn finish(&self, op: Op) -> Result<()> {
+        self.settle(|s, parts| {
+            step(s, Self::total(parts, slot::U), Self::total(parts, slot::V), op)
+        })
+    }
+
+    /// GMRES's step `op` of Arnoldi step j on the parts' total of U.
+    fn gm_finish(&self, op: Op, j: usize) -> Result<()> {
+        self.settle(|s, parts| gm_step(s, Self::total(parts, slot::U), op, j))
     }
 
     /// Whether the host's scalars say running (a stopped solve's launches would change nothing).
     fn running(&self) -> bool {
         self.s.borrow()[slot::STATUS] == stop::RUNNING as f64
+    }
+
+    /// Whether GMRES's Arnoldi steps run (running, the cycle not done).
+    fn gm_active(&self) -> bool {
+        self.running() && self.s.borrow()[slot::GM_DONE] == 0.0
     }
 }
 
@@ -178,7 +208,7 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
         let s = {
             let mut s = self.s.borrow_mut();
             values.iter().for_each(|&(i, v)| s[i] = v);
-            *s
+            s.clone()
         };
         self.each(|_, gpu, state| Ok(gpu.stream().memcpy_htod(&s, &mut *state.s.borrow_mut())?))
     }
@@ -284,21 +314,173 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
         }
         self.finish(Op::BiRho)
     }
-    fn run(&self, iteration: &mut dyn FnMut() -> Result<()>) -> Result<Stopped> {
+    fn mr_alpha(&self, vs: &mut MrVectors<DistVector<T>>) -> Result<()> {
+        let MrVectors { v, r1, q, .. } = &*vs;
+        if self.running() {
+            self.each(|i, gpu, st| {
+                let (v, r1, q, s) =
+                    (self.own(v, i), self.own(r1, i), self.own(q, i), st.s.borrow());
+                unsafe {
+                    st.kernels.steps[MR_ALPHA].launch(gpu, |l| {
+                        l.arg(&st.n32).arg(&*s).arg(&v).arg(&r1).arg(&q);
+                        l.arg(&st.partial).arg(&st.counter).arg(&(Op::Totals as u32));
+                    })
+                }
+            })?;
+        }
+        self.finish(Op::MrAlpha)
+    }
+    fn mr_beta(&self, vs: &mut MrVectors<DistVector<T>>) -> Result<()> {
+        let MrVectors { q, r1, r2, y, .. } = &*vs;
+        if self.running() {
+            self.each(|i, gpu, st| {
+                let (q, r1, r2, y) =
+                    (self.own(q, i), self.own(r1, i), self.own(r2, i), self.own(y, i));
+                let s = st.s.borrow();
+                unsafe {
+                    st.kernels.steps[MR_BETA].launch(gpu, |l| {
+                        l.arg(&st.n32).arg(&*s).arg(&q).arg(&st.d).arg(&self.use_d);
+                        l.arg(&r1).arg(&r2).arg(&y).arg(&st.partial).arg(&st.counter);
+                        l.arg(&(Op::Totals as u32));
+                    })
+                }
+            })?;
+        }
+        self.finish(Op::MrBeta)
+    }
+    fn mr_update(&self, vs: &mut MrVectors<DistVector<T>>) -> Result<()> {
+        let y = vs.y_used(self.use_d != 0);
+        let MrVectors { v, w1, w2, x, .. } = &*vs;
+        if self.running() {
+            self.each(|i, gpu, st| {
+                let (y, v, w1, w2) =
+                    (self.own(y, i), self.own(v, i), self.own(w1, i), self.own(w2, i));
+                let (x, s) = (self.own(x, i), st.s.borrow());
+                unsafe {
+                    st.kernels.steps[MR_UPDATE].launch(gpu, |l| {
+                        l.arg(&st.n32).arg(&*s).arg(&y).arg(&v).arg(&w1).arg(&w2).arg(&x);
+                        l.arg(&st.partial).arg(&st.counter).arg(&(Op::Totals as u32));
+                    })
+                }
+            })?;
+        }
+        self.finish(Op::MrCheck)
+    }
+    fn gm_basis(&mut self, vs: &GmVectors<DistVector<T>>) -> Result<()> {
+        for (i, state) in self.parts.iter_mut().enumerate() {
+            if let Some(state) = state {
+                let p = &self.a.parts[i];
+                p.gpu.context().bind_to_thread()?;
+                let own = vs.basis.iter().map(|v| {
+                    let at = if v.halo { p.own_offset } else { 0 };
+                    v.parts[i].slice(at..at + p.rows.len())
+                });
+                state.table = Some(address_table(&p.gpu, own)?);
+            }
+        }
+        Ok(())
+    }
+    fn gm_dots(&self, _: &GmVectors<DistVector<T>>, j: usize, op: Op) -> Result<()> {
+        let j32 = j as u32;
+        if self.gm_active() {
+            self.each(|_, gpu, st| {
+                let (s, table) = (st.s.borrow(), st.table.as_ref().expect("gm_basis ran"));
+                unsafe {
+                    st.kernels.steps[GM_DOTS].launch(gpu, |l| {
+                        l.arg(&st.n32).arg(&*s).arg(table).arg(&j32);
+                        l.arg(&st.partial).arg(&st.counter).arg(&(Op::Totals as u32));
+                    })
+                }
+            })?;
+        }
+        self.settle(|s, parts| {
+            if s[slot::STATUS] == stop::RUNNING as f64 && s[slot::GM_DONE] == 0.0 {
+                let at = GmAt::of(s);
+                (0..=j).for_each(|k| s[at.t(k)] = Self::total(parts, at.t(k)));
+            }
+            gm_step(s, 0.0, op, j)
+        })
+    }
+    fn gm_subtract(&self, _: &mut GmVectors<DistVector<T>>, j: usize, norm: bool) -> Result<()> {
+        let (j32, norm32) = (j as u32, norm as u32);
+        if self.gm_active() {
+            self.each(|_, gpu, st| {
+                let (s, table) = (st.s.borrow(), st.table.as_ref().expect("gm_basis ran"));
+                unsafe {
+                    st.kernels.steps[GM_SUBTRACT].launch(gpu, |l| {
+                        l.arg(&st.n32).arg(&*s).arg(table).arg(&j32).arg(&norm32);
+                        l.arg(&st.partial).arg(&st.counter).arg(&(Op::Totals as u32));
+                    })
+                }
+            })?;
+        }
+        if norm {
+            self.gm_finish(Op::GmArnoldi, j)?;
+        }
+        Ok(())
+    }
+    fn gm_normalize(&self, vs: &mut GmVectors<DistVector<T>>, j: usize) -> Result<()> {
+        let j32 = j as u32;
+        if !self.gm_active() {
+            return Ok(());
+        }
+        self.each(|i, gpu, st| {
+            let (s, table, z) =
+                (st.s.borrow(), st.table.as_ref().expect("gm_basis ran"), self.own(&vs.z, i));
+            unsafe {
+                st.kernels.steps[GM_NORMALIZE].launch(gpu, |l| {
+                    l.arg(&st.n32).arg(&*s).arg(table).arg(&j32);
+                    l.arg(&st.d).arg(&self.use_d).arg(&z);
+                })
+            }
+        })
+    }
+    fn gm_update(&self, vs: &mut GmVectors<DistVector<T>>) -> Result<()> {
+        if !self.running() {
+            return Ok(());
+        }
+        self.each(|i, gpu, st| {
+            let (s, table, x) =
+                (st.s.borrow(), st.table.as_ref().expect("gm_basis ran"), self.own(&vs.x, i));
+            unsafe {
+                st.kernels.steps[GM_UPDATE].launch(gpu, |l| {
+                    l.arg(&st.n32).arg(&*s).arg(table).arg(&st.d).arg(&self.use_d).arg(&x);
+                })
+            }
+        })
+    }
+    fn gm_restart(&self, vs: &mut GmVectors<DistVector<T>>) -> Result<()> {
+        if self.running() {
+            self.each(|i, gpu, st| {
+                let (b, r, s) = (self.own(&vs.b, i), self.own(&vs.basis[0], i), st.s.borrow());
+                unsafe {
+                    st.kernels.steps[GM_RESTART].launch(gpu, |l| {
+                        l.arg(&st.n32).arg(&*s).arg(&b).arg(&r);
+                        l.arg(&st.partial).arg(&st.counter).arg(&(Op::Totals as u32));
+                    })
+                }
+            })?;
+        }
+        self.gm_finish(Op::GmRestart, 0)
+    }
+    fn cycle_done(&self) -> bool {
+        !self.gm_active()
+    }
+    fn run(&self, iteration: &mut dyn FnMut() -> Result<()>, pace: Pace) -> Result<Stopped> {
         // The host knows the scalars at every step: no read-back to batch.
         let started = Instant::now();
         let mut launched = 0;
-        while launched < self.settings.max_iter && self.running() {
+        while launched < pace.launches && self.running() {
             iteration()?;
             launched += 1;
             if let Some(progress) = &self.settings.progress {
                 let s = self.s.borrow();
-                if launched % self.settings.check_every == 0 || !self.running() {
+                if launched % pace.check_every == 0 || !self.running() {
                     progress(s[slot::ITER] as usize, s[slot::RR].sqrt() / self.bnorm);
                 }
             }
         }
-        let s = *self.s.borrow();
+        let s = self.s.borrow();
         Ok(Stopped::from_scalars(&s, launched, started, false))
     }
 }

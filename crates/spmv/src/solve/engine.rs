@@ -33,10 +33,65 @@ pub(crate) mod slot {
     pub const BI_OMEGA: usize = 8;
     pub const BI_BETA: usize = 9;
     pub const BI_S_CONVERGED: usize = 10;
+    pub const MR_BETA: usize = 6;
+    pub const MR_OLDB: usize = 7;
+    pub const MR_ALPHA: usize = 8;
+    pub const MR_DBAR: usize = 9;
+    pub const MR_EPS: usize = 10;
+    pub const MR_OLDEPS: usize = 11;
+    pub const MR_DELTA: usize = 12;
+    pub const MR_GAMMA: usize = 13;
+    pub const MR_PHI: usize = 14;
+    pub const MR_PHIBAR: usize = 15;
+    pub const MR_CS: usize = 16;
+    pub const MR_SN: usize = 17;
+    pub const MR_SCALE: usize = 18;
+    pub const GM_M: usize = 6;
+    pub const GM_MAX_ITER: usize = 7;
+    pub const GM_DONE: usize = 8;
+    pub const GM_J: usize = 9;
+    pub const GM_HNEXT: usize = 10;
+    pub const GM_BREAK: usize = 11;
     /// A sum's two totals, for engines that finish the step on the host (KR_OP_TOTALS).
-    pub const U: usize = 11;
-    pub const V: usize = 12;
-    pub const COUNT: usize = 16;
+    pub const U: usize = 28;
+    pub const V: usize = 29;
+    /// The scalars of every method; GMRES's arrays follow ([`GmAt`]).
+    pub const COUNT: usize = 32;
+    /// The largest GMRES basis (krylov.cu's KR_GM_MAX_M).
+    pub const GM_MAX_M: usize = 256;
+}
+
+/// Where GMRES's arrays sit after the scalars, for a basis of m + 1 vectors (krylov.cu's
+/// `kr_gm_at`): the dots' totals t and g (m + 1 each), the rotations c and s (m each), H
+/// (column-major, m + 1 rows, m columns).
+#[derive(Clone, Copy)]
+pub(crate) struct GmAt {
+    pub m: usize,
+}
+
+impl GmAt {
+    pub fn of(s: &[f64]) -> Self {
+        GmAt { m: s[slot::GM_M] as usize }
+    }
+    /// The length of the scalars with GMRES's arrays.
+    pub fn len(self) -> usize {
+        self.h(0, self.m)
+    }
+    pub fn t(self, k: usize) -> usize {
+        slot::COUNT + k
+    }
+    pub fn g(self, k: usize) -> usize {
+        slot::COUNT + (self.m + 1) + k
+    }
+    pub fn c(self, k: usize) -> usize {
+        slot::COUNT + 2 * (self.m + 1) + k
+    }
+    pub fn sn(self, k: usize) -> usize {
+        slot::COUNT + 2 * (self.m + 1) + self.m + k
+    }
+    pub fn h(self, row: usize, col: usize) -> usize {
+        slot::COUNT + 2 * (self.m + 1) + 2 * self.m + col * (self.m + 1) + row
+    }
 }
 
 /// The finishing steps after a sum (krylov.cu's `KR_OP_*`: the discriminant is the kernels'
@@ -52,16 +107,29 @@ pub(crate) enum Op {
     BiRho = 5,
     /// Only store the totals in `U` and `V` (the step runs on the host).
     Totals = 6,
+    MrAlpha = 7,
+    MrBeta = 8,
+    MrCheck = 9,
+    GmH1 = 10,
+    GmH2 = 11,
+    GmArnoldi = 12,
+    GmRestart = 13,
 }
 
-/// The scalar step `op` on the totals `u`, `v` (krylov.cu's `kr_step`, line for line).
-pub(crate) fn step(s: &mut [f64; slot::COUNT], u: f64, v: f64, op: Op) {
+/// √(a² + b²) rounded step by step, as krylov.cu's `kr_norm2` (not `hypot`: the same bits).
+fn norm2(a: f64, b: f64) -> f64 {
+    (a * a + b * b).sqrt()
+}
+
+/// The scalar step `op` on the totals `u`, `v` (krylov.cu's `kr_step`, line for line; GMRES's
+/// steps are [`gm_step`]).
+pub(crate) fn step(s: &mut [f64], u: f64, v: f64, op: Op) {
     use slot::*;
     if s[STATUS] != stop::RUNNING as f64 {
         return;
     }
     let k = s[ITER] + 1.0;
-    let halt = |s: &mut [f64; COUNT], code: u32| {
+    let halt = |s: &mut [f64], code: u32| {
         s[STATUS] = code as f64;
         s[STATUS_ITER] = k;
     };
@@ -142,12 +210,159 @@ pub(crate) fn step(s: &mut [f64; slot::COUNT], u: f64, v: f64, op: Op) {
             s[U] = u;
             s[V] = v;
         }
+        Op::MrAlpha => {
+            s[MR_ALPHA] = u;
+            if !u.is_finite() {
+                halt(s, stop::NON_FINITE);
+            }
+        }
+        Op::MrBeta => {
+            if !u.is_finite() {
+                return halt(s, stop::NON_FINITE);
+            }
+            if u < 0.0 {
+                s[VALUE] = u;
+                return halt(s, stop::PRECONDITIONER);
+            }
+            let (alpha, cs, sn, dbar) = (s[MR_ALPHA], s[MR_CS], s[MR_SN], s[MR_DBAR]);
+            let beta = u.sqrt();
+            s[MR_OLDB] = s[MR_BETA];
+            s[MR_BETA] = beta;
+            s[MR_OLDEPS] = s[MR_EPS];
+            s[MR_DELTA] = cs * dbar + sn * alpha;
+            let gbar = sn * dbar - cs * alpha;
+            s[MR_EPS] = sn * beta;
+            s[MR_DBAR] = -(cs * beta);
+            let gamma = norm2(gbar, beta);
+            s[MR_GAMMA] = gamma;
+            if !gamma.is_finite() {
+                halt(s, stop::NON_FINITE);
+            } else if gamma == 0.0 {
+                halt(s, stop::GAMMA_ZERO);
+            } else {
+                let (c, sn2, phibar) = (gbar / gamma, beta / gamma, s[MR_PHIBAR]);
+                s[MR_CS] = c;
+                s[MR_SN] = sn2;
+                s[MR_PHI] = c * phibar;
+                s[MR_PHIBAR] = sn2 * phibar;
+            }
+        }
+        Op::MrCheck => {
+            s[ITER] = k;
+            let r = s[MR_PHIBAR] * s[MR_SCALE];
+            s[RR] = r * r;
+            if !s[RR].is_finite() {
+                halt(s, stop::NON_FINITE);
+            } else if s[RR] <= s[TOL2] {
+                halt(s, stop::CONVERGED);
+            }
+        }
+        Op::GmH1 | Op::GmH2 | Op::GmArnoldi | Op::GmRestart => {
+            unreachable!("GMRES's steps go through gm_step")
+        }
     }
+}
+
+/// GMRES's scalar step `op` of Arnoldi step j (krylov.cu's `kr_gm_step`, line for line): u is
+/// ‖v_{j+1}‖² or the restart's ‖r‖²; the dots' totals are in t.
+pub(crate) fn gm_step(s: &mut [f64], u: f64, op: Op, j: usize) {
+    use slot::*;
+    if s[STATUS] != stop::RUNNING as f64 {
+        return;
+    }
+    if op == Op::Totals {
+        s[U] = u;
+        return;
+    }
+    let at = GmAt::of(s);
+    let halt = |s: &mut [f64], code: u32, k: f64| {
+        s[STATUS] = code as f64;
+        s[STATUS_ITER] = k;
+    };
+    if op == Op::GmRestart {
+        let k = s[ITER];
+        s[RR] = u;
+        if !u.is_finite() {
+            halt(s, stop::NON_FINITE, k);
+        } else if u <= s[TOL2] {
+            halt(s, stop::CONVERGED, k);
+        } else if s[GM_BREAK] != 0.0 {
+            halt(s, stop::SINGULAR, k);
+        } else if k >= s[GM_MAX_ITER] {
+            halt(s, stop::LIMIT, k);
+        } else {
+            let beta = u.sqrt();
+            s[GM_HNEXT] = beta;
+            s[at.g(0)] = beta;
+            (1..=at.m).for_each(|i| s[at.g(i)] = 0.0);
+            s[GM_DONE] = 0.0;
+            s[GM_J] = 0.0;
+        }
+        return;
+    }
+    if s[GM_DONE] != 0.0 {
+        return;
+    }
+    if op == Op::GmH1 || op == Op::GmH2 {
+        for i in 0..=j {
+            s[at.h(i, j)] = if op == Op::GmH1 { s[at.t(i)] } else { s[at.h(i, j)] + s[at.t(i)] };
+        }
+        return;
+    }
+    debug_assert_eq!(op, Op::GmArnoldi);
+    let k = s[ITER] + 1.0;
+    s[ITER] = k;
+    let hnext = u.sqrt();
+    s[GM_HNEXT] = hnext;
+    for i in 0..j {
+        let (a, b, c, sn) = (s[at.h(i, j)], s[at.h(i + 1, j)], s[at.c(i)], s[at.sn(i)]);
+        s[at.h(i, j)] = c * a + sn * b;
+        s[at.h(i + 1, j)] = c * b - sn * a;
+    }
+    let a = s[at.h(j, j)];
+    let r = norm2(a, hnext);
+    if !r.is_finite() {
+        return halt(s, stop::NON_FINITE, k);
+    }
+    if r == 0.0 {
+        s[GM_BREAK] = 1.0;
+        s[GM_DONE] = 1.0;
+        s[GM_J] = j as f64;
+        return;
+    }
+    let (c, sn, g) = (a / r, hnext / r, s[at.g(j)]);
+    s[at.c(j)] = c;
+    s[at.sn(j)] = sn;
+    s[at.h(j, j)] = r;
+    s[at.g(j)] = c * g;
+    s[at.g(j + 1)] = -(sn * g);
+    s[RR] = s[at.g(j + 1)] * s[at.g(j + 1)];
+    if s[RR] <= s[TOL2] || hnext == 0.0 || k >= s[GM_MAX_ITER] || j + 1 == at.m {
+        s[GM_DONE] = 1.0;
+        s[GM_J] = (j + 1) as f64;
+    }
+}
+
+/// y = R⁻¹·g for the GM_J columns of the rotated H (krylov.cu's `kr_gm_solve`).
+pub(crate) fn gm_solve(s: &[f64]) -> Vec<f64> {
+    let at = GmAt::of(s);
+    let big_j = s[slot::GM_J] as usize;
+    let mut y = vec![0.0; big_j];
+    for k in (0..big_j).rev() {
+        let mut acc = s[at.g(k)];
+        for l in k + 1..big_j {
+            acc -= s[at.h(k, l)] * y[l];
+        }
+        y[k] = acc / s[at.h(k, k)];
+    }
+    y
 }
 
 /// What the scalars said at the stop.
 pub(crate) struct Stopped {
     pub code: u32,
+    /// Iterations (GMRES: cycles) launched, those past the stop included.
+    pub launched: usize,
     /// Mean wall time per iteration queued, in milliseconds.
     pub iteration_ms: f64,
     /// The iteration that stopped (or the iterations done, when none did).
@@ -165,6 +380,7 @@ impl Stopped {
             if code == stop::RUNNING { s[slot::ITER] } else { s[slot::STATUS_ITER] } as usize;
         Stopped {
             code,
+            launched,
             iteration_ms: started.elapsed().as_secs_f64() * 1e3 / launched.max(1) as f64,
             iterations,
             rr: s[slot::RR],
@@ -174,11 +390,27 @@ impl Stopped {
     }
 }
 
-/// Runs `iteration` in batches of `check_every` until `scalars` report a stop or `max_iter`
+/// How often a method's iteration (the closure [`Engine::run`] repeats) is launched and read
+/// back: at most `launches` times, the scalars read every `check_every` launches.
+#[derive(Clone, Copy)]
+pub(crate) struct Pace {
+    pub launches: usize,
+    pub check_every: usize,
+}
+
+impl Pace {
+    /// One launch per iteration, as the settings say.
+    pub fn of(settings: &KrylovSettings) -> Self {
+        Pace { launches: settings.max_iter, check_every: settings.check_every }
+    }
+}
+
+/// Runs `iteration` in batches of `check_every` until `scalars` report a stop or `launches`
 /// iterations ran, calling the progress callback at every read-back; `replay` runs one
 /// iteration (a CUDA graph's launch, or `iteration` itself).
 pub(crate) fn drive(
-    settings: &KrylovSettings,
+    pace: Pace,
+    progress: Option<&Progress>,
     bnorm: f64,
     replay: &mut dyn FnMut() -> Result<()>,
     scalars: &dyn Fn() -> Result<Vec<f64>>,
@@ -187,17 +419,17 @@ pub(crate) fn drive(
     let started = Instant::now();
     let mut launched = 0;
     loop {
-        let batch = settings.check_every.min(settings.max_iter - launched);
+        let batch = pace.check_every.min(pace.launches - launched);
         for _ in 0..batch {
             replay()?;
         }
         launched += batch;
         let s = scalars()?;
         let code = s[slot::STATUS] as u32;
-        if let Some(progress) = &settings.progress {
+        if let Some(progress) = progress {
             progress(s[slot::ITER] as usize, s[slot::RR].sqrt() / bnorm);
         }
-        if code != stop::RUNNING || launched == settings.max_iter {
+        if code != stop::RUNNING || launched == pace.launches {
             return Ok(Stopped::from_scalars(&s, launched, started, graph));
         }
     }
@@ -235,9 +467,63 @@ pub(crate) trait Engine<T: Scalar> {
     /// BiCGSTAB: x += α·p̂ + ω·ŝ, r = s − ω·t, r̂·r and r·r, step BI_RHO (p̂ is p and ŝ
     /// unread without a preconditioner: [`BiVectors::update`]).
     fn bi_update(&self, vs: &mut BiVectors<Self::Vector>) -> Result<()>;
+    /// MINRES: q −= (β/β_old)·r1, v·q, step MR_ALPHA.
+    fn mr_alpha(&self, vs: &mut MrVectors<Self::Vector>) -> Result<()>;
+    /// MINRES: q −= (α/β)·r2, r1 = r2, r2 = q, y = M⁻¹·r2, r2·y, step MR_BETA.
+    fn mr_beta(&self, vs: &mut MrVectors<Self::Vector>) -> Result<()>;
+    /// MINRES: the directions, x += φ·w, v = y/β, step MR_CHECK.
+    fn mr_update(&self, vs: &mut MrVectors<Self::Vector>) -> Result<()>;
+    /// GMRES: makes the basis addressable by the engine's kernels (once, before `run`).
+    fn gm_basis(&mut self, vs: &GmVectors<Self::Vector>) -> Result<()>;
+    /// GMRES: t = V_{≤j}·v_{j+1}, step `op` (H1 or H2).
+    fn gm_dots(&self, vs: &GmVectors<Self::Vector>, j: usize, op: Op) -> Result<()>;
+    /// GMRES: v_{j+1} −= V_{≤j}·t; with `norm` also ‖v_{j+1}‖² and step ARNOLDI.
+    fn gm_subtract(&self, vs: &mut GmVectors<Self::Vector>, j: usize, norm: bool) -> Result<()>;
+    /// GMRES: v_j /= h, z = M⁻¹·v_j (nothing once the cycle is done).
+    fn gm_normalize(&self, vs: &mut GmVectors<Self::Vector>, j: usize) -> Result<()>;
+    /// GMRES at a cycle's end: y = R⁻¹·g, x += M⁻¹·V·y.
+    fn gm_update(&self, vs: &mut GmVectors<Self::Vector>) -> Result<()>;
+    /// GMRES's restart (v_0 holds A·x): v_0 = b − v_0, ‖v_0‖², step RESTART.
+    fn gm_restart(&self, vs: &mut GmVectors<Self::Vector>) -> Result<()>;
+    /// Whether the host knows that GMRES's cycle is done, so that its remaining products
+    /// may be skipped (engines whose scalars live on the host; a GPU's never knows).
+    fn cycle_done(&self) -> bool {
+        false
+    }
     /// Runs `iteration` (one iteration's steps) until the scalars report a stop or
-    /// `max_iter` iterations ran ([`drive`]).
-    fn run(&self, iteration: &mut dyn FnMut() -> Result<()>) -> Result<Stopped>;
+    /// `pace.launches` iterations ran ([`drive`]).
+    fn run(&self, iteration: &mut dyn FnMut() -> Result<()>, pace: Pace) -> Result<Stopped>;
+}
+
+/// MINRES's vectors (y stored only with a preconditioner: it is r2 without one).
+pub(crate) struct MrVectors<V> {
+    pub x: V,
+    pub v: V,
+    pub q: V,
+    pub r1: V,
+    pub r2: V,
+    pub y: V,
+    pub w1: V,
+    pub w2: V,
+}
+
+impl<V> MrVectors<V> {
+    /// M⁻¹·r2: y, or r2 without a preconditioner.
+    pub fn y_used(&self, preconditioned: bool) -> &V {
+        if preconditioned {
+            &self.y
+        } else {
+            &self.r2
+        }
+    }
+}
+
+/// GMRES's vectors: the basis V (m + 1 vectors), z = M⁻¹·v_j (only with a preconditioner).
+pub(crate) struct GmVectors<V> {
+    pub x: V,
+    pub b: V,
+    pub basis: Vec<V>,
+    pub z: V,
 }
 
 /// CG's vectors (z stored only with a preconditioner), one argument for every step.
@@ -285,7 +571,7 @@ pub(crate) struct HostEngine<'a, T, A: ?Sized> {
     pub m_inv: Option<&'a [T]>,
     pub settings: &'a KrylovSettings,
     pub bnorm: f64,
-    pub s: RefCell<[f64; slot::COUNT]>,
+    pub s: RefCell<Vec<f64>>,
 }
 
 impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> HostEngine<'_, T, A> {
@@ -297,6 +583,9 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> HostEngine<'_, T, A
     }
     fn finish(&self, u: f64, v: f64, op: Op) {
         step(&mut self.s.borrow_mut(), u, v, op);
+    }
+    fn gm_active(&self) -> bool {
+        self.running() && self.get(slot::GM_DONE) == 0.0
     }
     /// `out = M⁻¹·v`, rounded to T (with a preconditioner only).
     fn precondition(&self, v: &[T], out: &mut [T]) {
@@ -419,10 +708,150 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
         self.finish(rho, rr, Op::BiRho);
         Ok(())
     }
-    fn run(&self, iteration: &mut dyn FnMut() -> Result<()>) -> Result<Stopped> {
+    fn mr_alpha(&self, vs: &mut MrVectors<Vec<T>>) -> Result<()> {
+        let MrVectors { ref v, ref r1, ref mut q, .. } = *vs;
+        let mut vq = 0.0;
+        if self.running() {
+            let oldb = self.get(slot::MR_OLDB);
+            let c = if oldb == 0.0 { 0.0 } else { self.get(slot::MR_BETA) / oldb };
+            q.par_iter_mut()
+                .zip(r1)
+                .for_each(|(q, &r1)| *q = T::from_f64(q.to_f64() - c * r1.to_f64()));
+            vq = dot(v, q);
+        }
+        self.finish(vq, 0.0, Op::MrAlpha);
+        Ok(())
+    }
+    fn mr_beta(&self, vs: &mut MrVectors<Vec<T>>) -> Result<()> {
+        let MrVectors { ref q, ref mut r1, ref mut r2, ref mut y, .. } = *vs;
+        let mut ry = 0.0;
+        if self.running() {
+            let c = self.get(slot::MR_ALPHA) / self.get(slot::MR_BETA);
+            r1.par_iter_mut().zip(r2.par_iter_mut()).zip(q).for_each(|((r1, r2), &q)| {
+                *r1 = *r2;
+                *r2 = T::from_f64(q.to_f64() - c * r2.to_f64());
+            });
+            ry = if self.m_inv.is_some() {
+                self.precondition(r2, y);
+                dot(r2, y)
+            } else {
+                dot(r2, r2)
+            };
+        }
+        self.finish(ry, 0.0, Op::MrBeta);
+        Ok(())
+    }
+    fn mr_update(&self, vs: &mut MrVectors<Vec<T>>) -> Result<()> {
+        if self.running() {
+            let [oldeps, delta, gamma, phi, beta] =
+                [slot::MR_OLDEPS, slot::MR_DELTA, slot::MR_GAMMA, slot::MR_PHI, slot::MR_BETA]
+                    .map(|i| self.get(i));
+            let y = if self.m_inv.is_some() { &vs.y } else { &vs.r2 };
+            let MrVectors { ref mut v, ref mut w1, ref mut w2, ref mut x, .. } = *vs;
+            (v, w1, w2, x, y).into_par_iter().for_each(|(v, w1, w2, x, &y)| {
+                let w = T::from_f64(
+                    ((v.to_f64() - oldeps * w2.to_f64()) - delta * w1.to_f64()) / gamma,
+                );
+                *w2 = *w1;
+                *w1 = w;
+                *x = T::from_f64(x.to_f64() + phi * w.to_f64());
+                if beta != 0.0 {
+                    *v = T::from_f64(y.to_f64() / beta);
+                }
+            });
+        }
+        self.finish(0.0, 0.0, Op::MrCheck);
+        Ok(())
+    }
+    fn gm_basis(&mut self, _: &GmVectors<Vec<T>>) -> Result<()> {
+        Ok(())
+    }
+    fn gm_dots(&self, vs: &GmVectors<Vec<T>>, j: usize, op: Op) -> Result<()> {
+        let active = self.gm_active();
+        let w = &vs.basis[j + 1];
+        let totals: Vec<f64> =
+            (0..=j).map(|k| if active { dot(&vs.basis[k], w) } else { 0.0 }).collect();
+        let mut s = self.s.borrow_mut();
+        if s[slot::STATUS] == stop::RUNNING as f64 {
+            let at = GmAt::of(&s);
+            totals.iter().enumerate().for_each(|(k, &t)| s[at.t(k)] = t);
+        }
+        gm_step(&mut s, 0.0, op, j);
+        Ok(())
+    }
+    fn gm_subtract(&self, vs: &mut GmVectors<Vec<T>>, j: usize, norm: bool) -> Result<()> {
+        let mut ww = 0.0;
+        if self.gm_active() {
+            let t: Vec<f64> = {
+                let s = self.s.borrow();
+                let at = GmAt::of(&s);
+                (0..=j).map(|k| s[at.t(k)]).collect()
+            };
+            let (lower, upper) = vs.basis.split_at_mut(j + 1);
+            let w = &mut upper[0];
+            w.par_iter_mut().enumerate().for_each(|(i, w)| {
+                let mut wi = w.to_f64();
+                for (k, &t) in t.iter().enumerate() {
+                    wi -= t * lower[k][i].to_f64();
+                }
+                *w = T::from_f64(wi);
+            });
+            ww = dot(w, w);
+        }
+        if norm {
+            gm_step(&mut self.s.borrow_mut(), ww, Op::GmArnoldi, j);
+        }
+        Ok(())
+    }
+    fn gm_normalize(&self, vs: &mut GmVectors<Vec<T>>, j: usize) -> Result<()> {
+        if !self.gm_active() {
+            return Ok(());
+        }
+        let h = self.get(slot::GM_HNEXT);
+        let v = &mut vs.basis[j];
+        v.par_iter_mut().for_each(|v| *v = T::from_f64(v.to_f64() / h));
+        if self.m_inv.is_some() {
+            self.precondition(v, &mut vs.z);
+        }
+        Ok(())
+    }
+    fn gm_update(&self, vs: &mut GmVectors<Vec<T>>) -> Result<()> {
+        if !self.running() {
+            return Ok(());
+        }
+        let y = gm_solve(&self.s.borrow());
+        let (basis, m_inv) = (&vs.basis, self.m_inv);
+        vs.x.par_iter_mut().enumerate().for_each(|(i, x)| {
+            let mut t = 0.0;
+            for (k, &y) in y.iter().enumerate() {
+                t += y * basis[k][i].to_f64();
+            }
+            if let Some(d) = m_inv {
+                t *= d[i].to_f64();
+            }
+            *x = T::from_f64(x.to_f64() + t);
+        });
+        Ok(())
+    }
+    fn gm_restart(&self, vs: &mut GmVectors<Vec<T>>) -> Result<()> {
+        let mut rr = 0.0;
+        if self.running() {
+            let r = &mut vs.basis[0];
+            r.par_iter_mut()
+                .zip(&vs.b)
+                .for_each(|(r, &b)| *r = T::from_f64(b.to_f64() - r.to_f64()));
+            rr = dot(r, r);
+        }
+        gm_step(&mut self.s.borrow_mut(), rr, Op::GmRestart, 0);
+        Ok(())
+    }
+    fn cycle_done(&self) -> bool {
+        !self.gm_active()
+    }
+    fn run(&self, iteration: &mut dyn FnMut() -> Result<()>, pace: Pace) -> Result<Stopped> {
         // Every iteration is checked on the host (nothing to batch), the progress at the
         // settings' pace.
-        let checked = KrylovSettings { check_every: 1, progress: None, ..self.settings.clone() };
+        let checked = Pace { check_every: 1, ..pace };
         let mut since = 0;
         let progress: Option<&Progress> = self.settings.progress.as_ref();
         let scalars = || -> Result<Vec<f64>> { Ok(self.s.borrow().to_vec()) };
@@ -431,12 +860,12 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
             since += 1;
             if let Some(report) = progress {
                 let s = self.s.borrow();
-                if since % self.settings.check_every == 0 || s[slot::STATUS] != 0.0 {
+                if since % pace.check_every == 0 || s[slot::STATUS] != 0.0 {
                     report(s[slot::ITER] as usize, s[slot::RR].sqrt() / self.bnorm);
                 }
             }
             Ok(())
         };
-        drive(&checked, self.bnorm, &mut replay, &scalars, false)
+        drive(checked, None, self.bnorm, &mut replay, &scalars, false)
     }
 }

@@ -18,6 +18,24 @@
 //   kr_dots         t·t, t·s;  OMEGA: ω = t·s / t·t
 //   kr_bi_update    x += α·p̂ + ω·ŝ, r = s − ω·t, r̂·r and r·r;  RHO: convergence,
 //                   breakdowns, β = (ρ'/ρ)·(α/ω)
+// MINRES (Paige–Saunders; a positive definite preconditioner), per iteration (q = A·v first):
+//   kr_mr_alpha     q −= (β/β_old)·r1, v·q;  ALPHA: α
+//   kr_mr_beta      q −= (α/β)·r2, r1 = r2, r2 = q, y = M⁻¹·r2, r2·y;  BETA: β' = √(r2·y),
+//                   the QR factor's Givens rotation (δ, ε, γ, c, s) and φ, φ̄
+//   kr_mr_update    w = (v − ε_old·w'' − δ·w')/γ (w'' = w', w' = w), x += φ·w, v = y/β';
+//                   CHECK: ‖r‖ ≈ φ̄ against the tolerance
+// GMRES(m) (right-preconditioned, restarted), one cycle of m Arnoldi steps j = 0, …, m − 1
+// (v_{j+1} = A·M⁻¹·v_j first; the basis is addressed through a table of m + 1 pointers):
+//   kr_gm_dots      h = V_{≤j}·v_{j+1};  H1: column j of H = h
+//   kr_gm_subtract  v_{j+1} −= V_{≤j}·h  (classical Gram–Schmidt)
+//   kr_gm_dots      h = V_{≤j}·v_{j+1};  H2: column j += h (the second pass of CGS2)
+//   kr_gm_subtract  v_{j+1} −= V_{≤j}·h, ‖v_{j+1}‖²;  ARNOLDI: h_{j+1,j}, the rotations of
+//                   column j, the residual estimate |g_{j+1}|; the cycle is done when it meets
+//                   the tolerance, at the basis' end, at max_iter or at an invariant subspace
+//   kr_gm_normalize v_{j+1} /= h_{j+1,j}, z = M⁻¹·v_{j+1}
+// then kr_gm_update (y = R⁻¹·g in every block, x += M⁻¹·V·y), V_0 = A·x, kr_gm_restart
+// (V_0 = b − V_0, ‖V_0‖²; RESTART: the true residual's test, else g = (β, 0, …)) and
+// kr_gm_normalize of V_0. Steps of a done cycle do nothing until the restart.
 // Sums are in f64 in a fixed order (solve/krylov.rs's `device_order_sum` is the same order
 // on the host): per thread over its grid-stride elements (a grid fixed by n), per block by a
 // halving tree, then the block sums, thread t taking blocks t, t + 256, …, and a halving
@@ -39,6 +57,29 @@
 #define KR_CG_RZ 6
 #define KR_CG_ALPHA 7
 #define KR_CG_BETA 8
+// MINRES.
+#define KR_MR_BETA 6
+#define KR_MR_OLDB 7
+#define KR_MR_ALPHA 8
+#define KR_MR_DBAR 9
+#define KR_MR_EPS 10
+#define KR_MR_OLDEPS 11
+#define KR_MR_DELTA 12
+#define KR_MR_GAMMA 13
+#define KR_MR_PHI 14
+#define KR_MR_PHIBAR 15
+#define KR_MR_CS 16
+#define KR_MR_SN 17
+#define KR_MR_SCALE 18  // ‖b‖/β₁: φ̄ in ‖b‖'s units
+// GMRES; its arrays follow the scalars (kr_gm_at).
+#define KR_GM_M 6         // the basis' size before a restart
+#define KR_GM_MAX_ITER 7  // Arnoldi steps at most
+#define KR_GM_DONE 8      // the cycle is done: its remaining steps do nothing
+#define KR_GM_J 9         // the basis vectors the update uses
+#define KR_GM_HNEXT 10    // h_{j+1,j} (or β after a restart): the next normalisation
+#define KR_GM_BREAK 11    // H was singular: stop after the update
+#define KR_SCALARS 32     // where GMRES's arrays start
+#define KR_GM_MAX_M 256   // the largest basis (shared memory of kr_gm_update)
 // BiCGSTAB.
 #define KR_BI_RHO 6
 #define KR_BI_ALPHA 7
@@ -56,6 +97,10 @@
 #define KR_ST_RV_ZERO 6     // BiCGSTAB: r̂·v = 0
 #define KR_ST_TT_ZERO 7     // BiCGSTAB: t·t = 0
 #define KR_ST_OMEGA_ZERO 8  // BiCGSTAB: ω = 0
+#define KR_ST_GAMMA_ZERO 9  // MINRES: γ = 0 (A singular on the Krylov space)
+#define KR_ST_PRECOND 10    // MINRES: r·M⁻¹r < 0 (the preconditioner is not positive definite)
+#define KR_ST_SINGULAR 11   // GMRES: the Hessenberg matrix is singular
+#define KR_ST_LIMIT 12      // GMRES: max_iter Arnoldi steps without convergence
 
 // The finishing steps (kr_step's `op`).
 #define KR_OP_CG_PQ 0
@@ -65,8 +110,15 @@
 #define KR_OP_BI_OMEGA 4
 #define KR_OP_BI_RHO 5
 #define KR_OP_TOTALS 6  // only store the totals (the step runs on the host: distributed solves)
-#define KR_U 11
-#define KR_V 12
+#define KR_OP_MR_ALPHA 7
+#define KR_OP_MR_BETA 8
+#define KR_OP_MR_CHECK 9
+#define KR_OP_GM_H1 10
+#define KR_OP_GM_H2 11
+#define KR_OP_GM_ARNOLDI 12
+#define KR_OP_GM_RESTART 13
+#define KR_U 28
+#define KR_V 29
 
 // The sums of u and v over a block of N threads (one of each per thread), by a fixed tree
 // (tree.cuh); thread 0 gets them.
@@ -80,6 +132,9 @@ __device__ __forceinline__ void kr_tree_sum(double& u, double& v) {
 __device__ __forceinline__ double kr_mul(double a, double b) { return __dmul_rn(a, b); }
 __device__ __forceinline__ double kr_add(double a, double b) { return __dadd_rn(a, b); }
 __device__ __forceinline__ double kr_sub(double a, double b) { return __dsub_rn(a, b); }
+__device__ __forceinline__ double kr_div(double a, double b) { return __ddiv_rn(a, b); }
+// √(a² + b²), rounded step by step (not hypot: the host computes the same bits).
+__device__ __forceinline__ double kr_norm2(double a, double b) { return __dsqrt_rn(kr_add(kr_mul(a, a), kr_mul(b, b))); }
 
 __device__ __forceinline__ bool kr_running(const double* __restrict__ s) { return s[KR_STATUS] == KR_ST_RUNNING; }
 
@@ -152,14 +207,151 @@ __device__ __forceinline__ void kr_step(double u, double v, u32 op, double* __re
                 s[KR_BI_RHO] = u;
             }
             break;
+        case KR_OP_MR_ALPHA:  // u = v·q
+            s[KR_MR_ALPHA] = u;
+            if (!isfinite(u)) kr_stop(s, KR_ST_NON_FINITE, k);
+            break;
+        case KR_OP_MR_BETA: {  // u = r2·M⁻¹r2
+            if (!isfinite(u)) {
+                kr_stop(s, KR_ST_NON_FINITE, k);
+                break;
+            }
+            if (u < 0.0) {
+                s[KR_VALUE] = u;
+                kr_stop(s, KR_ST_PRECOND, k);
+                break;
+            }
+            const double alpha = s[KR_MR_ALPHA], cs = s[KR_MR_CS], sn = s[KR_MR_SN], dbar = s[KR_MR_DBAR];
+            const double beta = __dsqrt_rn(u);
+            s[KR_MR_OLDB] = s[KR_MR_BETA];
+            s[KR_MR_BETA] = beta;
+            s[KR_MR_OLDEPS] = s[KR_MR_EPS];
+            s[KR_MR_DELTA] = kr_add(kr_mul(cs, dbar), kr_mul(sn, alpha));
+            const double gbar = kr_sub(kr_mul(sn, dbar), kr_mul(cs, alpha));
+            s[KR_MR_EPS] = kr_mul(sn, beta);
+            s[KR_MR_DBAR] = -kr_mul(cs, beta);
+            const double gamma = kr_norm2(gbar, beta);
+            s[KR_MR_GAMMA] = gamma;
+            if (!isfinite(gamma)) kr_stop(s, KR_ST_NON_FINITE, k);
+            else if (gamma == 0.0) kr_stop(s, KR_ST_GAMMA_ZERO, k);
+            else {
+                const double c = kr_div(gbar, gamma), sn2 = kr_div(beta, gamma), phibar = s[KR_MR_PHIBAR];
+                s[KR_MR_CS] = c;
+                s[KR_MR_SN] = sn2;
+                s[KR_MR_PHI] = kr_mul(c, phibar);
+                s[KR_MR_PHIBAR] = kr_mul(sn2, phibar);
+            }
+            break;
+        }
+        case KR_OP_MR_CHECK: {  // after the update: ‖r‖ ≈ φ̄·‖b‖/β₁
+            s[KR_ITER] = k;
+            const double r = kr_mul(s[KR_MR_PHIBAR], s[KR_MR_SCALE]);
+            s[KR_RR] = kr_mul(r, r);
+            if (!isfinite(s[KR_RR])) kr_stop(s, KR_ST_NON_FINITE, k);
+            else if (s[KR_RR] <= s[KR_TOL2]) kr_stop(s, KR_ST_CONVERGED, k);
+            break;
+        }
+    }
+}
+
+// GMRES's arrays after the scalars, for a basis of m + 1 vectors: the dots' totals t (m + 1),
+// g (m + 1), the rotations c and s (m each) and H (column-major, m + 1 rows, m columns).
+struct kr_gm_at {
+    u32 m;
+    __device__ __forceinline__ explicit kr_gm_at(const double* s) : m((u32)s[KR_GM_M]) {}
+    __device__ __forceinline__ u32 t(u32 k) const { return KR_SCALARS + k; }
+    __device__ __forceinline__ u32 g(u32 k) const { return KR_SCALARS + (m + 1) + k; }
+    __device__ __forceinline__ u32 c(u32 k) const { return KR_SCALARS + 2 * (m + 1) + k; }
+    __device__ __forceinline__ u32 sn(u32 k) const { return KR_SCALARS + 2 * (m + 1) + m + k; }
+    __device__ __forceinline__ u32 h(u32 row, u32 col) const { return KR_SCALARS + 2 * (m + 1) + 2 * m + col * (m + 1) + row; }
+};
+
+// Whether GMRES's Arnoldi steps run: the solve runs and the cycle is not done.
+__device__ __forceinline__ bool kr_gm_active(const double* __restrict__ s) { return kr_running(s) && s[KR_GM_DONE] == 0.0; }
+
+// GMRES's scalar step `op` of Arnoldi step j (u: ‖v_{j+1}‖² or the restart's ‖r‖²; the dots'
+// totals are in t).
+__device__ __forceinline__ void kr_gm_step(double u, u32 op, u32 j, double* __restrict__ s) {
+    if (!kr_running(s)) return;
+    if (op == KR_OP_TOTALS) {  // the step runs on the host (distributed solves)
+        s[KR_U] = u;
+        return;
+    }
+    const kr_gm_at at(s);
+    if (op == KR_OP_GM_RESTART) {
+        const double k = s[KR_ITER];
+        s[KR_RR] = u;
+        if (!isfinite(u)) kr_stop(s, KR_ST_NON_FINITE, k);
+        else if (u <= s[KR_TOL2]) kr_stop(s, KR_ST_CONVERGED, k);
+        else if (s[KR_GM_BREAK] != 0.0) kr_stop(s, KR_ST_SINGULAR, k);
+        else if (k >= s[KR_GM_MAX_ITER]) kr_stop(s, KR_ST_LIMIT, k);
+        else {
+            const double beta = __dsqrt_rn(u);
+            s[KR_GM_HNEXT] = beta;
+            s[at.g(0)] = beta;
+            for (u32 i = 1; i <= at.m; ++i) s[at.g(i)] = 0.0;
+            s[KR_GM_DONE] = 0.0;
+            s[KR_GM_J] = 0.0;
+        }
+        return;
+    }
+    if (s[KR_GM_DONE] != 0.0) return;
+    if (op == KR_OP_GM_H1 || op == KR_OP_GM_H2) {
+        for (u32 i = 0; i <= j; ++i) s[at.h(i, j)] = op == KR_OP_GM_H1 ? s[at.t(i)] : kr_add(s[at.h(i, j)], s[at.t(i)]);
+        return;
+    }
+    // KR_OP_GM_ARNOLDI
+    const double k = s[KR_ITER] + 1.0;
+    s[KR_ITER] = k;
+    const double hnext = __dsqrt_rn(u);
+    s[KR_GM_HNEXT] = hnext;
+    for (u32 i = 0; i < j; ++i) {  // the earlier rotations, in order
+        const double a = s[at.h(i, j)], b = s[at.h(i + 1, j)], c = s[at.c(i)], sn = s[at.sn(i)];
+        s[at.h(i, j)] = kr_add(kr_mul(c, a), kr_mul(sn, b));
+        s[at.h(i + 1, j)] = kr_sub(kr_mul(c, b), kr_mul(sn, a));
+    }
+    const double a = s[at.h(j, j)];
+    const double r = kr_norm2(a, hnext);
+    if (!isfinite(r)) {
+        kr_stop(s, KR_ST_NON_FINITE, k);
+        return;
+    }
+    if (r == 0.0) {  // singular: update with the columns before j, then stop
+        s[KR_GM_BREAK] = 1.0;
+        s[KR_GM_DONE] = 1.0;
+        s[KR_GM_J] = j;
+        return;
+    }
+    const double c = kr_div(a, r), sn = kr_div(hnext, r), g = s[at.g(j)];
+    s[at.c(j)] = c;
+    s[at.sn(j)] = sn;
+    s[at.h(j, j)] = r;
+    s[at.g(j)] = kr_mul(c, g);
+    s[at.g(j + 1)] = -kr_mul(sn, g);
+    s[KR_RR] = kr_mul(s[at.g(j + 1)], s[at.g(j + 1)]);
+    if (s[KR_RR] <= s[KR_TOL2] || hnext == 0.0 || k >= s[KR_GM_MAX_ITER] || j + 1 == at.m) {
+        s[KR_GM_DONE] = 1.0;
+        s[KR_GM_J] = j + 1;
+    }
+}
+
+// y = R⁻¹·g for the J = s[GM_J] columns of the rotated H, by back substitution.
+__device__ __forceinline__ void kr_gm_solve(const double* __restrict__ s, double* __restrict__ y) {
+    const kr_gm_at at(s);
+    const u32 J = (u32)s[KR_GM_J];
+    for (u32 k = J; k-- > 0;) {
+        double acc = s[at.g(k)];
+        for (u32 l = k + 1; l < J; ++l) acc = kr_sub(acc, kr_mul(s[at.h(k, l)], y[l]));
+        y[k] = kr_div(acc, s[at.h(k, k)]);
     }
 }
 
 // The block's sums u and v into partial[2·block], partial[2·block + 1]; the block that
-// stores last then sums all blocks' (in block order, as the host does) and runs step `op`,
-// and resets the counter for the next kernel.
-__device__ __forceinline__ void kr_reduce(double u, double v, double* __restrict__ partial, u32* __restrict__ counter, u32 op,
-                                          double* __restrict__ s) {
+// stores last then sums all blocks' (in block order, as the host does), calls finish(u, v)
+// in its thread 0 and resets the counter for the next kernel.
+template <typename Finish>
+__device__ __forceinline__ void kr_reduce_with(double u, double v, double* __restrict__ partial, u32* __restrict__ counter,
+                                               Finish finish) {
     kr_tree_sum<KR_BLOCK>(u, v);
     __shared__ bool last;
     const u32 t = threadIdx.x;
@@ -180,9 +372,15 @@ __device__ __forceinline__ void kr_reduce(double u, double v, double* __restrict
     }
     kr_tree_sum<KR_BLOCK>(u, v);
     if (t == 0) {
-        kr_step(u, v, op, s);
+        finish(u, v);
         *counter = 0;
     }
+}
+
+// kr_reduce_with whose finish is the totals' step `op`.
+__device__ __forceinline__ void kr_reduce(double u, double v, double* __restrict__ partial, u32* __restrict__ counter, u32 op,
+                                          double* __restrict__ s) {
+    kr_reduce_with(u, v, partial, counter, [&](double u, double v) { kr_step(u, v, op, s); });
 }
 
 // a·b and a·c, then step `op`.
@@ -289,6 +487,191 @@ __device__ __forceinline__ void kr_bi_update(u32 n, double* __restrict__ s, cons
     kr_reduce(rho, rr, partial, counter, op, s);  // KR_OP_BI_RHO, or KR_OP_TOTALS
 }
 
+// MINRES: q −= (β/β_old)·r1 (nothing before the second iteration, β_old = 0), v·q, then step
+// ALPHA.
+template <typename T>
+__device__ __forceinline__ void kr_mr_alpha(u32 n, double* __restrict__ s, const T* __restrict__ v, const T* __restrict__ r1,
+                                            T* __restrict__ q, double* __restrict__ partial, u32* __restrict__ counter, u32 op) {
+    double vq = 0.0;
+    if (kr_running(s)) {
+        const double oldb = s[KR_MR_OLDB];
+        const double c = oldb == 0.0 ? 0.0 : kr_div(s[KR_MR_BETA], oldb);
+        KR_FOR_EACH(i, n) {
+            const T qi = (T)kr_sub((double)q[i], kr_mul(c, (double)r1[i]));
+            q[i] = qi;
+            vq = kr_add(vq, kr_mul((double)v[i], (double)qi));
+        }
+    }
+    kr_reduce(vq, 0.0, partial, counter, op, s);  // KR_OP_MR_ALPHA, or KR_OP_TOTALS
+}
+
+// MINRES: q −= (α/β)·r2, then r1 = r2, r2 = q, y = M⁻¹·r2 (y is r2 without a preconditioner),
+// r2·y, then step BETA.
+template <typename T>
+__device__ __forceinline__ void kr_mr_beta(u32 n, double* __restrict__ s, const T* __restrict__ q, const T* __restrict__ d,
+                                           u32 use_d, T* __restrict__ r1, T* __restrict__ r2, T* __restrict__ y,
+                                           double* __restrict__ partial, u32* __restrict__ counter, u32 op) {
+    double ry = 0.0;
+    if (kr_running(s)) {
+        const double c = kr_div(s[KR_MR_ALPHA], s[KR_MR_BETA]);
+        KR_FOR_EACH(i, n) {
+            const T r2i = r2[i];
+            const T qi = (T)kr_sub((double)q[i], kr_mul(c, (double)r2i));
+            r1[i] = r2i;
+            r2[i] = qi;
+            T yi = qi;
+            if (use_d) {
+                yi = (T)kr_mul((double)qi, (double)d[i]);
+                y[i] = yi;
+            }
+            ry = kr_add(ry, kr_mul((double)qi, (double)yi));
+        }
+    }
+    kr_reduce(ry, 0.0, partial, counter, op, s);  // KR_OP_MR_BETA, or KR_OP_TOTALS
+}
+
+// MINRES: w = (v − ε_old·w2 − δ·w1)/γ, w2 = w1, w1 = w, x += φ·w, v = y/β' (y is r2 without a
+// preconditioner), then step CHECK.
+template <typename T>
+__device__ __forceinline__ void kr_mr_update(u32 n, double* __restrict__ s, const T* __restrict__ y, T* __restrict__ v,
+                                             T* __restrict__ w1, T* __restrict__ w2, T* __restrict__ x,
+                                             double* __restrict__ partial, u32* __restrict__ counter, u32 op) {
+    if (kr_running(s)) {
+        const double oldeps = s[KR_MR_OLDEPS], delta = s[KR_MR_DELTA], gamma = s[KR_MR_GAMMA], phi = s[KR_MR_PHI];
+        const double beta = s[KR_MR_BETA];
+        KR_FOR_EACH(i, n) {
+            const double w1i = (double)w1[i];
+            const T wi = (T)kr_div(kr_sub(kr_sub((double)v[i], kr_mul(oldeps, (double)w2[i])), kr_mul(delta, w1i)), gamma);
+            w2[i] = w1[i];
+            w1[i] = wi;
+            x[i] = (T)kr_add((double)x[i], kr_mul(phi, (double)wi));
+            if (beta != 0.0) v[i] = (T)kr_div((double)y[i], beta);
+        }
+    }
+    kr_reduce(0.0, 0.0, partial, counter, op, s);  // KR_OP_MR_CHECK, or KR_OP_TOTALS
+}
+
+// GMRES: t_k = v_k·v_{j+1} for k ≤ j (V: the basis' m + 1 pointers; two sums per pass),
+// then step `op` (H1, H2, or TOTALS: only t). partial holds (j + 2)·blocks.
+template <typename T>
+__device__ __forceinline__ void kr_gm_dots(u32 n, double* __restrict__ s, const T* const* __restrict__ V, u32 j,
+                                           double* __restrict__ partial, u32* __restrict__ counter, u32 op) {
+    const bool active = kr_gm_active(s);
+    const T* __restrict__ w = V[j + 1];
+    const u32 t = threadIdx.x, G = gridDim.x;
+    for (u32 k = 0; k <= j; k += 2) {
+        double u = 0.0, v = 0.0;
+        if (active) {
+            const T* __restrict__ a = V[k];
+            const T* __restrict__ b = k + 1 <= j ? V[k + 1] : nullptr;
+            KR_FOR_EACH(i, n) {
+                const double wi = (double)w[i];
+                u = kr_add(u, kr_mul((double)a[i], wi));
+                if (b) v = kr_add(v, kr_mul((double)b[i], wi));
+            }
+        }
+        kr_tree_sum<KR_BLOCK>(u, v);
+        if (t == 0) {
+            partial[k * G + blockIdx.x] = u;
+            partial[(k + 1) * G + blockIdx.x] = v;
+        }
+        __syncthreads();  // the tree's shared sums are read before the next pass writes them
+    }
+    __shared__ bool last;
+    if (t == 0) {
+        __threadfence();
+        last = atomicAdd(counter, 1u) == G - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    for (u32 k = 0; k <= j; k += 2) {
+        double u = 0.0, v = 0.0;
+        for (u32 b = t; b < G; b += KR_BLOCK) {
+            u = kr_add(u, __ldcg(&partial[k * G + b]));
+            v = kr_add(v, __ldcg(&partial[(k + 1) * G + b]));
+        }
+        kr_tree_sum<KR_BLOCK>(u, v);
+        if (t == 0 && kr_running(s)) {
+            const kr_gm_at at(s);
+            s[at.t(k)] = u;
+            if (k + 1 <= j) s[at.t(k + 1)] = v;
+        }
+        __syncthreads();
+    }
+    if (t == 0) {
+        kr_gm_step(0.0, op, j, s);
+        *counter = 0;
+    }
+}
+
+// GMRES: v_{j+1} −= Σ_{k ≤ j} t_k·v_k (in k order, in f64, rounded once); with `norm` also
+// ‖v_{j+1}‖², then step `op` (ARNOLDI, or TOTALS).
+template <typename T>
+__device__ __forceinline__ void kr_gm_subtract(u32 n, double* __restrict__ s, T* const* __restrict__ V, u32 j, u32 norm,
+                                               double* __restrict__ partial, u32* __restrict__ counter, u32 op) {
+    double ww = 0.0;
+    if (kr_gm_active(s)) {
+        const kr_gm_at at(s);
+        T* __restrict__ w = V[j + 1];
+        KR_FOR_EACH(i, n) {
+            double wi = (double)w[i];
+            for (u32 k = 0; k <= j; ++k) wi = kr_sub(wi, kr_mul(s[at.t(k)], (double)V[k][i]));
+            const T wt = (T)wi;
+            w[i] = wt;
+            ww = kr_add(ww, kr_mul((double)wt, (double)wt));
+        }
+    }
+    if (norm) kr_reduce_with(ww, 0.0, partial, counter, [&](double u, double) { kr_gm_step(u, op, j, s); });
+}
+
+// GMRES: v_j /= h (h_{j,j−1}, or β after a restart), z = M⁻¹·v_j with a preconditioner.
+template <typename T>
+__device__ __forceinline__ void kr_gm_normalize(u32 n, const double* __restrict__ s, T* const* __restrict__ V, u32 j,
+                                                const T* __restrict__ d, u32 use_d, T* __restrict__ z) {
+    if (!kr_gm_active(s)) return;
+    const double h = s[KR_GM_HNEXT];
+    T* __restrict__ v = V[j];
+    KR_FOR_EACH(i, n) {
+        const T vi = (T)kr_div((double)v[i], h);
+        v[i] = vi;
+        if (use_d) z[i] = (T)kr_mul((double)vi, (double)d[i]);
+    }
+}
+
+// GMRES at a cycle's end: y = R⁻¹·g (every block solves the small system itself), then
+// x += M⁻¹·(V·y).
+template <typename T>
+__device__ __forceinline__ void kr_gm_update(u32 n, const double* __restrict__ s, const T* const* __restrict__ V,
+                                             const T* __restrict__ d, u32 use_d, T* __restrict__ x) {
+    if (!kr_running(s)) return;
+    __shared__ double y[KR_GM_MAX_M];
+    if (threadIdx.x == 0) kr_gm_solve(s, y);
+    __syncthreads();
+    const u32 J = (u32)s[KR_GM_J];
+    KR_FOR_EACH(i, n) {
+        double t = 0.0;
+        for (u32 k = 0; k < J; ++k) t = kr_add(t, kr_mul(y[k], (double)V[k][i]));
+        if (use_d) t = kr_mul((double)d[i], t);
+        x[i] = (T)kr_add((double)x[i], t);
+    }
+}
+
+// GMRES's restart: r = b − A·x (A·x in r), ‖r‖², then step `op` (RESTART, or TOTALS).
+template <typename T>
+__device__ __forceinline__ void kr_gm_restart(u32 n, double* __restrict__ s, const T* __restrict__ b, T* __restrict__ r,
+                                              double* __restrict__ partial, u32* __restrict__ counter, u32 op) {
+    double rr = 0.0;
+    if (kr_running(s)) {
+        KR_FOR_EACH(i, n) {
+            const T ri = (T)kr_sub((double)b[i], (double)r[i]);
+            r[i] = ri;
+            rr = kr_add(rr, kr_mul((double)ri, (double)ri));
+        }
+    }
+    kr_reduce_with(rr, 0.0, partial, counter, [&](double u, double) { kr_gm_step(u, op, 0, s); });
+}
+
 #define KR_KERNELS(T, S)                                                                                                  \
     extern "C" __global__ void __launch_bounds__(KR_BLOCK)                                                               \
         kr_dots_##S(u32 n, double* s, const T* a, const T* b, const T* c, double* partial, u32* counter, u32 op) {       \
@@ -314,6 +697,39 @@ __device__ __forceinline__ void kr_bi_update(u32 n, double* __restrict__ s, cons
         kr_bi_update_##S(u32 n, double* s, const T* p_hat, const T* s_hat, const T* t, const T* r_hat, u32 use_d, T* x,  \
                          T* r, double* partial, u32* counter, u32 op) {                                                          \
         kr_bi_update<T>(n, s, p_hat, s_hat, t, r_hat, use_d, x, r, partial, counter, op);                                    \
+    }                                                                                                                    \
+    extern "C" __global__ void __launch_bounds__(KR_BLOCK)                                                               \
+        kr_mr_alpha_##S(u32 n, double* s, const T* v, const T* r1, T* q, double* partial, u32* counter, u32 op) {       \
+        kr_mr_alpha<T>(n, s, v, r1, q, partial, counter, op);                                                            \
+    }                                                                                                                    \
+    extern "C" __global__ void __launch_bounds__(KR_BLOCK)                                                               \
+        kr_mr_beta_##S(u32 n, double* s, const T* q, const T* d, u32 use_d, T* r1, T* r2, T* y, double* partial,         \
+                       u32* counter, u32 op) {                                                                           \
+        kr_mr_beta<T>(n, s, q, d, use_d, r1, r2, y, partial, counter, op);                                               \
+    }                                                                                                                    \
+    extern "C" __global__ void __launch_bounds__(KR_BLOCK)                                                               \
+        kr_mr_update_##S(u32 n, double* s, const T* y, T* v, T* w1, T* w2, T* x, double* partial, u32* counter, u32 op) { \
+        kr_mr_update<T>(n, s, y, v, w1, w2, x, partial, counter, op);                                                    \
+    }                                                                                                                    \
+    extern "C" __global__ void __launch_bounds__(KR_BLOCK)                                                               \
+        kr_gm_dots_##S(u32 n, double* s, const T* const* V, u32 j, double* partial, u32* counter, u32 op) {             \
+        kr_gm_dots<T>(n, s, V, j, partial, counter, op);                                                                 \
+    }                                                                                                                    \
+    extern "C" __global__ void __launch_bounds__(KR_BLOCK)                                                               \
+        kr_gm_subtract_##S(u32 n, double* s, T* const* V, u32 j, u32 norm, double* partial, u32* counter, u32 op) {     \
+        kr_gm_subtract<T>(n, s, V, j, norm, partial, counter, op);                                                       \
+    }                                                                                                                    \
+    extern "C" __global__ void __launch_bounds__(KR_BLOCK)                                                               \
+        kr_gm_normalize_##S(u32 n, const double* s, T* const* V, u32 j, const T* d, u32 use_d, T* z) {                  \
+        kr_gm_normalize<T>(n, s, V, j, d, use_d, z);                                                                     \
+    }                                                                                                                    \
+    extern "C" __global__ void __launch_bounds__(KR_BLOCK)                                                               \
+        kr_gm_update_##S(u32 n, const double* s, const T* const* V, const T* d, u32 use_d, T* x) {                      \
+        kr_gm_update<T>(n, s, V, d, use_d, x);                                                                           \
+    }                                                                                                                    \
+    extern "C" __global__ void __launch_bounds__(KR_BLOCK)                                                               \
+        kr_gm_restart_##S(u32 n, double* s, const T* b, T* r, double* partial, u32* counter, u32 op) {                  \
+        kr_gm_restart<T>(n, s, b, r, partial, counter, op);                                                              \
     }
 
 KR_KERNELS(double, f64)

@@ -1,5 +1,5 @@
-//! Krylov solvers for A·x = b: conjugate gradients (symmetric positive definite A) and
-//! BiCGSTAB (general A), optionally preconditioned by the inverse diagonal ([`jacobi`]), f64 or
+//! Krylov solvers for A·x = b: conjugate gradients (symmetric positive definite A), MINRES
+//! (symmetric A), BiCGSTAB and restarted GMRES (general A), optionally preconditioned by the inverse diagonal ([`jacobi`]), f64 or
 //! f32: the settings, outcomes and shared pieces. The methods are written once over each
 //! backend's engine ([`super::methods`], [`super::engine`]); the host engine is the reference
 //! of the GPU's ([`super::krylov_gpu`]), the same steps in the same order.
@@ -18,6 +18,7 @@
 
 use rayon::prelude::*;
 
+use super::engine::slot::GM_MAX_M;
 use crate::error::{Error, Result};
 use crate::matrix::{Csr, Precision, Scalar};
 
@@ -54,6 +55,8 @@ pub struct KrylovSettings {
     pub graph: bool,
     /// Called as the solve goes (see [`Progress`]); `None`: nothing is called.
     pub progress: Option<Progress>,
+    /// GMRES: the basis' size m before a restart (1 to 256; the other methods ignore it).
+    pub restart: usize,
 }
 
 impl std::fmt::Debug for KrylovSettings {
@@ -64,13 +67,21 @@ impl std::fmt::Debug for KrylovSettings {
             .field("check_every", &self.check_every)
             .field("graph", &self.graph)
             .field("progress", &self.progress.is_some())
+            .field("restart", &self.restart)
             .finish()
     }
 }
 
 impl Default for KrylovSettings {
     fn default() -> Self {
-        KrylovSettings { tol: 1e-8, max_iter: 10_000, check_every: 10, graph: true, progress: None }
+        KrylovSettings {
+            tol: 1e-8,
+            max_iter: 10_000,
+            check_every: 10,
+            graph: true,
+            progress: None,
+            restart: 30,
+        }
     }
 }
 
@@ -89,6 +100,12 @@ impl KrylovSettings {
                 return Err(Error::Argument(format!("{name} = 0: must be at least 1")));
             }
         }
+        if !(1..=GM_MAX_M).contains(&self.restart) {
+            return Err(Error::Argument(format!(
+                "restart = {}: GMRES's basis must hold 1 to {GM_MAX_M} vectors",
+                self.restart
+            )));
+        }
         Ok(())
     }
 }
@@ -103,6 +120,9 @@ pub enum Outcome {
     /// A quantity the method divides by vanished (or, for CG, p·A·p ≤ 0: A is not positive
     /// definite); the text names it.
     Breakdown(String),
+    /// CG met p·A·p ≤ 0: A is not positive definite (MINRES solves symmetric indefinite
+    /// systems); the text says where.
+    Indefinite(String),
     /// A NaN or infinity appeared (in A, b, or the iteration).
     NonFinite,
     /// The recurrence reached the tolerance but the true residual ‖b − A·x‖/‖b‖ is above
@@ -140,31 +160,38 @@ impl<T> Solution<T> {
     }
 }
 
-/// The two methods.
+/// The Krylov methods.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {
     /// Conjugate gradients, for symmetric positive definite A.
     Cg,
     /// BiCGSTAB, for general (non-symmetric) A.
     Bicgstab,
+    /// MINRES, for symmetric A, definite or not (a preconditioner must be positive definite).
+    Minres,
+    /// Restarted GMRES(m) (m = [`KrylovSettings::restart`]), for general A; right-preconditioned,
+    /// the basis orthogonalised by classical Gram–Schmidt twice (CGS2).
+    Gmres,
 }
 
 impl Method {
-    /// Products with A per iteration.
+    /// Products with A per iteration (GMRES: per Arnoldi step, the restarts' products aside).
     pub fn products_per_iteration(self) -> usize {
         match self {
-            Method::Cg => 1,
+            Method::Cg | Method::Minres | Method::Gmres => 1,
             Method::Bicgstab => 2,
         }
     }
 
     /// Bytes the GPU solver's vector kernels read and write per iteration for n unknowns of
-    /// `value_bytes` each (krylov.cu; the f64 scalars and partial sums are negligible).
+    /// `value_bytes` each (krylov.cu; the f64 scalars and partial sums are negligible);
+    /// `restart`: GMRES's m.
     pub fn vector_bytes_per_iteration(
         self,
         n: usize,
         value_bytes: usize,
         preconditioned: bool,
+        restart: usize,
     ) -> usize {
         let vectors = match (self, preconditioned) {
             // p·q 2, update 6 (+ d, z), direction 3
@@ -173,6 +200,14 @@ impl Method {
             // direction 4 (+ d, p̂), r̂·v 2, s 3 (+ d, ŝ), t·t and t·s 2, update 7 (+ ŝ)
             (Method::Bicgstab, false) => 18,
             (Method::Bicgstab, true) => 23,
+            // α 3, β 4 (+ d, y), update 9
+            (Method::Minres, false) => 16,
+            (Method::Minres, true) => 18,
+            // Arnoldi step j: two dots over j + 2 vectors, two subtractions over j + 3, the
+            // normalisation 2 (+ d, z): 4j + 12 (+ 2), 2m + 10 on average over a cycle; the
+            // cycle's update and restart add about one vector per step
+            (Method::Gmres, false) => 2 * restart + 11,
+            (Method::Gmres, true) => 2 * restart + 14,
         };
         vectors * n * value_bytes
     }
@@ -190,6 +225,10 @@ pub(crate) mod stop {
     pub const RV_ZERO: u32 = 6;
     pub const TT_ZERO: u32 = 7;
     pub const OMEGA_ZERO: u32 = 8;
+    pub const GAMMA_ZERO: u32 = 9;
+    pub const PRECONDITIONER: u32 = 10;
+    pub const SINGULAR: u32 = 11;
+    pub const LIMIT: u32 = 12;
 }
 
 /// The outcome of a stop with code `code` at iteration `k` (`value`: p·A·p for NOT_SPD).
@@ -198,7 +237,7 @@ pub(crate) fn stop_outcome(code: u32, k: usize, value: f64) -> Outcome {
     match code {
         stop::RUNNING => Outcome::NotConverged,
         stop::CONVERGED => Outcome::Converged,
-        stop::NOT_SPD => Outcome::Breakdown(format!(
+        stop::NOT_SPD => Outcome::Indefinite(format!(
             "p·A·p = {value:e} ≤ 0 at iteration {k}: the matrix is not positive definite"
         )),
         stop::RZ_ZERO => vanished("r·M⁻¹r"),
@@ -206,6 +245,16 @@ pub(crate) fn stop_outcome(code: u32, k: usize, value: f64) -> Outcome {
         stop::RV_ZERO => vanished("r̂·v"),
         stop::TT_ZERO => vanished("t·t"),
         stop::OMEGA_ZERO => vanished("ω"),
+        stop::GAMMA_ZERO => Outcome::Breakdown(format!(
+            "γ = 0 at iteration {k}: the matrix is singular on the Krylov space"
+        )),
+        stop::PRECONDITIONER => Outcome::Breakdown(format!(
+            "r·M⁻¹r = {value:e} < 0 at iteration {k}: the preconditioner is not positive definite"
+        )),
+        stop::SINGULAR => Outcome::Breakdown(format!(
+            "the Hessenberg matrix is singular at iteration {k}: GMRES stagnates"
+        )),
+        stop::LIMIT => Outcome::NotConverged,
         _ => Outcome::NonFinite,
     }
 }

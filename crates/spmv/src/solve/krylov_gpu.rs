@@ -6,9 +6,10 @@
 //! are in [`super::methods`]; dot products are summed in f64 in a fixed order, so a
 //! deterministic format gives the same bits in every run, and the host engine's bits.
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 
-use super::engine::{drive, slot, BiVectors, CgVectors, Engine, Op, Stopped};
+use super::engine::{drive, BiVectors, CgVectors, Engine, GmVectors, MrVectors, Op, Pace, Stopped};
+use super::krylov::Method;
 use super::krylov::{blocks, KrylovSettings, BLOCK};
 use super::methods::{initial_scalars, Backing, Job, Solvable};
 use crate::error::{Error, Result};
@@ -37,7 +38,7 @@ struct GpuEngine<'a, T: Scalar> {
     n32: u32,
     bnorm: f64,
     /// The scalars at the start (uploaded by `set_scalars`).
-    initial: [f64; slot::COUNT],
+    initial: Vec<f64>,
     s: CudaSlice<f64>,
     partial: CudaSlice<f64>,
     /// Blocks done, for the last one to finish a sum (krylov.cu's kr_reduce; it resets it).
@@ -46,18 +47,47 @@ struct GpuEngine<'a, T: Scalar> {
     d: CudaSlice<T>,
     use_d: u32,
     kernels: StepKernels,
+    /// GMRES: the device addresses of the basis' vectors (krylov.cu's `V`).
+    table: Option<CudaSlice<u64>>,
 }
 
 /// krylov.cu's kernels for n unknowns on one GPU: the dots and the steps (indices below).
 pub(crate) struct StepKernels {
     pub dots: Kernel,
-    pub steps: [Kernel; 5],
+    pub steps: [Kernel; 13],
 }
 pub(crate) const CG_UPDATE: usize = 0;
 pub(crate) const CG_DIRECTION: usize = 1;
 pub(crate) const BI_DIRECTION: usize = 2;
 pub(crate) const BI_S: usize = 3;
 pub(crate) const BI_UPDATE: usize = 4;
+pub(crate) const MR_ALPHA: usize = 5;
+pub(crate) const MR_BETA: usize = 6;
+pub(crate) const MR_UPDATE: usize = 7;
+pub(crate) const GM_DOTS: usize = 8;
+pub(crate) const GM_SUBTRACT: usize = 9;
+pub(crate) const GM_NORMALIZE: usize = 10;
+pub(crate) const GM_UPDATE: usize = 11;
+pub(crate) const GM_RESTART: usize = 12;
+
+/// The partial sums a solve's kernels need: two per block, GMRES's dots m + 1.
+pub(crate) fn partial_len(method: Method, settings: &KrylovSettings, n: usize) -> usize {
+    let per_block = if method == Method::Gmres { (settings.restart + 1).max(2) } else { 2 };
+    per_block * blocks(n)
+}
+
+/// The device addresses of `vectors` (views of `len` elements from `offset`), for the
+/// kernels that take a table of them; waits for the stream, so that work queued on them is
+/// done before kernels reach them through the table (which the driver does not track).
+pub(crate) fn address_table<'v, T: 'v>(
+    gpu: &Gpu,
+    vectors: impl Iterator<Item = cudarc::driver::CudaView<'v, T>>,
+) -> Result<CudaSlice<u64>> {
+    let stream = gpu.stream();
+    let addresses: Vec<u64> = vectors.map(|v| v.device_ptr(stream).0).collect();
+    stream.synchronize()?;
+    gpu.upload(&addresses)
+}
 
 impl StepKernels {
     /// The kernels in T on `gpu`, on the grid of n unknowns (`blocks(n)` blocks of BLOCK).
@@ -77,8 +107,23 @@ impl StepKernels {
                 kernel("kr_bi_direction")?,
                 kernel("kr_bi_s")?,
                 kernel("kr_bi_update")?,
+                kernel("kr_mr_alpha")?,
+                kernel("kr_mr_beta")?,
+                kernel("kr_mr_update")?,
+                kernel("kr_gm_dots")?,
+                kernel("kr_gm_subtract")?,
+                kernel("kr_gm_normalize")?,
+                kernel("kr_gm_update")?,
+                kernel("kr_gm_restart")?,
             ],
         })
+    }
+}
+
+impl<T: Scalar> GpuEngine<'_, T> {
+    /// GMRES's basis table ([`Engine::gm_basis`] made it).
+    fn table(&self) -> &CudaSlice<u64> {
+        self.table.as_ref().expect("gm_basis runs before GMRES's steps")
     }
 }
 
@@ -93,7 +138,7 @@ pub(crate) fn engine<'a, T: Scalar>(
         Error::Unsupported(format!("{method:?} on the GPU: {n} rows exceed 32-bit indices"))
     })?;
     let gpu = &**a.gpu();
-    let initial = initial_scalars(settings, bnorm);
+    let initial = initial_scalars(settings, bnorm, method);
     Ok(GpuEngine {
         a,
         gpu,
@@ -101,9 +146,9 @@ pub(crate) fn engine<'a, T: Scalar>(
         n,
         n32,
         bnorm,
-        initial,
         s: gpu.upload(&initial)?,
-        partial: gpu.alloc(2 * blocks(n))?,
+        initial,
+        partial: gpu.alloc(partial_len(method, settings, n))?,
         counter: gpu.alloc(1)?,
         d: match m_inv {
             Some(d) => gpu.upload(d)?,
@@ -111,14 +156,17 @@ pub(crate) fn engine<'a, T: Scalar>(
         },
         use_d: m_inv.is_some() as u32,
         kernels: StepKernels::new::<T>(gpu, n)?,
+        table: None,
     })
 }
 
 // SAFETY (every launch below): the arguments match krylov.cu's kernels of the same name;
-// every vector holds n elements (z, p̂, ŝ and d only with use_d, one unread element
-// otherwise), s slot::COUNT, partial 2·blocks, counter one; the grid is `blocks(n)` blocks of
-// BLOCK threads (grid-stride loops below n; block b writes partial[2b], partial[2b + 1]);
-// `op` is one of krylov.cu's KR_OP_*.
+// every vector holds n elements (z, p̂, ŝ, y and d only with use_d, one unread element
+// otherwise), s slot::COUNT (GMRES: GmAt's length), partial `partial_len`, counter one; the
+// grid is `blocks(n)` blocks of BLOCK threads (grid-stride loops below n; block b writes
+// partial[2b], partial[2b + 1], GMRES's dots partial[k·blocks + b] for k ≤ j + 1 ≤ m); the
+// table holds the m + 1 basis vectors' addresses, alive as long as `vs`, and j < m; `op` is
+// one of krylov.cu's KR_OP_*.
 impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
     type Vector = CudaSlice<T>;
 
@@ -213,7 +261,83 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
             })
         }
     }
-    fn run(&self, iteration: &mut dyn FnMut() -> Result<()>) -> Result<Stopped> {
+    fn mr_alpha(&self, vs: &mut MrVectors<CudaSlice<T>>) -> Result<()> {
+        let MrVectors { v, r1, q, .. } = &*vs;
+        unsafe {
+            self.kernels.steps[MR_ALPHA].launch(self.gpu, |l| {
+                l.arg(&self.n32).arg(&self.s).arg(v).arg(r1).arg(q);
+                l.arg(&self.partial).arg(&self.counter).arg(&(Op::MrAlpha as u32));
+            })
+        }
+    }
+    fn mr_beta(&self, vs: &mut MrVectors<CudaSlice<T>>) -> Result<()> {
+        let MrVectors { q, r1, r2, y, .. } = &*vs;
+        let (n, s, d, use_d) = (&self.n32, &self.s, &self.d, &self.use_d);
+        unsafe {
+            self.kernels.steps[MR_BETA].launch(self.gpu, |l| {
+                l.arg(n).arg(s).arg(q).arg(d).arg(use_d).arg(r1).arg(r2).arg(y);
+                l.arg(&self.partial).arg(&self.counter).arg(&(Op::MrBeta as u32));
+            })
+        }
+    }
+    fn mr_update(&self, vs: &mut MrVectors<CudaSlice<T>>) -> Result<()> {
+        let y = vs.y_used(self.use_d != 0);
+        let MrVectors { v, w1, w2, x, .. } = &*vs;
+        unsafe {
+            self.kernels.steps[MR_UPDATE].launch(self.gpu, |l| {
+                l.arg(&self.n32).arg(&self.s).arg(y).arg(v).arg(w1).arg(w2).arg(x);
+                l.arg(&self.partial).arg(&self.counter).arg(&(Op::MrCheck as u32));
+            })
+        }
+    }
+    fn gm_basis(&mut self, vs: &GmVectors<CudaSlice<T>>) -> Result<()> {
+        self.table = Some(address_table(self.gpu, vs.basis.iter().map(|v| v.as_view()))?);
+        Ok(())
+    }
+    fn gm_dots(&self, _: &GmVectors<CudaSlice<T>>, j: usize, op: Op) -> Result<()> {
+        let (table, j, op) = (self.table(), j as u32, op as u32);
+        unsafe {
+            self.kernels.steps[GM_DOTS].launch(self.gpu, |l| {
+                l.arg(&self.n32).arg(&self.s).arg(table).arg(&j);
+                l.arg(&self.partial).arg(&self.counter).arg(&op);
+            })
+        }
+    }
+    fn gm_subtract(&self, _: &mut GmVectors<CudaSlice<T>>, j: usize, norm: bool) -> Result<()> {
+        let (table, j, norm) = (self.table(), j as u32, norm as u32);
+        unsafe {
+            self.kernels.steps[GM_SUBTRACT].launch(self.gpu, |l| {
+                l.arg(&self.n32).arg(&self.s).arg(table).arg(&j).arg(&norm);
+                l.arg(&self.partial).arg(&self.counter).arg(&(Op::GmArnoldi as u32));
+            })
+        }
+    }
+    fn gm_normalize(&self, vs: &mut GmVectors<CudaSlice<T>>, j: usize) -> Result<()> {
+        let (table, j) = (self.table(), j as u32);
+        unsafe {
+            self.kernels.steps[GM_NORMALIZE].launch(self.gpu, |l| {
+                l.arg(&self.n32).arg(&self.s).arg(table).arg(&j);
+                l.arg(&self.d).arg(&self.use_d).arg(&vs.z);
+            })
+        }
+    }
+    fn gm_update(&self, vs: &mut GmVectors<CudaSlice<T>>) -> Result<()> {
+        let table = self.table();
+        unsafe {
+            self.kernels.steps[GM_UPDATE].launch(self.gpu, |l| {
+                l.arg(&self.n32).arg(&self.s).arg(table).arg(&self.d).arg(&self.use_d).arg(&vs.x);
+            })
+        }
+    }
+    fn gm_restart(&self, vs: &mut GmVectors<CudaSlice<T>>) -> Result<()> {
+        unsafe {
+            self.kernels.steps[GM_RESTART].launch(self.gpu, |l| {
+                l.arg(&self.n32).arg(&self.s).arg(&vs.b).arg(&vs.basis[0]);
+                l.arg(&self.partial).arg(&self.counter).arg(&(Op::GmRestart as u32));
+            })
+        }
+    }
+    fn run(&self, iteration: &mut dyn FnMut() -> Result<()>, pace: Pace) -> Result<Stopped> {
         let graph = if self.settings.graph { self.gpu.capture(iteration) } else { None };
         let captured = graph.is_some();
         let mut replay = || match &graph {
@@ -221,6 +345,7 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
             None => iteration(),
         };
         let scalars = || self.gpu.download(&self.s);
-        drive(self.settings, self.bnorm, &mut replay, &scalars, captured)
+        let progress = self.settings.progress.as_ref();
+        drive(pace, progress, self.bnorm, &mut replay, &scalars, captured)
     }
 }

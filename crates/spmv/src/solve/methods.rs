@@ -1,12 +1,15 @@
 //! The Krylov methods, each written once over an [`Engine`] (a backend's vectors and fused
-//! steps), and the entry points: [`cg`] and [`bicgstab`] on any [`Solvable`] matrix — a host
+//! steps), and the entry points: [`cg`], [`bicgstab`], [`minres`] and [`gmres`] on any
+//! [`Solvable`] matrix — a host
 //! handle, a plain CSR, the front door's operator (on its backend), one GPU's matrix or a
 //! distributed one. Every run starts from x = 0; the steps and their order are those of
 //! krylov.cu (module docs of [`super::krylov`] and [`super::engine`]).
 
 use std::time::Instant;
 
-use super::engine::{slot, BiVectors, CgVectors, Engine, HostEngine, Op, Stopped};
+use super::engine::{
+    slot, BiVectors, CgVectors, Engine, GmAt, GmVectors, HostEngine, MrVectors, Op, Pace, Stopped,
+};
 use super::krylov::{
     check_inputs, dot, judge, preconditioned, relative_residual, stop_outcome, threshold,
     trivial_outcome, KrylovSettings, Method, Outcome, Solution,
@@ -71,7 +74,7 @@ pub fn solve<T: Scalar, A: Solvable<T> + ?Sized>(
     let bnorm = job.bnorm;
     match a.backing() {
         Backing::Host(a) => {
-            let s = std::cell::RefCell::new(initial_scalars(settings, bnorm));
+            let s = std::cell::RefCell::new(initial_scalars(settings, bnorm, method));
             let mut engine = HostEngine { a, n: b.len(), m_inv, settings, bnorm, s };
             run(&mut engine, job)
         }
@@ -105,6 +108,30 @@ pub fn bicgstab<T: Scalar, A: Solvable<T> + ?Sized>(
     solve(a, Method::Bicgstab, b, m_inv, settings)
 }
 
+/// Preconditioned MINRES (Paige–Saunders) for a symmetric A, definite or indefinite, on A's
+/// backend, one product per iteration; `m_inv` as in [`cg`] but positive (a positive definite
+/// preconditioner). Its residual estimate is that of the recurrence, as CG's.
+pub fn minres<T: Scalar, A: Solvable<T> + ?Sized>(
+    a: &A,
+    b: &[T],
+    m_inv: Option<&[T]>,
+    settings: &KrylovSettings,
+) -> Result<Solution<T>> {
+    solve(a, Method::Minres, b, m_inv, settings)
+}
+
+/// Restarted GMRES(m) (m = `settings.restart`) for a general square A on A's backend, right
+/// preconditioned by `m_inv` (as in [`cg`]), the Arnoldi basis orthogonalised by classical
+/// Gram–Schmidt twice; each cycle ends with the true residual b − A·x, the restart's test.
+pub fn gmres<T: Scalar, A: Solvable<T> + ?Sized>(
+    a: &A,
+    b: &[T],
+    m_inv: Option<&[T]>,
+    settings: &KrylovSettings,
+) -> Result<Solution<T>> {
+    solve(a, Method::Gmres, b, m_inv, settings)
+}
+
 /// A solve after its checks: what it runs, ‖b‖ and the clock.
 #[doc(hidden)]
 pub struct Job<'a, T> {
@@ -128,6 +155,16 @@ pub(crate) fn begin<'a, T: Scalar>(
 ) -> Result<std::result::Result<Job<'a, T>, Solution<T>>> {
     let start = Instant::now();
     let bnorm = check_inputs(b, m_inv, settings)?;
+    if let (Method::Minres, Some(d)) = (method, m_inv) {
+        if let Some(r) = d.iter().position(|d| d.to_f64().is_nan() || d.to_f64() <= 0.0) {
+            return Err(Error::Argument(format!(
+                "MINRES needs a positive definite preconditioner; its inverse diagonal is {} at \
+                 row {} (solve without one, or with GMRES)",
+                d[r].to_f64(),
+                r + 1
+            )));
+        }
+    }
     let n = b.len();
     if nrows != n || ncols != n {
         return Err(Error::Shape(format!(
@@ -150,11 +187,19 @@ pub(crate) fn begin<'a, T: Scalar>(
     Ok(Ok(Job { method, b, m_inv, settings, bnorm, start }))
 }
 
-/// The starting scalars of every method.
-pub(crate) fn initial_scalars(settings: &KrylovSettings, bnorm: f64) -> [f64; slot::COUNT] {
-    let mut s = [0.0; slot::COUNT];
+/// The starting scalars of `method` (GMRES's with its arrays).
+pub(crate) fn initial_scalars(settings: &KrylovSettings, bnorm: f64, method: Method) -> Vec<f64> {
+    let mut s = vec![0.0; slot::COUNT];
     s[slot::TOL2] = threshold(settings.tol, bnorm);
     s[slot::RR] = bnorm * bnorm;
+    if method == Method::Gmres {
+        let at = GmAt { m: settings.restart };
+        s.resize(at.len(), 0.0);
+        s[slot::GM_M] = at.m as f64;
+        s[slot::GM_MAX_ITER] = settings.max_iter as f64;
+        s[slot::GM_HNEXT] = bnorm;
+        s[at.g(0)] = bnorm;
+    }
     s
 }
 
@@ -162,8 +207,10 @@ pub(crate) fn initial_scalars(settings: &KrylovSettings, bnorm: f64) -> [f64; sl
 pub(crate) fn run<T: Scalar, E: Engine<T>>(e: &mut E, job: Job<'_, T>) -> Result<Solution<T>> {
     let Job { method, b, m_inv, settings, bnorm, start } = job;
     let (x, stopped) = match method {
-        Method::Cg => run_cg(e, b, m_inv)?,
-        Method::Bicgstab => run_bicgstab(e, b)?,
+        Method::Cg => run_cg(e, b, m_inv, settings)?,
+        Method::Bicgstab => run_bicgstab(e, b, settings)?,
+        Method::Minres => run_minres(e, b, m_inv, settings, bnorm)?,
+        Method::Gmres => run_gmres(e, b, settings)?,
     };
     // The true residual from one more product of the final x.
     let mut ax = e.vector(None)?;
@@ -192,6 +239,7 @@ fn run_cg<T: Scalar, E: Engine<T>>(
     e: &mut E,
     b: &[T],
     m_inv: Option<&[T]>,
+    settings: &KrylovSettings,
 ) -> Result<(E::Vector, Stopped)> {
     // z0 = M⁻¹·b and r·z0 on the host, once; p0 = z0.
     let z0 = preconditioned(m_inv, b);
@@ -204,18 +252,25 @@ fn run_cg<T: Scalar, E: Engine<T>>(
         q: e.vector(None)?,
     };
     let e = &*e;
-    let stopped = e.run(&mut || {
-        e.product(&vs.p, &mut vs.q)?;
-        e.dots(&vs.p, &vs.q, &vs.q, Op::CgPq)?;
-        e.cg_update(&mut vs)?;
-        e.cg_direction(&mut vs)
-    })?;
+    let stopped = e.run(
+        &mut || {
+            e.product(&vs.p, &mut vs.q)?;
+            e.dots(&vs.p, &vs.q, &vs.q, Op::CgPq)?;
+            e.cg_update(&mut vs)?;
+            e.cg_direction(&mut vs)
+        },
+        Pace::of(settings),
+    )?;
     Ok((vs.x, stopped))
 }
 
 /// BiCGSTAB: the direction (p, p̂), v = A·p̂, r̂·v (α), s (in r) and ŝ, t = A·ŝ, t·t and t·s
 /// (ω), the update (x, r, r̂·r, r·r: β).
-fn run_bicgstab<T: Scalar, E: Engine<T>>(e: &mut E, b: &[T]) -> Result<(E::Vector, Stopped)> {
+fn run_bicgstab<T: Scalar, E: Engine<T>>(
+    e: &mut E,
+    b: &[T],
+    settings: &KrylovSettings,
+) -> Result<(E::Vector, Stopped)> {
     // ρ = r̂·r = b·b; β = ω = 0 with p = v = 0 make the first direction p = r.
     e.set_scalars(&[(slot::BI_RHO, dot(b, b))])?;
     let mut vs = BiVectors {
@@ -230,15 +285,108 @@ fn run_bicgstab<T: Scalar, E: Engine<T>>(e: &mut E, b: &[T]) -> Result<(E::Vecto
     };
     let preconditioned = e.preconditioned();
     let e = &*e;
-    let stopped = e.run(&mut || {
-        e.bi_direction(&mut vs)?;
-        e.product(if preconditioned { &vs.p_hat } else { &vs.p }, &mut vs.v)?;
-        e.dots(&vs.r_hat, &vs.v, &vs.v, Op::BiRv)?;
-        e.bi_s(&mut vs)?;
-        e.product(if preconditioned { &vs.s_hat } else { &vs.r }, &mut vs.t)?;
-        e.dots(&vs.t, &vs.t, &vs.r, Op::BiOmega)?;
-        e.bi_update(&mut vs)
-    })?;
+    let stopped = e.run(
+        &mut || {
+            e.bi_direction(&mut vs)?;
+            e.product(if preconditioned { &vs.p_hat } else { &vs.p }, &mut vs.v)?;
+            e.dots(&vs.r_hat, &vs.v, &vs.v, Op::BiRv)?;
+            e.bi_s(&mut vs)?;
+            e.product(if preconditioned { &vs.s_hat } else { &vs.r }, &mut vs.t)?;
+            e.dots(&vs.t, &vs.t, &vs.r, Op::BiOmega)?;
+            e.bi_update(&mut vs)
+        },
+        Pace::of(settings),
+    )?;
+    Ok((vs.x, stopped))
+}
+
+/// MINRES: q = A·v, the Lanczos step's α (v·q) and β' (‖r2‖ in M⁻¹'s norm) with the QR
+/// factor's rotation, then the update (directions, x, the next v) and the residual's test.
+fn run_minres<T: Scalar, E: Engine<T>>(
+    e: &mut E,
+    b: &[T],
+    m_inv: Option<&[T]>,
+    settings: &KrylovSettings,
+    bnorm: f64,
+) -> Result<(E::Vector, Stopped)> {
+    // β₁ = √(b·M⁻¹b), v = M⁻¹b/β₁, r1 = r2 = b on the host, once.
+    let y0 = preconditioned(m_inv, b);
+    let beta1 = dot(b, &y0).sqrt();
+    let v0: Vec<T> = y0.iter().map(|&y| T::from_f64(y.to_f64() / beta1)).collect();
+    e.set_scalars(&[
+        (slot::MR_BETA, beta1),
+        (slot::MR_PHIBAR, beta1),
+        (slot::MR_CS, -1.0),
+        (slot::MR_SCALE, bnorm / beta1),
+    ])?;
+    let mut vs = MrVectors {
+        x: e.vector(None)?,
+        v: e.vector(Some(&v0))?,
+        q: e.vector(None)?,
+        r1: e.vector(Some(b))?,
+        r2: e.vector(Some(b))?,
+        y: e.optional(Some(&y0))?,
+        w1: e.vector(None)?,
+        w2: e.vector(None)?,
+    };
+    let e = &*e;
+    let stopped = e.run(
+        &mut || {
+            e.product(&vs.v, &mut vs.q)?;
+            e.mr_alpha(&mut vs)?;
+            e.mr_beta(&mut vs)?;
+            e.mr_update(&mut vs)
+        },
+        Pace::of(settings),
+    )?;
+    Ok((vs.x, stopped))
+}
+
+/// GMRES(m): a launch is a cycle of m Arnoldi steps (v_{j+1} = A·M⁻¹·v_j, CGS2 against the
+/// basis, the rotations; steps after the cycle is done do nothing), then x += M⁻¹·V·y, the
+/// true residual b − A·x and the restart.
+fn run_gmres<T: Scalar, E: Engine<T>>(
+    e: &mut E,
+    b: &[T],
+    settings: &KrylovSettings,
+) -> Result<(E::Vector, Stopped)> {
+    let m = settings.restart;
+    let mut basis = vec![e.vector(Some(b))?];
+    for _ in 0..m {
+        basis.push(e.vector(None)?);
+    }
+    let mut vs =
+        GmVectors { x: e.vector(None)?, b: e.vector(Some(b))?, basis, z: e.optional(None)? };
+    e.gm_basis(&vs)?;
+    let preconditioned = e.preconditioned();
+    let e = &*e;
+    // v_0 = b/‖b‖ (the scalars start as after a restart from x = 0).
+    e.gm_normalize(&mut vs, 0)?;
+    // Each cycle has at least one Arnoldi step, and max_iter steps stop the solve (LIMIT).
+    let pace = Pace { launches: settings.max_iter, check_every: settings.check_every.div_ceil(m) };
+    let mut stopped = e.run(
+        &mut || {
+            for j in 0..m {
+                if e.cycle_done() {
+                    break;
+                }
+                let (lower, upper) = vs.basis.split_at_mut(j + 1);
+                e.product(if preconditioned { &vs.z } else { &lower[j] }, &mut upper[0])?;
+                e.gm_dots(&vs, j, Op::GmH1)?;
+                e.gm_subtract(&mut vs, j, false)?;
+                e.gm_dots(&vs, j, Op::GmH2)?;
+                e.gm_subtract(&mut vs, j, true)?;
+                e.gm_normalize(&mut vs, j + 1)?;
+            }
+            e.gm_update(&mut vs)?;
+            e.product(&vs.x, &mut vs.basis[0])?;
+            e.gm_restart(&mut vs)?;
+            e.gm_normalize(&mut vs, 0)
+        },
+        pace,
+    )?;
+    // Time per Arnoldi step, not per cycle.
+    stopped.iteration_ms *= stopped.launched as f64 / stopped.iterations.max(1) as f64;
     Ok((vs.x, stopped))
 }
 

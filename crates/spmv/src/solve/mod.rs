@@ -23,7 +23,7 @@ pub(crate) mod methods;
 pub mod pagerank;
 
 pub use krylov::{jacobi, KrylovSettings, Method, Outcome, Progress, Solution};
-pub use methods::{bicgstab, cg, solve, Backing, OwnEngines, Solvable};
+pub use methods::{bicgstab, cg, gmres, minres, solve, Backing, OwnEngines, Solvable};
 
 pub use pagerank::{
     pagerank, pagerank_exact, top_k, top_k_agreement, Agreement, EdgeWeights, PageRank, Settings,

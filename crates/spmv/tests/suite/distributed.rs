@@ -28,7 +28,7 @@ pub fn devices() -> &'static [Arc<Gpu>] {
 }
 
 /// `parts` GPU handles: the devices in turn.
-fn gpus(parts: usize) -> Vec<Arc<Gpu>> {
+pub fn gpus(parts: usize) -> Vec<Arc<Gpu>> {
     let devices = devices();
     (0..parts).map(|i| devices[i % devices.len()].clone()).collect()
 }

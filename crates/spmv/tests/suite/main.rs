@@ -12,6 +12,7 @@ mod gpu;
 mod gpu_brcp;
 mod gpu_deterministic;
 mod gpu_diagonal;
+mod minres_gmres;
 mod mtx;
 mod offsets;
 mod operator;

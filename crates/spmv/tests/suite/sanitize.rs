@@ -101,7 +101,8 @@ fn solvers<T: Scalar>(gpu: &Arc<Gpu>) -> Vec<String> {
     for spec in ["csr-vector", "dia", "sell-c-sigma"] {
         let device = build(&parse_spec(spec).unwrap(), &a).and_then(|h| h.upload(gpu)).unwrap();
         for graph in [true, false] {
-            let s = KrylovSettings { tol, max_iter: 2000, check_every: 5, graph, progress: None };
+            let s =
+                KrylovSettings { tol, max_iter: 2000, check_every: 5, graph, ..Default::default() };
             let outcomes = [
                 ("cg", cg(&device, &b, None, &s)),
                 ("cg jacobi", cg(&device, &b, Some(&diagonal), &s)),

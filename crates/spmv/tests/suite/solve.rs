@@ -127,7 +127,7 @@ fn an_indefinite_matrix_is_reported_by_cg() {
     let (_, b) = problem(&a);
     let s = solve::cg(&a, &b, None, &settings(1e-10, 2000)).unwrap();
     match &s.outcome {
-        Outcome::Breakdown(why) => assert!(why.contains("not positive definite"), "{why}"),
+        Outcome::Indefinite(why) => assert!(why.contains("not positive definite"), "{why}"),
         other => panic!("CG on an indefinite matrix: {other:?} after {} iterations", s.iterations),
     }
 }
@@ -294,7 +294,8 @@ fn shared_matrices_are_solved() {
     for name in ["Kuu", "mesh2e1"] {
         let Some(a) = load(name) else { continue };
         let s = solve::cg(a, &vec![1.0; a.nrows()], None, &settings(1e-8, 1000)).unwrap();
-        if !matches!(&s.outcome, Outcome::Breakdown(why) if why.contains("not positive definite")) {
+        if !matches!(&s.outcome, Outcome::Indefinite(why) if why.contains("not positive definite"))
+        {
             failures.push(format!("{name} (a pattern: indefinite): {:?}", s.outcome));
         }
     }
@@ -509,7 +510,7 @@ fn gpu_solvers_are_repeatable_and_report_failures() {
     )
     .unwrap();
     assert!(
-        matches!(&s.outcome, Outcome::Breakdown(why) if why.contains("not positive definite")),
+        matches!(&s.outcome, Outcome::Indefinite(why) if why.contains("not positive definite")),
         "{:?}",
         s.outcome
     );
