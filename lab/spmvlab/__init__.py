@@ -25,8 +25,9 @@ and one module per analysis, each run as `python3 lab/tables.py NAME ARGS...` (o
     ratio            one format over another, geometric means, optionally by DASP row class
     teb              the TEB paper's comparison (docs/teb.md)
 
-and the two that run on the GPU machine beside `spmv` (they need CuPy, PyTorch, the wheel):
+and those that run on the GPU machine beside `spmv` (they need CuPy, PyTorch, the wheel):
 
     solve_cupy       CuPy's CG on the same problems as `spmv solve`, and the comparison
+    krylov_peers     spmv's MINRES, GMRES and method="auto" against CuPy's cg/minres/gmres
     python_bench     `op.apply` from Python against CuPy's and PyTorch's CSR products
 """

@@ -2,11 +2,15 @@
 against `cupyx.scipy.sparse.csr_matrix @ x` and a PyTorch sparse CSR tensor `A @ x`, on the
 same CuPy/PyTorch vectors, in one process, timed with CUDA events on the caller's stream.
 
-    python_bench [MATRIX_DIR ...] [--default-set] [--precision f64] > out.jsonl
+    python_bench [MATRIX_DIR ...] [--default-set] [--precision f64] [--rhs 4,8,16,32] > out.jsonl
 
 Each product: 10 warm-up calls, then 3 rounds of 100 back-to-back calls between two CUDA
 events; the median round's mean per call. Results are checked against each other. One JSON
 object per matrix on stdout; the geometric means of the time ratios on stderr at the end.
+With --rhs, also Y = A·X for blocks of k vectors (X row-major, n × k): spmv's `op.apply(X, Y)`
+in csr-vector (its block kernel: the matrix read once per 8 columns) against CuPy's
+`A @ X` (cuSPARSE SpMM), PyTorch's CSR @ dense and k times spmv's own SpMV (auto); the
+geometric means over the matrices of at least 10^5 entries go to stderr.
 Needs CuPy, PyTorch, NumPy and the spmv wheel (`lab/run python` installs it)."""
 
 import json
@@ -33,7 +37,7 @@ def timed(cupy, fn, rounds=3, calls=100, warmup=10):
     return statistics.median(means)
 
 
-def measure(item, precision):
+def measure(item, precision, rhs=(), min_nnz=0):
     """One matrix (a Path, or a generator spec): the three products timed and checked against
     CuPy's; None for an empty matrix."""
     import cupy
@@ -47,7 +51,7 @@ def measure(item, precision):
     tdtype = torch.float64 if precision == "f64" else torch.float32
     name = item.name.replace(".mtx.gz", "") if isinstance(item, pathlib.Path) else item
     m = spmv.read(str(item)) if isinstance(item, pathlib.Path) else spmv.generate(item)
-    if m.shape[0] == 0 or m.nnz == 0:
+    if m.shape[0] == 0 or m.nnz == 0 or m.nnz < min_nnz:
         return None
     a = m.to_scipy().astype(dtype)
     op = m.to_device(format="auto", precision=precision, device="gpu")
@@ -73,7 +77,26 @@ def measure(item, precision):
     scale = np.abs(a) @ np.abs(x_host.astype(np.float64)) + 1e-300
     err = float(np.max(np.abs(cupy.asnumpy(y).astype(np.float64) - ref) / scale))
     err_t = float(np.max(np.abs(y_t.cpu().numpy().astype(np.float64) - ref) / scale))
+    blocks = {}
+    if rhs:
+        op_block = m.to_device(format="csr-vector", precision=precision, device="gpu")
+        for k in rhs:
+            xb_host = rng.uniform(-1, 1, (a.shape[1], k)).astype(dtype)
+            xb = cupy.asarray(xb_host)
+            yb = cupy.empty((a.shape[0], k), dtype=dtype)
+            xb_t = torch.as_tensor(xb_host, device="cuda")
+            block_ms = timed(cupy, lambda xb=xb, yb=yb: op_block.apply(xb, yb))
+            ref_b = cupy.asnumpy(a_cp @ xb)
+            scale_b = np.abs(a) @ np.abs(xb_host.astype(np.float64)) + 1e-300
+            blocks[k] = {
+                "ours_ms": block_ms,
+                "cupy_ms": timed(cupy, lambda xb=xb: a_cp @ xb),
+                "torch_ms": timed(cupy, lambda xb_t=xb_t: a_t @ xb_t),
+                "k_spmv_ms": k * ours,
+                "max_scaled_diff_vs_cupy": float(np.max(np.abs(cupy.asnumpy(yb).astype(np.float64) - ref_b) / scale_b)),
+            }
     return {
+        "blocks": blocks,
         "matrix": name,
         "rows": a.shape[0],
         "nnz": int(a.nnz),
@@ -95,22 +118,38 @@ def main(argv=None):
     ap.add_argument("matrix_dirs", nargs="*")
     ap.add_argument("--default-set", action="store_true")
     ap.add_argument("--precision", default="f64", choices=["f64", "f32"])
+    ap.add_argument("--rhs", default="", help="block sizes k, e.g. 4,8,16,32")
+    ap.add_argument("--min-nnz", type=int, default=0, help="skip matrices with fewer entries")
     args = ap.parse_args(argv)
+    rhs = [int(k) for k in args.rhs.split(",") if k]
+    block_ratios = {k: {"peer": [], "k_spmv": []} for k in rhs}
     inputs = [p for d in args.matrix_dirs for p in sorted(pathlib.Path(d).glob("*.mtx.gz"))]
     if args.default_set:
         inputs += spmv._spmv.default_specs()
     ratios_cupy, ratios_torch = [], []
     for item in inputs:
-        result = measure(item, args.precision)
+        result = measure(item, args.precision, rhs, args.min_nnz)
         if result:
             ratios_cupy.append(result["cupy_over_ours"])
             ratios_torch.append(result["torch_over_ours"])
+            for k, b in result["blocks"].items():
+                if result["nnz"] >= 100_000:
+                    block_ratios[k]["peer"].append(min(b["cupy_ms"], b["torch_ms"]) / b["ours_ms"])
+                    block_ratios[k]["k_spmv"].append(b["k_spmv_ms"] / b["ours_ms"])
             print(json.dumps(result), flush=True)
     print(
         f"{len(ratios_cupy)} matrices, {args.precision}: geometric mean of CuPy time / spmv time "
         f"{geomean(ratios_cupy):.3f}, PyTorch time / spmv time {geomean(ratios_torch):.3f}",
         file=sys.stderr,
     )
+    for k, r in block_ratios.items():
+        if r["peer"]:
+            print(
+                f"A·X, k = {k}, {len(r['peer'])} matrices of >= 1e5 entries: geometric mean of the faster of "
+                f"CuPy and PyTorch / spmv {geomean(r['peer']):.3f}, (k x spmv SpMV) / spmv {geomean(r['k_spmv']):.3f}, "
+                f"worst {min(r['k_spmv']):.3f}",
+                file=sys.stderr,
+            )
 
 
 if __name__ == "__main__":

@@ -39,6 +39,22 @@ pub trait DeviceFormat<T: Scalar>: Send {
         None
     }
 
+    /// Launches `Y = α·A·X + β·Y` for a block of vectors (`block.k` columns of `x` and `y`
+    /// in `block.layout`) in the format's own block kernel, where it has one (the matrix read
+    /// once per tile of columns, not once per vector; each column with the bits of the single
+    /// product). `None`: the handle runs one product per column.
+    ///
+    /// # Safety
+    /// As for [`DeviceFormat::launch`], with `x` of `ncols·k` and `y` of `nrows·k` entries.
+    unsafe fn launch_block(
+        &self,
+        _gpu: &Gpu,
+        _product: Scaled<'_, T>,
+        _block: Block,
+    ) -> Option<Result<()>> {
+        None
+    }
+
     /// Device bytes the format allocated beyond its arrays (a library's workspace).
     fn workspace_bytes(&self) -> usize {
         0
@@ -355,8 +371,11 @@ impl<T: Scalar> DeviceMatrix<T> {
         Ok(self.transposed.get_or_init(|| Box::new(t)))
     }
 
-    /// `Y = α·A·X + β·Y` for `block.k` vectors on the GPU's stream: one product per column,
-    /// in place for column-major blocks, through column-major copies for row-major ones.
+    /// `Y = α·A·X + β·Y` for `block.k` vectors on the GPU's stream: in the format's own block
+    /// kernel where it has one (CSR over full values, either layout: the matrix read once per
+    /// tile of 8 columns), else one product per column, in place for column-major blocks,
+    /// through column-major copies for row-major ones. Either way column j has the bits of
+    /// the single product A·x_j.
     pub fn apply_block(
         &self,
         alpha: T,
@@ -372,6 +391,9 @@ impl<T: Scalar> DeviceMatrix<T> {
         }
         if m == 0 {
             return Ok(()); // nothing to write, however many (empty) vectors the block says
+        }
+        if let Some(done) = self.native_block(alpha, x, beta, y, block) {
+            return done;
         }
         // The column-major block product, one column at a time.
         let columns = |x: &CudaSlice<T>, y: &mut CudaSlice<T>| {
@@ -396,6 +418,26 @@ impl<T: Scalar> DeviceMatrix<T> {
             with_sub_slice(&mut yc, 0..m * k, |yc| columns(xc, yc))
         })?;
         self.transpose_copy((k, m), &yc, y)
+    }
+
+    /// The format's own block kernel ([`DeviceFormat::launch_block`]), if it has one; the
+    /// shapes are checked, m > 0.
+    fn native_block(
+        &self,
+        alpha: T,
+        x: &CudaSlice<T>,
+        beta: T,
+        y: &mut CudaSlice<T>,
+        block: Block,
+    ) -> Option<Result<()>> {
+        let gpu = &*self.gpu;
+        if let Err(e) = gpu.context().bind_to_thread() {
+            return Some(Err(e.into()));
+        }
+        let product = self.product.lock().unwrap_or_else(|p| p.into_inner());
+        // SAFETY: x and y hold ncols·k and nrows·k entries (check_block), nrows > 0, `gpu`
+        // is the GPU of the upload, and the lock makes this the only product of this handle.
+        unsafe { product.format.launch_block(gpu, Scaled { alpha, x, beta, y }, block) }
     }
 
     /// `out = inᵀ` for a `rows × cols` row-major `input` (util.cu's transpose).

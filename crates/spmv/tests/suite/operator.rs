@@ -219,3 +219,91 @@ fn gpu_distributed_transposes_and_multiplies_blocks() {
     }
     assert_none(failures);
 }
+
+/// CSR's own block kernel (csr/block.cu): for k ∈ {1, 2, 3, 4, 7, 8, 16, 32} in both layouts,
+/// with and without α, β, every column has the bits of the single product A·x_j of the same
+/// format (CSR-scalar, CSR-vector at every lane count, 64-bit offsets; coded values run one
+/// product per column and must agree too), f64, f32 and f16, on the edge cases and shared
+/// matrices; the output is poisoned where β = 0.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_csr_block_kernel_gives_each_columns_single_product_bits() {
+    fn run<T: Scalar>(
+        gpu: &std::sync::Arc<spmv::gpu::Gpu>,
+        cases: &[(String, Csr<f64>)],
+    ) -> Vec<String> {
+        let specs = [
+            "csr-scalar",
+            "csr-vector:lanes=2",
+            "csr-vector:lanes=8",
+            "csr-vector:lanes=32",
+            "csr-vector:offsets=64",
+            "csr-vector:values=auto",
+        ];
+        let mut bad = Vec::new();
+        for (name, a64) in cases {
+            let a: Csr<T> = a64.cast();
+            if Oracle::new(&a, &test_vector::<T>(a.ncols())).range_error::<T>().is_some() {
+                continue;
+            }
+            let (m, n) = (a.nrows(), a.ncols());
+            for spec in specs {
+                let d = match spmv::formats::build(&spmv::formats::parse_spec(spec).unwrap(), &a)
+                    .and_then(|h| h.upload(gpu))
+                {
+                    Ok(d) => d,
+                    Err(Error::Format { .. }) => continue,
+                    Err(e) => {
+                        bad.push(format!("{name} / {spec}: {e}"));
+                        continue;
+                    }
+                };
+                for k in [1, 2, 3, 4, 7, 8, 16, 32] {
+                    for layout in [Layout::ColMajor, Layout::RowMajor] {
+                        let xb = block_of::<T>(n, k, layout);
+                        let y0 = block_of::<T>(m, k, layout);
+                        for (alpha, beta) in [(T::ONE, T::ZERO), (T::from_f64(-2.5), T::ONE)] {
+                            let start =
+                                if beta == T::ZERO { vec![T::nan(); m * k] } else { y0.clone() };
+                            let mut y = gpu.upload(&start).unwrap();
+                            let block = Block { k, layout };
+                            if let Err(e) =
+                                d.apply_block(alpha, &gpu.upload(&xb).unwrap(), beta, &mut y, block)
+                            {
+                                bad.push(format!("{name} / {spec} / k = {k} {layout:?}: {e}"));
+                                continue;
+                            }
+                            let y = gpu.download(&y).unwrap();
+                            for j in 0..k {
+                                let xj = gpu.upload(&column(&xb, n, k, j, layout)).unwrap();
+                                let mut yj = gpu.upload(&column(&start, m, k, j, layout)).unwrap();
+                                d.apply(alpha, &xj, beta, &mut yj).unwrap();
+                                let single = gpu.download(&yj).unwrap();
+                                let bits = |v: &[T]| {
+                                    v.iter().map(|v| v.to_f64().to_bits()).collect::<Vec<_>>()
+                                };
+                                if bits(&column(&y, m, k, j, layout)) != bits(&single) {
+                                    bad.push(format!(
+                                        "{name} / {spec} / {} / k = {k} {layout:?} α = {alpha}: column {j} differs from A·x_j",
+                                        T::SUFFIX
+                                    ));
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        bad
+    }
+    let gpu = common::gpu();
+    let mut cases = common::edge_cases();
+    let shared = ["bcsstk08", "cage9", "sherman1", "lund_a", "nos4"];
+    cases.extend(common::named_matrices("operator (block kernel)", &shared, &[]));
+    cases.push(("kron:scale=12".into(), spmv::io::gen::generate("kron:scale=12").unwrap()));
+    let mut failures = run::<f64>(&gpu, &cases);
+    failures.extend(run::<f32>(&gpu, &cases));
+    failures.extend(run::<spmv::f16>(&gpu, &cases));
+    assert_none(failures);
+}

@@ -1,8 +1,10 @@
 //! Upload and launch of the CSR kernels.
 
+use std::sync::OnceLock;
+
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
-use super::{CsrKernel, CODED_KERNELS, KERNELS};
+use super::{CsrKernel, BLOCK_KERNELS, CODED_KERNELS, KERNELS};
 use crate::error::{Error, Result};
 use crate::formats::offsets::{DeviceOffsets, OffsetWidth};
 use crate::formats::values::columns::Delta16Columns;
@@ -10,6 +12,7 @@ use crate::formats::values::{DeviceValues, EncodedValues};
 use crate::formats::{arg_u32, DeviceFormat, Scaled};
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::{Csr, Scalar};
+use crate::operator::{Block, Layout};
 
 const BLOCK: u32 = 256;
 
@@ -24,6 +27,12 @@ pub struct DeviceCsr<T> {
     plain: Kernel,
     /// The same kernel with α and β (`_ab`); coded kernels have none (the handle scales).
     scaled: Option<Kernel>,
+    ncols: u32,
+    /// block.cu's kernel name without layout and type (`csr_block_{lanes}{offsets}`), for full
+    /// values and columns; `None` for coded ones (one product per column).
+    block_name: Option<String>,
+    /// The block kernels, row- and column-major, loaded on first use.
+    block: [OnceLock<Kernel>; 2],
 }
 
 enum Columns {
@@ -44,12 +53,12 @@ impl<T: Scalar> DeviceCsr<T> {
         format: &'static str,
     ) -> Result<Self> {
         let nrows = arg_u32(format, "rows", a.nrows())?;
-        let (name, threads) = match kernel {
-            CsrKernel::Scalar => ("csr_scalar".to_string(), a.nrows() as u64),
-            CsrKernel::Vector(lanes) => {
-                (format!("csr_vector_{lanes}"), a.nrows() as u64 * lanes as u64)
-            }
+        let ncols = arg_u32(format, "columns", a.ncols())?;
+        let (name, lanes) = match kernel {
+            CsrKernel::Scalar => ("csr_scalar".to_string(), 1),
+            CsrKernel::Vector(lanes) => (format!("csr_vector_{lanes}"), lanes),
         };
+        let threads = a.nrows() as u64 * lanes as u64;
         let config = grid_for(threads, BLOCK)?;
         let cols = match cols16 {
             None => Columns::Full(gpu.upload_nonempty(a.col_idx())?),
@@ -84,7 +93,38 @@ impl<T: Scalar> DeviceCsr<T> {
             )
         };
         let row_ptr = DeviceOffsets::upload(gpu, format, a.row_ptr(), offsets)?;
-        Ok(DeviceCsr { nrows, row_ptr, cols, values, coded: is_coded, plain, scaled })
+        let block_name =
+            (!is_coded).then(|| format!("csr_block_{lanes}{}", offsets.kernel_suffix()));
+        Ok(DeviceCsr {
+            nrows,
+            row_ptr,
+            cols,
+            values,
+            coded: is_coded,
+            plain,
+            scaled,
+            ncols,
+            block_name,
+            block: [OnceLock::new(), OnceLock::new()],
+        })
+    }
+
+    /// The block kernel for `layout` (loaded, and its module compiled, on first use); `None`
+    /// for coded values or columns.
+    fn block_kernel(&self, gpu: &Gpu, layout: Layout) -> Option<Result<&Kernel>> {
+        let name = self.block_name.as_ref()?;
+        let (slot, suffix) = match layout {
+            Layout::RowMajor => (&self.block[0], "row"),
+            Layout::ColMajor => (&self.block[1], "col"),
+        };
+        if let Some(k) = slot.get() {
+            return Some(Ok(k));
+        }
+        let config = self.plain.config();
+        Some(
+            Kernel::for_type::<T>(gpu, &BLOCK_KERNELS, &format!("{name}_{suffix}"), config)
+                .map(|k| slot.get_or_init(|| k)),
+        )
     }
 
     /// Pushes the columns: `col` for the plain kernels, `cols, row_base` for the coded ones.
@@ -130,6 +170,29 @@ impl<T: Scalar> DeviceFormat<T> for DeviceCsr<T> {
         Some(unsafe {
             scaled.launch(gpu, |a| {
                 a.arg(&self.nrows);
+                self.row_ptr.push(a);
+                self.push_cols(a);
+                self.values.push(a);
+                a.arg(x).arg(y).arg(&alpha).arg(&beta);
+            })
+        })
+    }
+    unsafe fn launch_block(&self, gpu: &Gpu, p: Scaled<'_, T>, block: Block) -> Option<Result<()>> {
+        let kernel = match self.block_kernel(gpu, block.layout)? {
+            Ok(k) => k,
+            Err(e) => return Some(Err(e)),
+        };
+        let k = match u32::try_from(block.k) {
+            Ok(k) => k,
+            Err(_) => return None, // more vectors than a u32 counts: one product per column
+        };
+        let Scaled { alpha, x, beta, y } = p;
+        // SAFETY: see above; block.cu's kernels take (m, n, k) first, then CSR_ARGS and
+        // (alpha, beta); x holds ncols·k and y nrows·k entries (the handle's check), and
+        // every index is formed in 64 bits.
+        Some(unsafe {
+            kernel.launch(gpu, |a| {
+                a.arg(&self.nrows).arg(&self.ncols).arg(&k);
                 self.row_ptr.push(a);
                 self.push_cols(a);
                 self.values.push(a);

@@ -39,6 +39,10 @@ const HEADERS: &[&str] = &[super::values::CUDA_HEADER, include_str!("vector.cuh"
 pub const KERNELS: KernelModule =
     KernelModule { name: "csr", source: include_str!("kernel.cu"), headers: HEADERS };
 
+/// CSR for a block of vectors, A·X (compiled only when a block product runs).
+pub const BLOCK_KERNELS: KernelModule =
+    KernelModule { name: "csr_block", source: include_str!("block.cu"), headers: HEADERS };
+
 /// CSR-vector over coded values or 16-bit columns (compiled only when such a matrix is used).
 pub const CODED_KERNELS: KernelModule =
     KernelModule { name: "csr_coded", source: include_str!("coded.cu"), headers: HEADERS };
@@ -226,7 +230,7 @@ pub(crate) fn scalar_entry<T: Scalar>() -> FormatInfo<T> {
         ))
     })
     .params(&[offsets::OFFSETS])
-    .kernels(&[KERNELS])
+    .kernels(&[KERNELS, BLOCK_KERNELS])
     .deterministic()
     .half()
     .wide()
@@ -256,7 +260,7 @@ pub(crate) fn vector_entry<T: Scalar>() -> FormatInfo<T> {
         Param { key: "cols", default: "full", doc: values::columns::COLUMNS_DOC },
         offsets::OFFSETS,
     ])
-    .kernels(&[KERNELS, CODED_KERNELS])
+    .kernels(&[KERNELS, CODED_KERNELS, BLOCK_KERNELS])
     .deterministic()
     .half()
     .wide()

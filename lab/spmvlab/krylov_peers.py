@@ -1,0 +1,152 @@
+"""spmv's MINRES, GMRES and `method="auto"` against CuPy's solvers (issue 32, docs/solve.md),
+both through Python on the same GPU in the same process.
+
+    krylov_peers run [--tol 1e-8] [--max-iter 10000] [--max-nnz N] MATRIX... > peers.jsonl
+        For each square MATRIX (.mtx/.mtx.gz; b = ones, x0 = 0, stop at ‖r‖ ≤ tol·‖b‖):
+        CuPy's cg and minres (symmetric A only) and gmres(restart=30); spmv's minres
+        (symmetric) and gmres (Jacobi off, the operator in `auto`'s format, built beforehand
+        as CuPy's matrix is), and spmv.solve(method="auto"). Each solve runs once untimed
+        (compilation, setup), then once timed from the call to the returned x, synchronised.
+        "converged": the true residual ‖b − A·x‖/‖b‖ ≤ 10·tol (the same test for both). One
+        JSON object per line, written as it goes.
+    krylov_peers table PEERS.jsonl
+        ours/CuPy time to solution for MINRES and GMRES(30) over the problems both solved
+        (geometric means), and where `auto` did not converge although one of CuPy's did."""
+
+import inspect
+import json
+import statistics
+import time
+
+from . import cli
+from .stats import geomean
+
+
+def tol_key(solver):
+    """CuPy's name of the relative tolerance: rtol in newer releases, tol before."""
+    return "rtol" if "rtol" in inspect.signature(solver).parameters else "tol"
+
+
+def run(args):
+    for name in args.matrices:
+        row = measure(name, args)
+        if row is not None:
+            print(json.dumps(row), flush=True)
+
+
+def measure(name, args):
+    """One matrix: both sides' solves (None for a matrix that is not square or too large)."""
+    import cupy as cp
+    import cupyx.scipy.sparse as csp
+    import numpy as np
+    import scipy.io
+    import scipy.sparse as sp
+    from cupyx.scipy.sparse.linalg import cg, gmres, minres
+
+    import spmv
+
+    a_host = sp.csr_matrix(scipy.io.mmread(name), dtype=np.float64)
+    n = a_host.shape[0]
+    if a_host.shape[0] != a_host.shape[1] or a_host.nnz > args.max_nnz:
+        return None
+    symmetric = (a_host != a_host.T).nnz == 0
+    a = csp.csr_matrix(a_host)
+    b = cp.ones(n, dtype=cp.float64)
+    bh = np.ones(n)
+    bnorm = float(cp.linalg.norm(b))
+
+    def timed(solve):
+        solve()  # warm-up
+        cp.cuda.Device().synchronize()
+        start = time.perf_counter()
+        x = solve()
+        cp.cuda.Device().synchronize()
+        ms = (time.perf_counter() - start) * 1e3
+        r = float(cp.linalg.norm(b - a @ cp.asarray(x)) / bnorm)
+        return {"ms": ms, "true_residual": r, "converged": bool(r <= 10 * args.tol)}
+
+    row = {"matrix": name.rsplit("/", 1)[-1].replace(".mtx.gz", ""), "rows": n, "nnz": int(a_host.nnz)}
+    row["symmetric"] = bool(symmetric)
+    cycles = -(-args.max_iter // 30)
+    peers = {"gmres": lambda: gmres(a, b, atol=0.0, restart=30, maxiter=cycles, **{tol_key(gmres): args.tol})[0]}
+    if symmetric:
+        peers["cg"] = lambda: cg(a, b, atol=0.0, maxiter=args.max_iter, **{tol_key(cg): args.tol})[0]
+        peers["minres"] = lambda: minres(a, b, maxiter=args.max_iter, **{tol_key(minres): args.tol})[0]
+    for method, solve in peers.items():
+        try:
+            row[f"cupy_{method}"] = timed(solve)
+        except Exception as e:  # a peer's failure is a result, not the end of the run
+            row[f"cupy_{method}"] = {"error": str(e)[:200]}
+    op = spmv.Matrix.from_scipy(a_host).to_device()
+    row["format"] = op.format
+    ours = {"auto": spmv.solve, "gmres": spmv.gmres}
+    if symmetric:
+        ours["minres"] = spmv.minres
+    for method, solver in ours.items():
+        last = []
+
+        def x_of(solver=solver, last=last):
+            last.append(solver(op, bh, tol=args.tol, max_iter=args.max_iter))
+            return last[-1].x
+
+        try:
+            figures = timed(x_of)
+            figures.update(method=last[-1].method, method_auto=last[-1].method_auto, iterations=last[-1].iterations)
+            row[f"ours_{method}"] = figures
+        except Exception as e:
+            row[f"ours_{method}"] = {"error": str(e)[:200]}
+    return row
+
+
+def table(path):
+    with open(path) as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    for method in ("minres", "gmres"):
+        ratios = []
+        for r in rows:
+            o, c = r.get(f"ours_{method}", {}), r.get(f"cupy_{method}", {})
+            if o.get("converged") and c.get("converged"):
+                ratios.append(o["ms"] / c["ms"])
+        if ratios:
+            print(
+                f"{method}: ours/CuPy time to solution, geometric mean over {len(ratios)} problems both solved: "
+                f"{geomean(ratios):.3f} (median {statistics.median(ratios):.3f}, worst {max(ratios):.3f})"
+            )
+    exceptions = []
+    for r in rows:
+        peers = [m for m in ("cg", "minres", "gmres") if r.get(f"cupy_{m}", {}).get("converged")]
+        auto = r.get("ours_auto", {})
+        if peers and not auto.get("converged"):
+            exceptions.append(
+                f"{r['matrix']} ({r['rows']} rows, symmetric {r['symmetric']}): CuPy's {', '.join(peers)} converged; "
+                f"auto ({auto.get('method_auto', auto.get('error'))}) true residual {auto.get('true_residual')}"
+            )
+    solved = sum(1 for r in rows if r.get("ours_auto", {}).get("converged"))
+    peer_solved = sum(
+        1 for r in rows if any(r.get(f"cupy_{m}", {}).get("converged") for m in ("cg", "minres", "gmres"))
+    )
+    print(f"auto converged on {solved} of {len(rows)} square matrices; CuPy (any of cg/minres/gmres) on {peer_solved}")
+    print(f"where one of CuPy's converged and auto did not: {len(exceptions)}")
+    for e in exceptions:
+        print("  " + e)
+
+
+def main(argv=None):
+    ap = cli.parser("krylov_peers", __doc__)
+    sub = ap.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="both sides on the problems, JSON lines on stdout")
+    r.add_argument("--tol", type=float, default=1e-8)
+    r.add_argument("--max-iter", type=int, default=10000)
+    r.add_argument("--max-nnz", type=int, default=5_000_000)
+    r.add_argument("matrices", nargs="+")
+    t = sub.add_parser("table", help="the ratios and auto's exceptions from run's output")
+    t.add_argument("peers_jsonl")
+    args = ap.parse_args(argv)
+    if args.command == "run":
+        run(args)
+    else:
+        table(args.peers_jsonl)
+
+
+if __name__ == "__main__":
+    main()
