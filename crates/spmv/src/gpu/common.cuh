@@ -65,15 +65,24 @@ __device__ __forceinline__ half_t load_ro<half_t>(const half_t* p) {
     return h;
 }
 
+// Products and sums rounded one by one, never fused: the compiler contracts a·s + b·y into
+// either fma(a, s, b·y) or fma(b, y, a·s) depending on the code around it, so two kernels
+// sharing store_y could otherwise round the same row differently.
+__device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double add_rn(double a, double b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ float add_rn(float a, float b) { return __fadd_rn(a, b); }
+
 // Writes a row's result (a sum in acc_t<T>): y = sum, or with SCALED y = alpha·sum + beta·y
-// (y read only when beta != 0, so a NaN-poisoned y is fine with beta = 0). A format with
-// scaled kernels (CSR) instantiates both, so its plain y = A·x path carries no extra
-// argument or branch.
+// (y read only when beta != 0, so a NaN-poisoned y is fine with beta = 0), rounded as the
+// host rounds it. A format with scaled kernels (CSR) instantiates both, so its plain y = A·x
+// path carries no extra argument or branch.
 template <typename T, bool SCALED>
 __device__ __forceinline__ void store_y(T* y, acc_t<T> sum, T alpha, T beta) {
     if (SCALED) {
         acc_t<T> a = to_acc(alpha), b = to_acc(beta);
-        *y = from_acc<T>(b == (acc_t<T>)0 ? a * sum : a * sum + b * to_acc(*y));
+        acc_t<T> scaled = mul_rn(a, sum);
+        *y = from_acc<T>(b == (acc_t<T>)0 ? scaled : add_rn(scaled, mul_rn(b, to_acc(*y))));
     } else {
         *y = from_acc<T>(sum);
     }

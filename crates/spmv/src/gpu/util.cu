@@ -20,13 +20,13 @@ FILL(float, f32)
 FILL(half_t, f16)
 
 // y = alpha·t + beta·y, the epilogue of y = α·A·x + β·y for formats whose kernels write
-// A·x only. beta = 0 does not read y (it may hold NaN); t == y is allowed (in place).
+// A·x only, rounded as store_y rounds. beta = 0 does not read y (it may hold NaN); t == y
+// is allowed (in place).
 #define AXPBY(T, S)                                                                            \
     extern "C" __global__ void axpby_##S(u64 n, T alpha, const T* t, T beta, T* y) {          \
         u64 stride = (u64)gridDim.x * blockDim.x;                                              \
         for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)           \
-            y[i] = from_acc<T>(to_acc(beta) == 0 ? to_acc(alpha) * to_acc(t[i])               \
-                                                  : to_acc(alpha) * to_acc(t[i]) + to_acc(beta) * to_acc(y[i])); \
+            store_y<T, true>(y + i, to_acc(t[i]), alpha, beta);                                \
     }
 AXPBY(double, f64)
 AXPBY(float, f32)
