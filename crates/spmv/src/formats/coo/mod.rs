@@ -296,12 +296,9 @@ pub(crate) fn segmented_entry<T: Scalar>() -> FormatInfo<T> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::formats::test_support::rows::{
-        assert_example_product, example_4x3, rows_of_lengths,
-    };
-    use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
+    use crate::formats::test_support::prelude::*;
+    use crate::formats::test_support::rows::*;
     use crate::reference::{test_vector, Oracle};
-    use proptest::prelude::*;
 
     #[test]
     fn worked_example_gives_the_documented_arrays() {
@@ -424,7 +421,7 @@ pub(crate) mod tests {
         #[test]
         fn cpu_paths_match_the_oracle(a in random_csr(), chunk in 1usize..9) {
             for kernel in [CooKernel::Atomic, CooKernel::Segmented] {
-                prop_assert!(check(&CooFormat::new(&a, kernel).unwrap(), &a), "{kernel:?}");
+                prop_assert!(cpu_matches_oracle(&CooFormat::new(&a, kernel).unwrap(), &a), "{kernel:?}");
             }
             let e = Triplets::from_csr(&a);
             let x = test_vector::<f64>(a.ncols());

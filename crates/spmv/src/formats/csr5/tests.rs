@@ -1,13 +1,8 @@
 use super::*;
-use crate::formats::test_support::rows::{
-    assert_cpu_bits_independent_of_threads, assert_rows_cross_tiles, assert_split_example,
-    assert_split_rows_edge_shapes, assert_split_rows_gpu_equals_cpu_bits, assert_values_refused,
-    example, gpu, gpu_equals_cpu_bits, rows_of_lengths, split_row_cases,
-};
-use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
+use crate::formats::test_support::prelude::*;
+use crate::formats::test_support::rows::*;
 use crate::formats::DeviceFormat as _;
 use crate::gpu::Gpu;
-use proptest::prelude::*;
 
 #[test]
 fn worked_example() {
@@ -72,7 +67,7 @@ fn conversion_on_the_gpu_keeps_the_csr_and_counts_the_same_bytes() {
             deferred.stats().extra,
             host.stats().extra.into_iter().filter(|(k, _)| k != "segments").collect::<Vec<_>>()
         );
-        assert!(check(&deferred, &a));
+        assert!(cpu_matches_oracle(&deferred, &a));
     }
     assert!(Csr5OnGpu::new(&a, 5).err().unwrap().to_string().contains("sigma"));
     let spec = crate::formats::parse_spec("csr5:convert=gpu").unwrap();
@@ -140,9 +135,9 @@ proptest! {
     #[test]
     fn random_matrices_sigmas_and_lanes_match_the_oracle(a in random_csr(), sigma in 1usize..9, lanes in 1usize..5) {
         let f = Csr5::with_lanes(&a, sigma, lanes).unwrap();
-        prop_assert!(check(&f, &a));
+        prop_assert!(cpu_matches_oracle(&f, &a));
         let a32: Csr<f32> = a.cast();
-        prop_assert!(check(&Csr5::with_lanes(&a32, sigma, lanes).unwrap(), &a32));
+        prop_assert!(cpu_matches_oracle(&Csr5::with_lanes(&a32, sigma, lanes).unwrap(), &a32));
         for w in f.segments().windows(2) {
             prop_assert!(w[0].row < w[1].row && w[0].end <= w[1].first);
         }

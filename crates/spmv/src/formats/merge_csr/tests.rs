@@ -1,11 +1,6 @@
 use super::*;
-use crate::formats::test_support::rows::{
-    assert_cpu_bits_independent_of_threads, assert_rows_cross_tiles, assert_split_example,
-    assert_split_rows_edge_shapes, assert_split_rows_gpu_equals_cpu_bits, assert_values_refused,
-    example, random_rows,
-};
-use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
-use proptest::prelude::*;
+use crate::formats::test_support::prelude::*;
+use crate::formats::test_support::rows::*;
 
 #[test]
 fn worked_example() {
@@ -71,9 +66,9 @@ proptest! {
     #[test]
     fn random_matrices_tiles_and_items_match_the_oracle(a in random_csr(), items in 1usize..8, lanes in 1usize..5) {
         let f = MergeCsr::with_lanes(&a, items, lanes).unwrap();
-        prop_assert!(check(&f, &a));
+        prop_assert!(cpu_matches_oracle(&f, &a));
         let a32: Csr<f32> = a.cast();
-        prop_assert!(check(&MergeCsr::with_lanes(&a32, items, lanes).unwrap(), &a32));
+        prop_assert!(cpu_matches_oracle(&MergeCsr::with_lanes(&a32, items, lanes).unwrap(), &a32));
         // Segments: consecutive tiles, each row once, rows increasing.
         for w in f.segments().windows(2) {
             prop_assert!(w[0].row < w[1].row && w[0].end <= w[1].first);
