@@ -304,7 +304,7 @@ fn parse_nested(s: &str, depth: usize) -> Result<GenSpec> {
             let scale = k.u32("scale")?.ok_or_else(|| k.missing("scale"))?;
             let mut p = KroneckerParams::new(scale);
             k.set("ef", &mut p.edge_factor)?;
-            k.set("seed", &mut p.seed)?;
+            p.seed = k.seed()?;
             k.set("sym", &mut p.symmetric)?;
             k.set("perm", &mut p.permute)?;
             GenSpec::Kronecker(p)
@@ -315,7 +315,7 @@ fn parse_nested(s: &str, depth: usize) -> Result<GenSpec> {
             let rows = k.usize("rows")?.or(n).ok_or_else(|| k.missing("rows (or n)"))?;
             let cols = k.usize("cols")?.or(n).unwrap_or(rows);
             let mean = k.f64("mean")?.unwrap_or(16.0);
-            let seed = k.u64("seed")?.unwrap_or(1);
+            let seed = k.seed()?;
             GenSpec::Random { rows, cols, mean, seed }
         }
         "banded" => {
@@ -327,7 +327,7 @@ fn parse_nested(s: &str, depth: usize) -> Result<GenSpec> {
             k.set("broken", &mut p.broken)?;
             k.set("seg", &mut p.segment)?;
             k.set("scatter", &mut p.scatter)?;
-            k.set("seed", &mut p.seed)?;
+            p.seed = k.seed()?;
             GenSpec::Banded(p)
         }
         "powerlaw" => {
@@ -335,7 +335,7 @@ fn parse_nested(s: &str, depth: usize) -> Result<GenSpec> {
             let n = k.usize("n")?.ok_or_else(|| k.missing("n"))?;
             let mean = k.f64("mean")?.unwrap_or(8.0);
             let exponent = k.f64("exp")?.unwrap_or(2.1);
-            let seed = k.u64("seed")?.unwrap_or(1);
+            let seed = k.seed()?;
             GenSpec::PowerLaw { n, mean, exponent, seed }
         }
         "longrows" => {
@@ -344,7 +344,7 @@ fn parse_nested(s: &str, depth: usize) -> Result<GenSpec> {
             let short = k.usize("short")?.unwrap_or(4.min(n));
             let count = k.usize("count")?.unwrap_or(4.min(n));
             let long = k.usize("long")?.unwrap_or(n / 10);
-            let seed = k.u64("seed")?.unwrap_or(1);
+            let seed = k.seed()?;
             GenSpec::LongRows { n, short, count, long, seed }
         }
         "blockdiag" => {
@@ -463,6 +463,11 @@ impl<'a> Keys<'a> {
             "0" | "false" | "no" | "off" => Ok(Some(false)),
             _ => Err(self.bad(key, "0 or 1", v)),
         }
+    }
+
+    /// The `seed` key of the seeded families: 1 when not given.
+    fn seed(&mut self) -> Result<u64> {
+        Ok(self.u64("seed")?.unwrap_or(1))
     }
 
     /// Sets `field` to the value of `key` when the spec gives one: the parameters a family's
