@@ -2,18 +2,21 @@
 
 use crate::common;
 
-use common::{fails_with, spmv, spmv_json, spmv_ok, temp_dir, text, words, words_at, write_mtx};
+use common::{
+    fails_with, spmv, spmv_json, spmv_json_on_mtx, spmv_ok, temp_dir, text, words, words_at,
+    write_mtx,
+};
 
 /// A 3 x 2 matrix: not square, so neither reordered nor solved.
 const TALL: &str = "3 2 2\n1 1 1.0\n3 2 2.0\n";
 
 #[test]
 fn bench_reorders_on_request_and_says_so() {
-    let dir = temp_dir("reorder");
-    let tall = write_mtx(&dir, "tall.mtx", TALL);
-    let (out, report) = spmv_json(
-        &dir.join("r.json"),
-        &words_at("bench poisson2d:nx=30 PATH --cpu --reps 1 --formats csr-vector,csr5:values=auto --reorder rcm", &tall),
+    let (out, report) = spmv_json_on_mtx(
+        "reorder",
+        "tall.mtx",
+        TALL,
+        "bench poisson2d:nx=30 PATH --cpu --reps 1 --formats csr-vector,csr5:values=auto --reorder rcm",
     );
     let stdout = text(&out.stdout);
     // The non-square matrix cannot be reordered: its rows are unsupported and say why.

@@ -6,7 +6,8 @@ use crate::common;
 use std::process::Command;
 
 use common::{
-    fails_with, spmv, spmv_json, spmv_ok, temp_dir, text, words, words_at, write_file, write_mtx,
+    fails_with, spmv, spmv_json_on_mtx, spmv_ok, temp_dir, text, words, words_at, write_file,
+    write_mtx,
 };
 
 /// Runs `spmv args` under an address-space limit of `kib` KiB (`ulimit -v`).
@@ -109,11 +110,11 @@ fn non_finite_values_are_refused_with_their_line_unless_allowed() {
 #[test]
 fn bandwidth_counts_only_the_x_a_product_can_touch() {
     // 1 x 20,000,000 with one entry: the product reads one x value, not 160 MB of x.
-    let dir = temp_dir("wide-bandwidth");
-    let path = write_mtx(&dir, "wide.mtx", "1 20000000 1\n1 7 2.0\n");
-    let (_, report) = spmv_json(
-        &dir.join("r.json"),
-        &["bench", path.to_str().unwrap(), "--cpu", "--formats", "csr-scalar", "--reps", "3"],
+    let (_, report) = spmv_json_on_mtx(
+        "wide-bandwidth",
+        "wide.mtx",
+        "1 20000000 1\n1 7 2.0\n",
+        "bench PATH --cpu --formats csr-scalar --reps 3",
     );
     let gbs = report["results"][0]["effective_gbs"].as_f64().unwrap();
     assert!(gbs < 10.0, "{gbs} GB/s for a product that moves a few dozen bytes");

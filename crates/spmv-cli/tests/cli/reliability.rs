@@ -6,7 +6,8 @@ use crate::common;
 use std::path::Path;
 
 use common::{
-    fails_with, spmv, spmv_json, spmv_ok, temp_dir, text, words, words_at, write_file, write_mtx,
+    fails_with, spmv, spmv_json, spmv_json_on_mtx, spmv_ok, temp_dir, text, words, write_file,
+    write_mtx,
 };
 
 /// The run failed cleanly: an exit status, no abort or panic.
@@ -164,11 +165,11 @@ fn cpu_warmups_are_reported_as_run() {
 
 #[test]
 fn matched_non_finite_rows_have_no_relative_error() {
-    let dir = temp_dir("non-finite-error");
-    let path = write_mtx(&dir, "inf.mtx", "2 2 2\n1 1 inf\n2 2 1\n");
-    let (out, r) = spmv_json(
-        &dir.join("r.json"),
-        &words_at("bench PATH --cpu --formats csr-scalar --allow-non-finite --reps 3", &path),
+    let (out, r) = spmv_json_on_mtx(
+        "non-finite-error",
+        "inf.mtx",
+        "2 2 2\n1 1 inf\n2 2 1\n",
+        "bench PATH --cpu --formats csr-scalar --allow-non-finite --reps 3",
     );
     let stdout = text(&out.stdout);
     let row = stdout.lines().find(|l| l.starts_with("inf ")).expect("the row");

@@ -26,7 +26,7 @@ import os
 import warnings
 from collections.abc import Callable, Sequence
 from types import SimpleNamespace
-from typing import Any, Union
+from typing import Any, Generic, TypeVar, Union, overload
 
 import numpy as np
 
@@ -405,6 +405,35 @@ def _like(host: np.ndarray, origin: str | None, template: Any) -> Any:
     return host
 
 
+_V = TypeVar("_V")
+
+
+class _PassedOn(Generic[_V]):
+    """A read-only attribute whose value is the attribute of the same name of the object held
+    in ``holder`` (``op.nnz`` is ``op._raw.nnz``): declared once a line, typed by ``_V``."""
+
+    def __init__(self, holder: str, doc: str | None = None) -> None:
+        self._holder = holder
+        self.__doc__ = doc
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> _PassedOn[_V]: ...
+
+    @overload
+    def __get__(self, obj: object, owner: type) -> _V: ...
+
+    def __get__(self, obj: object, owner: type) -> Any:
+        if obj is None:
+            return self
+        return getattr(getattr(obj, self._holder), self._name)
+
+    def __set__(self, obj: object, value: Any) -> None:
+        raise AttributeError(f"can't set attribute '{self._name}'")
+
+
 class _Products:
     """SciPy's ``LinearOperator`` protocol over one product, ``_run(x, y, alpha, beta,
     transpose)``: ``shape``, ``dtype``, ``matvec``, ``rmatvec``, ``matmat``, ``rmatmat``,
@@ -435,38 +464,36 @@ class _Products:
 
     def matvec(self, x: Any) -> Any:
         """A·x for x of shape (n,) or (n, 1), as SciPy's ``LinearOperator.matvec``."""
-        rows, cols = self.shape
-        shape = _shape(x)
-        if shape not in ((cols,), (cols, 1)):
-            raise ValueError(
-                f"matvec: x has shape {shape}, the {rows} x {cols} operator needs ({cols},) or ({cols}, 1)"
-            )
-        return self._run(x, None, 1.0, 0.0, False)
+        return self._vector_product("matvec", x, False)
 
     def rmatvec(self, x: Any) -> Any:
         """Aᴴ·x = Aᵀ·x for x of shape (m,) or (m, 1), as SciPy's ``LinearOperator.rmatvec``."""
-        rows, cols = self.shape
+        return self._vector_product("rmatvec", x, True)
+
+    def _vector_product(self, method: str, x: Any, transpose: bool) -> Any:
+        """``matvec`` or ``rmatvec``: x of shape (need,) or (need, 1), need = op(A)'s columns."""
+        m, n = self.shape
+        what = f"the transpose of the {m} x {n} operator" if transpose else f"the {m} x {n} operator"
+        need = m if transpose else n
         shape = _shape(x)
-        if shape not in ((rows,), (rows, 1)):
-            raise ValueError(
-                f"rmatvec: x has shape {shape}, the transpose of the {rows} x {cols} operator needs "
-                f"({rows},) or ({rows}, 1)"
-            )
-        return self._run(x, None, 1.0, 0.0, True)
+        if shape not in ((need,), (need, 1)):
+            raise ValueError(f"{method}: x has shape {shape}, {what} needs ({need},) or ({need}, 1)")
+        return self._run(x, None, 1.0, 0.0, transpose)
 
     def matmat(self, x: Any) -> Any:
         """A·X for a 2-D X of shape (n, k): one block product."""
-        shape = _shape(x)
-        if len(shape) != 2:
-            raise ValueError(f"matmat: X must be 2-D, not of shape {shape}")
-        return self._run(x, None, 1.0, 0.0, False)
+        return self._block_product("matmat", x, False)
 
     def rmatmat(self, x: Any) -> Any:
         """Aᴴ·X = Aᵀ·X for a 2-D X of shape (m, k)."""
+        return self._block_product("rmatmat", x, True)
+
+    def _block_product(self, method: str, x: Any, transpose: bool) -> Any:
+        """``matmat`` or ``rmatmat``: any 2-D X (its shape is checked by the product)."""
         shape = _shape(x)
         if len(shape) != 2:
-            raise ValueError(f"rmatmat: X must be 2-D, not of shape {shape}")
-        return self._run(x, None, 1.0, 0.0, True)
+            raise ValueError(f"{method}: X must be 2-D, not of shape {shape}")
+        return self._run(x, None, 1.0, 0.0, transpose)
 
     def dot(self, x: Any) -> Any:
         """A·x for a 1-D or 2-D x (``self @ x``)."""
@@ -506,39 +533,18 @@ class Operator(_Products):
     def __init__(self, raw: _spmv.Operator) -> None:
         self._raw = raw
 
-    @property
-    def shape(self) -> tuple[int, int]:
-        return self._raw.shape
-
-    @property
-    def nnz(self) -> int:
-        return self._raw.nnz
-
-    @property
-    def format(self) -> str:
-        """The format's label: the spec, with ``auto``'s choice as ``auto(chosen)``."""
-        return self._raw.format
-
-    @property
-    def precision(self) -> str:
-        return self._raw.precision
+    # The extension's operator's figures, as they are.
+    shape = _PassedOn[tuple[int, int]]("_raw")
+    nnz = _PassedOn[int]("_raw")
+    format = _PassedOn[str]("_raw", "The format's label: the spec, with ``auto``'s choice as ``auto(chosen)``.")
+    precision = _PassedOn[str]("_raw")
+    on_gpu = _PassedOn[bool]("_raw")
+    backend = _PassedOn[str]("_raw")
+    stats = _PassedOn[dict[str, Any]]("_raw", "The format's storage figures (bytes, stored slots, padding ...).")
 
     @property
     def dtype(self) -> np.dtype:
         return _DTYPES[self._raw.precision]
-
-    @property
-    def on_gpu(self) -> bool:
-        return self._raw.on_gpu
-
-    @property
-    def backend(self) -> str:
-        return self._raw.backend
-
-    @property
-    def stats(self) -> dict[str, Any]:
-        """The format's storage figures (bytes, stored slots, padding ...)."""
-        return self._raw.stats
 
     def transpose(self) -> TransposedOperator:
         return TransposedOperator(self)
@@ -680,21 +686,11 @@ class TransposedOperator(_Products):
         m, n = self._base.shape
         return n, m
 
-    @property
-    def dtype(self) -> np.dtype:
-        return self._base.dtype
-
-    @property
-    def nnz(self) -> int:
-        return self._base.nnz
-
-    @property
-    def precision(self) -> str:
-        return self._base.precision
-
-    @property
-    def on_gpu(self) -> bool:
-        return self._base.on_gpu
+    # The operator's figures that Aᵀ shares.
+    dtype = _PassedOn[np.dtype]("_base")
+    nnz = _PassedOn[int]("_base")
+    precision = _PassedOn[str]("_base")
+    on_gpu = _PassedOn[bool]("_base")
 
     def transpose(self) -> Operator:
         return self._base

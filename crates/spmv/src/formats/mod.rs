@@ -327,8 +327,8 @@ pub(crate) fn registered<T: Scalar>() -> Vec<FormatInfo<T>> {
     vec![
         csr::scalar_entry(),
         csr::vector_entry(),
-        coo::atomic_entry(),
-        coo::segmented_entry(),
+        coo::entry(coo::CooKernel::Atomic),
+        coo::entry(coo::CooKernel::Segmented),
         ell::entry(),
         hyb::entry(),
         jds::entry(),

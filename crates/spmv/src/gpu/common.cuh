@@ -4,6 +4,13 @@
 typedef unsigned int u32;
 typedef unsigned long long u64;
 
+// The `extern "C"` kernels NAME_f64 and NAME_f32 (the names the Rust side asks for) of a
+// format with one kernel template NAME<T>: each takes the parameters ARGS(T), ARGS a macro
+// of the value type, and passes them on to NAME<T> as PASS.
+#define F64_F32_KERNELS(NAME, ARGS, PASS)                                      \
+    extern "C" __global__ void NAME##_f64(ARGS(double)) { NAME<double>(PASS); } \
+    extern "C" __global__ void NAME##_f32(ARGS(float)) { NAME<float>(PASS); }
+
 // Sum `v` over groups of `width` consecutive lanes (width a power of two <= 32); the
 // group's first lane gets the total.
 template <typename T>

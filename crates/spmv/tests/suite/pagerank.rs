@@ -94,94 +94,107 @@ fn on_gpu<T: Scalar>(
     Some(host.upload(gpu).and_then(|d| pagerank(&d, t, s)))
 }
 
+/// A GPU test that lists its failures: `test` gets the GPU and the list, which must stay
+/// empty.
+fn assert_clean_on_gpu(test: impl FnOnce(&Arc<Gpu>, &mut Vec<String>)) {
+    let gpu = common::gpu();
+    let mut failures = Vec::new();
+    test(&gpu, &mut failures);
+    common::assert_clean(failures);
+}
+
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_every_format_gives_the_hand_computed_ranks() {
-    let gpu = common::gpu();
-    let settings = Settings { tol: 1e-14, ..Settings::default() };
-    let mut failures = Vec::new();
-    for (name, a, want) in hand_computed() {
-        let t = Transition::new(&a, EdgeWeights::Pattern).unwrap();
-        for info in registry::<f64>() {
-            match on_gpu::<f64>(&gpu, info.name, &t, &settings) {
-                None => {}
-                Some(Ok(r))
-                    if r.converged
-                        && max_abs_diff(&r.ranks, &want) <= 1e-12
-                        && r.ranks.len() == want.len() => {}
-                Some(other) => failures.push(format!("{name} / {}: {other:?}", info.name)),
-            }
-            // f32: ranks to f32 rounding (a tolerance near it; the fixed point may stall above).
-            match on_gpu::<f32>(&gpu, info.name, &t, &Settings { tol: 1e-7, ..Settings::default() })
-            {
-                None => {}
-                Some(Ok(r))
-                    if max_abs_diff(&r.scores(), &want) <= 1e-5 && r.ranks.len() == want.len() => {}
-                Some(other) => failures.push(format!("{name} / {} / f32: {other:?}", info.name)),
+    assert_clean_on_gpu(|gpu, failures| {
+        let settings = Settings { tol: 1e-14, ..Settings::default() };
+        for (name, a, want) in hand_computed() {
+            let t = Transition::new(&a, EdgeWeights::Pattern).unwrap();
+            for info in registry::<f64>() {
+                match on_gpu::<f64>(gpu, info.name, &t, &settings) {
+                    None => {}
+                    Some(Ok(r))
+                        if r.converged
+                            && max_abs_diff(&r.ranks, &want) <= 1e-12
+                            && r.ranks.len() == want.len() => {}
+                    Some(other) => failures.push(format!("{name} / {}: {other:?}", info.name)),
+                }
+                // f32: ranks to f32 rounding (a tolerance near it; the fixed point may stall above).
+                match on_gpu::<f32>(
+                    gpu,
+                    info.name,
+                    &t,
+                    &Settings { tol: 1e-7, ..Settings::default() },
+                ) {
+                    None => {}
+                    Some(Ok(r))
+                        if max_abs_diff(&r.scores(), &want) <= 1e-5
+                            && r.ranks.len() == want.len() => {}
+                    Some(other) => {
+                        failures.push(format!("{name} / {} / f32: {other:?}", info.name))
+                    }
+                }
             }
         }
-    }
-    common::assert_clean(failures);
+    });
 }
 
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_agrees_with_the_cpu() {
-    let gpu = common::gpu();
-    let settings = Settings::default();
-    let mut failures = Vec::new();
-    for spec in ["powerlaw:n=200000,mean=8,exp=2.1", "kron:scale=16"] {
-        let t = generated(spec);
-        for format in ["csr-vector", "lightspmv"] {
-            let info = spmv::formats::find::<f64>(format).unwrap();
-            let cpu = pagerank(&info.build(t.matrix()).unwrap(), &t, &settings).unwrap();
-            let g = on_gpu::<f64>(&gpu, format, &t, &settings).unwrap().unwrap();
-            let err = max_abs_diff(&g.ranks, &cpu.ranks);
-            let agreement = top_k_agreement(&cpu.scores(), &g.scores(), 100, 1e-9);
-            if !g.converged
-                || g.iterations.abs_diff(cpu.iterations) > 1
-                || err > 1e-9
-                || agreement.same_position_up_to_ties != 100
-            {
-                failures.push(format!(
-                    "{spec} / {format} f64: iterations GPU {} CPU {}, max diff {err:e}, {agreement:?}",
-                    g.iterations, cpu.iterations
-                ));
-            }
-            // f32 may stall above the tolerance (hubs' ranks are large): cap the iterations.
-            let settings32 = Settings { max_iter: 300, ..settings.clone() };
-            let info32 = spmv::formats::find::<f32>(format).unwrap();
-            let cpu32 =
-                pagerank(&info32.build(&t.matrix().cast()).unwrap(), &t, &settings32).unwrap();
-            let g32 = on_gpu::<f32>(&gpu, format, &t, &settings32).unwrap().unwrap();
-            let scale = cpu32.scores().iter().fold(1.0f64, |m, v| m.max(*v));
-            let err32 = max_abs_diff(&g32.scores(), &cpu32.scores());
-            if err32 > 1e-4 * scale {
-                failures.push(format!(
-                    "{spec} / {format} f32: max diff {err32:e} (largest rank {scale})"
-                ));
+    assert_clean_on_gpu(|gpu, failures| {
+        let settings = Settings::default();
+        for spec in ["powerlaw:n=200000,mean=8,exp=2.1", "kron:scale=16"] {
+            let t = generated(spec);
+            for format in ["csr-vector", "lightspmv"] {
+                let info = spmv::formats::find::<f64>(format).unwrap();
+                let cpu = pagerank(&info.build(t.matrix()).unwrap(), &t, &settings).unwrap();
+                let g = on_gpu::<f64>(gpu, format, &t, &settings).unwrap().unwrap();
+                let err = max_abs_diff(&g.ranks, &cpu.ranks);
+                let agreement = top_k_agreement(&cpu.scores(), &g.scores(), 100, 1e-9);
+                if !g.converged
+                    || g.iterations.abs_diff(cpu.iterations) > 1
+                    || err > 1e-9
+                    || agreement.same_position_up_to_ties != 100
+                {
+                    failures.push(format!(
+                        "{spec} / {format} f64: iterations GPU {} CPU {}, max diff {err:e}, {agreement:?}",
+                        g.iterations, cpu.iterations
+                    ));
+                }
+                // f32 may stall above the tolerance (hubs' ranks are large): cap the iterations.
+                let settings32 = Settings { max_iter: 300, ..settings.clone() };
+                let info32 = spmv::formats::find::<f32>(format).unwrap();
+                let cpu32 =
+                    pagerank(&info32.build(&t.matrix().cast()).unwrap(), &t, &settings32).unwrap();
+                let g32 = on_gpu::<f32>(gpu, format, &t, &settings32).unwrap().unwrap();
+                let scale = cpu32.scores().iter().fold(1.0f64, |m, v| m.max(*v));
+                let err32 = max_abs_diff(&g32.scores(), &cpu32.scores());
+                if err32 > 1e-4 * scale {
+                    failures.push(format!(
+                        "{spec} / {format} f32: max diff {err32:e} (largest rank {scale})"
+                    ));
+                }
             }
         }
-    }
-    common::assert_clean(failures);
+    });
 }
 
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_every_format_gives_the_exact_top_100() {
-    let gpu = common::gpu();
-    let t = generated("powerlaw:n=100000,mean=8,exp=2.1");
-    let exact = pagerank_exact(&t, 0.85, 1e-13, 5000).unwrap();
-    let settings = Settings { tol: 1e-11, ..Settings::default() };
-    let mut failures = Vec::new();
-    for info in registry::<f64>() {
-        match on_gpu::<f64>(&gpu, info.name, &t, &settings) {
-            None => {}
-            Some(Ok(r)) => failures.extend(differs_from_exact(info.name, &r, &exact.ranks)),
-            Some(Err(e)) => failures.push(format!("{}: {e}", info.name)),
+    assert_clean_on_gpu(|gpu, failures| {
+        let t = generated("powerlaw:n=100000,mean=8,exp=2.1");
+        let exact = pagerank_exact(&t, 0.85, 1e-13, 5000).unwrap();
+        let settings = Settings { tol: 1e-11, ..Settings::default() };
+        for info in registry::<f64>() {
+            match on_gpu::<f64>(gpu, info.name, &t, &settings) {
+                None => {}
+                Some(Ok(r)) => failures.extend(differs_from_exact(info.name, &r, &exact.ranks)),
+                Some(Err(e)) => failures.push(format!("{}: {e}", info.name)),
+            }
         }
-    }
-    common::assert_clean(failures);
+    });
 }
 
 /// Whether three runs in precision T (those the format does not decline) give the same ranks,
@@ -201,24 +214,23 @@ fn repeats<T: Scalar>(
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_deterministic_formats_repeat_the_ranks_bit_for_bit() {
-    let gpu = common::gpu();
-    let t = generated("kron:scale=16");
-    let settings = Settings { max_iter: 200, ..Settings::default() };
-    let mut failures = Vec::new();
-    for info in registry::<f64>().into_iter().filter(|f| f.deterministic) {
-        let runs = [
-            ("f64", repeats::<f64>(&gpu, info.name, &t, &settings)),
-            ("f32", repeats::<f32>(&gpu, info.name, &t, &settings)),
-        ];
-        for (precision, repeated) in runs {
-            match repeated {
-                Ok(true) => {}
-                Ok(false) => failures.push(format!("{} {precision}: runs differ", info.name)),
-                Err(e) => failures.push(format!("{} {precision}: {e}", info.name)),
+    assert_clean_on_gpu(|gpu, failures| {
+        let t = generated("kron:scale=16");
+        let settings = Settings { max_iter: 200, ..Settings::default() };
+        for info in registry::<f64>().into_iter().filter(|f| f.deterministic) {
+            let runs = [
+                ("f64", repeats::<f64>(gpu, info.name, &t, &settings)),
+                ("f32", repeats::<f32>(gpu, info.name, &t, &settings)),
+            ];
+            for (precision, repeated) in runs {
+                match repeated {
+                    Ok(true) => {}
+                    Ok(false) => failures.push(format!("{} {precision}: runs differ", info.name)),
+                    Err(e) => failures.push(format!("{} {precision}: {e}", info.name)),
+                }
             }
         }
-    }
-    common::assert_clean(failures);
+    });
 }
 
 #[test]

@@ -72,6 +72,20 @@ pub fn spmv_json(json: &Path, args: &[&str]) -> (Output, serde_json::Value) {
     (out, read_json(json))
 }
 
+/// Writes the Matrix Market file `name` (`write_mtx`: `body` after the header) in a fresh
+/// folder `test`, and runs `spmv_json` on the words of `line` with `PATH` that file
+/// (`words_at`).
+pub fn spmv_json_on_mtx(
+    test: &str,
+    name: &str,
+    body: &str,
+    line: &str,
+) -> (Output, serde_json::Value) {
+    let dir = temp_dir(test);
+    let path = write_mtx(&dir, name, body);
+    spmv_json(&dir.join("r.json"), &words_at(line, &path))
+}
+
 /// Writes a real general coordinate Matrix Market file: its header, then `body` (the size
 /// line and the entries).
 pub fn write_mtx(dir: &Path, name: &str, body: &str) -> PathBuf {

@@ -56,8 +56,4 @@ __device__ __forceinline__ void amf_csr(const u32* __restrict__ sub_block_ptr, c
                     const T* __restrict__ val, const T* __restrict__ x, T* __restrict__ y
 #define AMF_PASS sub_block_ptr, row_block_ptr, row_ptr, col, val, x, y
 
-#define AMF_KERNELS(T, S) \
-    extern "C" __global__ void amf_csr_##S(AMF_ARGS(T)) { amf_csr<T>(AMF_PASS); }
-
-AMF_KERNELS(double, f64)
-AMF_KERNELS(float, f32)
+F64_F32_KERNELS(amf_csr, AMF_ARGS, AMF_PASS)

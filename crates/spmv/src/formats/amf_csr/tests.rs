@@ -1,9 +1,6 @@
 use super::*;
-use crate::formats::test_support::blocks::{
-    assert_empty_products, assert_gpu_matches_oracle, assert_paper_product, paper_matrix, varied,
-};
-use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
-use proptest::prelude::*;
+use crate::formats::test_support::blocks::*;
+use crate::formats::test_support::prelude::*;
 
 fn assert_invariants<T: Scalar>(f: &AmfCsr<T>, a: &Csr<T>) {
     let (ts, tl) = f.thresholds();
@@ -69,14 +66,14 @@ fn folds_are_maximal_and_correct() {
         let a = varied(m, n, seed);
         let f = AmfCsr::new(&a).unwrap();
         assert_invariants(&f, &a);
-        assert!(check(&f, &a), "m = {m}");
+        assert!(cpu_matches_oracle(&f, &a), "m = {m}");
         for (ts, tl) in [(1, 1), (4, 7), (32, 40), (100, 5000), (10_000, 1)] {
             let f = AmfCsr::with_thresholds(&a, ts, tl).unwrap();
             assert_invariants(&f, &a);
-            assert!(check(&f, &a), "Ts = {ts}, Tl = {tl}");
+            assert!(cpu_matches_oracle(&f, &a), "Ts = {ts}, Tl = {tl}");
         }
         let a32: Csr<f32> = a.cast();
-        assert!(check(&AmfCsr::new(&a32).unwrap(), &a32));
+        assert!(cpu_matches_oracle(&AmfCsr::new(&a32).unwrap(), &a32));
     }
 }
 
@@ -95,12 +92,12 @@ proptest! {
     fn random_matrices_match_the_oracle(a in random_csr(), ts in 1usize..70, tl in 1usize..300) {
         let f = AmfCsr::new(&a).unwrap();
         assert_invariants(&f, &a);
-        prop_assert!(check(&f, &a));
+        prop_assert!(cpu_matches_oracle(&f, &a));
         let g = AmfCsr::with_thresholds(&a, ts, tl).unwrap();
         assert_invariants(&g, &a);
-        prop_assert!(check(&g, &a));
+        prop_assert!(cpu_matches_oracle(&g, &a));
         let a32: Csr<f32> = a.cast();
-        prop_assert!(check(&AmfCsr::with_thresholds(&a32, ts, tl).unwrap(), &a32));
+        prop_assert!(cpu_matches_oracle(&AmfCsr::with_thresholds(&a32, ts, tl).unwrap(), &a32));
     }
 }
 

@@ -1,7 +1,6 @@
 use super::*;
-use crate::formats::test_support::blocks::{assert_cpu_product, assert_empty_products};
-use crate::formats::test_support::{cpu_matches_oracle as check, random_csr, small_csr};
-use proptest::prelude::*;
+use crate::formats::test_support::blocks::*;
+use crate::formats::test_support::prelude::*;
 
 /// Matrix A of the paper's §1.3 (BRCP's worked example too).
 pub(crate) fn paper_matrix() -> Csr<f64> {
@@ -105,7 +104,7 @@ fn long_rows_are_split_into_pieces_of_t() {
     let a = Csr::new_checked(100, 100, row_ptr, cols, vals).unwrap();
     for (h, t) in [(32, 7), (1, 1), (3, 100), (32, 1), (5, 13)] {
         let f = Brc::with_params(&a, h, t).unwrap();
-        assert!(check(&f, &a), "H = {h}, T = {t}");
+        assert!(cpu_matches_oracle(&f, &a), "H = {h}, T = {t}");
         let pieces: usize = (0..100).map(|k: usize| k.div_ceil(t)).sum();
         assert_eq!(f.row_perm().iter().filter(|&&r| r != NO_ROW).count(), pieces);
         assert_eq!(f.split_rows(), (0..100).filter(|&k| k > t).count());
@@ -114,7 +113,7 @@ fn long_rows_are_split_into_pieces_of_t() {
         assert!((1..f.blocks()).all(|b| f.block_width(b) <= f.block_width(b - 1)));
     }
     assert_eq!(Brc::new(&a).unwrap().threshold(), threshold(&a));
-    assert!(check(&Brc::new(&a.cast::<f32>()).unwrap(), &a.cast::<f32>()));
+    assert!(cpu_matches_oracle(&Brc::new(&a.cast::<f32>()).unwrap(), &a.cast::<f32>()));
 }
 
 #[test]
@@ -132,11 +131,11 @@ proptest! {
     fn random_matrices_match_the_oracle(a in random_csr(), h in 1usize..40, t in 1usize..20) {
         let f = Brc::with_params(&a, h, t).unwrap();
         assert_block_invariants(&f, &a);
-        prop_assert!(check(&f, &a));
+        prop_assert!(cpu_matches_oracle(&f, &a));
         let real: usize = (0..a.nrows()).map(|r| a.row_len(r).div_ceil(t)).sum();
         prop_assert_eq!(f.row_perm().iter().filter(|&&r| r != NO_ROW).count(), real);
         let a32: Csr<f32> = a.cast();
-        prop_assert!(check(&Brc::with_params(&a32, h, t).unwrap(), &a32));
-        prop_assert!(check(&Brc::new(&a).unwrap(), &a));
+        prop_assert!(cpu_matches_oracle(&Brc::with_params(&a32, h, t).unwrap(), &a32));
+        prop_assert!(cpu_matches_oracle(&Brc::new(&a).unwrap(), &a));
     }
 }

@@ -3,11 +3,10 @@ use crate::formats::brc::tests::{
     assert_block_invariants, assert_blocks, assert_paper_product, assert_rules_own_t_blocks,
     paper_matrix,
 };
-use crate::formats::test_support::blocks::assert_empty_products;
-use crate::formats::test_support::rows::random_rows;
-use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
+use crate::formats::test_support::blocks::*;
+use crate::formats::test_support::prelude::*;
+use crate::formats::test_support::rows::*;
 use crate::reference::test_vector;
-use proptest::prelude::*;
 
 /// Rows of the given lengths (columns 0.., values exact in f32), in that order.
 fn rows_of(lens: &[usize], ncols: usize) -> Csr<f64> {
@@ -107,7 +106,7 @@ fn width_rule_widens_blocks_for_rows_above_2ht() {
         &[Span { row: 0, first: 0, last: 1 }, Span { row: 1, first: 2, last: 3 }]
     );
     assert_eq!(&f.row_seg_len()[16..24], &[2, 0, 2, 0, 1, 0, 0, 0]);
-    assert!(check(&f, &a));
+    assert!(cpu_matches_oracle(&f, &a));
 }
 
 #[test]
@@ -128,7 +127,7 @@ fn rows_spanning_three_or_more_blocks() {
     );
     assert_eq!(f.max_blocks_per_row(), 3);
     assert_eq!(&f.row_seg_len()[12..24], &[3, 0, 0, 1, 4, 0, 0, 0, 2, 0, 2, 0]);
-    assert!(check(&f, &a));
+    assert!(cpu_matches_oracle(&f, &a));
     let x = test_vector::<f64>(32);
     let mut y = vec![f64::NAN; 5];
     f.spmv_cpu(&x, &mut y);
@@ -171,7 +170,7 @@ fn very_wide_blocks_are_cut_into_chunks() {
     assert!(f.has_chunked_blocks());
     let tiles = f.tile_chunk().len();
     assert_eq!(f.device_bytes() - f.bytes_read(), 2 * f.blocks() * 8 + tiles * (32 * 8 + 4));
-    assert!(check(&f, &a));
+    assert!(cpu_matches_oracle(&f, &a));
 }
 
 #[test]
@@ -218,8 +217,8 @@ fn skewed(m: usize, n: usize, seed: u64) -> Csr<f64> {
 fn skewed_matrix_matches_the_oracle_with_spans_and_wide_blocks() {
     let a = skewed(20000, 20000, 7);
     let f = Brcp::new(&a).unwrap();
-    assert!(check(&f, &a));
-    assert!(check(&Brcp::new(&a.cast::<f32>()).unwrap(), &a.cast::<f32>()));
+    assert!(cpu_matches_oracle(&f, &a));
+    assert!(cpu_matches_oracle(&Brcp::new(&a.cast::<f32>()).unwrap(), &a.cast::<f32>()));
     assert!(!f.spans().is_empty());
     assert!(f.tiles().iter().any(|&t| t & WIDE_TILE != 0), "no wide block");
     // Every slot is accounted for: real slots hold every entry once.
@@ -233,7 +232,7 @@ fn skewed_matrix_matches_the_oracle_with_spans_and_wide_blocks() {
     }
     for (h, t) in [(32, 1), (32, 5), (7, 3), (1, 2)] {
         let g = Brcp::with_params(&a, h, t).unwrap();
-        assert!(check(&g, &a), "H = {h}, T = {t}");
+        assert!(cpu_matches_oracle(&g, &a), "H = {h}, T = {t}");
     }
 }
 
@@ -260,13 +259,13 @@ proptest! {
     fn random_matrices_match_the_oracle(a in random_csr(), h in 1usize..=32, t in 1usize..20) {
         let f = Brcp::with_params(&a, h, t).unwrap();
         assert_block_invariants(&f, &a);
-        prop_assert!(check(&f, &a));
+        prop_assert!(cpu_matches_oracle(&f, &a));
         prop_assert_eq!(f.empty_rows().len(), (0..a.nrows()).filter(|&r| a.row_len(r) == 0).count());
         // Each row's slots are consecutive, and row_seg_len sums to the real slots.
         let real = f.row_perm().iter().filter(|&&r| r != NO_ROW).count();
         prop_assert_eq!(f.row_seg_len().iter().map(|&l| l as usize).sum::<usize>(), real);
         let a32: Csr<f32> = a.cast();
-        prop_assert!(check(&Brcp::with_params(&a32, h, t).unwrap(), &a32));
-        prop_assert!(check(&Brcp::new(&a).unwrap(), &a));
+        prop_assert!(cpu_matches_oracle(&Brcp::with_params(&a32, h, t).unwrap(), &a32));
+        prop_assert!(cpu_matches_oracle(&Brcp::new(&a).unwrap(), &a));
     }
 }

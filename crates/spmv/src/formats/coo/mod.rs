@@ -57,7 +57,7 @@ mod gpu;
 
 use rayon::prelude::*;
 
-use super::FormatInfo;
+use super::{FormatInfo, FormatSpec};
 use super::{FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::KernelModule;
@@ -266,42 +266,42 @@ impl<T: Scalar> SpmvFormat<T> for CooFormat<T> {
     super::upload_with!(gpu::DeviceCoo::new);
 }
 
-/// The registry's entry for `coo-atomic` (listed in [`super::registry`]).
-pub(crate) fn atomic_entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo::new(
-        "coo-atomic",
-        "COO, one atomicAdd per entry (y zeroed first, timed); not deterministic",
-        |a, _| Ok(Box::new(CooFormat::new(a, CooKernel::Atomic)?)),
-    )
-    .kernels(&[KERNELS])
-    // Its atomic additions change y's bits from run to run, it is the per-matrix best on
-    // only 18 of the 331 training matrices and there by at most 1.21x (CUDA-graph times,
-    // H200), and in leave-one-out its two choices were the only ones below 0.7 of the best
-    // (NotreDame_www 0.40, G38 0.56); passed over, the score is 0.975 against 0.976, with
-    // none below 0.7 (docs/auto.md).
-    .not_auto_candidate()
+/// The registry's entry for the format of `kernel`, `coo-atomic` or `coo-segmented` (both
+/// listed in [`super::registry`]).
+pub(crate) fn entry<T: Scalar>(kernel: CooKernel) -> FormatInfo<T> {
+    let description = match kernel {
+        CooKernel::Atomic => {
+            "COO, one atomicAdd per entry (y zeroed first, timed); not deterministic"
+        }
+        CooKernel::Segmented => {
+            "COO, segmented reduction over chunks of 1024 entries plus a carry pass; deterministic"
+        }
+    };
+    let info = FormatInfo::new(kernel.format_name(), description, build).kernels(&[KERNELS]);
+    match kernel {
+        // Its atomic additions change y's bits from run to run, it is the per-matrix best on
+        // only 18 of the 331 training matrices and there by at most 1.21x (CUDA-graph times,
+        // H200), and in leave-one-out its two choices were the only ones below 0.7 of the best
+        // (NotreDame_www 0.40, G38 0.56); passed over, the score is 0.975 against 0.976, with
+        // none below 0.7 (docs/auto.md).
+        CooKernel::Atomic => info.not_auto_candidate(),
+        CooKernel::Segmented => info.deterministic(),
+    }
 }
 
-/// The registry's entry for `coo-segmented` (listed in [`super::registry`]).
-pub(crate) fn segmented_entry<T: Scalar>() -> FormatInfo<T> {
-    FormatInfo::new(
-        "coo-segmented",
-        "COO, segmented reduction over chunks of 1024 entries plus a carry pass; deterministic",
-        |a, _| Ok(Box::new(CooFormat::new(a, CooKernel::Segmented)?)),
-    )
-    .kernels(&[KERNELS])
-    .deterministic()
+/// The registered builder of both COO formats: the kernel is the one the spec names.
+fn build<T: Scalar>(a: &Csr<T>, s: &FormatSpec) -> Result<Box<dyn SpmvFormat<T>>> {
+    let atomic = s.name() == CooKernel::Atomic.format_name();
+    let kernel = if atomic { CooKernel::Atomic } else { CooKernel::Segmented };
+    Ok(Box::new(CooFormat::new(a, kernel)?))
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::formats::test_support::rows::{
-        assert_example_product, example_4x3, rows_of_lengths,
-    };
-    use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
+    use crate::formats::test_support::prelude::*;
+    use crate::formats::test_support::rows::*;
     use crate::reference::{test_vector, Oracle};
-    use proptest::prelude::*;
 
     #[test]
     fn worked_example_gives_the_documented_arrays() {
@@ -424,7 +424,7 @@ pub(crate) mod tests {
         #[test]
         fn cpu_paths_match_the_oracle(a in random_csr(), chunk in 1usize..9) {
             for kernel in [CooKernel::Atomic, CooKernel::Segmented] {
-                prop_assert!(check(&CooFormat::new(&a, kernel).unwrap(), &a), "{kernel:?}");
+                prop_assert!(cpu_matches_oracle(&CooFormat::new(&a, kernel).unwrap(), &a), "{kernel:?}");
             }
             let e = Triplets::from_csr(&a);
             let x = test_vector::<f64>(a.ncols());

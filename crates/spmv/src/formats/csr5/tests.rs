@@ -1,13 +1,8 @@
 use super::*;
-use crate::formats::test_support::rows::{
-    assert_cpu_bits_independent_of_threads, assert_rows_cross_tiles, assert_split_example,
-    assert_split_rows_edge_shapes, assert_split_rows_gpu_equals_cpu_bits, assert_values_refused,
-    example, gpu, gpu_equals_cpu_bits, rows_of_lengths, split_row_cases,
-};
-use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
+use crate::formats::test_support::prelude::*;
+use crate::formats::test_support::rows::*;
 use crate::formats::DeviceFormat as _;
 use crate::gpu::Gpu;
-use proptest::prelude::*;
 
 #[test]
 fn worked_example() {
@@ -35,29 +30,15 @@ fn sigma_follows_the_mean_row_length() {
     assert_eq!(auto_sigma(1000.0, F32), 32);
 }
 
-#[test]
-fn edge_shapes_rows_of_every_length_and_rows_crossing_every_tile() {
-    assert_split_rows_edge_shapes(Csr5::new, SIGMA_CHOICES, 16);
-    // Tiles of 32 × σ = 4 entries.
-    assert_rows_cross_tiles(Csr5::new, Csr5::new, |f| f.segments().len(), (4, 128));
-}
-
-#[test]
-fn bad_sigma_is_refused() {
-    assert_values_refused(Csr5::new, "csr5", "sigma", &[0, 1, 2, 5, 64]);
-}
-
-#[test]
-fn cpu_result_does_not_depend_on_the_thread_count() {
-    assert_cpu_bits_independent_of_threads(|a| Csr5::new(a, 16));
-}
-
-/// CSR5 with every σ on the GPU, in f64, f32 and f16, 3 runs each into NaN-poisoned outputs:
-/// against the oracle, bit for bit across runs, and bit for bit against the CPU path.
-#[test]
-#[ignore = "needs a CUDA device"]
-fn gpu_matches_the_oracle_and_the_cpu_bit_for_bit() {
-    assert_split_rows_gpu_equals_cpu_bits(NAME, "sigma", SIGMA_CHOICES);
+// Every σ, σ = 16 by default; tiles of 32 × σ = 4 entries.
+split_rows_tests! {
+    format: Csr5,
+    key: "sigma",
+    values: SIGMA_CHOICES,
+    default: 16,
+    tile: (4, 128),
+    refused: &[0, 1, 2, 5, 64],
+    random: 1usize..9,
 }
 
 #[test]
@@ -72,7 +53,7 @@ fn conversion_on_the_gpu_keeps_the_csr_and_counts_the_same_bytes() {
             deferred.stats().extra,
             host.stats().extra.into_iter().filter(|(k, _)| k != "segments").collect::<Vec<_>>()
         );
-        assert!(check(&deferred, &a));
+        assert!(cpu_matches_oracle(&deferred, &a));
     }
     assert!(Csr5OnGpu::new(&a, 5).err().unwrap().to_string().contains("sigma"));
     let spec = crate::formats::parse_spec("csr5:convert=gpu").unwrap();
@@ -133,18 +114,4 @@ fn gpu_conversion_equals_the_host_conversion() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
-    #[test]
-    fn random_matrices_sigmas_and_lanes_match_the_oracle(a in random_csr(), sigma in 1usize..9, lanes in 1usize..5) {
-        let f = Csr5::with_lanes(&a, sigma, lanes).unwrap();
-        prop_assert!(check(&f, &a));
-        let a32: Csr<f32> = a.cast();
-        prop_assert!(check(&Csr5::with_lanes(&a32, sigma, lanes).unwrap(), &a32));
-        for w in f.segments().windows(2) {
-            prop_assert!(w[0].row < w[1].row && w[0].end <= w[1].first);
-        }
-    }
 }

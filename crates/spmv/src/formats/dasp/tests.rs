@@ -1,7 +1,6 @@
-use proptest::prelude::*;
+use crate::formats::test_support::prelude::*;
 
 use super::*;
-use crate::formats::test_support::random_csr;
 use crate::reference::{test_vector, Oracle};
 
 /// The module doc's matrix: rows of lengths 20, 0, 6 × 8, 1, 3, 2, 2, 4 over 32 columns.

@@ -9,6 +9,25 @@ use crate::formats::{arg_u32, Arg, OneKernel};
 use crate::gpu::{Gpu, Kernel};
 use crate::matrix::Scalar;
 
+/// The arrays both kernels end with, in their order: `first`, each BRCSD-I block's first row
+/// or each BRCSD-II group's first block, and `diag`, its first offset (each with one entry
+/// past the last); the offsets; its first slot (likewise); the slots.
+fn blocks<T: Scalar>(
+    gpu: &Gpu,
+    [first, diag]: [&[u32]; 2],
+    offsets: &[i32],
+    slots: &[u64],
+    data: &[T],
+) -> Result<[Arg<T>; 5]> {
+    Ok([
+        Arg::u32s(gpu, first)?,
+        Arg::u32s(gpu, diag)?,
+        Arg::i32s(gpu, offsets)?,
+        Arg::u64s(gpu, slots)?,
+        Arg::values(gpu, data)?,
+    ])
+}
+
 pub(super) fn upload_brcsd1<T: Scalar>(gpu: &Gpu, a: &Brcsd1<T>) -> Result<OneKernel<T>> {
     // One CUDA block per piece, `piece_rows` threads each. Pieces below 2^31 (at most one per
     // row), piece_rows ≤ 1024 by the conversion's checks.
@@ -17,16 +36,8 @@ pub(super) fn upload_brcsd1<T: Scalar>(gpu: &Gpu, a: &Brcsd1<T>) -> Result<OneKe
         block_dim: (arg_u32(NAME, "piece rows", a.piece_rows)?, 1, 1),
         shared_mem_bytes: 0,
     };
-    let args = vec![
-        Arg::Cols,
-        Arg::u32s(gpu, &a.piece_row)?,
-        Arg::u32s(gpu, &a.piece_block)?,
-        Arg::u32s(gpu, &a.block_row)?,
-        Arg::u32s(gpu, &a.block_diag)?,
-        Arg::i32s(gpu, &a.offsets)?,
-        Arg::u64s(gpu, &a.block_data)?,
-        Arg::values(gpu, &a.data)?,
-    ];
+    let mut args = vec![Arg::Cols, Arg::u32s(gpu, &a.piece_row)?, Arg::u32s(gpu, &a.piece_block)?];
+    args.extend(blocks(gpu, [&a.block_row, &a.block_diag], &a.offsets, &a.block_data, &a.data)?);
     let kernel = Kernel::for_type::<T>(gpu, &KERNELS, "brcsd1", config)?;
     // SAFETY: the arguments match BRCSD1_ARGS(T). One CUDA block per piece (m > 0 gives at
     // least one), pieces at most blockDim rows: rows piece_row[p] + tid < piece_row[p+1]
@@ -41,17 +52,13 @@ pub(super) fn upload_brcsd2<T: Scalar>(
     a: &Brcsd2<T>,
     nrows: usize,
 ) -> Result<OneKernel<T>> {
-    let args = vec![
+    let mut args = vec![
         Arg::Dims,
         // Below 2^31 by the conversion's checks.
         Arg::Count(arg_u32(NAME, "block rows", a.block_rows)?),
         Arg::Count(arg_u32(NAME, "groups", a.groups())?),
-        Arg::u32s(gpu, &a.group_block)?,
-        Arg::u32s(gpu, &a.group_diag)?,
-        Arg::i32s(gpu, &a.offsets)?,
-        Arg::u64s(gpu, &a.group_data)?,
-        Arg::values(gpu, &a.data)?,
     ];
+    args.extend(blocks(gpu, [&a.group_block, &a.group_diag], &a.offsets, &a.group_data, &a.data)?);
     let kernel = diagonals::row_kernel::<T>(gpu, &KERNELS, "brcsd2", nrows)?;
     // SAFETY: the arguments match BRCSD2_ARGS(T). Threads stop at m = y.len(); m > 0 gives
     // groups ≥ 1 and the search keeps lo < groups with group_block[lo] ≤ r / bh <

@@ -1,9 +1,6 @@
 use super::*;
-use crate::formats::test_support::diagonal::{
-    assert_example_product, assert_gpu_matches_oracle, cpu_matches_in_both_precisions, Case,
-};
-use crate::formats::test_support::{cpu_matches_oracle, example, random_diagonal_csr};
-use proptest::prelude::*;
+use crate::formats::test_support::diagonal::*;
+use crate::formats::test_support::prelude::*;
 
 /// The layouts' names in specs.
 const LAYOUTS: [&str; 3] = ["dia", "brcsd1", "brcsd2"];

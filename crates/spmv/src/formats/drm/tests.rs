@@ -2,14 +2,11 @@ use super::*;
 use std::sync::Arc;
 
 use crate::formats::hdia::Hdia;
-use crate::formats::test_support::diagonal::{
-    assert_example_product, assert_gpu_matches_oracle, cpu_matches_in_both_precisions, Case,
-};
-use crate::formats::test_support::{cpu_matches_oracle, example, random_diagonal_csr};
+use crate::formats::test_support::diagonal::*;
+use crate::formats::test_support::prelude::*;
 use crate::formats::DeviceFormat;
 use crate::formats::HostMatrix;
 use crate::gpu::Gpu;
-use proptest::prelude::*;
 
 /// DRM with segments of `rows` rows, run on the GPU in one launch for all its sub-blocks
 /// (`single`) or in one launch per size class.

@@ -287,11 +287,8 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::test_support::rows::{
-        assert_example_product, example_4x3, rows_of_lengths,
-    };
-    use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
-    use proptest::prelude::*;
+    use crate::formats::test_support::prelude::*;
+    use crate::formats::test_support::rows::*;
 
     #[test]
     fn worked_example_gives_the_documented_arrays() {
@@ -389,7 +386,7 @@ mod tests {
         #[test]
         fn cpu_path_matches_the_oracle(a in random_csr()) {
             let f = EllFormat::new(&a).unwrap(); // small: always under the floor
-            prop_assert!(check(&f, &a));
+            prop_assert!(cpu_matches_oracle(&f, &a));
             // Padding columns are valid and padding values zero.
             prop_assert!(f.ell().col().iter().all(|&c| (c as usize) < a.ncols().max(1)));
             let padded = f.ell().val().len() - a.nnz();

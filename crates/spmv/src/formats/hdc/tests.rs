@@ -1,9 +1,6 @@
 use super::*;
-use crate::formats::test_support::diagonal::{
-    assert_example_product, cpu_matches_in_both_precisions,
-};
-use crate::formats::test_support::{example, random_diagonal_csr};
-use proptest::prelude::*;
+use crate::formats::test_support::diagonal::*;
+use crate::formats::test_support::prelude::*;
 
 #[test]
 fn worked_example_gives_the_documented_arrays() {

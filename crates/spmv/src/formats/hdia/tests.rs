@@ -1,10 +1,7 @@
 use super::*;
 use crate::formats::dia::Dia;
-use crate::formats::test_support::diagonal::{
-    assert_example_product, assert_gpu_matches_oracle, cpu_matches_in_both_precisions,
-};
-use crate::formats::test_support::{cpu_matches_oracle, example, random_diagonal_csr};
-use proptest::prelude::*;
+use crate::formats::test_support::diagonal::*;
+use crate::formats::test_support::prelude::*;
 
 #[test]
 fn worked_example_gives_the_documented_arrays() {

@@ -148,12 +148,9 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::test_support::rows::{
-        assert_example_product, example_4x3, rows_of_lengths,
-    };
-    use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
+    use crate::formats::test_support::prelude::*;
+    use crate::formats::test_support::rows::*;
     use crate::Error;
-    use proptest::prelude::*;
 
     #[test]
     fn worked_example_gives_the_documented_arrays() {
@@ -210,7 +207,7 @@ mod tests {
         let a = rows_of_lengths(&lens, 500, |_, _| 0.5);
         let h = Hyb::new(&a).unwrap();
         assert_eq!((h.width(), h.coo().len()), (3, 497));
-        assert!(check(&h, &a));
+        assert!(cpu_matches_oracle(&h, &a));
     }
 
     proptest! {
@@ -218,7 +215,7 @@ mod tests {
         #[test]
         fn cpu_path_matches_the_oracle(a in random_csr(), width in 0usize..6) {
             for h in [Hyb::new(&a).unwrap(), Hyb::with_width(&a, width).unwrap()] {
-                prop_assert!(check(&h, &a), "K = {}", h.width());
+                prop_assert!(cpu_matches_oracle(&h, &a), "K = {}", h.width());
                 prop_assert_eq!(h.ell().entries() + h.coo().len(), a.nnz());
             }
         }

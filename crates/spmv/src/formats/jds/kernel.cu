@@ -43,8 +43,4 @@ __device__ __forceinline__ void jds(u32 m, u32 diagonals, const u32* __restrict_
                     T* __restrict__ y
 #define JDS_PASS m, diagonals, perm, iter_ptr, col, val, x, y
 
-#define JDS_KERNELS(T, S) \
-    extern "C" __global__ void jds_##S(JDS_ARGS(T)) { jds<T>(JDS_PASS); }
-
-JDS_KERNELS(double, f64)
-JDS_KERNELS(float, f32)
+F64_F32_KERNELS(jds, JDS_ARGS, JDS_PASS)

@@ -1,8 +1,7 @@
 use super::*;
-use crate::formats::test_support::rows::{assert_example_product, example, is_permutation};
-use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
+use crate::formats::test_support::prelude::*;
+use crate::formats::test_support::rows::*;
 use crate::Coo;
-use proptest::prelude::*;
 
 #[test]
 fn worked_example_gives_the_documented_arrays() {
@@ -53,7 +52,7 @@ fn large_matrix_uses_the_parallel_paths() {
         .perm()
         .windows(2)
         .all(|w| a.row_len(w[0] as usize) != a.row_len(w[1] as usize) || w[0] < w[1]));
-    assert!(check(&j, &a));
+    assert!(cpu_matches_oracle(&j, &a));
 }
 
 proptest! {
@@ -64,8 +63,8 @@ proptest! {
         prop_assert_eq!(j.iter_ptr().len(), a.max_row_len() + 1);
         prop_assert_eq!(*j.iter_ptr().last().unwrap() as usize, a.nnz());
         prop_assert!(is_permutation(j.perm(), a.nrows()));
-        prop_assert!(check(&j, &a));
+        prop_assert!(cpu_matches_oracle(&j, &a));
         let a32: Csr<f32> = a.cast();
-        prop_assert!(check(&Jds::new(&a32).unwrap(), &a32));
+        prop_assert!(cpu_matches_oracle(&Jds::new(&a32).unwrap(), &a32));
     }
 }

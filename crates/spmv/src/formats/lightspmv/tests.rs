@@ -1,9 +1,6 @@
 use super::*;
-use crate::formats::test_support::rows::{
-    assert_cpu_bits_independent_of_threads, assert_example_product, example, gpu, gpu_failures,
-};
-use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
-use proptest::prelude::*;
+use crate::formats::test_support::prelude::*;
+use crate::formats::test_support::rows::*;
 
 #[test]
 fn worked_example() {
@@ -64,9 +61,15 @@ fn row_sum_follows_the_lane_order_of_the_kernel() {
 fn every_width_is_correct_and_bad_widths_are_refused() {
     let a = crate::io::gen::generate("powerlaw:n=5000,mean=6,exp=2.1").unwrap();
     for lanes in [2, 4, 8, 16, 32] {
-        assert!(check(&LightSpmv::with_lanes(&a, lanes).unwrap(), &a), "{lanes} lanes");
+        assert!(
+            cpu_matches_oracle(&LightSpmv::with_lanes(&a, lanes).unwrap(), &a),
+            "{lanes} lanes"
+        );
         let a32: Csr<f32> = a.cast();
-        assert!(check(&LightSpmv::with_lanes(&a32, lanes).unwrap(), &a32), "{lanes} lanes f32");
+        assert!(
+            cpu_matches_oracle(&LightSpmv::with_lanes(&a32, lanes).unwrap(), &a32),
+            "{lanes} lanes f32"
+        );
     }
     for lanes in [0, 1, 3, 64] {
         assert!(matches!(LightSpmv::with_lanes(&a, lanes), Err(Error::Format { .. })), "{lanes}");
@@ -105,11 +108,11 @@ proptest! {
     #[test]
     fn random_matrices_and_widths_match_the_oracle(a in random_csr(), width in 1u32..6) {
         let lanes = 1 << width;
-        prop_assert!(check(&LightSpmv::with_lanes(&a, lanes).unwrap(), &a));
+        prop_assert!(cpu_matches_oracle(&LightSpmv::with_lanes(&a, lanes).unwrap(), &a));
         let a32: Csr<f32> = a.cast();
-        prop_assert!(check(&LightSpmv::with_lanes(&a32, lanes).unwrap(), &a32));
+        prop_assert!(cpu_matches_oracle(&LightSpmv::with_lanes(&a32, lanes).unwrap(), &a32));
         let f = LightSpmv::new(&a).unwrap();
         prop_assert_eq!(f.lanes(), crate::formats::csr::vector_lanes(a.mean_row_len()));
-        prop_assert!(check(&f, &a));
+        prop_assert!(cpu_matches_oracle(&f, &a));
     }
 }

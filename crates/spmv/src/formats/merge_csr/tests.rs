@@ -1,11 +1,6 @@
 use super::*;
-use crate::formats::test_support::rows::{
-    assert_cpu_bits_independent_of_threads, assert_rows_cross_tiles, assert_split_example,
-    assert_split_rows_edge_shapes, assert_split_rows_gpu_equals_cpu_bits, assert_values_refused,
-    example, random_rows,
-};
-use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
-use proptest::prelude::*;
+use crate::formats::test_support::prelude::*;
+use crate::formats::test_support::rows::*;
 
 #[test]
 fn worked_example() {
@@ -39,44 +34,14 @@ fn merge_path_search_agrees_with_walking_the_path() {
     }
 }
 
-#[test]
-fn edge_shapes_rows_of_every_length_and_rows_crossing_every_tile() {
-    // No rows, no entries, empty rows only, one entry, and rows of 0, 1 and 10^6 entries.
-    assert_split_rows_edge_shapes(MergeCsr::new, ITEMS_CHOICES, 7);
-    // Tiles of 32 × 3 items.
-    assert_rows_cross_tiles(MergeCsr::new, MergeCsr::new, |f| f.segments().len(), (3, 96));
-}
-
-#[test]
-fn bad_items_and_oversized_paths_are_refused() {
-    assert_values_refused(MergeCsr::new, "merge-csr", "items", &[0, 1, 2, 4, 16, 1000]);
-}
-
-#[test]
-fn cpu_result_does_not_depend_on_the_thread_count() {
-    assert_cpu_bits_independent_of_threads(|a| MergeCsr::new(a, 7));
-}
-
-/// Merge-CSR with every `items` on the GPU, in f64, f32 and f16, 3 runs each into NaN-poisoned
-/// outputs: against the oracle, bit for bit across runs, and bit for bit against the CPU path
-/// (which documents the kernel's order of additions).
-#[test]
-#[ignore = "needs a CUDA device"]
-fn gpu_matches_the_oracle_and_the_cpu_bit_for_bit() {
-    assert_split_rows_gpu_equals_cpu_bits(NAME, "items", ITEMS_CHOICES);
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
-    #[test]
-    fn random_matrices_tiles_and_items_match_the_oracle(a in random_csr(), items in 1usize..8, lanes in 1usize..5) {
-        let f = MergeCsr::with_lanes(&a, items, lanes).unwrap();
-        prop_assert!(check(&f, &a));
-        let a32: Csr<f32> = a.cast();
-        prop_assert!(check(&MergeCsr::with_lanes(&a32, items, lanes).unwrap(), &a32));
-        // Segments: consecutive tiles, each row once, rows increasing.
-        for w in f.segments().windows(2) {
-            prop_assert!(w[0].row < w[1].row && w[0].end <= w[1].first);
-        }
-    }
+// Every `items`, 7 by default; tiles of 32 × 3 items. On the GPU, the CPU path's bits are
+// those of the kernel's order of additions, which it documents.
+split_rows_tests! {
+    format: MergeCsr,
+    key: "items",
+    values: ITEMS_CHOICES,
+    default: 7,
+    tile: (3, 96),
+    refused: &[0, 1, 2, 4, 16, 1000],
+    random: 1usize..8,
 }

@@ -28,8 +28,4 @@ __device__ __forceinline__ void pbc(const u32* __restrict__ block_row_ptr, const
                     T* __restrict__ y
 #define PBC_PASS block_row_ptr, block_width, block_slot_ptr, perm, col, val, x, y
 
-#define PBC_KERNELS(T, S) \
-    extern "C" __global__ void pbc_##S(PBC_ARGS(T)) { pbc<T>(PBC_PASS); }
-
-PBC_KERNELS(double, f64)
-PBC_KERNELS(float, f32)
+F64_F32_KERNELS(pbc, PBC_ARGS, PBC_PASS)

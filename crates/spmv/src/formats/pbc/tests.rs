@@ -1,9 +1,6 @@
 use super::*;
-use crate::formats::test_support::blocks::{
-    assert_empty_products, assert_gpu_matches_oracle, assert_paper_product, paper_matrix, varied,
-};
-use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
-use proptest::prelude::*;
+use crate::formats::test_support::blocks::*;
+use crate::formats::test_support::prelude::*;
 
 fn assert_invariants<T: Scalar>(f: &Pbc<T>, a: &Csr<T>) {
     let mut sorted = f.perm().to_vec();
@@ -69,7 +66,7 @@ fn too_much_padding_is_refused() {
     assert!(matches!(Pbc::with_blocks(&a, 2), Err(Error::Format { .. })));
     // The searched partition isolates row 0 well enough to be accepted and correct.
     let f = Pbc::new(&a).unwrap();
-    assert!(check(&f, &a));
+    assert!(cpu_matches_oracle(&f, &a));
 }
 
 #[test]
@@ -78,9 +75,9 @@ fn searched_partitions_are_valid_and_correct() {
         let a = varied(m, n, seed);
         let f = Pbc::new(&a).unwrap();
         assert_invariants(&f, &a);
-        assert!(check(&f, &a), "m = {m}");
+        assert!(cpu_matches_oracle(&f, &a), "m = {m}");
         let a32: Csr<f32> = a.cast();
-        assert!(check(&Pbc::new(&a32).unwrap(), &a32));
+        assert!(cpu_matches_oracle(&Pbc::new(&a32).unwrap(), &a32));
     }
     let a = varied(3000, 2000, 9);
     // One block pads 3000 rows to the longest (> 1000 entries): refused.
@@ -88,7 +85,7 @@ fn searched_partitions_are_valid_and_correct() {
     for blocks in [132, 1000, 3000] {
         let f = Pbc::with_blocks(&a, blocks).unwrap();
         assert_invariants(&f, &a);
-        assert!(check(&f, &a), "P = {blocks}");
+        assert!(cpu_matches_oracle(&f, &a), "P = {blocks}");
     }
 }
 
@@ -108,12 +105,12 @@ proptest! {
     fn random_matrices_match_the_oracle(a in random_csr(), b in 1usize..60) {
         let f = Pbc::new(&a).unwrap();
         assert_invariants(&f, &a);
-        prop_assert!(check(&f, &a));
+        prop_assert!(cpu_matches_oracle(&f, &a));
         let fixed = Pbc::with_blocks(&a, b.min(a.nrows().max(1))).unwrap();
         assert_invariants(&fixed, &a);
-        prop_assert!(check(&fixed, &a));
+        prop_assert!(cpu_matches_oracle(&fixed, &a));
         let a32: Csr<f32> = a.cast();
-        prop_assert!(check(&Pbc::new(&a32).unwrap(), &a32));
+        prop_assert!(cpu_matches_oracle(&Pbc::new(&a32).unwrap(), &a32));
     }
 }
 

@@ -1,10 +1,7 @@
 use super::*;
-use crate::formats::test_support::rows::{
-    assert_example_product, example, gpu, gpu_failures, is_permutation, random_rows,
-};
-use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
+use crate::formats::test_support::prelude::*;
+use crate::formats::test_support::rows::*;
 use crate::Coo;
-use proptest::prelude::*;
 
 #[test]
 fn worked_example_gives_the_documented_arrays() {
@@ -66,9 +63,12 @@ fn padding_shrinks_as_sigma_grows_and_every_sigma_is_correct() {
     let mut stored = Vec::new();
     for sigma in [1, 32, 64, 256, a.nrows()] {
         let f = SellCSigma::new(&a, 32, sigma).unwrap();
-        assert!(check(&f, &a), "σ = {sigma}");
+        assert!(cpu_matches_oracle(&f, &a), "σ = {sigma}");
         assert!(
-            check(&SellCSigma::new(&a.cast::<f32>(), 32, sigma).unwrap(), &a.cast::<f32>()),
+            cpu_matches_oracle(
+                &SellCSigma::new(&a.cast::<f32>(), 32, sigma).unwrap(),
+                &a.cast::<f32>()
+            ),
             "σ = {sigma}"
         );
         assert_eq!(f.slices(), 157);
@@ -81,7 +81,10 @@ fn padding_shrinks_as_sigma_grows_and_every_sigma_is_correct() {
     assert!(stored[4] >= a.nnz());
     // σ that are not multiples of C, and other C, are correct too.
     for (c, sigma) in [(32, 45), (32, 1000), (7, 50), (1, 5003), (64, 5003), (6000, 5003)] {
-        assert!(check(&SellCSigma::new(&a, c, sigma).unwrap(), &a), "C = {c}, σ = {sigma}");
+        assert!(
+            cpu_matches_oracle(&SellCSigma::new(&a, c, sigma).unwrap(), &a),
+            "C = {c}, σ = {sigma}"
+        );
     }
 }
 
@@ -111,7 +114,7 @@ fn empty_rows_and_partial_last_slice() {
         let heights = [32, 32, 6];
         let expect: usize = f.slice_width().iter().zip(heights).map(|(&w, h)| w as usize * h).sum();
         assert_eq!(f.stored(), expect);
-        assert!(check(&f, &a));
+        assert!(cpu_matches_oracle(&f, &a));
     }
 }
 
@@ -148,10 +151,10 @@ proptest! {
         prop_assert_eq!(*f.slice_ptr().last().unwrap(), f.stored());
         prop_assert!(f.stored() >= a.nnz());
         prop_assert!(is_permutation(f.perm(), a.nrows()));
-        prop_assert!(check(&f, &a));
+        prop_assert!(cpu_matches_oracle(&f, &a));
         let a32: Csr<f32> = a.cast();
-        prop_assert!(check(&SellCSigma::new(&a32, c, sigma).unwrap(), &a32));
+        prop_assert!(cpu_matches_oracle(&SellCSigma::new(&a32, c, sigma).unwrap(), &a32));
         // The registered configuration.
-        prop_assert!(check(&SellCSigma::new(&a, DEFAULT_C, a.nrows()).unwrap(), &a));
+        prop_assert!(cpu_matches_oracle(&SellCSigma::new(&a, DEFAULT_C, a.nrows()).unwrap(), &a));
     }
 }

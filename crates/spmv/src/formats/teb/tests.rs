@@ -1,9 +1,6 @@
 use super::*;
-use crate::formats::test_support::blocks::{
-    assert_empty_products, assert_gpu_matches_oracle, assert_paper_product, paper_matrix, varied,
-};
-use crate::formats::test_support::{cpu_matches_oracle as check, random_csr};
-use proptest::prelude::*;
+use crate::formats::test_support::blocks::*;
+use crate::formats::test_support::prelude::*;
 
 /// The structural invariants of any TEB conversion.
 fn assert_invariants<T: Scalar>(f: &Teb<T>, a: &Csr<T>) {
@@ -82,7 +79,7 @@ fn the_heuristic_on_the_papers_example() {
     assert_eq!(c.threshold, 16.0 / 4.0 * 1.005);
     assert_eq!(f.block_nnz(), [4, 4, 4, 4]);
     assert_eq!(f.perm(), &[7, 0, 6, 2, 4, 1, 3, 5]);
-    assert!(check(&f, &a));
+    assert!(cpu_matches_oracle(&f, &a));
 }
 
 #[test]
@@ -108,9 +105,9 @@ fn heuristic_partitions_are_valid_and_correct() {
         let a = varied(m, n, seed);
         let f = Teb::new(&a, TebKernel::RowPerThread).unwrap();
         assert_invariants(&f, &a);
-        assert!(check(&f, &a), "m = {m}");
+        assert!(cpu_matches_oracle(&f, &a), "m = {m}");
         let a32: Csr<f32> = a.cast();
-        assert!(check(&Teb::new(&a32, TebKernel::LanesPerRow).unwrap(), &a32));
+        assert!(cpu_matches_oracle(&Teb::new(&a32, TebKernel::LanesPerRow).unwrap(), &a32));
         let c = f.choice();
         assert!(
             a.max_row_len() as f64 <= 2.0 * c.threshold,
@@ -152,7 +149,7 @@ fn every_block_count_is_correct() {
             let f = Teb::with_blocks(&a, blocks, k, TebKernel::RowPerThread).unwrap();
             assert_eq!(f.blocks(), blocks);
             assert_invariants(&f, &a);
-            assert!(check(&f, &a), "bLN = {blocks}, k = {k}");
+            assert!(cpu_matches_oracle(&f, &a), "bLN = {blocks}, k = {k}");
         }
     }
 }
@@ -173,7 +170,7 @@ fn edge_shapes() {
     let a = Csr::new_checked(1, 3, vec![0, 2], vec![0, 2], vec![1.5, -2.0]).unwrap();
     let f = Teb::new(&a, TebKernel::RowPerThread).unwrap();
     assert_eq!(f.blocks(), 1);
-    assert!(check(&f, &a));
+    assert!(cpu_matches_oracle(&f, &a));
 }
 
 proptest! {
@@ -182,13 +179,13 @@ proptest! {
     fn random_matrices_match_the_oracle(a in random_csr(), b in 1usize..60, k in 0.5f64..2.0) {
         let f = Teb::new(&a, TebKernel::RowPerThread).unwrap();
         assert_invariants(&f, &a);
-        prop_assert!(check(&f, &a));
+        prop_assert!(cpu_matches_oracle(&f, &a));
         let blocks = b.min(a.nrows().max(1));
         let fixed = Teb::with_blocks(&a, blocks, k, TebKernel::LanesPerRow).unwrap();
         assert_invariants(&fixed, &a);
-        prop_assert!(check(&fixed, &a));
+        prop_assert!(cpu_matches_oracle(&fixed, &a));
         let a32: Csr<f32> = a.cast();
-        prop_assert!(check(&Teb::new(&a32, TebKernel::LanesPerRow).unwrap(), &a32));
+        prop_assert!(cpu_matches_oracle(&Teb::new(&a32, TebKernel::LanesPerRow).unwrap(), &a32));
     }
 }
 

@@ -9,7 +9,8 @@
 use std::fmt::Debug;
 use std::sync::Arc;
 
-use super::{cpu_matches_oracle, example, example_product};
+use super::{cpu_matches_oracle, example_product};
+pub(crate) use super::{example, random_diagonal_csr};
 use crate::error::Result;
 use crate::formats::{build, parse_spec, DeviceFormat, HostMatrix};
 use crate::gpu::Gpu;

@@ -7,6 +7,13 @@ use super::SpmvFormat;
 use crate::reference::{test_vector, Oracle};
 use crate::{Coo, Csr, Scalar};
 
+/// What the formats' tests share, for `use crate::formats::test_support::prelude::*;` beside
+/// `use super::*;` and their family's helpers (`rows::*`, `blocks::*` or `diagonal::*`).
+pub(crate) mod prelude {
+    pub(crate) use super::{cpu_matches_oracle, random_csr, small_csr};
+    pub(crate) use proptest::prelude::*;
+}
+
 /// A small CSR matrix written out in a test (valid by the test's word: panics otherwise).
 pub(crate) fn small_csr(
     (nrows, ncols): (usize, usize),

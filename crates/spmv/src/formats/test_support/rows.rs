@@ -240,6 +240,63 @@ pub(crate) fn assert_split_rows_gpu_equals_cpu_bits(format: &str, key: &str, val
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// The tests every format that splits rows (merge-csr, csr5) runs, written into its `tests`
+/// module (which names `NAME`, the helpers above, `$format::new(a, value)` and
+/// `$format::with_lanes(a, value, lanes)`, `value` its parameter `$key`): the edge shapes with
+/// every value of `values` and with `default`, rows crossing tiles of `tile.1` entries with
+/// the value `tile.0`, the values `refused` refused, the CPU's bits independent of the thread
+/// count, random matrices with values in `random` against the oracle with ordered segments,
+/// and every value on the GPU in f64, f32 and f16 against the oracle and the CPU, bit for bit.
+macro_rules! split_rows_tests {
+    (
+        format: $format:ident,
+        key: $key:literal,
+        values: $values:expr,
+        default: $default:expr,
+        tile: $tile:expr,
+        refused: $refused:expr,
+        random: $random:expr $(,)?
+    ) => {
+        #[test]
+        fn edge_shapes_rows_of_every_length_and_rows_crossing_every_tile() {
+            assert_split_rows_edge_shapes($format::new, $values, $default);
+            assert_rows_cross_tiles($format::new, $format::new, |f| f.segments().len(), $tile);
+        }
+
+        #[test]
+        fn bad_values_are_refused() {
+            assert_values_refused($format::new, NAME, $key, $refused);
+        }
+
+        #[test]
+        fn cpu_result_does_not_depend_on_the_thread_count() {
+            assert_cpu_bits_independent_of_threads(|a| $format::new(a, $default));
+        }
+
+        #[test]
+        #[ignore = "needs a CUDA device"]
+        fn gpu_matches_the_oracle_and_the_cpu_bit_for_bit() {
+            assert_split_rows_gpu_equals_cpu_bits(NAME, $key, $values);
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+            #[test]
+            fn random_matrices_values_and_lanes_match_the_oracle(a in random_csr(), value in $random, lanes in 1usize..5) {
+                let f = $format::with_lanes(&a, value, lanes).unwrap();
+                prop_assert!(cpu_matches_oracle(&f, &a));
+                let a32: Csr<f32> = a.cast();
+                prop_assert!(cpu_matches_oracle(&$format::with_lanes(&a32, value, lanes).unwrap(), &a32));
+                // Segments: consecutive tiles, each row once, rows increasing.
+                for w in f.segments().windows(2) {
+                    prop_assert!(w[0].row < w[1].row && w[0].end <= w[1].first);
+                }
+            }
+        }
+    };
+}
+pub(crate) use split_rows_tests;
+
 /// `build(example, value)` refuses every value of `values` with an error that names the
 /// parameter `key` and the `format`.
 #[track_caller]

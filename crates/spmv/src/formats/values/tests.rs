@@ -1,5 +1,5 @@
 use super::*;
-use proptest::prelude::*;
+use crate::formats::test_support::prelude::*;
 
 fn bits<T: Scalar>(v: &[T]) -> Vec<u64> {
     v.iter().map(|x| x.to_f64().to_bits()).collect()
@@ -128,7 +128,6 @@ proptest! {
 #[test]
 fn column_deltas_fit_rows_spanning_fewer_than_65536_columns() {
     use super::columns::Delta16Columns;
-    use crate::formats::test_support::small_csr;
     let a = small_csr((3, 200_000), &[0, 2, 2, 5], &[5, 65_540, 100, 30_000, 65_635], &[1.0; 5]);
     let d = Delta16Columns::of(&a, "csr-vector").unwrap();
     assert_eq!(

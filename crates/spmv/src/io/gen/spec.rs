@@ -303,10 +303,10 @@ fn parse_nested(s: &str, depth: usize) -> Result<GenSpec> {
             let mut k = Keys::parse("kron", &["scale", "ef", "seed", "sym", "perm"], rest)?;
             let scale = k.u32("scale")?.ok_or_else(|| k.missing("scale"))?;
             let mut p = KroneckerParams::new(scale);
-            p.edge_factor = k.usize("ef")?.unwrap_or(p.edge_factor);
-            p.seed = k.u64("seed")?.unwrap_or(p.seed);
-            p.symmetric = k.bool("sym")?.unwrap_or(p.symmetric);
-            p.permute = k.bool("perm")?.unwrap_or(p.permute);
+            k.set("ef", &mut p.edge_factor)?;
+            p.seed = k.seed()?;
+            k.set("sym", &mut p.symmetric)?;
+            k.set("perm", &mut p.permute)?;
             GenSpec::Kronecker(p)
         }
         "random" => {
@@ -315,7 +315,7 @@ fn parse_nested(s: &str, depth: usize) -> Result<GenSpec> {
             let rows = k.usize("rows")?.or(n).ok_or_else(|| k.missing("rows (or n)"))?;
             let cols = k.usize("cols")?.or(n).unwrap_or(rows);
             let mean = k.f64("mean")?.unwrap_or(16.0);
-            let seed = k.u64("seed")?.unwrap_or(1);
+            let seed = k.seed()?;
             GenSpec::Random { rows, cols, mean, seed }
         }
         "banded" => {
@@ -324,10 +324,10 @@ fn parse_nested(s: &str, depth: usize) -> Result<GenSpec> {
             let n = k.usize("n")?.ok_or_else(|| k.missing("n"))?;
             let offsets = k.offsets("offsets")?.unwrap_or_else(|| vec![-1, 0, 1]);
             let mut p = BandedParams::new(n, &canonical_offsets(&offsets));
-            p.broken = k.f64("broken")?.unwrap_or(p.broken);
-            p.segment = k.usize("seg")?.unwrap_or(p.segment);
-            p.scatter = k.f64("scatter")?.unwrap_or(p.scatter);
-            p.seed = k.u64("seed")?.unwrap_or(p.seed);
+            k.set("broken", &mut p.broken)?;
+            k.set("seg", &mut p.segment)?;
+            k.set("scatter", &mut p.scatter)?;
+            p.seed = k.seed()?;
             GenSpec::Banded(p)
         }
         "powerlaw" => {
@@ -335,7 +335,7 @@ fn parse_nested(s: &str, depth: usize) -> Result<GenSpec> {
             let n = k.usize("n")?.ok_or_else(|| k.missing("n"))?;
             let mean = k.f64("mean")?.unwrap_or(8.0);
             let exponent = k.f64("exp")?.unwrap_or(2.1);
-            let seed = k.u64("seed")?.unwrap_or(1);
+            let seed = k.seed()?;
             GenSpec::PowerLaw { n, mean, exponent, seed }
         }
         "longrows" => {
@@ -344,7 +344,7 @@ fn parse_nested(s: &str, depth: usize) -> Result<GenSpec> {
             let short = k.usize("short")?.unwrap_or(4.min(n));
             let count = k.usize("count")?.unwrap_or(4.min(n));
             let long = k.usize("long")?.unwrap_or(n / 10);
-            let seed = k.u64("seed")?.unwrap_or(1);
+            let seed = k.seed()?;
             GenSpec::LongRows { n, short, count, long, seed }
         }
         "blockdiag" => {
@@ -465,6 +465,20 @@ impl<'a> Keys<'a> {
         }
     }
 
+    /// The `seed` key of the seeded families: 1 when not given.
+    fn seed(&mut self) -> Result<u64> {
+        Ok(self.u64("seed")?.unwrap_or(1))
+    }
+
+    /// Sets `field` to the value of `key` when the spec gives one: the parameters a family's
+    /// `…Params::new` defaults and the spec may change.
+    fn set<V: KeyValue>(&mut self, key: &str, field: &mut V) -> Result<()> {
+        if let Some(value) = V::take(self, key)? {
+            *field = value;
+        }
+        Ok(())
+    }
+
     /// `;`-separated integers; an empty value is an empty list.
     fn offsets(&mut self, key: &str) -> Result<Option<Vec<i64>>> {
         let Some(v) = self.take(key) else { return Ok(None) };
@@ -478,6 +492,23 @@ impl<'a> Keys<'a> {
             .ok_or_else(|| self.bad(key, "integers separated by ';' (e.g. -1;0;1)", v))
     }
 }
+
+/// A type [`Keys::set`] reads a value of.
+trait KeyValue: Sized {
+    fn take(keys: &mut Keys, key: &str) -> Result<Option<Self>>;
+}
+
+/// [`KeyValue`] for each type of a `Type => Keys method` list.
+macro_rules! key_values {
+    ($($t:ty => $read:ident),+) => {$(
+        impl KeyValue for $t {
+            fn take(keys: &mut Keys, key: &str) -> Result<Option<Self>> {
+                keys.$read(key)
+            }
+        }
+    )+};
+}
+key_values!(usize => usize, u64 => u64, f64 => f64, bool => bool);
 
 /// A non-negative integer: decimal digits (underscores allowed), or a number in
 /// scientific notation that is a whole number below 2^53 (`1e6`).
