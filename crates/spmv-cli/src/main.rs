@@ -14,11 +14,12 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use spmv::bench::report::TableLayout;
-use spmv::bench::Settings;
+use spmv::bench::{Product, Settings};
 use spmv::choice::{Choice, CHOOSERS};
 use spmv::error::{printable, printable_name};
 use spmv::formats;
 use spmv::io::inputs::{self, Input};
+use spmv::operator::{Block, Layout};
 use spmv::Backend;
 
 #[derive(Parser)]
@@ -107,6 +108,18 @@ struct BenchArgs {
     /// interior rows running meanwhile (to measure what the overlap gains).
     #[arg(long, requires = "devices")]
     no_overlap: bool,
+    /// Measure Y = A·X for blocks of k vectors, one run per listed k (1: the single product
+    /// y = A·x), e.g. 1,4,8,16,32; rows are labelled `format k=8`, GFLOP/s and bytes count
+    /// every vector, and the bound is the byte bound (docs/bench.md).
+    #[arg(long, value_delimiter = ',', value_parser = count(1, spmv::bench::MAX_RHS))]
+    rhs: Vec<usize>,
+    /// How X and Y of --rhs are stored: row (C order, NumPy's default) or col (Fortran order).
+    #[arg(long, default_value = "row", value_parser = ["row", "col"], requires = "rhs")]
+    layout: String,
+    /// Also measure y = Aᵀ·x (rows labelled `format Aᵀ`): through each format's copy of Aᵀ
+    /// (built on first use, in the format auto picks for Aᵀ), cuSPARSE's own transposed SpMV.
+    #[arg(long)]
+    transpose: bool,
 }
 
 /// A count argument from `min` to `max`: clap refuses anything else with the range, before any
@@ -221,11 +234,14 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
         reorder: args.reorder,
         exchange: args.place.exchange,
         overlap: !args.no_overlap,
+        product: Product::Forward,
     };
     if args.place.devices.is_some() && settings.reorder != spmv::reorder::Reordering::None {
         bail!("--devices is not combined with --reorder");
     }
-    let mut run = spmv::app::bench::Bench::new(target, specs, precisions, settings)?;
+    let products = products(&args);
+    let mut run =
+        spmv::app::bench::Bench::new(target, specs, precisions, settings)?.with_products(products);
     if scaled_down {
         run.report.add_note("default set on the CPU: its generated matrices at about 1/10 of their GPU size (name specs to run others)".into());
     }
@@ -249,7 +265,8 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
     let layout =
         TableLayout::new(names.iter().map(String::as_str), labels.iter().map(String::as_str));
     print!("{}", run.report.table_header(&layout));
-    let progress = Progress::new((inputs.len() * run.precisions.len() * run.specs.len()) as u64);
+    let rows_per_matrix = run.precisions.len() * run.specs.len() * run.products.len();
+    let progress = Progress::new((inputs.len() * rows_per_matrix) as u64);
     let mut load_failures = Vec::new();
     for (i, input) in inputs.iter().enumerate() {
         progress.matrix(i, inputs.len(), &input.name());
@@ -264,7 +281,7 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
                     )
                 });
                 load_failures.push(input.name());
-                progress.skip((run.precisions.len() * run.specs.len()) as u64);
+                progress.skip(rows_per_matrix as u64);
                 continue;
             }
         };
@@ -280,6 +297,24 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
     select::write_json(args.json.as_deref(), "--json", &run.report)?;
     let failed = run.report.failures().count() + load_failures.len();
     Ok(select::exit_code(failed, "result(s) wrong or not run (see the table)"))
+}
+
+/// The products `bench` measures: A·x, or the blocks of --rhs (k = 1 being A·x), then Aᵀ·x
+/// with --transpose.
+fn products(args: &BenchArgs) -> Vec<Product> {
+    let layout = if args.layout == "col" { Layout::ColMajor } else { Layout::RowMajor };
+    let mut products: Vec<Product> = match args.rhs.as_slice() {
+        [] => vec![Product::Forward],
+        ks => ks
+            .iter()
+            .map(|&k| if k == 1 { Product::Forward } else { Product::Block(Block { k, layout }) })
+            .collect(),
+    };
+    products.dedup();
+    if args.transpose {
+        products.push(Product::Transpose);
+    }
+    products
 }
 
 /// Progress of `bench` on stderr: a bar on a terminal, else one plain line per matrix (so

@@ -17,6 +17,7 @@ use crate::auto::{self, TuneOptions};
 use crate::error::{Error, Result};
 use crate::formats::{
     self, DeviceFormat, FormatHandle, FormatSpec, FormatStats, HostMatrix, Param, SpmvFormat,
+    TransposeFormat,
 };
 use crate::gpu::Gpu;
 use crate::matrix::{Csr, Scalar};
@@ -124,18 +125,24 @@ impl Choice {
 
     /// Builds the format for `a`: the one named, or auto's choice. `tune` declines here
     /// (measuring needs a backend: [`Choice::build_on`]).
+    ///
+    /// Whatever chose A's format, a GPU copy's transposed product builds Aᵀ with `auto` (Aᵀ's
+    /// structure is its own: a matrix with a few long rows has a few long columns).
     pub fn build<T: Scalar>(&self, a: &Csr<T>) -> Result<HostMatrix<T>> {
-        match self {
-            Choice::Spec(spec) => formats::build(spec, a),
-            Choice::Auto(options) => Ok(self.chosen(auto::choose(a, *options)?.0, a)),
-            Choice::Tune(_) => Err(Error::format("tune", TUNE_DECLINES)),
-        }
+        let built = match self {
+            Choice::Spec(spec) => formats::build(spec, a)?,
+            Choice::Auto(options) => self.chosen(auto::choose(a, *options)?.0, a),
+            Choice::Tune(_) => return Err(Error::format("tune", TUNE_DECLINES)),
+        };
+        Ok(built.with_transpose_format(auto_transpose()))
     }
 
     /// [`Choice::build`], with `tune` measuring its candidates on `backend`.
     pub fn build_on<T: Scalar>(&self, backend: &Backend, a: &Csr<T>) -> Result<HostMatrix<T>> {
         match self {
-            Choice::Tune(t) => Ok(self.chosen(auto::tune(backend, a, t.budget, t.options)?.0, a)),
+            Choice::Tune(t) => Ok(self
+                .chosen(auto::tune(backend, a, t.budget, t.options)?.0, a)
+                .with_transpose_format(auto_transpose())),
             _ => self.build(a),
         }
     }
@@ -144,6 +151,12 @@ impl Choice {
     fn chosen<T: Scalar>(&self, inner: HostMatrix<T>, a: &Csr<T>) -> HostMatrix<T> {
         HostMatrix::new(self.spec(), false, Box::new(Chosen(inner)), a)
     }
+}
+
+/// Aᵀ's format, chosen by `auto` from Aᵀ's own features.
+fn auto_transpose<T: Scalar>() -> TransposeFormat<T> {
+    let auto = Choice::Auto(auto::Options::default());
+    Arc::new(move |at: &Csr<T>| auto.build(at))
 }
 
 /// `name` or `name:key=value,...`, every parameter spelled out.

@@ -124,6 +124,30 @@ fn bench_runs_checks_and_writes_json() {
 }
 
 #[test]
+fn bench_measures_blocks_of_vectors_and_the_transpose() {
+    let (out, report) = spmv_json(
+        &temp_dir("bench-products").join("r.json"),
+        &words("bench random:rows=300,cols=200,mean=6 --formats csr-vector,cusparse-alg1,auto --rhs 1,3,8 --layout col --transpose --reps 2 --warmup 0"),
+    );
+    let stdout = text(&out.stdout);
+    // 3 formats x (A·x, k = 3, k = 8, Aᵀ·x), each checked against its oracles
+    assert!(stdout.contains("# all 12 results match the oracle"), "{stdout}");
+    let results = report["results"].as_array().unwrap();
+    let products: Vec<&str> = results.iter().map(|r| r["product"].as_str().unwrap()).collect();
+    for p in ["A·x", "A·X k=3,col", "A·X k=8,col", "Aᵀ·x"] {
+        assert_eq!(products.iter().filter(|&&q| q == p).count(), 3, "{p}: {products:?}");
+    }
+    let block = results.iter().find(|r| r["format"] == "csr-vector k=8,col").unwrap();
+    assert_eq!(block["vectors"], 8);
+    // The summary compares each product with the baseline's rows of the same product.
+    assert!(stdout.contains("csr-vector k=8,col"), "{stdout}");
+    assert!(stdout.contains("auto Aᵀ"), "{stdout}");
+    let e = spmv(&words("bench poisson2d:nx=8 --rhs 0"));
+    assert!(!e.status.success());
+    assert!(text(&e.stderr).contains("--rhs"), "{}", text(&e.stderr));
+}
+
+#[test]
 fn bench_on_the_cpu_when_asked() {
     let out = spmv(&["bench", "poisson2d:nx=8", "--cpu", "--reps", "2", "--formats", "csr-scalar"]);
     assert!(out.status.success());

@@ -3,7 +3,7 @@
 //! caller as they come (the CLI prints rows, Python stays quiet).
 
 use crate::bench::report::Report;
-use crate::bench::{run_matrix, Measurement, Settings};
+use crate::bench::{run_matrix, Measurement, Product, Settings};
 use crate::choice::Choice;
 use crate::error::Result;
 use crate::matrix::{Csr, Precision, Scalar};
@@ -20,6 +20,9 @@ pub struct Bench {
     pub precisions: Vec<Precision>,
     /// Repetitions, reordering, exchange.
     pub settings: Settings,
+    /// The products each format runs, in order (`settings.product` alone unless
+    /// [`Bench::with_products`] says).
+    pub products: Vec<Product>,
     /// The machine (measured once) and every result so far.
     pub report: Report,
 }
@@ -43,7 +46,13 @@ impl Bench {
                 if settings.overlap { "" } else { ", no overlap" }
             ));
         }
-        Ok(Bench { target, specs, precisions, settings, report })
+        let products = vec![settings.product];
+        Ok(Bench { target, specs, precisions, settings, products, report })
+    }
+
+    /// Each matrix measured for every product of `products` (`A·x`, `Aᵀ·x`, blocks of k).
+    pub fn with_products(self, products: Vec<Product>) -> Self {
+        Bench { products, ..self }
     }
 
     /// `a` (read in f64) in every precision and format, appended to the report; `done` sees
@@ -65,7 +74,20 @@ impl Bench {
         a: &Csr<T>,
         done: &mut impl FnMut(&Measurement),
     ) -> Vec<Measurement> {
-        let (specs, settings, machine) = (&self.specs, &self.settings, &self.report.machine);
-        run_matrix(&self.target, name, a, specs, settings, machine, done)
+        let (specs, machine) = (&self.specs, &self.report.machine);
+        let mut results = Vec::new();
+        for &product in &self.products {
+            let settings = Settings { product, ..self.settings.clone() };
+            results.extend(run_matrix(
+                &self.target,
+                name,
+                a,
+                specs,
+                &settings,
+                machine,
+                &mut *done,
+            ));
+        }
+        results
     }
 }

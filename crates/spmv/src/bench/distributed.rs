@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{median_min, record_check, MatrixRun, Measurement, Parts, Status};
+use super::{median_min, record_check, MatrixRun, Measurement, Parts, Product, Status};
 use crate::choice::Choice;
 use crate::distributed::DistributedMatrix;
 use crate::error::{Error, Result};
@@ -32,7 +32,7 @@ pub(super) fn run_matrix<T: Scalar>(
     specs
         .iter()
         .map(|spec| {
-            let mut m = Measurement::new(name, spec, a);
+            let mut m = Measurement::new(name, spec, a, settings.product);
             m.devices = Some(devices.to_vec());
             m.exchange = Some(settings.exchange.to_string());
             let declined = if let Some(why) = &range_error {
@@ -43,6 +43,8 @@ pub(super) fn run_matrix<T: Scalar>(
                 )
             } else if settings.reorder != crate::reorder::Reordering::None {
                 Some("--devices is not combined with --reorder".to_string())
+            } else if settings.product != Product::Forward {
+                Some(format!("--devices measures A·x only, not {}", settings.product.name()))
             } else {
                 None
             };
@@ -53,7 +55,7 @@ pub(super) fn run_matrix<T: Scalar>(
                 m.status = Status::of_error(&e);
                 m.error = Some(e.to_string());
             } else {
-                m.rates(a, machine, distinct.len());
+                m.rates(a, settings.product, machine, distinct.len());
             }
             progress(&m);
             m
@@ -67,7 +69,8 @@ fn measure<T: Scalar>(
     run: &MatrixRun<'_, T>,
     m: &mut Measurement,
 ) -> Result<()> {
-    let (a, x, oracle, settings) = (run.a, &run.x, &run.oracle, run.settings);
+    let (a, settings) = (run.a, run.settings);
+    let (x, oracle) = (&run.operands.x, &run.operands.oracles[0]);
     if a.nrows() != a.ncols() {
         return Err(Error::Unsupported(format!(
             "a distributed matrix is square (x is split like the rows): {} x {}",

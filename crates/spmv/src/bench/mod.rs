@@ -4,25 +4,28 @@
 
 pub(crate) mod bound;
 mod distributed;
+mod product;
 pub mod report;
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use cudarc::driver::PushKernelArg;
+use cudarc::driver::{CudaSlice, PushKernelArg};
 use rayon::prelude::*;
 use serde::Serialize;
 
 pub use crate::backend::{Parts, Target};
 use crate::choice::Choice;
 use crate::error::{Error, Result};
-use crate::formats::{FormatHandle, FormatStats, HostMatrix};
+use crate::formats::{FormatStats, HostMatrix};
 use crate::gpu::{grid_for, jit, Kernel};
 use crate::matrix::{Csr, Precision, Scalar};
 pub use crate::measure::median_min;
-use crate::reference::{test_vector, Check, Oracle};
+use crate::reference::Check;
 use crate::reorder::{self, Reordering};
 pub use crate::Backend;
+use product::Operands;
+pub use product::Product;
 
 /// The outcome of one run (a benchmark result, a PageRank run ...).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -82,6 +85,8 @@ pub const BACK_TO_BACK_ROUNDS: usize = 3;
 /// Most timed runs per result ([`Settings::reps`]): each run's time is kept for the median
 /// (on the GPU with two events), and as many products are captured in one CUDA graph.
 pub const MAX_REPS: usize = 1_000_000;
+/// Most vectors in one block product of `spmv bench --rhs`.
+pub const MAX_RHS: usize = 1024;
 /// Most untimed runs before the timed ones ([`Settings::warmup`]).
 pub const MAX_WARMUP: usize = 1_000_000;
 /// Warm-up runs on the CPU at most: the first run (the checked one) already warms the caches,
@@ -107,6 +112,8 @@ pub struct Settings {
     pub exchange: crate::distributed::Exchange,
     /// With several devices: the interior rows' product runs while the halo travels.
     pub overlap: bool,
+    /// The product measured: `A·x` (the default), `Aᵀ·x`, or `A·X` for a block of vectors.
+    pub product: Product,
 }
 
 impl Settings {
@@ -149,6 +156,7 @@ impl Default for Settings {
             reorder: Reordering::None,
             exchange: Default::default(),
             overlap: true,
+            product: Product::Forward,
         }
     }
 }
@@ -200,6 +208,13 @@ pub struct Measurement {
     pub upload_ms: Option<f64>,
     /// The format `auto` chose (its label; the table shows `auto(chosen)`).
     pub chosen: Option<String>,
+    /// The product measured: `A·x`, `Aᵀ·x`, `A·X k=8` (`,col`: column-major X and Y).
+    pub product: String,
+    /// Vectors per product (k of `A·X`; 1 otherwise): GFLOP/s and bytes count all of them.
+    pub vectors: usize,
+    /// With `Aᵀ·x`: the format of the copy of Aᵀ the product ran on (none where the format
+    /// has its own transposed product); its bytes are in `format_bytes`.
+    pub transposed_format: Option<String>,
     /// The reordering the product ran under ("rcm", "degree"), or `None`.
     pub reorder: Option<String>,
     /// Host time of computing the permutation and P·A·Pᵀ (once per matrix, shared by its
@@ -237,7 +252,9 @@ pub struct Measurement {
     /// With `--devices`: bytes of x crossing between parts per product.
     pub halo_bytes: Option<usize>,
     /// The matrix's own bound (bench/bound.rs): back-to-back mean of streaming its columns and
-    /// values of this format's width and gathering x, in milliseconds (GPU only).
+    /// values of this format's width and gathering x (of Aᵀ for `Aᵀ·x`), in milliseconds (GPU
+    /// only). For `A·X`, the byte bound instead: the matrix read once and every vector's x and
+    /// y once, at the copy bandwidth.
     pub bound_ms: Option<f64>,
     /// `bound_ms / back_to_back_ms`: how close the format comes to that bound.
     pub bound_fraction: Option<f64>,
@@ -258,10 +275,10 @@ pub struct Measurement {
 }
 
 impl Measurement {
-    fn new<T: Scalar>(matrix: &str, spec: &Choice, a: &Csr<T>) -> Self {
+    fn new<T: Scalar>(matrix: &str, spec: &Choice, a: &Csr<T>, product: Product) -> Self {
         Measurement {
             matrix: matrix.to_string(),
-            format: spec.label(),
+            format: spec.label() + &product.label_suffix(),
             spec: spec.to_string(),
             precision: T::PRECISION,
             nrows: a.nrows(),
@@ -272,6 +289,9 @@ impl Measurement {
             convert_ms: 0.0,
             upload_ms: None,
             chosen: None,
+            product: product.name(),
+            vectors: product.vectors(),
+            transposed_format: None,
             reorder: None,
             reorder_ms: None,
             device_convert_ms: None,
@@ -304,15 +324,27 @@ impl Measurement {
 
     /// GFLOPS, effective GB/s, the fraction of the copy roofline of `devices` such machines
     /// and L2 residence, from the median time and the bytes read.
-    fn rates<T: Scalar>(&mut self, a: &Csr<T>, machine: &Machine, devices: usize) {
-        // x bytes a product can touch: at most one per entry (a 1 x 10^9 matrix with one
-        // entry reads one x value, not 8 GB).
-        let x_touched = a.ncols().min(a.nnz());
-        let moved = (self.bytes_read + (a.nrows() + x_touched) * std::mem::size_of::<T>()) as f64;
-        self.gflops = 2.0 * a.nnz() as f64 / (self.median_ms * 1e-3) / 1e9;
+    fn rates<T: Scalar>(
+        &mut self,
+        a: &Csr<T>,
+        product: Product,
+        machine: &Machine,
+        devices: usize,
+    ) {
+        let moved = self.bytes_moved::<T>(a, product) as f64;
+        self.gflops = 2.0 * (a.nnz() * self.vectors) as f64 / (self.median_ms * 1e-3) / 1e9;
         self.effective_gbs = moved / (self.median_ms * 1e-3) / 1e9;
         self.roofline_fraction = self.effective_gbs / (machine.copy_gbs * devices as f64);
         self.l2_resident = machine.l2_bytes > 0 && moved <= (machine.l2_bytes * devices) as f64;
+    }
+
+    /// Bytes one product moves at least: the format's once, and each vector's x and y.
+    fn bytes_moved<T: Scalar>(&self, a: &Csr<T>, product: Product) -> usize {
+        let (x_len, y_len) = product.lengths((a.nrows(), a.ncols()));
+        // x bytes a product can touch: at most one per entry (a 1 x 10^9 matrix with one
+        // entry reads one x value, not 8 GB).
+        let x_touched = x_len.min(a.nnz());
+        self.bytes_read + self.vectors * (y_len + x_touched) * std::mem::size_of::<T>()
     }
 }
 
@@ -328,12 +360,12 @@ pub fn run_matrix<T: Scalar>(
     machine: &Machine,
     mut progress: impl FnMut(&Measurement),
 ) -> Vec<Measurement> {
-    let (x, oracle, range_error) =
+    let (operands, range_error) =
         match settings.validate().and_then(|()| prepare(name, a, settings)) {
             Ok(prepared) => prepared,
-            Err(e) => return failed_all(name, a, specs, &e, progress),
+            Err(e) => return failed_all(name, a, specs, settings.product, &e, progress),
         };
-    let run = MatrixRun { name, a, specs, settings, machine, x, oracle, range_error };
+    let run = MatrixRun { name, a, specs, settings, machine, operands, range_error };
     match target {
         Target::One(backend) => backend.run_matrix(run, &mut progress),
         Target::Parts(parts) => distributed::run_matrix(parts, run, &mut progress),
@@ -347,9 +379,8 @@ struct MatrixRun<'a, T> {
     specs: &'a [Choice],
     settings: &'a Settings,
     machine: &'a Machine,
-    /// The test vector, the exact product, and why `a` lies outside T's range.
-    x: Vec<T>,
-    oracle: Oracle,
+    /// The product's input and exact results, and why `a` lies outside T's range.
+    operands: Operands<T>,
     range_error: Option<String>,
 }
 
@@ -424,7 +455,8 @@ impl Backend {
         run: MatrixRun<'_, T>,
         progress: &mut impl FnMut(&Measurement),
     ) -> Vec<Measurement> {
-        let MatrixRun { name, a, specs, settings, machine, ref x, ref range_error, .. } = run;
+        let MatrixRun { name, a, specs, settings, machine, ref operands, ref range_error } = run;
+        let product = settings.product;
         // The permutation and P·A·Pᵀ, once for all formats (an error is every format's).
         let t = Instant::now();
         let reordered = match settings.reorder {
@@ -445,8 +477,8 @@ impl Backend {
         };
         let mut out = Vec::with_capacity(specs.len());
         for spec in specs {
-            let mut m = Measurement::new(name, spec, a);
-            m.format = label(spec, settings.reorder);
+            let mut m = Measurement::new(name, spec, a, product);
+            m.format = label(spec, settings.reorder) + &product.label_suffix();
             if reordered.is_some() {
                 m.reorder = Some(settings.reorder.name().to_string());
                 m.reorder_ms = Some(reorder_ms);
@@ -462,6 +494,10 @@ impl Backend {
             let built = match &reordered {
                 // tune measures on this backend (its time is the row's conv ms).
                 None => spec.build_on(self, a),
+                Some(_) if product != Product::Forward => Err(Error::Unsupported(format!(
+                    "--reorder measures A·x only, not {}",
+                    product.name()
+                ))),
                 Some(_) if matches!(spec, Choice::Tune(_)) => Err(Error::Unsupported(
                     "format tune: not combined with --reorder yet (auto is)".into(),
                 )),
@@ -485,7 +521,7 @@ impl Backend {
                         m.status = Status::Error;
                         m.error = Some(e.to_string());
                     } else {
-                        m.rates(a, machine, 1);
+                        m.rates(a, product, machine, 1);
                         if let Some(bounds) = &mut bounds {
                             let width = m
                                 .stats
@@ -493,7 +529,16 @@ impl Backend {
                                 .iter()
                                 .find(|(k, _)| k == "value_bytes")
                                 .map_or(std::mem::size_of::<T>(), |(_, v)| *v as usize);
-                            m.bound_ms = bounds.ms(product_matrix, x, width);
+                            m.bound_ms = match product {
+                                Product::Forward => bounds.ms(product_matrix, &operands.x, width),
+                                Product::Transpose => operands
+                                    .transposed
+                                    .as_ref()
+                                    .and_then(|at| bounds.ms(at, &operands.x, width)),
+                                Product::Block(_) => Some(
+                                    m.bytes_moved::<T>(a, product) as f64 / machine.copy_gbs * 1e-6,
+                                ),
+                            };
                             m.bound_fraction = m.bound_ms.map(|b| b / m.back_to_back_ms);
                         }
                     }
@@ -513,17 +558,23 @@ fn prepare<T: Scalar>(
     name: &str,
     a: &Csr<T>,
     settings: &Settings,
-) -> Result<(Vec<T>, Oracle, Option<String>)> {
+) -> Result<(Operands<T>, Option<String>)> {
     let size = std::mem::size_of::<T>() as u64;
-    let needed = a.ncols() as u64 * size + a.nrows() as u64 * (24 + 2 * size);
+    let product = settings.product;
+    let (x_len, y_len) = product.lengths((a.nrows(), a.ncols()));
+    let k = product.vectors() as u64;
+    // x, and per output row the oracle's three f64 and y twice; Aᵀ's copy for the transpose.
+    let mut needed = k.saturating_mul(x_len as u64 * size + y_len as u64 * (24 + 2 * size));
+    if product == Product::Transpose {
+        needed = needed.saturating_add(a.nnz() as u64 * (4 + size) + a.ncols() as u64 * 8);
+    }
     crate::error::check_host_memory(
-        || format!("the vectors of {name} ({} x {})", a.nrows(), a.ncols()),
+        || format!("the vectors of {name} ({} x {}) for {}", a.nrows(), a.ncols(), product.name()),
         needed,
     )?;
-    let x = test_vector::<T>(a.ncols());
-    let oracle = Oracle::new(a, &x);
-    let range_error = if settings.allow_non_finite { None } else { oracle.range_error::<T>() };
-    Ok((x, oracle, range_error))
+    let operands = Operands::new(a, product)?;
+    let range_error = if settings.allow_non_finite { None } else { operands.range_error() };
+    Ok((operands, range_error))
 }
 
 /// Every format's row failed (or declined) with `e`.
@@ -531,13 +582,14 @@ fn failed_all<T: Scalar>(
     name: &str,
     a: &Csr<T>,
     specs: &[Choice],
+    product: Product,
     e: &Error,
     mut progress: impl FnMut(&Measurement),
 ) -> Vec<Measurement> {
     specs
         .iter()
         .map(|spec| {
-            let mut m = Measurement::new(name, spec, a);
+            let mut m = Measurement::new(name, spec, a, product);
             m.status = Status::of_error(e);
             m.error = Some(e.to_string());
             progress(&m);
@@ -575,28 +627,31 @@ fn measure<T: Scalar>(
     let Backend::Gpu(gpu) = backend else {
         return measure_cpu(format, run, m);
     };
-    let (x, oracle, settings) = (&run.x, &run.oracle, run.settings);
+    let (operands, settings) = (&run.operands, run.settings);
+    let product = settings.product;
     let t = Instant::now();
     let device = format.upload(gpu)?;
     gpu.synchronize()?;
     m.upload_ms = Some(t.elapsed().as_secs_f64() * 1e3);
     m.device_convert_ms = device.conversion_ms();
-    m.format_bytes = device.device_bytes();
     m.bytes_read = device.bytes_read();
-    let x_dev = gpu.upload(x)?;
-    let mut y_dev = gpu.alloc::<T>(format.nrows())?;
+    let x_dev = gpu.upload(&operands.x)?;
+    let mut y_dev = gpu.alloc::<T>(operands.y_len)?;
     gpu.fill(&mut y_dev, T::nan())?;
-    device.spmv(&x_dev, &mut y_dev)?;
-    let y = gpu.download(&y_dev)?;
-    record_check(m, oracle.check(&y));
-    let mut times = gpu.time(settings.warmup, settings.reps, || device.spmv(&x_dev, &mut y_dev))?;
+    // The first product builds what it keeps (Aᵀ's copy, a library's plan): checked, untimed.
+    let run_once = |y: &mut CudaSlice<T>| product.run_device(&device, &x_dev, y);
+    let y_dev = &mut y_dev;
+    run_once(y_dev)?;
+    let y = gpu.download(y_dev)?;
+    record_check(m, operands.check(&y));
+    m.format_bytes = device.device_bytes() + device.transposed_bytes().unwrap_or(0);
+    m.transposed_format = device.transposed_format().map(str::to_string);
+    let mut times = gpu.time(settings.warmup, settings.reps, || run_once(y_dev))?;
     (m.median_ms, m.min_ms) = median_min(&mut times);
-    let mut means = gpu.time_back_to_back(BACK_TO_BACK_ROUNDS, settings.reps, || {
-        device.spmv(&x_dev, &mut y_dev)
-    })?;
+    let mut means =
+        gpu.time_back_to_back(BACK_TO_BACK_ROUNDS, settings.reps, || run_once(y_dev))?;
     (m.back_to_back_ms, _) = median_min(&mut means);
-    let graph =
-        gpu.time_graph(BACK_TO_BACK_ROUNDS, settings.reps, || device.spmv(&x_dev, &mut y_dev))?;
+    let graph = gpu.time_graph(BACK_TO_BACK_ROUNDS, settings.reps, || run_once(y_dev))?;
     m.graph_ms = graph.map(|mut means| median_min(&mut means).0);
     Ok(())
 }
@@ -606,19 +661,20 @@ fn measure_cpu<T: Scalar>(
     run: &MatrixRun<'_, T>,
     m: &mut Measurement,
 ) -> Result<()> {
-    let (x, oracle, settings) = (&run.x, &run.oracle, run.settings);
+    let (operands, settings) = (&run.operands, run.settings);
+    let (product, x) = (settings.product, &operands.x);
     m.format_bytes = m.stats.bytes;
     m.bytes_read = format.bytes_read();
-    let mut y = vec![T::nan(); format.nrows()];
-    format.spmv(x, &mut y)?;
-    record_check(m, oracle.check(&y));
+    let mut y = vec![T::nan(); operands.y_len];
+    product.run_host(format, x, &mut y)?;
+    record_check(m, operands.check(&y));
     for _ in 0..settings.warmup_on("cpu") {
-        format.spmv(x, &mut y)?;
+        product.run_host(format, x, &mut y)?;
     }
     let mut times = Vec::with_capacity(settings.reps);
     for _ in 0..settings.reps {
         let t = Instant::now();
-        format.spmv(x, &mut y)?;
+        product.run_host(format, x, &mut y)?;
         times.push(t.elapsed().as_secs_f64() * 1e3);
     }
     m.back_to_back_ms = times.iter().sum::<f64>() / times.len().max(1) as f64;

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::{Machine, Measurement, Settings, Status};
+use super::{Machine, Measurement, Product, Settings, Status};
 use crate::error::printable_name;
 
 /// Everything one run measured.
@@ -166,8 +166,9 @@ impl Report {
                 }
             }
         };
-        let same_problem =
-            |a: &Measurement, b: &Measurement| a.matrix == b.matrix && a.precision == b.precision;
+        let same_problem = |a: &Measurement, b: &Measurement| {
+            a.matrix == b.matrix && a.precision == b.precision && a.product == b.product
+        };
         // The vendor library's formats (the registry's `library_baseline`).
         let library: Vec<&str> = crate::formats::registry::<f64>()
             .into_iter()
@@ -199,6 +200,7 @@ impl Report {
             {
                 out[i].wins += 1;
             }
+            let baseline = format!("{baseline}{}", Product::label_suffix_of(&m.product));
             if let Some(base) = peers().find(|b| b.format == baseline) {
                 log_speedups[i].push((base.median_ms / m.median_ms).ln());
             }
@@ -297,10 +299,19 @@ impl TableLayout {
     /// One line of the table.
     pub fn row(&self, m: &Measurement) -> String {
         // Names are the user's (file names, specs): escaped, so none can forge a line.
-        let format = printable_name(&match &m.chosen {
-            Some(chosen) => format!("{}({chosen})", m.format),
+        let mut format = match &m.chosen {
+            // auto(chosen) k=8: the product's suffix after the chosen format.
+            Some(chosen) => {
+                let suffix = Product::label_suffix_of(&m.product);
+                let spec = m.format.strip_suffix(suffix.as_str()).unwrap_or(&m.format);
+                format!("{spec}({chosen}){suffix}")
+            }
             None => m.format.clone(),
-        });
+        };
+        if let Some(t) = &m.transposed_format {
+            format += &format!(" [Aᵀ in {t}]");
+        }
+        let format = printable_name(&format);
         let (width, fwidth) = (self.matrix_width, self.format_width);
         // A figure that was not measured (an unsupported or failed run) shows as "-".
         let num = |v: f64, decimals: usize| {

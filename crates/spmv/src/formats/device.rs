@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{CudaSlice, LaunchArgs, PushKernelArg};
 
-use super::host::{shape_error, FormatHandle, HostMatrix, MatrixInfo};
+use super::host::{shape_error, FormatHandle, HostMatrix, MatrixInfo, TransposeFormat};
 use super::FormatStats;
 use crate::error::{Error, Result};
 use crate::gpu::{grid_stride, jit, with_sub_slice, with_sub_slice_ref, Gpu, Kernel};
@@ -52,6 +52,16 @@ pub trait DeviceFormat<T: Scalar>: Send {
         _product: Scaled<'_, T>,
         _block: Block,
     ) -> Option<Result<()>> {
+        None
+    }
+
+    /// Launches `y = α·Aᵀ·x + β·y` (`x` of `nrows`, `y` of `ncols` entries) where the format
+    /// has its own transposed product (a library's). `None`: the handle runs Aᵀ's own format,
+    /// built on first use.
+    ///
+    /// # Safety
+    /// As for [`DeviceFormat::launch`], with the lengths of `x` and `y` swapped.
+    unsafe fn launch_transpose(&self, _gpu: &Gpu, _product: Scaled<'_, T>) -> Option<Result<()>> {
         None
     }
 
@@ -248,8 +258,11 @@ pub struct DeviceMatrix<T: Scalar> {
     product: Mutex<Product<T>>,
     /// The CSR the format was built from (shared, no copy): the transposed product's source.
     source: Csr<T>,
-    /// Aᵀ as `csr-vector` on the same GPU, built on the first transposed product.
-    transposed: OnceLock<Box<DeviceMatrix<T>>>,
+    /// Aᵀ on the same GPU in the format `transpose_format` builds (`csr-vector` without one),
+    /// built on the first transposed product of a format without its own.
+    /// With its format's label (the chosen one's for a chooser).
+    transposed: OnceLock<(Box<DeviceMatrix<T>>, String)>,
+    transpose_format: Option<TransposeFormat<T>>,
 }
 
 impl<T: Scalar> FormatHandle for DeviceMatrix<T> {
@@ -282,6 +295,7 @@ impl<T: Scalar> DeviceMatrix<T> {
             product: Mutex::new(Product { format, scratch: None }),
             source: host.source().clone(),
             transposed: OnceLock::new(),
+            transpose_format: host.transpose_format().cloned(),
         })
     }
 
@@ -348,8 +362,12 @@ impl<T: Scalar> DeviceMatrix<T> {
         self.epilogue(alpha, Some(scratch), beta, y)
     }
 
-    /// `y = α·Aᵀ·x + β·y` on the GPU's stream, through Aᵀ uploaded as `csr-vector` on the
-    /// first call (deterministic; device memory of a second copy of the entries).
+    /// `y = α·Aᵀ·x + β·y` on the GPU's stream: in the format's own transposed product where
+    /// it has one (cuSPARSE's), else through a copy of Aᵀ uploaded on the first call in the
+    /// format the chooser of A's format picks for Aᵀ's own structure (`auto`; `csr-vector`
+    /// for a handle built without a chooser). The copy costs its device bytes
+    /// ([`DeviceMatrix::transposed_bytes`]) and one host transpose and build; every later
+    /// product is a forward product of Aᵀ, deterministic where Aᵀ's format is.
     pub fn apply_transpose(
         &self,
         alpha: T,
@@ -358,17 +376,51 @@ impl<T: Scalar> DeviceMatrix<T> {
         y: &mut CudaSlice<T>,
     ) -> Result<()> {
         check_transpose((self.info.nrows, self.info.ncols), x.len(), y.len())?;
+        if overlap(device_range(x), device_range(y)) {
+            return Err(crate::Error::Shape("x and y overlap: copy x first".into()));
+        }
+        if self.info.ncols == 0 {
+            return Ok(());
+        }
+        if self.info.nrows > 0 && alpha != T::ZERO {
+            let gpu = &*self.gpu;
+            gpu.context().bind_to_thread()?;
+            let product = self.product.lock().unwrap_or_else(|p| p.into_inner());
+            // SAFETY: x has nrows > 0 and y ncols > 0 entries (checked above), `gpu` is the
+            // upload's, and the lock makes this the only product of this handle.
+            if let Some(done) =
+                unsafe { product.format.launch_transpose(gpu, Scaled { alpha, x, beta, y }) }
+            {
+                return done;
+            }
+        }
         self.transposed()?.apply(alpha, x, beta, y)
     }
 
-    /// Aᵀ on this GPU, uploaded on the first call.
+    /// Aᵀ on this GPU, built and uploaded on the first call.
     fn transposed(&self) -> Result<&DeviceMatrix<T>> {
-        if let Some(t) = self.transposed.get() {
+        if let Some((t, _)) = self.transposed.get() {
             return Ok(t);
         }
         let at = self.source.transpose()?;
-        let t = super::build(&super::parse_spec("csr-vector")?, &at)?.upload(&self.gpu)?;
-        Ok(self.transposed.get_or_init(|| Box::new(t)))
+        let host = match &self.transpose_format {
+            Some(build) => build(&at)?,
+            None => super::build(&super::parse_spec("csr-vector")?, &at)?,
+        };
+        let label = host.chosen().unwrap_or_else(|| host.spec().label());
+        let t = host.upload(&self.gpu)?;
+        Ok(&self.transposed.get_or_init(|| (Box::new(t), label)).0)
+    }
+
+    /// Device bytes of the copy of Aᵀ the transposed product keeps, once built (`None`
+    /// before the first transposed product, and for formats with their own).
+    pub fn transposed_bytes(&self) -> Option<usize> {
+        self.transposed.get().map(|(t, _)| t.device_bytes)
+    }
+
+    /// The format of that copy of Aᵀ (the chosen one's label for a chooser), once built.
+    pub fn transposed_format(&self) -> Option<&str> {
+        self.transposed.get().map(|(_, label)| label.as_str())
     }
 
     /// `Y = α·A·X + β·Y` for `block.k` vectors on the GPU's stream: in the format's own block

@@ -58,7 +58,14 @@ pub struct HostMatrix<T: Scalar> {
     source: Csr<T>,
     /// Aᵀ in CSR, built on the first transposed product.
     transposed: OnceLock<Csr<T>>,
+    /// How a GPU copy builds Aᵀ's format; `csr-vector` when `None`.
+    transpose_format: Option<TransposeFormat<T>>,
 }
+
+/// How the GPU's transposed product builds Aᵀ's format from Aᵀ in CSR on its first call: set
+/// by the layer that chose A's format (choice.rs: `auto` on Aᵀ's own structure), as formats
+/// know nothing of choosing.
+pub type TransposeFormat<T> = Arc<dyn Fn(&Csr<T>) -> Result<HostMatrix<T>> + Send + Sync>;
 
 /// What a handle knows about its matrix and the format holding it.
 #[derive(Clone, Debug, PartialEq)]
@@ -121,7 +128,21 @@ impl<T: Scalar> HostMatrix<T> {
     ) -> Self {
         let info =
             MatrixInfo { nrows: a.nrows(), ncols: a.ncols(), nnz: a.nnz(), spec, deterministic };
-        HostMatrix { info, format, source: a.clone(), transposed: OnceLock::new() }
+        HostMatrix {
+            info,
+            format,
+            source: a.clone(),
+            transposed: OnceLock::new(),
+            transpose_format: None,
+        }
+    }
+    /// The same matrix, its GPU copies building Aᵀ (for the transposed product) with `format`.
+    pub fn with_transpose_format(self, format: TransposeFormat<T>) -> Self {
+        HostMatrix { transpose_format: Some(format), ..self }
+    }
+    /// How a GPU copy builds Aᵀ's format (`None`: `csr-vector`).
+    pub(crate) fn transpose_format(&self) -> Option<&TransposeFormat<T>> {
+        self.transpose_format.as_ref()
     }
     /// The CSR the format was built from.
     pub fn source(&self) -> &Csr<T> {

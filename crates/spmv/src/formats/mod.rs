@@ -78,7 +78,7 @@ pub mod values;
 
 pub(crate) use device::{arg_u32, Arg, OneKernel};
 pub use device::{DeviceEntries, DeviceFormat, DeviceMatrix, Scaled};
-pub use host::{FormatHandle, HostMatrix, MatrixInfo, SpmvFormat};
+pub use host::{FormatHandle, HostMatrix, MatrixInfo, SpmvFormat, TransposeFormat};
 pub use spec::{FormatSpec, Param};
 
 use crate::error::{Error, Result};

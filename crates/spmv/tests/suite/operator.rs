@@ -1,5 +1,5 @@
 //! The products every backend gives through `LinearOperator` beside A·x: Aᵀ·x and A·X for
-//! blocks of k ∈ {1, 2, 3, 8} vectors, column- and row-major, with α, β ∈ {0, 1, −2.5},
+//! blocks of k ∈ {1, 2, 3, 4, 7, 8, 16, 32} vectors, column- and row-major, with α, β ∈ {0, 1, −2.5},
 //! against the oracle (of Aᵀ, and of each column), outputs poisoned with NaN where β = 0.
 //! Every registered format on the edge cases in f64, f32 and f16, on the CPU and (ignored
 //! here) one GPU; the distributed matrix over the GPUs there are.
@@ -10,7 +10,7 @@ use spmv::formats::registry;
 use spmv::reference::{test_vector, Oracle};
 use spmv::{Backend, Block, Csr, Error, Layout, LinearOperator, Matrix, Scalar};
 
-const BLOCKS: [usize; 4] = [1, 2, 3, 8];
+const BLOCKS: [usize; 8] = [1, 2, 3, 4, 7, 8, 16, 32];
 
 /// Column j of k column-major vectors of length n, from any layout.
 fn column<T: Copy>(data: &[T], n: usize, k: usize, j: usize, layout: Layout) -> Vec<T> {

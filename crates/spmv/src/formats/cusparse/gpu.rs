@@ -3,10 +3,12 @@
 //! Every descriptor is created once, on upload: the matrix, and the two dense-vector
 //! descriptors (made over scratch vectors for the workspace query and the preprocessing).
 //! A launch only points the vector descriptors at its `x` and `y`
-//! (`cusparseDnVecSetValues`) and calls `cusparseSpMV`.
+//! (`cusparseDnVecSetValues`) and calls `cusparseSpMV`. The transposed product
+//! (`CUSPARSE_OPERATION_TRANSPOSE`) and the block product (`cusparseSpMM`) get their own
+//! descriptors and workspace on first use, the block's for the last block shape asked.
 
 use std::ffi::c_void;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use cudarc::cusparse::sys;
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
@@ -17,6 +19,7 @@ use crate::formats::{DeviceFormat, Scaled};
 use crate::gpu::cusparse::{check, Handle};
 use crate::gpu::Gpu;
 use crate::matrix::{Csr, Precision, Scalar};
+use crate::operator::{Block, Layout};
 
 pub(super) struct DeviceCusparse<T> {
     /// `None` for a matrix with a zero dimension, which cuSPARSE rejects (y = 0).
@@ -32,6 +35,23 @@ pub(super) struct DeviceCusparse<T> {
     // drop in order, so `prepared` goes first).
     indices: Indices,
     values: CudaSlice<T>,
+    /// The transposed and block products' operand descriptors, made on first use.
+    later: Mutex<Later<T>>,
+}
+
+/// Descriptors and workspaces made on the first product that needs them.
+struct Later<T> {
+    transpose: Option<Plan<DnVec, T>>,
+    block: Option<(Block, Plan<DnMat, T>)>,
+}
+
+/// The operand descriptors of one kind of product and its workspace.
+struct Plan<D, T> {
+    x: D,
+    y: D,
+    workspace: CudaSlice<u8>,
+    /// The scratch operands the descriptors were made over (see `Prepared`).
+    _vectors: (CudaSlice<T>, CudaSlice<T>),
 }
 
 /// Row offsets and column indices, both 32-bit or both 64-bit (`CUSPARSE_INDEX_32I` /
@@ -163,6 +183,61 @@ impl Drop for DnVec {
     }
 }
 
+/// A dense-matrix descriptor (a block of vectors) destroyed on drop.
+struct DnMat(sys::cusparseDnMatDescr_t);
+
+impl DnMat {
+    /// `rows × block.k` over `v` (rows·k elements) in the block's layout.
+    fn new<T: Scalar>(
+        v: &CudaSlice<T>,
+        gpu: &Gpu,
+        value_type: sys::cudaDataType,
+        rows: usize,
+        block: Block,
+    ) -> Result<Self> {
+        let (ld, order) = match block.layout {
+            Layout::ColMajor => (rows, sys::cusparseOrder_t::CUSPARSE_ORDER_COL),
+            Layout::RowMajor => (block.k, sys::cusparseOrder_t::CUSPARSE_ORDER_ROW),
+        };
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: the pointer is a live device allocation of rows·k elements of T.
+        check(
+            unsafe {
+                sys::cusparseCreateDnMat(
+                    &mut raw,
+                    rows as i64,
+                    block.k as i64,
+                    ld as i64,
+                    ptr(v, gpu),
+                    value_type,
+                    order,
+                )
+            },
+            "cusparseCreateDnMat",
+        )?;
+        Ok(DnMat(raw))
+    }
+
+    /// Points the descriptor at `values`, which must hold as many elements as it was created with.
+    fn set(&self, values: *mut c_void) -> Result<()> {
+        // SAFETY: a live descriptor; the caller passes a device allocation of its size.
+        check(unsafe { sys::cusparseDnMatSetValues(self.0, values) }, "cusparseDnMatSetValues")
+    }
+}
+
+impl Drop for DnMat {
+    fn drop(&mut self) {
+        // SAFETY: created once by cusparseCreateDnMat.
+        unsafe {
+            sys::cusparseDestroyDnMat(self.0);
+        }
+    }
+}
+
+const TRANSPOSE: sys::cusparseOperation_t = sys::cusparseOperation_t::CUSPARSE_OPERATION_TRANSPOSE;
+const NON_TRANSPOSE: sys::cusparseOperation_t =
+    sys::cusparseOperation_t::CUSPARSE_OPERATION_NON_TRANSPOSE;
+
 impl<T: Scalar> DeviceCusparse<T> {
     /// `wide`: 64-bit indices (`Cusparse::index_bytes` decides: always past 2^31 − 1).
     pub(super) fn new(gpu: &Gpu, a: &Csr<T>, algorithm: Algorithm, wide: bool) -> Result<Self> {
@@ -177,6 +252,7 @@ impl<T: Scalar> DeviceCusparse<T> {
             compute_type: data_type(<T::Acc as Scalar>::PRECISION),
             indices: Indices::upload(gpu, a, wide)?,
             values: gpu.upload_nonempty(a.values())?,
+            later: Mutex::new(Later { transpose: None, block: None }),
         };
         // cuSPARSE rejects a zero dimension: such a matrix keeps no descriptors (y = 0).
         if a.nrows() > 0 && a.ncols() > 0 {
@@ -310,6 +386,136 @@ impl<T: Scalar> DeviceCusparse<T> {
         p.y.set(ptr_mut(y, gpu))?;
         self.call(gpu, p, sys::cusparseSpMV, "cusparseSpMV", alpha.to_acc(), beta.to_acc())
     }
+
+    /// `y = α·Aᵀ·x + β·y` with `CUSPARSE_OPERATION_TRANSPOSE` and the default algorithm
+    /// (CSR_ALG2 takes no transpose), its descriptors made on the first call.
+    fn spmv_transpose(&self, gpu: &Gpu, p: &Prepared<T>, product: Scaled<'_, T>) -> Result<()> {
+        let Scaled { alpha, x, beta, y } = product;
+        let (alpha, beta) = (alpha.to_acc(), beta.to_acc());
+        let algorithm = sys::cusparseSpMVAlg_t::CUSPARSE_SPMV_ALG_DEFAULT;
+        let mut later = self.later.lock().unwrap_or_else(|e| e.into_inner());
+        if later.transpose.is_none() {
+            // Aᵀ takes nrows entries and gives ncols.
+            let (xs, ys) = (gpu.alloc::<T>(x.len())?, gpu.alloc::<T>(y.len())?);
+            let (vx, vy) =
+                (DnVec::new(&xs, gpu, self.value_type)?, DnVec::new(&ys, gpu, self.value_type)?);
+            let mut size = 0usize;
+            let (_guard, handle) = self.handle.lock(gpu.stream())?;
+            // SAFETY: valid descriptors of Aᵀ's operand lengths; host scalars of the compute type.
+            check(
+                unsafe {
+                    sys::cusparseSpMV_bufferSize(
+                        handle,
+                        TRANSPOSE,
+                        &alpha as *const T::Acc as *const c_void,
+                        p.matrix.0,
+                        vx.0,
+                        &beta as *const T::Acc as *const c_void,
+                        vy.0,
+                        self.compute_type,
+                        algorithm,
+                        &mut size,
+                    )
+                },
+                "cusparseSpMV_bufferSize (transpose)",
+            )?;
+            drop(_guard);
+            let workspace = gpu.alloc::<u8>(size.max(1))?;
+            later.transpose = Some(Plan { x: vx, y: vy, workspace, _vectors: (xs, ys) });
+        }
+        let plan = later.transpose.as_ref().expect("made above");
+        plan.x.set(ptr(x, gpu))?;
+        plan.y.set(ptr_mut(y, gpu))?;
+        let (_guard, handle) = self.handle.lock(gpu.stream())?;
+        // SAFETY: as above, the descriptors now point at x (nrows) and y (ncols), the
+        // workspace has the size cuSPARSE asked for.
+        check(
+            unsafe {
+                sys::cusparseSpMV(
+                    handle,
+                    TRANSPOSE,
+                    &alpha as *const T::Acc as *const c_void,
+                    p.matrix.0,
+                    plan.x.0,
+                    &beta as *const T::Acc as *const c_void,
+                    plan.y.0,
+                    self.compute_type,
+                    algorithm,
+                    ptr(&plan.workspace, gpu),
+                )
+            },
+            "cusparseSpMV (transpose)",
+        )
+    }
+
+    /// `Y = α·A·X + β·Y` with `cusparseSpMM` (default algorithm), its descriptors made for
+    /// the block's shape on the first call with that shape.
+    fn spmm(&self, gpu: &Gpu, p: &Prepared<T>, product: Scaled<'_, T>, block: Block) -> Result<()> {
+        let Scaled { alpha, x, beta, y } = product;
+        let (alpha, beta) = (alpha.to_acc(), beta.to_acc());
+        let algorithm = sys::cusparseSpMMAlg_t::CUSPARSE_SPMM_ALG_DEFAULT;
+        let (n, m) = (x.len() / block.k, y.len() / block.k);
+        let mut later = self.later.lock().unwrap_or_else(|e| e.into_inner());
+        if later.block.as_ref().map(|(b, _)| *b) != Some(block) {
+            later.block = None; // the old shape's descriptors go before the new ones are made
+            let (xs, ys) = (gpu.alloc::<T>(x.len())?, gpu.alloc::<T>(y.len())?);
+            let vx = DnMat::new(&xs, gpu, self.value_type, n, block)?;
+            let vy = DnMat::new(&ys, gpu, self.value_type, m, block)?;
+            let mut size = 0usize;
+            let (_guard, handle) = self.handle.lock(gpu.stream())?;
+            // SAFETY: valid descriptors of the block's shape; host scalars of the compute type.
+            check(
+                unsafe {
+                    sys::cusparseSpMM_bufferSize(
+                        handle,
+                        NON_TRANSPOSE,
+                        NON_TRANSPOSE,
+                        &alpha as *const T::Acc as *const c_void,
+                        p.matrix.0,
+                        vx.0,
+                        &beta as *const T::Acc as *const c_void,
+                        vy.0,
+                        self.compute_type,
+                        algorithm,
+                        &mut size,
+                    )
+                },
+                "cusparseSpMM_bufferSize",
+            )?;
+            drop(_guard);
+            let workspace = gpu.alloc::<u8>(size.max(1))?;
+            later.block = Some((block, Plan { x: vx, y: vy, workspace, _vectors: (xs, ys) }));
+        }
+        let (_, plan) = later.block.as_ref().expect("made above");
+        plan.x.set(ptr(x, gpu))?;
+        plan.y.set(ptr_mut(y, gpu))?;
+        let (_guard, handle) = self.handle.lock(gpu.stream())?;
+        // SAFETY: as above, the descriptors now point at X (ncols·k) and Y (nrows·k).
+        check(
+            unsafe {
+                sys::cusparseSpMM(
+                    handle,
+                    NON_TRANSPOSE,
+                    NON_TRANSPOSE,
+                    &alpha as *const T::Acc as *const c_void,
+                    p.matrix.0,
+                    plan.x.0,
+                    &beta as *const T::Acc as *const c_void,
+                    plan.y.0,
+                    self.compute_type,
+                    algorithm,
+                    ptr(&plan.workspace, gpu),
+                )
+            },
+            "cusparseSpMM",
+        )
+    }
+
+    /// f16 with β ≠ 0 is left to the layer (see `launch_scaled`).
+    fn takes(&self, beta: T) -> Option<&Prepared<T>> {
+        let f16_beta = T::PRECISION == Precision::F16 && beta != T::ZERO;
+        self.prepared.as_ref().filter(|_| !f16_beta)
+    }
 }
 
 impl<T: Scalar> DeviceFormat<T> for DeviceCusparse<T> {
@@ -323,11 +529,23 @@ impl<T: Scalar> DeviceFormat<T> for DeviceCusparse<T> {
     /// So does f16 with β ≠ 0: CSR_ALG2 with `CUDA_R_16F` data then returns wrong rows (up to
     /// 100% off, and inf, on most shared matrices; H200, CUDA 13.0), while β = 0 is right.
     unsafe fn launch_scaled(&self, gpu: &Gpu, product: Scaled<'_, T>) -> Option<Result<()>> {
-        let p = self.prepared.as_ref()?;
-        if T::PRECISION == Precision::F16 && product.beta != T::ZERO {
-            return None;
-        }
+        let p = self.takes(product.beta)?;
         Some(self.spmv(gpu, p, product))
+    }
+    /// cuSPARSE's own transposed SpMV: the baseline of `spmv bench --transpose`.
+    unsafe fn launch_transpose(&self, gpu: &Gpu, product: Scaled<'_, T>) -> Option<Result<()>> {
+        let p = self.takes(product.beta)?;
+        Some(self.spmv_transpose(gpu, p, product))
+    }
+    /// cuSPARSE's SpMM: the baseline of `spmv bench --rhs`.
+    unsafe fn launch_block(
+        &self,
+        gpu: &Gpu,
+        product: Scaled<'_, T>,
+        block: Block,
+    ) -> Option<Result<()>> {
+        let p = self.takes(product.beta)?;
+        Some(self.spmm(gpu, p, product, block))
     }
     fn workspace_bytes(&self) -> usize {
         let vectors = |p: &Prepared<T>| {
