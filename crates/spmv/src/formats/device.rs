@@ -5,12 +5,14 @@
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use cudarc::driver::{CudaSlice, LaunchArgs, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
 
 use super::host::{shape_error, FormatHandle, HostMatrix, MatrixInfo, TransposeFormat};
 use super::FormatStats;
 use crate::error::{Error, Result};
-use crate::gpu::{grid_stride, jit, with_sub_slice, with_sub_slice_ref, Gpu, Kernel};
+use crate::gpu::{
+    grid_for, grid_stride, jit, with_sub_slice, with_sub_slice_ref, Gpu, Kernel, KernelModule,
+};
 use crate::matrix::{Csr, Scalar};
 use crate::operator::overlap;
 use crate::operator::{check_block, check_transpose, Block, Layout};
@@ -74,6 +76,65 @@ pub trait DeviceFormat<T: Scalar>: Send {
     /// uploaded (from the CSR arrays on the device to its own), when it ran one.
     fn conversion_ms(&self) -> Option<f64> {
         None
+    }
+}
+
+/// Columns of X a tile kernel takes per pass (common.cuh's BLOCK_TILE); row-major blocks of
+/// more run the lanes kernels, which read the matrix once per 32 columns.
+pub(crate) const BLOCK_TILE: usize = 8;
+
+/// A format's block kernels (common.cuh: tiles and lanes) of `module`: `{tiles}_row_{T}` and
+/// `{tiles}_col_{T}` over a tile of 8 columns at a time, launched like the format's single
+/// product, and `{lanes}_{T}` for row-major blocks of more than 8 vectors, a warp per row. Each
+/// is loaded — its module compiled — on its first block product. All take (m, n, k) before
+/// the format's arguments and (α, β) after.
+pub(crate) struct BlockKernels {
+    module: &'static KernelModule,
+    tiles: String,
+    lanes: String,
+    tiles_config: LaunchConfig,
+    lanes_config: LaunchConfig,
+    /// Row-major tiles, column-major tiles, lanes.
+    loaded: [OnceLock<Kernel>; 3],
+}
+
+impl BlockKernels {
+    /// The kernels of a format of `rows` rows whose single product launches with `config`.
+    pub(crate) fn new(
+        module: &'static KernelModule,
+        tiles: String,
+        lanes: String,
+        config: LaunchConfig,
+        rows: usize,
+    ) -> Result<Self> {
+        Ok(BlockKernels {
+            module,
+            tiles,
+            lanes,
+            tiles_config: config,
+            lanes_config: grid_for(rows as u64 * 32, 256)?,
+            loaded: [OnceLock::new(), OnceLock::new(), OnceLock::new()],
+        })
+    }
+
+    /// The kernel for `block`, and k as the kernels' u32 (`None` past it: the handle then runs
+    /// one product per column).
+    pub(crate) fn get<T: Scalar>(&self, gpu: &Gpu, block: Block) -> Option<Result<(&Kernel, u32)>> {
+        let k = u32::try_from(block.k).ok()?;
+        let (slot, name, config) = match block.layout {
+            Layout::RowMajor if block.k > BLOCK_TILE => {
+                (&self.loaded[2], self.lanes.clone(), self.lanes_config)
+            }
+            Layout::RowMajor => (&self.loaded[0], format!("{}_row", self.tiles), self.tiles_config),
+            Layout::ColMajor => (&self.loaded[1], format!("{}_col", self.tiles), self.tiles_config),
+        };
+        if let Some(kernel) = slot.get() {
+            return Some(Ok((kernel, k)));
+        }
+        Some(
+            Kernel::for_type::<T>(gpu, self.module, &name, config)
+                .map(|kernel| (slot.get_or_init(|| kernel), k)),
+        )
     }
 }
 
@@ -263,6 +324,11 @@ pub struct DeviceMatrix<T: Scalar> {
     /// With its format's label (the chosen one's for a chooser).
     transposed: OnceLock<(Box<DeviceMatrix<T>>, String)>,
     transpose_format: Option<TransposeFormat<T>>,
+    /// `csr-vector` on the same GPU for the block products of a format without its own block
+    /// kernel, built on the first block product it serves ([`DeviceMatrix::apply_block`]).
+    block_csr: OnceLock<Box<DeviceMatrix<T>>>,
+    /// `source` is P·A·Pᵀ (a reordered handle): no copy is built from it.
+    source_permuted: bool,
 }
 
 impl<T: Scalar> FormatHandle for DeviceMatrix<T> {
@@ -296,6 +362,8 @@ impl<T: Scalar> DeviceMatrix<T> {
             source: host.source().clone(),
             transposed: OnceLock::new(),
             transpose_format: host.transpose_format().cloned(),
+            block_csr: OnceLock::new(),
+            source_permuted: host.source_permuted(),
         })
     }
 
@@ -402,6 +470,9 @@ impl<T: Scalar> DeviceMatrix<T> {
         if let Some((t, _)) = self.transposed.get() {
             return Ok(t);
         }
+        if self.source_permuted {
+            return Err(Error::Unsupported(super::host::PERMUTED_SOURCE.into()));
+        }
         let at = self.source.transpose()?;
         let host = match &self.transpose_format {
             Some(build) => build(&at)?,
@@ -423,11 +494,16 @@ impl<T: Scalar> DeviceMatrix<T> {
         self.transposed.get().map(|(_, label)| label.as_str())
     }
 
-    /// `Y = α·A·X + β·Y` for `block.k` vectors on the GPU's stream: in the format's own block
-    /// kernel where it has one (CSR over full values, either layout: the matrix read once per
-    /// tile of 8 columns), else one product per column, in place for column-major blocks,
-    /// through column-major copies for row-major ones. Either way column j has the bits of
-    /// the single product A·x_j.
+    /// `Y = α·A·X + β·Y` for `block.k` vectors on the GPU's stream, the first of:
+    /// 1. the format's own block kernel (CSR over full values, either layout: the matrix read
+    ///    once per tile of 8 columns; cuSPARSE's SpMM): column j has the bits of the format's
+    ///    single product A·x_j;
+    /// 2. for k ≥ 2, when a CSR copy read once per 8 columns moves fewer matrix bytes than
+    ///    k products of the format (⌈k/8⌉·CSR bytes < k·bytes read; a compressed or diagonal
+    ///    format can be small enough to keep), the block kernel of a `csr-vector` copy built on
+    ///    first use ([`DeviceMatrix::block_csr_bytes`]): column j has csr-vector's bits;
+    /// 3. one product of the format per column, in place for column-major blocks, through
+    ///    column-major copies for row-major ones: column j has the single product's bits.
     pub fn apply_block(
         &self,
         alpha: T,
@@ -446,6 +522,11 @@ impl<T: Scalar> DeviceMatrix<T> {
         }
         if let Some(done) = self.native_block(alpha, x, beta, y, block) {
             return done;
+        }
+        if k >= 2 && !self.source_permuted && self.csr_reads_less(block) {
+            if let Some(done) = self.block_csr()?.native_block(alpha, x, beta, y, block) {
+                return done;
+            }
         }
         // The column-major block product, one column at a time.
         let columns = |x: &CudaSlice<T>, y: &mut CudaSlice<T>| {
@@ -470,6 +551,33 @@ impl<T: Scalar> DeviceMatrix<T> {
             with_sub_slice(&mut yc, 0..m * k, |yc| columns(xc, yc))
         })?;
         self.transpose_copy((k, m), &yc, y)
+    }
+
+    /// Whether CSR's block kernels read fewer matrix bytes for `block` than k products (the
+    /// matrix once per 8 columns, or per 32 for the lanes kernel of wide row-major blocks).
+    fn csr_reads_less(&self, block: Block) -> bool {
+        let csr = super::csr::device_bytes(&self.source) as u128;
+        let per_pass = match block.layout {
+            Layout::RowMajor if block.k > BLOCK_TILE => 32,
+            _ => BLOCK_TILE,
+        };
+        let passes = block.k.div_ceil(per_pass) as u128;
+        passes * csr < block.k as u128 * self.bytes_read as u128
+    }
+
+    /// The `csr-vector` copy for block products, built and uploaded on the first call.
+    fn block_csr(&self) -> Result<&DeviceMatrix<T>> {
+        if let Some(c) = self.block_csr.get() {
+            return Ok(c);
+        }
+        let c = super::build(&super::parse_spec("csr-vector")?, &self.source)?.upload(&self.gpu)?;
+        Ok(self.block_csr.get_or_init(|| Box::new(c)))
+    }
+
+    /// Device bytes of the `csr-vector` copy block products keep, once built (`None` before,
+    /// and for formats with their own block kernel or too small to be worth copying).
+    pub fn block_csr_bytes(&self) -> Option<usize> {
+        self.block_csr.get().map(|c| c.device_bytes)
     }
 
     /// The format's own block kernel ([`DeviceFormat::launch_block`]), if it has one; the

@@ -60,7 +60,14 @@ pub struct HostMatrix<T: Scalar> {
     transposed: OnceLock<Csr<T>>,
     /// How a GPU copy builds Aᵀ's format; `csr-vector` when `None`.
     transpose_format: Option<TransposeFormat<T>>,
+    /// The source is P·A·Pᵀ, not the A the products multiply by (a reordered handle): no
+    /// copy of the matrix can be built from it.
+    source_permuted: bool,
 }
+
+/// Why a reordered handle has no Aᵀ.
+pub(crate) const PERMUTED_SOURCE: &str =
+    "Aᵀ·x of a reordered handle: it keeps P·A·Pᵀ only (build the matrix without a reordering)";
 
 /// How the GPU's transposed product builds Aᵀ's format from Aᵀ in CSR on its first call: set
 /// by the layer that chose A's format (choice.rs: `auto` on Aᵀ's own structure), as formats
@@ -134,7 +141,17 @@ impl<T: Scalar> HostMatrix<T> {
             source: a.clone(),
             transposed: OnceLock::new(),
             transpose_format: None,
+            source_permuted: false,
         }
+    }
+    /// The same handle, its source marked as P·A·Pᵀ (reorder/format.rs): the products that
+    /// would build a copy of A from it (Aᵀ·x, a block product's CSR) refuse or do without.
+    pub(crate) fn with_permuted_source(self) -> Self {
+        HostMatrix { source_permuted: true, ..self }
+    }
+    /// Whether the source is P·A·Pᵀ rather than A.
+    pub(crate) fn source_permuted(&self) -> bool {
+        self.source_permuted
     }
     /// The same matrix, its GPU copies building Aᵀ (for the transposed product) with `format`.
     pub fn with_transpose_format(self, format: TransposeFormat<T>) -> Self {
@@ -144,12 +161,16 @@ impl<T: Scalar> HostMatrix<T> {
     pub(crate) fn transpose_format(&self) -> Option<&TransposeFormat<T>> {
         self.transpose_format.as_ref()
     }
-    /// The CSR the format was built from.
+    /// The CSR the format was built from (P·A·Pᵀ for a reordered handle).
     pub fn source(&self) -> &Csr<T> {
         &self.source
     }
-    /// Aᵀ in CSR, built from the source on the first call and kept.
+    /// Aᵀ in CSR, built from the source on the first call and kept; refused for a reordered
+    /// handle.
     pub fn transposed_csr(&self) -> Result<&Csr<T>> {
+        if self.source_permuted {
+            return Err(Error::Unsupported(PERMUTED_SOURCE.into()));
+        }
         transposed(&self.transposed, &self.source)
     }
     /// The format's statistics (see [`SpmvFormat::stats`]).

@@ -76,7 +76,7 @@ pub mod teb;
 pub(crate) mod test_support;
 pub mod values;
 
-pub(crate) use device::{arg_u32, Arg, OneKernel};
+pub(crate) use device::{arg_u32, Arg, BlockKernels, OneKernel};
 pub use device::{DeviceEntries, DeviceFormat, DeviceMatrix, Scaled};
 pub use host::{FormatHandle, HostMatrix, MatrixInfo, SpmvFormat, TransposeFormat};
 pub use spec::{FormatSpec, Param};

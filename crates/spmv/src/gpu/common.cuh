@@ -95,6 +95,21 @@ __device__ __forceinline__ void store_y(T* y, acc_t<T> sum, T alpha, T beta) {
     }
 }
 
+// Block products Y = alpha·A·X + beta·Y for k vectors (the formats' block.cu kernels). X (rows
+// n) and Y (rows m) are both row-major (ROW: element (i, j) at i·k + j) or both column-major
+// (at j·rows + i). Two shapes of kernel:
+// - tiles (either layout): a row's thread or group takes BLOCK_TILE columns of X per pass, so
+//   the matrix is read once per tile, not once per vector;
+// - lanes (row-major, k > BLOCK_TILE): a warp per row, lane l taking columns l, l + 32, ...:
+//   the row's entries are read once per 32 columns (every lane reads the same one: a
+//   broadcast), and a warp's reads of X and writes of Y are 32 consecutive elements.
+// Both add a column's terms in the order of the format's single product.
+#define BLOCK_TILE 8
+template <bool ROW>
+__device__ __forceinline__ u64 block_at(u64 i, u64 j, u64 rows, u64 k) {
+    return ROW ? i * k + j : j * rows + i;
+}
+
 // Streaming (evict-first) loads of a matrix's own arrays, read once per product: they
 // should not push x out of the caches.
 __device__ __forceinline__ u32 load_cs(const u32* p) { return __ldcs(p); }

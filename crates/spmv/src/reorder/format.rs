@@ -33,12 +33,8 @@ pub fn build_reordered<T: Scalar>(
 ) -> Result<HostMatrix<T>> {
     let inner = spec.build(permuted)?;
     let deterministic = inner.info().deterministic;
-    Ok(HostMatrix::new(
-        spec.spec(),
-        deterministic,
-        Box::new(Reordered { inner, perm: perm.clone(), method }),
-        permuted,
-    ))
+    let format = Box::new(Reordered { inner, perm: perm.clone(), method });
+    Ok(HostMatrix::new(spec.spec(), deterministic, format, permuted).with_permuted_source())
 }
 
 impl<T: Scalar> Reordered<T> {

@@ -108,6 +108,11 @@ fn reordered_formats_multiply_in_the_original_order() {
             assert!(f.stats().extra.iter().any(|(k, _)| k == &format!("reorder_{method}")));
         }
     }
+    // Its source is P·A·Pᵀ: Aᵀ·x is refused, not computed from the permuted matrix.
+    let f = Reordered::build(&Choice::parse("csr-vector").unwrap(), &a, Reordering::Rcm).unwrap();
+    let n = a.nrows();
+    let e = f.apply_transpose(1.0, &vec![1.0; n], 0.0, &mut vec![0.0; n]).unwrap_err();
+    assert!(e.to_string().contains("reordered"), "{e}");
     // The empty matrix.
     let e = Csr::<f64>::zeros(0, 0);
     let f = Reordered::build(&Choice::parse("csr-vector").unwrap(), &e, Reordering::Rcm).unwrap();

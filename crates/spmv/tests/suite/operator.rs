@@ -220,14 +220,16 @@ fn gpu_distributed_transposes_and_multiplies_blocks() {
     assert_none(failures);
 }
 
-/// CSR's own block kernel (csr/block.cu): for k ∈ {1, 2, 3, 4, 7, 8, 16, 32} in both layouts,
-/// with and without α, β, every column has the bits of the single product A·x_j of the same
-/// format (CSR-scalar, CSR-vector at every lane count, 64-bit offsets; coded values run one
-/// product per column and must agree too), f64, f32 and f16, on the edge cases and shared
+/// The formats' own block kernels (block.cu of csr, sell and dia): for k ∈ {1, 2, 3, 4, 7, 8,
+/// 16, 32} in both layouts, with and without α, β, every column has the bits of the single
+/// product A·x_j of the same format (CSR-scalar, CSR-vector at every lane count, 64-bit
+/// offsets, SELL-C-σ, DIA over full and coded values; CSR's coded values run one product per
+/// column and must agree too) — CSR-scalar's for CSR's row-major blocks of more than 8, whose
+/// lanes kernel sums each row in order — f64, f32 and f16, on the edge cases and shared
 /// matrices; the output is poisoned where β = 0.
 #[test]
 #[ignore = "needs a CUDA device"]
-fn gpu_csr_block_kernel_gives_each_columns_single_product_bits() {
+fn gpu_block_kernels_give_each_columns_single_product_bits() {
     fn run<T: Scalar>(
         gpu: &std::sync::Arc<spmv::gpu::Gpu>,
         cases: &[(String, Csr<f64>)],
@@ -239,6 +241,10 @@ fn gpu_csr_block_kernel_gives_each_columns_single_product_bits() {
             "csr-vector:lanes=32",
             "csr-vector:offsets=64",
             "csr-vector:values=auto",
+            "sell-c-sigma",
+            "sell-c-sigma:c=8,offsets=64",
+            "dia",
+            "dia:values=auto",
         ];
         let mut bad = Vec::new();
         for (name, a64) in cases {
@@ -247,6 +253,11 @@ fn gpu_csr_block_kernel_gives_each_columns_single_product_bits() {
                 continue;
             }
             let (m, n) = (a.nrows(), a.ncols());
+            // Row-major blocks of more than 8 run the lanes kernel: CSR-scalar's order.
+            let scalar =
+                spmv::formats::build(&spmv::formats::parse_spec("csr-scalar").unwrap(), &a)
+                    .and_then(|h| h.upload(gpu))
+                    .unwrap();
             for spec in specs {
                 let d = match spmv::formats::build(&spmv::formats::parse_spec(spec).unwrap(), &a)
                     .and_then(|h| h.upload(gpu))
@@ -274,10 +285,13 @@ fn gpu_csr_block_kernel_gives_each_columns_single_product_bits() {
                                 continue;
                             }
                             let y = gpu.download(&y).unwrap();
+                            let lanes = layout == Layout::RowMajor && k > 8;
+                            let csr = spec.starts_with("csr");
+                            let single_of = if lanes && csr { &scalar } else { &d };
                             for j in 0..k {
                                 let xj = gpu.upload(&column(&xb, n, k, j, layout)).unwrap();
                                 let mut yj = gpu.upload(&column(&start, m, k, j, layout)).unwrap();
-                                d.apply(alpha, &xj, beta, &mut yj).unwrap();
+                                single_of.apply(alpha, &xj, beta, &mut yj).unwrap();
                                 let single = gpu.download(&yj).unwrap();
                                 let bits = |v: &[T]| {
                                     v.iter().map(|v| v.to_f64().to_bits()).collect::<Vec<_>>()

@@ -1,7 +1,5 @@
 //! Upload and launch of the CSR kernels.
 
-use std::sync::OnceLock;
-
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::{CsrKernel, BLOCK_KERNELS, CODED_KERNELS, KERNELS};
@@ -9,10 +7,10 @@ use crate::error::{Error, Result};
 use crate::formats::offsets::{DeviceOffsets, OffsetWidth};
 use crate::formats::values::columns::Delta16Columns;
 use crate::formats::values::{DeviceValues, EncodedValues};
-use crate::formats::{arg_u32, DeviceFormat, Scaled};
+use crate::formats::{arg_u32, BlockKernels, DeviceFormat, Scaled};
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::{Csr, Scalar};
-use crate::operator::{Block, Layout};
+use crate::operator::Block;
 
 const BLOCK: u32 = 256;
 
@@ -28,11 +26,9 @@ pub struct DeviceCsr<T> {
     /// The same kernel with α and β (`_ab`); coded kernels have none (the handle scales).
     scaled: Option<Kernel>,
     ncols: u32,
-    /// block.cu's kernel name without layout and type (`csr_block_{lanes}{offsets}`), for full
-    /// values and columns; `None` for coded ones (one product per column).
-    block_name: Option<String>,
-    /// The block kernels, row- and column-major, loaded on first use.
-    block: [OnceLock<Kernel>; 2],
+    /// block.cu's kernels (`csr_block_{lanes}{offsets}`), for full values and columns;
+    /// `None` for coded ones (one product per column).
+    block: Option<BlockKernels>,
 }
 
 enum Columns {
@@ -93,38 +89,21 @@ impl<T: Scalar> DeviceCsr<T> {
             )
         };
         let row_ptr = DeviceOffsets::upload(gpu, format, a.row_ptr(), offsets)?;
-        let block_name =
-            (!is_coded).then(|| format!("csr_block_{lanes}{}", offsets.kernel_suffix()));
-        Ok(DeviceCsr {
-            nrows,
-            row_ptr,
-            cols,
-            values,
-            coded: is_coded,
-            plain,
-            scaled,
-            ncols,
-            block_name,
-            block: [OnceLock::new(), OnceLock::new()],
-        })
-    }
-
-    /// The block kernel for `layout` (loaded, and its module compiled, on first use); `None`
-    /// for coded values or columns.
-    fn block_kernel(&self, gpu: &Gpu, layout: Layout) -> Option<Result<&Kernel>> {
-        let name = self.block_name.as_ref()?;
-        let (slot, suffix) = match layout {
-            Layout::RowMajor => (&self.block[0], "row"),
-            Layout::ColMajor => (&self.block[1], "col"),
+        let block = match is_coded {
+            true => None,
+            false => {
+                let o = offsets.kernel_suffix();
+                let (tiles, rows) = (format!("csr_block_{lanes}{o}"), a.nrows());
+                Some(BlockKernels::new(
+                    &BLOCK_KERNELS,
+                    tiles,
+                    format!("csr_lanes{o}"),
+                    config,
+                    rows,
+                )?)
+            }
         };
-        if let Some(k) = slot.get() {
-            return Some(Ok(k));
-        }
-        let config = self.plain.config();
-        Some(
-            Kernel::for_type::<T>(gpu, &BLOCK_KERNELS, &format!("{name}_{suffix}"), config)
-                .map(|k| slot.get_or_init(|| k)),
-        )
+        Ok(DeviceCsr { nrows, row_ptr, cols, values, coded: is_coded, plain, scaled, ncols, block })
     }
 
     /// Pushes the columns: `col` for the plain kernels, `cols, row_base` for the coded ones.
@@ -178,13 +157,9 @@ impl<T: Scalar> DeviceFormat<T> for DeviceCsr<T> {
         })
     }
     unsafe fn launch_block(&self, gpu: &Gpu, p: Scaled<'_, T>, block: Block) -> Option<Result<()>> {
-        let kernel = match self.block_kernel(gpu, block.layout)? {
-            Ok(k) => k,
+        let (kernel, k) = match self.block.as_ref()?.get::<T>(gpu, block)? {
+            Ok(got) => got,
             Err(e) => return Some(Err(e)),
-        };
-        let k = match u32::try_from(block.k) {
-            Ok(k) => k,
-            Err(_) => return None, // more vectors than a u32 counts: one product per column
         };
         let Scaled { alpha, x, beta, y } = p;
         // SAFETY: see above; block.cu's kernels take (m, n, k) first, then CSR_ARGS and

@@ -1,24 +1,31 @@
-//! Upload and launch of the DIA kernel (also DIA-Adaptive's DIA layout).
+//! Upload and launch of the DIA kernels, one product and a block of vectors (also
+//! DIA-Adaptive's DIA layout).
 
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
-use super::{diagonals, Dia, KERNELS};
+use super::{diagonals, Dia, BLOCK_KERNELS, KERNELS};
 use crate::error::Result;
 use crate::formats::values::DeviceValues;
-use crate::formats::{arg_u32, DeviceFormat};
+use crate::formats::{arg_u32, BlockKernels, DeviceFormat, Scaled};
 use crate::gpu::{Gpu, Kernel};
 use crate::matrix::Scalar;
+use crate::operator::Block;
 
 pub struct DeviceDia<T> {
     diagonals: u32,
     offsets: CudaSlice<i32>,
     data: DeviceValues<T>,
     kernel: Kernel,
+    block: BlockKernels,
 }
 
 impl<T: Scalar> DeviceDia<T> {
     /// Uploads `a`; errors are reported under the name of `format`.
     pub fn new(gpu: &Gpu, a: &Dia<T>, format: &'static str) -> Result<Self> {
+        let codec = a.coded.as_ref().map_or("", |c| c.codec().kernel_suffix());
+        let kernel = diagonals::row_kernel::<T>(gpu, &KERNELS, &format!("dia{codec}"), a.nrows)?;
+        let (tiles, lanes) = (format!("dia_block{codec}"), format!("dia_block{codec}_lanes"));
+        let block = BlockKernels::new(&BLOCK_KERNELS, tiles, lanes, kernel.config(), a.nrows)?;
         Ok(DeviceDia {
             // Below m + n < 2^32.
             diagonals: arg_u32(format, "diagonals", a.offsets.len())?,
@@ -27,12 +34,8 @@ impl<T: Scalar> DeviceDia<T> {
                 None => DeviceValues::upload_full(gpu, &a.data)?,
                 Some(c) => DeviceValues::upload(gpu, c)?,
             },
-            kernel: diagonals::row_kernel::<T>(
-                gpu,
-                &KERNELS,
-                &format!("dia{}", a.coded.as_ref().map_or("", |c| c.codec().kernel_suffix())),
-                a.nrows,
-            )?,
+            kernel,
+            block,
         })
     }
 }
@@ -51,5 +54,23 @@ impl<T: Scalar> DeviceFormat<T> for DeviceDia<T> {
                 a.arg(x).arg(y);
             })
         }
+    }
+    unsafe fn launch_block(&self, gpu: &Gpu, p: Scaled<'_, T>, block: Block) -> Option<Result<()>> {
+        let (kernel, k) = match self.block.get::<T>(gpu, block)? {
+            Ok(got) => got,
+            Err(e) => return Some(Err(e)),
+        };
+        let Scaled { alpha, x, beta, y } = p;
+        // The rows and columns, below 2^31 (check_shape), from the block's lengths.
+        let (m, n) = ((y.len() / block.k) as u32, (x.len() / block.k) as u32);
+        // SAFETY: as for `launch`, with block.cu's (m, n, k) and (alpha, beta); x holds n·k and
+        // y m·k entries (the handle's check), every index is formed in 64 bits (block_at).
+        Some(unsafe {
+            kernel.launch(gpu, |a| {
+                a.arg(&m).arg(&n).arg(&k).arg(&self.diagonals).arg(&self.offsets);
+                self.data.push(a);
+                a.arg(x).arg(y).arg(&alpha).arg(&beta);
+            })
+        })
     }
 }

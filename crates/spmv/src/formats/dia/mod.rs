@@ -71,6 +71,13 @@ pub const KERNELS: KernelModule = KernelModule {
     headers: &[diagonals::CUDA_HEADER, super::values::CUDA_HEADER],
 };
 
+/// Its block kernels, A·X (`block.cu`; compiled only when a block product runs).
+pub const BLOCK_KERNELS: KernelModule = KernelModule {
+    name: "dia_block",
+    source: include_str!("block.cu"),
+    headers: &[diagonals::CUDA_HEADER, super::values::CUDA_HEADER],
+};
+
 const NAME: &str = "dia";
 
 /// A matrix in DIA (see the module doc for the layout).
@@ -219,7 +226,7 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
         |a, s| Ok(Box::new(Dia::with_values(a, max_padding(s)?, values::ValueChoice::of_spec(s)?)?)),
     )
     .params(&[MAX_PADDING, values::VALUES])
-    .kernels(&[KERNELS])
+    .kernels(&[KERNELS, BLOCK_KERNELS])
     .deterministic()
     .wide()
 }

@@ -1,13 +1,14 @@
-//! Upload and launch of the SELL-C-σ kernel.
+//! Upload and launch of the SELL-C-σ kernels (one product, and a block of vectors).
 
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
-use super::{SellCSigma, KERNELS, NAME};
+use super::{SellCSigma, BLOCK_KERNELS, KERNELS, NAME};
 use crate::error::Result;
 use crate::formats::offsets::DeviceOffsets;
-use crate::formats::{arg_u32, DeviceEntries, DeviceFormat};
+use crate::formats::{arg_u32, BlockKernels, DeviceEntries, DeviceFormat, Scaled};
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::Scalar;
+use crate::operator::Block;
 
 /// Threads per block: a multiple of 32, so with C = 32 every warp is one whole slice.
 const BLOCK: u32 = 256;
@@ -20,6 +21,8 @@ pub(super) struct DeviceSell<T> {
     slice_width: CudaSlice<u32>,
     entries: DeviceEntries<T>,
     kernel: Kernel,
+    ncols: u32,
+    block: BlockKernels,
 }
 
 impl<T: Scalar> DeviceSell<T> {
@@ -27,6 +30,8 @@ impl<T: Scalar> DeviceSell<T> {
         // Both hold by construction (SellCSigma::new checks them).
         let nrows = arg_u32(NAME, "rows", a.nrows)?;
         let c = arg_u32(NAME, "slice rows (C)", a.c)?;
+        let config = grid_for(a.nrows as u64, BLOCK)?;
+        let suffix = a.offsets.kernel_suffix();
         Ok(DeviceSell {
             nrows,
             c,
@@ -34,11 +39,14 @@ impl<T: Scalar> DeviceSell<T> {
             slice_ptr: DeviceOffsets::upload(gpu, NAME, &a.slice_ptr, a.offsets)?,
             slice_width: gpu.upload_nonempty(&a.slice_width)?,
             entries: DeviceEntries::upload(gpu, &a.col_idx, &a.values)?,
-            kernel: Kernel::for_type::<T>(
-                gpu,
-                &KERNELS,
-                &format!("sell{}", a.offsets.kernel_suffix()),
-                grid_for(a.nrows as u64, BLOCK)?,
+            kernel: Kernel::for_type::<T>(gpu, &KERNELS, &format!("sell{suffix}"), config)?,
+            ncols: arg_u32(NAME, "columns", a.ncols)?,
+            block: BlockKernels::new(
+                &BLOCK_KERNELS,
+                format!("sell_block{suffix}"),
+                format!("sell_block{suffix}_lanes"),
+                config,
+                a.nrows,
             )?,
         })
     }
@@ -59,5 +67,24 @@ impl<T: Scalar> DeviceFormat<T> for DeviceSell<T> {
                 a.arg(x).arg(y);
             })
         }
+    }
+    unsafe fn launch_block(&self, gpu: &Gpu, p: Scaled<'_, T>, block: Block) -> Option<Result<()>> {
+        let (kernel, k) = match self.block.get::<T>(gpu, block)? {
+            Ok(got) => got,
+            Err(e) => return Some(Err(e)),
+        };
+        let Scaled { alpha, x, beta, y } = p;
+        // SAFETY: as for `launch`, with block.cu's (m, n, k) first and (alpha, beta) last; x
+        // holds ncols·k and y nrows·k entries (the handle's check), every index is formed in
+        // 64 bits (block_at).
+        Some(unsafe {
+            kernel.launch(gpu, |a| {
+                a.arg(&self.nrows).arg(&self.ncols).arg(&k).arg(&self.c).arg(&self.perm);
+                self.slice_ptr.push(a);
+                a.arg(&self.slice_width);
+                self.entries.push(a);
+                a.arg(x).arg(y).arg(&alpha).arg(&beta);
+            })
+        })
     }
 }

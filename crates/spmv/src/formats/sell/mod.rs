@@ -68,6 +68,10 @@ use crate::matrix::{Csr, Scalar};
 pub const KERNELS: KernelModule =
     KernelModule { name: "sell", source: include_str!("kernel.cu"), headers: &[] };
 
+/// Its block kernels, A·X (`block.cu`; compiled only when a block product runs).
+pub const BLOCK_KERNELS: KernelModule =
+    KernelModule { name: "sell_block", source: include_str!("block.cu"), headers: &[] };
+
 /// Rows per slice of the registered format: one warp.
 pub const DEFAULT_C: usize = 32;
 
@@ -265,7 +269,7 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
         Param { key: "sigma", default: "auto", doc: "rows per sorting window (≥ 1; auto: all rows, a full sort)" },
         offsets::OFFSETS,
     ])
-    .kernels(&[KERNELS])
+    .kernels(&[KERNELS, BLOCK_KERNELS])
     .deterministic()
     .wide()
 }
