@@ -329,6 +329,8 @@ pub struct DeviceMatrix<T: Scalar> {
     block_csr: OnceLock<Box<DeviceMatrix<T>>>,
     /// `source` is P·A·Pᵀ (a reordered handle): no copy is built from it.
     source_permuted: bool,
+    /// The longest row has at most 32 times the mean + 256 entries (see `csr_serves`).
+    balanced_rows: bool,
 }
 
 impl<T: Scalar> FormatHandle for DeviceMatrix<T> {
@@ -364,6 +366,10 @@ impl<T: Scalar> DeviceMatrix<T> {
             transpose_format: host.transpose_format().cloned(),
             block_csr: OnceLock::new(),
             source_permuted: host.source_permuted(),
+            balanced_rows: {
+                let a = host.source();
+                a.max_row_len() <= 32 * a.nnz().div_ceil(a.nrows().max(1)) + 256
+            },
         })
     }
 
@@ -495,13 +501,15 @@ impl<T: Scalar> DeviceMatrix<T> {
     }
 
     /// `Y = α·A·X + β·Y` for `block.k` vectors on the GPU's stream, the first of:
-    /// 1. the format's own block kernel (CSR over full values, either layout: the matrix read
-    ///    once per tile of 8 columns; cuSPARSE's SpMM): column j has the bits of the format's
-    ///    single product A·x_j;
-    /// 2. for k ≥ 2, when a CSR copy read once per 8 columns moves fewer matrix bytes than
-    ///    k products of the format (⌈k/8⌉·CSR bytes < k·bytes read; a compressed or diagonal
-    ///    format can be small enough to keep), the block kernel of a `csr-vector` copy built on
-    ///    first use ([`DeviceMatrix::block_csr_bytes`]): column j has csr-vector's bits;
+    /// 1. the format's own block kernels (CSR over full values, SELL-C-σ, DIA: tiles of 8
+    ///    columns in either layout, a warp per row over 32 columns for row-major blocks of more
+    ///    than 8 — [`BlockKernels`]; cuSPARSE's SpMM): column j has the bits of the format's
+    ///    single product A·x_j (CSR-scalar's for CSR's lanes kernel);
+    /// 2. for k ≥ 2, when the matrix's rows are balanced (the longest at most 32 times the
+    ///    mean + 256) and a CSR copy moves fewer matrix bytes than k products of the format
+    ///    (read once per 8 columns, or 32 with the lanes kernel, against k·bytes read: a
+    ///    compressed or diagonal format can be small enough to keep), the block kernels of a
+    ///    `csr-vector` copy built on first use ([`DeviceMatrix::block_csr_bytes`]);
     /// 3. one product of the format per column, in place for column-major blocks, through
     ///    column-major copies for row-major ones: column j has the single product's bits.
     pub fn apply_block(
@@ -523,7 +531,7 @@ impl<T: Scalar> DeviceMatrix<T> {
         if let Some(done) = self.native_block(alpha, x, beta, y, block) {
             return done;
         }
-        if k >= 2 && !self.source_permuted && self.csr_reads_less(block) {
+        if k >= 2 && !self.source_permuted && self.csr_serves(block) {
             if let Some(done) = self.block_csr()?.native_block(alpha, x, beta, y, block) {
                 return done;
             }
@@ -553,9 +561,15 @@ impl<T: Scalar> DeviceMatrix<T> {
         self.transpose_copy((k, m), &yc, y)
     }
 
-    /// Whether CSR's block kernels read fewer matrix bytes for `block` than k products (the
-    /// matrix once per 8 columns, or per 32 for the lanes kernel of wide row-major blocks).
-    fn csr_reads_less(&self, block: Block) -> bool {
+    /// Whether a CSR copy's block kernels serve `block` better than k products: its rows are
+    /// balanced (its kernels give a row to a thread group: a row of 10^5 entries in a matrix
+    /// of 8 per row leaves the rest of the GPU waiting, measured 10–20× slower than k
+    /// products of DASP on `powerlaw` and `longrows`, H100), and it reads fewer matrix bytes
+    /// (once per 8 columns, or per 32 for the lanes kernel of wide row-major blocks).
+    fn csr_serves(&self, block: Block) -> bool {
+        if !self.balanced_rows {
+            return false;
+        }
         let csr = super::csr::device_bytes(&self.source) as u128;
         let per_pass = match block.layout {
             Layout::RowMajor if block.k > BLOCK_TILE => 32,

@@ -110,6 +110,51 @@ __device__ __forceinline__ u64 block_at(u64 i, u64 j, u64 rows, u64 k) {
     return ROW ? i * k + j : j * rows + i;
 }
 
+// A tile kernel's row: `entries(add)` calls add(value, column) for this thread's share of the
+// row's entries, in the single product's order; the LANES threads of a row then add their
+// sums as the single product does (group_sum), and the first writes the tile to Y. Every
+// thread of a group calls it (inactive ones, past the last row, with no entries), so the
+// shuffles see whole groups.
+template <typename T, int LANES, bool ROW, typename Entries>
+__device__ __forceinline__ void block_tiles(bool write, u64 row, u32 m, u32 n, u32 k, const T* __restrict__ x,
+                                            T* __restrict__ y, T alpha, T beta, Entries entries) {
+    for (u32 j0 = 0; j0 < k; j0 += BLOCK_TILE) {
+        const u32 kt = min((u32)BLOCK_TILE, k - j0);
+        acc_t<T> acc[BLOCK_TILE];
+#pragma unroll
+        for (int t = 0; t < BLOCK_TILE; ++t) acc[t] = 0;
+        entries([&](acc_t<T> v, u64 c) {
+#pragma unroll
+            for (int t = 0; t < BLOCK_TILE; ++t) {
+                if (t < kt) acc[t] += v * to_acc(load_ro(x + block_at<ROW>(c, j0 + t, n, k)));
+            }
+        });
+#pragma unroll
+        for (int t = 0; t < BLOCK_TILE; ++t) acc[t] = group_sum(acc[t], LANES);
+        if (write) {
+#pragma unroll
+            for (int t = 0; t < BLOCK_TILE; ++t) {
+                if (t < kt) store_y<T, true>(y + block_at<ROW>(row, j0 + t, m, k), acc[t], alpha, beta);
+            }
+        }
+    }
+}
+
+// A lanes kernel's row (row-major, a warp per row): lane l sums columns l, l + 32, ... over
+// `entries(add)`, which calls add(value, column) for every entry of the row in order.
+template <typename T, typename Entries>
+__device__ __forceinline__ void block_lanes(u64 row, u32 k, const T* __restrict__ x, T* __restrict__ y, T alpha,
+                                            T beta, Entries entries) {
+    for (u32 j = threadIdx.x % 32; j < k; j += 32) {
+        acc_t<T> acc = 0;
+        entries([&](acc_t<T> v, u64 c) { acc += v * to_acc(load_ro(x + c * k + j)); });
+        store_y<T, true>(y + row * k + j, acc, alpha, beta);
+    }
+}
+
+// The warp's row in a lanes kernel (32 threads per row).
+__device__ __forceinline__ u64 lanes_row() { return ((u64)blockIdx.x * blockDim.x + threadIdx.x) / 32; }
+
 // Streaming (evict-first) loads of a matrix's own arrays, read once per product: they
 // should not push x out of the caches.
 __device__ __forceinline__ u32 load_cs(const u32* p) { return __ldcs(p); }

@@ -1,8 +1,7 @@
-// CSR for a block of k vectors, Y = alpha·A·X + beta·Y (full values and 32-bit columns):
-// LANES consecutive threads per row (1: CSR-scalar), each lane accumulating a tile of
-// BLOCK_TILE columns of X at once in registers (block_at in common.cuh). Every column's sum
-// runs in csr_vector's order (strided over the row, then the group's shuffle tree), so column
-// j of Y has the bits of the single product A·x_j.
+// CSR for a block of k vectors, Y = alpha·A·X + beta·Y (full values and 32-bit columns), in
+// common.cuh's two shapes. Tiles: LANES consecutive threads per row (1: CSR-scalar), each
+// column's sum in csr_vector's order (strided over the row, then the group's shuffle tree), so
+// column j of Y has the bits of the single product A·x_j.
 
 template <typename T, typename O, int LANES, bool ROW>
 __device__ __forceinline__ void csr_block(u32 m, u32 n, u32 k, const O* __restrict__ row_ptr, const u32* __restrict__ col,
@@ -17,45 +16,24 @@ __device__ __forceinline__ void csr_block(u32 m, u32 n, u32 k, const O* __restri
         begin = row_ptr[row] + lane;
         end = row_ptr[row + 1];
     }
-    for (u32 j0 = 0; j0 < k; j0 += BLOCK_TILE) {
-        const u32 kt = min((u32)BLOCK_TILE, k - j0);
-        acc_t<T> acc[BLOCK_TILE];
-#pragma unroll
-        for (int t = 0; t < BLOCK_TILE; ++t) acc[t] = 0;
-        for (O i = begin; i < end; i += LANES) {
-            const acc_t<T> v = val.get(i);
-            const u64 c = col[i];
-#pragma unroll
-            for (int t = 0; t < BLOCK_TILE; ++t) {
-                if (t < kt) acc[t] += v * to_acc(load_ro(x + block_at<ROW>(c, j0 + t, n, k)));
-            }
-        }
-#pragma unroll
-        for (int t = 0; t < BLOCK_TILE; ++t) acc[t] = group_sum(acc[t], LANES);
-        if (active && lane == 0) {
-#pragma unroll
-            for (int t = 0; t < BLOCK_TILE; ++t) {
-                if (t < kt) store_y<T, true>(y + block_at<ROW>(row, j0 + t, m, k), acc[t], alpha, beta);
-            }
-        }
-    }
+    block_tiles<T, LANES, ROW>(active && lane == 0, row, m, n, k, x, y, alpha, beta, [&](auto add) {
+        for (O i = begin; i < end; i += LANES) add(val.get(i), col[i]);
+    });
 }
 
-// Row-major blocks of k > BLOCK_TILE vectors: a warp per row, lane l taking columns l, l + 32,
-// ...; each column summed in the row's order, so column j has the bits of CSR-scalar's A·x_j.
+// Row-major blocks of k > BLOCK_TILE vectors (block_lanes): each column summed in the row's
+// order, so column j has the bits of CSR-scalar's A·x_j.
 template <typename T, typename O>
 __device__ __forceinline__ void csr_lanes(u32 m, u32 n, u32 k, const O* __restrict__ row_ptr, const u32* __restrict__ col,
                                           const void* __restrict__ codes, const T* __restrict__ table,
                                           const T* __restrict__ x, T* __restrict__ y, T alpha, T beta) {
     const ValuesFull<T> val(codes, table);
-    const u64 row = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    const u64 row = lanes_row();
     if (row >= m) return;  // the whole warp: it shares the row
     const O begin = row_ptr[row], end = row_ptr[row + 1];
-    for (u32 j = threadIdx.x % 32; j < k; j += 32) {
-        acc_t<T> acc = 0;
-        for (O i = begin; i < end; ++i) acc += val.get(i) * to_acc(load_ro(x + (u64)col[i] * k + j));
-        store_y<T, true>(y + row * k + j, acc, alpha, beta);
-    }
+    block_lanes<T>(row, k, x, y, alpha, beta, [&](auto add) {
+        for (O i = begin; i < end; ++i) add(val.get(i), col[i]);
+    });
 }
 
 #define CSR_BLOCK_KERNEL(T, S, O, SUFFIX, LANES, LAYOUT, ROW)                                                     \

@@ -42,7 +42,8 @@ pub(super) struct DeviceCusparse<T> {
 /// Descriptors and workspaces made on the first product that needs them.
 struct Later<T> {
     transpose: Option<Plan<DnVec, T>>,
-    block: Option<(Block, Plan<DnMat, T>)>,
+    /// The last block shape, and its plan once made.
+    block: Option<(Block, Option<Plan<DnMat, T>>)>,
 }
 
 /// The operand descriptors of one kind of product and its workspace.
@@ -180,6 +181,24 @@ impl Drop for DnVec {
         unsafe {
             sys::cusparseDestroyDnVec(self.0);
         }
+    }
+}
+
+/// A dense operand's descriptor (a vector or a block), pointed at each product's own.
+trait Operand {
+    /// Points the descriptor at `values`, of the size it was created with.
+    fn set(&self, values: *mut c_void) -> Result<()>;
+}
+
+impl Operand for DnVec {
+    fn set(&self, values: *mut c_void) -> Result<()> {
+        DnVec::set(self, values)
+    }
+}
+
+impl Operand for DnMat {
+    fn set(&self, values: *mut c_void) -> Result<()> {
+        DnMat::set(self, values)
     }
 }
 
@@ -390,125 +409,104 @@ impl<T: Scalar> DeviceCusparse<T> {
     /// `y = α·Aᵀ·x + β·y` with `CUSPARSE_OPERATION_TRANSPOSE` and the default algorithm
     /// (CSR_ALG2 takes no transpose), its descriptors made on the first call.
     fn spmv_transpose(&self, gpu: &Gpu, p: &Prepared<T>, product: Scaled<'_, T>) -> Result<()> {
-        let Scaled { alpha, x, beta, y } = product;
-        let (alpha, beta) = (alpha.to_acc(), beta.to_acc());
         let algorithm = sys::cusparseSpMVAlg_t::CUSPARSE_SPMV_ALG_DEFAULT;
         let mut later = self.later.lock().unwrap_or_else(|e| e.into_inner());
-        if later.transpose.is_none() {
-            // Aᵀ takes nrows entries and gives ncols.
-            let (xs, ys) = (gpu.alloc::<T>(x.len())?, gpu.alloc::<T>(y.len())?);
-            let (vx, vy) =
-                (DnVec::new(&xs, gpu, self.value_type)?, DnVec::new(&ys, gpu, self.value_type)?);
-            let mut size = 0usize;
-            let (_guard, handle) = self.handle.lock(gpu.stream())?;
-            // SAFETY: valid descriptors of Aᵀ's operand lengths; host scalars of the compute type.
-            check(
-                unsafe {
+        let make = |xs: &CudaSlice<T>, ys: &CudaSlice<T>| {
+            Ok((DnVec::new(xs, gpu, self.value_type)?, DnVec::new(ys, gpu, self.value_type)?))
+        };
+        // SAFETY (both calls): valid descriptors of Aᵀ's operands (x of nrows, y of ncols),
+        // host scalars of the compute type, the workspace of the size cuSPARSE asked for.
+        let names = ["cusparseSpMV_bufferSize (transpose)", "cusparseSpMV (transpose)"];
+        self.run_plan(gpu, &mut later.transpose, product, names, make, |h, plan, (a, b), size| {
+            let (vx, vy, ct) = (plan.0 .0, plan.1 .0, self.compute_type);
+            match size {
+                Some(size) => unsafe {
                     sys::cusparseSpMV_bufferSize(
-                        handle,
-                        TRANSPOSE,
-                        &alpha as *const T::Acc as *const c_void,
-                        p.matrix.0,
-                        vx.0,
-                        &beta as *const T::Acc as *const c_void,
-                        vy.0,
-                        self.compute_type,
-                        algorithm,
-                        &mut size,
+                        h, TRANSPOSE, a, p.matrix.0, vx, b, vy, ct, algorithm, size,
                     )
                 },
-                "cusparseSpMV_bufferSize (transpose)",
-            )?;
-            drop(_guard);
-            let workspace = gpu.alloc::<u8>(size.max(1))?;
-            later.transpose = Some(Plan { x: vx, y: vy, workspace, _vectors: (xs, ys) });
-        }
-        let plan = later.transpose.as_ref().expect("made above");
-        plan.x.set(ptr(x, gpu))?;
-        plan.y.set(ptr_mut(y, gpu))?;
-        let (_guard, handle) = self.handle.lock(gpu.stream())?;
-        // SAFETY: as above, the descriptors now point at x (nrows) and y (ncols), the
-        // workspace has the size cuSPARSE asked for.
-        check(
-            unsafe {
-                sys::cusparseSpMV(
-                    handle,
-                    TRANSPOSE,
-                    &alpha as *const T::Acc as *const c_void,
-                    p.matrix.0,
-                    plan.x.0,
-                    &beta as *const T::Acc as *const c_void,
-                    plan.y.0,
-                    self.compute_type,
-                    algorithm,
-                    ptr(&plan.workspace, gpu),
-                )
-            },
-            "cusparseSpMV (transpose)",
-        )
+                None => unsafe {
+                    sys::cusparseSpMV(h, TRANSPOSE, a, p.matrix.0, vx, b, vy, ct, algorithm, plan.2)
+                },
+            }
+        })
     }
 
     /// `Y = α·A·X + β·Y` with `cusparseSpMM` (default algorithm), its descriptors made for
     /// the block's shape on the first call with that shape.
     fn spmm(&self, gpu: &Gpu, p: &Prepared<T>, product: Scaled<'_, T>, block: Block) -> Result<()> {
-        let Scaled { alpha, x, beta, y } = product;
-        let (alpha, beta) = (alpha.to_acc(), beta.to_acc());
         let algorithm = sys::cusparseSpMMAlg_t::CUSPARSE_SPMM_ALG_DEFAULT;
-        let (n, m) = (x.len() / block.k, y.len() / block.k);
         let mut later = self.later.lock().unwrap_or_else(|e| e.into_inner());
         if later.block.as_ref().map(|(b, _)| *b) != Some(block) {
-            later.block = None; // the old shape's descriptors go before the new ones are made
-            let (xs, ys) = (gpu.alloc::<T>(x.len())?, gpu.alloc::<T>(y.len())?);
-            let vx = DnMat::new(&xs, gpu, self.value_type, n, block)?;
-            let vy = DnMat::new(&ys, gpu, self.value_type, m, block)?;
-            let mut size = 0usize;
-            let (_guard, handle) = self.handle.lock(gpu.stream())?;
-            // SAFETY: valid descriptors of the block's shape; host scalars of the compute type.
-            check(
-                unsafe {
+            later.block = Some((block, None)); // the old shape's descriptors go first
+        }
+        let slot = &mut later.block.as_mut().expect("set above").1;
+        let make = |xs: &CudaSlice<T>, ys: &CudaSlice<T>| {
+            let rows = |v: &CudaSlice<T>| v.len() / block.k;
+            Ok((
+                DnMat::new(xs, gpu, self.value_type, rows(xs), block)?,
+                DnMat::new(ys, gpu, self.value_type, rows(ys), block)?,
+            ))
+        };
+        // SAFETY (both calls): valid descriptors of the block's shape (X of ncols·k, Y of
+        // nrows·k), host scalars of the compute type, the workspace cuSPARSE asked for.
+        let names = ["cusparseSpMM_bufferSize", "cusparseSpMM"];
+        self.run_plan(gpu, slot, product, names, make, |h, plan, (a, b), size| {
+            let (vx, vy, ct) = (plan.0 .0, plan.1 .0, self.compute_type);
+            let n = NON_TRANSPOSE;
+            match size {
+                Some(size) => unsafe {
                     sys::cusparseSpMM_bufferSize(
-                        handle,
-                        NON_TRANSPOSE,
-                        NON_TRANSPOSE,
-                        &alpha as *const T::Acc as *const c_void,
-                        p.matrix.0,
-                        vx.0,
-                        &beta as *const T::Acc as *const c_void,
-                        vy.0,
-                        self.compute_type,
-                        algorithm,
-                        &mut size,
+                        h, n, n, a, p.matrix.0, vx, b, vy, ct, algorithm, size,
                     )
                 },
-                "cusparseSpMM_bufferSize",
-            )?;
-            drop(_guard);
+                None => unsafe {
+                    sys::cusparseSpMM(h, n, n, a, p.matrix.0, vx, b, vy, ct, algorithm, plan.2)
+                },
+            }
+        })
+    }
+
+    /// Runs a product of operands `D` with the plan in `slot`, made on the first call: scratch
+    /// operands of the product's sizes, their descriptors (`make`), the workspace size
+    /// (`call` with `Some(size)`: the query), then every call (`call` with `None`: the product,
+    /// its descriptors pointed at x and y first).
+    fn run_plan<D: Operand>(
+        &self,
+        gpu: &Gpu,
+        slot: &mut Option<Plan<D, T>>,
+        product: Scaled<'_, T>,
+        [query_name, call_name]: [&str; 2],
+        make: impl FnOnce(&CudaSlice<T>, &CudaSlice<T>) -> Result<(D, D)>,
+        call: impl Fn(
+            sys::cusparseHandle_t,
+            (&D, &D, *mut c_void),
+            (*const c_void, *const c_void),
+            Option<&mut usize>,
+        ) -> sys::cusparseStatus_t,
+    ) -> Result<()> {
+        let Scaled { alpha, x, beta, y } = product;
+        let (alpha, beta) = (alpha.to_acc(), beta.to_acc());
+        // Host scalars of the compute type, as cuSPARSE reads α and β.
+        let scalars =
+            (&alpha as *const T::Acc as *const c_void, &beta as *const T::Acc as *const c_void);
+        if slot.is_none() {
+            let (xs, ys) = (gpu.alloc::<T>(x.len())?, gpu.alloc::<T>(y.len())?);
+            let (vx, vy) = make(&xs, &ys)?;
+            let mut size = 0usize;
+            let (guard, handle) = self.handle.lock(gpu.stream())?;
+            let null = std::ptr::null_mut();
+            check(call(handle, (&vx, &vy, null), scalars, Some(&mut size)), query_name)?;
+            drop(guard);
             let workspace = gpu.alloc::<u8>(size.max(1))?;
-            later.block = Some((block, Plan { x: vx, y: vy, workspace, _vectors: (xs, ys) }));
+            *slot = Some(Plan { x: vx, y: vy, workspace, _vectors: (xs, ys) });
         }
-        let (_, plan) = later.block.as_ref().expect("made above");
+        let plan = slot.as_ref().expect("made above");
         plan.x.set(ptr(x, gpu))?;
         plan.y.set(ptr_mut(y, gpu))?;
         let (_guard, handle) = self.handle.lock(gpu.stream())?;
-        // SAFETY: as above, the descriptors now point at X (ncols·k) and Y (nrows·k).
-        check(
-            unsafe {
-                sys::cusparseSpMM(
-                    handle,
-                    NON_TRANSPOSE,
-                    NON_TRANSPOSE,
-                    &alpha as *const T::Acc as *const c_void,
-                    p.matrix.0,
-                    plan.x.0,
-                    &beta as *const T::Acc as *const c_void,
-                    plan.y.0,
-                    self.compute_type,
-                    algorithm,
-                    ptr(&plan.workspace, gpu),
-                )
-            },
-            "cusparseSpMM",
-        )
+        let operands = (&plan.x, &plan.y, ptr(&plan.workspace, gpu));
+        check(call(handle, operands, scalars, None), call_name)
     }
 }
 

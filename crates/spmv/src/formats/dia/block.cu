@@ -1,7 +1,18 @@
-// DIA for a block of k vectors, Y = alpha·A·X + beta·Y: kernel.cu's thread per row, accumulating
-// a tile of BLOCK_TILE columns of X at once (block_at in common.cuh), so the diagonals are read
-// once per tile. V loads the values (ValuesFull, or a codec of formats/values); each column's
-// sum runs in kernel.cu's order, so column j of Y has the bits of the single product A·x_j.
+// DIA for a block of k vectors, Y = alpha·A·X + beta·Y, in common.cuh's two shapes. V loads the
+// values (ValuesFull, or a codec of formats/values); each column's sum runs in kernel.cu's
+// order, so column j of Y has the bits of the single product A·x_j.
+// Row r's entries in kernel.cu's order: diagonal i's slot i·m + r where its column lies inside.
+template <typename T, typename V, typename Add>
+__device__ __forceinline__ void dia_row(u32 r, u32 m, u32 n, u32 diagonals, const int* __restrict__ offsets,
+                                        const V& val, Add add) {
+    u64 slot = r;
+    for (u32 i = 0; i < diagonals; ++i, slot += m) {
+        u32 c = r + (u32)load_ro(offsets + i);
+        if (c < n) add(val.get(slot), c);
+    }
+}
+
+// Tiles: kernel.cu's thread per row.
 template <typename T, typename V, bool ROW>
 __device__ __forceinline__ void dia_block(u32 m, u32 n, u32 k, u32 diagonals, const int* __restrict__ offsets,
                                           const void* __restrict__ codes, const T* __restrict__ table,
@@ -9,48 +20,20 @@ __device__ __forceinline__ void dia_block(u32 m, u32 n, u32 k, u32 diagonals, co
     u32 r;
     if (!thread_row(m, r)) return;
     const V val(codes, table);
-    for (u32 j0 = 0; j0 < k; j0 += BLOCK_TILE) {
-        const u32 kt = min((u32)BLOCK_TILE, k - j0);
-        T acc[BLOCK_TILE];
-#pragma unroll
-        for (int t = 0; t < BLOCK_TILE; ++t) acc[t] = 0;
-        u64 slot = r;
-        for (u32 i = 0; i < diagonals; ++i, slot += m) {
-            u32 c = r + (u32)load_ro(offsets + i);
-            if (c < n) {
-                const T v = val.get(slot);
-#pragma unroll
-                for (int t = 0; t < BLOCK_TILE; ++t) {
-                    if (t < kt) acc[t] += v * load_ro(x + block_at<ROW>(c, j0 + t, n, k));
-                }
-            }
-        }
-#pragma unroll
-        for (int t = 0; t < BLOCK_TILE; ++t) {
-            if (t < kt) store_y<T, true>(y + block_at<ROW>(r, j0 + t, m, k), acc[t], alpha, beta);
-        }
-    }
+    block_tiles<T, 1, ROW>(true, r, m, n, k, x, y, alpha, beta,
+                           [&](auto add) { dia_row<T>(r, m, n, diagonals, offsets, val, add); });
 }
 
-// Row-major blocks of k > BLOCK_TILE vectors: a warp per row, lane l taking columns l, l + 32,
-// ... (every lane reads the same slot: a broadcast).
+// Lanes: a warp per row.
 template <typename T, typename V>
 __device__ __forceinline__ void dia_lanes(u32 m, u32 n, u32 k, u32 diagonals, const int* __restrict__ offsets,
                                           const void* __restrict__ codes, const T* __restrict__ table,
                                           const T* __restrict__ x, T* __restrict__ y, T alpha, T beta) {
-    u64 g = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    u64 g = lanes_row();
     if (g >= m) return;  // the whole warp: it shares the row
-    u32 r = (u32)g;
     const V val(codes, table);
-    for (u32 j = threadIdx.x % 32; j < k; j += 32) {
-        T acc = 0;
-        u64 slot = r;
-        for (u32 i = 0; i < diagonals; ++i, slot += m) {
-            u32 c = r + (u32)load_ro(offsets + i);
-            if (c < n) acc += val.get(slot) * load_ro(x + (u64)c * k + j);
-        }
-        store_y<T, true>(y + (u64)r * k + j, acc, alpha, beta);
-    }
+    block_lanes<T>(g, k, x, y, alpha, beta,
+                   [&](auto add) { dia_row<T>((u32)g, m, n, diagonals, offsets, val, add); });
 }
 
 #define DIA_BLOCK_KERNEL(T, S, CODEC, V, LAYOUT, ROW)                                                       \

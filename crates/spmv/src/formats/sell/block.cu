@@ -1,7 +1,25 @@
-// SELL-C-σ for a block of k vectors, Y = alpha·A·X + beta·Y: kernel.cu's thread per sorted row,
-// accumulating a tile of BLOCK_TILE columns of X at once (block_at in common.cuh), so the slots
-// are read once per tile. Each column's sum runs in kernel.cu's order: column j of Y has the
-// bits of the single product A·x_j.
+// SELL-C-σ for a block of k vectors, Y = alpha·A·X + beta·Y, in common.cuh's two shapes. Each
+// column's sum runs in kernel.cu's order: column j of Y has the bits of the single product A·x_j.
+// Sorted row i's slots: entry e of the row at first + e·step, for e < width (kernel.cu's layout).
+template <typename O>
+struct SellRow {
+    O first;
+    u32 step, width;
+    __device__ __forceinline__ SellRow(u32 i, u32 m, u32 c, const O* __restrict__ slice_ptr,
+                                       const u32* __restrict__ slice_width) {
+        u32 s = i / c, top = s * c;
+        first = slice_ptr[s] + (i - top);
+        step = min(c, m - top);
+        width = slice_width[s];
+    }
+    template <typename T, typename Add>
+    __device__ __forceinline__ void each(const u32* __restrict__ col, const T* __restrict__ val, Add add) const {
+        O p = first;
+        for (u32 e = 0; e < width; ++e, p += step) add(val[p], col[p]);
+    }
+};
+
+// Tiles: kernel.cu's thread per sorted row.
 template <typename T, typename O, bool ROW>
 __device__ __forceinline__ void sell_block(u32 m, u32 n, u32 k, u32 c, const u32* __restrict__ perm,
                                            const O* __restrict__ slice_ptr, const u32* __restrict__ slice_width,
@@ -9,56 +27,20 @@ __device__ __forceinline__ void sell_block(u32 m, u32 n, u32 k, u32 c, const u32
                                            const T* __restrict__ x, T* __restrict__ y, T alpha, T beta) {
     u64 g = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (g >= m) return;
-    u32 i = (u32)g;
-    u32 s = i / c;
-    u32 first = s * c;
-    u32 lane = i - first;
-    u32 h = min(c, m - first);
-    u32 w = slice_width[s];
-    u64 row = perm[i];
-    for (u32 j0 = 0; j0 < k; j0 += BLOCK_TILE) {
-        const u32 kt = min((u32)BLOCK_TILE, k - j0);
-        T acc[BLOCK_TILE];
-#pragma unroll
-        for (int t = 0; t < BLOCK_TILE; ++t) acc[t] = 0;
-        O p = slice_ptr[s] + lane;
-        for (u32 e = 0; e < w; ++e, p += h) {
-            const T v = val[p];
-            const u64 cc = col[p];
-#pragma unroll
-            for (int t = 0; t < BLOCK_TILE; ++t) {
-                if (t < kt) acc[t] += v * load_ro(x + block_at<ROW>(cc, j0 + t, n, k));
-            }
-        }
-#pragma unroll
-        for (int t = 0; t < BLOCK_TILE; ++t) {
-            if (t < kt) store_y<T, true>(y + block_at<ROW>(row, j0 + t, m, k), acc[t], alpha, beta);
-        }
-    }
+    const SellRow<O> r((u32)g, m, c, slice_ptr, slice_width);
+    block_tiles<T, 1, ROW>(true, perm[g], m, n, k, x, y, alpha, beta, [&](auto add) { r.each(col, val, add); });
 }
 
-// Row-major blocks of k > BLOCK_TILE vectors: a warp per sorted row, lane l taking columns l,
-// l + 32, ... (every lane reads the same slot: a broadcast).
+// Lanes: a warp per sorted row.
 template <typename T, typename O>
 __device__ __forceinline__ void sell_lanes(u32 m, u32 n, u32 k, u32 c, const u32* __restrict__ perm,
                                            const O* __restrict__ slice_ptr, const u32* __restrict__ slice_width,
                                            const u32* __restrict__ col, const T* __restrict__ val,
                                            const T* __restrict__ x, T* __restrict__ y, T alpha, T beta) {
-    u64 g = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    u64 g = lanes_row();
     if (g >= m) return;  // the whole warp: it shares the row
-    u32 i = (u32)g;
-    u32 s = i / c;
-    u32 first = s * c;
-    u32 lane = i - first;
-    u32 h = min(c, m - first);
-    u32 w = slice_width[s];
-    u64 row = perm[i];
-    for (u32 j = threadIdx.x % 32; j < k; j += 32) {
-        T acc = 0;
-        O p = slice_ptr[s] + lane;
-        for (u32 e = 0; e < w; ++e, p += h) acc += val[p] * load_ro(x + (u64)col[p] * k + j);
-        store_y<T, true>(y + row * k + j, acc, alpha, beta);
-    }
+    const SellRow<O> r((u32)g, m, c, slice_ptr, slice_width);
+    block_lanes<T>(perm[g], k, x, y, alpha, beta, [&](auto add) { r.each(col, val, add); });
 }
 
 #define SELL_BLOCK_KERNEL(T, S, O, SUFFIX, LAYOUT, ROW)                                                         \
