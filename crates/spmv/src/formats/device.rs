@@ -320,8 +320,8 @@ pub struct DeviceMatrix<T: Scalar> {
     /// The CSR the format was built from (shared, no copy): the transposed product's source.
     source: Csr<T>,
     /// Aᵀ on the same GPU in the format `transpose_format` builds (`csr-vector` without one),
-    /// built on the first transposed product of a format without its own.
-    /// With its format's label (the chosen one's for a chooser).
+    /// built on the first transposed product of a format without its own, with that format's
+    /// label (the chosen one's for a chooser).
     transposed: OnceLock<(Box<DeviceMatrix<T>>, String)>,
     transpose_format: Option<TransposeFormat<T>>,
     /// `csr-vector` on the same GPU for the block products of a format without its own block

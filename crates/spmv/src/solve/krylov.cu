@@ -138,6 +138,16 @@ __device__ __forceinline__ double kr_norm2(double a, double b) { return __dsqrt_
 
 __device__ __forceinline__ bool kr_running(const double* __restrict__ s) { return s[KR_STATUS] == KR_ST_RUNNING; }
 
+// The Jacobi step of a vector's entry i: out[i] = d[i]·v (stored, and returned) when a
+// preconditioner is in use (use_d), else v itself, unstored (the caller's M⁻¹·v is then v).
+template <typename T>
+__device__ __forceinline__ T kr_precond(T v, const T* __restrict__ d, u32 use_d, T* __restrict__ out, u64 i) {
+    if (!use_d) return v;
+    const T z = (T)kr_mul((double)v, (double)d[i]);
+    out[i] = z;
+    return z;
+}
+
 #define KR_FOR_EACH(i, n) \
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x, stride_ = (u64)gridDim.x * blockDim.x; i < (n); i += stride_)
 
@@ -411,11 +421,7 @@ __device__ __forceinline__ void kr_cg_update(u32 n, double* __restrict__ s, cons
             x[i] = (T)kr_add((double)x[i], kr_mul(alpha, (double)p[i]));
             const T ri = (T)kr_sub((double)r[i], kr_mul(alpha, (double)q[i]));
             r[i] = ri;
-            T zi = ri;
-            if (use_d) {
-                zi = (T)kr_mul((double)ri, (double)d[i]);
-                z[i] = zi;
-            }
+            const T zi = kr_precond(ri, d, use_d, z, i);
             rz = kr_add(rz, kr_mul((double)ri, (double)zi));
             rr = kr_add(rr, kr_mul((double)ri, (double)ri));
         }
@@ -441,7 +447,7 @@ __device__ __forceinline__ void kr_bi_direction(u32 n, const double* __restrict_
     KR_FOR_EACH(i, n) {
         const T pi = (T)kr_add((double)r[i], kr_mul(beta, kr_sub((double)p[i], kr_mul(omega, (double)v[i]))));
         p[i] = pi;
-        if (use_d) p_hat[i] = (T)kr_mul((double)pi, (double)d[i]);
+        kr_precond(pi, d, use_d, p_hat, i);
     }
 }
 
@@ -457,7 +463,7 @@ __device__ __forceinline__ void kr_bi_s(u32 n, double* __restrict__ s, const T* 
         KR_FOR_EACH(i, n) {
             const T si = (T)kr_sub((double)r[i], kr_mul(alpha, (double)v[i]));
             r[i] = si;
-            if (use_d) s_hat[i] = (T)kr_mul((double)si, (double)d[i]);
+            kr_precond(si, d, use_d, s_hat, i);
             ss = kr_add(ss, kr_mul((double)si, (double)si));
         }
     }
@@ -519,11 +525,7 @@ __device__ __forceinline__ void kr_mr_beta(u32 n, double* __restrict__ s, const 
             const T qi = (T)kr_sub((double)q[i], kr_mul(c, (double)r2i));
             r1[i] = r2i;
             r2[i] = qi;
-            T yi = qi;
-            if (use_d) {
-                yi = (T)kr_mul((double)qi, (double)d[i]);
-                y[i] = yi;
-            }
+            const T yi = kr_precond(qi, d, use_d, y, i);
             ry = kr_add(ry, kr_mul((double)qi, (double)yi));
         }
     }
@@ -635,7 +637,7 @@ __device__ __forceinline__ void kr_gm_normalize(u32 n, const double* __restrict_
     KR_FOR_EACH(i, n) {
         const T vi = (T)kr_div((double)v[i], h);
         v[i] = vi;
-        if (use_d) z[i] = (T)kr_mul((double)vi, (double)d[i]);
+        kr_precond(vi, d, use_d, z, i);
     }
 }
 

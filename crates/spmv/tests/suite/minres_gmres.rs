@@ -259,20 +259,6 @@ fn shared_matrices_are_solved_by_minres_and_gmres() {
     common::assert_clean(failures);
 }
 
-/// The GPU's product as a host operator: the host solver on it gives the GPU solver's bits.
-fn device_product<T: spmv::Scalar>(
-    d: &spmv::DeviceMatrix<T>,
-) -> spmv::solve::FnOperator<impl Fn(&[T], &mut [T]) + Send + Sync + '_> {
-    use spmv::FormatHandle;
-    let apply = move |x: &[T], y: &mut [T]| {
-        let gpu = d.gpu();
-        let mut y_dev = gpu.alloc::<T>(y.len()).unwrap();
-        d.spmv(&gpu.upload(x).unwrap(), &mut y_dev).unwrap();
-        y.copy_from_slice(&gpu.download(&y_dev).unwrap());
-    };
-    spmv::solve::FnOperator { shape: (d.nrows(), d.ncols()), apply }
-}
-
 /// MINRES and GMRES on one GPU against the host on the GPU's product, bit for bit (x,
 /// iterations, outcome), as a CUDA graph and launch by launch, with and without Jacobi, f64
 /// and f32, in deterministic formats; and repeatable.
@@ -316,7 +302,7 @@ fn gpu_minres_and_gmres_give_the_host_bits() {
             let device = spmv::formats::build(&spmv::formats::parse_spec(spec).unwrap(), a)
                 .and_then(|h| h.upload(&gpu))
                 .unwrap();
-            let product = device_product(&device);
+            let product = common::device_product(&device);
             for (jacobi, restart, graph) in [(false, 30, true), (true, 30, true), (false, 7, false)]
             {
                 if *method == Method::Minres && restart != 30 {
@@ -345,7 +331,7 @@ fn gpu_minres_and_gmres_give_the_host_bits() {
             .unwrap();
         let s = settings(1e-5, 20 * a.nrows(), 30);
         let dev = solve::solve(&device, *method, &b32, None, &s).unwrap();
-        let same = solve::solve(&device_product(&device), *method, &b32, None, &s).unwrap();
+        let same = solve::solve(&common::device_product(&device), *method, &b32, None, &s).unwrap();
         if (bits(&dev.x), dev.iterations) != (bits(&same.x), same.iterations) || !dev.converged() {
             failures.push(format!(
                 "{method:?} {name} f32: GPU {:?} {} it, host {:?} {} it",

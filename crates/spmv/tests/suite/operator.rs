@@ -226,8 +226,9 @@ fn gpu_distributed_transposes_and_multiplies_blocks() {
 /// offsets, SELL-C-σ, DIA over full and coded values) — CSR-scalar's for CSR's row-major
 /// blocks of more than 8, whose lanes kernel sums each row in order — f64, f32 and f16, on the
 /// edge cases and shared matrices; the output is poisoned where β = 0. (CSR over coded values
-/// has no block kernel: a csr-vector copy's or one product per column, checked against the
-/// oracle with every format.)
+/// has no block kernel: a csr-vector copy's, whose f16 sums meet α and β unrounded where the
+/// coded single product rounds A·x to f16 first, or one product per column; checked against
+/// the oracle with every format.)
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_block_kernels_give_each_columns_single_product_bits() {

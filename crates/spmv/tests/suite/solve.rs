@@ -320,21 +320,6 @@ fn shared(names: &[&str]) -> Vec<(String, Csr<f64>)> {
     common::named_matrices("solve (GPU)", names, &[])
 }
 
-/// The GPU's product as a host operator (upload x, multiply, download y): the host solver
-/// on it must give the GPU solver's bits.
-fn device_product<T: spmv::Scalar>(
-    d: &spmv::DeviceMatrix<T>,
-) -> spmv::solve::FnOperator<impl Fn(&[T], &mut [T]) + Send + Sync + '_> {
-    use spmv::FormatHandle;
-    let apply = move |x: &[T], y: &mut [T]| {
-        let gpu = d.gpu();
-        let mut y_dev = gpu.alloc::<T>(y.len()).unwrap();
-        d.spmv(&gpu.upload(x).unwrap(), &mut y_dev).unwrap();
-        y.copy_from_slice(&gpu.download(&y_dev).unwrap());
-    };
-    spmv::solve::FnOperator { shape: (d.nrows(), d.ncols()), apply }
-}
-
 /// One problem on both sides: the GPU solver equals the host solver run on the GPU's product
 /// bit for bit (x, iterations, outcome), converges as a CUDA graph, and (when `near`) is
 /// within 2% (+1) iterations of the host solver on the host's own product, whose rounding
@@ -351,7 +336,7 @@ fn check_solver<T: spmv::Scalar>(
     s: &KrylovSettings,
     failures: &mut Vec<String>,
 ) {
-    let product = device_product(device);
+    let product = common::device_product(device);
     let (dev, same, host) = if cg {
         (
             solve::cg(device, b, m, s).unwrap(),

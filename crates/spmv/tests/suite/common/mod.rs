@@ -270,6 +270,21 @@ pub fn gpu_product<T: spmv::Scalar>(
     gpu.download(&y_dev)
 }
 
+/// The GPU's product as a host operator (upload x, multiply, download y): a host solver run
+/// on it must give the GPU solver's bits.
+pub fn device_product<T: spmv::Scalar>(
+    d: &spmv::DeviceMatrix<T>,
+) -> spmv::solve::FnOperator<impl Fn(&[T], &mut [T]) + Send + Sync + '_> {
+    use spmv::FormatHandle;
+    let apply = move |x: &[T], y: &mut [T]| {
+        let gpu = d.gpu();
+        let mut y_dev = gpu.alloc::<T>(y.len()).unwrap();
+        d.spmv(&gpu.upload(x).unwrap(), &mut y_dev).unwrap();
+        y.copy_from_slice(&gpu.download(&y_dev).unwrap());
+    };
+    spmv::solve::FnOperator { shape: (d.nrows(), d.ncols()), apply }
+}
+
 /// The edge cases, the matrices of the generator `specs` and every shared matrix: the set
 /// the GPU sweeps of a subject run over.
 pub fn with_generated(specs: &[&str]) -> Vec<(String, Csr<f64>)> {
