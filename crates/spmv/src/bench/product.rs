@@ -155,7 +155,7 @@ impl<T: Scalar> Operands<T> {
             };
             let c = oracle.check(&column);
             all.failed_rows += c.failed_rows;
-            if c.max_rel_error > all.max_rel_error || all.max_rel_error.is_nan() {
+            if c.max_rel_error > all.max_rel_error {
                 all.max_rel_error = c.max_rel_error;
                 all.worst_row = c.worst_row;
             }

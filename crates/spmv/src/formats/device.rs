@@ -117,10 +117,16 @@ impl BlockKernels {
         })
     }
 
-    /// The kernel for `block`, and k as the kernels' u32 (`None` past it: the handle then runs
-    /// one product per column).
-    pub(crate) fn get<T: Scalar>(&self, gpu: &Gpu, block: Block) -> Option<Result<(&Kernel, u32)>> {
+    /// The kernel for `block` with X of `x_len` entries, and the kernels' k and n (the columns,
+    /// `x_len / k`) as u32 (`None` past it: the handle then runs one product per column).
+    pub(crate) fn get<T: Scalar>(
+        &self,
+        gpu: &Gpu,
+        block: Block,
+        x_len: usize,
+    ) -> Option<Result<(&Kernel, u32, u32)>> {
         let k = u32::try_from(block.k).ok()?;
+        let n = u32::try_from(x_len / block.k).ok()?;
         let (slot, name, config) = match block.layout {
             Layout::RowMajor if block.k > BLOCK_TILE => {
                 (&self.loaded[2], self.lanes.clone(), self.lanes_config)
@@ -129,11 +135,11 @@ impl BlockKernels {
             Layout::ColMajor => (&self.loaded[1], format!("{}_col", self.tiles), self.tiles_config),
         };
         if let Some(kernel) = slot.get() {
-            return Some(Ok((kernel, k)));
+            return Some(Ok((kernel, k, n)));
         }
         Some(
             Kernel::for_type::<T>(gpu, self.module, &name, config)
-                .map(|kernel| (slot.get_or_init(|| kernel), k)),
+                .map(|kernel| (slot.get_or_init(|| kernel), k, n)),
         )
     }
 }
@@ -329,8 +335,9 @@ pub struct DeviceMatrix<T: Scalar> {
     block_csr: OnceLock<Box<DeviceMatrix<T>>>,
     /// `source` is P·A·Pᵀ (a reordered handle): no copy is built from it.
     source_permuted: bool,
-    /// The longest row has at most 32 times the mean + 256 entries (see `csr_serves`).
-    balanced_rows: bool,
+    /// The longest row has at most 32 times the mean + 256 entries (see `csr_serves`; found
+    /// on the first block product that asks).
+    balanced_rows: OnceLock<bool>,
 }
 
 impl<T: Scalar> FormatHandle for DeviceMatrix<T> {
@@ -366,10 +373,7 @@ impl<T: Scalar> DeviceMatrix<T> {
             transpose_format: host.transpose_format().cloned(),
             block_csr: OnceLock::new(),
             source_permuted: host.source_permuted(),
-            balanced_rows: {
-                let a = host.source();
-                a.max_row_len() <= 32 * a.nnz().div_ceil(a.nrows().max(1)) + 256
-            },
+            balanced_rows: OnceLock::new(),
         })
     }
 
@@ -528,11 +532,12 @@ impl<T: Scalar> DeviceMatrix<T> {
         if m == 0 {
             return Ok(()); // nothing to write, however many (empty) vectors the block says
         }
-        if let Some(done) = self.native_block(alpha, x, beta, y, block) {
+        if let Some(done) = self.native_block(Scaled { alpha, x, beta, y: &mut *y }, block) {
             return done;
         }
         if k >= 2 && !self.source_permuted && self.csr_serves(block) {
-            if let Some(done) = self.block_csr()?.native_block(alpha, x, beta, y, block) {
+            let p = Scaled { alpha, x, beta, y: &mut *y };
+            if let Some(done) = self.block_csr()?.native_block(p, block) {
                 return done;
             }
         }
@@ -567,10 +572,14 @@ impl<T: Scalar> DeviceMatrix<T> {
     /// products of DASP on `powerlaw` and `longrows`, H100), and it reads fewer matrix bytes
     /// (once per 8 columns, or per 32 for the lanes kernel of wide row-major blocks).
     fn csr_serves(&self, block: Block) -> bool {
-        if !self.balanced_rows {
+        let a = &self.source;
+        let balanced = *self
+            .balanced_rows
+            .get_or_init(|| a.max_row_len() <= 32 * a.nnz().div_ceil(a.nrows().max(1)) + 256);
+        if !balanced {
             return false;
         }
-        let csr = super::csr::device_bytes(&self.source) as u128;
+        let csr = super::csr::device_bytes(a) as u128;
         let per_pass = match block.layout {
             Layout::RowMajor if block.k > BLOCK_TILE => 32,
             _ => BLOCK_TILE,
@@ -596,14 +605,7 @@ impl<T: Scalar> DeviceMatrix<T> {
 
     /// The format's own block kernel ([`DeviceFormat::launch_block`]), if it has one; the
     /// shapes are checked, m > 0.
-    fn native_block(
-        &self,
-        alpha: T,
-        x: &CudaSlice<T>,
-        beta: T,
-        y: &mut CudaSlice<T>,
-        block: Block,
-    ) -> Option<Result<()>> {
+    fn native_block(&self, p: Scaled<'_, T>, block: Block) -> Option<Result<()>> {
         let gpu = &*self.gpu;
         if let Err(e) = gpu.context().bind_to_thread() {
             return Some(Err(e.into()));
@@ -611,7 +613,7 @@ impl<T: Scalar> DeviceMatrix<T> {
         let product = self.product.lock().unwrap_or_else(|p| p.into_inner());
         // SAFETY: x and y hold ncols·k and nrows·k entries (check_block), nrows > 0, `gpu`
         // is the GPU of the upload, and the lock makes this the only product of this handle.
-        unsafe { product.format.launch_block(gpu, Scaled { alpha, x, beta, y }, block) }
+        unsafe { product.format.launch_block(gpu, p, block) }
     }
 
     /// `out = inᵀ` for a `rows × cols` row-major `input` (util.cu's transpose).

@@ -26,29 +26,18 @@ fn generate(spec: &str) -> Csr<f64> {
 /// shift in (0, 8).
 fn shifted_poisson(n: usize, shift: f64) -> Csr<f64> {
     let p = generate(&format!("poisson2d:n={n}"));
-    with_values(&p, |r, c, v| if r == c { v - shift } else { v })
+    common::with_values(&p, |r, c, v| if r == c { v - shift } else { v })
 }
 
 /// A 2-D convection–diffusion operator (nonsymmetric): Poisson with the east/west couplings
 /// −1 ± c.
 fn convection_diffusion(n: usize, c: f64) -> Csr<f64> {
     let p = generate(&format!("poisson2d:n={n}"));
-    with_values(&p, |r, col, v| match col as isize - r as isize {
+    common::with_values(&p, |r, col, v| match col as isize - r as isize {
         1 => v - c,
         -1 => v + c,
         _ => v,
     })
-}
-
-/// A with its entries' values replaced by `f(row, col, value)`.
-fn with_values(a: &Csr<f64>, f: impl Fn(usize, usize, f64) -> f64) -> Csr<f64> {
-    let mut values = Vec::with_capacity(a.nnz());
-    for r in 0..a.nrows() {
-        let (cols, vals) = a.row(r);
-        values.extend(cols.iter().zip(vals).map(|(&c, &v)| f(r, c as usize, v)));
-    }
-    Csr::new_checked(a.nrows(), a.ncols(), a.row_ptr().to_vec(), a.col_idx().to_vec(), values)
-        .unwrap()
 }
 
 fn settings(tol: f64, max_iter: usize, restart: usize) -> KrylovSettings {
@@ -159,7 +148,7 @@ fn minres_and_gmres_stop_as_told() {
     );
     // A singular system (row and column 0 emptied, b[0] ≠ 0) is never reported solved.
     let p = generate("poisson2d:n=12");
-    let singular = with_values(&p, |r, c, v| if r == 0 || c == 0 { 0.0 } else { v });
+    let singular = common::with_values(&p, |r, c, v| if r == 0 || c == 0 { 0.0 } else { v });
     let b: Vec<f64> = (0..p.nrows()).map(|i| if i == 0 { 1.0 } else { 0.5 }).collect();
     for s in [
         solve::minres(&singular, &b, None, &settings(1e-10, 500, 30)).unwrap(),
@@ -173,7 +162,7 @@ fn minres_and_gmres_stop_as_told() {
         );
     }
     // Non-finite values are reported as such.
-    let nan = with_values(&p, |r, c, v| if r == 5 && c == 5 { f64::NAN } else { v });
+    let nan = common::with_values(&p, |r, c, v| if r == 5 && c == 5 { f64::NAN } else { v });
     let ones = vec![1.0; p.nrows()];
     for method in [Method::Minres, Method::Gmres] {
         let s = solve::solve(&nan, method, &ones, None, &settings(1e-10, 100, 30)).unwrap();

@@ -37,17 +37,6 @@ fn settings(tol: f64, max_iter: usize) -> KrylovSettings {
     KrylovSettings { tol, max_iter, ..KrylovSettings::default() }
 }
 
-/// A with its entries' values replaced by `f(row, col, value)`.
-fn with_values(a: &Csr<f64>, f: impl Fn(usize, usize, f64) -> f64) -> Csr<f64> {
-    let mut values = Vec::with_capacity(a.nnz());
-    for r in 0..a.nrows() {
-        let (cols, vals) = a.row(r);
-        values.extend(cols.iter().zip(vals).map(|(&c, &v)| f(r, c as usize, v)));
-    }
-    Csr::new_checked(a.nrows(), a.ncols(), a.row_ptr().to_vec(), a.col_idx().to_vec(), values)
-        .unwrap()
-}
-
 #[test]
 fn cg_solves_poisson_to_the_tolerance() {
     let a = poisson(40);
@@ -75,7 +64,7 @@ fn jacobi_helps_a_badly_scaled_spd_matrix() {
     let p = poisson(30);
     let n = p.nrows() as f64;
     let scale = |i: usize| (6.0 * i as f64 / n).exp();
-    let a = with_values(&p, |r, c, v| scale(r) * v * scale(c));
+    let a = common::with_values(&p, |r, c, v| scale(r) * v * scale(c));
     let (_, b) = problem(&a);
     let plain = solve::cg(&a, &b, None, &settings(1e-8, 20_000)).unwrap();
     let d = jacobi(&a).unwrap();
@@ -93,7 +82,7 @@ fn jacobi_helps_a_badly_scaled_spd_matrix() {
 /// Poisson with an upwind convection term: nonsymmetric, diagonally dominant.
 fn convection_diffusion(n: usize, c: f64) -> Csr<f64> {
     let p = spmv::io::gen::generate(&format!("poisson2d:n={n}")).unwrap();
-    with_values(&p, |r, col, v| match col.cmp(&r) {
+    common::with_values(&p, |r, col, v| match col.cmp(&r) {
         std::cmp::Ordering::Less => v - c,
         std::cmp::Ordering::Greater => v + c,
         std::cmp::Ordering::Equal => v,
@@ -123,7 +112,7 @@ fn bicgstab_solves_convection_diffusion() {
 fn an_indefinite_matrix_is_reported_by_cg() {
     // Poisson shifted by −4·I: eigenvalues on both sides of 0.
     let p = poisson(20);
-    let a = with_values(&p, |r, c, v| if r == c { v - 4.0 } else { v });
+    let a = common::with_values(&p, |r, c, v| if r == c { v - 4.0 } else { v });
     let (_, b) = problem(&a);
     let s = solve::cg(&a, &b, None, &settings(1e-10, 2000)).unwrap();
     match &s.outcome {
@@ -136,7 +125,7 @@ fn an_indefinite_matrix_is_reported_by_cg() {
 fn a_singular_system_does_not_converge() {
     // Row 0 of Poisson emptied (and column 0, to keep it symmetric): b[0] = 1 has no solution.
     let p = poisson(12);
-    let a = with_values(&p, |r, c, v| if r == 0 || c == 0 { 0.0 } else { v });
+    let a = common::with_values(&p, |r, c, v| if r == 0 || c == 0 { 0.0 } else { v });
     let b: Vec<f64> = (0..a.nrows()).map(|i| if i == 0 { 1.0 } else { 0.5 }).collect();
     for s in [
         solve::cg(&a, &b, None, &settings(1e-10, 500)).unwrap(),
@@ -157,7 +146,7 @@ fn a_singular_system_does_not_converge() {
 #[test]
 fn non_finite_values_are_reported() {
     let p = poisson(10);
-    let a = with_values(&p, |r, c, v| if r == 5 && c == 5 { f64::NAN } else { v });
+    let a = common::with_values(&p, |r, c, v| if r == 5 && c == 5 { f64::NAN } else { v });
     let b = vec![1.0; a.nrows()];
     assert_eq!(solve::cg(&a, &b, None, &settings(1e-10, 100)).unwrap().outcome, Outcome::NonFinite);
     assert_eq!(bicgstab(&a, &b, None, &settings(1e-10, 100)).unwrap().outcome, Outcome::NonFinite);
@@ -485,7 +474,7 @@ fn gpu_solvers_are_repeatable_and_report_failures() {
         }
     }
     // CG on an indefinite matrix.
-    let shifted = with_values(&poisson(20), |r, c, v| if r == c { v - 4.0 } else { v });
+    let shifted = common::with_values(&poisson(20), |r, c, v| if r == c { v - 4.0 } else { v });
     let (_, bs) = problem(&shifted);
     let s = solve::cg(
         &on_gpu(&gpu, &shifted, "csr-vector").unwrap(),
@@ -502,7 +491,7 @@ fn gpu_solvers_are_repeatable_and_report_failures() {
     // A singular system: neither method converges, and the true residual says so (CG's
     // iterate overflows here, on the host too: reported as non-finite).
     let p = poisson(12);
-    let singular = with_values(&p, |r, c, v| if r == 0 || c == 0 { 0.0 } else { v });
+    let singular = common::with_values(&p, |r, c, v| if r == 0 || c == 0 { 0.0 } else { v });
     let bsing: Vec<f64> = (0..singular.nrows()).map(|i| if i == 0 { 1.0 } else { 0.5 }).collect();
     let ms = on_gpu(&gpu, &singular, "csr-vector").unwrap();
     for s in [
@@ -517,7 +506,8 @@ fn gpu_solvers_are_repeatable_and_report_failures() {
         );
     }
     // NaN in A.
-    let nan = with_values(&poisson(10), |r, c, v| if r == 5 && c == 5 { f64::NAN } else { v });
+    let nan =
+        common::with_values(&poisson(10), |r, c, v| if r == 5 && c == 5 { f64::NAN } else { v });
     let mn = on_gpu(&gpu, &nan, "csr-vector").unwrap();
     let ones = vec![1.0; nan.nrows()];
     assert_eq!(

@@ -25,7 +25,6 @@ pub struct DeviceCsr<T> {
     plain: Kernel,
     /// The same kernel with α and β (`_ab`); coded kernels have none (the handle scales).
     scaled: Option<Kernel>,
-    ncols: u32,
     /// block.cu's kernels (`csr_block_{lanes}{offsets}`), for full values and columns;
     /// `None` for coded ones (one product per column).
     block: Option<BlockKernels>,
@@ -49,7 +48,6 @@ impl<T: Scalar> DeviceCsr<T> {
         format: &'static str,
     ) -> Result<Self> {
         let nrows = arg_u32(format, "rows", a.nrows())?;
-        let ncols = arg_u32(format, "columns", a.ncols())?;
         let (name, lanes) = match kernel {
             CsrKernel::Scalar => ("csr_scalar".to_string(), 1),
             CsrKernel::Vector(lanes) => (format!("csr_vector_{lanes}"), lanes),
@@ -103,7 +101,7 @@ impl<T: Scalar> DeviceCsr<T> {
                 )?)
             }
         };
-        Ok(DeviceCsr { nrows, row_ptr, cols, values, coded: is_coded, plain, scaled, ncols, block })
+        Ok(DeviceCsr { nrows, row_ptr, cols, values, coded: is_coded, plain, scaled, block })
     }
 
     /// Pushes the columns: `col` for the plain kernels, `cols, row_base` for the coded ones.
@@ -157,7 +155,7 @@ impl<T: Scalar> DeviceFormat<T> for DeviceCsr<T> {
         })
     }
     unsafe fn launch_block(&self, gpu: &Gpu, p: Scaled<'_, T>, block: Block) -> Option<Result<()>> {
-        let (kernel, k) = match self.block.as_ref()?.get::<T>(gpu, block)? {
+        let (kernel, k, n) = match self.block.as_ref()?.get::<T>(gpu, block, p.x.len())? {
             Ok(got) => got,
             Err(e) => return Some(Err(e)),
         };
@@ -167,7 +165,7 @@ impl<T: Scalar> DeviceFormat<T> for DeviceCsr<T> {
         // every index is formed in 64 bits.
         Some(unsafe {
             kernel.launch(gpu, |a| {
-                a.arg(&self.nrows).arg(&self.ncols).arg(&k);
+                a.arg(&self.nrows).arg(&n).arg(&k);
                 self.row_ptr.push(a);
                 self.push_cols(a);
                 self.values.push(a);

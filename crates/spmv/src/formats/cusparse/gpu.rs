@@ -167,12 +167,6 @@ impl DnVec {
         )?;
         Ok(DnVec(raw))
     }
-
-    /// Points the descriptor at `values`, which must hold as many elements as it was created with.
-    fn set(&self, values: *mut c_void) -> Result<()> {
-        // SAFETY: a live descriptor; the caller passes a device allocation of its length.
-        check(unsafe { sys::cusparseDnVecSetValues(self.0, values) }, "cusparseDnVecSetValues")
-    }
 }
 
 impl Drop for DnVec {
@@ -190,15 +184,16 @@ trait Operand {
     fn set(&self, values: *mut c_void) -> Result<()>;
 }
 
+// SAFETY (both): a live descriptor; the caller passes a device allocation of its size.
 impl Operand for DnVec {
     fn set(&self, values: *mut c_void) -> Result<()> {
-        DnVec::set(self, values)
+        check(unsafe { sys::cusparseDnVecSetValues(self.0, values) }, "cusparseDnVecSetValues")
     }
 }
 
 impl Operand for DnMat {
     fn set(&self, values: *mut c_void) -> Result<()> {
-        DnMat::set(self, values)
+        check(unsafe { sys::cusparseDnMatSetValues(self.0, values) }, "cusparseDnMatSetValues")
     }
 }
 
@@ -235,12 +230,6 @@ impl DnMat {
             "cusparseCreateDnMat",
         )?;
         Ok(DnMat(raw))
-    }
-
-    /// Points the descriptor at `values`, which must hold as many elements as it was created with.
-    fn set(&self, values: *mut c_void) -> Result<()> {
-        // SAFETY: a live descriptor; the caller passes a device allocation of its size.
-        check(unsafe { sys::cusparseDnMatSetValues(self.0, values) }, "cusparseDnMatSetValues")
     }
 }
 

@@ -56,13 +56,13 @@ impl<T: Scalar> DeviceFormat<T> for DeviceDia<T> {
         }
     }
     unsafe fn launch_block(&self, gpu: &Gpu, p: Scaled<'_, T>, block: Block) -> Option<Result<()>> {
-        let (kernel, k) = match self.block.get::<T>(gpu, block)? {
+        let (kernel, k, n) = match self.block.get::<T>(gpu, block, p.x.len())? {
             Ok(got) => got,
             Err(e) => return Some(Err(e)),
         };
         let Scaled { alpha, x, beta, y } = p;
-        // The rows and columns, below 2^31 (check_shape), from the block's lengths.
-        let (m, n) = ((y.len() / block.k) as u32, (x.len() / block.k) as u32);
+        // The rows, below 2^31 (check_shape), from the block's length.
+        let m = (y.len() / block.k) as u32;
         // SAFETY: as for `launch`, with block.cu's (m, n, k) and (alpha, beta); x holds n·k and
         // y m·k entries (the handle's check), every index is formed in 64 bits (block_at).
         Some(unsafe {

@@ -21,7 +21,6 @@ pub(super) struct DeviceSell<T> {
     slice_width: CudaSlice<u32>,
     entries: DeviceEntries<T>,
     kernel: Kernel,
-    ncols: u32,
     block: BlockKernels,
 }
 
@@ -40,7 +39,6 @@ impl<T: Scalar> DeviceSell<T> {
             slice_width: gpu.upload_nonempty(&a.slice_width)?,
             entries: DeviceEntries::upload(gpu, &a.col_idx, &a.values)?,
             kernel: Kernel::for_type::<T>(gpu, &KERNELS, &format!("sell{suffix}"), config)?,
-            ncols: arg_u32(NAME, "columns", a.ncols)?,
             block: BlockKernels::new(
                 &BLOCK_KERNELS,
                 format!("sell_block{suffix}"),
@@ -69,7 +67,7 @@ impl<T: Scalar> DeviceFormat<T> for DeviceSell<T> {
         }
     }
     unsafe fn launch_block(&self, gpu: &Gpu, p: Scaled<'_, T>, block: Block) -> Option<Result<()>> {
-        let (kernel, k) = match self.block.get::<T>(gpu, block)? {
+        let (kernel, k, n) = match self.block.get::<T>(gpu, block, p.x.len())? {
             Ok(got) => got,
             Err(e) => return Some(Err(e)),
         };
@@ -79,7 +77,7 @@ impl<T: Scalar> DeviceFormat<T> for DeviceSell<T> {
         // 64 bits (block_at).
         Some(unsafe {
             kernel.launch(gpu, |a| {
-                a.arg(&self.nrows).arg(&self.ncols).arg(&k).arg(&self.c).arg(&self.perm);
+                a.arg(&self.nrows).arg(&n).arg(&k).arg(&self.c).arg(&self.perm);
                 self.slice_ptr.push(a);
                 a.arg(&self.slice_width);
                 self.entries.push(a);

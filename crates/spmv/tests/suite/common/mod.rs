@@ -270,6 +270,17 @@ pub fn gpu_product<T: spmv::Scalar>(
     gpu.download(&y_dev)
 }
 
+/// A with its entries' values replaced by `f(row, col, value)`.
+pub fn with_values(a: &Csr<f64>, f: impl Fn(usize, usize, f64) -> f64) -> Csr<f64> {
+    let mut values = Vec::with_capacity(a.nnz());
+    for r in 0..a.nrows() {
+        let (cols, vals) = a.row(r);
+        values.extend(cols.iter().zip(vals).map(|(&c, &v)| f(r, c as usize, v)));
+    }
+    Csr::new_checked(a.nrows(), a.ncols(), a.row_ptr().to_vec(), a.col_idx().to_vec(), values)
+        .unwrap()
+}
+
 /// The GPU's product as a host operator (upload x, multiply, download y): a host solver run
 /// on it must give the GPU solver's bits.
 pub fn device_product<T: spmv::Scalar>(
