@@ -20,9 +20,9 @@ use spmv::bench::Settings as BenchSettings;
 use spmv::choice::Choice;
 use spmv::distributed::Exchange;
 use spmv::formats::{self, FormatHandle};
-use spmv::gpu::{with_sub_slice, with_sub_slice_ref, Gpu};
+use spmv::gpu::Gpu;
 use spmv::solve::{self, KrylovSettings};
-use spmv::{Backend, Block, Csr, DeviceMatrix, Error, Layout, Operator, Precision, Scalar};
+use spmv::{Backend, Block, Csr, DeviceMatrix, Error, Operator, Precision, Scalar, TransposePath};
 
 fn py_err(e: Error) -> PyErr {
     let text = e.to_string();
@@ -723,6 +723,25 @@ impl PyOperator {
         py.import("json")?.call_method1("loads", (json,))
     }
 
+    /// How Aᵀ products run on the GPU where the format has no transposed kernel of its own:
+    /// "auto", "copy" or "one-off" (spmv::TransposePath).
+    #[getter]
+    fn transpose_path(&self) -> String {
+        with_op!(&self.op, op => op.device_matrix().map_or(TransposePath::Auto, |d| d.transpose_path()))
+            .to_string()
+    }
+    /// Sets it (GPU operators only: a CPU operator keeps Aᵀ in CSR).
+    fn set_transpose_path(&self, path: &str) -> PyResult<()> {
+        let path: TransposePath = path.parse().map_err(py_err)?;
+        with_op!(&self.op, op => match op.device_matrix() {
+            Some(d) => {
+                d.set_transpose_path(path);
+                Ok(())
+            }
+            None => Err(value_err("the transposed-product path is a GPU operator's: a CPU operator keeps Aᵀ in CSR")),
+        })
+    }
+
     /// y = α·op(A)·x + β·y. `transpose`: op(A) = Aᵀ. `k`: x and y hold blocks of k vectors,
     /// column-major when `col_major` (F order), else row-major (C order); None: one vector
     /// each (a block comes flattened: x and y are 1-D). An `x` that shares memory with `y` is
@@ -732,7 +751,7 @@ impl PyOperator {
     /// `cuda` false: host arrays of this precision (the buffer protocol: NumPy, C-contiguous).
     /// `cuda` true: CUDA arrays (CuPy, PyTorch: `__cuda_array_interface__`, checked against
     /// the driver), ordered after the caller's stream (y's, else x's) and before its later
-    /// work (no stream: done on return); Aᵀ on a block takes column-major blocks only.
+    /// work (no stream: done on return).
     #[pyo3(signature = (x, y, alpha, beta, transpose=false, k=None, col_major=false, cuda=false))]
     #[allow(clippy::too_many_arguments)]
     fn apply(
@@ -810,7 +829,7 @@ impl Product {
     }
 }
 
-/// The product on host vectors (the library's products; Aᵀ on a block one column at a time).
+/// The product on host vectors (the library's products).
 fn host_product<T: Scalar>(
     op: &Operator<T>,
     alpha: T,
@@ -819,18 +838,15 @@ fn host_product<T: Scalar>(
     y: &mut [T],
     product: Product,
 ) -> spmv::Result<()> {
-    let block = match (product.transpose, product.block) {
-        (false, None) => return op.apply(alpha, x, beta, y),
-        (true, None) => return op.apply_transpose(alpha, x, beta, y),
-        (false, Some(block)) => return op.apply_block(alpha, x, beta, y, block),
-        (true, Some(block)) => block,
-    };
-    let apply = |a, x: &[T], b, y: &mut [T]| op.apply_transpose(a, x, b, y);
-    spmv::operator::host_block((op.ncols(), op.nrows()), apply, (alpha, x, beta, y), block)
+    match (product.transpose, product.block) {
+        (false, None) => op.apply(alpha, x, beta, y),
+        (true, None) => op.apply_transpose(alpha, x, beta, y),
+        (false, Some(block)) => op.apply_block(alpha, x, beta, y, block),
+        (true, Some(block)) => op.apply_transpose_block(alpha, x, beta, y, block),
+    }
 }
 
-/// The product on device vectors (the device handle's products; Aᵀ on a block one column at
-/// a time, column-major blocks only: the Python layer passes those).
+/// The product on device vectors (the device handle's products).
 fn device_product<T: Scalar>(
     d: &DeviceMatrix<T>,
     alpha: T,
@@ -839,24 +855,12 @@ fn device_product<T: Scalar>(
     y: &mut CudaSlice<T>,
     product: Product,
 ) -> spmv::Result<()> {
-    let block = match (product.transpose, product.block) {
-        (false, None) => return d.apply(alpha, x, beta, y),
-        (true, None) => return d.apply_transpose(alpha, x, beta, y),
-        (false, Some(block)) => return d.apply_block(alpha, x, beta, y, block),
-        (true, Some(block)) => block,
-    };
-    if block.layout != Layout::ColMajor {
-        return Err(Error::Unsupported(
-            "Aᵀ·X on CUDA arrays takes column-major (F order) blocks".into(),
-        ));
+    match (product.transpose, product.block) {
+        (false, None) => d.apply(alpha, x, beta, y),
+        (true, None) => d.apply_transpose(alpha, x, beta, y),
+        (false, Some(block)) => d.apply_block(alpha, x, beta, y, block),
+        (true, Some(block)) => d.apply_transpose_block(alpha, x, beta, y, block),
     }
-    let (m, n, k) = (d.nrows(), d.ncols(), block.k);
-    spmv::operator::check_block((n, m), x.len(), y.len(), block)?;
-    (0..k).try_for_each(|j| {
-        with_sub_slice_ref(x, j * m..(j + 1) * m, |xj| {
-            with_sub_slice(y, j * n..(j + 1) * n, |yj| d.apply_transpose(alpha, xj, beta, yj))
-        })
-    })
 }
 
 /// The NumPy typestr of an operator's element type ("<f8", "<f4", "<f2").

@@ -154,8 +154,9 @@ impl<T: Scalar> Operator<T> {
         }
     }
 
-    /// `y = α·Aᵀ·x + β·y` (`x` of `nrows` entries, `y` of `ncols`), through Aᵀ in CSR built
-    /// on the first call and kept (module [`operator`](crate::operator)).
+    /// `y = α·Aᵀ·x + β·y` (`x` of `nrows` entries, `y` of `ncols`), through Aᵀ stored as a
+    /// matrix of its own (module [`operator`](crate::operator); on a GPU,
+    /// [`DeviceMatrix::apply_transpose`]).
     pub fn apply_transpose(&self, alpha: T, x: &[T], beta: T, y: &mut [T]) -> Result<()> {
         match &self.place {
             Place::Cpu(host) => host.apply_transpose(alpha, x, beta, y),
@@ -177,6 +178,32 @@ impl<T: Scalar> Operator<T> {
                 check_block((device.nrows(), device.ncols()), x.len(), y.len(), block)?;
                 on_device(device, vectors, x, beta, y, |d, x, y| {
                     d.apply_block(alpha, x, beta, y, block)
+                })
+            }
+        }
+    }
+
+    /// `Y = α·Aᵀ·X + β·Y` for `block.k` vectors (`X` of `nrows·k` entries, `Y` of `ncols·k`):
+    /// on a GPU Aᵀ's block product ([`DeviceMatrix::apply_transpose_block`]), on the CPU one
+    /// transposed product per column.
+    pub fn apply_transpose_block(
+        &self,
+        alpha: T,
+        x: &[T],
+        beta: T,
+        y: &mut [T],
+        block: Block,
+    ) -> Result<()> {
+        match &self.place {
+            Place::Cpu(host) => {
+                let apply = |a, x: &[T], b, y: &mut [T]| host.apply_transpose(a, x, b, y);
+                let shape = (host.ncols(), host.nrows());
+                crate::operator::host_block(shape, apply, (alpha, x, beta, y), block)
+            }
+            Place::Gpu { device, vectors } => {
+                check_block((device.ncols(), device.nrows()), x.len(), y.len(), block)?;
+                on_device(device, vectors, x, beta, y, |d, x, y| {
+                    d.apply_transpose_block(alpha, x, beta, y, block)
                 })
             }
         }

@@ -44,7 +44,7 @@ pub use api::{Matrix, Operator};
 pub use backend::Backend;
 pub use error::{Error, Result};
 pub use formats::{DeviceMatrix, FormatHandle, FormatSpec, HostMatrix, MatrixInfo};
-pub use operator::{overlap, Block, Layout, LinearOperator};
+pub use operator::{overlap, Block, Layout, LinearOperator, TransposePath};
 
 /// Every CUDA C module of the library: the runtime's, the formats' and the solvers'. CI
 /// compiles each for `sm_90` (`tests/kernels/compile.rs`).

@@ -546,6 +546,19 @@ class Operator(_Products):
     def dtype(self) -> np.dtype:
         return _DTYPES[self._raw.precision]
 
+    @property
+    def transpose_path(self) -> str:
+        """How ``Aᵀ`` products run on the GPU where the format has no transposed kernel of its
+        own: ``"auto"`` (the default: a kept copy where the GPU has room, else one-off),
+        ``"copy"`` (Aᵀ built on the first product in the format ``auto`` picks for it, and
+        kept) or ``"one-off"`` (Aᵀ transposed and uploaded for each product, nothing kept).
+        Settable on a GPU operator."""
+        return self._raw.transpose_path
+
+    @transpose_path.setter
+    def transpose_path(self, path: str) -> None:
+        self._raw.set_transpose_path(path)
+
     def transpose(self) -> TransposedOperator:
         return TransposedOperator(self)
 
@@ -645,16 +658,15 @@ class Operator(_Products):
             order = "F" if x_f and not x_c else "C"
         if k == 0:
             return y if y is not None else _cuda_empty(x, (rows, k), dtype, order)
-        # Aᵀ on a block runs on column-major blocks: a C-ordered x (and y) goes through F copies.
-        run_order = "F" if transpose else order
-        if not (x_f if run_order == "F" else x_c):
-            x = _cuda_copy(x, run_order)
+        # y's order (or x's for a new y) runs: x goes through a copy only when its order differs.
+        if not (x_f if order == "F" else x_c):
+            x = _cuda_copy(x, order)
         result = y if y is not None else _cuda_empty(x, (rows, k), dtype, order)
         y_c, y_f = _cuda_layouts(result)
         target = result
-        if not (y_f if run_order == "F" else y_c):
-            target = _cuda_copy(result, run_order) if beta != 0 else _cuda_empty(x, (rows, k), dtype, run_order)
-        self._raw.apply(_Flat(x), _Flat(target), alpha, beta, transpose, k, run_order == "F", cuda=True)
+        if not (y_f if order == "F" else y_c):
+            target = _cuda_copy(result, order) if beta != 0 else _cuda_empty(x, (rows, k), dtype, order)
+        self._raw.apply(_Flat(x), _Flat(target), alpha, beta, transpose, k, order == "F", cuda=True)
         if target is not result:
             _cuda_assign(result, target)
         return result
@@ -674,7 +686,8 @@ def _cuda_layouts_1d(v: Any) -> bool:
 class TransposedOperator(_Products):
     """Aᵀ of an :class:`Operator` (``op.T``, ``op.H``), without a copy: its products are the
     operator's transposed ones (``matvec`` is the operator's ``rmatvec`` and so on; the first
-    one builds Aᵀ in CSR, kept by the operator). ``.T`` gives the operator back."""
+    one builds Aᵀ as a matrix of its own, kept by the operator: docs/python.md). ``.T`` gives the
+    operator back."""
 
     def __init__(self, base: Operator) -> None:
         if not isinstance(base, Operator):

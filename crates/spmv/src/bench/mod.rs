@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::formats::{FormatStats, HostMatrix};
 use crate::gpu::{grid_for, jit, Kernel};
 use crate::matrix::{Csr, Precision, Scalar};
+use crate::operator::TransposePath;
 pub use crate::measure::median_min;
 use crate::reference::Check;
 use crate::reorder::{self, Reordering};
@@ -215,6 +216,10 @@ pub struct Measurement {
     /// With `Aᵀ·x`: the format of the copy of Aᵀ the product ran on (none where the format
     /// has its own transposed product); its bytes are in `format_bytes`.
     pub transposed_format: Option<String>,
+    /// With `Aᵀ·x` through a copy: wall time of one product through the one-off path instead
+    /// (Aᵀ transposed on the host, uploaded, multiplied and freed; the median of 3), in
+    /// milliseconds: what a single transposed product costs without the copy.
+    pub one_off_ms: Option<f64>,
     /// The reordering the product ran under ("rcm", "degree"), or `None`.
     pub reorder: Option<String>,
     /// Host time of computing the permutation and P·A·Pᵀ (once per matrix, shared by its
@@ -292,6 +297,7 @@ impl Measurement {
             product: product.name(),
             vectors: product.vectors(),
             transposed_format: None,
+            one_off_ms: None,
             reorder: None,
             reorder_ms: None,
             device_convert_ms: None,
@@ -654,6 +660,23 @@ fn measure<T: Scalar>(
     (m.back_to_back_ms, _) = median_min(&mut means);
     let graph = gpu.time_graph(BACK_TO_BACK_ROUNDS, settings.reps, || run_once(y_dev))?;
     m.graph_ms = graph.map(|mut means| median_min(&mut means).0);
+    if m.transposed_format.is_some() {
+        device.set_transpose_path(TransposePath::OneOff);
+        let mut times = (0..3)
+            .map(|_| {
+                let t = Instant::now();
+                run_once(y_dev)?;
+                gpu.synchronize()?;
+                Ok(t.elapsed().as_secs_f64() * 1e3)
+            })
+            .collect::<Result<Vec<f64>>>()?;
+        device.set_transpose_path(TransposePath::Auto);
+        m.one_off_ms = Some(median_min(&mut times).0);
+        let check = operands.check(&gpu.download(y_dev)?);
+        if !check.passed() {
+            record_check(m, check); // the one-off path's result, wrong where the copy's was not
+        }
+    }
     Ok(())
 }
 

@@ -309,7 +309,10 @@ impl TableLayout {
             None => m.format.clone(),
         };
         if let Some(t) = &m.transposed_format {
-            format += &format!(" [Aᵀ in {t}]");
+            match m.one_off_ms {
+                Some(ms) => format += &format!(" [Aᵀ in {t}; one-off {ms:.3} ms]"),
+                None => format += &format!(" [Aᵀ in {t}]"),
+            }
         }
         let format = printable_name(&format);
         let (width, fwidth) = (self.matrix_width, self.format_width);

@@ -15,7 +15,7 @@ use crate::gpu::{
 };
 use crate::matrix::{Csr, Scalar};
 use crate::operator::overlap;
-use crate::operator::{check_block, check_transpose, Block, Layout};
+use crate::operator::{check_block, check_transpose, Block, Layout, TransposePath};
 
 /// What a format implements on the device: the launches of `y = A·x`.
 ///
@@ -85,17 +85,18 @@ pub(crate) const BLOCK_TILE: usize = 8;
 
 /// A format's block kernels (common.cuh: tiles and lanes) of `module`: `{tiles}_row_{T}` and
 /// `{tiles}_col_{T}` over a tile of 8 columns at a time, launched like the format's single
-/// product, and `{lanes}_{T}` for row-major blocks of more than 8 vectors, a warp per row. Each
-/// is loaded — its module compiled — on its first block product. All take (m, n, k) before
-/// the format's arguments and (α, β) after.
+/// product, and `{lanes}_g16_{T}` / `{lanes}_g32_{T}` for row-major blocks of more than 8
+/// vectors, a group of 16 lanes per row up to 16 vectors (no lane idles at k = 16) and 32 past
+/// it. Each is loaded — its module compiled — on its first block product. All take (m, n, k)
+/// before the format's arguments and (α, β) after.
 pub(crate) struct BlockKernels {
     module: &'static KernelModule,
     tiles: String,
     lanes: String,
     tiles_config: LaunchConfig,
-    lanes_config: LaunchConfig,
-    /// Row-major tiles, column-major tiles, lanes.
-    loaded: [OnceLock<Kernel>; 3],
+    rows: usize,
+    /// Row-major tiles, column-major tiles, lanes of 16, lanes of 32.
+    loaded: [OnceLock<Kernel>; 4],
 }
 
 impl BlockKernels {
@@ -112,8 +113,8 @@ impl BlockKernels {
             tiles,
             lanes,
             tiles_config: config,
-            lanes_config: grid_for(rows as u64 * 32, 256)?,
-            loaded: [OnceLock::new(), OnceLock::new(), OnceLock::new()],
+            rows,
+            loaded: Default::default(),
         })
     }
 
@@ -127,18 +128,23 @@ impl BlockKernels {
     ) -> Option<Result<(&Kernel, u32, u32)>> {
         let k = u32::try_from(block.k).ok()?;
         let n = u32::try_from(x_len / block.k).ok()?;
-        let (slot, name, config) = match block.layout {
-            Layout::RowMajor if block.k > BLOCK_TILE => {
-                (&self.loaded[2], self.lanes.clone(), self.lanes_config)
-            }
-            Layout::RowMajor => (&self.loaded[0], format!("{}_row", self.tiles), self.tiles_config),
-            Layout::ColMajor => (&self.loaded[1], format!("{}_col", self.tiles), self.tiles_config),
+        let lanes = |slot: usize, group: u64| {
+            let config = grid_for(self.rows as u64 * group, 256);
+            (slot, format!("{}_g{group}", self.lanes), config)
         };
+        let (slot, name, config) = match block.layout {
+            Layout::RowMajor if block.k > 2 * BLOCK_TILE => lanes(3, 32),
+            Layout::RowMajor if block.k > BLOCK_TILE => lanes(2, 16),
+            Layout::RowMajor => (0, format!("{}_row", self.tiles), Ok(self.tiles_config)),
+            Layout::ColMajor => (1, format!("{}_col", self.tiles), Ok(self.tiles_config)),
+        };
+        let slot = &self.loaded[slot];
         if let Some(kernel) = slot.get() {
             return Some(Ok((kernel, k, n)));
         }
         Some(
-            Kernel::for_type::<T>(gpu, self.module, &name, config)
+            config
+                .and_then(|config| Kernel::for_type::<T>(gpu, self.module, &name, config))
                 .map(|kernel| (slot.get_or_init(|| kernel), k, n)),
         )
     }
@@ -330,6 +336,8 @@ pub struct DeviceMatrix<T: Scalar> {
     /// label (the chosen one's for a chooser).
     transposed: OnceLock<(Box<DeviceMatrix<T>>, String)>,
     transpose_format: Option<TransposeFormat<T>>,
+    /// How a transposed product without the format's own kernel runs (set_transpose_path).
+    transpose_path: Mutex<TransposePath>,
     /// `csr-vector` on the same GPU for the block products of a format without its own block
     /// kernel, built on the first block product it serves ([`DeviceMatrix::apply_block`]).
     block_csr: OnceLock<Box<DeviceMatrix<T>>>,
@@ -371,6 +379,7 @@ impl<T: Scalar> DeviceMatrix<T> {
             source: host.source().clone(),
             transposed: OnceLock::new(),
             transpose_format: host.transpose_format().cloned(),
+            transpose_path: Mutex::new(TransposePath::Auto),
             block_csr: OnceLock::new(),
             source_permuted: host.source_permuted(),
             balanced_rows: OnceLock::new(),
@@ -441,11 +450,13 @@ impl<T: Scalar> DeviceMatrix<T> {
     }
 
     /// `y = α·Aᵀ·x + β·y` on the GPU's stream: in the format's own transposed product where
-    /// it has one (cuSPARSE's), else through a copy of Aᵀ uploaded on the first call in the
-    /// format the chooser of A's format picks for Aᵀ's own structure (`auto`; `csr-vector`
-    /// for a handle built without a chooser). The copy costs its device bytes
-    /// ([`DeviceMatrix::transposed_bytes`]) and one host transpose and build; every later
-    /// product is a forward product of Aᵀ, deterministic where Aᵀ's format is.
+    /// it has one (cuSPARSE's), else through Aᵀ stored as a matrix of its own, by the handle's
+    /// [`TransposePath`] ([`DeviceMatrix::set_transpose_path`]; `Auto` by default): a copy
+    /// uploaded on the first call in the format the chooser of A's format picks for Aᵀ's own
+    /// structure (`auto`; `csr-vector` for a handle built without a chooser), costing its device
+    /// bytes ([`DeviceMatrix::transposed_bytes`]) and one host transpose and build, after which
+    /// every product is a forward product of Aᵀ; or, one-off, Aᵀ transposed and uploaded for
+    /// this product only. Deterministic where Aᵀ's format is.
     pub fn apply_transpose(
         &self,
         alpha: T,
@@ -472,16 +483,74 @@ impl<T: Scalar> DeviceMatrix<T> {
                 return done;
             }
         }
-        self.transposed()?.apply(alpha, x, beta, y)
+        self.with_transposed(|at| at.apply(alpha, x, beta, y))
+    }
+
+    /// `Y = α·Aᵀ·X + β·Y` for `block.k` vectors (X of `nrows·k`, Y of `ncols·k` entries) on the
+    /// GPU's stream: Aᵀ's block product ([`DeviceMatrix::apply_block`]) through the handle's
+    /// [`TransposePath`], as [`DeviceMatrix::apply_transpose`] takes it (a format's own
+    /// transposed kernel runs single vectors only).
+    pub fn apply_transpose_block(
+        &self,
+        alpha: T,
+        x: &CudaSlice<T>,
+        beta: T,
+        y: &mut CudaSlice<T>,
+        block: Block,
+    ) -> Result<()> {
+        check_block((self.info.ncols, self.info.nrows), x.len(), y.len(), block)?;
+        if overlap(device_range(x), device_range(y)) {
+            return Err(crate::Error::Shape("X and Y overlap: copy X first".into()));
+        }
+        if self.info.ncols == 0 {
+            return Ok(());
+        }
+        self.with_transposed(|at| at.apply_block(alpha, x, beta, y, block))
+    }
+
+    /// How a transposed product runs where the format has no transposed kernel of its own
+    /// (`Auto` until set). A copy once built serves `Copy` and `Auto`; `OneOff` always
+    /// transposes afresh.
+    pub fn set_transpose_path(&self, path: TransposePath) {
+        *self.transpose_path.lock().unwrap_or_else(|p| p.into_inner()) = path;
+    }
+
+    /// The handle's [`TransposePath`].
+    pub fn transpose_path(&self) -> TransposePath {
+        *self.transpose_path.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `f` on Aᵀ: the kept copy (built now if the path says so), or a one-off upload.
+    fn with_transposed(&self, f: impl FnOnce(&DeviceMatrix<T>) -> Result<()>) -> Result<()> {
+        let path = self.transpose_path();
+        if let (Some((t, _)), false) = (self.transposed.get(), path == TransposePath::OneOff) {
+            return f(t);
+        }
+        if self.source_permuted {
+            return Err(Error::Unsupported(super::host::PERMUTED_SOURCE.into()));
+        }
+        let copy = match path {
+            TransposePath::Copy => true,
+            TransposePath::OneOff => false,
+            // A's CSR bytes stand for the copy's: Aᵀ has the same entries.
+            TransposePath::Auto => {
+                2 * super::csr::device_bytes(&self.source) <= self.gpu.free_memory()?
+            }
+        };
+        if copy {
+            return f(self.transposed()?);
+        }
+        let at = super::build(&super::parse_spec("csr-vector")?, &self.source.transpose()?)?;
+        let at = at.upload(&self.gpu)?;
+        f(&at)?;
+        // Its buffers are freed on drop: the products queued on them finish first.
+        self.gpu.synchronize()
     }
 
     /// Aᵀ on this GPU, built and uploaded on the first call.
     fn transposed(&self) -> Result<&DeviceMatrix<T>> {
         if let Some((t, _)) = self.transposed.get() {
             return Ok(t);
-        }
-        if self.source_permuted {
-            return Err(Error::Unsupported(super::host::PERMUTED_SOURCE.into()));
         }
         let at = self.source.transpose()?;
         let host = match &self.transpose_format {

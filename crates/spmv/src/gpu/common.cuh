@@ -100,9 +100,9 @@ __device__ __forceinline__ void store_y(T* y, acc_t<T> sum, T alpha, T beta) {
 // (at j·rows + i). Two shapes of kernel:
 // - tiles (either layout): a row's thread or group takes BLOCK_TILE columns of X per pass, so
 //   the matrix is read once per tile, not once per vector;
-// - lanes (row-major, k > BLOCK_TILE): a warp per row, lane l taking columns l, l + 32, ...:
-//   the row's entries are read once per 32 columns (every lane reads the same one: a
-//   broadcast), and a warp's reads of X and writes of Y are 32 consecutive elements.
+// - lanes (row-major, k > BLOCK_TILE): a group of G lanes per row (16 or 32), lane l taking
+//   columns l, l + G, ...: the row's entries are read once per G columns, and a group's reads
+//   of X and writes of Y are G consecutive elements.
 // Both add a column's terms in the order of the format's single product.
 #define BLOCK_TILE 8
 template <bool ROW>
@@ -140,20 +140,35 @@ __device__ __forceinline__ void block_tiles(bool write, u64 row, u32 m, u32 n, u
     }
 }
 
-// A lanes kernel's row (row-major, a warp per row): lane l sums columns l, l + 32, ... over
-// `entries(add)`, which calls add(value, column) for every entry of the row in order.
-template <typename T, typename Entries>
+// A lanes kernel's row (row-major, a group of G = 16 or 32 lanes per row: 16 for k <= 16, so
+// that no lane idles): lane l of the group sums columns l, l + G, ... over `entries(add)`, which
+// calls add(value, column) for every entry of the row in order. Every lane of the group calls
+// `entries` (those past k add nothing), so it may pass entries round the group by shuffles.
+template <typename T, int G, typename Entries>
 __device__ __forceinline__ void block_lanes(u64 row, u32 k, const T* __restrict__ x, T* __restrict__ y, T alpha,
                                             T beta, Entries entries) {
-    for (u32 j = threadIdx.x % 32; j < k; j += 32) {
+    for (u32 j0 = 0; j0 < k; j0 += G) {
+        const u32 j = j0 + threadIdx.x % G;
+        const bool on = j < k;
         acc_t<T> acc = 0;
-        entries([&](acc_t<T> v, u64 c) { acc += v * to_acc(load_ro(x + c * k + j)); });
-        store_y<T, true>(y + row * k + j, acc, alpha, beta);
+        entries([&](acc_t<T> v, u64 c) {
+            if (on) acc += v * to_acc(load_ro(x + c * k + j));
+        });
+        if (on) store_y<T, true>(y + row * k + j, acc, alpha, beta);
     }
 }
 
-// The warp's row in a lanes kernel (32 threads per row).
-__device__ __forceinline__ u64 lanes_row() { return ((u64)blockIdx.x * blockDim.x + threadIdx.x) / 32; }
+// The group's row in a lanes kernel (G threads per row).
+template <int G>
+__device__ __forceinline__ u64 lanes_row() {
+    return ((u64)blockIdx.x * blockDim.x + threadIdx.x) / G;
+}
+
+// The lanes of this thread's group of G (a power of two up to 32), for its shuffles.
+template <int G>
+__device__ __forceinline__ u32 group_mask() {
+    return G == 32 ? 0xffffffffu : ((1u << G) - 1) << (threadIdx.x % 32 / G * G);
+}
 
 // Streaming (evict-first) loads of a matrix's own arrays, read once per product: they
 // should not push x out of the caches.

@@ -397,6 +397,11 @@ impl Gpu {
         }
     }
 
+    /// Free device memory in bytes (the driver's figure).
+    pub fn free_memory(&self) -> Result<usize> {
+        Ok(self.ctx.mem_get_info()?.0)
+    }
+
     fn alloc_error(&self, bytes: usize, e: driver::DriverError) -> Error {
         let free = self.ctx.mem_get_info().map(|(free, _)| free).unwrap_or(0);
         Error::Cuda {

@@ -7,16 +7,17 @@
 //!
 //! Three products, each `out = α·op(A)·in + β·out` (β = 0 never reads `out`):
 //! - [`LinearOperator::apply`]: `y = α·A·x + β·y`, the format's own kernels;
-//! - [`LinearOperator::apply_transpose`]: `y = α·Aᵀ·x + β·y`. For now every backend runs it
-//!   through Aᵀ in CSR, built from the matrix on the first transposed product and kept
-//!   (on the GPU: uploaded as `csr-vector`; over several GPUs: a second distributed matrix on
-//!   the same partition): deterministic, the memory of a second copy of the entries;
+//! - [`LinearOperator::apply_transpose`]: `y = α·Aᵀ·x + β·y`, through Aᵀ stored as a matrix of
+//!   its own, built from the matrix on the first transposed product (host: CSR; one GPU: the
+//!   format's own transposed kernel where it has one, else [`TransposePath`]'s copy or one-off
+//!   Aᵀ; over several GPUs: a second distributed matrix on the same partition): deterministic
+//!   where Aᵀ's format is, no atomics;
 //! - [`LinearOperator::apply_block`]: `Y = α·A·X + β·Y` for a block of `k` vectors stored in
 //!   one array of `n·k` entries, [`Layout::ColMajor`] (vector j at `j·n`) or
-//!   [`Layout::RowMajor`] (row i's k entries together). For now it is a loop over the
-//!   columns with the format's product: column-major blocks are multiplied in place, and
-//!   row-major ones through a column-major copy (host and one GPU; the distributed vectors hold
-//!   their blocks column-major always, see `DistributedMatrix::upload_block`).
+//!   [`Layout::RowMajor`] (row i's k entries together). One GPU runs the format's block
+//!   kernels where it has them (`DeviceMatrix::apply_block` says which path runs); the host
+//!   and several GPUs loop over the columns with the format's product (the distributed vectors
+//!   hold their blocks column-major always, see `DistributedMatrix::upload_block`).
 
 use crate::error::{Error, Result};
 use crate::matrix::Scalar;
@@ -30,6 +31,48 @@ pub enum Layout {
     ColMajor,
     /// Row i of the block is entries `i·k .. (i + 1)·k` (C order, NumPy's default).
     RowMajor,
+}
+
+/// How a GPU handle runs `Aᵀ·x` where its format has no transposed kernel of its own
+/// (`DeviceMatrix::apply_transpose`). Both paths multiply by Aᵀ stored as a matrix of its own,
+/// so each is deterministic where Aᵀ's format is, and neither scatters with atomics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TransposePath {
+    /// `Copy` where the GPU has room for it (A's CSR bytes at most half the free memory, the
+    /// copy's size in most formats), else `OneOff`.
+    #[default]
+    Auto,
+    /// Aᵀ in the format `auto` picks for Aᵀ's own structure, built on the first transposed
+    /// product and kept: every later product is a forward product of Aᵀ.
+    Copy,
+    /// Aᵀ transposed on the host and uploaded as `csr-vector` for each product, then freed:
+    /// no device memory kept, the cost of a transpose and an upload every time (for GPUs
+    /// without room for a second copy of the entries).
+    OneOff,
+}
+
+impl std::fmt::Display for TransposePath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TransposePath::Auto => "auto",
+            TransposePath::Copy => "copy",
+            TransposePath::OneOff => "one-off",
+        })
+    }
+}
+
+impl std::str::FromStr for TransposePath {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "auto" => Ok(TransposePath::Auto),
+            "copy" => Ok(TransposePath::Copy),
+            "one-off" | "oneoff" => Ok(TransposePath::OneOff),
+            _ => Err(Error::Unsupported(format!(
+                "transposed-product path '{s}': expected auto, copy or one-off"
+            ))),
+        }
+    }
 }
 
 /// A block of `k` vectors and how it is stored.

@@ -322,3 +322,99 @@ fn gpu_block_kernels_give_each_columns_single_product_bits() {
     failures.extend(run::<spmv::f16>(&gpu, &cases));
     assert_none(failures);
 }
+
+/// Aᵀ through each `TransposePath` of a GPU handle without a transposed kernel of its own:
+/// `apply_transpose` with α, β ∈ {0, 1, −2.5} against the oracle of Aᵀ (y poisoned where β = 0)
+/// and bitwise the same on a second run, on the edge cases and every shared matrix, f64 and
+/// f32; `apply_transpose_block` (Aᵀ's block product) on the edge cases and a few shared
+/// matrices for k ∈ {1, 3, 16}, both layouts. One handle per path: a copy once built serves
+/// whatever path is set later.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_transposed_paths_match_the_oracle_and_repeat_bitwise() {
+    use spmv::TransposePath;
+    fn run<T: Scalar>(
+        gpu: &std::sync::Arc<spmv::gpu::Gpu>,
+        cases: &[(String, Csr<f64>)],
+        blocks: bool,
+    ) -> Vec<String> {
+        let mut bad = Vec::new();
+        for (name, a64) in cases {
+            let a: Csr<T> = a64.cast();
+            let (m, n) = (a.nrows(), a.ncols());
+            let x = test_vector::<T>(m);
+            let oracle = Oracle::new(&a.transpose().unwrap(), &x);
+            if oracle.range_error::<T>().is_some() {
+                continue;
+            }
+            for path in [TransposePath::Copy, TransposePath::OneOff] {
+                let label = format!("{name} / {path} / {}", T::SUFFIX);
+                let op = Matrix::from_csr(a.clone())
+                    .to_device(&Backend::Gpu(gpu.clone()), "sell-c-sigma")
+                    .unwrap();
+                let d = op.device_matrix().unwrap();
+                d.set_transpose_path(path);
+                let y0 = common::start_vector::<T>(n);
+                for (alpha, beta) in common::alpha_beta::<T>() {
+                    let start = if beta == T::ZERO { vec![T::nan(); n] } else { y0.clone() };
+                    let runs: Vec<Vec<T>> = (0..2)
+                        .map(|_| {
+                            let mut y = gpu.upload(&start).unwrap();
+                            d.apply_transpose(alpha, &gpu.upload(&x).unwrap(), beta, &mut y)
+                                .unwrap();
+                            gpu.download(&y).unwrap()
+                        })
+                        .collect();
+                    let check = oracle.check_scaled(alpha, beta, &y0, &runs[0]);
+                    if !check.passed() {
+                        bad.push(format!("{label}: Aᵀ·x (α = {alpha}, β = {beta}): {check:?}"));
+                    }
+                    let bits = |v: &[T]| v.iter().map(|v| v.to_f64().to_bits()).collect::<Vec<_>>();
+                    if bits(&runs[0]) != bits(&runs[1]) {
+                        bad.push(format!("{label}: Aᵀ·x differs from run to run"));
+                    }
+                }
+                let kept = d.transposed_bytes().is_some();
+                if kept != (path == TransposePath::Copy && n > 0) {
+                    bad.push(format!("{label}: a copy of Aᵀ kept: {kept}"));
+                }
+                if !blocks {
+                    continue;
+                }
+                for k in [1, 3, 16] {
+                    for layout in [Layout::ColMajor, Layout::RowMajor] {
+                        let xb = block_of::<T>(m, k, layout);
+                        let mut y = gpu.upload(&vec![T::nan(); n * k]).unwrap();
+                        let block = Block { k, layout };
+                        let xd = gpu.upload(&xb).unwrap();
+                        if let Err(e) = d.apply_transpose_block(T::ONE, &xd, T::ZERO, &mut y, block)
+                        {
+                            bad.push(format!("{label}: Aᵀ·X (k = {k}, {layout:?}) failed: {e}"));
+                            continue;
+                        }
+                        let y = gpu.download(&y).unwrap();
+                        for j in 0..k {
+                            let at = a.transpose().unwrap();
+                            let check = Oracle::new(&at, &column(&xb, m, k, j, layout))
+                                .check(&column(&y, n, k, j, layout));
+                            if !check.passed() {
+                                bad.push(format!(
+                                    "{label}: Aᵀ·X (k = {k}, {layout:?}, column {j}): {check:?}"
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        bad
+    }
+    let gpu = common::gpu();
+    let mut small = common::edge_cases();
+    small.extend(common::named_matrices("operator (Aᵀ)", &["bcsstk08", "cage9", "lund_a"], &[]));
+    let mut failures = run::<f64>(&gpu, &small, true);
+    failures.extend(run::<f32>(&gpu, &small, true));
+    failures.extend(run::<f64>(&gpu, common::shared_matrices(), false));
+    failures.extend(run::<f32>(&gpu, common::shared_matrices(), false));
+    assert_none(failures);
+}

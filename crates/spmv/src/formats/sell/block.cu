@@ -31,16 +31,16 @@ __device__ __forceinline__ void sell_block(u32 m, u32 n, u32 k, u32 c, const u32
     block_tiles<T, 1, ROW>(true, perm[g], m, n, k, x, y, alpha, beta, [&](auto add) { r.each(col, val, add); });
 }
 
-// Lanes: a warp per sorted row.
-template <typename T, typename O>
+// Lanes: a group of G lanes per sorted row.
+template <typename T, typename O, int G>
 __device__ __forceinline__ void sell_lanes(u32 m, u32 n, u32 k, u32 c, const u32* __restrict__ perm,
                                            const O* __restrict__ slice_ptr, const u32* __restrict__ slice_width,
                                            const u32* __restrict__ col, const T* __restrict__ val,
                                            const T* __restrict__ x, T* __restrict__ y, T alpha, T beta) {
-    u64 g = lanes_row();
-    if (g >= m) return;  // the whole warp: it shares the row
+    u64 g = lanes_row<G>();
+    if (g >= m) return;  // the whole group: it shares the row
     const SellRow<O> r((u32)g, m, c, slice_ptr, slice_width);
-    block_lanes<T>(perm[g], k, x, y, alpha, beta, [&](auto add) { r.each(col, val, add); });
+    block_lanes<T, G>(perm[g], k, x, y, alpha, beta, [&](auto add) { r.each(col, val, add); });
 }
 
 #define SELL_BLOCK_KERNEL(T, S, O, SUFFIX, LAYOUT, ROW)                                                         \
@@ -49,19 +49,21 @@ __device__ __forceinline__ void sell_lanes(u32 m, u32 n, u32 k, u32 c, const u32
         const T* val, const T* x, T* y, T alpha, T beta) {                                                       \
         sell_block<T, O, ROW>(m, n, k, c, perm, slice_ptr, slice_width, col, val, x, y, alpha, beta);          \
     }
-#define SELL_LANES_KERNEL(T, S, O, SUFFIX)                                                                        \
-    extern "C" __global__ void sell_block##SUFFIX##_lanes_##S(                                                    \
+#define SELL_LANES_KERNEL(T, S, O, SUFFIX, G)                                                                     \
+    extern "C" __global__ void sell_block##SUFFIX##_lanes_g##G##_##S(                                             \
         u32 m, u32 n, u32 k, u32 c, const u32* perm, const O* slice_ptr, const u32* slice_width, const u32* col, \
         const T* val, const T* x, T* y, T alpha, T beta) {                                                       \
-        sell_lanes<T, O>(m, n, k, c, perm, slice_ptr, slice_width, col, val, x, y, alpha, beta);               \
+        sell_lanes<T, O, G>(m, n, k, c, perm, slice_ptr, slice_width, col, val, x, y, alpha, beta);            \
     }
 #define SELL_BLOCK_KERNELS(T, S)                           \
     SELL_BLOCK_KERNEL(T, S, u32, , row, true)             \
     SELL_BLOCK_KERNEL(T, S, u32, , col, false)            \
     SELL_BLOCK_KERNEL(T, S, u64, _o64, row, true)         \
     SELL_BLOCK_KERNEL(T, S, u64, _o64, col, false)        \
-    SELL_LANES_KERNEL(T, S, u32, )                        \
-    SELL_LANES_KERNEL(T, S, u64, _o64)
+    SELL_LANES_KERNEL(T, S, u32, , 16)                    \
+    SELL_LANES_KERNEL(T, S, u32, , 32)                    \
+    SELL_LANES_KERNEL(T, S, u64, _o64, 16)                \
+    SELL_LANES_KERNEL(T, S, u64, _o64, 32)
 
 SELL_BLOCK_KERNELS(double, f64)
 SELL_BLOCK_KERNELS(float, f32)
