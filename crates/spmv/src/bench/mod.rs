@@ -650,7 +650,7 @@ fn measure<T: Scalar>(
     run_once(y_dev)?;
     let y = gpu.download(y_dev)?;
     record_check(m, operands.check(&y));
-    let copies = device.transposed_bytes().unwrap_or(0) + device.block_csr_bytes().unwrap_or(0);
+    let copies = device.transposed_bytes().unwrap_or(0) + device.block_copy_bytes().unwrap_or(0);
     m.format_bytes = device.device_bytes() + copies;
     m.transposed_format = device.transposed_format().map(str::to_string);
     let mut times = gpu.time(settings.warmup, settings.reps, || run_once(y_dev))?;

@@ -338,13 +338,14 @@ pub struct DeviceMatrix<T: Scalar> {
     transpose_format: Option<TransposeFormat<T>>,
     /// How a transposed product without the format's own kernel runs (set_transpose_path).
     transpose_path: Mutex<TransposePath>,
-    /// `csr-vector` on the same GPU for the block products of a format without its own block
-    /// kernel, built on the first block product it serves ([`DeviceMatrix::apply_block`]).
-    block_csr: OnceLock<Box<DeviceMatrix<T>>>,
+    /// A copy on the same GPU for the block products of a format without its own block
+    /// kernel (`csr-vector` where the rows are balanced, else cuSPARSE's), built on the first
+    /// block product it serves ([`DeviceMatrix::apply_block`]).
+    block_copy: OnceLock<Box<DeviceMatrix<T>>>,
     /// `source` is P·A·Pᵀ (a reordered handle): no copy is built from it.
     source_permuted: bool,
-    /// The longest row has at most 32 times the mean + 256 entries (see `csr_serves`; found
-    /// on the first block product that asks).
+    /// The longest row has at most 32 times the mean + 256 entries (see `block_copy_spec`;
+    /// found on the first block product that asks).
     balanced_rows: OnceLock<bool>,
 }
 
@@ -380,7 +381,7 @@ impl<T: Scalar> DeviceMatrix<T> {
             transposed: OnceLock::new(),
             transpose_format: host.transpose_format().cloned(),
             transpose_path: Mutex::new(TransposePath::Auto),
-            block_csr: OnceLock::new(),
+            block_copy: OnceLock::new(),
             source_permuted: host.source_permuted(),
             balanced_rows: OnceLock::new(),
         })
@@ -578,11 +579,14 @@ impl<T: Scalar> DeviceMatrix<T> {
     ///    columns in either layout, a warp per row over 32 columns for row-major blocks of more
     ///    than 8 — [`BlockKernels`]; cuSPARSE's SpMM): column j has the bits of the format's
     ///    single product A·x_j (CSR-scalar's for CSR's lanes kernel);
-    /// 2. for k ≥ 2, when the matrix's rows are balanced (the longest at most 32 times the
+    /// 2. a copy's block product, built on first use ([`DeviceMatrix::block_copy_bytes`]):
+    ///    for k ≥ 2 where the matrix's rows are balanced (the longest at most 32 times the
     ///    mean + 256) and a CSR copy moves fewer matrix bytes than k products of the format
-    ///    (read once per 8 columns, or 32 with the lanes kernel, against k·bytes read: a
-    ///    compressed or diagonal format can be small enough to keep), the block kernels of a
-    ///    `csr-vector` copy built on first use ([`DeviceMatrix::block_csr_bytes`]);
+    ///    (read once per 8 columns, or per 16 or 32 with the lanes kernels, against k·bytes
+    ///    read: a compressed or diagonal format can be small enough to keep), a `csr-vector`
+    ///    copy's block kernels; for k ≥ 8 where they are not, in f64 and f32, a cuSPARSE copy's
+    ///    SpMM, which spreads long rows over the GPU where a CSR kernel gives each row to one
+    ///    thread group;
     /// 3. one product of the format per column, in place for column-major blocks, through
     ///    column-major copies for row-major ones: column j has the single product's bits.
     pub fn apply_block(
@@ -604,9 +608,9 @@ impl<T: Scalar> DeviceMatrix<T> {
         if let Some(done) = self.native_block(Scaled { alpha, x, beta, y: &mut *y }, block) {
             return done;
         }
-        if k >= 2 && !self.source_permuted && self.csr_serves(block) {
+        if let Some(spec) = self.block_copy_spec(block) {
             let p = Scaled { alpha, x, beta, y: &mut *y };
-            if let Some(done) = self.block_csr()?.native_block(p, block) {
+            if let Some(done) = self.block_copy(spec)?.native_block(p, block) {
                 return done;
             }
         }
@@ -635,41 +639,47 @@ impl<T: Scalar> DeviceMatrix<T> {
         self.transpose_copy((k, m), &yc, y)
     }
 
-    /// Whether a CSR copy's block kernels serve `block` better than k products: its rows are
-    /// balanced (its kernels give a row to a thread group: a row of 10^5 entries in a matrix
-    /// of 8 per row leaves the rest of the GPU waiting, measured 10–20× slower than k
-    /// products of DASP on `powerlaw` and `longrows`, H100), and it reads fewer matrix bytes
-    /// (once per 8 columns, or per 32 for the lanes kernel of wide row-major blocks).
-    fn csr_serves(&self, block: Block) -> bool {
+    /// The format of the copy whose block product serves `block` better than k products of
+    /// the format, if one does (`apply_block`'s rule 2). Measured (H200, `spmv bench --rhs`):
+    /// the CSR kernels give a row to one thread group, so on power-law rows (`kron:scale=20`,
+    /// `powerlaw`, `longrows`, `wiki-Vote`) a CSR copy was 10–20× slower than k products, and
+    /// cuSPARSE's SpMM 2–4× faster than them from k = 16 (near them at k = 8, slower at k = 4).
+    fn block_copy_spec(&self, block: Block) -> Option<&'static str> {
+        if block.k < 2 || self.source_permuted {
+            return None;
+        }
         let a = &self.source;
         let balanced = *self
             .balanced_rows
             .get_or_init(|| a.max_row_len() <= 32 * a.nnz().div_ceil(a.nrows().max(1)) + 256);
         if !balanced {
-            return false;
+            let spmm = block.k >= BLOCK_TILE && T::PRECISION != crate::matrix::Precision::F16;
+            return spmm.then_some("cusparse-alg1");
         }
         let csr = super::csr::device_bytes(a) as u128;
         let per_pass = match block.layout {
-            Layout::RowMajor if block.k > BLOCK_TILE => 32,
+            Layout::RowMajor if block.k > 2 * BLOCK_TILE => 32,
+            Layout::RowMajor if block.k > BLOCK_TILE => 16,
             _ => BLOCK_TILE,
         };
         let passes = block.k.div_ceil(per_pass) as u128;
-        passes * csr < block.k as u128 * self.bytes_read as u128
+        (passes * csr < block.k as u128 * self.bytes_read as u128).then_some("csr-vector")
     }
 
-    /// The `csr-vector` copy for block products, built and uploaded on the first call.
-    fn block_csr(&self) -> Result<&DeviceMatrix<T>> {
-        if let Some(c) = self.block_csr.get() {
+    /// The copy for block products (in the format `spec` names: the same for every call, as
+    /// it follows from the rows' balance), built and uploaded on the first call.
+    fn block_copy(&self, spec: &str) -> Result<&DeviceMatrix<T>> {
+        if let Some(c) = self.block_copy.get() {
             return Ok(c);
         }
-        let c = super::build(&super::parse_spec("csr-vector")?, &self.source)?.upload(&self.gpu)?;
-        Ok(self.block_csr.get_or_init(|| Box::new(c)))
+        let c = super::build(&super::parse_spec(spec)?, &self.source)?.upload(&self.gpu)?;
+        Ok(self.block_copy.get_or_init(|| Box::new(c)))
     }
 
-    /// Device bytes of the `csr-vector` copy block products keep, once built (`None` before,
-    /// and for formats with their own block kernel or too small to be worth copying).
-    pub fn block_csr_bytes(&self) -> Option<usize> {
-        self.block_csr.get().map(|c| c.device_bytes)
+    /// Device bytes of the copy block products keep, once built (`None` before, and for
+    /// formats with their own block kernel or served better by one product per vector).
+    pub fn block_copy_bytes(&self) -> Option<usize> {
+        self.block_copy.get().map(|c| c.device_bytes)
     }
 
     /// The format's own block kernel ([`DeviceFormat::launch_block`]), if it has one; the
