@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import numbers
 import os
 import warnings
@@ -263,6 +264,15 @@ def _shape(v: Any) -> tuple[int, ...]:
     return tuple(int(d) for d in shape) if shape is not None else np.shape(v)
 
 
+def _itemsize(typestr: str) -> int:
+    """Bytes per element of a ``__cuda_array_interface__`` typestr (the float ones without
+    building a NumPy dtype: this runs on every product)."""
+    return _ITEMSIZE.get(typestr) or np.dtype(typestr).itemsize
+
+
+_ITEMSIZE = {"<f8": 8, "<f4": 4, "<f2": 2}
+
+
 def _cuda_layouts(v: Any) -> tuple[bool, bool]:
     """Whether a 2-D CUDA array is C-contiguous and whether it is F-contiguous (from its
     ``__cuda_array_interface__``)."""
@@ -271,7 +281,7 @@ def _cuda_layouts(v: Any) -> tuple[bool, bool]:
     strides = cai.get("strides")
     if strides is None:
         return True, rows <= 1 or cols <= 1
-    item = np.dtype(cai["typestr"]).itemsize
+    item = _itemsize(cai["typestr"])
     s0, s1 = (int(s) for s in strides)
     c = (cols <= 1 or s1 == item) and (rows <= 1 or s0 == item * cols)
     f = (rows <= 1 or s0 == item) and (cols <= 1 or s1 == item * rows)
@@ -286,7 +296,7 @@ class _Flat:
     def __init__(self, v: Any) -> None:
         self._array = v
         cai = dict(v.__cuda_array_interface__)
-        cai["shape"] = (int(np.prod([int(d) for d in cai["shape"]])),)
+        cai["shape"] = (math.prod(int(d) for d in cai["shape"]),)
         cai["strides"] = None
         self.__cuda_array_interface__ = cai
 
@@ -322,13 +332,6 @@ def _cuda_copy(v: Any, order: str) -> Any:
         f"{type(v).__name__}: a CUDA array that is not contiguous in the order needed is copied by its "
         "library, and spmv knows CuPy's and PyTorch's; pass a C- or F-contiguous array"
     )
-
-
-def _cuda_assign(dst: Any, src: Any) -> None:
-    if _library(dst) == "torch":
-        dst.copy_(src)
-    else:
-        dst[...] = src
 
 
 # Kept for the 1-D products (its error message is part of the API).
@@ -658,17 +661,12 @@ class Operator(_Products):
             order = "F" if x_f and not x_c else "C"
         if k == 0:
             return y if y is not None else _cuda_empty(x, (rows, k), dtype, order)
-        # y's order (or x's for a new y) runs: x goes through a copy only when its order differs.
+        # y's order (or x's for a new y, made in it) runs: x goes through a copy only when its
+        # order differs.
         if not (x_f if order == "F" else x_c):
             x = _cuda_copy(x, order)
         result = y if y is not None else _cuda_empty(x, (rows, k), dtype, order)
-        y_c, y_f = _cuda_layouts(result)
-        target = result
-        if not (y_f if order == "F" else y_c):
-            target = _cuda_copy(result, order) if beta != 0 else _cuda_empty(x, (rows, k), dtype, order)
-        self._raw.apply(_Flat(x), _Flat(target), alpha, beta, transpose, k, order == "F", cuda=True)
-        if target is not result:
-            _cuda_assign(result, target)
+        self._raw.apply(_Flat(x), _Flat(result), alpha, beta, transpose, k, order == "F", cuda=True)
         return result
 
     def __repr__(self) -> str:
@@ -680,7 +678,7 @@ def _cuda_layouts_1d(v: Any) -> bool:
     """Whether a 1-D CUDA array is contiguous."""
     cai = v.__cuda_array_interface__
     strides = cai.get("strides")
-    return strides is None or int(cai["shape"][0]) <= 1 or int(strides[0]) == np.dtype(cai["typestr"]).itemsize
+    return strides is None or int(cai["shape"][0]) <= 1 or int(strides[0]) == _itemsize(cai["typestr"])
 
 
 class TransposedOperator(_Products):
