@@ -21,6 +21,7 @@ use spmv::choice::Choice;
 use spmv::distributed::Exchange;
 use spmv::formats::{self, FormatHandle};
 use spmv::gpu::{with_sub_slice, with_sub_slice_ref, Gpu};
+use spmv::operator::LinearOperator;
 use spmv::solve::{self, KrylovSettings};
 use spmv::{Backend, Block, Csr, DeviceMatrix, Error, Layout, Operator, Precision, Scalar};
 
@@ -810,6 +811,24 @@ impl Product {
     }
 }
 
+/// Runs `product` where `op` has it itself (A·x, Aᵀ·x, A·X): `Ok` with its result, or
+/// `Err(block)` for Aᵀ on a block, which each caller runs one column at a time.
+fn own_product<T: Scalar, L: LinearOperator<T>>(
+    op: &L,
+    alpha: T,
+    x: &L::Vector,
+    beta: T,
+    y: &mut L::Vector,
+    product: Product,
+) -> Result<spmv::Result<()>, Block> {
+    Ok(match (product.transpose, product.block) {
+        (false, None) => op.apply(alpha, x, beta, y),
+        (true, None) => op.apply_transpose(alpha, x, beta, y),
+        (false, Some(block)) => op.apply_block(alpha, x, beta, y, block),
+        (true, Some(block)) => return Err(block),
+    })
+}
+
 /// The product on host vectors (the library's products; Aᵀ on a block one column at a time).
 fn host_product<T: Scalar>(
     op: &Operator<T>,
@@ -819,11 +838,9 @@ fn host_product<T: Scalar>(
     y: &mut [T],
     product: Product,
 ) -> spmv::Result<()> {
-    let block = match (product.transpose, product.block) {
-        (false, None) => return op.apply(alpha, x, beta, y),
-        (true, None) => return op.apply_transpose(alpha, x, beta, y),
-        (false, Some(block)) => return op.apply_block(alpha, x, beta, y, block),
-        (true, Some(block)) => block,
+    let block = match own_product(op, alpha, x, beta, y, product) {
+        Ok(done) => return done,
+        Err(block) => block,
     };
     let apply = |a, x: &[T], b, y: &mut [T]| op.apply_transpose(a, x, b, y);
     spmv::operator::host_block((op.ncols(), op.nrows()), apply, (alpha, x, beta, y), block)
@@ -839,11 +856,9 @@ fn device_product<T: Scalar>(
     y: &mut CudaSlice<T>,
     product: Product,
 ) -> spmv::Result<()> {
-    let block = match (product.transpose, product.block) {
-        (false, None) => return d.apply(alpha, x, beta, y),
-        (true, None) => return d.apply_transpose(alpha, x, beta, y),
-        (false, Some(block)) => return d.apply_block(alpha, x, beta, y, block),
-        (true, Some(block)) => block,
+    let block = match own_product(d, alpha, x, beta, y, product) {
+        Ok(done) => return done,
+        Err(block) => block,
     };
     if block.layout != Layout::ColMajor {
         return Err(Error::Unsupported(

@@ -51,24 +51,33 @@ struct GpuEngine<'a, T: Scalar> {
     table: Option<CudaSlice<u64>>,
 }
 
-/// krylov.cu's kernels for n unknowns on one GPU: the dots and the steps (indices below).
+/// The step kernels, each an index into [`StepKernels::steps`]: step `NAME` is krylov.cu's
+/// `kr_name`, so one list gives both the indices and the kernels loaded in their order.
+macro_rules! steps {
+    ($($step:ident),+ $(,)?) => {
+        steps!(@index 0, $($step),+);
+        /// The steps' names, in index order.
+        const STEPS: [&str; [$(stringify!($step)),+].len()] = [$(stringify!($step)),+];
+    };
+    (@index $n:expr, $step:ident $(, $rest:ident)*) => {
+        pub(crate) const $step: usize = $n;
+        steps!(@index $n + 1 $(, $rest)*);
+    };
+    (@index $n:expr) => {};
+}
+// One line per method, in krylov.cu's order.
+steps! {
+    CG_UPDATE, CG_DIRECTION,
+    BI_DIRECTION, BI_S, BI_UPDATE,
+    MR_ALPHA, MR_BETA, MR_UPDATE,
+    GM_DOTS, GM_SUBTRACT, GM_NORMALIZE, GM_UPDATE, GM_RESTART,
+}
+
+/// krylov.cu's kernels for n unknowns on one GPU: the dots and the steps (indices above).
 pub(crate) struct StepKernels {
     pub dots: Kernel,
-    pub steps: [Kernel; 13],
+    pub steps: [Kernel; STEPS.len()],
 }
-pub(crate) const CG_UPDATE: usize = 0;
-pub(crate) const CG_DIRECTION: usize = 1;
-pub(crate) const BI_DIRECTION: usize = 2;
-pub(crate) const BI_S: usize = 3;
-pub(crate) const BI_UPDATE: usize = 4;
-pub(crate) const MR_ALPHA: usize = 5;
-pub(crate) const MR_BETA: usize = 6;
-pub(crate) const MR_UPDATE: usize = 7;
-pub(crate) const GM_DOTS: usize = 8;
-pub(crate) const GM_SUBTRACT: usize = 9;
-pub(crate) const GM_NORMALIZE: usize = 10;
-pub(crate) const GM_UPDATE: usize = 11;
-pub(crate) const GM_RESTART: usize = 12;
 
 /// The partial sums a solve's kernels need: two per block, GMRES's dots m + 1.
 pub(crate) fn partial_len(method: Method, settings: &KrylovSettings, n: usize) -> usize {
@@ -99,23 +108,13 @@ impl StepKernels {
         };
         let kernel =
             |name: &str| Kernel::new(gpu, &KERNELS, &format!("{name}_{}", T::SUFFIX), grid);
+        let steps: Vec<Kernel> = STEPS
+            .iter()
+            .map(|step| kernel(&format!("kr_{}", step.to_lowercase())))
+            .collect::<Result<_>>()?;
         Ok(StepKernels {
             dots: kernel("kr_dots")?,
-            steps: [
-                kernel("kr_cg_update")?,
-                kernel("kr_cg_direction")?,
-                kernel("kr_bi_direction")?,
-                kernel("kr_bi_s")?,
-                kernel("kr_bi_update")?,
-                kernel("kr_mr_alpha")?,
-                kernel("kr_mr_beta")?,
-                kernel("kr_mr_update")?,
-                kernel("kr_gm_dots")?,
-                kernel("kr_gm_subtract")?,
-                kernel("kr_gm_normalize")?,
-                kernel("kr_gm_update")?,
-                kernel("kr_gm_restart")?,
-            ],
+            steps: steps.try_into().unwrap_or_else(|_| unreachable!("one kernel per step")),
         })
     }
 }
