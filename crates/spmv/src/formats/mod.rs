@@ -68,6 +68,7 @@ macro_rules! launch_block_kernels {
 
 pub mod amf_csr;
 mod atomic_add;
+mod block_grid;
 pub mod brc;
 pub mod brcp;
 pub mod carry;
@@ -98,6 +99,7 @@ pub mod teb;
 pub(crate) mod test_support;
 pub mod values;
 
+pub(crate) use block_grid::BlockGrid;
 pub(crate) use device::{arg_u32, Arg, BlockKernels, OneKernel};
 pub use device::{DeviceEntries, DeviceFormat, DeviceMatrix, Scaled};
 pub use host::{FormatHandle, HostMatrix, MatrixInfo, SpmvFormat, TransposeFormat};

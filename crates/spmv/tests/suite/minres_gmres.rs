@@ -127,14 +127,11 @@ fn gmres_solves_nonsymmetric_systems() {
 
 #[test]
 fn minres_and_gmres_stop_as_told() {
-    let a = convection_diffusion(20, 0.3);
-    let (_, b) = problem(&a);
-    let sym = shifted_poisson(20, 1.0);
-    let (_, bs) = problem(&sym);
+    let (a, sym) = (convection_diffusion(20, 0.3), shifted_poisson(20, 1.0));
     // Each stops after max_iter steps (GMRES's Arnoldi steps across restarts) unconverged.
     for (s, max_iter) in [
-        (solve::gmres(&a, &b, None, &settings(1e-14, 7, 3)).unwrap(), 7),
-        (solve::minres(&sym, &bs, None, &settings(1e-14, 5, 30)).unwrap(), 5),
+        (solve::gmres(&a, &problem(&a).1, None, &settings(1e-14, 7, 3)).unwrap(), 7),
+        (solve::minres(&sym, &problem(&sym).1, None, &settings(1e-14, 5, 30)).unwrap(), 5),
     ] {
         assert!(
             s.outcome == Outcome::NotConverged && s.iterations == max_iter,

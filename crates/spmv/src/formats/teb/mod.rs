@@ -92,7 +92,6 @@ use super::{FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
-pub(crate) use gpu::block_grid;
 use partition::{merge_blocks, Choice, SortedLengths};
 
 /// The format's CUDA kernels (`kernel.cu`).
