@@ -21,6 +21,7 @@ use crate::formats::{FormatStats, HostMatrix};
 use crate::gpu::{grid_for, jit, Kernel};
 use crate::matrix::{Csr, Precision, Scalar};
 pub use crate::measure::median_min;
+use crate::measure::ms_since;
 use crate::reference::Check;
 use crate::reorder::{self, Reordering};
 pub use crate::Backend;
@@ -431,7 +432,7 @@ impl Backend {
                         dst.par_chunks_mut(1 << 20)
                             .zip(src.par_chunks(1 << 20))
                             .for_each(|(d, s)| d.copy_from_slice(s));
-                        t.elapsed().as_secs_f64() * 1e3
+                        ms_since(t)
                     })
                     .collect();
                 std::hint::black_box(&dst);
@@ -465,7 +466,7 @@ impl Backend {
                 Some(reorder::permutation(a, method).and_then(|p| Ok((p.apply(a)?, Arc::new(p)))))
             }
         };
-        let reorder_ms = t.elapsed().as_secs_f64() * 1e3;
+        let reorder_ms = ms_since(t);
         let mut bounds = match self {
             Backend::Gpu(gpu) => Some(bound::Bounds::<T>::new(gpu, settings)),
             Backend::Cpu => None,
@@ -514,7 +515,7 @@ impl Backend {
                     m.error = Some(e.to_string());
                 }
                 Ok(format) => {
-                    m.convert_ms = t.elapsed().as_secs_f64() * 1e3;
+                    m.convert_ms = ms_since(t);
                     m.chosen = format.chosen();
                     m.stats = format.stats();
                     if let Err(e) = measure(self, &format, &run, &mut m) {
@@ -632,7 +633,7 @@ fn measure<T: Scalar>(
     let t = Instant::now();
     let device = format.upload(gpu)?;
     gpu.synchronize()?;
-    m.upload_ms = Some(t.elapsed().as_secs_f64() * 1e3);
+    m.upload_ms = Some(ms_since(t));
     m.device_convert_ms = device.conversion_ms();
     m.bytes_read = device.bytes_read();
     let x_dev = gpu.upload(&operands.x)?;
@@ -676,7 +677,7 @@ fn measure_cpu<T: Scalar>(
     for _ in 0..settings.reps {
         let t = Instant::now();
         product.run_host(format, x, &mut y)?;
-        times.push(t.elapsed().as_secs_f64() * 1e3);
+        times.push(ms_since(t));
     }
     m.back_to_back_ms = times.iter().sum::<f64>() / times.len().max(1) as f64;
     (m.median_ms, m.min_ms) = median_min(&mut times);

@@ -17,6 +17,7 @@ use super::krylov::{
 use super::pagerank::{PowerEngine, Transition};
 use crate::error::{Error, Result};
 use crate::matrix::Scalar;
+use crate::measure::ms_since;
 use crate::operator::LinearOperator;
 
 /// Where a solver runs: the backend of the matrix, which makes the engine.
@@ -165,7 +166,7 @@ pub(crate) fn begin<'a, T: Scalar>(
             iterations: 0,
             residual: true_residual,
             true_residual,
-            ms: start.elapsed().as_secs_f64() * 1e3,
+            ms: ms_since(start),
             iteration_ms: 0.0,
             graph: false,
         }));
@@ -214,7 +215,7 @@ pub(crate) fn run<T: Scalar, E: Engine<T>>(e: &mut E, job: Job<'_, T>) -> Result
         iterations: stopped.iterations,
         residual: stopped.rr.sqrt() / bnorm,
         true_residual,
-        ms: start.elapsed().as_secs_f64() * 1e3,
+        ms: ms_since(start),
         iteration_ms: stopped.iteration_ms,
         graph: stopped.graph,
     })
