@@ -47,7 +47,8 @@ pub(crate) use cpu_and_device;
 /// The body of a format's `launch_block` over its [`BlockKernels`] `$kernels`: the kernel
 /// for `$block` (or `None`, see [`BlockKernels::get`]), launched with every block kernel's
 /// (m, n, k) first, then the format's arguments as `$push` pushes them into `$a`, then
-/// (x, y, α, β) last (block.cu). The caller's SAFETY comment covers the launch.
+/// (x, y, α, β) last (block.cu). The caller's SAFETY comment covers the launch. Defined
+/// before the format modules, which reach it by textual scope.
 macro_rules! launch_block_kernels {
     ($kernels:expr, $gpu:expr, $p:ident, $block:expr, m = $m:expr, |$a:ident| $push:block) => {{
         let (kernel, k, n) = match $kernels.get::<T>($gpu, $block, $p.x.len())? {
