@@ -132,20 +132,15 @@ def table(path):
 
 
 def main(argv=None):
-    ap = cli.parser("krylov_peers", __doc__)
-    sub = ap.add_subparsers(dest="command", required=True)
-    r = sub.add_parser("run", help="both sides on the problems, JSON lines on stdout")
-    r.add_argument("--tol", type=float, default=1e-8)
-    r.add_argument("--max-iter", type=int, default=10000)
+    ap, sub, r = cli.solver_comparison(
+        "krylov_peers", __doc__, run, "both sides on the problems, JSON lines on stdout", max_iter=10000
+    )
     r.add_argument("--max-nnz", type=int, default=5_000_000)
-    r.add_argument("matrices", nargs="+")
     t = sub.add_parser("table", help="the ratios and auto's exceptions from run's output")
     t.add_argument("peers_jsonl")
+    t.set_defaults(go=lambda args: table(args.peers_jsonl))
     args = ap.parse_args(argv)
-    if args.command == "run":
-        run(args)
-    else:
-        table(args.peers_jsonl)
+    args.go(args)
 
 
 if __name__ == "__main__":

@@ -147,20 +147,15 @@ def compare(cupy_jsonl, folder):
 
 
 def main(argv=None):
-    ap = cli.parser("solve_cupy", __doc__)
-    sub = ap.add_subparsers(dest="command", required=True)
-    r = sub.add_parser("run", help="CuPy's CG on the problems, JSON lines on stdout")
-    r.add_argument("--tol", type=float, default=1e-8)
-    r.add_argument("--max-iter", type=int, default=20000)
-    r.add_argument("matrices", nargs="+")
+    ap, sub, _ = cli.solver_comparison(
+        "solve_cupy", __doc__, run, "CuPy's CG on the problems, JSON lines on stdout", max_iter=20000
+    )
     c = sub.add_parser("compare", help="the table of ours against CuPy from a folder of results")
     c.add_argument("cupy_jsonl")
     c.add_argument("folder")
+    c.set_defaults(go=lambda args: compare(args.cupy_jsonl, args.folder))
     args = ap.parse_args(argv)
-    if args.command == "run":
-        run(args)
-    else:
-        compare(args.cupy_jsonl, args.folder)
+    args.go(args)
 
 
 if __name__ == "__main__":

@@ -829,6 +829,19 @@ impl Product {
     }
 }
 
+/// `product` through `op`'s four products, which the host `Operator` (on slices) and the
+/// device handle (on device vectors) both have with the same arguments.
+macro_rules! run_product {
+    ($op:expr, $alpha:expr, $x:expr, $beta:expr, $y:expr, $product:expr) => {
+        match ($product.transpose, $product.block) {
+            (false, None) => $op.apply($alpha, $x, $beta, $y),
+            (true, None) => $op.apply_transpose($alpha, $x, $beta, $y),
+            (false, Some(block)) => $op.apply_block($alpha, $x, $beta, $y, block),
+            (true, Some(block)) => $op.apply_transpose_block($alpha, $x, $beta, $y, block),
+        }
+    };
+}
+
 /// The product on host vectors (the library's products).
 fn host_product<T: Scalar>(
     op: &Operator<T>,
@@ -838,12 +851,7 @@ fn host_product<T: Scalar>(
     y: &mut [T],
     product: Product,
 ) -> spmv::Result<()> {
-    match (product.transpose, product.block) {
-        (false, None) => op.apply(alpha, x, beta, y),
-        (true, None) => op.apply_transpose(alpha, x, beta, y),
-        (false, Some(block)) => op.apply_block(alpha, x, beta, y, block),
-        (true, Some(block)) => op.apply_transpose_block(alpha, x, beta, y, block),
-    }
+    run_product!(op, alpha, x, beta, y, product)
 }
 
 /// The product on device vectors (the device handle's products).
@@ -855,12 +863,7 @@ fn device_product<T: Scalar>(
     y: &mut CudaSlice<T>,
     product: Product,
 ) -> spmv::Result<()> {
-    match (product.transpose, product.block) {
-        (false, None) => d.apply(alpha, x, beta, y),
-        (true, None) => d.apply_transpose(alpha, x, beta, y),
-        (false, Some(block)) => d.apply_block(alpha, x, beta, y, block),
-        (true, Some(block)) => d.apply_transpose_block(alpha, x, beta, y, block),
-    }
+    run_product!(d, alpha, x, beta, y, product)
 }
 
 /// The NumPy typestr of an operator's element type ("<f8", "<f4", "<f2").

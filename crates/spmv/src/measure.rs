@@ -9,6 +9,11 @@ use crate::formats::{FormatHandle, HostMatrix};
 use crate::matrix::Scalar;
 use crate::Backend;
 
+/// Milliseconds since `start`: every wall time the crate reports (phases, conversions, runs).
+pub(crate) fn ms_since(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64() * 1e3
+}
+
 /// Median and minimum of a sample.
 pub fn median_min(times: &mut [f64]) -> (f64, f64) {
     if times.is_empty() {
@@ -62,7 +67,7 @@ pub(crate) fn product_ms<T: Scalar>(
                 .map(|_| {
                     let t = Instant::now();
                     let _ = host.spmv(x, &mut y);
-                    t.elapsed().as_secs_f64() * 1e3
+                    ms_since(t)
                 })
                 .collect();
             Ok(median_min(&mut times).0)

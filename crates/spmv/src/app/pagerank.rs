@@ -13,6 +13,7 @@ use crate::bench::{label, Status};
 use crate::choice::Choice;
 use crate::error::{printable_name, Error, Result};
 use crate::matrix::{Csr, Precision, Scalar};
+use crate::measure::ms_since;
 use crate::reorder::{self, Reordering};
 use crate::solve::pagerank::{self, Agreement, EdgeWeights, PageRank, Settings, Transition};
 use crate::Backend;
@@ -270,7 +271,7 @@ pub fn runs<T: Scalar>(
             }
             let start = Instant::now();
             let d = parts.distribute(gt, spec)?;
-            report.upload_ms = Some(start.elapsed().as_secs_f64() * 1e3);
+            report.upload_ms = Some(ms_since(start));
             report.format = format!(
                 "{} [{} parts: {}]",
                 report.format,
@@ -287,17 +288,17 @@ pub fn runs<T: Scalar>(
         method => {
             let perm = reorder::permutation(gt, method)?;
             let permuted = perm.apply(gt)?;
-            report.reorder_ms = Some(start.elapsed().as_secs_f64() * 1e3);
+            report.reorder_ms = Some(ms_since(start));
             reorder::build_reordered(spec, &permuted, &Arc::new(perm), method)?
         }
     };
-    report.convert_ms = start.elapsed().as_secs_f64() * 1e3 - report.reorder_ms.unwrap_or(0.0);
+    report.convert_ms = ms_since(start) - report.reorder_ms.unwrap_or(0.0);
     match backend {
         Backend::Gpu(gpu) => {
             let start = Instant::now();
             let device = host.upload(gpu)?;
             gpu.synchronize()?;
-            report.upload_ms = Some(start.elapsed().as_secs_f64() * 1e3);
+            report.upload_ms = Some(ms_since(start));
             Runs::of(count, || pagerank::pagerank(&device, t, settings))
         }
         Backend::Cpu => Runs::of(count, || pagerank::pagerank(&host, t, settings)),

@@ -12,6 +12,7 @@ use crate::bench::{median_min, Settings as BenchSettings};
 use crate::choice::Choice;
 use crate::error::{Error, Result};
 use crate::matrix::{Csr, Precision, Scalar};
+use crate::measure::ms_since;
 use crate::reference::test_vector;
 use rayon::prelude::*;
 
@@ -448,7 +449,7 @@ fn typed<T: Scalar>(
     match target {
         Target::Parts(parts) => {
             let d = parts.distribute(a, &request.choice)?;
-            report.convert_ms = start.elapsed().as_secs_f64() * 1e3;
+            report.convert_ms = ms_since(start);
             for _ in 0..request.repeat.max(1) {
                 solves.push(solve(&d)?);
             }
@@ -461,7 +462,7 @@ fn typed<T: Scalar>(
             match backend {
                 Backend::Gpu(gpu) => {
                     let device = host.upload(gpu)?;
-                    report.convert_ms = start.elapsed().as_secs_f64() * 1e3;
+                    report.convert_ms = ms_since(start);
                     for _ in 0..request.repeat.max(1) {
                         solves.push(solve(&device)?);
                     }
@@ -475,7 +476,7 @@ fn typed<T: Scalar>(
                     }
                 }
                 Backend::Cpu => {
-                    report.convert_ms = start.elapsed().as_secs_f64() * 1e3;
+                    report.convert_ms = ms_since(start);
                     for _ in 0..request.repeat.max(1) {
                         solves.push(solve(&host)?);
                     }

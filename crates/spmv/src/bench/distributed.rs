@@ -15,6 +15,7 @@ use crate::distributed::DistributedMatrix;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::matrix::Scalar;
+use crate::measure::ms_since;
 
 /// One (square) matrix in every given format spread over `parts` (part `i` on `gpus[i]`,
 /// device ordinal `devices[i]`); the results name the devices, the halo's bytes and the
@@ -84,7 +85,7 @@ fn measure<T: Scalar>(
     d.set_overlap(settings.overlap);
     m.overlapping_parts = Some(if settings.overlap { d.parts_with_interior() } else { 0 });
     d.synchronize()?;
-    m.convert_ms = t.elapsed().as_secs_f64() * 1e3; // conversion and upload of every part
+    m.convert_ms = ms_since(t); // conversion and upload of every part
     let formats = d.part_formats();
     if formats.iter().any(|f| *f != m.format) {
         m.chosen = Some(formats.join("|"));
@@ -105,7 +106,7 @@ fn measure<T: Scalar>(
         let t = Instant::now();
         d.spmv(&xd, &mut y)?;
         d.synchronize()?;
-        times.push(t.elapsed().as_secs_f64() * 1e3);
+        times.push(ms_since(t));
     }
     (m.median_ms, m.min_ms) = median_min(&mut times);
     let (product, exchange) = d.time_products(settings.reps)?;

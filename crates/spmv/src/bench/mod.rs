@@ -20,8 +20,9 @@ use crate::error::{Error, Result};
 use crate::formats::{FormatStats, HostMatrix};
 use crate::gpu::{grid_for, jit, Kernel};
 use crate::matrix::{Csr, Precision, Scalar};
-use crate::operator::TransposePath;
 pub use crate::measure::median_min;
+use crate::measure::ms_since;
+use crate::operator::TransposePath;
 use crate::reference::Check;
 use crate::reorder::{self, Reordering};
 pub use crate::Backend;
@@ -437,7 +438,7 @@ impl Backend {
                         dst.par_chunks_mut(1 << 20)
                             .zip(src.par_chunks(1 << 20))
                             .for_each(|(d, s)| d.copy_from_slice(s));
-                        t.elapsed().as_secs_f64() * 1e3
+                        ms_since(t)
                     })
                     .collect();
                 std::hint::black_box(&dst);
@@ -471,7 +472,7 @@ impl Backend {
                 Some(reorder::permutation(a, method).and_then(|p| Ok((p.apply(a)?, Arc::new(p)))))
             }
         };
-        let reorder_ms = t.elapsed().as_secs_f64() * 1e3;
+        let reorder_ms = ms_since(t);
         let mut bounds = match self {
             Backend::Gpu(gpu) => Some(bound::Bounds::<T>::new(gpu, settings)),
             Backend::Cpu => None,
@@ -520,7 +521,7 @@ impl Backend {
                     m.error = Some(e.to_string());
                 }
                 Ok(format) => {
-                    m.convert_ms = t.elapsed().as_secs_f64() * 1e3;
+                    m.convert_ms = ms_since(t);
                     m.chosen = format.chosen();
                     m.stats = format.stats();
                     if let Err(e) = measure(self, &format, &run, &mut m) {
@@ -638,7 +639,7 @@ fn measure<T: Scalar>(
     let t = Instant::now();
     let device = format.upload(gpu)?;
     gpu.synchronize()?;
-    m.upload_ms = Some(t.elapsed().as_secs_f64() * 1e3);
+    m.upload_ms = Some(ms_since(t));
     m.device_convert_ms = device.conversion_ms();
     m.bytes_read = device.bytes_read();
     let x_dev = gpu.upload(&operands.x)?;
@@ -699,7 +700,7 @@ fn measure_cpu<T: Scalar>(
     for _ in 0..settings.reps {
         let t = Instant::now();
         product.run_host(format, x, &mut y)?;
-        times.push(t.elapsed().as_secs_f64() * 1e3);
+        times.push(ms_since(t));
     }
     m.back_to_back_ms = times.iter().sum::<f64>() / times.len().max(1) as f64;
     (m.median_ms, m.min_ms) = median_min(&mut times);

@@ -10,7 +10,7 @@
 use std::cell::RefCell;
 use std::time::Instant;
 
-use cudarc::driver::{CudaSlice, CudaView, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaView, LaunchArgs, PushKernelArg};
 
 use super::{DistVector, DistributedMatrix};
 use crate::error::{Error, Result};
@@ -68,6 +68,39 @@ struct PartState<T> {
     kernels: StepKernels,
     /// GMRES: the addresses of the part's own entries of the basis' vectors.
     table: Option<CudaSlice<u64>>,
+}
+
+impl<T: Scalar> PartState<T> {
+    /// GMRES's basis table ([`Engine::gm_basis`] made it).
+    fn table(&self) -> &CudaSlice<u64> {
+        self.table.as_ref().expect("gm_basis ran")
+    }
+
+    /// Launches step kernel `step` on this part with (n, s) first, then what `args` pushes,
+    /// then for a summing step (`sums`) the part's partial sums, block counter and
+    /// `Op::Totals` (the host finishes the step from every part's totals).
+    ///
+    /// # Safety
+    /// `args` pushes the rest of the step's parameters, under the SAFETY comment of the
+    /// `Engine` impl below; `s` is this part's scalars.
+    unsafe fn step<'a>(
+        &'a self,
+        gpu: &'a Gpu,
+        s: &'a CudaSlice<f64>,
+        (step, sums): (usize, bool),
+        args: impl FnOnce(&mut LaunchArgs<'a>),
+    ) -> Result<()> {
+        // SAFETY: the caller's.
+        unsafe {
+            self.kernels.steps[step].launch(gpu, |l| {
+                l.arg(&self.n32).arg(s);
+                args(l);
+                if sums {
+                    l.arg(&self.partial).arg(&self.counter).arg(&(Op::Totals as u32));
+                }
+            })
+        }
+    }
 }
 
 struct DistEngine<'a, T: Scalar> {
@@ -162,6 +195,30 @@ impl<'a, T: Scalar> DistEngine<'a, T> {
 
     /// The parts' totals (added in part order), the step `op` on the host, the scalars back
     /// to every part.
+    /// `launch` on every part, only while `active` (the launches of a stopped solve or a
+    /// finished GMRES cycle would change nothing).
+    fn each_while(
+        &self,
+        active: bool,
+        launch: impl FnMut(usize, &Gpu, &PartState<T>) -> Result<()>,
+    ) -> Result<()> {
+        if active {
+            self.each(launch)?;
+        }
+        Ok(())
+    }
+
+    /// A summing step: `launch` on every part while running, then the host finishes `op`
+    /// from the parts' totals.
+    fn summing(
+        &self,
+        op: Op,
+        launch: impl FnMut(usize, &Gpu, &PartState<T>) -> Result<()>,
+    ) -> Result<()> {
+        self.each_while(self.running(), launch)?;
+        self.finish(op)
+    }
+
     fn finish(&self, op: Op) -> Result<()> {
         self.settle(|s, parts| {
             step(s, Self::total(parts, slot::U), Self::total(parts, slot::V), op)
@@ -219,152 +276,112 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
         self.use_d != 0
     }
     fn dots(&self, a: &DistVector<T>, b: &DistVector<T>, c: &DistVector<T>, op: Op) -> Result<()> {
-        if self.running() {
-            self.each(|i, gpu, st| {
-                let (a, b, c, s) = (self.own(a, i), self.own(b, i), self.own(c, i), st.s.borrow());
-                unsafe {
-                    st.kernels.dots.launch(gpu, |l| {
-                        l.arg(&st.n32).arg(&*s).arg(&a).arg(&b).arg(&c);
-                        l.arg(&st.partial).arg(&st.counter).arg(&(Op::Totals as u32));
-                    })
-                }
-            })?;
-        }
-        self.finish(op)
+        self.summing(op, |i, gpu, st| {
+            let (a, b, c, s) = (self.own(a, i), self.own(b, i), self.own(c, i), st.s.borrow());
+            unsafe {
+                st.kernels.dots.launch(gpu, |l| {
+                    l.arg(&st.n32).arg(&*s).arg(&a).arg(&b).arg(&c);
+                    l.arg(&st.partial).arg(&st.counter).arg(&(Op::Totals as u32));
+                })
+            }
+        })
     }
     fn cg_update(&self, vs: &mut CgVectors<DistVector<T>>) -> Result<()> {
         let CgVectors { x, r, z, p, q } = &*vs;
-        if self.running() {
-            self.each(|i, gpu, st| {
-                let (p, q, s) = (self.own(p, i), self.own(q, i), st.s.borrow());
-                let (x, r, z) = (self.own(x, i), self.own(r, i), self.own(z, i));
-                unsafe {
-                    st.kernels.steps[CG_UPDATE].launch(gpu, |l| {
-                        l.arg(&st.n32).arg(&*s).arg(&p).arg(&q).arg(&st.d).arg(&self.use_d);
-                        l.arg(&x).arg(&r).arg(&z).arg(&st.partial).arg(&st.counter);
-                        l.arg(&(Op::Totals as u32));
-                    })
-                }
-            })?;
-        }
-        self.finish(Op::CgRz)
+        self.summing(Op::CgRz, |i, gpu, st| {
+            let (p, q, s) = (self.own(p, i), self.own(q, i), st.s.borrow());
+            let (x, r, z) = (self.own(x, i), self.own(r, i), self.own(z, i));
+            unsafe {
+                st.step(gpu, &s, (CG_UPDATE, true), |l| {
+                    l.arg(&p).arg(&q).arg(&st.d).arg(&self.use_d).arg(&x).arg(&r).arg(&z);
+                })
+            }
+        })
     }
     fn cg_direction(&self, vs: &mut CgVectors<DistVector<T>>) -> Result<()> {
         let (z, p) = vs.direction(self.use_d != 0);
-        if !self.running() {
-            return Ok(());
-        }
-        self.each(|i, gpu, st| {
+        self.each_while(self.running(), |i, gpu, st| {
             let (z, p, s) = (self.own(z, i), self.own(p, i), st.s.borrow());
             unsafe {
-                st.kernels.steps[CG_DIRECTION].launch(gpu, |l| {
-                    l.arg(&st.n32).arg(&*s).arg(&z).arg(&p);
+                st.step(gpu, &s, (CG_DIRECTION, false), |l| {
+                    l.arg(&z).arg(&p);
                 })
             }
         })
     }
     fn bi_direction(&self, vs: &mut BiVectors<DistVector<T>>) -> Result<()> {
         let BiVectors { r, v, p, p_hat, .. } = &*vs;
-        if !self.running() {
-            return Ok(());
-        }
-        self.each(|i, gpu, st| {
+        self.each_while(self.running(), |i, gpu, st| {
             let (r, v, s) = (self.own(r, i), self.own(v, i), st.s.borrow());
             let (p, p_hat) = (self.own(p, i), self.own(p_hat, i));
             unsafe {
-                st.kernels.steps[BI_DIRECTION].launch(gpu, |l| {
-                    l.arg(&st.n32).arg(&*s).arg(&r).arg(&v).arg(&st.d).arg(&self.use_d);
-                    l.arg(&p).arg(&p_hat);
+                st.step(gpu, &s, (BI_DIRECTION, false), |l| {
+                    l.arg(&r).arg(&v).arg(&st.d).arg(&self.use_d).arg(&p).arg(&p_hat);
                 })
             }
         })
     }
     fn bi_s(&self, vs: &mut BiVectors<DistVector<T>>) -> Result<()> {
         let BiVectors { v, r, s_hat, .. } = &*vs;
-        if self.running() {
-            self.each(|i, gpu, st| {
-                let (v, r, s_hat, s) =
-                    (self.own(v, i), self.own(r, i), self.own(s_hat, i), st.s.borrow());
-                unsafe {
-                    st.kernels.steps[BI_S].launch(gpu, |l| {
-                        l.arg(&st.n32).arg(&*s).arg(&v).arg(&st.d).arg(&self.use_d);
-                        l.arg(&r).arg(&s_hat).arg(&st.partial).arg(&st.counter);
-                        l.arg(&(Op::Totals as u32));
-                    })
-                }
-            })?;
-        }
-        self.finish(Op::BiS)
+        self.summing(Op::BiS, |i, gpu, st| {
+            let (v, r, s_hat, s) =
+                (self.own(v, i), self.own(r, i), self.own(s_hat, i), st.s.borrow());
+            unsafe {
+                st.step(gpu, &s, (BI_S, true), |l| {
+                    l.arg(&v).arg(&st.d).arg(&self.use_d).arg(&r).arg(&s_hat);
+                })
+            }
+        })
     }
     fn bi_update(&self, vs: &mut BiVectors<DistVector<T>>) -> Result<()> {
         let ((p_used, s_hat, t, r_hat), (x, r)) = vs.update(self.use_d != 0);
-        if self.running() {
-            self.each(|i, gpu, st| {
-                let (p_used, s_hat) = (self.own(p_used, i), self.own(s_hat, i));
-                let (t, r_hat, s) = (self.own(t, i), self.own(r_hat, i), st.s.borrow());
-                let (x, r) = (self.own(x, i), self.own(r, i));
-                unsafe {
-                    st.kernels.steps[BI_UPDATE].launch(gpu, |l| {
-                        l.arg(&st.n32).arg(&*s).arg(&p_used).arg(&s_hat).arg(&t).arg(&r_hat);
-                        l.arg(&self.use_d).arg(&x).arg(&r).arg(&st.partial).arg(&st.counter);
-                        l.arg(&(Op::Totals as u32));
-                    })
-                }
-            })?;
-        }
-        self.finish(Op::BiRho)
+        self.summing(Op::BiRho, |i, gpu, st| {
+            let (p_used, s_hat) = (self.own(p_used, i), self.own(s_hat, i));
+            let (t, r_hat, s) = (self.own(t, i), self.own(r_hat, i), st.s.borrow());
+            let (x, r) = (self.own(x, i), self.own(r, i));
+            unsafe {
+                st.step(gpu, &s, (BI_UPDATE, true), |l| {
+                    l.arg(&p_used).arg(&s_hat).arg(&t).arg(&r_hat).arg(&self.use_d);
+                    l.arg(&x).arg(&r);
+                })
+            }
+        })
     }
     fn mr_alpha(&self, vs: &mut MrVectors<DistVector<T>>) -> Result<()> {
         let MrVectors { v, r1, q, .. } = &*vs;
-        if self.running() {
-            self.each(|i, gpu, st| {
-                let (v, r1, q, s) =
-                    (self.own(v, i), self.own(r1, i), self.own(q, i), st.s.borrow());
-                unsafe {
-                    st.kernels.steps[MR_ALPHA].launch(gpu, |l| {
-                        l.arg(&st.n32).arg(&*s).arg(&v).arg(&r1).arg(&q);
-                        l.arg(&st.partial).arg(&st.counter).arg(&(Op::Totals as u32));
-                    })
-                }
-            })?;
-        }
-        self.finish(Op::MrAlpha)
+        self.summing(Op::MrAlpha, |i, gpu, st| {
+            let (v, r1, q, s) = (self.own(v, i), self.own(r1, i), self.own(q, i), st.s.borrow());
+            unsafe {
+                st.step(gpu, &s, (MR_ALPHA, true), |l| {
+                    l.arg(&v).arg(&r1).arg(&q);
+                })
+            }
+        })
     }
     fn mr_beta(&self, vs: &mut MrVectors<DistVector<T>>) -> Result<()> {
         let MrVectors { q, r1, r2, y, .. } = &*vs;
-        if self.running() {
-            self.each(|i, gpu, st| {
-                let (q, r1, r2, y) =
-                    (self.own(q, i), self.own(r1, i), self.own(r2, i), self.own(y, i));
-                let s = st.s.borrow();
-                unsafe {
-                    st.kernels.steps[MR_BETA].launch(gpu, |l| {
-                        l.arg(&st.n32).arg(&*s).arg(&q).arg(&st.d).arg(&self.use_d);
-                        l.arg(&r1).arg(&r2).arg(&y).arg(&st.partial).arg(&st.counter);
-                        l.arg(&(Op::Totals as u32));
-                    })
-                }
-            })?;
-        }
-        self.finish(Op::MrBeta)
+        self.summing(Op::MrBeta, |i, gpu, st| {
+            let (q, r1, r2, y) = (self.own(q, i), self.own(r1, i), self.own(r2, i), self.own(y, i));
+            let s = st.s.borrow();
+            unsafe {
+                st.step(gpu, &s, (MR_BETA, true), |l| {
+                    l.arg(&q).arg(&st.d).arg(&self.use_d).arg(&r1).arg(&r2).arg(&y);
+                })
+            }
+        })
     }
     fn mr_update(&self, vs: &mut MrVectors<DistVector<T>>) -> Result<()> {
         let y = vs.y_used(self.use_d != 0);
         let MrVectors { v, w1, w2, x, .. } = &*vs;
-        if self.running() {
-            self.each(|i, gpu, st| {
-                let (y, v, w1, w2) =
-                    (self.own(y, i), self.own(v, i), self.own(w1, i), self.own(w2, i));
-                let (x, s) = (self.own(x, i), st.s.borrow());
-                unsafe {
-                    st.kernels.steps[MR_UPDATE].launch(gpu, |l| {
-                        l.arg(&st.n32).arg(&*s).arg(&y).arg(&v).arg(&w1).arg(&w2).arg(&x);
-                        l.arg(&st.partial).arg(&st.counter).arg(&(Op::Totals as u32));
-                    })
-                }
-            })?;
-        }
-        self.finish(Op::MrCheck)
+        self.summing(Op::MrCheck, |i, gpu, st| {
+            let (y, v, w1, w2) = (self.own(y, i), self.own(v, i), self.own(w1, i), self.own(w2, i));
+            let (x, s) = (self.own(x, i), st.s.borrow());
+            unsafe {
+                st.step(gpu, &s, (MR_UPDATE, true), |l| {
+                    l.arg(&y).arg(&v).arg(&w1).arg(&w2).arg(&x);
+                })
+            }
+        })
     }
     fn gm_basis(&mut self, vs: &GmVectors<DistVector<T>>) -> Result<()> {
         for (i, state) in self.parts.iter_mut().enumerate() {
@@ -382,17 +399,14 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
     }
     fn gm_dots(&self, _: &GmVectors<DistVector<T>>, j: usize, op: Op) -> Result<()> {
         let j32 = j as u32;
-        if self.gm_active() {
-            self.each(|_, gpu, st| {
-                let (s, table) = (st.s.borrow(), st.table.as_ref().expect("gm_basis ran"));
-                unsafe {
-                    st.kernels.steps[GM_DOTS].launch(gpu, |l| {
-                        l.arg(&st.n32).arg(&*s).arg(table).arg(&j32);
-                        l.arg(&st.partial).arg(&st.counter).arg(&(Op::Totals as u32));
-                    })
-                }
-            })?;
-        }
+        self.each_while(self.gm_active(), |_, gpu, st| {
+            let (s, table) = (st.s.borrow(), st.table());
+            unsafe {
+                st.step(gpu, &s, (GM_DOTS, true), |l| {
+                    l.arg(table).arg(&j32);
+                })
+            }
+        })?;
         self.settle(|s, parts| {
             if s[slot::STATUS] == stop::RUNNING as f64 && s[slot::GM_DONE] == 0.0 {
                 let at = GmAt::of(s);
@@ -403,17 +417,14 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
     }
     fn gm_subtract(&self, _: &mut GmVectors<DistVector<T>>, j: usize, norm: bool) -> Result<()> {
         let (j32, norm32) = (j as u32, norm as u32);
-        if self.gm_active() {
-            self.each(|_, gpu, st| {
-                let (s, table) = (st.s.borrow(), st.table.as_ref().expect("gm_basis ran"));
-                unsafe {
-                    st.kernels.steps[GM_SUBTRACT].launch(gpu, |l| {
-                        l.arg(&st.n32).arg(&*s).arg(table).arg(&j32).arg(&norm32);
-                        l.arg(&st.partial).arg(&st.counter).arg(&(Op::Totals as u32));
-                    })
-                }
-            })?;
-        }
+        self.each_while(self.gm_active(), |_, gpu, st| {
+            let (s, table) = (st.s.borrow(), st.table());
+            unsafe {
+                st.step(gpu, &s, (GM_SUBTRACT, true), |l| {
+                    l.arg(table).arg(&j32).arg(&norm32);
+                })
+            }
+        })?;
         if norm {
             self.gm_finish(Op::GmArnoldi, j)?;
         }
@@ -421,46 +432,34 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
     }
     fn gm_normalize(&self, vs: &mut GmVectors<DistVector<T>>, j: usize) -> Result<()> {
         let j32 = j as u32;
-        if !self.gm_active() {
-            return Ok(());
-        }
-        self.each(|i, gpu, st| {
-            let (s, table, z) =
-                (st.s.borrow(), st.table.as_ref().expect("gm_basis ran"), self.own(&vs.z, i));
+        self.each_while(self.gm_active(), |i, gpu, st| {
+            let (s, table, z) = (st.s.borrow(), st.table(), self.own(&vs.z, i));
             unsafe {
-                st.kernels.steps[GM_NORMALIZE].launch(gpu, |l| {
-                    l.arg(&st.n32).arg(&*s).arg(table).arg(&j32);
-                    l.arg(&st.d).arg(&self.use_d).arg(&z);
+                st.step(gpu, &s, (GM_NORMALIZE, false), |l| {
+                    l.arg(table).arg(&j32).arg(&st.d).arg(&self.use_d).arg(&z);
                 })
             }
         })
     }
     fn gm_update(&self, vs: &mut GmVectors<DistVector<T>>) -> Result<()> {
-        if !self.running() {
-            return Ok(());
-        }
-        self.each(|i, gpu, st| {
-            let (s, table, x) =
-                (st.s.borrow(), st.table.as_ref().expect("gm_basis ran"), self.own(&vs.x, i));
+        self.each_while(self.running(), |i, gpu, st| {
+            let (s, table, x) = (st.s.borrow(), st.table(), self.own(&vs.x, i));
             unsafe {
-                st.kernels.steps[GM_UPDATE].launch(gpu, |l| {
-                    l.arg(&st.n32).arg(&*s).arg(table).arg(&st.d).arg(&self.use_d).arg(&x);
+                st.step(gpu, &s, (GM_UPDATE, false), |l| {
+                    l.arg(table).arg(&st.d).arg(&self.use_d).arg(&x);
                 })
             }
         })
     }
     fn gm_restart(&self, vs: &mut GmVectors<DistVector<T>>) -> Result<()> {
-        if self.running() {
-            self.each(|i, gpu, st| {
-                let (b, r, s) = (self.own(&vs.b, i), self.own(&vs.basis[0], i), st.s.borrow());
-                unsafe {
-                    st.kernels.steps[GM_RESTART].launch(gpu, |l| {
-                        l.arg(&st.n32).arg(&*s).arg(&b).arg(&r);
-                        l.arg(&st.partial).arg(&st.counter).arg(&(Op::Totals as u32));
-                    })
-                }
-            })?;
-        }
+        self.each_while(self.running(), |i, gpu, st| {
+            let (b, r, s) = (self.own(&vs.b, i), self.own(&vs.basis[0], i), st.s.borrow());
+            unsafe {
+                st.step(gpu, &s, (GM_RESTART, true), |l| {
+                    l.arg(&b).arg(&r);
+                })
+            }
+        })?;
         self.gm_finish(Op::GmRestart, 0)
     }
     fn cycle_done(&self) -> bool {

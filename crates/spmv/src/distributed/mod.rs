@@ -61,6 +61,7 @@ use crate::error::{Error, Result};
 use crate::formats::{DeviceMatrix, FormatHandle};
 use crate::gpu::{grid_stride, with_sub_slice, with_sub_slice_ref, Gpu, Kernel};
 use crate::matrix::{Csr, Scalar};
+use crate::measure::ms_since;
 use crate::operator::{from_columns, to_columns, Block, Layout};
 
 /// How the halo travels between parts.
@@ -637,7 +638,7 @@ impl<T: Scalar> DistributedMatrix<T> {
                 f()?;
             }
             self.synchronize()?;
-            Ok(start.elapsed().as_secs_f64() * 1e3 / reps as f64)
+            Ok(ms_since(start) / reps as f64)
         };
         let product = time(&mut || self.spmv(&xd, &mut y))?;
         let exchange = time(&mut || {

@@ -44,8 +44,32 @@ macro_rules! cpu_and_device {
 }
 pub(crate) use cpu_and_device;
 
+/// The body of a format's `launch_block` over its [`BlockKernels`] `$kernels`: the kernel
+/// for `$block` (or `None`, see [`BlockKernels::get`]), launched with every block kernel's
+/// (m, n, k) first, then the format's arguments as `$push` pushes them into `$a`, then
+/// (x, y, α, β) last (block.cu). The caller's SAFETY comment covers the launch. Defined
+/// before the format modules, which reach it by textual scope.
+macro_rules! launch_block_kernels {
+    ($kernels:expr, $gpu:expr, $p:ident, $block:expr, m = $m:expr, |$a:ident| $push:block) => {{
+        let (kernel, k, n) = match $kernels.get::<T>($gpu, $block, $p.x.len())? {
+            Ok(got) => got,
+            Err(e) => return Some(Err(e)),
+        };
+        let m: u32 = $m;
+        let crate::formats::Scaled { alpha, x, beta, y } = $p;
+        Some(unsafe {
+            kernel.launch($gpu, |$a| {
+                $a.arg(&m).arg(&n).arg(&k);
+                $push
+                $a.arg(x).arg(y).arg(&alpha).arg(&beta);
+            })
+        })
+    }};
+}
+
 pub mod amf_csr;
 mod atomic_add;
+mod block_grid;
 pub mod brc;
 pub mod brcp;
 pub mod carry;
@@ -76,6 +100,7 @@ pub mod teb;
 pub(crate) mod test_support;
 pub mod values;
 
+pub(crate) use block_grid::BlockGrid;
 pub(crate) use device::{arg_u32, Arg, BlockKernels, OneKernel};
 pub use device::{DeviceEntries, DeviceFormat, DeviceMatrix, Scaled};
 pub use host::{FormatHandle, HostMatrix, MatrixInfo, SpmvFormat, TransposeFormat};

@@ -15,6 +15,7 @@ use rayon::prelude::*;
 use super::krylov::{dot, stop, KrylovSettings, Progress};
 use crate::error::Result;
 use crate::matrix::Scalar;
+use crate::measure::ms_since;
 use crate::operator::LinearOperator;
 
 /// The solve's scalars (krylov.cu's `s[]`).
@@ -381,7 +382,7 @@ impl Stopped {
         Stopped {
             code,
             launched,
-            iteration_ms: started.elapsed().as_secs_f64() * 1e3 / launched.max(1) as f64,
+            iteration_ms: ms_since(started) / launched.max(1) as f64,
             iterations,
             rr: s[slot::RR],
             value: s[slot::VALUE],

@@ -6,7 +6,7 @@
 //! are in [`super::methods`]; dot products are summed in f64 in a fixed order, so a
 //! deterministic format gives the same bits in every run, and the host engine's bits.
 
-use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, DevicePtr, LaunchArgs, LaunchConfig, PushKernelArg};
 
 use super::engine::{drive, BiVectors, CgVectors, Engine, GmVectors, MrVectors, Op, Pace, Stopped};
 use super::krylov::Method;
@@ -51,24 +51,33 @@ struct GpuEngine<'a, T: Scalar> {
     table: Option<CudaSlice<u64>>,
 }
 
-/// krylov.cu's kernels for n unknowns on one GPU: the dots and the steps (indices below).
+/// The step kernels, each an index into [`StepKernels::steps`]: step `NAME` is krylov.cu's
+/// `kr_name`, so one list gives both the indices and the kernels loaded in their order.
+macro_rules! steps {
+    ($($step:ident),+ $(,)?) => {
+        steps!(@index 0, $($step),+);
+        /// The steps' names, in index order.
+        const STEPS: [&str; [$(stringify!($step)),+].len()] = [$(stringify!($step)),+];
+    };
+    (@index $n:expr, $step:ident $(, $rest:ident)*) => {
+        pub(crate) const $step: usize = $n;
+        steps!(@index $n + 1 $(, $rest)*);
+    };
+    (@index $n:expr) => {};
+}
+// One line per method, in krylov.cu's order.
+steps! {
+    CG_UPDATE, CG_DIRECTION,
+    BI_DIRECTION, BI_S, BI_UPDATE,
+    MR_ALPHA, MR_BETA, MR_UPDATE,
+    GM_DOTS, GM_SUBTRACT, GM_NORMALIZE, GM_UPDATE, GM_RESTART,
+}
+
+/// krylov.cu's kernels for n unknowns on one GPU: the dots and the steps (indices above).
 pub(crate) struct StepKernels {
     pub dots: Kernel,
-    pub steps: [Kernel; 13],
+    pub steps: [Kernel; STEPS.len()],
 }
-pub(crate) const CG_UPDATE: usize = 0;
-pub(crate) const CG_DIRECTION: usize = 1;
-pub(crate) const BI_DIRECTION: usize = 2;
-pub(crate) const BI_S: usize = 3;
-pub(crate) const BI_UPDATE: usize = 4;
-pub(crate) const MR_ALPHA: usize = 5;
-pub(crate) const MR_BETA: usize = 6;
-pub(crate) const MR_UPDATE: usize = 7;
-pub(crate) const GM_DOTS: usize = 8;
-pub(crate) const GM_SUBTRACT: usize = 9;
-pub(crate) const GM_NORMALIZE: usize = 10;
-pub(crate) const GM_UPDATE: usize = 11;
-pub(crate) const GM_RESTART: usize = 12;
 
 /// The partial sums a solve's kernels need: two per block, GMRES's dots m + 1.
 pub(crate) fn partial_len(method: Method, settings: &KrylovSettings, n: usize) -> usize {
@@ -99,28 +108,43 @@ impl StepKernels {
         };
         let kernel =
             |name: &str| Kernel::new(gpu, &KERNELS, &format!("{name}_{}", T::SUFFIX), grid);
+        let steps: Vec<Kernel> = STEPS
+            .iter()
+            .map(|step| kernel(&format!("kr_{}", step.to_lowercase())))
+            .collect::<Result<_>>()?;
         Ok(StepKernels {
             dots: kernel("kr_dots")?,
-            steps: [
-                kernel("kr_cg_update")?,
-                kernel("kr_cg_direction")?,
-                kernel("kr_bi_direction")?,
-                kernel("kr_bi_s")?,
-                kernel("kr_bi_update")?,
-                kernel("kr_mr_alpha")?,
-                kernel("kr_mr_beta")?,
-                kernel("kr_mr_update")?,
-                kernel("kr_gm_dots")?,
-                kernel("kr_gm_subtract")?,
-                kernel("kr_gm_normalize")?,
-                kernel("kr_gm_update")?,
-                kernel("kr_gm_restart")?,
-            ],
+            steps: steps.try_into().unwrap_or_else(|_| unreachable!("one kernel per step")),
         })
     }
 }
 
 impl<T: Scalar> GpuEngine<'_, T> {
+    /// Launches step kernel `step` with (n, s) first, then what `args` pushes, then for a step
+    /// that sums (`sum`, its op code) the partial sums, the block counter and the op: every
+    /// step's parameter list in krylov.cu.
+    ///
+    /// # Safety
+    /// `args` pushes the rest of the step's parameters, under the SAFETY comment of the
+    /// `Engine` impl below.
+    unsafe fn step<'a>(
+        &'a self,
+        step: usize,
+        sum: Option<&'a u32>,
+        args: impl FnOnce(&mut LaunchArgs<'a>),
+    ) -> Result<()> {
+        // SAFETY: the caller's.
+        unsafe {
+            self.kernels.steps[step].launch(self.gpu, |l| {
+                l.arg(&self.n32).arg(&self.s);
+                args(l);
+                if let Some(op) = sum {
+                    l.arg(&self.partial).arg(&self.counter).arg(op);
+                }
+            })
+        }
+    }
+
     /// GMRES's basis table ([`Engine::gm_basis`] made it).
     fn table(&self) -> &CudaSlice<u64> {
         self.table.as_ref().expect("gm_basis runs before GMRES's steps")
@@ -216,67 +240,57 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
     }
     fn cg_update(&self, vs: &mut CgVectors<CudaSlice<T>>) -> Result<()> {
         let CgVectors { x, r, z, p, q } = &*vs;
-        let (n, s, d, use_d) = (&self.n32, &self.s, &self.d, &self.use_d);
         unsafe {
-            self.kernels.steps[CG_UPDATE].launch(self.gpu, |l| {
-                l.arg(n).arg(s).arg(p).arg(q).arg(d).arg(use_d).arg(x).arg(r).arg(z);
-                l.arg(&self.partial).arg(&self.counter).arg(&(Op::CgRz as u32));
+            self.step(CG_UPDATE, Some(&(Op::CgRz as u32)), |l| {
+                l.arg(p).arg(q).arg(&self.d).arg(&self.use_d).arg(x).arg(r).arg(z);
             })
         }
     }
     fn cg_direction(&self, vs: &mut CgVectors<CudaSlice<T>>) -> Result<()> {
         let (z, p) = vs.direction(self.use_d != 0);
         unsafe {
-            self.kernels.steps[CG_DIRECTION].launch(self.gpu, |l| {
-                l.arg(&self.n32).arg(&self.s).arg(z).arg(&*p);
+            self.step(CG_DIRECTION, None, |l| {
+                l.arg(z).arg(&*p);
             })
         }
     }
     fn bi_direction(&self, vs: &mut BiVectors<CudaSlice<T>>) -> Result<()> {
         let BiVectors { r, v, p, p_hat, .. } = &*vs;
-        let (n, s, d, use_d) = (&self.n32, &self.s, &self.d, &self.use_d);
         unsafe {
-            self.kernels.steps[BI_DIRECTION].launch(self.gpu, |l| {
-                l.arg(n).arg(s).arg(r).arg(v).arg(d).arg(use_d).arg(p).arg(p_hat);
+            self.step(BI_DIRECTION, None, |l| {
+                l.arg(r).arg(v).arg(&self.d).arg(&self.use_d).arg(p).arg(p_hat);
             })
         }
     }
     fn bi_s(&self, vs: &mut BiVectors<CudaSlice<T>>) -> Result<()> {
         let BiVectors { v, r, s_hat, .. } = &*vs;
-        let (n, s, d, use_d) = (&self.n32, &self.s, &self.d, &self.use_d);
         unsafe {
-            self.kernels.steps[BI_S].launch(self.gpu, |l| {
-                l.arg(n).arg(s).arg(v).arg(d).arg(use_d).arg(r).arg(s_hat);
-                l.arg(&self.partial).arg(&self.counter).arg(&(Op::BiS as u32));
+            self.step(BI_S, Some(&(Op::BiS as u32)), |l| {
+                l.arg(v).arg(&self.d).arg(&self.use_d).arg(r).arg(s_hat);
             })
         }
     }
     fn bi_update(&self, vs: &mut BiVectors<CudaSlice<T>>) -> Result<()> {
         let ((p_used, s_hat, t, r_hat), (x, r)) = vs.update(self.use_d != 0);
-        let (n, s, use_d) = (&self.n32, &self.s, &self.use_d);
         unsafe {
-            self.kernels.steps[BI_UPDATE].launch(self.gpu, |l| {
-                l.arg(n).arg(s).arg(p_used).arg(s_hat).arg(t).arg(r_hat).arg(use_d);
-                l.arg(&*x).arg(&*r).arg(&self.partial).arg(&self.counter).arg(&(Op::BiRho as u32));
+            self.step(BI_UPDATE, Some(&(Op::BiRho as u32)), |l| {
+                l.arg(p_used).arg(s_hat).arg(t).arg(r_hat).arg(&self.use_d).arg(&*x).arg(&*r);
             })
         }
     }
     fn mr_alpha(&self, vs: &mut MrVectors<CudaSlice<T>>) -> Result<()> {
         let MrVectors { v, r1, q, .. } = &*vs;
         unsafe {
-            self.kernels.steps[MR_ALPHA].launch(self.gpu, |l| {
-                l.arg(&self.n32).arg(&self.s).arg(v).arg(r1).arg(q);
-                l.arg(&self.partial).arg(&self.counter).arg(&(Op::MrAlpha as u32));
+            self.step(MR_ALPHA, Some(&(Op::MrAlpha as u32)), |l| {
+                l.arg(v).arg(r1).arg(q);
             })
         }
     }
     fn mr_beta(&self, vs: &mut MrVectors<CudaSlice<T>>) -> Result<()> {
         let MrVectors { q, r1, r2, y, .. } = &*vs;
-        let (n, s, d, use_d) = (&self.n32, &self.s, &self.d, &self.use_d);
         unsafe {
-            self.kernels.steps[MR_BETA].launch(self.gpu, |l| {
-                l.arg(n).arg(s).arg(q).arg(d).arg(use_d).arg(r1).arg(r2).arg(y);
-                l.arg(&self.partial).arg(&self.counter).arg(&(Op::MrBeta as u32));
+            self.step(MR_BETA, Some(&(Op::MrBeta as u32)), |l| {
+                l.arg(q).arg(&self.d).arg(&self.use_d).arg(r1).arg(r2).arg(y);
             })
         }
     }
@@ -284,9 +298,8 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
         let y = vs.y_used(self.use_d != 0);
         let MrVectors { v, w1, w2, x, .. } = &*vs;
         unsafe {
-            self.kernels.steps[MR_UPDATE].launch(self.gpu, |l| {
-                l.arg(&self.n32).arg(&self.s).arg(y).arg(v).arg(w1).arg(w2).arg(x);
-                l.arg(&self.partial).arg(&self.counter).arg(&(Op::MrCheck as u32));
+            self.step(MR_UPDATE, Some(&(Op::MrCheck as u32)), |l| {
+                l.arg(y).arg(v).arg(w1).arg(w2).arg(x);
             })
         }
     }
@@ -297,43 +310,39 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
     fn gm_dots(&self, _: &GmVectors<CudaSlice<T>>, j: usize, op: Op) -> Result<()> {
         let (table, j, op) = (self.table(), j as u32, op as u32);
         unsafe {
-            self.kernels.steps[GM_DOTS].launch(self.gpu, |l| {
-                l.arg(&self.n32).arg(&self.s).arg(table).arg(&j);
-                l.arg(&self.partial).arg(&self.counter).arg(&op);
+            self.step(GM_DOTS, Some(&op), |l| {
+                l.arg(table).arg(&j);
             })
         }
     }
     fn gm_subtract(&self, _: &mut GmVectors<CudaSlice<T>>, j: usize, norm: bool) -> Result<()> {
         let (table, j, norm) = (self.table(), j as u32, norm as u32);
         unsafe {
-            self.kernels.steps[GM_SUBTRACT].launch(self.gpu, |l| {
-                l.arg(&self.n32).arg(&self.s).arg(table).arg(&j).arg(&norm);
-                l.arg(&self.partial).arg(&self.counter).arg(&(Op::GmArnoldi as u32));
+            self.step(GM_SUBTRACT, Some(&(Op::GmArnoldi as u32)), |l| {
+                l.arg(table).arg(&j).arg(&norm);
             })
         }
     }
     fn gm_normalize(&self, vs: &mut GmVectors<CudaSlice<T>>, j: usize) -> Result<()> {
         let (table, j) = (self.table(), j as u32);
         unsafe {
-            self.kernels.steps[GM_NORMALIZE].launch(self.gpu, |l| {
-                l.arg(&self.n32).arg(&self.s).arg(table).arg(&j);
-                l.arg(&self.d).arg(&self.use_d).arg(&vs.z);
+            self.step(GM_NORMALIZE, None, |l| {
+                l.arg(table).arg(&j).arg(&self.d).arg(&self.use_d).arg(&vs.z);
             })
         }
     }
     fn gm_update(&self, vs: &mut GmVectors<CudaSlice<T>>) -> Result<()> {
         let table = self.table();
         unsafe {
-            self.kernels.steps[GM_UPDATE].launch(self.gpu, |l| {
-                l.arg(&self.n32).arg(&self.s).arg(table).arg(&self.d).arg(&self.use_d).arg(&vs.x);
+            self.step(GM_UPDATE, None, |l| {
+                l.arg(table).arg(&self.d).arg(&self.use_d).arg(&vs.x);
             })
         }
     }
     fn gm_restart(&self, vs: &mut GmVectors<CudaSlice<T>>) -> Result<()> {
         unsafe {
-            self.kernels.steps[GM_RESTART].launch(self.gpu, |l| {
-                l.arg(&self.n32).arg(&self.s).arg(&vs.b).arg(&vs.basis[0]);
-                l.arg(&self.partial).arg(&self.counter).arg(&(Op::GmRestart as u32));
+            self.step(GM_RESTART, Some(&(Op::GmRestart as u32)), |l| {
+                l.arg(&vs.b).arg(&vs.basis[0]);
             })
         }
     }

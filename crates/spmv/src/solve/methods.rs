@@ -17,6 +17,7 @@ use super::krylov::{
 use super::pagerank::{PowerEngine, Transition};
 use crate::error::{Error, Result};
 use crate::matrix::Scalar;
+use crate::measure::ms_since;
 use crate::operator::LinearOperator;
 
 /// Where a solver runs: the backend of the matrix, which makes the engine.
@@ -86,50 +87,36 @@ pub fn solve<T: Scalar, A: Solvable<T> + ?Sized>(
     }
 }
 
-/// Preconditioned conjugate gradients for a symmetric positive definite A (square, `b.len()`
-/// rows) on A's backend; `m_inv` is the preconditioner's diagonal ([`super::jacobi`]) or `None`.
-pub fn cg<T: Scalar, A: Solvable<T> + ?Sized>(
-    a: &A,
-    b: &[T],
-    m_inv: Option<&[T]>,
-    settings: &KrylovSettings,
-) -> Result<Solution<T>> {
-    solve(a, Method::Cg, b, m_inv, settings)
+/// Each method's entry point: [`solve`] with the method fixed, one signature for all.
+macro_rules! method_entry_points {
+    ($($(#[$doc:meta])* $name:ident = $method:ident;)+) => {$(
+        $(#[$doc])*
+        pub fn $name<T: Scalar, A: Solvable<T> + ?Sized>(
+            a: &A,
+            b: &[T],
+            m_inv: Option<&[T]>,
+            settings: &KrylovSettings,
+        ) -> Result<Solution<T>> {
+            solve(a, Method::$method, b, m_inv, settings)
+        }
+    )+};
 }
 
-/// Right-preconditioned BiCGSTAB (van der Vorst) for a general square A on A's backend,
-/// two products per iteration; `m_inv` as in [`cg`].
-pub fn bicgstab<T: Scalar, A: Solvable<T> + ?Sized>(
-    a: &A,
-    b: &[T],
-    m_inv: Option<&[T]>,
-    settings: &KrylovSettings,
-) -> Result<Solution<T>> {
-    solve(a, Method::Bicgstab, b, m_inv, settings)
-}
-
-/// Preconditioned MINRES (Paige–Saunders) for a symmetric A, definite or indefinite, on A's
-/// backend, one product per iteration; `m_inv` as in [`cg`] but positive (a positive definite
-/// preconditioner). Its residual estimate is that of the recurrence, as CG's.
-pub fn minres<T: Scalar, A: Solvable<T> + ?Sized>(
-    a: &A,
-    b: &[T],
-    m_inv: Option<&[T]>,
-    settings: &KrylovSettings,
-) -> Result<Solution<T>> {
-    solve(a, Method::Minres, b, m_inv, settings)
-}
-
-/// Restarted GMRES(m) (m = `settings.restart`) for a general square A on A's backend, right
-/// preconditioned by `m_inv` (as in [`cg`]), the Arnoldi basis orthogonalised by classical
-/// Gram–Schmidt twice; each cycle ends with the true residual b − A·x, the restart's test.
-pub fn gmres<T: Scalar, A: Solvable<T> + ?Sized>(
-    a: &A,
-    b: &[T],
-    m_inv: Option<&[T]>,
-    settings: &KrylovSettings,
-) -> Result<Solution<T>> {
-    solve(a, Method::Gmres, b, m_inv, settings)
+method_entry_points! {
+    /// Preconditioned conjugate gradients for a symmetric positive definite A (square, `b.len()`
+    /// rows) on A's backend; `m_inv` is the preconditioner's diagonal ([`super::jacobi`]) or `None`.
+    cg = Cg;
+    /// Right-preconditioned BiCGSTAB (van der Vorst) for a general square A on A's backend,
+    /// two products per iteration; `m_inv` as in [`cg`].
+    bicgstab = Bicgstab;
+    /// Preconditioned MINRES (Paige–Saunders) for a symmetric A, definite or indefinite, on A's
+    /// backend, one product per iteration; `m_inv` as in [`cg`] but positive (a positive definite
+    /// preconditioner). Its residual estimate is that of the recurrence, as CG's.
+    minres = Minres;
+    /// Restarted GMRES(m) (m = `settings.restart`) for a general square A on A's backend, right
+    /// preconditioned by `m_inv` (as in [`cg`]), the Arnoldi basis orthogonalised by classical
+    /// Gram–Schmidt twice; each cycle ends with the true residual b − A·x, the restart's test.
+    gmres = Gmres;
 }
 
 /// A solve after its checks: what it runs, ‖b‖ and the clock.
@@ -179,7 +166,7 @@ pub(crate) fn begin<'a, T: Scalar>(
             iterations: 0,
             residual: true_residual,
             true_residual,
-            ms: start.elapsed().as_secs_f64() * 1e3,
+            ms: ms_since(start),
             iteration_ms: 0.0,
             graph: false,
         }));
@@ -228,7 +215,7 @@ pub(crate) fn run<T: Scalar, E: Engine<T>>(e: &mut E, job: Job<'_, T>) -> Result
         iterations: stopped.iterations,
         residual: stopped.rr.sqrt() / bnorm,
         true_residual,
-        ms: start.elapsed().as_secs_f64() * 1e3,
+        ms: ms_since(start),
         iteration_ms: stopped.iteration_ms,
         graph: stopped.graph,
     })

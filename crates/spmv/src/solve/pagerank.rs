@@ -60,6 +60,7 @@ use crate::error::{Error, Result};
 use crate::formats::DeviceMatrix;
 use crate::gpu::{Gpu, Kernel, KernelModule};
 use crate::matrix::{Csr, Scalar};
+use crate::measure::ms_since;
 use crate::operator::LinearOperator;
 
 /// The CUDA kernels of the GPU iteration.
@@ -195,13 +196,7 @@ impl Transition {
         let dangling: Vec<u8> = out_weight.par_iter().map(|&w| u8::from(w == 0.0)).collect();
         let dangling_count = dangling.iter().map(|&d| d as usize).sum();
         let gt = Csr::new_checked(n, n, row_ptr, col_idx, values)?;
-        Ok(Transition {
-            gt,
-            dangling,
-            dangling_count,
-            weights,
-            build_ms: start.elapsed().as_secs_f64() * 1e3,
-        })
+        Ok(Transition { gt, dangling, dangling_count, weights, build_ms: ms_since(start) })
     }
 
     /// Nodes of the graph.
@@ -381,7 +376,7 @@ pub(crate) fn power_iteration<T: Scalar>(
         }
     }
     e.synchronize()?;
-    let total_ms = start.elapsed().as_secs_f64() * 1e3;
+    let total_ms = ms_since(start);
     Ok(PageRank { ranks: e.ranks()?, iterations, converged, residual, total_ms })
 }
 

@@ -127,25 +127,19 @@ fn gmres_solves_nonsymmetric_systems() {
 
 #[test]
 fn minres_and_gmres_stop_as_told() {
-    let a = convection_diffusion(20, 0.3);
-    let (_, b) = problem(&a);
-    // max_iter Arnoldi steps, across restarts.
-    let s = solve::gmres(&a, &b, None, &settings(1e-14, 7, 3)).unwrap();
-    assert!(
-        s.outcome == Outcome::NotConverged && s.iterations == 7,
-        "{:?} {}",
-        s.outcome,
-        s.iterations
-    );
-    let sym = shifted_poisson(20, 1.0);
-    let (_, bs) = problem(&sym);
-    let s = solve::minres(&sym, &bs, None, &settings(1e-14, 5, 30)).unwrap();
-    assert!(
-        s.outcome == Outcome::NotConverged && s.iterations == 5,
-        "{:?} {}",
-        s.outcome,
-        s.iterations
-    );
+    let (a, sym) = (convection_diffusion(20, 0.3), shifted_poisson(20, 1.0));
+    // Each stops after max_iter steps (GMRES's Arnoldi steps across restarts) unconverged.
+    for (s, max_iter) in [
+        (solve::gmres(&a, &problem(&a).1, None, &settings(1e-14, 7, 3)).unwrap(), 7),
+        (solve::minres(&sym, &problem(&sym).1, None, &settings(1e-14, 5, 30)).unwrap(), 5),
+    ] {
+        assert!(
+            s.outcome == Outcome::NotConverged && s.iterations == max_iter,
+            "{:?} {}",
+            s.outcome,
+            s.iterations
+        );
+    }
     // A singular system (row and column 0 emptied, b[0] ≠ 0) is never reported solved.
     let p = generate("poisson2d:n=12");
     let singular = common::with_values(&p, |r, c, v| if r == 0 || c == 0 { 0.0 } else { v });

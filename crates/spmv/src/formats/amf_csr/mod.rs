@@ -55,6 +55,7 @@ use super::{FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
+use crate::measure::ms_since;
 
 /// The format's CUDA kernels (`kernel.cu`).
 pub const KERNELS: KernelModule =
@@ -144,7 +145,7 @@ impl<T: Scalar> AmfCsr<T> {
             row_block_ptr.windows(2).map(|w| row_ptr[w[1] as usize] - row_ptr[w[0] as usize]),
             tl,
         );
-        let fold_ms = started.elapsed().as_secs_f64() * 1e3;
+        let fold_ms = ms_since(started);
         Ok(AmfCsr {
             ts,
             tl,

@@ -64,6 +64,7 @@ use super::{FormatInfo, Param};
 use crate::error::{Error, Result};
 use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
+use crate::measure::ms_since;
 
 /// The format's CUDA kernels (`kernel.cu`).
 pub const KERNELS: KernelModule =
@@ -329,7 +330,7 @@ impl<T: Scalar> Brc<T> {
             })
             .collect();
         pieces.par_sort_by_key(|p| std::cmp::Reverse(p.len)); // stable
-        let sort_ms = start.elapsed().as_secs_f64() * 1e3;
+        let sort_ms = ms_since(start);
 
         let start = Instant::now();
         let blocks = pieces.len().div_ceil(block_rows);
@@ -358,7 +359,7 @@ impl<T: Scalar> Brc<T> {
                 }
                 entries
             });
-        let fill_ms = start.elapsed().as_secs_f64() * 1e3;
+        let fill_ms = ms_since(start);
 
         Ok(Brc {
             nrows: m,

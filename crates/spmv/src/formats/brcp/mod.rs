@@ -111,6 +111,7 @@ use super::{FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
+use crate::measure::ms_since;
 
 /// The format's CUDA kernels (`kernel.cu`).
 pub const KERNELS: KernelModule =
@@ -254,7 +255,7 @@ impl<T: Scalar> Brcp<T> {
         let nonempty = sorted.partition_point(|&r| a.row_len(r as usize) > 0);
         let empty_rows = sorted.split_off(nonempty);
         let lens: Vec<usize> = sorted.par_iter().map(|&r| a.row_len(r as usize)).collect();
-        let sort_ms = start.elapsed().as_secs_f64() * 1e3;
+        let sort_ms = ms_since(start);
 
         let start = Instant::now();
         let starts = layout(&lens, h, threshold);
@@ -285,7 +286,7 @@ impl<T: Scalar> Brcp<T> {
         }
         let widths: Vec<usize> = starts.iter().map(|s| s.width).collect();
         let (tiles, tile_chunk) = tiles(&widths);
-        let layout_ms = start.elapsed().as_secs_f64() * 1e3;
+        let layout_ms = ms_since(start);
 
         let start = Instant::now();
         let mut row_seg_len = vec![0u8; blocks * h];
@@ -317,7 +318,7 @@ impl<T: Scalar> Brcp<T> {
                 }
                 entries
             });
-        let fill_ms = start.elapsed().as_secs_f64() * 1e3;
+        let fill_ms = ms_since(start);
 
         Ok(Brcp {
             nrows: m,

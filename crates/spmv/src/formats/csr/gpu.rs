@@ -155,22 +155,13 @@ impl<T: Scalar> DeviceFormat<T> for DeviceCsr<T> {
         })
     }
     unsafe fn launch_block(&self, gpu: &Gpu, p: Scaled<'_, T>, block: Block) -> Option<Result<()>> {
-        let (kernel, k, n) = match self.block.as_ref()?.get::<T>(gpu, block, p.x.len())? {
-            Ok(got) => got,
-            Err(e) => return Some(Err(e)),
-        };
-        let Scaled { alpha, x, beta, y } = p;
         // SAFETY: see above; block.cu's kernels take (m, n, k) first, then CSR_ARGS and
         // (alpha, beta); x holds ncols·k and y nrows·k entries (the handle's check), and
         // every index is formed in 64 bits.
-        Some(unsafe {
-            kernel.launch(gpu, |a| {
-                a.arg(&self.nrows).arg(&n).arg(&k);
-                self.row_ptr.push(a);
-                self.push_cols(a);
-                self.values.push(a);
-                a.arg(x).arg(y).arg(&alpha).arg(&beta);
-            })
+        launch_block_kernels!(self.block.as_ref()?, gpu, p, block, m = self.nrows, |a| {
+            self.row_ptr.push(a);
+            self.push_cols(a);
+            self.values.push(a);
         })
     }
 }

@@ -23,6 +23,7 @@ use crate::formats::values::DeviceValues;
 use crate::formats::{offsets_u32, DeviceFormat, FormatStats, SpmvFormat};
 use crate::gpu::{grid_for, grid_stride, Gpu, Kernel, KernelModule};
 use crate::matrix::{Csr, Scalar};
+use crate::measure::ms_since;
 
 /// The kernels of the conversion on the GPU (`convert.cu`).
 pub const CONVERT_KERNELS: KernelModule =
@@ -219,5 +220,5 @@ pub(super) fn convert<T: Scalar>(gpu: &Gpu, a: &Csr<T>, sigma: usize) -> Result<
     };
     let format = DeviceCsr5::assemble(gpu, nnz, sigma, real_rows, empty, arrays, &segments)?;
     gpu.synchronize()?;
-    Ok(format.converted_on_gpu(start.elapsed().as_secs_f64() * 1e3, segments.len()))
+    Ok(format.converted_on_gpu(ms_since(start), segments.len()))
 }

@@ -18,17 +18,10 @@ const PIECES_PER_TILE: usize = 8;
 const SHORT_TILES: usize = 1; // 1 and 2 measured alike on large matrices; 1 is a shorter chain on small ones
 const ROWS_PER_WARP: usize = 32;
 
-/// Warps of each range of the grid, in the kernel's order.
+/// Warps of each range of the grid, in the kernel's order (its first seven arguments): long
+/// rows, medium rows, short rows of groups 1+3, 4, 2+2 and 1, empty rows.
 #[derive(Clone, Copy, Debug, Default)]
-struct Warps {
-    long: u32,
-    medium: u32,
-    short_13: u32,
-    short_4: u32,
-    short_22: u32,
-    short_1: u32,
-    empty: u32,
-}
+struct Warps([u32; 7]);
 
 impl Warps {
     fn of<T: Scalar>(a: &Dasp<T>) -> Result<Self> {
@@ -51,22 +44,10 @@ impl Warps {
                 format!("{total} warps of work exceed 32-bit thread ids"),
             ));
         }
-        let [long, medium, short_13, short_4, short_22, short_1, empty] = counts.map(|c| c as u32);
-        Ok(Warps { long, medium, short_13, short_4, short_22, short_1, empty })
+        Ok(Warps(counts.map(|c| c as u32)))
     }
     fn total(&self) -> u64 {
-        [
-            self.long,
-            self.medium,
-            self.short_13,
-            self.short_4,
-            self.short_22,
-            self.short_1,
-            self.empty,
-        ]
-        .iter()
-        .map(|&c| c as u64)
-        .sum()
+        self.0.iter().map(|&c| c as u64).sum()
     }
 }
 
@@ -163,7 +144,7 @@ impl<T: Scalar> DeviceDasp<T> {
 
 impl<T: Scalar> DeviceFormat<T> for DeviceDasp<T> {
     unsafe fn launch(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
-        let w = &self.warps;
+        let w = &self.warps.0;
         let [n13, n4, n22, n1] = &self.short_counts;
         // SAFETY: the arguments match DASP_ARGS(T, O) (each part's values as the loader's
         // (codes, table) pair, of the kernel's codec; irreg_ptr in the kernel's offset width O,
@@ -178,13 +159,9 @@ impl<T: Scalar> DeviceFormat<T> for DeviceDasp<T> {
         // by the last warp of each row) and this handle's only launch runs at a time.
         unsafe {
             self.kernel.launch(gpu, |a| {
-                a.arg(&w.long)
-                    .arg(&w.medium)
-                    .arg(&w.short_13)
-                    .arg(&w.short_4)
-                    .arg(&w.short_22)
-                    .arg(&w.short_1)
-                    .arg(&w.empty);
+                for count in w {
+                    a.arg(count);
+                }
                 a.arg(&(LONG_WARP_GROUPS as u32)).arg(&self.long_rows).arg(&self.long_group_ptr);
                 a.arg(&self.long_warp_ptr).arg(&self.long_warp_row);
                 a.arg(&self.long.cid);

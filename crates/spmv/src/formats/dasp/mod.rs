@@ -50,6 +50,7 @@ use super::{FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::KernelModule;
 use crate::matrix::{mul_acc, Csr, Scalar};
+use crate::measure::ms_since;
 
 pub(crate) const NAME: &str = "dasp";
 const HEADERS: &[&str] = &[super::values::CUDA_HEADER, include_str!("dasp.cuh")];
@@ -261,10 +262,6 @@ pub struct Dasp<T> {
     /// Entries of the long, medium and short rows (the paper's Figure 15).
     class_nnz: [usize; 3],
     rows: RowFigures,
-}
-
-fn ms_since(start: Instant) -> f64 {
-    start.elapsed().as_secs_f64() * 1e3
 }
 
 impl<T: Scalar> Dasp<T> {

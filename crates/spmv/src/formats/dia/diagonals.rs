@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::formats::FormatStats;
 use crate::gpu::{grid_for, Gpu, Kernel, KernelModule};
 use crate::matrix::{Csr, Scalar};
+use crate::measure::ms_since;
 
 /// Rows of an HDIA hack, a DRM segment and a BRCSD-II block in the registered formats: one
 /// warp (the paper's nrows = 32). The layouts take any height ≥ 1; the worked examples use 2.
@@ -505,11 +506,6 @@ impl Conversion {
         let total = self.phases.iter().map(|p| p.1).sum();
         stats.with(self.phases.iter().copied().chain([("preprocess_ms", total)]))
     }
-}
-
-/// Milliseconds since `t`.
-pub(crate) fn ms_since(t: Instant) -> f64 {
-    t.elapsed().as_secs_f64() * 1e3
 }
 
 /// Threads per block of the family's one-thread-per-row kernels.

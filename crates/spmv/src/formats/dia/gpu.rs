@@ -56,21 +56,12 @@ impl<T: Scalar> DeviceFormat<T> for DeviceDia<T> {
         }
     }
     unsafe fn launch_block(&self, gpu: &Gpu, p: Scaled<'_, T>, block: Block) -> Option<Result<()>> {
-        let (kernel, k, n) = match self.block.get::<T>(gpu, block, p.x.len())? {
-            Ok(got) => got,
-            Err(e) => return Some(Err(e)),
-        };
-        let Scaled { alpha, x, beta, y } = p;
-        // The rows, below 2^31 (check_shape), from the block's length.
-        let m = (y.len() / block.k) as u32;
         // SAFETY: as for `launch`, with block.cu's (m, n, k) and (alpha, beta); x holds n·k and
-        // y m·k entries (the handle's check), every index is formed in 64 bits (block_at).
-        Some(unsafe {
-            kernel.launch(gpu, |a| {
-                a.arg(&m).arg(&n).arg(&k).arg(&self.diagonals).arg(&self.offsets);
-                self.data.push(a);
-                a.arg(x).arg(y).arg(&alpha).arg(&beta);
-            })
+        // y m·k entries (the handle's check), every index is formed in 64 bits (block_at). The
+        // rows m, below 2^31 (check_shape), come from the block's length.
+        launch_block_kernels!(self.block, gpu, p, block, m = (p.y.len() / block.k) as u32, |a| {
+            a.arg(&self.diagonals).arg(&self.offsets);
+            self.data.push(a);
         })
     }
 }

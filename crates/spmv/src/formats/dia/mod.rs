@@ -63,6 +63,7 @@ use super::{DeviceFormat, FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, KernelModule};
 use crate::matrix::{Csr, Scalar};
+use crate::measure::ms_since;
 
 /// The format's CUDA kernels (`kernel.cu`, after `diagonals.cuh` and the value loaders).
 pub const KERNELS: KernelModule = KernelModule {
@@ -111,7 +112,7 @@ impl<T: Scalar> Dia<T> {
         diagonals::check_shape(NAME, a)?;
         let t = Instant::now();
         let offsets: Vec<i32> = diagonals::census(a).iter().map(|d| d.offset).collect();
-        Self::with_offsets(NAME, a, offsets, diagonals::ms_since(t), max_padding)
+        Self::with_offsets(NAME, a, offsets, ms_since(t), max_padding)
     }
 
     /// DIA on the given occupied diagonals (every entry's offset among them), found in
@@ -140,10 +141,8 @@ impl<T: Scalar> Dia<T> {
         let mut data = vec![T::ZERO; stored as usize];
         diagonals::fill_diagonals(a, 0..m, &offsets, &mut data);
         let in_range = diagonals::slots_in_range(0, m, &offsets, m, n);
-        let conversion = diagonals::Conversion::of(
-            a,
-            [("scan_ms", scan_ms), ("fill_ms", diagonals::ms_since(t))],
-        );
+        let conversion =
+            diagonals::Conversion::of(a, [("scan_ms", scan_ms), ("fill_ms", ms_since(t))]);
         Ok(Dia { nrows: m, offsets, data, in_range, coded: None, conversion })
     }
 

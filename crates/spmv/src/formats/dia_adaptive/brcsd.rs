@@ -7,6 +7,7 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::formats::dia::diagonals::{self, Diagonal, OperandSpread};
 use crate::matrix::{Csr, Scalar};
+use crate::measure::ms_since;
 
 /// BRCSD-I's cut of the rows at the cross points, and the slots it would store.
 pub(crate) struct CrossPointPlan {
@@ -267,5 +268,5 @@ impl<T: Scalar> Brcsd2<T> {
 pub(crate) fn timed<R>(f: impl FnOnce() -> R) -> (R, f64) {
     let t = Instant::now();
     let r = f();
-    (r, diagonals::ms_since(t))
+    (r, ms_since(t))
 }

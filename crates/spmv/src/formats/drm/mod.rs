@@ -82,6 +82,7 @@ use super::{FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
+use crate::measure::ms_since;
 
 /// The format's CUDA kernels (`kernel.cu`, after the diagonal family's `diagonals.cuh`).
 pub const KERNELS: KernelModule = KernelModule {
@@ -172,14 +173,13 @@ impl<T: Scalar> Drm<T> {
             sub_blocks.iter().map(|b| b.iter().map(|&s| operands[s as usize]).sum()),
         );
         let index: Vec<u32> = sub_blocks.concat();
-        let merge_ms = diagonals::ms_since(t);
+        let merge_ms = ms_since(t);
 
         // 3. Storage.
         let t = Instant::now();
         let blocks = diagonals::build_segments(a, h, &seg_diagonals, &index);
         let in_range = diagonals::segment_slots_in_range(&seg_diagonals, h, m, n);
-        let phases =
-            [("divide_ms", divide_ms), ("merge_ms", merge_ms), ("fill_ms", diagonals::ms_since(t))];
+        let phases = [("divide_ms", divide_ms), ("merge_ms", merge_ms), ("fill_ms", ms_since(t))];
         Ok(Drm {
             nrows: m,
             seg_rows: h,

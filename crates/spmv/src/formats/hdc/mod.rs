@@ -49,6 +49,7 @@ use super::{FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
+use crate::measure::ms_since;
 
 /// The format's CUDA kernels (`kernel.cu`, after the diagonal family's `diagonals.cuh`).
 pub const KERNELS: KernelModule = KernelModule {
@@ -96,7 +97,7 @@ impl<T: Scalar> Hdc<T> {
             .filter(|d| d.entries as u64 * (s + 4) >= s * m as u64)
             .map(|d| d.offset)
             .collect();
-        let scan_ms = diagonals::ms_since(t);
+        let scan_ms = ms_since(t);
         let layout = format!("HDC's DIA part of {} diagonals x {m} rows", offsets.len());
         let stored = offsets.len() as u128 * m as u128;
         diagonals::check_padding(
@@ -155,10 +156,8 @@ impl<T: Scalar> Hdc<T> {
         });
         let in_range = diagonals::slots_in_range(0, m, &offsets, m, n);
         let row_ptr = row_ptr.iter().map(|&p| p as u32).collect();
-        let conversion = diagonals::Conversion::of(
-            a,
-            [("scan_ms", scan_ms), ("fill_ms", diagonals::ms_since(t))],
-        );
+        let conversion =
+            diagonals::Conversion::of(a, [("scan_ms", scan_ms), ("fill_ms", ms_since(t))]);
         Ok(Hdc { nrows: m, offsets, data, row_ptr, col_idx, values, in_range, conversion })
     }
 

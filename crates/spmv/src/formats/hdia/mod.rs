@@ -51,6 +51,7 @@ use super::{FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
+use crate::measure::ms_since;
 
 /// The format's CUDA kernels (`kernel.cu`, after the diagonal family's `diagonals.cuh`).
 pub const KERNELS: KernelModule = KernelModule {
@@ -97,10 +98,8 @@ impl<T: Scalar> Hdia<T> {
         let blocks = diagonals::build_segments(a, h, &hack_diagonals, &order);
         let in_range = diagonals::segment_slots_in_range(&hack_diagonals, h, m, n);
         let operands = OperandSpread::of(hack_diagonals.iter().map(|o| (o.len() * h) as u64));
-        let conversion = diagonals::Conversion::of(
-            a,
-            [("scan_ms", scan_ms), ("fill_ms", diagonals::ms_since(t))],
-        );
+        let conversion =
+            diagonals::Conversion::of(a, [("scan_ms", scan_ms), ("fill_ms", ms_since(t))]);
         Ok(Hdia { nrows: m, hack_rows: h, blocks, in_range, operands, conversion })
     }
 

@@ -68,6 +68,7 @@ use super::{FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
+use crate::measure::ms_since;
 
 /// The format's CUDA kernels (`kernel.cu`, after the shared carry code `carry.cuh`).
 pub const KERNELS: KernelModule = KernelModule {
@@ -135,7 +136,7 @@ impl<T: Scalar> MergeCsr<T> {
             .map(|t| merge_path_row(a.row_ptr(), ((t as u64 * tile).min(path)) as usize) as u32)
             .collect();
         let segments = segments(a.row_ptr(), &tile_row, tile as usize);
-        let preprocess_ms = start.elapsed().as_secs_f64() * 1e3;
+        let preprocess_ms = ms_since(start);
         Ok(MergeCsr { csr: a.clone(), items, lanes, offsets, tile_row, segments, preprocess_ms })
     }
 

@@ -70,6 +70,7 @@ use super::{FormatInfo, Param};
 use crate::error::{Error, Result};
 use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
+use crate::measure::ms_since;
 
 /// The format's CUDA kernels (`kernel.cu`).
 pub const KERNELS: KernelModule =
@@ -179,7 +180,7 @@ impl<T: Scalar> Pbc<T> {
             }
         };
         let cuts = cuts(&prefix, blocks);
-        let partition_ms = started.elapsed().as_secs_f64() * 1e3;
+        let partition_ms = ms_since(started);
 
         // ELL blocks, column-major; slot offsets counted in 64 bits before the u32 check.
         let started = Instant::now();
@@ -227,7 +228,7 @@ impl<T: Scalar> Pbc<T> {
                 }
             }
         });
-        let layout_ms = started.elapsed().as_secs_f64() * 1e3;
+        let layout_ms = ms_since(started);
 
         Ok(Pbc {
             rows: RowFigures::of(a),

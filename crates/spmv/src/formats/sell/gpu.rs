@@ -67,22 +67,14 @@ impl<T: Scalar> DeviceFormat<T> for DeviceSell<T> {
         }
     }
     unsafe fn launch_block(&self, gpu: &Gpu, p: Scaled<'_, T>, block: Block) -> Option<Result<()>> {
-        let (kernel, k, n) = match self.block.get::<T>(gpu, block, p.x.len())? {
-            Ok(got) => got,
-            Err(e) => return Some(Err(e)),
-        };
-        let Scaled { alpha, x, beta, y } = p;
         // SAFETY: as for `launch`, with block.cu's (m, n, k) first and (alpha, beta) last; x
         // holds ncols·k and y nrows·k entries (the handle's check), every index is formed in
         // 64 bits (block_at).
-        Some(unsafe {
-            kernel.launch(gpu, |a| {
-                a.arg(&self.nrows).arg(&n).arg(&k).arg(&self.c).arg(&self.perm);
-                self.slice_ptr.push(a);
-                a.arg(&self.slice_width);
-                self.entries.push(a);
-                a.arg(x).arg(y).arg(&alpha).arg(&beta);
-            })
+        launch_block_kernels!(self.block, gpu, p, block, m = self.nrows, |a| {
+            a.arg(&self.c).arg(&self.perm);
+            self.slice_ptr.push(a);
+            a.arg(&self.slice_width);
+            self.entries.push(a);
         })
     }
 }

@@ -92,7 +92,7 @@ use super::{FormatStats, SpmvFormat};
 use crate::error::{Error, Result};
 use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
-pub(crate) use gpu::block_grid;
+use crate::measure::ms_since;
 use partition::{merge_blocks, Choice, SortedLengths};
 
 /// The format's CUDA kernels (`kernel.cu`).
@@ -269,7 +269,7 @@ impl<T: Scalar> Teb<T> {
                 Choice { blocks, k, threshold, variance, critical: None, tried: 0 }
             }
         };
-        let threshold_selection_ms = started.elapsed().as_secs_f64() * 1e3;
+        let threshold_selection_ms = ms_since(started);
 
         // Phase 2: the reordering row merge and the arrays.
         let started = Instant::now();
@@ -294,7 +294,7 @@ impl<T: Scalar> Teb<T> {
             row_ptr.push(at);
         }
         let (col_idx, values) = gather_rows(a, &perm, &row_ptr);
-        let merge_ms = started.elapsed().as_secs_f64() * 1e3;
+        let merge_ms = ms_since(started);
 
         Ok(Teb {
             nrows: m,
