@@ -543,9 +543,10 @@ impl<T: Scalar> DeviceMatrix<T> {
         }
         let at = super::build(&super::parse_spec("csr-vector")?, &self.source.transpose()?)?;
         let at = at.upload(&self.gpu)?;
-        f(&at)?;
+        let result = f(&at);
         // Its buffers are freed on drop: the products queued on them finish first.
-        self.gpu.synchronize()
+        let finished = self.gpu.synchronize();
+        result.and(finished)
     }
 
     /// Aᵀ on this GPU, built and uploaded on the first call.
@@ -576,8 +577,8 @@ impl<T: Scalar> DeviceMatrix<T> {
 
     /// `Y = α·A·X + β·Y` for `block.k` vectors on the GPU's stream, the first of:
     /// 1. the format's own block kernels (CSR over full values, SELL-C-σ, DIA: tiles of 8
-    ///    columns in either layout, a warp per row over 32 columns for row-major blocks of more
-    ///    than 8 — [`BlockKernels`]; cuSPARSE's SpMM): column j has the bits of the format's
+    ///    columns in either layout, a group of 16 or 32 lanes per row over consecutive columns
+    ///    for row-major blocks of more than 8 — [`BlockKernels`]; cuSPARSE's SpMM): column j has the bits of the format's
     ///    single product A·x_j (CSR-scalar's for CSR's lanes kernel);
     /// 2. a copy's block product, built on first use ([`DeviceMatrix::block_copy_bytes`]):
     ///    for k ≥ 2 where the matrix's rows are balanced (the longest at most 32 times the
