@@ -578,8 +578,9 @@ impl<T: Scalar> DeviceMatrix<T> {
     /// `Y = α·A·X + β·Y` for `block.k` vectors on the GPU's stream, the first of:
     /// 1. the format's own block kernels (CSR over full values, SELL-C-σ, DIA: tiles of 8
     ///    columns in either layout, a group of 16 or 32 lanes per row over consecutive columns
-    ///    for row-major blocks of more than 8 — [`BlockKernels`]; cuSPARSE's SpMM): column j has the bits of the format's
-    ///    single product A·x_j (CSR-scalar's for CSR's lanes kernel);
+    ///    for row-major blocks of more than 8 — [`BlockKernels`]; cuSPARSE's SpMM): column j
+    ///    has the bits of the format's single product A·x_j (CSR-scalar's for CSR's lanes
+    ///    kernels);
     /// 2. a copy's block product, built on first use ([`DeviceMatrix::block_copy_bytes`]):
     ///    for k ≥ 2 where the matrix's rows are balanced (the longest at most 32 times the
     ///    mean + 256) and a CSR copy moves fewer matrix bytes than k products of the format
