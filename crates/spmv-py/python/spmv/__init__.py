@@ -258,8 +258,9 @@ def _library(v: Any) -> str:
 
 def _shape(v: Any) -> tuple[int, ...]:
     """An array's shape, without converting it (CUDA arrays stay where they are)."""
-    if hasattr(v, "__cuda_array_interface__"):
-        return tuple(int(d) for d in v.__cuda_array_interface__["shape"])
+    cai = _interface(v)
+    if cai is not None:
+        return _cai_shape(cai)
     shape = getattr(v, "shape", None)
     return tuple(int(d) for d in shape) if shape is not None else np.shape(v)
 
@@ -273,10 +274,19 @@ def _itemsize(typestr: str) -> int:
 _ITEMSIZE = {"<f8": 8, "<f4": 4, "<f2": 2}
 
 
-def _cuda_layouts(v: Any) -> tuple[bool, bool]:
+def _cai_shape(cai: dict[str, Any]) -> tuple[int, ...]:
+    return tuple(int(d) for d in cai["shape"])
+
+
+def _interface(v: Any) -> dict[str, Any] | None:
+    """A CUDA array's ``__cuda_array_interface__`` (``None`` for anything else), read once per
+    product: CuPy and PyTorch build the dict anew on every access, at a few µs each."""
+    return getattr(v, "__cuda_array_interface__", None)
+
+
+def _cuda_layouts(cai: dict[str, Any]) -> tuple[bool, bool]:
     """Whether a 2-D CUDA array is C-contiguous and whether it is F-contiguous (from its
     ``__cuda_array_interface__``)."""
-    cai = v.__cuda_array_interface__
     rows, cols = (int(d) for d in cai["shape"])
     strides = cai.get("strides")
     if strides is None:
@@ -293,9 +303,9 @@ class _Flat:
     ``__cuda_array_interface__`` with one dimension and no strides, nothing copied): what the
     extension takes for a block. Keeps the array alive."""
 
-    def __init__(self, v: Any) -> None:
+    def __init__(self, v: Any, cai: dict[str, Any]) -> None:
         self._array = v
-        cai = dict(v.__cuda_array_interface__)
+        cai = dict(cai)
         cai["shape"] = (math.prod(int(d) for d in cai["shape"]),)
         cai["strides"] = None
         self.__cuda_array_interface__ = cai
@@ -573,11 +583,12 @@ class Operator(_Products):
         alpha, beta = _real(alpha, "alpha"), _real(beta, "beta")
         if y is None and beta != 0:
             raise ValueError("beta != 0 needs y")
-        x_cuda, y_cuda = hasattr(x, "__cuda_array_interface__"), hasattr(y, "__cuda_array_interface__")
+        x_cai, y_cai = _interface(x), _interface(y)
+        x_cuda, y_cuda = x_cai is not None, y_cai is not None
         if x_cuda and self.on_gpu:
             if y is not None and not y_cuda:
                 raise TypeError(f"y must be a CUDA array like x, not {type(y).__name__}")
-            return self._product_cuda(x, y, alpha, beta, transpose)
+            return self._product_cuda(x, x_cai, y, y_cai, alpha, beta, transpose)
         if x_cuda or y_cuda:
             # CUDA arrays with a CPU operator (or beside NumPy): through the host, the result
             # written into the caller's y when given, else returned as x's kind.
@@ -587,8 +598,9 @@ class Operator(_Products):
             return _write_back(y, result) if y_cuda else _like(result, origin, x)
         return self._product_host(x, y, alpha, beta, transpose)
 
-    def _shapes(self, x_shape: tuple[int, ...], y: Any, transpose: bool) -> tuple[int, int]:
-        """Checks x's shape (and y's) against op(A); returns (rows of y, k: 0 for a vector)."""
+    def _shapes(self, x_shape: tuple[int, ...], y_shape: tuple[int, ...] | None, transpose: bool) -> tuple[int, int]:
+        """Checks x's shape (and y's, unless None) against op(A); returns (rows of y, k: 0 for
+        a vector)."""
         m, n = self.shape
         rows, cols = (n, m) if transpose else (m, n)
         what = f"the transpose of the {m} x {n} operator" if transpose else f"the {m} x {n} operator"
@@ -599,8 +611,8 @@ class Operator(_Products):
                 raise ValueError(f"x has {x_shape[0]} entries (shape {x_shape}), {what} needs {cols}")
             raise ValueError(f"x has shape {x_shape}, {what} needs ({cols}, k)")
         want = (rows,) if len(x_shape) == 1 else (rows, x_shape[1])
-        if y is not None and _shape(y) != want:
-            raise ValueError(f"y has shape {_shape(y)}, {what} with x of shape {x_shape} needs {want}")
+        if y_shape is not None and y_shape != want:
+            raise ValueError(f"y has shape {y_shape}, {what} with x of shape {x_shape} needs {want}")
         return rows, (0 if len(x_shape) == 1 else x_shape[1])
 
     def _product_host(self, x: Any, y: Any, alpha: float, beta: float, transpose: bool) -> Any:
@@ -610,7 +622,7 @@ class Operator(_Products):
             raise TypeError(f"x must hold real numbers, not {arr.dtype}")
         if y is not None and not isinstance(y, np.ndarray):
             raise TypeError(f"y must be a NumPy array like x, not {type(y).__name__}")
-        rows, k = self._shapes(arr.shape, y, transpose)
+        rows, k = self._shapes(arr.shape, None if y is None else _shape(y), transpose)
         if arr.ndim == 1:
             xs = _host_array(arr, "x", dtype)
             if y is None:
@@ -638,22 +650,31 @@ class Operator(_Products):
         self._raw.apply(flat_x, flat_y, alpha, beta, transpose, k, order == "F")
         return y
 
-    def _product_cuda(self, x: Any, y: Any, alpha: float, beta: float, transpose: bool) -> Any:
+    def _product_cuda(
+        self,
+        x: Any,
+        x_cai: dict[str, Any],
+        y: Any,
+        y_cai: dict[str, Any] | None,
+        alpha: float,
+        beta: float,
+        transpose: bool,
+    ) -> Any:
         dtype = self.dtype
-        x_shape = _shape(x)
-        rows, k = self._shapes(x_shape, y, transpose)
+        x_shape = _cai_shape(x_cai)
+        rows, k = self._shapes(x_shape, None if y_cai is None else _cai_shape(y_cai), transpose)
         known = _library(x) in ("cupy", "torch")
         if len(x_shape) == 1:
-            if known and not _cuda_layouts_1d(x):
+            if known and not _cuda_layouts_1d(x_cai):
                 x = x.contiguous() if _library(x) == "torch" else x.copy()
             if y is None:
                 y = _empty_like_device(x, rows, dtype)
             # Checked in the extension against the driver; an x that overlaps y is copied.
             self._raw.apply(x, y, alpha, beta, transpose, cuda=True)
             return y
-        x_c, x_f = _cuda_layouts(x)
-        if y is not None:
-            y_c, y_f = _cuda_layouts(y)
+        x_c, x_f = _cuda_layouts(x_cai)
+        if y_cai is not None:
+            y_c, y_f = _cuda_layouts(y_cai)
             if not (y_c or y_f):
                 raise ValueError("y must be C- or F-contiguous (it is written in place)")
             order = "C" if y_c and not (y_f and x_f and not x_c) else "F"
@@ -665,18 +686,20 @@ class Operator(_Products):
         # order differs.
         if not (x_f if order == "F" else x_c):
             x = _cuda_copy(x, order)
-        result = y if y is not None else _cuda_empty(x, (rows, k), dtype, order)
-        self._raw.apply(_Flat(x), _Flat(result), alpha, beta, transpose, k, order == "F", cuda=True)
-        return result
+            x_cai = x.__cuda_array_interface__
+        if y_cai is None:
+            y = _cuda_empty(x, (rows, k), dtype, order)
+            y_cai = y.__cuda_array_interface__
+        self._raw.apply(_Flat(x, x_cai), _Flat(y, y_cai), alpha, beta, transpose, k, order == "F", cuda=True)
+        return y
 
     def __repr__(self) -> str:
         shape = f"{self.shape[0]} x {self.shape[1]}"
         return f"spmv.Operator({shape}, nnz {self.nnz}, {self.format}, {self.precision}, {self.backend})"
 
 
-def _cuda_layouts_1d(v: Any) -> bool:
-    """Whether a 1-D CUDA array is contiguous."""
-    cai = v.__cuda_array_interface__
+def _cuda_layouts_1d(cai: dict[str, Any]) -> bool:
+    """Whether a 1-D CUDA array is contiguous (from its ``__cuda_array_interface__``)."""
     strides = cai.get("strides")
     return strides is None or int(cai["shape"][0]) <= 1 or int(strides[0]) == _itemsize(cai["typestr"])
 
