@@ -338,6 +338,10 @@ pub struct DeviceMatrix<T: Scalar> {
     transpose_format: Option<TransposeFormat<T>>,
     /// How a transposed product without the format's own kernel runs (set_transpose_path).
     transpose_path: Mutex<TransposePath>,
+    /// The format was named, not chosen: its own transposed kernel runs Aᵀ (a chooser's
+    /// handle takes Aᵀ's own format instead: cuSPARSE's transposed SpMV, which `auto` may
+    /// pick for A, ran 4.7× slower than a copy of Aᵀ on vsp_model1_crew1, H200).
+    own_transpose: bool,
     /// A copy on the same GPU for the block products of a format without its own block
     /// kernel (`csr-vector` where the rows are balanced, else cuSPARSE's), built on the first
     /// block product it serves ([`DeviceMatrix::apply_block`]).
@@ -381,6 +385,7 @@ impl<T: Scalar> DeviceMatrix<T> {
             transposed: OnceLock::new(),
             transpose_format: host.transpose_format().cloned(),
             transpose_path: Mutex::new(TransposePath::Auto),
+            own_transpose: host.chosen().is_none(),
             block_copy: OnceLock::new(),
             source_permuted: host.source_permuted(),
             balanced_rows: OnceLock::new(),
@@ -451,7 +456,8 @@ impl<T: Scalar> DeviceMatrix<T> {
     }
 
     /// `y = α·Aᵀ·x + β·y` on the GPU's stream: in the format's own transposed product where
-    /// it has one (cuSPARSE's), else through Aᵀ stored as a matrix of its own, by the handle's
+    /// it has one (cuSPARSE's) and was named rather than chosen by `auto` or `tune`, else
+    /// through Aᵀ stored as a matrix of its own, by the handle's
     /// [`TransposePath`] ([`DeviceMatrix::set_transpose_path`]; `Auto` by default): a copy
     /// uploaded on the first call in the format the chooser of A's format picks for Aᵀ's own
     /// structure (`auto`; `csr-vector` for a handle built without a chooser), costing its device
@@ -472,7 +478,7 @@ impl<T: Scalar> DeviceMatrix<T> {
         if self.info.ncols == 0 {
             return Ok(());
         }
-        if self.info.nrows > 0 && alpha != T::ZERO {
+        if self.own_transpose && self.info.nrows > 0 && alpha != T::ZERO {
             let gpu = &*self.gpu;
             gpu.context().bind_to_thread()?;
             let product = self.product.lock().unwrap_or_else(|p| p.into_inner());
