@@ -137,12 +137,16 @@ impl Choice {
         Ok(built.with_transpose_format(auto_transpose()))
     }
 
-    /// [`Choice::build`], with `tune` measuring its candidates on `backend`.
+    /// [`Choice::build`], with `tune` measuring its candidates on `backend`, and `auto` on the
+    /// CPU by the host's own rule ([`auto::choose_cpu`]: the model ranks by H200 times).
     pub fn build_on<T: Scalar>(&self, backend: &Backend, a: &Csr<T>) -> Result<HostMatrix<T>> {
-        match self {
-            Choice::Tune(t) => Ok(self
+        match (self, backend) {
+            (Choice::Tune(t), _) => Ok(self
                 .chosen(auto::tune(backend, a, t.budget, t.options)?.0, a)
                 .with_transpose_format(auto_transpose())),
+            (Choice::Auto(_), Backend::Cpu) => {
+                Ok(self.chosen(auto::choose_cpu(a)?, a).with_transpose_format(auto_transpose()))
+            }
             _ => self.build(a),
         }
     }

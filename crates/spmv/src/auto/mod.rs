@@ -160,5 +160,25 @@ pub fn choose_with<T: Scalar>(
     Err(Error::format("auto", "no candidate format accepts the matrix"))
 }
 
+/// From this many entries `auto` on the CPU takes `teb`, below it `csr-vector` ([`choose_cpu`]).
+pub const CPU_TEB_FROM_NNZ: usize = 100_000;
+
+/// `auto` on the CPU backend: the host's own rule, not the H200 model, whose GPU-shaped choices
+/// ran 0.53× the per-matrix best CPU format there (geomean; csr-vector 0.68×). Measured on 2
+/// cores (`spmv bench --cpu`, f64, the 34 shared matrices of ≥ 5·10^4 entries, medians of 60
+/// runs): TEB's CPU product ran 0.97–3.03× csr-vector's from 1.1·10^5 entries (roads, meshes
+/// and graphs 2.2–3.0×) and 0.54–1.13× below, so neither is slower than csr-vector by more
+/// than the noise. A matrix TEB declines takes `csr-vector`.
+pub fn choose_cpu<T: Scalar>(a: &Csr<T>) -> Result<HostMatrix<T>> {
+    let csr = || formats::build(&formats::parse_spec("csr-vector")?, a);
+    if a.nnz() < CPU_TEB_FROM_NNZ {
+        return csr();
+    }
+    match formats::build(&formats::parse_spec("teb")?, a) {
+        Err(Error::Format { .. } | Error::Unsupported(_)) => csr(),
+        built => built,
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -177,3 +177,24 @@ fn auto_passes_over_coo_atomic_where_it_ranks_first() {
         choice.declined
     );
 }
+
+#[test]
+fn auto_on_the_cpu_takes_csr_vector_below_1e5_entries_and_teb_from_there() {
+    let auto = crate::choice::Choice::parse("auto").unwrap();
+    let chosen = |spec: &str| {
+        let a = crate::io::gen::generate(spec).unwrap();
+        let h = auto.build_on(&crate::Backend::Cpu, &a).unwrap();
+        // Still the product of A.
+        let x = crate::reference::test_vector::<f64>(a.ncols());
+        let mut y = vec![f64::NAN; a.nrows()];
+        h.spmv(&x, &mut y).unwrap();
+        assert!(crate::reference::Oracle::new(&a, &x).check(&y).passed(), "{spec}");
+        (a.nnz(), h.chosen())
+    };
+    let (nnz, small) = chosen("random:rows=2000,cols=2000,mean=5");
+    assert!(nnz < CPU_TEB_FROM_NNZ);
+    assert_eq!(small.as_deref(), Some("csr-vector"));
+    let (nnz, large) = chosen("random:rows=20000,cols=20000,mean=8");
+    assert!(nnz >= CPU_TEB_FROM_NNZ);
+    assert_eq!(large.as_deref(), Some("teb"));
+}
