@@ -421,11 +421,7 @@ impl<T: Scalar> DeviceMatrix<T> {
         if let Some(e) = shape_error(&self.info, x.len(), y.len()) {
             return Err(e);
         }
-        if overlap(device_range(x), device_range(y)) {
-            return Err(crate::Error::Shape(
-                "x and y overlap: the product would read x while writing it (copy x first)".into(),
-            ));
-        }
+        disjoint(x, y)?;
         if self.info.nrows == 0 {
             return Ok(());
         }
@@ -472,9 +468,7 @@ impl<T: Scalar> DeviceMatrix<T> {
         y: &mut CudaSlice<T>,
     ) -> Result<()> {
         check_transpose((self.info.nrows, self.info.ncols), x.len(), y.len())?;
-        if overlap(device_range(x), device_range(y)) {
-            return Err(crate::Error::Shape("x and y overlap: copy x first".into()));
-        }
+        disjoint(x, y)?;
         if self.info.ncols == 0 {
             return Ok(());
         }
@@ -506,9 +500,7 @@ impl<T: Scalar> DeviceMatrix<T> {
         block: Block,
     ) -> Result<()> {
         check_block((self.info.ncols, self.info.nrows), x.len(), y.len(), block)?;
-        if overlap(device_range(x), device_range(y)) {
-            return Err(crate::Error::Shape("X and Y overlap: copy X first".into()));
-        }
+        disjoint(x, y)?;
         if self.info.ncols == 0 {
             return Ok(());
         }
@@ -607,9 +599,7 @@ impl<T: Scalar> DeviceMatrix<T> {
     ) -> Result<()> {
         let (m, n, k) = (self.info.nrows, self.info.ncols, block.k);
         check_block((m, n), x.len(), y.len(), block)?;
-        if overlap(device_range(x), device_range(y)) {
-            return Err(crate::Error::Shape("X and Y overlap: copy X first".into()));
-        }
+        disjoint(x, y)?;
         if m == 0 {
             return Ok(()); // nothing to write, however many (empty) vectors the block says
         }
@@ -760,6 +750,17 @@ impl<T: Scalar> DeviceMatrix<T> {
             },
         }
     }
+}
+
+/// The error for an input that overlaps the output (possible only through
+/// `upgrade_device_ptr`): the product would read it while writing it.
+fn disjoint<T>(x: &CudaSlice<T>, y: &CudaSlice<T>) -> Result<()> {
+    if overlap(device_range(x), device_range(y)) {
+        return Err(crate::Error::Shape(
+            "x and y overlap: the product would read x while writing it (copy x first)".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// The bytes a device slice spans.
