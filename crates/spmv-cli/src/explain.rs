@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use spmv::auto::{self, Features, Model};
 use spmv::io::inputs;
-use spmv::{Csr, Precision, Scalar};
+use spmv::{Csr, FormatHandle, Precision, Scalar};
 
 #[derive(clap::Args)]
 pub struct ExplainArgs {
@@ -121,12 +121,17 @@ fn explain<T: Scalar>(
         choice.ranking.iter().find(|(f, _)| *f == choice.chosen).map_or(1.0, |r| r.1) * best_ms;
     let _ = writeln!(
         s,
-        "chosen: {} (the first of the ranking that accepts the matrix; features and ranking {:.2} ms)\nconversion: {:.2} ms on this host = about {:.0} products at the estimated {:.1} us on the H200\n",
+        "chosen: {} (the first of the ranking that accepts the matrix; features and ranking {:.2} ms)\nconversion: {:.2} ms on this host = about {:.0} products at the estimated {:.1} us on the H200",
         choice.chosen,
         features_ms + rank_ms,
         convert_ms.max(0.0),
         convert_ms.max(0.0) / predicted_ms,
         predicted_ms * 1e3
+    );
+    let on_cpu = auto::choose_cpu(a)?.spec().label();
+    let _ = writeln!(
+        s,
+        "on the CPU backend: {on_cpu} (the host's own rule, not this ranking; docs/auto.md)\n"
     );
     if let Some(backend) = backend {
         let t = Instant::now();

@@ -207,6 +207,7 @@ fn explain_shows_the_features_the_ranking_and_the_choice() {
         "   1. ",
         "chosen: ",
         "products at the estimated",
+        "on the CPU backend: csr-vector",
     ] {
         assert!(stdout.contains(want), "{want} missing:\n{stdout}");
     }
