@@ -662,16 +662,17 @@ fn measure<T: Scalar>(
     let graph = gpu.time_graph(BACK_TO_BACK_ROUNDS, settings.reps, || run_once(y_dev))?;
     m.graph_ms = graph.map(|mut means| median_min(&mut means).0);
     if m.transposed_format.is_some() {
+        let kept = device.transpose_path();
         device.set_transpose_path(TransposePath::OneOff);
         let mut times = (0..3)
             .map(|_| {
                 let t = Instant::now();
                 run_once(y_dev)?;
                 gpu.synchronize()?;
-                Ok(t.elapsed().as_secs_f64() * 1e3)
+                Ok(ms_since(t))
             })
             .collect::<Result<Vec<f64>>>()?;
-        device.set_transpose_path(TransposePath::Auto);
+        device.set_transpose_path(kept);
         m.one_off_ms = Some(median_min(&mut times).0);
         let check = operands.check(&gpu.download(y_dev)?);
         if !check.passed() {

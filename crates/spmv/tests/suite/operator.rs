@@ -32,6 +32,11 @@ fn block_of<T: Scalar>(n: usize, k: usize, layout: Layout) -> Vec<T> {
         .collect()
 }
 
+/// The bits of each entry, to compare results bitwise.
+fn bits<T: Scalar>(v: &[T]) -> Vec<u64> {
+    v.iter().map(|v| v.to_f64().to_bits()).collect()
+}
+
 /// Aᵀ·x and the block products of `op` (on host vectors) checked against the oracle.
 pub fn check_products<T: Scalar, Op: LinearOperator<T, Vector = [T]> + ?Sized>(
     label: &str,
@@ -294,9 +299,6 @@ fn gpu_block_kernels_give_each_columns_single_product_bits() {
                                 let mut yj = gpu.upload(&column(&start, m, k, j, layout)).unwrap();
                                 single_of.apply(alpha, &xj, beta, &mut yj).unwrap();
                                 let single = gpu.download(&yj).unwrap();
-                                let bits = |v: &[T]| {
-                                    v.iter().map(|v| v.to_f64().to_bits()).collect::<Vec<_>>()
-                                };
                                 if bits(&column(&y, m, k, j, layout)) != bits(&single) {
                                     bad.push(format!(
                                         "{name} / {spec} / {} / k = {k} {layout:?} α = {alpha}: column {j} differs from A·x_j",
@@ -326,9 +328,10 @@ fn gpu_block_kernels_give_each_columns_single_product_bits() {
 /// Aᵀ through each `TransposePath` of a GPU handle without a transposed kernel of its own:
 /// `apply_transpose` with α, β ∈ {0, 1, −2.5} against the oracle of Aᵀ (y poisoned where β = 0)
 /// and bitwise the same on a second run (the one-off path always, the copy where its format is
-/// deterministic), on the edge cases and every shared matrix, f64 and f32; `apply_transpose_block` (Aᵀ's block product) on the edge cases and a few shared
-/// matrices for k ∈ {1, 3, 16}, both layouts. One handle per path: a copy once built serves
-/// whatever path is set later.
+/// deterministic), on the edge cases and every shared matrix, f64 and f32;
+/// `apply_transpose_block` (Aᵀ's block product) on the edge cases and a few shared matrices
+/// for k ∈ {1, 3, 16}, both layouts. One handle per path (a copy once built serves `Copy` and
+/// `Auto`, so the copy is checked on a handle that never built one before).
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_transposed_paths_match_the_oracle_and_repeat_bitwise() {
@@ -343,7 +346,8 @@ fn gpu_transposed_paths_match_the_oracle_and_repeat_bitwise() {
             let a: Csr<T> = a64.cast();
             let (m, n) = (a.nrows(), a.ncols());
             let x = test_vector::<T>(m);
-            let oracle = Oracle::new(&a.transpose().unwrap(), &x);
+            let at = a.transpose().unwrap();
+            let oracle = Oracle::new(&at, &x);
             if oracle.range_error::<T>().is_some() {
                 continue;
             }
@@ -375,7 +379,6 @@ fn gpu_transposed_paths_match_the_oracle_and_repeat_bitwise() {
                         Some(f) => spmv::choice::Choice::parse(f).unwrap().deterministic(),
                         None => true,
                     };
-                    let bits = |v: &[T]| v.iter().map(|v| v.to_f64().to_bits()).collect::<Vec<_>>();
                     if repeatable && bits(&runs[0]) != bits(&runs[1]) {
                         bad.push(format!("{label}: Aᵀ·x differs from run to run"));
                     }
@@ -400,7 +403,6 @@ fn gpu_transposed_paths_match_the_oracle_and_repeat_bitwise() {
                         }
                         let y = gpu.download(&y).unwrap();
                         for j in 0..k {
-                            let at = a.transpose().unwrap();
                             let check = Oracle::new(&at, &column(&xb, m, k, j, layout))
                                 .check(&column(&y, n, k, j, layout));
                             if !check.passed() {
