@@ -23,8 +23,7 @@ use crate::solve::engine::{
 use crate::solve::krylov::{stop, KrylovSettings};
 use crate::solve::krylov_gpu::{
     address_table, partial_len, StepKernels, BI_DIRECTION, BI_S, BI_UPDATE, CG_DIRECTION,
-    CG_UPDATE, GM_DOTS, GM_NORMALIZE, GM_RESTART, GM_SUBTRACT, GM_UPDATE, MR_ALPHA, MR_BETA,
-    MR_UPDATE,
+    CG_UPDATE, GM_DOTS, GM_RESTART, GM_SUBTRACT, GM_UPDATE, MR_ALPHA, MR_BETA, MR_UPDATE,
 };
 use crate::solve::methods::{initial_scalars, run, Backing, Job, OwnEngines, Solvable};
 use crate::solve::pagerank::{PowerEngine, Transition};
@@ -230,6 +229,17 @@ impl<'a, T: Scalar> DistEngine<'a, T> {
         self.settle(|s, parts| gm_step(s, Self::total(parts, slot::U), op, j))
     }
 
+    /// GMRES's step `op` (H1 or H2) of Arnoldi step j on the parts' totals of t_0, …, t_j.
+    fn gm_totals(&self, j: usize, op: Op) -> Result<()> {
+        self.settle(|s, parts| {
+            if s[slot::STATUS] == stop::RUNNING as f64 && s[slot::GM_DONE] == 0.0 {
+                let at = GmAt::of(s);
+                (0..=j).for_each(|k| s[at.t(k)] = Self::total(parts, at.t(k)));
+            }
+            gm_step(s, 0.0, op, j)
+        })
+    }
+
     /// Whether the host's scalars say running (a stopped solve's launches would change nothing).
     fn running(&self) -> bool {
         self.s.borrow()[slot::STATUS] == stop::RUNNING as f64
@@ -397,7 +407,7 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
         }
         Ok(())
     }
-    fn gm_dots(&self, _: &GmVectors<DistVector<T>>, j: usize, op: Op) -> Result<()> {
+    fn gm_dots(&self, _: &mut GmVectors<DistVector<T>>, j: usize) -> Result<()> {
         let j32 = j as u32;
         self.each_while(self.gm_active(), |_, gpu, st| {
             let (s, table) = (st.s.borrow(), st.table());
@@ -407,39 +417,23 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
                 })
             }
         })?;
-        self.settle(|s, parts| {
-            if s[slot::STATUS] == stop::RUNNING as f64 && s[slot::GM_DONE] == 0.0 {
-                let at = GmAt::of(s);
-                (0..=j).for_each(|k| s[at.t(k)] = Self::total(parts, at.t(k)));
-            }
-            gm_step(s, 0.0, op, j)
-        })
+        self.gm_totals(j, Op::GmH1)
     }
-    fn gm_subtract(&self, _: &mut GmVectors<DistVector<T>>, j: usize, norm: bool) -> Result<()> {
+    fn gm_subtract(&self, vs: &mut GmVectors<DistVector<T>>, j: usize, norm: bool) -> Result<()> {
         let (j32, norm32) = (j as u32, norm as u32);
-        self.each_while(self.gm_active(), |_, gpu, st| {
-            let (s, table) = (st.s.borrow(), st.table());
+        self.each_while(self.gm_active(), |i, gpu, st| {
+            let (s, table, z) = (st.s.borrow(), st.table(), self.own(&vs.z, i));
             unsafe {
                 st.step(gpu, &s, (GM_SUBTRACT, true), |l| {
-                    l.arg(table).arg(&j32).arg(&norm32);
+                    l.arg(table).arg(&j32).arg(&norm32).arg(&st.d).arg(&self.use_d).arg(&z);
                 })
             }
         })?;
         if norm {
-            self.gm_finish(Op::GmArnoldi, j)?;
+            self.gm_finish(Op::GmArnoldi, j)
+        } else {
+            self.gm_totals(j, Op::GmH2)
         }
-        Ok(())
-    }
-    fn gm_normalize(&self, vs: &mut GmVectors<DistVector<T>>, j: usize) -> Result<()> {
-        let j32 = j as u32;
-        self.each_while(self.gm_active(), |i, gpu, st| {
-            let (s, table, z) = (st.s.borrow(), st.table(), self.own(&vs.z, i));
-            unsafe {
-                st.step(gpu, &s, (GM_NORMALIZE, false), |l| {
-                    l.arg(table).arg(&j32).arg(&st.d).arg(&self.use_d).arg(&z);
-                })
-            }
-        })
     }
     fn gm_update(&self, vs: &mut GmVectors<DistVector<T>>) -> Result<()> {
         self.each_while(self.running(), |i, gpu, st| {
@@ -454,9 +448,10 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
     fn gm_restart(&self, vs: &mut GmVectors<DistVector<T>>) -> Result<()> {
         self.each_while(self.running(), |i, gpu, st| {
             let (b, r, s) = (self.own(&vs.b, i), self.own(&vs.basis[0], i), st.s.borrow());
+            let z = self.own(&vs.z, i);
             unsafe {
                 st.step(gpu, &s, (GM_RESTART, true), |l| {
-                    l.arg(&b).arg(&r);
+                    l.arg(&b).arg(&r).arg(&st.d).arg(&self.use_d).arg(&z);
                 })
             }
         })?;

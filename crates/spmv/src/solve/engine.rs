@@ -264,8 +264,10 @@ pub(crate) fn step(s: &mut [f64], u: f64, v: f64, op: Op) {
     }
 }
 
-/// GMRES's scalar step `op` of Arnoldi step j (krylov.cu's `kr_gm_step`, line for line): u is
-/// ‖v_{j+1}‖² or the restart's ‖r‖²; the dots' totals are in t.
+/// GMRES's scalar step `op` of Arnoldi step j: u is ‖v_{j+1}‖² or the restart's ‖r‖²; the
+/// dots' totals are in t. The same operations as krylov.cu's `kr_gm_restart_step`,
+/// `kr_gm_arnoldi_step` and, for H1 and H2, the end of `kr_gm_multidot` (which updates H's
+/// column in parallel there).
 pub(crate) fn gm_step(s: &mut [f64], u: f64, op: Op, j: usize) {
     use slot::*;
     if s[STATUS] != stop::RUNNING as f64 {
@@ -315,12 +317,12 @@ pub(crate) fn gm_step(s: &mut [f64], u: f64, op: Op, j: usize) {
     s[ITER] = k;
     let hnext = u.sqrt();
     s[GM_HNEXT] = hnext;
+    let mut a = s[at.h(0, j)];
     for i in 0..j {
-        let (a, b, c, sn) = (s[at.h(i, j)], s[at.h(i + 1, j)], s[at.c(i)], s[at.sn(i)]);
+        let (b, c, sn) = (s[at.h(i + 1, j)], s[at.c(i)], s[at.sn(i)]);
         s[at.h(i, j)] = c * a + sn * b;
-        s[at.h(i + 1, j)] = c * b - sn * a;
+        a = c * b - sn * a;
     }
-    let a = s[at.h(j, j)];
     let r = norm2(a, hnext);
     if !r.is_finite() {
         return halt(s, stop::NON_FINITE, k);
@@ -476,15 +478,15 @@ pub(crate) trait Engine<T: Scalar> {
     fn mr_update(&self, vs: &mut MrVectors<Self::Vector>) -> Result<()>;
     /// GMRES: makes the basis addressable by the engine's kernels (once, before `run`).
     fn gm_basis(&mut self, vs: &GmVectors<Self::Vector>) -> Result<()>;
-    /// GMRES: t = V_{≤j}·v_{j+1}, step `op` (H1 or H2).
-    fn gm_dots(&self, vs: &GmVectors<Self::Vector>, j: usize, op: Op) -> Result<()>;
-    /// GMRES: v_{j+1} −= V_{≤j}·t; with `norm` also ‖v_{j+1}‖² and step ARNOLDI.
+    /// GMRES's first step after v_{j+1} = A·M⁻¹·v_j: v_j /= h and v_{j+1} /= h (h: the
+    /// normalisation the step before deferred, h_{j,j−1} or β), t = V_{≤j}·v_{j+1}, step H1.
+    fn gm_dots(&self, vs: &mut GmVectors<Self::Vector>, j: usize) -> Result<()>;
+    /// GMRES: v_{j+1} −= V_{≤j}·t; then without `norm` t = V_{≤j}·v_{j+1} and step H2 (the
+    /// second pass of CGS2), with `norm` ‖v_{j+1}‖², z = M⁻¹·v_{j+1} and step ARNOLDI.
     fn gm_subtract(&self, vs: &mut GmVectors<Self::Vector>, j: usize, norm: bool) -> Result<()>;
-    /// GMRES: v_j /= h, z = M⁻¹·v_j (nothing once the cycle is done).
-    fn gm_normalize(&self, vs: &mut GmVectors<Self::Vector>, j: usize) -> Result<()>;
     /// GMRES at a cycle's end: y = R⁻¹·g, x += M⁻¹·V·y.
     fn gm_update(&self, vs: &mut GmVectors<Self::Vector>) -> Result<()>;
-    /// GMRES's restart (v_0 holds A·x): v_0 = b − v_0, ‖v_0‖², step RESTART.
+    /// GMRES's restart (v_0 holds A·x): v_0 = b − v_0, ‖v_0‖², z = M⁻¹·v_0, step RESTART.
     fn gm_restart(&self, vs: &mut GmVectors<Self::Vector>) -> Result<()>;
     /// Whether the host knows that GMRES's cycle is done, so that its remaining products
     /// may be skipped (engines whose scalars live on the host; a GPU's never knows).
@@ -519,7 +521,8 @@ impl<V> MrVectors<V> {
     }
 }
 
-/// GMRES's vectors: the basis V (m + 1 vectors), z = M⁻¹·v_j (only with a preconditioner).
+/// GMRES's vectors: the basis V (m + 1 vectors; v_j is normalised by step j's first kernel,
+/// after the product that reads it), z = M⁻¹·v_j (only with a preconditioner).
 pub(crate) struct GmVectors<V> {
     pub x: V,
     pub b: V,
@@ -587,6 +590,18 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> HostEngine<'_, T, A
     }
     fn gm_active(&self) -> bool {
         self.running() && self.get(slot::GM_DONE) == 0.0
+    }
+    /// GMRES: t = V_{≤j}·v_{j+1} (zeros when not `active`), then step `op`.
+    fn gm_totals(&self, vs: &GmVectors<Vec<T>>, j: usize, active: bool, op: Op) {
+        let w = &vs.basis[j + 1];
+        let totals: Vec<f64> =
+            (0..=j).map(|k| if active { dot(&vs.basis[k], w) } else { 0.0 }).collect();
+        let mut s = self.s.borrow_mut();
+        if s[slot::STATUS] == stop::RUNNING as f64 {
+            let at = GmAt::of(&s);
+            totals.iter().enumerate().for_each(|(k, &t)| s[at.t(k)] = t);
+        }
+        gm_step(&mut s, 0.0, op, j);
     }
     /// `out = M⁻¹·v`, rounded to T (with a preconditioner only).
     fn precondition(&self, v: &[T], out: &mut [T]) {
@@ -767,22 +782,22 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
     fn gm_basis(&mut self, _: &GmVectors<Vec<T>>) -> Result<()> {
         Ok(())
     }
-    fn gm_dots(&self, vs: &GmVectors<Vec<T>>, j: usize, op: Op) -> Result<()> {
+    fn gm_dots(&self, vs: &mut GmVectors<Vec<T>>, j: usize) -> Result<()> {
         let active = self.gm_active();
-        let w = &vs.basis[j + 1];
-        let totals: Vec<f64> =
-            (0..=j).map(|k| if active { dot(&vs.basis[k], w) } else { 0.0 }).collect();
-        let mut s = self.s.borrow_mut();
-        if s[slot::STATUS] == stop::RUNNING as f64 {
-            let at = GmAt::of(&s);
-            totals.iter().enumerate().for_each(|(k, &t)| s[at.t(k)] = t);
+        if active {
+            let h = self.get(slot::GM_HNEXT);
+            let (lower, upper) = vs.basis.split_at_mut(j + 1);
+            for v in [&mut lower[j], &mut upper[0]] {
+                v.par_iter_mut().for_each(|v| *v = T::from_f64(v.to_f64() / h));
+            }
         }
-        gm_step(&mut s, 0.0, op, j);
+        self.gm_totals(vs, j, active, Op::GmH1);
         Ok(())
     }
     fn gm_subtract(&self, vs: &mut GmVectors<Vec<T>>, j: usize, norm: bool) -> Result<()> {
+        let active = self.gm_active();
         let mut ww = 0.0;
-        if self.gm_active() {
+        if active {
             let t: Vec<f64> = {
                 let s = self.s.borrow();
                 let at = GmAt::of(&s);
@@ -797,22 +812,17 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
                 }
                 *w = T::from_f64(wi);
             });
-            ww = dot(w, w);
+            if norm {
+                ww = dot(w, w);
+                if self.m_inv.is_some() {
+                    self.precondition(w, &mut vs.z);
+                }
+            }
         }
         if norm {
             gm_step(&mut self.s.borrow_mut(), ww, Op::GmArnoldi, j);
-        }
-        Ok(())
-    }
-    fn gm_normalize(&self, vs: &mut GmVectors<Vec<T>>, j: usize) -> Result<()> {
-        if !self.gm_active() {
-            return Ok(());
-        }
-        let h = self.get(slot::GM_HNEXT);
-        let v = &mut vs.basis[j];
-        v.par_iter_mut().for_each(|v| *v = T::from_f64(v.to_f64() / h));
-        if self.m_inv.is_some() {
-            self.precondition(v, &mut vs.z);
+        } else {
+            self.gm_totals(vs, j, active, Op::GmH2);
         }
         Ok(())
     }
@@ -842,6 +852,9 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
                 .zip(&vs.b)
                 .for_each(|(r, &b)| *r = T::from_f64(b.to_f64() - r.to_f64()));
             rr = dot(r, r);
+            if self.m_inv.is_some() {
+                self.precondition(r, &mut vs.z);
+            }
         }
         gm_step(&mut self.s.borrow_mut(), rr, Op::GmRestart, 0);
         Ok(())

@@ -25,17 +25,19 @@
 //   kr_mr_update    w = (v − ε_old·w'' − δ·w')/γ (w'' = w', w' = w), x += φ·w, v = y/β';
 //                   CHECK: ‖r‖ ≈ φ̄ against the tolerance
 // GMRES(m) (right-preconditioned, restarted), one cycle of m Arnoldi steps j = 0, …, m − 1
-// (v_{j+1} = A·M⁻¹·v_j first; the basis is addressed through a table of m + 1 pointers):
-//   kr_gm_dots      h = V_{≤j}·v_{j+1};  H1: column j of H = h
-//   kr_gm_subtract  v_{j+1} −= V_{≤j}·h  (classical Gram–Schmidt)
-//   kr_gm_dots      h = V_{≤j}·v_{j+1};  H2: column j += h (the second pass of CGS2)
-//   kr_gm_subtract  v_{j+1} −= V_{≤j}·h, ‖v_{j+1}‖²;  ARNOLDI: h_{j+1,j}, the rotations of
-//                   column j, the residual estimate |g_{j+1}|; the cycle is done when it meets
-//                   the tolerance, at the basis' end, at max_iter or at an invariant subspace
-//   kr_gm_normalize v_{j+1} /= h_{j+1,j}, z = M⁻¹·v_{j+1}
+// (v_{j+1} = A·M⁻¹·v_j first, from v_j as the step before left it, unnormalised; the basis is
+// addressed through a table of m + 1 pointers):
+//   kr_gm_dots      v_j /= h, v_{j+1} /= h (the normalisation deferred from the step before),
+//                   h = V_{≤j}·v_{j+1};  H1: column j of H = h
+//   kr_gm_subtract  v_{j+1} −= V_{≤j}·h, then h = V_{≤j}·v_{j+1} (classical Gram–Schmidt, and
+//                   the second pass's dots);  H2: column j += h
+//   kr_gm_subtract  v_{j+1} −= V_{≤j}·h, ‖v_{j+1}‖², z = M⁻¹·v_{j+1};  ARNOLDI: h_{j+1,j}, the
+//                   rotations of column j, the residual estimate |g_{j+1}|; the cycle is done
+//                   when it meets the tolerance, at the basis' end, at max_iter or at an
+//                   invariant subspace
 // then kr_gm_update (y = R⁻¹·g in every block, x += M⁻¹·V·y), V_0 = A·x, kr_gm_restart
-// (V_0 = b − V_0, ‖V_0‖²; RESTART: the true residual's test, else g = (β, 0, …)) and
-// kr_gm_normalize of V_0. Steps of a done cycle do nothing until the restart.
+// (V_0 = b − V_0, ‖V_0‖², z = M⁻¹·V_0; RESTART: the true residual's test, else h = β,
+// g = (β, 0, …)). Steps of a done cycle do nothing until the restart.
 // Sums are in f64 in a fixed order (solve/krylov.rs's `device_order_sum` is the same order
 // on the host): per thread over its grid-stride elements (a grid fixed by n), per block by a
 // halving tree, then the block sums, thread t taking blocks t, t + 256, …, and a halving
@@ -279,48 +281,68 @@ struct kr_gm_at {
 // Whether GMRES's Arnoldi steps run: the solve runs and the cycle is not done.
 __device__ __forceinline__ bool kr_gm_active(const double* __restrict__ s) { return kr_running(s) && s[KR_GM_DONE] == 0.0; }
 
-// GMRES's scalar step `op` of Arnoldi step j (u: ‖v_{j+1}‖² or the restart's ‖r‖²; the dots'
-// totals are in t).
-__device__ __forceinline__ void kr_gm_step(double u, u32 op, u32 j, double* __restrict__ s) {
-    if (!kr_running(s)) return;
-    if (op == KR_OP_TOTALS) {  // the step runs on the host (distributed solves)
+// GMRES's scalar steps run in the last block of a kernel, by all its threads: what thread 0
+// alone computes in order, the others stage beforehand or store in parallel, because one
+// thread's chain of loads and stores through global memory costs a round trip each.
+
+// The restart's step `op` on u = ‖r‖² (thread 0): RESTART (the true residual's test, else
+// h = β, g = (β, 0, …) and a new cycle), or TOTALS (the step runs on the host: distributed
+// solves).
+__device__ __forceinline__ void kr_gm_restart_step(double u, u32 op, double* __restrict__ s) {
+    if (threadIdx.x != 0 || !kr_running(s)) return;
+    if (op == KR_OP_TOTALS) {
         s[KR_U] = u;
         return;
     }
     const kr_gm_at at(s);
-    if (op == KR_OP_GM_RESTART) {
-        const double k = s[KR_ITER];
-        s[KR_RR] = u;
-        if (!isfinite(u)) kr_stop(s, KR_ST_NON_FINITE, k);
-        else if (u <= s[KR_TOL2]) kr_stop(s, KR_ST_CONVERGED, k);
-        else if (s[KR_GM_BREAK] != 0.0) kr_stop(s, KR_ST_SINGULAR, k);
-        else if (k >= s[KR_GM_MAX_ITER]) kr_stop(s, KR_ST_LIMIT, k);
-        else {
-            const double beta = __dsqrt_rn(u);
-            s[KR_GM_HNEXT] = beta;
-            s[at.g(0)] = beta;
-            for (u32 i = 1; i <= at.m; ++i) s[at.g(i)] = 0.0;
-            s[KR_GM_DONE] = 0.0;
-            s[KR_GM_J] = 0.0;
-        }
+    const double k = s[KR_ITER];
+    s[KR_RR] = u;
+    if (!isfinite(u)) kr_stop(s, KR_ST_NON_FINITE, k);
+    else if (u <= s[KR_TOL2]) kr_stop(s, KR_ST_CONVERGED, k);
+    else if (s[KR_GM_BREAK] != 0.0) kr_stop(s, KR_ST_SINGULAR, k);
+    else if (k >= s[KR_GM_MAX_ITER]) kr_stop(s, KR_ST_LIMIT, k);
+    else {
+        const double beta = __dsqrt_rn(u);
+        s[KR_GM_HNEXT] = beta;
+        s[at.g(0)] = beta;
+        for (u32 i = 1; i <= at.m; ++i) s[at.g(i)] = 0.0;
+        s[KR_GM_DONE] = 0.0;
+        s[KR_GM_J] = 0.0;
+    }
+}
+
+// The Arnoldi step's `op` on u = ‖v_{j+1}‖²: ARNOLDI (h_{j+1,j}, the earlier rotations of
+// column j, its own rotation, the residual estimate |g_{j+1}| and whether the cycle is done),
+// or TOTALS. Column j of H and the rotations are staged in shared memory by the block first.
+__device__ __forceinline__ void kr_gm_arnoldi_step(double u, u32 op, u32 j, double* __restrict__ s) {
+    if (!kr_running(s)) return;  // the same s for every thread: they all return, or none
+    const u32 t = threadIdx.x;
+    if (op == KR_OP_TOTALS) {
+        if (t == 0) s[KR_U] = u;
         return;
     }
     if (s[KR_GM_DONE] != 0.0) return;
-    if (op == KR_OP_GM_H1 || op == KR_OP_GM_H2) {
-        for (u32 i = 0; i <= j; ++i) s[at.h(i, j)] = op == KR_OP_GM_H1 ? s[at.t(i)] : kr_add(s[at.h(i, j)], s[at.t(i)]);
-        return;
+    const kr_gm_at at(s);
+    __shared__ double col[KR_GM_MAX_M + 1], cs[KR_GM_MAX_M], sns[KR_GM_MAX_M];
+    for (u32 i = t; i <= j; i += KR_BLOCK) {
+        col[i] = s[at.h(i, j)];
+        if (i < j) {
+            cs[i] = s[at.c(i)];
+            sns[i] = s[at.sn(i)];
+        }
     }
-    // KR_OP_GM_ARNOLDI
+    __syncthreads();
+    if (t != 0) return;
     const double k = s[KR_ITER] + 1.0;
     s[KR_ITER] = k;
     const double hnext = __dsqrt_rn(u);
     s[KR_GM_HNEXT] = hnext;
+    double a = col[0];
     for (u32 i = 0; i < j; ++i) {  // the earlier rotations, in order
-        const double a = s[at.h(i, j)], b = s[at.h(i + 1, j)], c = s[at.c(i)], sn = s[at.sn(i)];
+        const double b = col[i + 1], c = cs[i], sn = sns[i];
         s[at.h(i, j)] = kr_add(kr_mul(c, a), kr_mul(sn, b));
-        s[at.h(i + 1, j)] = kr_sub(kr_mul(c, b), kr_mul(sn, a));
+        a = kr_sub(kr_mul(c, b), kr_mul(sn, a));
     }
-    const double a = s[at.h(j, j)];
     const double r = kr_norm2(a, hnext);
     if (!isfinite(r)) {
         kr_stop(s, KR_ST_NON_FINITE, k);
@@ -337,9 +359,11 @@ __device__ __forceinline__ void kr_gm_step(double u, u32 op, u32 j, double* __re
     s[at.sn(j)] = sn;
     s[at.h(j, j)] = r;
     s[at.g(j)] = kr_mul(c, g);
-    s[at.g(j + 1)] = -kr_mul(sn, g);
-    s[KR_RR] = kr_mul(s[at.g(j + 1)], s[at.g(j + 1)]);
-    if (s[KR_RR] <= s[KR_TOL2] || hnext == 0.0 || k >= s[KR_GM_MAX_ITER] || j + 1 == at.m) {
+    const double gnext = -kr_mul(sn, g);
+    s[at.g(j + 1)] = gnext;
+    const double rr = kr_mul(gnext, gnext);
+    s[KR_RR] = rr;
+    if (rr <= s[KR_TOL2] || hnext == 0.0 || k >= s[KR_GM_MAX_ITER] || j + 1 == at.m) {
         s[KR_GM_DONE] = 1.0;
         s[KR_GM_J] = j + 1;
     }
@@ -358,7 +382,8 @@ __device__ __forceinline__ void kr_gm_solve(const double* __restrict__ s, double
 
 // The block's sums u and v into partial[2·block], partial[2·block + 1]; the block that
 // stores last then sums all blocks' (in block order, as the host does), calls finish(u, v)
-// in its thread 0 and resets the counter for the next kernel.
+// in every one of its threads (a finish that is one thread's work tests threadIdx.x) and
+// resets the counter for the next kernel.
 template <typename Finish>
 __device__ __forceinline__ void kr_reduce_with(double u, double v, double* __restrict__ partial, u32* __restrict__ counter,
                                                Finish finish) {
@@ -381,16 +406,16 @@ __device__ __forceinline__ void kr_reduce_with(double u, double v, double* __res
         v = kr_add(v, __ldcg(&partial[2 * b + 1]));
     }
     kr_tree_sum<KR_BLOCK>(u, v);
-    if (t == 0) {
-        finish(u, v);
-        *counter = 0;
-    }
+    finish(u, v);
+    if (t == 0) *counter = 0;
 }
 
-// kr_reduce_with whose finish is the totals' step `op`.
+// kr_reduce_with whose finish is the totals' step `op` (thread 0's).
 __device__ __forceinline__ void kr_reduce(double u, double v, double* __restrict__ partial, u32* __restrict__ counter, u32 op,
                                           double* __restrict__ s) {
-    kr_reduce_with(u, v, partial, counter, [&](double u, double v) { kr_step(u, v, op, s); });
+    kr_reduce_with(u, v, partial, counter, [&](double u, double v) {
+        if (threadIdx.x == 0) kr_step(u, v, op, s);
+    });
 }
 
 // a·b and a·c, then step `op`.
@@ -553,31 +578,69 @@ __device__ __forceinline__ void kr_mr_update(u32 n, double* __restrict__ s, cons
     kr_reduce(0.0, 0.0, partial, counter, op, s);  // KR_OP_MR_CHECK, or KR_OP_TOTALS
 }
 
-// GMRES: t_k = v_k·v_{j+1} for k ≤ j (V: the basis' m + 1 pointers; two sums per pass),
-// then step `op` (H1, H2, or TOTALS: only t). partial holds (j + 2)·blocks.
-template <typename T>
-__device__ __forceinline__ void kr_gm_dots(u32 n, double* __restrict__ s, const T* const* __restrict__ V, u32 j,
-                                           double* __restrict__ partial, u32* __restrict__ counter, u32 op) {
-    const bool active = kr_gm_active(s);
-    const T* __restrict__ w = V[j + 1];
-    const u32 t = threadIdx.x, G = gridDim.x;
-    for (u32 k = 0; k <= j; k += 2) {
-        double u = 0.0, v = 0.0;
-        if (active) {
-            const T* __restrict__ a = V[k];
-            const T* __restrict__ b = k + 1 <= j ? V[k + 1] : nullptr;
-            KR_FOR_EACH(i, n) {
-                const double wi = (double)w[i];
-                u = kr_add(u, kr_mul((double)a[i], wi));
-                if (b) v = kr_add(v, kr_mul((double)b[i], wi));
+// GMRES's dot products t_k = v_k·w for k ≤ j (V: the basis' m + 1 pointers), KR_GM_CHUNK at
+// a time: each thread sums its grid-stride elements, the block's tree takes the chunk
+// together (one set of barriers for all of them), block b stores t_k's share in
+// partial[k·blocks + b], and the block that stores last sums the shares in block order into
+// t, then runs step `op` (H1, H2, or TOTALS: only t). The order of every sum is that of
+// kr_reduce's. The pointers are not __restrict__: the callers write w and v_j in the same
+// kernel, just before.
+#define KR_GM_CHUNK 8
+
+// The chunk's values of every thread (count ≤ KR_GM_CHUNK of them) summed over the block by
+// tree_reduce's order; thread 0 gets the totals in acc.
+__device__ __forceinline__ void kr_tree_chunk(double (&acc)[KR_GM_CHUNK], u32 count) {
+    __shared__ double sh[KR_GM_CHUNK][KR_BLOCK];
+    const u32 t = threadIdx.x;
+#pragma unroll
+    for (u32 c = 0; c < KR_GM_CHUNK; ++c)
+        if (c < count) sh[c][t] = acc[c];
+    __syncthreads();
+    for (u32 half = KR_BLOCK / 2; half > 32; half /= 2) {
+        if (t < half)
+#pragma unroll
+            for (u32 c = 0; c < KR_GM_CHUNK; ++c)
+                if (c < count) sh[c][t] = kr_add(sh[c][t], sh[c][t + half]);
+        __syncthreads();
+    }
+    if (t < 32) {
+#pragma unroll
+        for (u32 c = 0; c < KR_GM_CHUNK; ++c) {
+            if (c < count) {
+                double a = kr_add(sh[c][t], sh[c][t + 32]);
+                for (u32 half = 16; half > 0; half /= 2) a = kr_add(a, __shfl_down_sync(0xffffffffu, a, half));
+                acc[c] = a;
             }
         }
-        kr_tree_sum<KR_BLOCK>(u, v);
-        if (t == 0) {
-            partial[k * G + blockIdx.x] = u;
-            partial[(k + 1) * G + blockIdx.x] = v;
+    }
+    __syncthreads();  // the chunk's shared sums are read before the next chunk writes them
+}
+
+template <typename T>
+__device__ __forceinline__ void kr_gm_multidot(u32 n, double* __restrict__ s, const T* const* V, const T* w, u32 j,
+                                               double* __restrict__ partial, u32* __restrict__ counter, u32 op) {
+    const u32 t = threadIdx.x, G = gridDim.x;
+    for (u32 k0 = 0; k0 <= j; k0 += KR_GM_CHUNK) {
+        const u32 count = min(KR_GM_CHUNK, j + 1 - k0);
+        double acc[KR_GM_CHUNK];
+#pragma unroll
+        for (u32 c = 0; c < KR_GM_CHUNK; ++c) acc[c] = 0.0;
+        {
+            const T* vk[KR_GM_CHUNK];
+#pragma unroll
+            for (u32 c = 0; c < KR_GM_CHUNK; ++c) vk[c] = c < count ? V[k0 + c] : nullptr;
+            KR_FOR_EACH(i, n) {
+                const double wi = (double)w[i];
+#pragma unroll
+                for (u32 c = 0; c < KR_GM_CHUNK; ++c)
+                    if (c < count) acc[c] = kr_add(acc[c], kr_mul((double)vk[c][i], wi));
+            }
         }
-        __syncthreads();  // the tree's shared sums are read before the next pass writes them
+        kr_tree_chunk(acc, count);
+        if (t == 0)
+#pragma unroll
+            for (u32 c = 0; c < KR_GM_CHUNK; ++c)
+                if (c < count) partial[(k0 + c) * G + blockIdx.x] = acc[c];
     }
     __shared__ bool last;
     if (t == 0) {
@@ -587,58 +650,85 @@ __device__ __forceinline__ void kr_gm_dots(u32 n, double* __restrict__ s, const 
     __syncthreads();
     if (!last) return;
     __threadfence();
-    for (u32 k = 0; k <= j; k += 2) {
-        double u = 0.0, v = 0.0;
-        for (u32 b = t; b < G; b += KR_BLOCK) {
-            u = kr_add(u, __ldcg(&partial[k * G + b]));
-            v = kr_add(v, __ldcg(&partial[(k + 1) * G + b]));
-        }
-        kr_tree_sum<KR_BLOCK>(u, v);
-        if (t == 0 && kr_running(s)) {
-            const kr_gm_at at(s);
-            s[at.t(k)] = u;
-            if (k + 1 <= j) s[at.t(k + 1)] = v;
-        }
+    for (u32 k0 = 0; k0 <= j; k0 += KR_GM_CHUNK) {
+        const u32 count = min(KR_GM_CHUNK, j + 1 - k0);
+        double acc[KR_GM_CHUNK];
+#pragma unroll
+        for (u32 c = 0; c < KR_GM_CHUNK; ++c) acc[c] = 0.0;
+        for (u32 b = t; b < G; b += KR_BLOCK)
+#pragma unroll
+            for (u32 c = 0; c < KR_GM_CHUNK; ++c)
+                if (c < count) acc[c] = kr_add(acc[c], __ldcg(&partial[(k0 + c) * G + b]));
+        kr_tree_chunk(acc, count);
+        __shared__ double totals[KR_GM_CHUNK];
+        if (t == 0)
+#pragma unroll
+            for (u32 c = 0; c < KR_GM_CHUNK; ++c)
+                if (c < count) totals[c] = acc[c];
         __syncthreads();
+        // Thread c stores t_{k0+c} and, in steps H1 and H2, H's entry (k0 + c, j): = t or += t.
+        if (t < count && kr_running(s)) {
+            const kr_gm_at at(s);
+            const u32 k = k0 + t;
+            const double total = totals[t];
+            s[at.t(k)] = total;
+            if (op != KR_OP_TOTALS && s[KR_GM_DONE] == 0.0)
+                s[at.h(k, j)] = op == KR_OP_GM_H1 ? total : kr_add(s[at.h(k, j)], total);
+        }
+        __syncthreads();  // totals is read before the next chunk writes it
     }
-    if (t == 0) {
-        kr_gm_step(0.0, op, j, s);
-        *counter = 0;
-    }
+    if (t == 0) *counter = 0;
 }
 
-// GMRES: v_{j+1} −= Σ_{k ≤ j} t_k·v_k (in k order, in f64, rounded once); with `norm` also
-// ‖v_{j+1}‖², then step `op` (ARNOLDI, or TOTALS).
+// GMRES's first kernel of Arnoldi step j. v_j was left unnormalised by the step before (or
+// the restart), and v_{j+1} = A·M⁻¹·v_j made from it: both are divided by h = h_{j,j−1} (or
+// β) here, which saves a kernel per step; then t_k = v_k·v_{j+1} for k ≤ j and step `op`
+// (H1: column j of H = t).
 template <typename T>
-__device__ __forceinline__ void kr_gm_subtract(u32 n, double* __restrict__ s, T* const* __restrict__ V, u32 j, u32 norm,
+__device__ __forceinline__ void kr_gm_dots(u32 n, double* __restrict__ s, T* const* V, u32 j, double* __restrict__ partial,
+                                           u32* __restrict__ counter, u32 op) {
+    if (!kr_gm_active(s)) return;  // a done cycle's step (every block sees the same s)
+    T* v = V[j];
+    T* w = V[j + 1];
+    const double h = s[KR_GM_HNEXT];
+    KR_FOR_EACH(i, n) {
+        v[i] = (T)kr_div((double)v[i], h);
+        w[i] = (T)kr_div((double)w[i], h);
+    }
+    kr_gm_multidot<T>(n, s, V, w, j, partial, counter, op);
+}
+
+// GMRES: v_{j+1} −= Σ_{k ≤ j} t_k·v_k (in k order, in f64, rounded once), then either
+// (`norm` 0) the second pass's dots t_k = v_k·v_{j+1} and step `op` (H2: column j += t), or
+// (`norm` 1) ‖v_{j+1}‖² and z = M⁻¹·v_{j+1} (with a preconditioner; v_{j+1} stays
+// unnormalised until the next step's kr_gm_dots) and step `op` (ARNOLDI: h_{j+1,j}, the
+// rotations of column j, the residual estimate |g_{j+1}|; the cycle is done when it meets
+// the tolerance, at the basis' end, at max_iter or at an invariant subspace). TOTALS for
+// either: only the sums.
+template <typename T>
+__device__ __forceinline__ void kr_gm_subtract(u32 n, double* __restrict__ s, T* const* V, u32 j, u32 norm,
+                                               const T* __restrict__ d, u32 use_d, T* __restrict__ z,
                                                double* __restrict__ partial, u32* __restrict__ counter, u32 op) {
+    if (!kr_gm_active(s)) return;  // a done cycle's step (every block sees the same s)
+    T* w = V[j + 1];
     double ww = 0.0;
-    if (kr_gm_active(s)) {
+    {
         const kr_gm_at at(s);
-        T* __restrict__ w = V[j + 1];
         KR_FOR_EACH(i, n) {
             double wi = (double)w[i];
             for (u32 k = 0; k <= j; ++k) wi = kr_sub(wi, kr_mul(s[at.t(k)], (double)V[k][i]));
             const T wt = (T)wi;
             w[i] = wt;
-            ww = kr_add(ww, kr_mul((double)wt, (double)wt));
+            if (norm) {
+                ww = kr_add(ww, kr_mul((double)wt, (double)wt));
+                kr_precond(wt, d, use_d, z, i);
+            }
         }
     }
-    if (norm) kr_reduce_with(ww, 0.0, partial, counter, [&](double u, double) { kr_gm_step(u, op, j, s); });
-}
-
-// GMRES: v_j /= h (h_{j,j−1}, or β after a restart), z = M⁻¹·v_j with a preconditioner.
-template <typename T>
-__device__ __forceinline__ void kr_gm_normalize(u32 n, const double* __restrict__ s, T* const* __restrict__ V, u32 j,
-                                                const T* __restrict__ d, u32 use_d, T* __restrict__ z) {
-    if (!kr_gm_active(s)) return;
-    const double h = s[KR_GM_HNEXT];
-    T* __restrict__ v = V[j];
-    KR_FOR_EACH(i, n) {
-        const T vi = (T)kr_div((double)v[i], h);
-        v[i] = vi;
-        kr_precond(vi, d, use_d, z, i);
-    }
+    if (norm)
+        kr_reduce_with(ww, 0.0, partial, counter, [&](double u, double) { kr_gm_arnoldi_step(u, op, j, s); });
+    else
+        kr_gm_multidot<T>(n, s, V, w, j, partial, counter, op);
 }
 
 // GMRES at a cycle's end: y = R⁻¹·g (every block solves the small system itself), then
@@ -659,9 +749,11 @@ __device__ __forceinline__ void kr_gm_update(u32 n, const double* __restrict__ s
     }
 }
 
-// GMRES's restart: r = b − A·x (A·x in r), ‖r‖², then step `op` (RESTART, or TOTALS).
+// GMRES's restart: r = b − A·x (A·x in r; r is v_0, unnormalised until kr_gm_dots), ‖r‖²,
+// z = M⁻¹·r with a preconditioner, then step `op` (RESTART, or TOTALS).
 template <typename T>
 __device__ __forceinline__ void kr_gm_restart(u32 n, double* __restrict__ s, const T* __restrict__ b, T* __restrict__ r,
+                                              const T* __restrict__ d, u32 use_d, T* __restrict__ z,
                                               double* __restrict__ partial, u32* __restrict__ counter, u32 op) {
     double rr = 0.0;
     if (kr_running(s)) {
@@ -669,20 +761,21 @@ __device__ __forceinline__ void kr_gm_restart(u32 n, double* __restrict__ s, con
             const T ri = (T)kr_sub((double)b[i], (double)r[i]);
             r[i] = ri;
             rr = kr_add(rr, kr_mul((double)ri, (double)ri));
+            kr_precond(ri, d, use_d, z, i);
         }
     }
-    kr_reduce_with(rr, 0.0, partial, counter, [&](double u, double) { kr_gm_step(u, op, 0, s); });
+    kr_reduce_with(rr, 0.0, partial, counter, [&](double u, double) { kr_gm_restart_step(u, op, s); });
 }
 
-#define KR_KERNELS(T, S)                                                                                                  \
+#define KR_KERNELS(T, S)                                                                                                 \
     extern "C" __global__ void __launch_bounds__(KR_BLOCK)                                                               \
         kr_dots_##S(u32 n, double* s, const T* a, const T* b, const T* c, double* partial, u32* counter, u32 op) {       \
         kr_dots<T>(n, s, a, b, c, partial, counter, op);                                                                 \
     }                                                                                                                    \
     extern "C" __global__ void __launch_bounds__(KR_BLOCK)                                                               \
         kr_cg_update_##S(u32 n, double* s, const T* p, const T* q, const T* d, u32 use_d, T* x, T* r, T* z,              \
-                         double* partial, u32* counter, u32 op) {                                                                \
-        kr_cg_update<T>(n, s, p, q, d, use_d, x, r, z, partial, counter, op);                                                \
+                         double* partial, u32* counter, u32 op) {                                                        \
+        kr_cg_update<T>(n, s, p, q, d, use_d, x, r, z, partial, counter, op);                                            \
     }                                                                                                                    \
     extern "C" __global__ void __launch_bounds__(KR_BLOCK) kr_cg_direction_##S(u32 n, const double* s, const T* z, T* p) { \
         kr_cg_direction<T>(n, s, z, p);                                                                                  \
@@ -693,15 +786,15 @@ __device__ __forceinline__ void kr_gm_restart(u32 n, double* __restrict__ s, con
     }                                                                                                                    \
     extern "C" __global__ void __launch_bounds__(KR_BLOCK)                                                               \
         kr_bi_s_##S(u32 n, double* s, const T* v, const T* d, u32 use_d, T* r, T* s_hat, double* partial, u32* counter, u32 op) { \
-        kr_bi_s<T>(n, s, v, d, use_d, r, s_hat, partial, counter, op);                                                       \
+        kr_bi_s<T>(n, s, v, d, use_d, r, s_hat, partial, counter, op);                                                   \
     }                                                                                                                    \
     extern "C" __global__ void __launch_bounds__(KR_BLOCK)                                                               \
         kr_bi_update_##S(u32 n, double* s, const T* p_hat, const T* s_hat, const T* t, const T* r_hat, u32 use_d, T* x,  \
-                         T* r, double* partial, u32* counter, u32 op) {                                                          \
-        kr_bi_update<T>(n, s, p_hat, s_hat, t, r_hat, use_d, x, r, partial, counter, op);                                    \
+                         T* r, double* partial, u32* counter, u32 op) {                                                  \
+        kr_bi_update<T>(n, s, p_hat, s_hat, t, r_hat, use_d, x, r, partial, counter, op);                                \
     }                                                                                                                    \
     extern "C" __global__ void __launch_bounds__(KR_BLOCK)                                                               \
-        kr_mr_alpha_##S(u32 n, double* s, const T* v, const T* r1, T* q, double* partial, u32* counter, u32 op) {       \
+        kr_mr_alpha_##S(u32 n, double* s, const T* v, const T* r1, T* q, double* partial, u32* counter, u32 op) {        \
         kr_mr_alpha<T>(n, s, v, r1, q, partial, counter, op);                                                            \
     }                                                                                                                    \
     extern "C" __global__ void __launch_bounds__(KR_BLOCK)                                                               \
@@ -714,24 +807,21 @@ __device__ __forceinline__ void kr_gm_restart(u32 n, double* __restrict__ s, con
         kr_mr_update<T>(n, s, y, v, w1, w2, x, partial, counter, op);                                                    \
     }                                                                                                                    \
     extern "C" __global__ void __launch_bounds__(KR_BLOCK)                                                               \
-        kr_gm_dots_##S(u32 n, double* s, const T* const* V, u32 j, double* partial, u32* counter, u32 op) {             \
+        kr_gm_dots_##S(u32 n, double* s, T* const* V, u32 j, double* partial, u32* counter, u32 op) {                    \
         kr_gm_dots<T>(n, s, V, j, partial, counter, op);                                                                 \
     }                                                                                                                    \
-    extern "C" __global__ void __launch_bounds__(KR_BLOCK)                                                               \
-        kr_gm_subtract_##S(u32 n, double* s, T* const* V, u32 j, u32 norm, double* partial, u32* counter, u32 op) {     \
-        kr_gm_subtract<T>(n, s, V, j, norm, partial, counter, op);                                                       \
+    extern "C" __global__ void __launch_bounds__(KR_BLOCK) kr_gm_subtract_##S(                                           \
+        u32 n, double* s, T* const* V, u32 j, u32 norm, const T* d, u32 use_d, T* z, double* partial, u32* counter, u32 op) { \
+        kr_gm_subtract<T>(n, s, V, j, norm, d, use_d, z, partial, counter, op);                                          \
     }                                                                                                                    \
     extern "C" __global__ void __launch_bounds__(KR_BLOCK)                                                               \
-        kr_gm_normalize_##S(u32 n, const double* s, T* const* V, u32 j, const T* d, u32 use_d, T* z) {                  \
-        kr_gm_normalize<T>(n, s, V, j, d, use_d, z);                                                                     \
-    }                                                                                                                    \
-    extern "C" __global__ void __launch_bounds__(KR_BLOCK)                                                               \
-        kr_gm_update_##S(u32 n, const double* s, const T* const* V, const T* d, u32 use_d, T* x) {                      \
+        kr_gm_update_##S(u32 n, const double* s, const T* const* V, const T* d, u32 use_d, T* x) {                       \
         kr_gm_update<T>(n, s, V, d, use_d, x);                                                                           \
     }                                                                                                                    \
     extern "C" __global__ void __launch_bounds__(KR_BLOCK)                                                               \
-        kr_gm_restart_##S(u32 n, double* s, const T* b, T* r, double* partial, u32* counter, u32 op) {                  \
-        kr_gm_restart<T>(n, s, b, r, partial, counter, op);                                                              \
+        kr_gm_restart_##S(u32 n, double* s, const T* b, T* r, const T* d, u32 use_d, T* z, double* partial, u32* counter, \
+                          u32 op) {                                                                                      \
+        kr_gm_restart<T>(n, s, b, r, d, use_d, z, partial, counter, op);                                                 \
     }
 
 KR_KERNELS(double, f64)

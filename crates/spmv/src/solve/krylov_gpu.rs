@@ -70,7 +70,7 @@ steps! {
     CG_UPDATE, CG_DIRECTION,
     BI_DIRECTION, BI_S, BI_UPDATE,
     MR_ALPHA, MR_BETA, MR_UPDATE,
-    GM_DOTS, GM_SUBTRACT, GM_NORMALIZE, GM_UPDATE, GM_RESTART,
+    GM_DOTS, GM_SUBTRACT, GM_UPDATE, GM_RESTART,
 }
 
 /// krylov.cu's kernels for n unknowns on one GPU: the dots and the steps (indices above).
@@ -307,27 +307,20 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
         self.table = Some(address_table(self.gpu, vs.basis.iter().map(|v| v.as_view()))?);
         Ok(())
     }
-    fn gm_dots(&self, _: &GmVectors<CudaSlice<T>>, j: usize, op: Op) -> Result<()> {
-        let (table, j, op) = (self.table(), j as u32, op as u32);
+    fn gm_dots(&self, _: &mut GmVectors<CudaSlice<T>>, j: usize) -> Result<()> {
+        let (table, j) = (self.table(), j as u32);
         unsafe {
-            self.step(GM_DOTS, Some(&op), |l| {
+            self.step(GM_DOTS, Some(&(Op::GmH1 as u32)), |l| {
                 l.arg(table).arg(&j);
             })
         }
     }
-    fn gm_subtract(&self, _: &mut GmVectors<CudaSlice<T>>, j: usize, norm: bool) -> Result<()> {
-        let (table, j, norm) = (self.table(), j as u32, norm as u32);
-        unsafe {
-            self.step(GM_SUBTRACT, Some(&(Op::GmArnoldi as u32)), |l| {
-                l.arg(table).arg(&j).arg(&norm);
-            })
-        }
-    }
-    fn gm_normalize(&self, vs: &mut GmVectors<CudaSlice<T>>, j: usize) -> Result<()> {
+    fn gm_subtract(&self, vs: &mut GmVectors<CudaSlice<T>>, j: usize, norm: bool) -> Result<()> {
         let (table, j) = (self.table(), j as u32);
+        let (norm, op) = if norm { (1u32, Op::GmArnoldi) } else { (0, Op::GmH2) };
         unsafe {
-            self.step(GM_NORMALIZE, None, |l| {
-                l.arg(table).arg(&j).arg(&self.d).arg(&self.use_d).arg(&vs.z);
+            self.step(GM_SUBTRACT, Some(&(op as u32)), |l| {
+                l.arg(table).arg(&j).arg(&norm).arg(&self.d).arg(&self.use_d).arg(&vs.z);
             })
         }
     }
@@ -342,7 +335,7 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
     fn gm_restart(&self, vs: &mut GmVectors<CudaSlice<T>>) -> Result<()> {
         unsafe {
             self.step(GM_RESTART, Some(&(Op::GmRestart as u32)), |l| {
-                l.arg(&vs.b).arg(&vs.basis[0]);
+                l.arg(&vs.b).arg(&vs.basis[0]).arg(&self.d).arg(&self.use_d).arg(&vs.z);
             })
         }
     }

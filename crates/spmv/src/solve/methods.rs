@@ -197,7 +197,7 @@ pub(crate) fn run<T: Scalar, E: Engine<T>>(e: &mut E, job: Job<'_, T>) -> Result
         Method::Cg => run_cg(e, b, m_inv, settings)?,
         Method::Bicgstab => run_bicgstab(e, b, settings)?,
         Method::Minres => run_minres(e, b, m_inv, settings, bnorm)?,
-        Method::Gmres => run_gmres(e, b, settings)?,
+        Method::Gmres => run_gmres(e, b, m_inv, settings)?,
     };
     // The true residual from one more product of the final x.
     let mut ax = e.vector(None)?;
@@ -335,20 +335,21 @@ fn run_minres<T: Scalar, E: Engine<T>>(
 fn run_gmres<T: Scalar, E: Engine<T>>(
     e: &mut E,
     b: &[T],
+    m_inv: Option<&[T]>,
     settings: &KrylovSettings,
 ) -> Result<(E::Vector, Stopped)> {
     let m = settings.restart;
+    // v_0 = b and z = M⁻¹·b, as a restart from x = 0 leaves them (v_0 is normalised by the
+    // first step, h = ‖b‖ in the starting scalars).
     let mut basis = vec![e.vector(Some(b))?];
     for _ in 0..m {
         basis.push(e.vector(None)?);
     }
-    let mut vs =
-        GmVectors { x: e.vector(None)?, b: e.vector(Some(b))?, basis, z: e.optional(None)? };
+    let z = e.optional(Some(&preconditioned(m_inv, b)))?;
+    let mut vs = GmVectors { x: e.vector(None)?, b: e.vector(Some(b))?, basis, z };
     e.gm_basis(&vs)?;
     let preconditioned = e.preconditioned();
     let e = &*e;
-    // v_0 = b/‖b‖ (the scalars start as after a restart from x = 0).
-    e.gm_normalize(&mut vs, 0)?;
     // Each cycle has at least one Arnoldi step, and max_iter steps stop the solve (LIMIT).
     let pace = Pace { launches: settings.max_iter, check_every: settings.check_every.div_ceil(m) };
     let mut stopped = e.run(
@@ -359,16 +360,13 @@ fn run_gmres<T: Scalar, E: Engine<T>>(
                 }
                 let (lower, upper) = vs.basis.split_at_mut(j + 1);
                 e.product(if preconditioned { &vs.z } else { &lower[j] }, &mut upper[0])?;
-                e.gm_dots(&vs, j, Op::GmH1)?;
+                e.gm_dots(&mut vs, j)?;
                 e.gm_subtract(&mut vs, j, false)?;
-                e.gm_dots(&vs, j, Op::GmH2)?;
                 e.gm_subtract(&mut vs, j, true)?;
-                e.gm_normalize(&mut vs, j + 1)?;
             }
             e.gm_update(&mut vs)?;
             e.product(&vs.x, &mut vs.basis[0])?;
-            e.gm_restart(&mut vs)?;
-            e.gm_normalize(&mut vs, 0)
+            e.gm_restart(&mut vs)
         },
         pace,
     )?;
