@@ -348,9 +348,9 @@ pub struct DeviceMatrix<T: Scalar> {
     block_copy: OnceLock<Box<DeviceMatrix<T>>>,
     /// `source` is P·A·Pᵀ (a reordered handle): no copy is built from it.
     source_permuted: bool,
-    /// The longest row has at most 32 times the mean + 256 entries (see `block_copy_spec`;
-    /// found on the first block product that asks).
-    balanced_rows: OnceLock<bool>,
+    /// The longest row's entries (see `block_copy_spec`; found on the first block product
+    /// that asks).
+    longest_row: OnceLock<usize>,
 }
 
 impl<T: Scalar> FormatHandle for DeviceMatrix<T> {
@@ -388,7 +388,7 @@ impl<T: Scalar> DeviceMatrix<T> {
             own_transpose: host.chosen().is_none(),
             block_copy: OnceLock::new(),
             source_permuted: host.source_permuted(),
-            balanced_rows: OnceLock::new(),
+            longest_row: OnceLock::new(),
         })
     }
 
@@ -581,12 +581,13 @@ impl<T: Scalar> DeviceMatrix<T> {
     ///    kernels);
     /// 2. a copy's block product, built on first use ([`DeviceMatrix::block_copy_bytes`]):
     ///    for k ≥ 2 where the matrix's rows are balanced (the longest at most 32 times the
-    ///    mean + 256) and a CSR copy moves fewer matrix bytes than k products of the format
-    ///    (read once per 8 columns, or per 16 or 32 with the lanes kernels, against k·bytes
-    ///    read: a compressed or diagonal format can be small enough to keep), a `csr-vector`
-    ///    copy's block kernels; for k ≥ 8 where they are not, in f64 and f32, a cuSPARSE copy's
-    ///    SpMM, which spreads long rows over the GPU where a CSR kernel gives each row to one
-    ///    thread group;
+    ///    mean + 256, or below 8 vectors at most 2048 entries) and a CSR copy costs less than
+    ///    k products of the format (matrix bytes read once per 8 columns, or per 16 or 32 with
+    ///    the lanes kernels, against k·bytes read, each pass or product with a launch's worth
+    ///    of bytes added: a compressed or diagonal format can be small enough to keep), a
+    ///    `csr-vector` copy's block kernels; for k ≥ 8 where they are not, in f64 and f32, a
+    ///    cuSPARSE copy's SpMM, which spreads long rows over the GPU where a CSR kernel gives
+    ///    each row to one thread group;
     /// 3. one product of the format per column, in place for column-major blocks, through
     ///    column-major copies for row-major ones: column j has the single product's bits.
     pub fn apply_block(
@@ -639,17 +640,27 @@ impl<T: Scalar> DeviceMatrix<T> {
 
     /// The format of the copy whose block product serves `block` better than k products of
     /// the format, if one does (`apply_block`'s rule 2). Measured (H200, `spmv bench --rhs`):
-    /// the CSR kernels give a row to one thread group, so on power-law rows (`kron:scale=20`,
-    /// `powerlaw`, `longrows`, `wiki-Vote`) a CSR copy was 10–20× slower than k products, and
-    /// cuSPARSE's SpMM 2–4× faster than them from k = 16 (near them at k = 8, slower at k = 4).
+    /// the CSR kernels of more than 8 vectors give a row to one thread group, so on power-law
+    /// rows (`kron:scale=20`, `powerlaw`, `longrows`, `wiki-Vote`) a CSR copy was 10–20×
+    /// slower than k products, and cuSPARSE's SpMM 2–4× faster than them from k = 16 (near
+    /// them at k = 8, slower at k = 4). Up to 8 vectors the CSR tile kernel splits a row over
+    /// lanes as csr-vector does, and rows of up to `SHORT_ROWS` entries cost it little
+    /// (`wiki-Vote`, k = 4, from Python: the copy 2.7× faster than k products of HYB). Each
+    /// product also costs about `LAUNCH_BYTES` beyond its bytes, which is what decides on
+    /// small matrices (`bcsstk33`, `nasa2910`, k = 4: the copy 2.5–2.8× faster than k
+    /// products of CSR with coded values and columns, which read 4–5× fewer bytes).
     fn block_copy_spec(&self, block: Block) -> Option<&'static str> {
+        /// Rows no longer than this are short enough for the tile kernels whatever the mean.
+        const SHORT_ROWS: usize = 2048;
+        /// A launch and its ramp in bytes streamed meanwhile (about 5 µs at 4 TB/s).
+        const LAUNCH_BYTES: u128 = 20 << 20;
         if block.k < 2 || self.source_permuted {
             return None;
         }
         let a = &self.source;
-        let balanced = *self
-            .balanced_rows
-            .get_or_init(|| a.max_row_len() <= 32 * a.nnz().div_ceil(a.nrows().max(1)) + 256);
+        let longest = *self.longest_row.get_or_init(|| a.max_row_len());
+        let balanced = longest <= 32 * a.nnz().div_ceil(a.nrows().max(1)) + 256
+            || (block.k < BLOCK_TILE && longest <= SHORT_ROWS);
         if !balanced {
             let spmm = block.k >= BLOCK_TILE && T::PRECISION != crate::matrix::Precision::F16;
             return spmm.then_some("cusparse-alg1");
@@ -661,7 +672,9 @@ impl<T: Scalar> DeviceMatrix<T> {
             _ => BLOCK_TILE,
         };
         let passes = block.k.div_ceil(per_pass) as u128;
-        (passes * csr < block.k as u128 * self.bytes_read as u128).then_some("csr-vector")
+        let products = block.k as u128;
+        (passes * (csr + LAUNCH_BYTES) < products * (self.bytes_read as u128 + LAUNCH_BYTES))
+            .then_some("csr-vector")
     }
 
     /// The copy for block products (in the format `spec` names: the same for every call, as
