@@ -484,6 +484,12 @@ pub(crate) trait Engine<T: Scalar> {
     /// GMRES: v_{j+1} −= V_{≤j}·t; then without `norm` t = V_{≤j}·v_{j+1} and step H2 (the
     /// second pass of CGS2), with `norm` ‖v_{j+1}‖², z = M⁻¹·v_{j+1} and step ARNOLDI.
     fn gm_subtract(&self, vs: &mut GmVectors<Self::Vector>, j: usize, norm: bool) -> Result<()>;
+    /// GMRES: `gm_dots`, `gm_subtract(.., false)` and `gm_subtract(.., true)` of step j in
+    /// one launch, with the same bits, where the engine has one (a GPU's grid of one block);
+    /// `false` where it has not, and nothing ran.
+    fn gm_fused(&self, _vs: &mut GmVectors<Self::Vector>, _j: usize) -> Result<bool> {
+        Ok(false)
+    }
     /// GMRES at a cycle's end: y = R⁻¹·g, x += M⁻¹·V·y.
     fn gm_update(&self, vs: &mut GmVectors<Self::Vector>) -> Result<()>;
     /// GMRES's restart (v_0 holds A·x): v_0 = b − v_0, ‖v_0‖², z = M⁻¹·v_0, step RESTART.

@@ -731,6 +731,79 @@ __device__ __forceinline__ void kr_gm_subtract(u32 n, double* __restrict__ s, T*
         kr_gm_multidot<T>(n, s, V, w, j, partial, counter, op);
 }
 
+// GMRES's dot products t_k = v_k·w (k ≤ j) in a grid of one block, into tk (shared; every
+// thread sees them on return): the order of kr_gm_multidot's with one block, whose second
+// stage adds the block's sum to 0.0 and then zeros.
+template <typename T>
+__device__ __forceinline__ void kr_gm_block_dots(u32 n, const T* const* V, const T* w, u32 j, double* tk) {
+    for (u32 k0 = 0; k0 <= j; k0 += KR_GM_CHUNK) {
+        const u32 count = min(KR_GM_CHUNK, j + 1 - k0);
+        double acc[KR_GM_CHUNK];
+        const T* vk[KR_GM_CHUNK];
+#pragma unroll
+        for (u32 c = 0; c < KR_GM_CHUNK; ++c) {
+            acc[c] = 0.0;
+            vk[c] = c < count ? V[k0 + c] : nullptr;
+        }
+        KR_FOR_EACH(i, n) {
+            const double wi = (double)w[i];
+#pragma unroll
+            for (u32 c = 0; c < KR_GM_CHUNK; ++c)
+                if (c < count) acc[c] = kr_add(acc[c], kr_mul((double)vk[c][i], wi));
+        }
+        kr_tree_chunk(acc, count);
+        if (threadIdx.x == 0)
+#pragma unroll
+            for (u32 c = 0; c < KR_GM_CHUNK; ++c)
+                if (c < count) tk[k0 + c] = kr_add(0.0, acc[c]);
+    }
+    __syncthreads();
+}
+
+// GMRES's Arnoldi step j as one kernel, for a grid of one block (n ≤ ONE_BLOCK_ROWS): what
+// kr_gm_dots, kr_gm_subtract (H2) and kr_gm_subtract (ARNOLDI) do in turn, with the same
+// operations in the same order, so the same bits, but no round trips between kernels or
+// through a grid's partial sums. Every thread handles the same elements in every phase.
+template <typename T>
+__device__ __forceinline__ void kr_gm_fused(u32 n, double* __restrict__ s, T* const* V, u32 j, const T* __restrict__ d,
+                                            u32 use_d, T* __restrict__ z) {
+    if (!kr_gm_active(s)) return;
+    __shared__ double t1[KR_GM_MAX_M + 1], t2[KR_GM_MAX_M + 1];
+    const u32 t = threadIdx.x;
+    const kr_gm_at at(s);
+    T* v = V[j];
+    T* w = V[j + 1];
+    const double h = s[KR_GM_HNEXT];
+    KR_FOR_EACH(i, n) {
+        v[i] = (T)kr_div((double)v[i], h);
+        w[i] = (T)kr_div((double)w[i], h);
+    }
+    kr_gm_block_dots<T>(n, V, w, j, t1);  // H1
+    KR_FOR_EACH(i, n) {
+        double wi = (double)w[i];
+        for (u32 k = 0; k <= j; ++k) wi = kr_sub(wi, kr_mul(t1[k], (double)V[k][i]));
+        w[i] = (T)wi;
+    }
+    kr_gm_block_dots<T>(n, V, w, j, t2);  // H2
+    double ww = 0.0;
+    KR_FOR_EACH(i, n) {
+        double wi = (double)w[i];
+        for (u32 k = 0; k <= j; ++k) wi = kr_sub(wi, kr_mul(t2[k], (double)V[k][i]));
+        const T wt = (T)wi;
+        w[i] = wt;
+        ww = kr_add(ww, kr_mul((double)wt, (double)wt));
+        kr_precond(wt, d, use_d, z, i);
+    }
+    // Column j of H and the dots' last totals, as the two multidot finishes leave them.
+    for (u32 k = t; k <= j; k += KR_BLOCK) {
+        s[at.t(k)] = t2[k];
+        s[at.h(k, j)] = kr_add(t1[k], t2[k]);
+    }
+    double unused = 0.0;
+    kr_tree_sum<KR_BLOCK>(ww, unused);  // its barriers also publish the stores above
+    kr_gm_arnoldi_step(kr_add(0.0, ww), KR_OP_GM_ARNOLDI, j, s);
+}
+
 // GMRES at a cycle's end: y = R⁻¹·g (every block solves the small system itself), then
 // x += M⁻¹·(V·y).
 template <typename T>
@@ -813,6 +886,10 @@ __device__ __forceinline__ void kr_gm_restart(u32 n, double* __restrict__ s, con
     extern "C" __global__ void __launch_bounds__(KR_BLOCK) kr_gm_subtract_##S(                                           \
         u32 n, double* s, T* const* V, u32 j, u32 norm, const T* d, u32 use_d, T* z, double* partial, u32* counter, u32 op) { \
         kr_gm_subtract<T>(n, s, V, j, norm, d, use_d, z, partial, counter, op);                                          \
+    }                                                                                                                    \
+    extern "C" __global__ void __launch_bounds__(KR_BLOCK)                                                               \
+        kr_gm_fused_##S(u32 n, double* s, T* const* V, u32 j, const T* d, u32 use_d, T* z) {                             \
+        kr_gm_fused<T>(n, s, V, j, d, use_d, z);                                                                         \
     }                                                                                                                    \
     extern "C" __global__ void __launch_bounds__(KR_BLOCK)                                                               \
         kr_gm_update_##S(u32 n, const double* s, const T* const* V, const T* d, u32 use_d, T* x) {                       \

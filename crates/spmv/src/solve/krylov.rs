@@ -27,9 +27,18 @@ pub(crate) const BLOCK: usize = 256;
 /// Blocks of the GPU's vector kernels at most: a grid fixed by n alone, so the sums' order is too.
 pub(crate) const MAX_BLOCKS: usize = 1024;
 
+/// Unknowns up to which the vector kernels run as one block: small systems are bound by the
+/// round trips of a grid's reduction (partial sums, the block counter), not by bandwidth, and
+/// one block lets GMRES run an Arnoldi step as one kernel (krylov.cu's kr_gm_fused).
+pub(crate) const ONE_BLOCK_ROWS: usize = 1024;
+
 /// The blocks of the GPU's vector kernels for n unknowns.
 pub(crate) fn blocks(n: usize) -> usize {
-    n.div_ceil(BLOCK).clamp(1, MAX_BLOCKS)
+    if n <= ONE_BLOCK_ROWS {
+        1
+    } else {
+        n.div_ceil(BLOCK).clamp(1, MAX_BLOCKS)
+    }
 }
 
 /// Progress while a solve runs: called with the iterations done and the recurrence's

@@ -70,7 +70,7 @@ steps! {
     CG_UPDATE, CG_DIRECTION,
     BI_DIRECTION, BI_S, BI_UPDATE,
     MR_ALPHA, MR_BETA, MR_UPDATE,
-    GM_DOTS, GM_SUBTRACT, GM_UPDATE, GM_RESTART,
+    GM_DOTS, GM_SUBTRACT, GM_FUSED, GM_UPDATE, GM_RESTART,
 }
 
 /// krylov.cu's kernels for n unknowns on one GPU: the dots and the steps (indices above).
@@ -323,6 +323,18 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
                 l.arg(table).arg(&j).arg(&norm).arg(&self.d).arg(&self.use_d).arg(&vs.z);
             })
         }
+    }
+    fn gm_fused(&self, vs: &mut GmVectors<CudaSlice<T>>, j: usize) -> Result<bool> {
+        if blocks(self.n) != 1 {
+            return Ok(false);
+        }
+        let (table, j) = (self.table(), j as u32);
+        unsafe {
+            self.step(GM_FUSED, None, |l| {
+                l.arg(table).arg(&j).arg(&self.d).arg(&self.use_d).arg(&vs.z);
+            })?;
+        }
+        Ok(true)
     }
     fn gm_update(&self, vs: &mut GmVectors<CudaSlice<T>>) -> Result<()> {
         let table = self.table();

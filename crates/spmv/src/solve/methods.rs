@@ -360,9 +360,11 @@ fn run_gmres<T: Scalar, E: Engine<T>>(
                 }
                 let (lower, upper) = vs.basis.split_at_mut(j + 1);
                 e.product(if preconditioned { &vs.z } else { &lower[j] }, &mut upper[0])?;
-                e.gm_dots(&mut vs, j)?;
-                e.gm_subtract(&mut vs, j, false)?;
-                e.gm_subtract(&mut vs, j, true)?;
+                if !e.gm_fused(&mut vs, j)? {
+                    e.gm_dots(&mut vs, j)?;
+                    e.gm_subtract(&mut vs, j, false)?;
+                    e.gm_subtract(&mut vs, j, true)?;
+                }
             }
             e.gm_update(&mut vs)?;
             e.product(&vs.x, &mut vs.basis[0])?;

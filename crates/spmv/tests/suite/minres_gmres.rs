@@ -252,6 +252,8 @@ fn gpu_minres_and_gmres_give_the_host_bits() {
     let mut problems = vec![
         ("shifted poisson".to_string(), Method::Minres, shifted_poisson(40, 1.3)),
         ("convection-diffusion".to_string(), Method::Gmres, convection_diffusion(40, 0.4)),
+        // At most ONE_BLOCK_ROWS unknowns: a grid of one block, an Arnoldi step in one kernel.
+        ("small convection-diffusion".to_string(), Method::Gmres, convection_diffusion(20, 0.4)),
     ];
     for (name, a) in common::named_matrices("minres_gmres (GPU)", &["nos4", "Kuu"], &[]) {
         problems.push((name, Method::Minres, a));
@@ -305,7 +307,7 @@ fn gpu_minres_and_gmres_give_the_host_bits() {
         }
     }
     // f32 on the generated problems.
-    for (name, method, a) in &problems[..2] {
+    for (name, method, a) in &problems[..3] {
         let a32: Csr<f32> = a.cast();
         let (_, b) = problem(a);
         let b32: Vec<f32> = b.iter().map(|&v| v as f32).collect();
