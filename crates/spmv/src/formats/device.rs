@@ -79,6 +79,9 @@ pub trait DeviceFormat<T: Scalar>: Send {
     }
 }
 
+/// The formats of the copies block products may keep (`block_copy_choice` picks one by index).
+const BLOCK_COPIES: [&str; 2] = ["csr-vector", "cusparse-alg1"];
+
 /// Columns of X a tile kernel takes per pass (common.cuh's BLOCK_TILE); row-major blocks of
 /// more run the lanes kernels, which read the matrix once per 32 columns.
 pub(crate) const BLOCK_TILE: usize = 8;
@@ -342,13 +345,14 @@ pub struct DeviceMatrix<T: Scalar> {
     /// handle takes Aᵀ's own format instead: cuSPARSE's transposed SpMV, which `auto` may
     /// pick for A, ran 4.7× slower than a copy of Aᵀ on vsp_model1_crew1, H200).
     own_transpose: bool,
-    /// A copy on the same GPU for the block products of a format without its own block
-    /// kernel (`csr-vector` where the rows are balanced, else cuSPARSE's), built on the first
-    /// block product it serves ([`DeviceMatrix::apply_block`]).
-    block_copy: OnceLock<Box<DeviceMatrix<T>>>,
+    /// Copies on the same GPU for the block products of a format without its own block
+    /// kernel, one per format of [`BLOCK_COPIES`] (`csr-vector` where the rows are balanced,
+    /// else cuSPARSE's: which one depends on k), each built on the first block product it
+    /// serves ([`DeviceMatrix::apply_block`]).
+    block_copies: [OnceLock<Box<DeviceMatrix<T>>>; BLOCK_COPIES.len()],
     /// `source` is P·A·Pᵀ (a reordered handle): no copy is built from it.
     source_permuted: bool,
-    /// The longest row's entries (see `block_copy_spec`; found on the first block product
+    /// The longest row's entries (see `block_copy_choice`; found on the first block product
     /// that asks).
     longest_row: OnceLock<usize>,
 }
@@ -386,7 +390,7 @@ impl<T: Scalar> DeviceMatrix<T> {
             transpose_format: host.transpose_format().cloned(),
             transpose_path: Mutex::new(TransposePath::Auto),
             own_transpose: host.chosen().is_none(),
-            block_copy: OnceLock::new(),
+            block_copies: Default::default(),
             source_permuted: host.source_permuted(),
             longest_row: OnceLock::new(),
         })
@@ -607,9 +611,9 @@ impl<T: Scalar> DeviceMatrix<T> {
         if let Some(done) = self.native_block(Scaled { alpha, x, beta, y: &mut *y }, block) {
             return done;
         }
-        if let Some(spec) = self.block_copy_spec(block) {
+        if let Some(copy) = self.block_copy_choice(block) {
             let p = Scaled { alpha, x, beta, y: &mut *y };
-            if let Some(done) = self.block_copy(spec)?.native_block(p, block) {
+            if let Some(done) = self.block_copy(copy)?.native_block(p, block) {
                 return done;
             }
         }
@@ -638,10 +642,10 @@ impl<T: Scalar> DeviceMatrix<T> {
         self.transpose_copy((k, m), &yc, y)
     }
 
-    /// The format of the copy whose block product serves `block` better than k products of
-    /// the format, if one does (`apply_block`'s rule 2). Measured (H200, `spmv bench --rhs`):
-    /// the CSR kernels of more than 8 vectors give a row to one thread group, so on power-law
-    /// rows (`kron:scale=20`, `powerlaw`, `longrows`, `wiki-Vote`) a CSR copy was 10–20×
+    /// The copy (its index in [`BLOCK_COPIES`]) whose block product serves `block` better
+    /// than k products of the format, if one does (`apply_block`'s rule 2); it may differ
+    /// with k, so each has its own copy. Measured (H200, `spmv bench --rhs`): the CSR kernels
+    /// of more than 8 vectors give a row to one thread group, so on power-law rows (`kron:scale=20`, `powerlaw`, `longrows`, `wiki-Vote`) a CSR copy was 10–20×
     /// slower than k products, and cuSPARSE's SpMM 2–4× faster than them from k = 16 (near
     /// them at k = 8, slower at k = 4). Up to 8 vectors the CSR tile kernel splits a row over
     /// lanes as csr-vector does, and rows of up to `SHORT_ROWS` entries cost it little
@@ -649,7 +653,7 @@ impl<T: Scalar> DeviceMatrix<T> {
     /// product also costs about `LAUNCH_BYTES` beyond its bytes, which is what decides on
     /// small matrices (`bcsstk33`, `nasa2910`, k = 4: the copy 2.5–2.8× faster than k
     /// products of CSR with coded values and columns, which read 4–5× fewer bytes).
-    fn block_copy_spec(&self, block: Block) -> Option<&'static str> {
+    fn block_copy_choice(&self, block: Block) -> Option<usize> {
         /// Rows no longer than this are short enough for the tile kernels whatever the mean.
         const SHORT_ROWS: usize = 2048;
         /// A launch and its ramp in bytes streamed meanwhile (about 5 µs at 4 TB/s).
@@ -663,7 +667,7 @@ impl<T: Scalar> DeviceMatrix<T> {
             || (block.k < BLOCK_TILE && longest <= SHORT_ROWS);
         if !balanced {
             let spmm = block.k >= BLOCK_TILE && T::PRECISION != crate::matrix::Precision::F16;
-            return spmm.then_some("cusparse-alg1");
+            return spmm.then_some(1);
         }
         let csr = super::csr::device_bytes(a) as u128;
         let per_pass = match block.layout {
@@ -674,23 +678,24 @@ impl<T: Scalar> DeviceMatrix<T> {
         let passes = block.k.div_ceil(per_pass) as u128;
         let products = block.k as u128;
         (passes * (csr + LAUNCH_BYTES) < products * (self.bytes_read as u128 + LAUNCH_BYTES))
-            .then_some("csr-vector")
+            .then_some(0)
     }
 
-    /// The copy for block products (in the format `spec` names: the same for every call, as
-    /// it follows from the rows' balance), built and uploaded on the first call.
-    fn block_copy(&self, spec: &str) -> Result<&DeviceMatrix<T>> {
-        if let Some(c) = self.block_copy.get() {
+    /// Block products' copy `i` of [`BLOCK_COPIES`], built and uploaded on its first call.
+    fn block_copy(&self, i: usize) -> Result<&DeviceMatrix<T>> {
+        if let Some(c) = self.block_copies[i].get() {
             return Ok(c);
         }
-        let c = super::build(&super::parse_spec(spec)?, &self.source)?.upload(&self.gpu)?;
-        Ok(self.block_copy.get_or_init(|| Box::new(c)))
+        let spec = super::parse_spec(BLOCK_COPIES[i])?;
+        let c = super::build(&spec, &self.source)?.upload(&self.gpu)?;
+        Ok(self.block_copies[i].get_or_init(|| Box::new(c)))
     }
 
-    /// Device bytes of the copy block products keep, once built (`None` before, and for
+    /// Device bytes of the copies block products keep, once built (`None` before, and for
     /// formats with their own block kernel or served better by one product per vector).
     pub fn block_copy_bytes(&self) -> Option<usize> {
-        self.block_copy.get().map(|c| c.device_bytes)
+        let built = self.block_copies.iter().filter_map(|c| c.get());
+        built.map(|c| c.device_bytes).reduce(|a, b| a + b)
     }
 
     /// The format's own block kernel ([`DeviceFormat::launch_block`]), if it has one; the
