@@ -17,7 +17,7 @@ use spmv::formats::{build, parse_spec, registry};
 use spmv::gpu::Gpu;
 use spmv::reference::{test_vector, Oracle};
 use spmv::solve::pagerank::{EdgeWeights, Settings, Transition};
-use spmv::solve::{bicgstab, cg, KrylovSettings};
+use spmv::solve::{bicgstab, cg, gmres, minres, KrylovSettings};
 use spmv::{Csr, Error, Scalar};
 
 /// The edge cases that stay small, a real matrix and two generated ones.
@@ -91,28 +91,43 @@ fn products<T: Scalar>(gpu: &Arc<Gpu>, matrices: &[(String, Csr<f64>)]) -> Vec<S
     failures
 }
 
-/// CG (with and without Jacobi) and BiCGSTAB on the GPU, as CUDA graphs and launch by launch.
+/// CG (with and without Jacobi), BiCGSTAB, MINRES and GMRES on the GPU, as CUDA graphs and
+/// launch by launch, on a system of one block and one of several.
 fn solvers<T: Scalar>(gpu: &Arc<Gpu>) -> Vec<String> {
     let mut failures = Vec::new();
-    let a: Csr<T> = spmv::io::gen::generate("poisson2d:n=24").unwrap().cast();
-    let b = vec![T::ONE; a.nrows()];
-    let diagonal: Vec<T> = (0..a.nrows()).map(|_| T::from_f64(0.25)).collect();
-    let tol = if T::PRECISION == spmv::Precision::F64 { 1e-10 } else { 1e-5 };
-    for spec in ["csr-vector", "dia", "sell-c-sigma"] {
-        let device = build(&parse_spec(spec).unwrap(), &a).and_then(|h| h.upload(gpu)).unwrap();
-        for graph in [true, false] {
-            let s =
-                KrylovSettings { tol, max_iter: 2000, check_every: 5, graph, ..Default::default() };
-            let outcomes = [
-                ("cg", cg(&device, &b, None, &s)),
-                ("cg jacobi", cg(&device, &b, Some(&diagonal), &s)),
-                ("bicgstab", bicgstab(&device, &b, Some(&diagonal), &s)),
-            ];
-            for (method, outcome) in outcomes {
-                match outcome {
-                    Ok(solution) if solution.converged() => {}
-                    other => failures
-                        .push(format!("{spec} {method} {} (graph {graph}): {other:?}", T::SUFFIX)),
+    // 576 unknowns: a grid of one block (GMRES's fused step); 1600: several blocks.
+    for (n, specs) in [(24, &["csr-vector", "dia", "sell-c-sigma"][..]), (40, &["csr-vector"][..])]
+    {
+        let a: Csr<T> = spmv::io::gen::generate(&format!("poisson2d:n={n}")).unwrap().cast();
+        let b = vec![T::ONE; a.nrows()];
+        let diagonal: Vec<T> = (0..a.nrows()).map(|_| T::from_f64(0.25)).collect();
+        let tol = if T::PRECISION == spmv::Precision::F64 { 1e-10 } else { 1e-5 };
+        for spec in specs {
+            let device = build(&parse_spec(spec).unwrap(), &a).and_then(|h| h.upload(gpu)).unwrap();
+            for graph in [true, false] {
+                let s = KrylovSettings {
+                    tol,
+                    max_iter: 2000,
+                    check_every: 5,
+                    graph,
+                    ..Default::default()
+                };
+                let outcomes = [
+                    ("cg", cg(&device, &b, None, &s)),
+                    ("cg jacobi", cg(&device, &b, Some(&diagonal), &s)),
+                    ("bicgstab", bicgstab(&device, &b, Some(&diagonal), &s)),
+                    ("minres", minres(&device, &b, Some(&diagonal), &s)),
+                    ("gmres", gmres(&device, &b, None, &s)),
+                    ("gmres jacobi", gmres(&device, &b, Some(&diagonal), &s)),
+                ];
+                for (method, outcome) in outcomes {
+                    match outcome {
+                        Ok(solution) if solution.converged() => {}
+                        other => failures.push(format!(
+                            "{spec} n={n}² {method} {} (graph {graph}): {other:?}",
+                            T::SUFFIX
+                        )),
+                    }
                 }
             }
         }
