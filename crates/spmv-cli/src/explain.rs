@@ -128,6 +128,11 @@ fn explain<T: Scalar>(
         convert_ms.max(0.0) / predicted_ms,
         predicted_ms * 1e3
     );
+    let _ = writeln!(
+        s,
+        "{}",
+        confidence_lines(model, &f, &choice.chosen, args.budget_ms, predicted_ms)
+    );
     let on_cpu = auto::choose_cpu(a)?.spec().label();
     let _ = writeln!(
         s,
@@ -152,4 +157,44 @@ fn explain<T: Scalar>(
         let _ = writeln!(s, "tuned choice: {}\n", tuned.chosen);
     }
     Ok(s)
+}
+
+/// The choice's confidence (how the chosen format fared on the neighbours its prediction rests
+/// on) and whether `tune` is worth its cost for this matrix.
+fn confidence_lines(
+    model: &Model,
+    f: &Features,
+    chosen: &str,
+    budget_ms: u64,
+    predicted_ms: f64,
+) -> String {
+    let k = model.training.k;
+    let c = model.confidence(f, chosen, k);
+    let mut s = match c.range() {
+        Some((lo, hi)) => format!(
+            "confidence: on the {k} nearest measured matrices {chosen} ran at {lo:.2}–{hi:.2}x their best (the fastest on {}{}): {}",
+            c.best_on(),
+            match c.declined() {
+                0 => String::new(),
+                d => format!(", did not run on {d}"),
+            },
+            if c.tune_worth() { "the neighbours disagree" } else { "they agree" }
+        ),
+        None => format!("confidence: none of the {k} nearest measured matrices ran {chosen}"),
+    };
+    let products = budget_ms as f64 / predicted_ms.max(1e-6);
+    let cost = format!(
+        "it costs up to its budget ({budget_ms} ms, --budget-ms: about {products:.0} products at the estimated time) once per matrix, then its cache"
+    );
+    s.push('\n');
+    s.push_str(&if c.tune_worth() {
+        format!("tune: worth it for a matrix used for many products; {cost}")
+    } else {
+        let hi = c.range().map_or(1.0, |r| r.1);
+        format!(
+            "tune: unlikely to gain more than {:.0}% (the worst neighbour's loss with this choice); {cost}",
+            100.0 * (1.0 - 1.0 / hi)
+        )
+    });
+    s
 }

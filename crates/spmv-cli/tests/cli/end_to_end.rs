@@ -207,6 +207,9 @@ fn explain_shows_the_features_the_ranking_and_the_choice() {
         "   1. ",
         "chosen: ",
         "products at the estimated",
+        "confidence: on the ",
+        "x their best (the fastest on ",
+        "tune: ",
         "on the CPU backend: csr-vector",
     ] {
         assert!(stdout.contains(want), "{want} missing:\n{stdout}");

@@ -16,7 +16,7 @@ mod model;
 mod tune;
 
 pub use features::{Features, SAMPLED_ROWS, TRAINING_L2_BYTES};
-pub use model::{CrossValidation, Model, Training, TrainingMatrix};
+pub use model::{Confidence, CrossValidation, Model, Training, TrainingMatrix};
 pub use tune::{
     cache_dir, fingerprint, tune, tune_with_cache, TuneOptions, Tuned, TUNE_CANDIDATES,
 };

@@ -167,6 +167,20 @@ impl Model {
             .collect()
     }
 
+    /// How `format` fared on the `k` training matrices nearest to `f`, the evidence behind its
+    /// prediction: its time over each one's best (`spmv explain`'s confidence).
+    pub fn confidence(&self, f: &Features, format: &str, k: usize) -> Confidence {
+        let neighbours = self
+            .nearest(f, k, &[])
+            .into_iter()
+            .map(|(_, i)| {
+                let ratio = self.relative[i].get(format).map(|r| r.exp());
+                (self.training.matrices[i].name.clone(), ratio)
+            })
+            .collect();
+        Confidence { format: format.to_string(), neighbours }
+    }
+
     /// An estimate of the best format's time on the training GPU, in milliseconds: the
     /// neighbours' best time per entry (distance-weighted geometric mean) times the entries.
     pub fn estimate_best_ms(&self, f: &Features, k: usize) -> f64 {
@@ -265,6 +279,45 @@ impl Model {
                 .collect(),
             matrices: scores.len(),
         }
+    }
+}
+
+/// A format's times on the nearest training matrices, over each one's best
+/// ([`Model::confidence`]).
+#[derive(Clone, Debug)]
+pub struct Confidence {
+    /// The format.
+    pub format: String,
+    /// Per neighbour, nearest first: its name and the format's time over its best (`None`:
+    /// the format declined it or was not measured there).
+    pub neighbours: Vec<(String, Option<f64>)>,
+}
+
+impl Confidence {
+    /// Where a neighbour's best beats the format by this factor, the neighbours disagree enough
+    /// that measuring (`tune`) is likely to find a faster format.
+    pub const TUNE_WORTH: f64 = 1.15;
+
+    /// The lowest and highest time over the best among the neighbours the format ran on.
+    pub fn range(&self) -> Option<(f64, f64)> {
+        let ran = self.neighbours.iter().filter_map(|n| n.1);
+        ran.fold(None, |r, x| Some(r.map_or((x, x), |(lo, hi): (f64, f64)| (lo.min(x), hi.max(x)))))
+    }
+
+    /// The neighbours where the format was the fastest.
+    pub fn best_on(&self) -> usize {
+        self.neighbours.iter().filter(|n| n.1 == Some(1.0)).count()
+    }
+
+    /// The neighbours the format did not run on.
+    pub fn declined(&self) -> usize {
+        self.neighbours.iter().filter(|n| n.1.is_none()).count()
+    }
+
+    /// Whether `tune` is likely to gain over the choice: on some neighbour the format was at
+    /// least [`Confidence::TUNE_WORTH`] times the best, or did not run.
+    pub fn tune_worth(&self) -> bool {
+        self.declined() > 0 || self.range().is_some_and(|(_, hi)| hi >= Self::TUNE_WORTH)
     }
 }
 

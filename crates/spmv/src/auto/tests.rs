@@ -198,3 +198,31 @@ fn auto_on_the_cpu_takes_csr_vector_below_1e5_entries_and_teb_from_there() {
     assert!(nnz >= CPU_TEB_FROM_NNZ);
     assert_eq!(large.as_deref(), Some("teb"));
 }
+
+/// The confidence of a choice reads the neighbours' own times: a training matrix's nearest
+/// neighbour is itself, where its fastest format is at 1× and a slower one at its measured
+/// ratio, and `tune` is judged worth it where a neighbour lost 15% or more.
+#[test]
+fn confidence_reads_the_neighbours_times() {
+    let model = Model::h200();
+    let m = model
+        .training
+        .matrices
+        .iter()
+        .find(|m| m.times_ms.len() >= 3)
+        .expect("a training matrix with several formats");
+    let (best, best_ms) = m.times_ms.iter().min_by(|a, b| a.1.total_cmp(b.1)).unwrap();
+    let (slow, slow_ms) = m.times_ms.iter().max_by(|a, b| a.1.total_cmp(b.1)).unwrap();
+    let c = model.confidence(&m.features, best, 1);
+    assert_eq!(c.neighbours.len(), 1);
+    assert_eq!((c.range(), c.best_on(), c.declined()), (Some((1.0, 1.0)), 1, 0), "{c:?}");
+    assert!(!c.tune_worth());
+    let c = model.confidence(&m.features, slow, 1);
+    let ratio = slow_ms / best_ms;
+    let (lo, hi) = c.range().unwrap();
+    assert!((lo - ratio).abs() < 1e-9 * ratio && lo == hi, "{c:?} against {ratio}");
+    assert_eq!(c.tune_worth(), ratio >= Confidence::TUNE_WORTH);
+    let c = model.confidence(&m.features, "no-such-format", model.training.k);
+    assert_eq!((c.range(), c.declined()), (None, model.training.k));
+    assert!(c.tune_worth());
+}
