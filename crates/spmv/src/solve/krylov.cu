@@ -616,6 +616,26 @@ __device__ __forceinline__ void kr_tree_chunk(double (&acc)[KR_GM_CHUNK], u32 co
     __syncthreads();  // the chunk's shared sums are read before the next chunk writes them
 }
 
+// The block's share of t_k = v_k·w for the chunk k0, …, k0 + count − 1: each thread sums its
+// grid-stride elements, then kr_tree_chunk; thread 0 gets the block's sums in acc.
+template <typename T>
+__device__ __forceinline__ void kr_gm_chunk_sums(u32 n, const T* const* V, const T* w, u32 k0, u32 count,
+                                                 double (&acc)[KR_GM_CHUNK]) {
+    const T* vk[KR_GM_CHUNK];
+#pragma unroll
+    for (u32 c = 0; c < KR_GM_CHUNK; ++c) {
+        acc[c] = 0.0;
+        vk[c] = c < count ? V[k0 + c] : nullptr;
+    }
+    KR_FOR_EACH(i, n) {
+        const double wi = (double)w[i];
+#pragma unroll
+        for (u32 c = 0; c < KR_GM_CHUNK; ++c)
+            if (c < count) acc[c] = kr_add(acc[c], kr_mul((double)vk[c][i], wi));
+    }
+    kr_tree_chunk(acc, count);
+}
+
 template <typename T>
 __device__ __forceinline__ void kr_gm_multidot(u32 n, double* __restrict__ s, const T* const* V, const T* w, u32 j,
                                                double* __restrict__ partial, u32* __restrict__ counter, u32 op) {
@@ -623,20 +643,7 @@ __device__ __forceinline__ void kr_gm_multidot(u32 n, double* __restrict__ s, co
     for (u32 k0 = 0; k0 <= j; k0 += KR_GM_CHUNK) {
         const u32 count = min(KR_GM_CHUNK, j + 1 - k0);
         double acc[KR_GM_CHUNK];
-#pragma unroll
-        for (u32 c = 0; c < KR_GM_CHUNK; ++c) acc[c] = 0.0;
-        {
-            const T* vk[KR_GM_CHUNK];
-#pragma unroll
-            for (u32 c = 0; c < KR_GM_CHUNK; ++c) vk[c] = c < count ? V[k0 + c] : nullptr;
-            KR_FOR_EACH(i, n) {
-                const double wi = (double)w[i];
-#pragma unroll
-                for (u32 c = 0; c < KR_GM_CHUNK; ++c)
-                    if (c < count) acc[c] = kr_add(acc[c], kr_mul((double)vk[c][i], wi));
-            }
-        }
-        kr_tree_chunk(acc, count);
+        kr_gm_chunk_sums<T>(n, V, w, k0, count, acc);
         if (t == 0)
 #pragma unroll
             for (u32 c = 0; c < KR_GM_CHUNK; ++c)
@@ -680,6 +687,18 @@ __device__ __forceinline__ void kr_gm_multidot(u32 n, double* __restrict__ s, co
     if (t == 0) *counter = 0;
 }
 
+// v_j /= h and v_{j+1} /= h, h = h_{j,j−1} (or β): the normalisation step j − 1 deferred.
+template <typename T>
+__device__ __forceinline__ void kr_gm_normalise(u32 n, const double* __restrict__ s, T* const* V, u32 j) {
+    T* v = V[j];
+    T* w = V[j + 1];
+    const double h = s[KR_GM_HNEXT];
+    KR_FOR_EACH(i, n) {
+        v[i] = (T)kr_div((double)v[i], h);
+        w[i] = (T)kr_div((double)w[i], h);
+    }
+}
+
 // GMRES's first kernel of Arnoldi step j. v_j was left unnormalised by the step before (or
 // the restart), and v_{j+1} = A·M⁻¹·v_j made from it: both are divided by h = h_{j,j−1} (or
 // β) here, which saves a kernel per step; then t_k = v_k·v_{j+1} for k ≤ j and step `op`
@@ -688,14 +707,8 @@ template <typename T>
 __device__ __forceinline__ void kr_gm_dots(u32 n, double* __restrict__ s, T* const* V, u32 j, double* __restrict__ partial,
                                            u32* __restrict__ counter, u32 op) {
     if (!kr_gm_active(s)) return;  // a done cycle's step (every block sees the same s)
-    T* v = V[j];
-    T* w = V[j + 1];
-    const double h = s[KR_GM_HNEXT];
-    KR_FOR_EACH(i, n) {
-        v[i] = (T)kr_div((double)v[i], h);
-        w[i] = (T)kr_div((double)w[i], h);
-    }
-    kr_gm_multidot<T>(n, s, V, w, j, partial, counter, op);
+    kr_gm_normalise<T>(n, s, V, j);
+    kr_gm_multidot<T>(n, s, V, V[j + 1], j, partial, counter, op);
 }
 
 // GMRES: v_{j+1} −= Σ_{k ≤ j} t_k·v_k (in k order, in f64, rounded once), then either
@@ -739,19 +752,7 @@ __device__ __forceinline__ void kr_gm_block_dots(u32 n, const T* const* V, const
     for (u32 k0 = 0; k0 <= j; k0 += KR_GM_CHUNK) {
         const u32 count = min(KR_GM_CHUNK, j + 1 - k0);
         double acc[KR_GM_CHUNK];
-        const T* vk[KR_GM_CHUNK];
-#pragma unroll
-        for (u32 c = 0; c < KR_GM_CHUNK; ++c) {
-            acc[c] = 0.0;
-            vk[c] = c < count ? V[k0 + c] : nullptr;
-        }
-        KR_FOR_EACH(i, n) {
-            const double wi = (double)w[i];
-#pragma unroll
-            for (u32 c = 0; c < KR_GM_CHUNK; ++c)
-                if (c < count) acc[c] = kr_add(acc[c], kr_mul((double)vk[c][i], wi));
-        }
-        kr_tree_chunk(acc, count);
+        kr_gm_chunk_sums<T>(n, V, w, k0, count, acc);
         if (threadIdx.x == 0)
 #pragma unroll
             for (u32 c = 0; c < KR_GM_CHUNK; ++c)
@@ -771,13 +772,8 @@ __device__ __forceinline__ void kr_gm_fused(u32 n, double* __restrict__ s, T* co
     __shared__ double t1[KR_GM_MAX_M + 1], t2[KR_GM_MAX_M + 1];
     const u32 t = threadIdx.x;
     const kr_gm_at at(s);
-    T* v = V[j];
+    kr_gm_normalise<T>(n, s, V, j);
     T* w = V[j + 1];
-    const double h = s[KR_GM_HNEXT];
-    KR_FOR_EACH(i, n) {
-        v[i] = (T)kr_div((double)v[i], h);
-        w[i] = (T)kr_div((double)w[i], h);
-    }
     kr_gm_block_dots<T>(n, V, w, j, t1);  // H1
     KR_FOR_EACH(i, n) {
         double wi = (double)w[i];
