@@ -687,6 +687,23 @@ __device__ __forceinline__ void kr_gm_multidot(u32 n, double* __restrict__ s, co
     if (t == 0) *counter = 0;
 }
 
+// w_i − Σ_{k ≤ j} t_k·V[k][i] in f64, in k order (the bits of a plain loop). The loads of a
+// chunk of KR_GM_CHUNK basis vectors are issued before its subtractions, so that the chain of
+// subtractions does not wait on one load at a time.
+template <typename T>
+__device__ __forceinline__ double kr_gm_minus(double wi, const double* t, const T* const* V, u32 j, u64 i) {
+    u32 k = 0;
+    for (; k + KR_GM_CHUNK <= j + 1; k += KR_GM_CHUNK) {
+        double v[KR_GM_CHUNK];
+#pragma unroll
+        for (u32 c = 0; c < KR_GM_CHUNK; ++c) v[c] = (double)V[k + c][i];
+#pragma unroll
+        for (u32 c = 0; c < KR_GM_CHUNK; ++c) wi = kr_sub(wi, kr_mul(t[k + c], v[c]));
+    }
+    for (; k <= j; ++k) wi = kr_sub(wi, kr_mul(t[k], (double)V[k][i]));
+    return wi;
+}
+
 // v_j /= h and v_{j+1} /= h, h = h_{j,j−1} (or β): the normalisation step j − 1 deferred.
 template <typename T>
 __device__ __forceinline__ void kr_gm_normalise(u32 n, const double* __restrict__ s, T* const* V, u32 j) {
@@ -724,18 +741,14 @@ __device__ __forceinline__ void kr_gm_subtract(u32 n, double* __restrict__ s, T*
                                                double* __restrict__ partial, u32* __restrict__ counter, u32 op) {
     if (!kr_gm_active(s)) return;  // a done cycle's step (every block sees the same s)
     T* w = V[j + 1];
+    const double* t = s + kr_gm_at(s).t(0);
     double ww = 0.0;
-    {
-        const kr_gm_at at(s);
-        KR_FOR_EACH(i, n) {
-            double wi = (double)w[i];
-            for (u32 k = 0; k <= j; ++k) wi = kr_sub(wi, kr_mul(s[at.t(k)], (double)V[k][i]));
-            const T wt = (T)wi;
-            w[i] = wt;
-            if (norm) {
-                ww = kr_add(ww, kr_mul((double)wt, (double)wt));
-                kr_precond(wt, d, use_d, z, i);
-            }
+    KR_FOR_EACH(i, n) {
+        const T wt = (T)kr_gm_minus<T>((double)w[i], t, V, j, i);
+        w[i] = wt;
+        if (norm) {
+            ww = kr_add(ww, kr_mul((double)wt, (double)wt));
+            kr_precond(wt, d, use_d, z, i);
         }
     }
     if (norm)
@@ -775,17 +788,11 @@ __device__ __forceinline__ void kr_gm_fused(u32 n, double* __restrict__ s, T* co
     kr_gm_normalise<T>(n, s, V, j);
     T* w = V[j + 1];
     kr_gm_block_dots<T>(n, V, w, j, t1);  // H1
-    KR_FOR_EACH(i, n) {
-        double wi = (double)w[i];
-        for (u32 k = 0; k <= j; ++k) wi = kr_sub(wi, kr_mul(t1[k], (double)V[k][i]));
-        w[i] = (T)wi;
-    }
+    KR_FOR_EACH(i, n) w[i] = (T)kr_gm_minus<T>((double)w[i], t1, V, j, i);
     kr_gm_block_dots<T>(n, V, w, j, t2);  // H2
     double ww = 0.0;
     KR_FOR_EACH(i, n) {
-        double wi = (double)w[i];
-        for (u32 k = 0; k <= j; ++k) wi = kr_sub(wi, kr_mul(t2[k], (double)V[k][i]));
-        const T wt = (T)wi;
+        const T wt = (T)kr_gm_minus<T>((double)w[i], t2, V, j, i);
         w[i] = wt;
         ww = kr_add(ww, kr_mul((double)wt, (double)wt));
         kr_precond(wt, d, use_d, z, i);

@@ -30,6 +30,9 @@ pub(crate) const MAX_BLOCKS: usize = 1024;
 /// Unknowns up to which the vector kernels run as one block: small systems are bound by the
 /// round trips of a grid's reduction (partial sums, the block counter), not by bandwidth, and
 /// one block lets GMRES run an Arnoldi step as one kernel (krylov.cu's kr_gm_fused).
+/// Measured (H100, GMRES(30) µs per step at 1024 / 2048 / 4096): `bcsstk09` (1083 unknowns)
+/// 37 / 32 / 32, but `ex3` (1821) 38 / 47 / 47 and `ex9` (3363) 39 / 39 / 76: one block's
+/// 256 threads fall behind the grid's kernels soon after 1024.
 pub(crate) const ONE_BLOCK_ROWS: usize = 1024;
 
 /// The blocks of the GPU's vector kernels for n unknowns.
