@@ -718,16 +718,16 @@ impl<T: Scalar> DeviceMatrix<T> {
         input: &CudaSlice<T>,
         out: &mut CudaSlice<T>,
     ) -> Result<()> {
-        let total = (rows * cols) as u64;
-        if total == 0 {
+        if rows * cols == 0 {
             return Ok(());
         }
         let name = format!("transpose_{}", T::SUFFIX);
-        let kernel = Kernel::new(&self.gpu, &jit::UTIL_MODULE, &name, grid_stride(total))?;
+        let threads = rows.max(cols) as u64; // one per index of the longer side
+        let kernel = Kernel::new(&self.gpu, &jit::UTIL_MODULE, &name, grid_stride(threads))?;
         let (rows, cols) = (rows as u64, cols as u64);
         // SAFETY: transpose_<T>(u64 rows, u64 cols, const T* in, T* out): both buffers hold
-        // at least rows·cols entries (allocated or checked so by the caller); the grid-stride
-        // loop stays below rows·cols.
+        // at least rows·cols entries (allocated or checked so by the caller); the kernel's
+        // indices stay below rows·cols.
         unsafe {
             kernel.launch(&self.gpu, |a| {
                 a.arg(&rows).arg(&cols).arg(input).arg(out);

@@ -33,13 +33,22 @@ AXPBY(float, f32)
 AXPBY(half_t, f16)
 
 // out = inᵀ for a rows × cols row-major `in` (out is cols × rows, row-major): a block of
-// vectors between row-major and column-major storage (operator/mod.rs's block fallback).
+// vectors between row-major and column-major storage (device.rs's block fallback). A thread
+// takes one index of the longer side and loops over the shorter one (a block's k vectors): the
+// accesses along the longer side are coalesced across a warp, the others cover one contiguous
+// run per warp, and no element pays a 64-bit division and remainder.
 #define TRANSPOSE(T, S)                                                                        \
     extern "C" __global__ void transpose_##S(u64 rows, u64 cols, const T* __restrict__ in,    \
                                               T* __restrict__ out) {                            \
-        u64 stride = (u64)gridDim.x * blockDim.x, n = rows * cols;                             \
-        for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)           \
-            out[(i % cols) * rows + i / cols] = in[i];                                         \
+        const u64 stride = (u64)gridDim.x * blockDim.x;                                        \
+        const u64 first = (u64)blockIdx.x * blockDim.x + threadIdx.x;                          \
+        if (rows >= cols) {                                                                    \
+            for (u64 r = first; r < rows; r += stride)                                         \
+                for (u64 c = 0; c < cols; ++c) out[c * rows + r] = in[r * cols + c];           \
+        } else {                                                                               \
+            for (u64 c = first; c < cols; c += stride)                                         \
+                for (u64 r = 0; r < rows; ++r) out[c * rows + r] = in[r * cols + c];           \
+        }                                                                                      \
     }
 TRANSPOSE(double, f64)
 TRANSPOSE(float, f32)
