@@ -214,7 +214,11 @@ fn gpu_distributed_pagerank_matches_the_one_gpu_pagerank() {
 #[ignore = "needs a CUDA device"]
 fn gpu_nccl_exchange_gives_the_bits_of_the_peer_exchange() {
     // NCCL moves the same halo bytes into the same places as the peer copies, so products and
-    // CG iterates are the same bits. With one GPU, its parts send to themselves through NCCL.
+    // CG iterates are the same bits — of deterministic formats: `auto` among all formats may
+    // give a part HYB or BRC, whose atomics add in a run-dependent order (`spmv explain` picks
+    // HYB for the first of `bp_1400`'s four parts, whose rows are long: the test failed there
+    // and on `bp_800`), so `auto` runs among the deterministic ones. With one GPU, its parts send to themselves
+    // through NCCL.
     if let Err(e) = spmv::distributed::nccl_version() {
         assert!(
             std::env::var_os("SPMV_REQUIRE_NCCL").is_none(),
@@ -238,7 +242,8 @@ fn gpu_nccl_exchange_gives_the_bits_of_the_peer_exchange() {
     );
     for (name, a) in &matrices {
         let x = test_vector::<f64>(a.nrows());
-        for (format, parts) in [("csr-vector", 2), ("merge-csr", 3), ("auto", 4)] {
+        for (format, parts) in [("csr-vector", 2), ("merge-csr", 3), ("auto:only=deterministic", 4)]
+        {
             let spec = Choice::parse(format).unwrap();
             let mut d = DistributedMatrix::new(a, &gpus(parts), &spec).unwrap();
             let run = |d: &DistributedMatrix<f64>| -> Vec<f64> {
