@@ -1,6 +1,7 @@
 //! `spmv`: benchmark, generate and inspect sparse matrices in every storage format.
 
 mod explain;
+mod launch;
 mod pagerank;
 mod select;
 mod solve;
@@ -64,6 +65,13 @@ enum Command {
     /// Solve A·x = b by CG or BiCGSTAB over any format (docs/solve.md).
     #[command(allow_negative_numbers = true)]
     Solve(solve::SolveArgs),
+    /// Start n processes of an spmv command on this machine with torchrun's variables (RANK,
+    /// WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT): the shape of a run of one process per
+    /// GPU; `spmv launch -n 4 -- world` checks that the ranks meet (docs/scale.md).
+    Launch(launch::LaunchArgs),
+    /// Where this process stands in a multi-process run (torchrun's, Open MPI's, MPICH's or
+    /// Slurm's variables), and whether the ranks meet at the rendezvous.
+    World,
 }
 
 #[derive(clap::Args)]
@@ -141,6 +149,8 @@ fn main() -> ExitCode {
         Command::Pagerank(args) => pagerank::run(args),
         Command::Explain(args) => explain::run(args),
         Command::Solve(args) => solve::run(args),
+        Command::Launch(args) => launch::launch(args),
+        Command::World => launch::world(),
     };
     result.unwrap_or_else(|e| {
         eprintln!("error: {}", printable(&format!("{e:#}")));

@@ -29,7 +29,7 @@ fn py_err(e: Error) -> PyErr {
     match e {
         Error::Io { .. } => PyOSError::new_err(text),
         Error::OutOfMemory { .. } => PyMemoryError::new_err(text),
-        Error::NoGpu(_) | Error::Cuda { .. } => PyRuntimeError::new_err(text),
+        Error::NoGpu(_) | Error::Cuda { .. } | Error::Launch(_) => PyRuntimeError::new_err(text),
         _ => PyValueError::new_err(text),
     }
 }

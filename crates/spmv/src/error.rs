@@ -51,6 +51,11 @@ pub enum Error {
     #[error("generator: {0}")]
     Generator(String),
 
+    /// A multi-process run that cannot start: a launcher's variable malformed, the ranks'
+    /// rendezvous failed or timed out (distributed::world).
+    #[error("multi-process run: {0}")]
+    Launch(String),
+
     /// No usable CUDA device or library; the CPU path can be used instead.
     #[error("no GPU: {0}")]
     NoGpu(String),

@@ -4,5 +4,6 @@ mod common;
 
 mod end_to_end;
 mod hostile;
+mod launch;
 mod pagerank;
 mod reliability;

@@ -47,6 +47,7 @@ mod cg;
 mod nccl;
 mod pagerank;
 mod partition;
+pub mod world;
 
 use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock};
