@@ -288,10 +288,19 @@ impl<T: Scalar> Csr<T> {
         }
     }
 
-    /// `y = A·x` with rows split over rayon's threads.
+    /// Whether a CPU product of this matrix runs on the calling thread ([`SERIAL_WORK`]).
+    pub(crate) fn runs_serially(&self) -> bool {
+        self.nnz() + self.nrows < SERIAL_WORK
+    }
+
+    /// `y = A·x` with rows split over rayon's threads; below [`SERIAL_WORK`] on the calling
+    /// thread alone (the same sums either way).
     pub fn spmv_parallel(&self, x: &[T], y: &mut [T]) {
         assert_eq!(x.len(), self.ncols, "x has the wrong length");
         assert_eq!(y.len(), self.nrows, "y has the wrong length");
+        if self.runs_serially() {
+            return self.spmv_serial(x, y);
+        }
         y.par_iter_mut().with_min_len(256).enumerate().for_each(|(r, yr)| {
             let (cols, vals) = self.row(r);
             let sum = cols
@@ -303,8 +312,28 @@ impl<T: Scalar> Csr<T> {
     }
 }
 
+/// Work (entries plus rows) below which a CPU product runs on the calling thread: waking
+/// rayon's threads costs more than such a product takes. Measured (2 cores, median µs of
+/// csr-vector, parallel / one thread): `poisson2d:nx=40` (9.4k) 21 / 3.9, `Chem97ZtZ` (9.9k)
+/// 21 / 3.6, `poisson2d:nx=80` (38k) 13–27 / 15, `ex10` (57k) 15 / 18, `crack` (71k) 21 / 26.
+pub(crate) const SERIAL_WORK: usize = 1 << 15;
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn parallel_products_on_either_side_of_the_serial_threshold_are_the_serial_bits() {
+        for rows in [100, 40_000] {
+            let a = crate::io::gen::generate(&format!("random:rows={rows},mean=5")).unwrap();
+            assert_eq!(a.runs_serially(), rows == 100);
+            let x: Vec<f64> = (0..a.ncols()).map(|i| 1.0 / (1.0 + i as f64)).collect();
+            let (mut serial, mut parallel) = (vec![0.0; a.nrows()], vec![f64::NAN; a.nrows()]);
+            a.spmv_serial(&x, &mut serial);
+            a.spmv_parallel(&x, &mut parallel);
+            let bits = |v: &[f64]| v.iter().map(|t| t.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&serial), bits(&parallel), "{rows} rows");
+        }
+    }
 
     #[test]
     fn transpose_swaps_rows_and_columns_and_twice_is_the_matrix() {

@@ -1,4 +1,4 @@
-//! CSR SpMV on the CPU: rows split over rayon's threads.
+//! CSR SpMV on the CPU: rows split over rayon's threads (small products on one thread).
 
 use rayon::prelude::*;
 
@@ -20,7 +20,7 @@ pub fn spmv_coded<T: Scalar>(
     y: &mut [T],
 ) {
     let row_ptr = a.row_ptr();
-    y.par_iter_mut().with_min_len(256).enumerate().for_each(|(r, yr)| {
+    let row = |(r, yr): (usize, &mut T)| {
         let (row_cols, row_vals) = a.row(r);
         let first = row_ptr[r];
         let sum = (0..row_cols.len()).fold(T::Acc::ZERO, |s, k| {
@@ -29,5 +29,10 @@ pub fn spmv_coded<T: Scalar>(
             mul_acc(s, v, x[c as usize])
         });
         *yr = T::from_acc(sum);
-    });
+    };
+    if a.runs_serially() {
+        y.iter_mut().enumerate().for_each(row);
+    } else {
+        y.par_iter_mut().with_min_len(256).enumerate().for_each(row);
+    }
 }
