@@ -45,6 +45,7 @@ enum Command {
     /// List the registered formats.
     Formats,
     /// Generate a matrix from a spec (see docs/generators.md) and write it.
+    #[command(after_help = generator_families())]
     Gen {
         /// Generator spec, e.g. poisson3d:n=128 or kron:scale=20.
         spec: String,
@@ -193,15 +194,29 @@ fn info(args: &[String]) -> Result<ExitCode> {
 
 /// `spmv formats`: every format, whether it is deterministic, and its parameters; then the
 /// choosers, which take the place of a format anywhere.
+/// `gen --help`'s list of the generator families, an example spec of each.
+fn generator_families() -> String {
+    let mut s = String::from("Families (every key and default: docs/generators.md):\n");
+    for (family, example, what) in spmv::io::gen::EXAMPLES {
+        s.push_str(&format!("  {family:<10} {what}, e.g. {example}\n"));
+    }
+    s
+}
+
 fn format_list() -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
+    let registry = formats::registry::<f64>();
+    let all_params =
+        registry.iter().flat_map(|f| f.params).chain(CHOOSERS.iter().flat_map(|c| c.params));
+    let width = all_params.map(|p| p.key.len() + 1 + p.default.len()).max().unwrap_or(0);
     let params = |s: &mut String, params: &[formats::Param]| {
         for p in params {
-            let _ = writeln!(s, "{:<18}{}={:<8} {}", "", p.key, p.default, p.doc);
+            let _ =
+                writeln!(s, "{:<18}{:<width$}  {}", "", format!("{}={}", p.key, p.default), p.doc);
         }
     };
-    for f in formats::registry::<f64>() {
+    for f in &registry {
         let det = if f.deterministic { "" } else { " [not deterministic]" };
         let _ = writeln!(s, "{:<16} {}{det}", f.name, f.description);
         params(&mut s, f.params);
@@ -226,6 +241,13 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
     select::check_writable(args.json.as_deref(), "--json")?;
     let target = args.place.target()?;
     let on_cpu = matches!(target, spmv::app::Target::One(Backend::Cpu));
+    // "all" on the CPU leaves out cuSPARSE's formats: the GPU's baseline, a plain CSR loop there.
+    let specs = if on_cpu && select::names_all(&args.formats) {
+        let library = |c: &Choice| formats::find::<f64>(c.name()).is_ok_and(|f| f.library_baseline);
+        specs.into_iter().filter(|c| !library(c)).collect()
+    } else {
+        specs
+    };
     let scaled_down = args.inputs.is_empty() && on_cpu;
     let inputs = if args.inputs.is_empty() {
         inputs::default_set(on_cpu)?

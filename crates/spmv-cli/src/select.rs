@@ -85,6 +85,11 @@ pub fn backend(cpu: bool) -> Backend {
 
 /// The specs of a `--formats` list (`all`, names, `name:key=value,...`). With
 /// `deterministic`, `all` keeps only the deterministic formats and naming another is an error.
+/// Whether a `--formats` list names "all".
+pub fn names_all(list: &str) -> bool {
+    list.split(',').any(|p| p.trim().eq_ignore_ascii_case("all"))
+}
+
 pub fn format_specs(list: &str, deterministic: bool) -> Result<Vec<Choice>> {
     let specs = choice::parse_list(list)?;
     if specs.is_empty() {
@@ -93,7 +98,7 @@ pub fn format_specs(list: &str, deterministic: bool) -> Result<Vec<Choice>> {
     if !deterministic {
         return Ok(specs);
     }
-    let all = list.split(',').any(|p| p.trim().eq_ignore_ascii_case("all"));
+    let all = names_all(list);
     let names = || {
         formats::deterministic_registry::<f64>()
             .iter()

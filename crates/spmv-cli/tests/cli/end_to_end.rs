@@ -344,3 +344,35 @@ fn devices_need_a_gpu_and_a_valid_list() {
     }
     fails_with(&["bench", "poisson2d:nx=8", "--cpu", "--no-overlap"], "--devices");
 }
+
+#[test]
+fn formats_align_their_parameters_and_gen_lists_the_families() {
+    let stdout = text(&spmv(&["formats"]).stdout);
+    // Every parameter line's text starts in the same column, after its key=default.
+    let starts: std::collections::BTreeSet<usize> = stdout
+        .lines()
+        .filter(|l| l.starts_with(' ') && l.contains('='))
+        .map(|l| {
+            let rest = l.trim_start().split_once(' ').map_or("", |(_, r)| r);
+            l.len() - rest.trim_start().len()
+        })
+        .collect();
+    assert_eq!(starts.len(), 1, "parameter texts start in columns {starts:?}:\n{stdout}");
+    assert!(!stdout.contains("not deterministic [not deterministic]"), "{stdout}");
+    let help = text(&spmv(&["gen", "--help"]).stdout);
+    for (family, example, _) in spmv::io::gen::EXAMPLES {
+        assert!(help.contains(family) && help.contains(example), "{family} missing:\n{help}");
+    }
+}
+
+#[test]
+fn the_cpu_bench_reads_as_a_cpu_run() {
+    let out = spmv_ok(&words("bench poisson2d:nx=20 --cpu --reps 2 --warmup 0"));
+    let stdout = text(&out.stdout);
+    // No cuSPARSE rows (a plain CSR loop on the CPU), no "CPU on CPU", no NaN speed-ups.
+    assert!(!stdout.contains("cusparse"), "{stdout}");
+    assert!(stdout.starts_with("# CPU (") && !stdout.contains("CPU on CPU"), "{stdout}");
+    let one =
+        text(&spmv_ok(&words("bench poisson2d:nx=20 --cpu --formats csr-vector --reps 2")).stdout);
+    assert!(!one.contains("NaN") && one.contains("no csr-scalar run to compare"), "{one}");
+}

@@ -98,11 +98,15 @@ impl Report {
         let mut s = String::new();
         let mc = &self.machine;
         let arch = if mc.arch.is_empty() { String::new() } else { format!(" {}", mc.arch) };
+        // The CPU's name already says it ("CPU (2 threads)"); a GPU's is the card's.
+        let place = if mc.backend == "cpu" {
+            mc.name.clone()
+        } else {
+            format!("{} on {}", mc.backend.to_uppercase(), mc.name)
+        };
         let _ = writeln!(
             s,
-            "# {} on {}{arch}; copy roofline {:.0} GB/s (read+write, {} MiB buffers); median of {} runs after {} warm-up",
-            mc.backend.to_uppercase(),
-            mc.name,
+            "# {place}{arch}; copy roofline {:.0} GB/s (read+write, {} MiB buffers); median of {} runs after {} warm-up",
             mc.copy_gbs,
             mc.copy_bytes >> 20,
             self.reps,
@@ -231,16 +235,19 @@ impl Report {
         let summary = self.summary(baseline);
         let width = summary.iter().map(|f| f.format.chars().count()).max().unwrap_or(0).max(16);
         for f in summary {
+            let speedup = if f.speedup_pairs == 0 {
+                format!("     - (no {baseline} run to compare)")
+            } else {
+                format!("{:>6.2}x ({} pairs)", f.geomean_speedup, f.speedup_pairs)
+            };
             let _ = writeln!(
                 s,
-                "#   {:<width$} {:>5} {:>5} {:>3}  wins {:>5}  speed-up {:>6.2}x ({} pairs)  %roof {}",
+                "#   {:<width$} {:>5} {:>5} {:>3}  wins {:>5}  speed-up {speedup}  %roof {}",
                 printable_name(&f.format),
                 f.ok,
                 f.unsupported,
                 f.failed,
                 f.wins,
-                f.geomean_speedup,
-                f.speedup_pairs,
                 if f.median_roofline_beyond_l2.is_nan() {
                     "- (all in L2)".to_string()
                 } else {

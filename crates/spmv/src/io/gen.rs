@@ -43,5 +43,7 @@ pub use block::block_diag;
 pub use build::{MAX_DIM, MAX_NNZ};
 pub use kron::{kronecker, kronecker_with, KroneckerParams, MAX_SCALE, RMAT_A, RMAT_B, RMAT_C};
 pub use random::{long_rows, power_law, random_uniform};
-pub use spec::{generate, is_spec_like, parse_spec, BlockSource, GenSpec, FAMILIES, MAX_NESTING};
+pub use spec::{
+    generate, is_spec_like, parse_spec, BlockSource, GenSpec, EXAMPLES, FAMILIES, MAX_NESTING,
+};
 pub use stencil::{poisson2d, poisson3d};

@@ -832,3 +832,14 @@ fn the_memory_estimate_counts_the_rows_not_only_the_entries() {
         }
     }
 }
+
+#[test]
+fn every_family_has_an_example_that_parses() {
+    use spmv::io::gen::{parse_spec, EXAMPLES, FAMILIES};
+    let families: Vec<&str> = EXAMPLES.iter().map(|(family, _, _)| *family).collect();
+    assert_eq!(families, FAMILIES);
+    for (family, example, _) in EXAMPLES {
+        let spec = parse_spec(example).unwrap_or_else(|e| panic!("{example}: {e}"));
+        assert_eq!(spec.family(), family, "{example}");
+    }
+}

@@ -408,7 +408,7 @@ impl<T: Scalar> SpmvFormat<T> for Brc<T> {
 pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
     FormatInfo::new(
         "brc",
-        "BRC: sorted rows cut into pieces of T = round(mean + sd) entries, blocks of 32 pieces, one atomicAdd per piece (y zeroed first); not deterministic",
+        "BRC: sorted rows cut into pieces of T = round(mean + sd) entries, blocks of 32 pieces, one atomicAdd per piece (y zeroed first)",
         |a, s| {
             let with_threshold = |t| Brc::with_params(a, WARP_BLOCK_ROWS, t);
             auto_or(s, "threshold", 1, || Brc::new(a), with_threshold)

@@ -270,9 +270,7 @@ impl<T: Scalar> SpmvFormat<T> for CooFormat<T> {
 /// listed in [`super::registry`]).
 pub(crate) fn entry<T: Scalar>(kernel: CooKernel) -> FormatInfo<T> {
     let description = match kernel {
-        CooKernel::Atomic => {
-            "COO, one atomicAdd per entry (y zeroed first, timed); not deterministic"
-        }
+        CooKernel::Atomic => "COO, one atomicAdd per entry (y zeroed first, timed)",
         CooKernel::Segmented => {
             "COO, segmented reduction over chunks of 1024 entries plus a carry pass; deterministic"
         }

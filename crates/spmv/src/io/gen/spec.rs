@@ -18,6 +18,18 @@ use crate::{Csr, Result};
 pub const FAMILIES: &[&str] =
     &["poisson2d", "poisson3d", "kron", "random", "banded", "powerlaw", "longrows", "blockdiag"];
 
+/// Each family of [`FAMILIES`], in that order: an example spec and what it makes.
+pub const EXAMPLES: [(&str, &str, &str); FAMILIES.len()] = [
+    ("poisson2d", "poisson2d:nx=1000", "5-point Laplacian"),
+    ("poisson3d", "poisson3d:n=128,points=27", "7- or 27-point Laplacian"),
+    ("kron", "kron:scale=20", "Graph500 R-MAT graph"),
+    ("random", "random:rows=100000,mean=16", "uniform random pattern"),
+    ("banded", "banded:n=1000000,offsets=-2;0;3,broken=0.1", "diagonals with gaps and strays"),
+    ("powerlaw", "powerlaw:n=1000000,mean=8,exp=2.1", "Pareto row lengths"),
+    ("longrows", "longrows:n=100000,short=4,count=5,long=50000", "a few very long rows"),
+    ("blockdiag", "blockdiag:k=4,of=poisson2d:nx=100", "k copies on the diagonal"),
+];
+
 /// A parsed generator specification. `Display` prints the canonical spec, every key
 /// spelled out in a fixed order (defaults included), so it can serve as the matrix's name
 /// and `parse_spec(&spec.to_string())` gives `spec` back.
