@@ -115,7 +115,12 @@ impl World {
         } else {
             port
         };
-        Ok(format!("{host}:{port}"))
+        // An IPv6 address takes brackets before its port.
+        if host.contains(':') && !host.starts_with('[') {
+            Ok(format!("[{host}]:{port}"))
+        } else {
+            Ok(format!("{host}:{port}"))
+        }
     }
 }
 
@@ -409,6 +414,7 @@ mod tests {
         assert_eq!(address(&agent).unwrap(), "node0:29501");
         let own = [master[0], master[1], ("SPMV_RENDEZVOUS", "node1:4000")];
         assert_eq!(address(&own).unwrap(), "node1:4000");
+        assert_eq!(address(&[("MASTER_ADDR", "fe80::1"), master[1]]).unwrap(), "[fe80::1]:29500");
         assert!(address(&master[..1])
             .unwrap_err()
             .to_string()
