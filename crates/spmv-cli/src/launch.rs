@@ -83,8 +83,7 @@ pub fn launch(args: LaunchArgs) -> Result<ExitCode> {
 
 /// Kills and reaps the ranks still running.
 fn stop(ranks: &mut [Option<Child>]) {
-    for child in ranks.iter_mut().filter_map(Option::take) {
-        let mut child = child;
+    for mut child in ranks.iter_mut().filter_map(Option::take) {
         let _ = child.kill();
         let _ = child.wait();
     }

@@ -81,6 +81,10 @@ pub trait DeviceFormat<T: Scalar>: Send {
 
 /// The formats of the copies block products may keep (`block_copy_choice` picks one by index).
 const BLOCK_COPIES: [&str; 2] = ["csr-vector", "cusparse-alg1"];
+/// [`BLOCK_COPIES`]' CSR copy (its tile and lanes kernels).
+const CSR_COPY: usize = 0;
+/// [`BLOCK_COPIES`]' cuSPARSE copy (its SpMM).
+const SPMM_COPY: usize = 1;
 
 /// Columns of X a tile kernel takes per pass (common.cuh's BLOCK_TILE); row-major blocks of
 /// more run the lanes kernels, which read the matrix once per 32 columns.
@@ -645,7 +649,8 @@ impl<T: Scalar> DeviceMatrix<T> {
     /// The copy (its index in [`BLOCK_COPIES`]) whose block product serves `block` better
     /// than k products of the format, if one does (`apply_block`'s rule 2); it may differ
     /// with k, so each has its own copy. Measured (H200, `spmv bench --rhs`): the CSR kernels
-    /// of more than 8 vectors give a row to one thread group, so on power-law rows (`kron:scale=20`, `powerlaw`, `longrows`, `wiki-Vote`) a CSR copy was 10–20×
+    /// of more than 8 vectors give a row to one thread group, so on power-law rows
+    /// (`kron:scale=20`, `powerlaw`, `longrows`, `wiki-Vote`) a CSR copy was 10–20×
     /// slower than k products, and cuSPARSE's SpMM 2–4× faster than them from k = 16 (near
     /// them at k = 8, slower at k = 4). Up to 8 vectors the CSR tile kernel splits a row over
     /// lanes as csr-vector does, and rows of up to `SHORT_ROWS` entries cost it little
@@ -667,7 +672,7 @@ impl<T: Scalar> DeviceMatrix<T> {
             || (block.k < BLOCK_TILE && longest <= SHORT_ROWS);
         if !balanced {
             let spmm = block.k >= BLOCK_TILE && T::PRECISION != crate::matrix::Precision::F16;
-            return spmm.then_some(1);
+            return spmm.then_some(SPMM_COPY);
         }
         let csr = super::csr::device_bytes(a) as u128;
         let per_pass = match block.layout {
@@ -678,7 +683,7 @@ impl<T: Scalar> DeviceMatrix<T> {
         let passes = block.k.div_ceil(per_pass) as u128;
         let products = block.k as u128;
         (passes * (csr + LAUNCH_BYTES) < products * (self.bytes_read as u128 + LAUNCH_BYTES))
-            .then_some(0)
+            .then_some(CSR_COPY)
     }
 
     /// Block products' copy `i` of [`BLOCK_COPIES`], built and uploaded on its first call.
