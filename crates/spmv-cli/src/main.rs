@@ -239,7 +239,16 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
     // Fail on a bad format spec before loading anything.
     let specs = select::format_specs(&args.formats, args.deterministic)?;
     select::check_writable(args.json.as_deref(), "--json")?;
-    let target = args.place.target()?;
+    // One process per GPU (a launcher's ranks): every rank measures its part, rank 0 prints.
+    let place = match select::multi_process(&args.place)? {
+        Some(world) => Some(select::rank_place(world)?),
+        None => None,
+    };
+    let lead = place.as_ref().is_none_or(|p| p.ranks.world().rank == 0);
+    let target = match &place {
+        Some(p) => spmv::app::Target::Ranks(p.clone()),
+        None => args.place.target()?,
+    };
     let on_cpu = matches!(target, spmv::app::Target::One(Backend::Cpu));
     // "all" on the CPU leaves out cuSPARSE's formats: the GPU's baseline, a plain CSR loop there.
     let specs = if on_cpu && select::names_all(&args.formats) {
@@ -251,6 +260,8 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
     let scaled_down = args.inputs.is_empty() && on_cpu;
     let inputs = if args.inputs.is_empty() {
         inputs::default_set(on_cpu)?
+    } else if place.is_some() {
+        inputs::resolve_for_rows(&args.inputs)?
     } else {
         inputs::resolve(&args.inputs)?
     };
@@ -296,22 +307,30 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
         .collect();
     let layout =
         TableLayout::new(names.iter().map(String::as_str), labels.iter().map(String::as_str));
-    print!("{}", run.report.table_header(&layout));
+    if lead {
+        print!("{}", run.report.table_header(&layout));
+    }
     let rows_per_matrix = run.precisions.len() * run.specs.len() * run.products.len();
-    let progress = Progress::new((inputs.len() * rows_per_matrix) as u64);
+    let progress = Progress::new((inputs.len() * rows_per_matrix) as u64, lead);
     let mut load_failures = Vec::new();
     for (i, input) in inputs.iter().enumerate() {
         progress.matrix(i, inputs.len(), &input.name());
-        let a = match input.load_with(&read_options) {
+        let loaded = match &place {
+            Some(p) => select::own_rows(input, &read_options, p).map(|(_, own)| own),
+            None => input.load_with(&read_options),
+        };
+        let a = match loaded {
             Ok(a) => a,
             Err(e) => {
-                progress.suspend(|| {
-                    eprintln!(
-                        "error: {}: {}",
-                        printable_name(&input.name()),
-                        printable(&e.to_string())
-                    )
-                });
+                if lead {
+                    progress.suspend(|| {
+                        eprintln!(
+                            "error: {}: {}",
+                            printable_name(&input.name()),
+                            printable(&e.to_string())
+                        )
+                    });
+                }
                 load_failures.push(input.name());
                 progress.skip(rows_per_matrix as u64);
                 continue;
@@ -321,12 +340,14 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
     }
     progress.finish();
 
-    print!("{}", run.report.table_footer());
-    let baseline = if on_cpu { "csr-scalar" } else { "cusparse-alg1" };
-    // Reordered runs compare with the baseline on the reordered matrix.
-    let baseline = spmv::bench::label(&Choice::parse(baseline)?, run.settings.reorder);
-    print!("{}", run.report.summary_table(&baseline));
-    select::write_json(args.json.as_deref(), "--json", &run.report)?;
+    if lead {
+        print!("{}", run.report.table_footer());
+        let baseline = if on_cpu { "csr-scalar" } else { "cusparse-alg1" };
+        // Reordered runs compare with the baseline on the reordered matrix.
+        let baseline = spmv::bench::label(&Choice::parse(baseline)?, run.settings.reorder);
+        print!("{}", run.report.summary_table(&baseline));
+        select::write_json(args.json.as_deref(), "--json", &run.report)?;
+    }
     let failed = run.report.failures().count() + load_failures.len();
     Ok(select::exit_code(failed, "result(s) wrong or not run (see the table)"))
 }
@@ -351,20 +372,22 @@ fn products(args: &BenchArgs) -> Vec<Product> {
 
 /// Progress of `bench` on stderr: a bar on a terminal, else one plain line per matrix (so
 /// that a piped or logged run shows where it is); each finished row goes to stdout at once.
+/// Silent when not `shown` (the ranks of a multi-process run but rank 0).
 struct Progress {
     bar: ProgressBar,
     plain: bool,
+    shown: bool,
     start: std::time::Instant,
 }
 
 impl Progress {
-    fn new(total: u64) -> Self {
-        let terminal = std::io::stderr().is_terminal();
+    fn new(total: u64, shown: bool) -> Self {
+        let terminal = std::io::stderr().is_terminal() && shown;
         let bar = if terminal { ProgressBar::new(total) } else { ProgressBar::hidden() };
         bar.set_style(
             ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("valid template"),
         );
-        Progress { bar, plain: !terminal, start: std::time::Instant::now() }
+        Progress { bar, plain: !terminal && shown, shown, start: std::time::Instant::now() }
     }
 
     fn matrix(&self, index: usize, count: usize, name: &str) {
@@ -380,6 +403,9 @@ impl Progress {
     }
 
     fn measured(&self, m: &spmv::bench::Measurement, row: &str) {
+        if !self.shown {
+            return;
+        }
         self.bar.suspend(|| {
             use std::io::Write as _;
             let mut out = std::io::stdout().lock();

@@ -103,6 +103,15 @@ pub fn run(args: PagerankArgs) -> Result<ExitCode> {
         check_every: args.check_every,
     };
     settings.validate()?;
+    if let Some(world) = select::multi_process(&args.place)? {
+        // Gᵀ's rows of a rank's nodes hold every rank's edges into them: a transpose across
+        // processes, not written yet.
+        anyhow::bail!(
+            "PageRank with one process per GPU is not written yet (this is rank {} of {}): run it in one process over several GPUs with --devices",
+            world.rank,
+            world.size
+        );
+    }
     for (flag, value) in [("--exact-tol", args.exact_tol), ("--tie-tol", args.tie_tol)] {
         if !(value >= 0.0 && value.is_finite()) {
             anyhow::bail!("{flag} {value}: must be a finite number >= 0");

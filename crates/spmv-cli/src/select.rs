@@ -7,9 +7,11 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 
-use spmv::app::Target;
+use spmv::app::{RankPlace, Target};
 use spmv::choice::{self, Choice};
+use spmv::distributed::world::{Rendezvous, World, RENDEZVOUS_TIMEOUT};
 use spmv::distributed::Exchange;
+use spmv::distributed::Ranks;
 use spmv::formats;
 use spmv::reorder::Reordering;
 use spmv::{Backend, Precision};
@@ -70,6 +72,50 @@ impl Placement {
         }
         Target::new(backend, devices, self.exchange).context("--devices")
     }
+}
+
+/// This process's place in a multi-process run of more than one process (launched by
+/// `spmv launch`, torchrun, mpirun or srun: docs/scale.md), where each process drives one
+/// GPU; `None` for a process alone. Such a run places parts by itself: `--devices` and
+/// `--cpu` are refused there.
+pub fn multi_process(place: &Placement) -> Result<Option<World>> {
+    let Some(world) = World::from_env()?.filter(|w| w.size > 1) else {
+        return Ok(None);
+    };
+    if place.devices.is_some() || place.cpu {
+        bail!(
+            "this process is rank {} of {} ({}): each rank drives one GPU, so --devices and --cpu do not apply",
+            world.rank,
+            world.size,
+            world.launcher
+        );
+    }
+    Ok(Some(world))
+}
+
+/// A multi-process run's place: this rank's GPU (its local rank's device), the ranks met at
+/// the rendezvous (`MASTER_ADDR:MASTER_PORT`, as torchrun sets them).
+pub fn rank_place(world: World) -> Result<RankPlace> {
+    let gpu = spmv::distributed::rank_gpu(&world)
+        .with_context(|| format!("rank {} (local rank {})", world.rank, world.local_rank))?;
+    let address = World::rendezvous_address()?;
+    let ranks = Ranks::new(Rendezvous::connect(world, &address, RENDEZVOUS_TIMEOUT)?);
+    Ok(RankPlace { gpu, ranks })
+}
+
+/// This rank's rows of `input` (the balanced partition's, found with the other ranks).
+pub fn own_rows(
+    input: &spmv::io::inputs::Input,
+    options: &spmv::io::ReadOptions,
+    place: &RankPlace,
+) -> spmv::Result<(spmv::distributed::Partition, spmv::Csr<f64>)> {
+    let (n, m) = place.ranks.agree(input.dims())?;
+    if n != m {
+        return Err(spmv::Error::Unsupported(format!(
+            "a matrix spread over processes is square (x is split like the rows); this one is {n} x {m}"
+        )));
+    }
+    spmv::distributed::own_rows(n, |rows| input.load_rows(rows, options), &place.ranks)
 }
 
 /// The GPU unless `cpu` is set or none can be used; says on stderr which and why.

@@ -7,16 +7,19 @@
 //! the library's (`spmv::app::solve`); here are the flags, b, progress and the output.
 
 use std::io::Write as _;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 
 use spmv::app::solve::{self, Request};
+use spmv::app::Target;
 use spmv::choice::Choice;
+use spmv::distributed::world::World;
 use spmv::error::printable_name;
 use spmv::io::inputs;
-use spmv::reference::test_vector;
+use spmv::reference::test_vector_rows;
 use spmv::solve::KrylovSettings;
 
 use crate::select;
@@ -90,13 +93,16 @@ pub fn run(args: SolveArgs) -> Result<ExitCode> {
     select::check_writable(args.json.as_deref(), "--json")?;
     select::check_writable(args.output.as_deref(), "-o")?;
     let choice = Choice::parse(&args.format)?;
+    if let Some(world) = select::multi_process(&args.place)? {
+        return run_rank(&args, &settings, choice, world);
+    }
     let input = inputs::resolve(std::slice::from_ref(&args.input))?
         .into_iter()
         .next()
         .context("no matrix given")?;
     let name = input.name();
     let a = input.load().with_context(|| printable_name(&name))?;
-    let b = rhs(&args.rhs, a.nrows())?;
+    let b = rhs(&args.rhs, a.nrows(), 0..a.nrows())?;
     let target = args.place.target()?;
     let request = Request {
         method: args.method,
@@ -116,22 +122,69 @@ pub fn run(args: SolveArgs) -> Result<ExitCode> {
     Ok(if run.report.converged() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
-/// The right-hand side of length n.
-fn rhs(which: &str, n: usize) -> Result<Vec<f64>> {
+/// `solve` as one rank of a multi-process run (docs/scale.md): this rank reads only its rows
+/// of A and b and solves with the others, through NCCL; rank 0 prints the summary and writes
+/// the files (x gathered from every rank).
+fn run_rank(
+    args: &SolveArgs,
+    settings: &KrylovSettings,
+    choice: Choice,
+    world: World,
+) -> Result<ExitCode> {
+    let input = inputs::resolve_for_rows(std::slice::from_ref(&args.input))?
+        .into_iter()
+        .next()
+        .context("no matrix given")?;
+    let name = input.name();
+    let place = select::rank_place(world)?;
+    let options = spmv::io::ReadOptions::default();
+    let (partition, own) =
+        select::own_rows(&input, &options, &place).with_context(|| printable_name(&name))?;
+    let b = place.ranks.agree(rhs(&args.rhs, own.ncols(), partition.rows(world.rank)))?;
+    let lead = world.rank == 0;
+    let request = Request {
+        method: args.method,
+        precond: args.precond,
+        choice,
+        precision: args.precision,
+        settings: if lead { with_progress_line(settings) } else { settings.clone() },
+        repeat: args.repeat,
+        measure_parts: true,
+    };
+    let run = solve::run(&name, &own, &b, &request, &Target::Ranks(place.clone()))?;
+    let x = match args.output {
+        Some(_) => Some(place.ranks.gather_rows(&run.x)?),
+        None => None,
+    };
+    if lead {
+        print!("{}", run.report.summary());
+        if let (Some(path), Some(x)) = (&args.output, &x) {
+            write_array(path, x).context("-o")?;
+        }
+        select::write_json(args.json.as_deref(), "--json", &run.report)?;
+    }
+    Ok(if run.report.converged() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// Rows `rows` of the right-hand side of length n.
+fn rhs(which: &str, n: usize, rows: Range<usize>) -> spmv::Result<Vec<f64>> {
     match which {
-        "ones" => Ok(vec![1.0; n]),
-        "random" => Ok(test_vector::<f64>(n)),
+        "ones" => Ok(vec![1.0; rows.len()]),
+        "random" => Ok(test_vector_rows::<f64>(rows)),
         file => {
-            let v = spmv::io::read_matrix_market::<f64>(Path::new(file))
-                .with_context(|| format!("--rhs {file}"))?;
-            if v.nrows() != n || v.ncols() != 1 {
-                bail!("--rhs {file}: a {} x {} matrix, but b needs {n} x 1", v.nrows(), v.ncols());
+            let path = Path::new(file);
+            let named = |e: spmv::Error| spmv::Error::Argument(format!("--rhs {file}: {e}"));
+            let h = spmv::io::read_header(path).map_err(named)?;
+            if h.nrows != n || h.ncols != 1 {
+                return Err(spmv::Error::Argument(format!(
+                    "--rhs {file}: a {} x {} matrix, but b needs {n} x 1",
+                    h.nrows, h.ncols
+                )));
             }
-            let mut b = vec![0.0; n];
-            for (r, b) in b.iter_mut().enumerate() {
-                *b = v.row(r).1.first().copied().unwrap_or(0.0);
-            }
-            Ok(b)
+            let options = spmv::io::ReadOptions::default();
+            let v = spmv::io::read_matrix_market_rows::<f64>(path, &options, rows.clone())
+                .map_err(named)?;
+            Ok((0..rows.len()).map(|r| v.row(r).1.first().copied().unwrap_or(0.0)).collect())
         }
     }
 }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::choice::Choice;
-use crate::distributed::{DistributedMatrix, Exchange};
+use crate::distributed::{DistributedMatrix, Exchange, Ranks};
 use crate::error::Result;
 use crate::gpu::Gpu;
 use crate::matrix::{Csr, Scalar};
@@ -52,6 +52,18 @@ pub enum Target {
     One(Backend),
     /// One row part per listed device (an ordinal may repeat).
     Parts(Parts),
+    /// One row part per process, this process's on its GPU (a multi-process run): the
+    /// matrices given are this process's rows ([`crate::distributed::own_rows`]).
+    Ranks(RankPlace),
+}
+
+/// This process's place in a multi-process run: its GPU and the other ranks.
+#[derive(Clone)]
+pub struct RankPlace {
+    /// The GPU this process drives.
+    pub gpu: Arc<Gpu>,
+    /// The ranks, met.
+    pub ranks: Ranks,
 }
 
 /// The GPUs of a run over several devices.
@@ -71,6 +83,7 @@ impl Target {
         match self {
             Target::One(b) => b.clone(),
             Target::Parts(p) => Backend::Gpu(p.gpus[0].clone()),
+            Target::Ranks(r) => Backend::Gpu(r.gpu.clone()),
         }
     }
 
@@ -83,6 +96,14 @@ impl Target {
                 let (parts, devices) =
                     if n == 1 { ("part", "device") } else { ("parts", "devices") };
                 format!("{n} GPU {parts} on {devices} {:?}, halo by {}", p.devices, p.exchange)
+            }
+            Target::Ranks(r) => {
+                let w = r.ranks.world();
+                let gpu = format!("{} ({})", r.gpu.name(), r.gpu.arch());
+                format!(
+                    "{} processes ({}), one GPU each: {gpu} on rank {}",
+                    w.size, w.launcher, w.rank
+                )
             }
         }
     }

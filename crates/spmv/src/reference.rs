@@ -234,14 +234,18 @@ impl Check {
 
 /// A reproducible test vector x with entries in [-1, 1) that are exact in f32 and f64.
 pub fn test_vector<T: Scalar>(n: usize) -> Vec<T> {
-    (0..n)
-        .map(|i| {
-            // splitmix64 of the index, top 24 bits: exact in both precisions.
-            let mut z = (i as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^= z >> 31;
-            T::from_f64((z >> 40) as f64 / (1u64 << 23) as f64 - 1.0)
-        })
-        .collect()
+    test_vector_rows(0..n)
+}
+
+/// Entries `rows` of [`test_vector`] (of any length that holds them).
+pub fn test_vector_rows<T: Scalar>(rows: std::ops::Range<usize>) -> Vec<T> {
+    rows.map(|i| {
+        // splitmix64 of the index, top 24 bits: exact in both precisions.
+        let mut z = (i as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        T::from_f64((z >> 40) as f64 / (1u64 << 23) as f64 - 1.0)
+    })
+    .collect()
 }

@@ -67,3 +67,33 @@ fn world_reads_the_launchers_variables() {
         text(&no_address.stderr)
     );
 }
+
+#[test]
+fn ranks_refuse_what_one_process_per_gpu_does_not_do() {
+    // Each rank drives one GPU: placing parts by hand is refused, on every rank.
+    let out = spmv(&["launch", "-n", "2", "--", "solve", "poisson2d:n=8", "--devices", "2"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("each rank drives one GPU, so --devices and --cpu do not apply"),
+        "{stderr}"
+    );
+    let out = spmv(&["launch", "-n", "2", "--", "pagerank", "kron:scale=8"]);
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("PageRank with one process per GPU is not written yet"), "{stderr}");
+}
+
+#[test]
+fn ranks_without_a_gpu_say_so() {
+    // On a machine without a GPU (CI) every rank stops at its device with the reason; with
+    // GPUs (fewer than the ranks, or NCCL missing) the run fails naming the rank.
+    let out = spmv(&["launch", "-n", "2", "--", "solve", "poisson2d:n=8", "--max-iter", "5"]);
+    let stderr = text(&out.stderr);
+    if stderr.contains("no GPU") {
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains("rank 0 (local rank 0)") || stderr.contains("rank 1 (local rank 1)"),
+            "{stderr}"
+        );
+    }
+}

@@ -27,7 +27,7 @@ pub mod bench;
 pub mod pagerank;
 pub mod solve;
 
-pub use crate::backend::{Parts, Target};
+pub use crate::backend::{Parts, RankPlace, Target};
 
 /// An enum a user names by a word (`cg`, `jacobi`, `gpu`): its values and their names, once.
 pub trait Named: Copy + PartialEq + 'static {

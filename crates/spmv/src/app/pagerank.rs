@@ -280,6 +280,13 @@ pub fn runs<T: Scalar>(
             );
             return Runs::of(count, || pagerank::pagerank(&d, t, settings));
         }
+        Target::Ranks(_) => {
+            // Gᵀ's rows for a rank's nodes hold every rank's edges into them: a transpose
+            // across processes, not written yet.
+            return Err(Error::Unsupported(
+                "PageRank with one process per GPU is not written yet: run it in one process over several GPUs (--devices)".into(),
+            ));
+        }
         Target::One(backend) => backend,
     };
     let start = Instant::now();

@@ -13,13 +13,17 @@ use crate::choice::Choice;
 use crate::error::{Error, Result};
 use crate::matrix::{Csr, Precision, Scalar};
 use crate::measure::ms_since;
-use crate::reference::test_vector;
+use crate::reference::{test_vector, test_vector_rows};
 use rayon::prelude::*;
 
-use crate::solve::{self, jacobi, KrylovSettings, Method, Outcome, Solution, Solvable};
+use crate::solve::{self, jacobi_rows, KrylovSettings, Method, Outcome, Solution, Solvable};
 use crate::{Backend, DeviceMatrix, FormatHandle};
 
-use super::{fitted, Named, Parts, Target};
+use std::sync::Arc;
+
+use super::{fitted, Named, RankPlace, Target};
+use crate::distributed::{DistributedMatrix, Ranks};
+use crate::gpu::Gpu;
 
 /// A preconditioner.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -66,10 +70,21 @@ impl Preconditioner {
     /// M⁻¹ as a vector for `a` (f64, rounded to T once), or `None`. MINRES's preconditioner
     /// must be positive definite: its Jacobi is |diag(A)|⁻¹.
     pub fn inverse<T: Scalar>(self, a: &Csr<f64>, method: Method) -> Result<Option<Vec<T>>> {
+        self.inverse_rows(a, 0, method)
+    }
+
+    /// [`Preconditioner::inverse`] for rows of A from row `first` on (the rows one process of
+    /// several holds).
+    pub fn inverse_rows<T: Scalar>(
+        self,
+        a: &Csr<f64>,
+        first: usize,
+        method: Method,
+    ) -> Result<Option<Vec<T>>> {
         Ok(match self {
             Preconditioner::None => None,
             Preconditioner::Jacobi => {
-                let d = jacobi(a)?.into_iter();
+                let d = jacobi_rows(a, first)?.into_iter();
                 Some(match method {
                     Method::Minres => d.map(|d| T::from_f64(d.abs())).collect(),
                     _ => d.map(T::from_f64).collect(),
@@ -99,15 +114,28 @@ pub fn solve_choosing<T: Scalar, A: Solvable<T> + ?Sized>(
     b: &[T],
     settings: &KrylovSettings,
 ) -> Result<Solved<T>> {
+    let inverse = |method| precond.inverse::<T>(a64, method);
+    solve_choosing_with(a, &|| Ok(method_for(a64)), &inverse, choice, b, settings)
+}
+
+/// [`solve_choosing`] with A's facts given: `auto`'s first method, and M⁻¹ for a method.
+fn solve_choosing_with<T: Scalar, A: Solvable<T> + ?Sized>(
+    a: &A,
+    first_method: &dyn Fn() -> Result<Method>,
+    inverse: &dyn Fn(Method) -> Result<Option<Vec<T>>>,
+    choice: MethodChoice,
+    b: &[T],
+    settings: &KrylovSettings,
+) -> Result<Solved<T>> {
     let once = |method| -> Result<Solution<T>> {
-        let m_inv = precond.inverse::<T>(a64, method)?;
+        let m_inv = inverse(method)?;
         solve::solve(a, method, b, m_inv.as_deref(), settings)
     };
     let method = match choice {
         MethodChoice::Given(method) => {
             return Ok(Solved { solution: once(method)?, method, auto: None })
         }
-        MethodChoice::Auto => method_for(a64),
+        MethodChoice::Auto => first_method()?,
     };
     let (seen, first) = match method {
         Method::Cg => ("symmetric, positive diagonal", Method::Cg),
@@ -357,7 +385,11 @@ pub struct Run {
 
 /// Solves `a`·x = `b` (`a` square; `name` names it in the report) as `request` says on
 /// `target`.
+/// On [`Target::Ranks`], `a` and `b` are this process's rows ([`run_rank`]).
 pub fn run(name: &str, a: &Csr<f64>, b: &[f64], request: &Request, target: &Target) -> Result<Run> {
+    if let Target::Ranks(place) = target {
+        return run_rank(name, a, b, request, place);
+    }
     request.settings.validate()?;
     if a.nrows() != a.ncols() {
         return Err(Error::Unsupported(format!(
@@ -374,37 +406,7 @@ pub fn run(name: &str, a: &Csr<f64>, b: &[f64], request: &Request, target: &Targ
             a.nrows()
         )));
     }
-    let settings = &request.settings;
-    let mut report = Report {
-        schema_version: 1,
-        spmv_version: env!("CARGO_PKG_VERSION").to_string(),
-        matrix: name.to_string(),
-        rows: a.nrows(),
-        nnz: a.nnz(),
-        method: request.method.name().into(),
-        method_auto: None,
-        restart: None,
-        precond: request.precond.name().into(),
-        format: request.choice.label(),
-        chosen: None,
-        precision: request.precision.name().into(),
-        backend: target.describe(),
-        tol: settings.tol,
-        max_iter: settings.max_iter,
-        check_every: settings.check_every,
-        outcome: String::new(),
-        breakdown: None,
-        iterations: 0,
-        residual: f64::NAN,
-        true_residual: f64::NAN,
-        solve_ms: f64::NAN,
-        first_solve_ms: f64::NAN,
-        ms_per_iteration: f64::NAN,
-        convert_ms: f64::NAN,
-        graph: false,
-        parts: None,
-        distributed: None,
-    };
+    let mut report = Report::new(name, (a.nrows(), a.nnz()), request, target.describe());
     let x = match request.precision {
         // f64 runs on `a` itself: no copy of the matrix.
         Precision::F64 => typed(a, a, b, request, target, &mut report)?,
@@ -414,9 +416,154 @@ pub fn run(name: &str, a: &Csr<f64>, b: &[f64], request: &Request, target: &Targ
         }
     };
     if report.method == Method::Gmres.name() {
-        report.restart = Some(settings.restart);
+        report.restart = Some(request.settings.restart);
     }
     Ok(Run { report, x })
+}
+
+/// A solve spread one part per process (one process per GPU; every rank calls it together,
+/// with the same request): `own` is this rank's rows of A (all columns; the ranks' rows
+/// follow each other in rank order), `b` its rows of b; A is built as `request.choice` on
+/// `gpu`, its halo and the solver's sums
+/// through NCCL, and the iterates are the bits of one process driving the same parts
+/// ([`Target::Parts`] over NCCL). The report is the whole system's on every rank (each
+/// part's format, entries and device gathered); x is this rank's rows. `auto` sees A's
+/// symmetry through two products (x·Ay against y·Ax for two test vectors) instead of
+/// comparing entries, which no rank holds all of.
+fn run_rank(
+    name: &str,
+    own: &Csr<f64>,
+    b: &[f64],
+    request: &Request,
+    RankPlace { gpu, ranks }: &RankPlace,
+) -> Result<Run> {
+    request.settings.validate()?;
+    let world = ranks.world();
+    if b.len() != own.nrows() {
+        return Err(Error::Argument(format!(
+            "rank {} has {} entries of b for its {} rows",
+            world.rank,
+            b.len(),
+            own.nrows()
+        )));
+    }
+    let backend = Target::Ranks(RankPlace { gpu: gpu.clone(), ranks: ranks.clone() }).describe();
+    let mut report = Report::new(name, (own.ncols(), 0), request, backend);
+    let parts = (gpu, ranks);
+    let x = match request.precision {
+        Precision::F64 => typed_rank(own, own, b, request, parts, &mut report)?,
+        Precision::F32 => typed_rank(&fitted::<f32>(own)?, own, b, request, parts, &mut report)?,
+        Precision::F16 => {
+            return Err(Error::Unsupported("the solvers run in f64 and f32, not f16".into()))
+        }
+    };
+    if report.method == Method::Gmres.name() {
+        report.restart = Some(request.settings.restart);
+    }
+    Ok(Run { report, x })
+}
+
+/// [`run_rank`]'s solve in T on this rank's rows `own` (`own64` in f64, for M⁻¹ and `auto`).
+fn typed_rank<T: Scalar>(
+    own: &Csr<T>,
+    own64: &Csr<f64>,
+    b64: &[f64],
+    request: &Request,
+    (gpu, ranks): (&Arc<Gpu>, &Ranks),
+    report: &mut Report,
+) -> Result<Vec<f64>> {
+    let b: Vec<T> = b64.iter().map(|&v| T::from_f64(v)).collect();
+    let start = Instant::now();
+    let d = DistributedMatrix::for_rank(own, gpu, &request.choice, ranks)?;
+    report.convert_ms = ms_since(start);
+    (report.rows, report.nnz) = (d.nrows(), d.nnz());
+    let first = d.host_rows().start;
+    // M⁻¹ may fail on one rank's rows: every rank says so, before the solve's collectives.
+    let inverse = |method| d.agree(request.precond.inverse_rows::<T>(own64, first, method));
+    let first_method = || method_for_parts(&d, own64, first);
+    let mut solves = Solves::default();
+    for _ in 0..request.repeat.max(1) {
+        let settings = &request.settings;
+        solves.push(solve_choosing_with(
+            &d,
+            &first_method,
+            &inverse,
+            request.method,
+            &b,
+            settings,
+        )?);
+    }
+    report.distributed = Some(distributed(&d, request.measure_parts)?);
+    report.chosen = report.distributed.as_ref().map(|d| d.part_formats.join(" | "));
+    Ok(solves.finish(report))
+}
+
+/// `auto`'s first method for a matrix spread one part per process ([`run_rank`]): symmetric
+/// when x·Ay and y·Ax agree to rounding for two test vectors (each rank's rows of them), the
+/// diagonal's signs from every rank's rows.
+fn method_for_parts<T: Scalar>(
+    d: &DistributedMatrix<T>,
+    own: &Csr<f64>,
+    first: usize,
+) -> Result<Method> {
+    let (rows, n) = (d.host_rows(), d.nrows());
+    let x: Vec<T> = test_vector_rows(rows.clone());
+    let y: Vec<T> = test_vector_rows(n + rows.start..n + rows.end);
+    let product = |v: &[T]| -> Result<Vec<T>> {
+        let mut out = d.new_y()?;
+        d.spmv(&d.upload(v, true)?, &mut out)?;
+        d.download(&out)
+    };
+    let (ax, ay) = (product(&x)?, product(&y)?);
+    let norm = |v: &[T]| d.dot(v, v).map(f64::sqrt);
+    let scale = norm(&x)? * norm(&ay)? + norm(&y)? * norm(&ax)?;
+    let rounding = if T::PRECISION == Precision::F64 { 1e-8 } else { 1e-3 };
+    if (d.dot(&x, &ay)? - d.dot(&y, &ax)?).abs() > rounding * scale {
+        return Ok(Method::Gmres);
+    }
+    let positive = (0..own.nrows()).all(|r| {
+        let (cols, vals) = own.row(r);
+        let diagonal = cols.iter().zip(vals).filter(|(&c, _)| c as usize == first + r);
+        diagonal.map(|(_, &v)| v).sum::<f64>() > 0.0
+    });
+    Ok(if d.on_every_rank(positive)? { Method::Cg } else { Method::Minres })
+}
+
+impl Report {
+    /// A report of `request` on a matrix of `(rows, nnz)`, before the solve's figures.
+    fn new(name: &str, (rows, nnz): (usize, usize), request: &Request, backend: String) -> Self {
+        let settings = &request.settings;
+        Report {
+            schema_version: 1,
+            spmv_version: env!("CARGO_PKG_VERSION").to_string(),
+            matrix: name.to_string(),
+            rows,
+            nnz,
+            method: request.method.name().into(),
+            method_auto: None,
+            restart: None,
+            precond: request.precond.name().into(),
+            format: request.choice.label(),
+            chosen: None,
+            precision: request.precision.name().into(),
+            backend,
+            tol: settings.tol,
+            max_iter: settings.max_iter,
+            check_every: settings.check_every,
+            outcome: String::new(),
+            breakdown: None,
+            iterations: 0,
+            residual: f64::NAN,
+            true_residual: f64::NAN,
+            solve_ms: f64::NAN,
+            first_solve_ms: f64::NAN,
+            ms_per_iteration: f64::NAN,
+            convert_ms: f64::NAN,
+            graph: false,
+            parts: None,
+            distributed: None,
+        }
+    }
 }
 
 /// The solution's outcome in reports: its name and, for a breakdown, what vanished.
@@ -453,8 +600,11 @@ fn typed<T: Scalar>(
             for _ in 0..request.repeat.max(1) {
                 solves.push(solve(&d)?);
             }
-            report.chosen = Some(d.part_formats().join(" | "));
-            report.distributed = Some(distributed(&d, parts, request.measure_parts)?);
+            report.distributed = Some(distributed(&d, request.measure_parts)?);
+            report.chosen = report.distributed.as_ref().map(|d| d.part_formats.join(" | "));
+        }
+        Target::Ranks(_) => {
+            return Err(Error::Unsupported("a multi-process solve goes through run_rank".into()))
         }
         Target::One(backend) => {
             let host = request.choice.build_on(backend, a)?;
@@ -488,16 +638,13 @@ fn typed<T: Scalar>(
 }
 
 /// The distributed matrix's figures (its times only when asked: they cost 200 products).
-fn distributed<T: Scalar>(
-    d: &crate::distributed::DistributedMatrix<T>,
-    parts: &Parts,
-    measure: bool,
-) -> Result<Distributed> {
+fn distributed<T: Scalar>(d: &DistributedMatrix<T>, measure: bool) -> Result<Distributed> {
     let (spmv_ms, exchange_ms) = if measure { d.time_products(100)? } else { (f64::NAN, f64::NAN) };
+    let parts = d.describe_parts()?;
     Ok(Distributed {
-        devices: parts.devices.clone(),
-        part_formats: d.part_formats(),
-        part_nnz: d.part_nnz(),
+        devices: parts.iter().map(|p| p.2).collect(),
+        part_formats: parts.iter().map(|p| p.0.clone()).collect(),
+        part_nnz: parts.iter().map(|p| p.1).collect(),
         halo_entries: d.halo_entries(),
         halo_bytes: d.halo_bytes(),
         spmv_ms,

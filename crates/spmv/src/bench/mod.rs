@@ -338,19 +338,34 @@ impl Measurement {
         machine: &Machine,
         devices: usize,
     ) {
-        let moved = self.bytes_moved::<T>(a, product) as f64;
-        self.gflops = 2.0 * (a.nnz() * self.vectors) as f64 / (self.median_ms * 1e-3) / 1e9;
+        self.rates_of::<T>((a.nrows(), a.ncols(), a.nnz()), product, machine, devices);
+    }
+
+    /// [`Measurement::rates`] of a matrix of `(rows, columns, entries)`.
+    fn rates_of<T: Scalar>(
+        &mut self,
+        shape: (usize, usize, usize),
+        product: Product,
+        machine: &Machine,
+        devices: usize,
+    ) {
+        let moved = self.bytes_moved::<T>(shape, product) as f64;
+        self.gflops = 2.0 * (shape.2 * self.vectors) as f64 / (self.median_ms * 1e-3) / 1e9;
         self.effective_gbs = moved / (self.median_ms * 1e-3) / 1e9;
         self.roofline_fraction = self.effective_gbs / (machine.copy_gbs * devices as f64);
         self.l2_resident = machine.l2_bytes > 0 && moved <= (machine.l2_bytes * devices) as f64;
     }
 
     /// Bytes one product moves at least: the format's once, and each vector's x and y.
-    fn bytes_moved<T: Scalar>(&self, a: &Csr<T>, product: Product) -> usize {
-        let (x_len, y_len) = product.lengths((a.nrows(), a.ncols()));
+    fn bytes_moved<T: Scalar>(
+        &self,
+        (nrows, ncols, nnz): (usize, usize, usize),
+        product: Product,
+    ) -> usize {
+        let (x_len, y_len) = product.lengths((nrows, ncols));
         // x bytes a product can touch: at most one per entry (a 1 x 10^9 matrix with one
         // entry reads one x value, not 8 GB).
-        let x_touched = x_len.min(a.nnz());
+        let x_touched = x_len.min(nnz);
         self.bytes_read + self.vectors * (y_len + x_touched) * std::mem::size_of::<T>()
     }
 }
@@ -376,6 +391,7 @@ pub fn run_matrix<T: Scalar>(
     match target {
         Target::One(backend) => backend.run_matrix(run, &mut progress),
         Target::Parts(parts) => distributed::run_matrix(parts, run, &mut progress),
+        Target::Ranks(place) => distributed::run_matrix_ranks(place, run, &mut progress),
     }
 }
 
@@ -543,7 +559,10 @@ impl Backend {
                                     .as_ref()
                                     .and_then(|at| bounds.ms(at, &operands.x, width)),
                                 Product::Block(_) => Some(
-                                    m.bytes_moved::<T>(a, product) as f64 / machine.copy_gbs * 1e-6,
+                                    m.bytes_moved::<T>((a.nrows(), a.ncols(), a.nnz()), product)
+                                        as f64
+                                        / machine.copy_gbs
+                                        * 1e-6,
                                 ),
                             };
                             m.bound_fraction = m.bound_ms.map(|b| b / m.back_to_back_ms);

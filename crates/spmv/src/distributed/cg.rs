@@ -38,8 +38,13 @@ impl<T: Scalar> Solvable<T> for DistributedMatrix<T> {
 
 /// The methods of `solve` with this module's engines.
 impl<T: Scalar> OwnEngines<T> for DistributedMatrix<T> {
+    /// The host vectors' rows: this process's (all unless one process runs per GPU).
     fn shape(&self) -> (usize, usize) {
-        (self.nrows(), self.nrows())
+        let n = self.host_rows().len();
+        (n, n)
+    }
+    fn host_dot(&self, a: &[T], b: &[T]) -> Result<f64> {
+        self.dot(a, b)
     }
     fn krylov(&self, job: Job<'_, T>) -> Result<Solution<T>> {
         let mut engine = DistEngine::new(self, &job)?;
@@ -119,7 +124,8 @@ impl<'a, T: Scalar> DistEngine<'a, T> {
         let parts = a
             .parts
             .iter()
-            .map(|p| {
+            .enumerate()
+            .map(|(i, p)| {
                 let n = p.rows.len();
                 if n == 0 {
                     return Ok(None);
@@ -134,7 +140,7 @@ impl<'a, T: Scalar> DistEngine<'a, T> {
                     partial: gpu.alloc(partial_len(method, settings, n))?,
                     counter: gpu.alloc(1)?,
                     d: match m_inv {
-                        Some(d) => gpu.upload(&d[p.rows.clone()])?,
+                        Some(d) => gpu.upload(&d[a.host_range(i)])?,
                         None => gpu.alloc(1)?,
                     },
                     kernels: StepKernels::new::<T>(gpu, n)?,
@@ -179,6 +185,7 @@ impl<'a, T: Scalar> DistEngine<'a, T> {
             parts.push(gpu.download(&state.s.borrow())?);
             Ok(())
         })?;
+        let parts = self.a.across_ranks(parts)?;
         let s = {
             let mut s = self.s.borrow_mut();
             update(&mut s, &parts);
@@ -267,6 +274,9 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
     }
     fn optional(&self, init: Option<&[T]>) -> Result<DistVector<T>> {
         self.vector(init)
+    }
+    fn host_dot(&self, a: &[T], b: &[T]) -> Result<f64> {
+        self.a.dot(a, b)
     }
     fn download(&self, v: &DistVector<T>) -> Result<Vec<T>> {
         self.a.download(v)

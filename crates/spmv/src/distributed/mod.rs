@@ -35,27 +35,30 @@
 //! by `ncclCommInitAll`; parts on one device send to themselves through NCCL too). Both
 //! move the same bytes into the same places, so the results are the same bits.
 //!
-//! **More processes and nodes.** The exchange is the only place parts meet (plus the dot
-//! products' partial sums of the solvers). With one process per GPU, the same plan — the send
-//! lists and the halo runs, computed from the row partition alone — is the NCCL group above
-//! with each process queuing its own rank's sends and receives, the communicator created by
-//! `ncclCommInitRank` after rank 0 broadcasts its `ncclUniqueId` (MPI_Bcast, or any bootstrap
-//! channel), and the dots' per-part sums gathered by `ncclAllGather` and added in part order
-//! on every rank (the same bits as here). That mode is designed, not written (docs/scale.md).
+//! **More processes and nodes** ([`DistributedMatrix::for_rank`], module `rank`). The
+//! exchange is the only place parts meet (plus the solvers' partial sums). With one process
+//! per GPU each process holds one part: the same plan — the send lists and the halo runs —
+//! is the NCCL group above with each process queuing its own part's sends and receives (the
+//! communicator made by `ncclCommInitRank` from rank 0's `ncclUniqueId`, shared through the
+//! [`world::Rendezvous`]), and the parts' sums are gathered by `ncclAllGather` and added in
+//! part order on every rank: the same bits as one process driving every part. Host vectors
+//! (`upload`, `download`, the solvers' b and x) hold this process's rows only.
 
 mod cg;
 mod nccl;
 mod pagerank;
 mod partition;
+mod rank;
 pub mod world;
 
 use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, PushKernelArg};
 
 pub use nccl::version as nccl_version;
 pub use partition::{LocalPart, Partition};
+pub use rank::{own_rows, rank_gpu, stripe, Ranks};
 
 use crate::choice::Choice;
 use crate::error::{Error, Result};
@@ -101,27 +104,36 @@ struct NcclRoute {
     rank_of_part: Vec<usize>,
 }
 
-/// A square matrix cut into row parts, one per GPU.
+/// A square matrix cut into row parts, one per GPU: every part in this process, or (one
+/// process per GPU) this process's part.
 pub struct DistributedMatrix<T: Scalar> {
     /// Set for [`Exchange::Nccl`]; first, so that the communicators go before the devices.
     nccl: Option<NcclRoute>,
     partition: Partition,
+    /// The parts this process holds: parts `first_part..first_part + parts.len()`.
     parts: Vec<Part<T>>,
-    /// Halo runs, in receiver order and, within a receiver, owner order.
+    first_part: usize,
+    /// The other processes, when each holds one part.
+    ranks: Option<rank::Ranks>,
+    /// Halo runs of every part, in receiver order and, within a receiver, owner order.
     transfers: Vec<Transfer>,
-    /// Each owner's send buffer (entries its receivers need, receivers in order); locked for
-    /// a whole exchange.
-    sends: Mutex<Vec<Option<CudaSlice<T>>>>,
+    /// Each held owner's send buffer (entries its receivers need, receivers in order);
+    /// locked for a whole exchange.
+    sends: Mutex<SendBuffers<T>>,
     nnz: usize,
     /// Whether interior pieces run while the halo travels (else every piece waits for it).
     overlap: bool,
-    /// The matrix the parts were cut from (shared, no copy): the transposed product's source.
+    /// The matrix the parts were cut from (shared, no copy): the transposed product's source
+    /// (one process per GPU: the process's rows).
     source: Csr<T>,
     /// Aᵀ on the same GPUs and partition, built on the first transposed product.
     transposed: OnceLock<Box<Transposed<T>>>,
     /// The parts' format, for the transpose.
     spec: Choice,
 }
+
+/// Each held owner's send buffer, `None` for an owner nobody needs.
+type SendBuffers<T> = Vec<Option<CudaSlice<T>>>;
 
 struct Part<T: Scalar> {
     gpu: Arc<Gpu>,
@@ -156,6 +168,73 @@ struct Piece<T: Scalar> {
 /// Rows a part's interior run must hold (and at least half the part's) for the part to be
 /// cut into pieces: below that, the two extra launches cost more than the overlap saves.
 const MIN_INTERIOR_ROWS: usize = 1 << 16;
+
+/// Halo entries part `to` receives from part `from`: their global columns, in order, and
+/// where they go in `to`'s local `x`.
+#[derive(Clone, Debug, PartialEq)]
+struct Receive {
+    to: usize,
+    from: usize,
+    cols: Vec<u32>,
+    recv_at: usize,
+}
+
+impl Receive {
+    /// What part `i` (`local`) receives from each other part, owners in order.
+    fn of<T: Scalar>(local: &LocalPart<T>, partition: &Partition, i: usize) -> Vec<Receive> {
+        (0..partition.parts())
+            .filter(|&j| j != i)
+            .filter_map(|j| {
+                let (cols, recv_at) = local.halo_from(partition, j);
+                (!cols.is_empty()).then_some(Receive { to: i, from: j, cols, recv_at })
+            })
+            .collect()
+    }
+}
+
+/// The transfers of every part's `receives` (given in receiver order, as [`Receive::of`]
+/// lists them part after part) over `nparts` parts, and the send lists of the held `parts`
+/// (parts `first…`): an owner sends its receivers' halo columns, receivers in order, gathered
+/// from its local `x` into its send buffer (returned; `None` for an owner nobody needs).
+fn plan<T: Scalar>(
+    receives: &[Receive],
+    nparts: usize,
+    parts: &mut [Part<T>],
+    first: usize,
+) -> Result<(Vec<Transfer>, SendBuffers<T>)> {
+    let mut filled = vec![0usize; nparts];
+    let transfers = receives
+        .iter()
+        .map(|r| {
+            let send_at = filled[r.from];
+            filled[r.from] += r.cols.len();
+            Transfer { from: r.from, to: r.to, send_at, count: r.cols.len(), recv_at: r.recv_at }
+        })
+        .collect();
+    let mut sends = Vec::with_capacity(parts.len());
+    for (k, owner) in parts.iter_mut().enumerate() {
+        let j = first + k;
+        if filled[j] > u32::MAX as usize {
+            return Err(Error::Unsupported(format!(
+                "part {j} sends {} halo entries, beyond 32-bit counts",
+                filled[j]
+            )));
+        }
+        let base = owner.own_offset - owner.rows.start;
+        let idx: Vec<u32> = receives
+            .iter()
+            .filter(|r| r.from == j)
+            .flat_map(|r| r.cols.iter().map(move |&c| (base + c as usize) as u32))
+            .collect();
+        if idx.is_empty() {
+            sends.push(None);
+        } else {
+            owner.send_idx = Some(owner.gpu.upload(&idx)?);
+            sends.push(Some(owner.gpu.alloc::<T>(idx.len())?));
+        }
+    }
+    Ok((transfers, sends))
+}
 
 /// `count` entries of owner `from`'s send buffer at `send_at` go to receiver `to`'s local `x`
 /// at `recv_at`.
@@ -230,75 +309,25 @@ impl<T: Scalar> DistributedMatrix<T> {
             }
         }
         // Host parts one at a time (the local copies of a large matrix are never all held).
-        let mut parts = Vec::with_capacity(gpus.len());
-        let mut receives: Vec<(usize, usize, Vec<u32>, usize)> = Vec::new(); // (to, from, global columns, recv_at)
+        let mut parts: Vec<Part<T>> = Vec::with_capacity(gpus.len());
+        let mut receives = Vec::new();
         for (i, gpu) in gpus.iter().enumerate() {
             let local = LocalPart::of(a, &partition, i);
-            for j in (0..partition.parts()).filter(|&j| j != i) {
-                let (cols, recv_at) = local.halo_from(&partition, j);
-                if !cols.is_empty() {
-                    receives.push((i, j, cols, recv_at));
-                }
-            }
-            let (rows, own_offset, local_len) =
-                (local.rows.clone(), local.own_offset(), local.local_len());
-            let (pieces, label) =
-                Self::pieces(local, gpu, spec, || LocalPart::of(a, &partition, i).local)?;
-            let gather = Kernel::new(
-                gpu,
-                &crate::reorder::KERNELS,
-                &format!("gather_{}", T::SUFFIX),
-                grid_stride(1),
-            )?;
-            let comm = match parts.iter().find(|p: &&Part<T>| Arc::ptr_eq(&p.gpu, gpu)) {
+            receives.extend(Receive::of(&local, &partition, i));
+            let comm = match parts.iter().find(|p| Arc::ptr_eq(&p.gpu, gpu)) {
                 Some(p) => p.comm.clone(),
                 None => gpu.context().new_stream()?,
             };
-            parts.push(Part {
-                gpu: gpu.clone(),
-                comm,
-                rows,
-                own_offset,
-                local_len,
-                pieces,
-                label,
-                send_idx: None,
-                gather,
-            });
+            let whole = || LocalPart::of(a, &partition, i).local;
+            parts.push(Part::build(local, gpu, comm, spec, whole)?);
         }
-        // Each owner's send list: the receivers' halo columns, receivers in order, as
-        // positions in the owner's local x.
-        let mut transfers = Vec::new();
-        let mut sends = Vec::with_capacity(parts.len());
-        for (j, owner) in parts.iter_mut().enumerate() {
-            let mut idx: Vec<u32> = Vec::new();
-            for (to, _, cols, recv_at) in receives.iter().filter(|r| r.1 == j) {
-                transfers.push(Transfer {
-                    from: j,
-                    to: *to,
-                    send_at: idx.len(),
-                    count: cols.len(),
-                    recv_at: *recv_at,
-                });
-                let base = owner.own_offset - owner.rows.start;
-                idx.extend(cols.iter().map(|&c| (base + c as usize) as u32));
-            }
-            if idx.len() > u32::MAX as usize {
-                return Err(Error::Unsupported(format!(
-                    "part {j} sends {} halo entries, beyond 32-bit counts",
-                    idx.len()
-                )));
-            }
-            sends.push(if idx.is_empty() { None } else { Some(owner.gpu.alloc::<T>(idx.len())?) });
-            if !idx.is_empty() {
-                owner.send_idx = Some(owner.gpu.upload(&idx)?);
-            }
-        }
-        transfers.sort_by_key(|t| (t.to, t.from));
+        let (transfers, sends) = plan(&receives, partition.parts(), &mut parts, 0)?;
         Ok(DistributedMatrix {
             nccl: None,
             partition,
             parts,
+            first_part: 0,
+            ranks: None,
             transfers,
             sends: Mutex::new(sends),
             nnz: a.nnz(),
@@ -370,6 +399,14 @@ impl<T: Scalar> DistributedMatrix<T> {
     /// Moves the halo by `exchange` from now on (NCCL: its communicators are created here,
     /// an error if NCCL cannot be loaded or initialised).
     pub fn set_exchange(&mut self, exchange: Exchange) -> Result<()> {
+        if self.ranks.is_some() {
+            return match exchange {
+                Exchange::Nccl => Ok(()),
+                Exchange::Peer => Err(Error::Unsupported(
+                    "with one process per GPU the halo travels by NCCL (peer copies need every GPU in one process)".into(),
+                )),
+            };
+        }
         self.nccl = match exchange {
             Exchange::Peer => None,
             Exchange::Nccl => {
@@ -406,6 +443,106 @@ impl<T: Scalar> DistributedMatrix<T> {
     /// Rows (and columns) of the whole matrix.
     pub fn nrows(&self) -> usize {
         self.partition.starts().last().copied().unwrap_or(0)
+    }
+    /// The rows this process holds (all of them unless one process runs per GPU): the rows
+    /// of the host vectors that [`DistributedMatrix::upload`] takes and
+    /// [`DistributedMatrix::download`] gives.
+    pub fn host_rows(&self) -> Range<usize> {
+        match (self.parts.first(), self.parts.last()) {
+            (Some(first), Some(last)) => first.rows.start..last.rows.end,
+            _ => 0..0,
+        }
+    }
+    /// Where held part `i`'s rows sit in a host vector.
+    fn host_range(&self, i: usize) -> Range<usize> {
+        let (rows, at) = (&self.parts[i].rows, self.host_rows().start);
+        rows.start - at..rows.end - at
+    }
+    /// The parts this process holds (`first..first + count`, of [`Partition::parts`]).
+    pub fn held_parts(&self) -> Range<usize> {
+        self.first_part..self.first_part + self.parts.len()
+    }
+    /// This process's place when one process runs per GPU.
+    pub fn world(&self) -> Option<world::World> {
+        self.ranks.as_ref().map(|r| r.world())
+    }
+    /// `result` when it is `Ok` on every process (one process per GPU; else `result`), or an
+    /// error on every process naming the first that failed: for a step that may fail on one
+    /// process only, before a collective step that the others would wait in.
+    pub fn agree<R>(&self, result: Result<R>) -> Result<R> {
+        match &self.ranks {
+            Some(ranks) => ranks.agree(result),
+            None => result,
+        }
+    }
+    /// Every part's `mine` (one list per held part, in part order), gathered from the other
+    /// processes when one runs per GPU (each holds one part): the lists of all parts, in
+    /// part order, on every process. The lists must be of one length.
+    pub(crate) fn across_ranks(&self, mine: Vec<Vec<f64>>) -> Result<Vec<Vec<f64>>> {
+        let (Some(ranks), Some(route)) = (&self.ranks, &self.nccl) else { return Ok(mine) };
+        let (p, len) = (&self.parts[0], mine[0].len());
+        p.gpu.context().bind_to_thread()?;
+        let send = p.gpu.upload(&mine[0])?;
+        let mut all = p.gpu.alloc::<f64>(len * ranks.world().size)?;
+        let stream = p.gpu.stream();
+        let (src, _) = send.device_ptr(stream);
+        let (dst, _) = all.device_ptr_mut(stream);
+        // SAFETY: `send` holds len f64 and `all` size·len, both on this rank's device and
+        // used by nothing else until the download below waits for the stream.
+        unsafe {
+            route.comms.all_gather(
+                ranks.world().rank,
+                src,
+                dst,
+                len * std::mem::size_of::<f64>(),
+                stream.cu_stream() as _,
+            )?;
+        }
+        let all = p.gpu.download(&all)?;
+        Ok(all.chunks(len.max(1)).map(<[f64]>::to_vec).collect())
+    }
+    /// Whether `mine` holds on every process (one process per GPU; else `mine`).
+    pub fn on_every_rank(&self, mine: bool) -> Result<bool> {
+        let all = self.across_ranks(vec![vec![mine as u8 as f64]; self.parts.len()])?;
+        Ok(all.iter().all(|v| v[0] == 1.0))
+    }
+    /// Every part's format (`auto` names its choice), entries and device ordinal, in part
+    /// order: the held parts', and with one process per GPU the others' too (every process
+    /// calls it together).
+    pub fn describe_parts(&self) -> Result<Vec<(String, usize, usize)>> {
+        let mine: Vec<(String, usize, usize)> = (self.part_formats().into_iter())
+            .zip(self.part_nnz())
+            .zip(self.parts.iter().map(|p| p.gpu.context().ordinal()))
+            .map(|((f, n), d)| (f, n, d))
+            .collect();
+        let Some(ranks) = &self.ranks else { return Ok(mine) };
+        let (format, nnz, device) = &mine[0];
+        let line = format!("{nnz}\t{device}\t{format}");
+        ranks
+            .all_gather(line.as_bytes())?
+            .iter()
+            .map(|m| {
+                let text = String::from_utf8_lossy(m);
+                let mut fields = text.splitn(3, '\t');
+                let mut number = || fields.next().and_then(|f| f.parse().ok());
+                match (number(), number(), fields.next()) {
+                    (Some(n), Some(d), Some(f)) => Ok((f.to_string(), n, d)),
+                    _ => Err(Error::Launch(format!("a rank described its part as '{text}'"))),
+                }
+            })
+            .collect()
+    }
+    /// `a·b` for host vectors of this process's rows: each part's sum in the one-GPU
+    /// kernels' order, the parts' sums added in part order (over every process): the same
+    /// bits however the parts are placed.
+    pub fn dot(&self, a: &[T], b: &[T]) -> Result<f64> {
+        let mine = (0..self.parts.len())
+            .map(|i| {
+                let r = self.host_range(i);
+                vec![crate::solve::krylov::dot(&a[r.clone()], &b[r])]
+            })
+            .collect();
+        Ok(self.across_ranks(mine)?.iter().fold(0.0, |sum, s| sum + s[0]))
     }
     /// Stored entries of the whole matrix.
     pub fn nnz(&self) -> usize {
@@ -453,14 +590,16 @@ impl<T: Scalar> DistributedMatrix<T> {
             .collect::<Result<_>>()?;
         Ok(DistVector { parts, halo, columns })
     }
-    /// `v` (of `nrows` entries) split over the parts, with halo room when `halo`.
+    /// `v` (this process's rows: [`DistributedMatrix::host_rows`]) split over the held parts,
+    /// with halo room when `halo`.
     pub fn upload(&self, v: &[T], halo: bool) -> Result<DistVector<T>> {
         self.upload_block(v, halo, Block::columns(1))
     }
-    /// A block of `block.k` vectors of `nrows` entries (stored as `block.layout` says) split
-    /// over the parts, column-major in each part, with halo room when `halo`.
+    /// A block of `block.k` vectors of [`DistributedMatrix::host_rows`] entries (stored as
+    /// `block.layout` says) split over the held parts, column-major in each part, with halo
+    /// room when `halo`.
     pub fn upload_block(&self, v: &[T], halo: bool, block: Block) -> Result<DistVector<T>> {
-        let n = self.nrows();
+        let n = self.host_rows().len();
         if block.k == 0 || n.checked_mul(block.k) != Some(v.len()) {
             return Err(Error::Shape(format!(
                 "{} entries for {} vectors of a matrix of {n} rows",
@@ -472,11 +611,13 @@ impl<T: Scalar> DistributedMatrix<T> {
         let parts = self
             .parts
             .iter()
-            .map(|p| {
+            .enumerate()
+            .map(|(i, p)| {
                 let (len, at) = (p.len(halo), if halo { p.own_offset } else { 0 });
                 let mut local = vec![T::ZERO; (len * block.k).max(1)];
+                let rows = self.host_range(i);
                 for j in 0..block.k {
-                    let own = &columns[j * n + p.rows.start..j * n + p.rows.end];
+                    let own = &columns[j * n + rows.start..j * n + rows.end];
                     local[j * len + at..j * len + at + own.len()].copy_from_slice(own);
                 }
                 p.gpu.upload(&local)
@@ -484,20 +625,21 @@ impl<T: Scalar> DistributedMatrix<T> {
             .collect::<Result<_>>()?;
         Ok(DistVector { parts, halo, columns: block.k })
     }
-    /// The own entries of every part, in row order (waits for each part's queue); a block
-    /// column-major.
+    /// The own entries of every held part, in row order (waits for each part's queue); a
+    /// block column-major.
     pub fn download(&self, v: &DistVector<T>) -> Result<Vec<T>> {
         self.download_block(v, Layout::ColMajor)
     }
     /// The block's own entries as `layout` says (waits for each part's queue).
     pub fn download_block(&self, v: &DistVector<T>, layout: Layout) -> Result<Vec<T>> {
-        let (n, k) = (self.nrows(), v.columns);
+        let (n, k) = (self.host_rows().len(), v.columns);
         let mut columns = vec![T::ZERO; n * k];
-        for (p, buf) in self.parts.iter().zip(&v.parts) {
+        for (i, (p, buf)) in self.parts.iter().zip(&v.parts).enumerate() {
             let all = p.gpu.download(buf)?;
             let (len, at) = (p.len(v.halo), if v.halo { p.own_offset } else { 0 });
+            let rows = self.host_range(i);
             for j in 0..k {
-                columns[j * n + p.rows.start..j * n + p.rows.end]
+                columns[j * n + rows.start..j * n + rows.end]
                     .copy_from_slice(&all[j * len + at..j * len + at + p.rows.len()]);
             }
         }
@@ -607,6 +749,11 @@ impl<T: Scalar> DistributedMatrix<T> {
         if let Some(t) = self.transposed.get() {
             return Ok(t);
         }
+        if self.ranks.is_some() {
+            return Err(Error::Unsupported(
+                "Aᵀ·x of a matrix spread one part per process is not written yet (it needs Aᵀ's rows from every process): run it in one process with --devices".into(),
+            ));
+        }
         let gpus: Vec<Arc<Gpu>> = self.parts.iter().map(|p| p.gpu.clone()).collect();
         let at = self.source.transpose()?;
         let mut matrix =
@@ -628,7 +775,7 @@ impl<T: Scalar> DistributedMatrix<T> {
     /// exchanges alone, on a test vector (wall time from the first launch until every GPU
     /// is done; the host queues while the GPUs work).
     pub fn time_products(&self, reps: usize) -> Result<(f64, f64)> {
-        let x: Vec<T> = crate::reference::test_vector(self.nrows());
+        let x: Vec<T> = crate::reference::test_vector_rows(self.host_rows());
         let (xd, mut y) = (self.upload(&x, true)?, self.new_y()?);
         self.spmv(&xd, &mut y)?; // warm-up: kernels loaded, caches filled
         self.synchronize()?;
@@ -674,12 +821,14 @@ impl<T: Scalar> DistributedMatrix<T> {
     /// [`DistributedMatrix::apply`] joins before the rows that need the halo.
     fn exchange(&self, x: &DistVector<T>, column: usize) -> Result<()> {
         let mut sends = self.sends.lock().unwrap_or_else(|e| e.into_inner());
-        for (j, p) in self.parts.iter().enumerate() {
-            let (Some(idx), Some(buf)) = (&p.send_idx, &mut sends[j]) else { continue };
+        for (k, p) in self.parts.iter().enumerate() {
+            let j = self.first_part + k;
+            let (Some(idx), Some(buf)) = (&p.send_idx, &mut sends[k]) else { continue };
             p.gpu.context().bind_to_thread()?;
             // The previous exchange's peer copies out of this buffer must be over before it
             // is refilled: wait for the receivers' exchange streams on other devices (on this
             // device, and for NCCL's sends, the product's join of the exchange stream did).
+            // Peer copies run in one process, where held parts are all parts.
             if self.nccl.is_none() {
                 for t in self.transfers.iter().filter(|t| t.from == j) {
                     let to = &self.parts[t.to];
@@ -690,7 +839,7 @@ impl<T: Scalar> DistributedMatrix<T> {
             }
             let n = idx.len() as u32;
             let len = p.len(true);
-            let src = x.parts[j].slice(column * len..column * len + len);
+            let src = x.parts[k].slice(column * len..column * len + len);
             // SAFETY: gather_T(u32 n, const u32* idx, const T* x, T* out): idx holds n
             // positions below the local x's length (built from the part's own range), out
             // (the send buffer) n entries; the grid-stride loop stays below n.
@@ -727,10 +876,10 @@ impl<T: Scalar> DistributedMatrix<T> {
         Ok(())
     }
 
-    /// The transfers of [`DistributedMatrix::exchange`] as one NCCL group: the owner's send
-    /// on its exchange stream (after its gather), the receiver's receive on its own (before
-    /// the rows that need the halo). A pair of ranks sends and receives in the same (transfer) order, which is
-    /// how NCCL matches them.
+    /// The transfers of [`DistributedMatrix::exchange`] as one NCCL group: a held owner's send
+    /// on its exchange stream (after its gather), a held receiver's receive on its own (before
+    /// the rows that need the halo). Every process queues its ends in the one transfer order,
+    /// which is how NCCL matches a pair's sends and receives.
     fn exchange_nccl(
         &self,
         route: &NcclRoute,
@@ -739,32 +888,33 @@ impl<T: Scalar> DistributedMatrix<T> {
         column: usize,
     ) -> Result<()> {
         let size = std::mem::size_of::<T>();
+        let held = |part: usize| {
+            let k = part.checked_sub(self.first_part).filter(|&k| k < self.parts.len())?;
+            Some((k, &self.parts[k]))
+        };
         route.comms.group(|group| {
             for t in &self.transfers {
-                let (from, to) = (&self.parts[t.from], &self.parts[t.to]);
-                let buf =
-                    sends[t.from].as_ref().expect("an owner with transfers has a send buffer");
-                let (src, _) = buf.slice(t.send_at..t.send_at + t.count).device_ptr(&from.comm);
-                let at = column * to.len(true) + t.recv_at;
-                let (dst, _) = x.parts[t.to].slice(at..at + t.count).device_ptr(&to.comm);
-                // SAFETY: both runs lie inside their buffers (the plan built them so), which
-                // stay alive and untouched by other work until the streams pass the group: the
-                // send buffer is refilled only by the owner's next gather on the same stream,
-                // and the receiver's x is read by products queued after it on its stream.
-                unsafe {
-                    group.copy(
-                        nccl::End {
-                            rank: route.rank_of_part[t.from],
-                            addr: src,
-                            stream: from.comm.cu_stream() as _,
-                        },
-                        nccl::End {
-                            rank: route.rank_of_part[t.to],
-                            addr: dst,
-                            stream: to.comm.cu_stream() as _,
-                        },
-                        t.count * size,
-                    )?;
+                let (rank_from, rank_to) = (route.rank_of_part[t.from], route.rank_of_part[t.to]);
+                // SAFETY (both calls): the runs lie inside their buffers (the plan built them
+                // so), which stay alive and untouched by other work until the streams pass the
+                // group: the send buffer is refilled only by the owner's next gather on the same
+                // stream, and the receiver's x is read by products queued after it on its stream.
+                if let Some((k, from)) = held(t.from) {
+                    let buf = sends[k].as_ref().expect("an owner with transfers has a send buffer");
+                    let (src, _) = buf.slice(t.send_at..t.send_at + t.count).device_ptr(&from.comm);
+                    let end = nccl::End {
+                        rank: rank_from,
+                        addr: src,
+                        stream: from.comm.cu_stream() as _,
+                    };
+                    unsafe { group.send(end, rank_to, t.count * size)? };
+                }
+                if let Some((k, to)) = held(t.to) {
+                    let at = column * to.len(true) + t.recv_at;
+                    let (dst, _) = x.parts[k].slice(at..at + t.count).device_ptr(&to.comm);
+                    let end =
+                        nccl::End { rank: rank_to, addr: dst, stream: to.comm.cu_stream() as _ };
+                    unsafe { group.recv(end, rank_from, t.count * size)? };
                 }
             }
             Ok(())
@@ -779,6 +929,33 @@ struct Transposed<T: Scalar> {
 }
 
 impl<T: Scalar> Part<T> {
+    /// `local` built as `spec` on `gpu` ([`DistributedMatrix::pieces`]; `whole` gives its
+    /// matrix again), its halo travelling on `comm`; no send list yet ([`plan`]).
+    fn build(
+        local: LocalPart<T>,
+        gpu: &Arc<Gpu>,
+        comm: Arc<CudaStream>,
+        spec: &Choice,
+        whole: impl FnOnce() -> Csr<T>,
+    ) -> Result<Self> {
+        let (rows, own_offset, local_len) =
+            (local.rows.clone(), local.own_offset(), local.local_len());
+        let (pieces, label) = DistributedMatrix::pieces(local, gpu, spec, whole)?;
+        let name = format!("gather_{}", T::SUFFIX);
+        let gather = Kernel::new(gpu, &crate::reorder::KERNELS, &name, grid_stride(1))?;
+        Ok(Part {
+            gpu: gpu.clone(),
+            comm,
+            rows,
+            own_offset,
+            local_len,
+            pieces,
+            label,
+            send_idx: None,
+            gather,
+        })
+    }
+
     /// Entries of one vector in this part: the local x's (with halo room) or the own rows'.
     fn len(&self, halo: bool) -> usize {
         if halo {

@@ -17,12 +17,26 @@ type NcclResult = c_int;
 /// `ncclUint8`: the exchange moves bytes, whatever the scalar type.
 const NCCL_UINT8: c_int = 1;
 
+/// `ncclUniqueId`: 128 opaque bytes that rank 0 makes and every rank passes to
+/// `ncclCommInitRank` (by value, as nccl.h declares it).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct UniqueId {
+    internal: [c_char; UNIQUE_ID_BYTES],
+}
+
+const UNIQUE_ID_BYTES: usize = 128;
+
 /// NCCL's entry points, resolved once.
 struct Library {
     _lib: libloading::Library,
     version: c_int,
     error_string: unsafe extern "C" fn(NcclResult) -> *const c_char,
     comm_init_all: unsafe extern "C" fn(*mut Raw, c_int, *const c_int) -> NcclResult,
+    get_unique_id: unsafe extern "C" fn(*mut UniqueId) -> NcclResult,
+    comm_init_rank: unsafe extern "C" fn(*mut Raw, c_int, UniqueId, c_int) -> NcclResult,
+    all_gather:
+        unsafe extern "C" fn(*const c_void, *mut c_void, usize, c_int, Raw, Raw) -> NcclResult,
     comm_destroy: unsafe extern "C" fn(Raw) -> NcclResult,
     group_start: unsafe extern "C" fn() -> NcclResult,
     group_end: unsafe extern "C" fn() -> NcclResult,
@@ -75,6 +89,9 @@ fn load() -> std::result::Result<Library, String> {
             version,
             error_string: sym!("ncclGetErrorString"),
             comm_init_all: sym!("ncclCommInitAll"),
+            get_unique_id: sym!("ncclGetUniqueId"),
+            comm_init_rank: sym!("ncclCommInitRank"),
+            all_gather: sym!("ncclAllGather"),
             comm_destroy: sym!("ncclCommDestroy"),
             group_start: sym!("ncclGroupStart"),
             group_end: sym!("ncclGroupEnd"),
@@ -103,12 +120,23 @@ pub fn version() -> Result<String> {
     Ok(format!("{}.{}.{}", v / 10000, v / 100 % 100, v % 100))
 }
 
-/// One communicator per device of one process (`ncclCommInitAll`): rank `r` is
-/// `devices[r]`. Several processes would instead each create their rank with
-/// `ncclCommInitRank` from a `ncclUniqueId` shared by rank 0 (docs/scale.md).
+/// A new `ncclUniqueId` (on rank 0 of a multi-process run, to be shared with the others).
+pub(super) fn unique_id() -> Result<Vec<u8>> {
+    let lib = library()?;
+    let mut id = UniqueId { internal: [0; UNIQUE_ID_BYTES] };
+    // SAFETY: `id` is a writable ncclUniqueId.
+    lib.check(unsafe { (lib.get_unique_id)(&mut id) }, "ncclGetUniqueId")?;
+    Ok(id.internal.iter().map(|&b| b as u8).collect())
+}
+
+/// The communicators of this process's ranks: one per device of one process
+/// (`ncclCommInitAll`, rank `r` on `devices[r]`), or this process's one rank among several
+/// processes (`ncclCommInitRank`).
 pub(super) struct Comms {
     lib: &'static Library,
     comms: Vec<Raw>,
+    /// The rank of each communicator.
+    ranks: Vec<usize>,
 }
 
 // SAFETY: the communicators are only used under the exchange's lock (one thread at a time),
@@ -127,7 +155,69 @@ impl Comms {
             unsafe { (lib.comm_init_all)(comms.as_mut_ptr(), devs.len() as c_int, devs.as_ptr()) },
             "ncclCommInitAll",
         )?;
-        Ok(Comms { lib, comms })
+        Ok(Comms { lib, comms, ranks: (0..devs.len()).collect() })
+    }
+
+    /// Rank `rank` of `size` processes on the current device of `gpu`, from rank 0's
+    /// [`unique_id`]; returns when every rank has called it.
+    pub(super) fn for_rank(
+        id: &[u8],
+        size: usize,
+        rank: usize,
+        gpu: &crate::gpu::Gpu,
+    ) -> Result<Comms> {
+        let lib = library()?;
+        if id.len() != UNIQUE_ID_BYTES {
+            return Err(Error::Launch(format!(
+                "an NCCL unique id of {} bytes (NCCL's has {UNIQUE_ID_BYTES})",
+                id.len()
+            )));
+        }
+        let mut unique = UniqueId { internal: [0; UNIQUE_ID_BYTES] };
+        unique.internal.iter_mut().zip(id).for_each(|(d, &s)| *d = s as c_char);
+        // NCCL takes the device current on the calling thread.
+        gpu.context().bind_to_thread()?;
+        let mut comm = std::ptr::null_mut();
+        // SAFETY: `comm` receives the handle; the id is passed by value.
+        lib.check(
+            unsafe { (lib.comm_init_rank)(&mut comm, size as c_int, unique, rank as c_int) },
+            "ncclCommInitRank",
+        )?;
+        Ok(Comms { lib, comms: vec![comm], ranks: vec![rank] })
+    }
+
+    /// This process's communicator of `rank`.
+    fn comm(&self, rank: usize) -> Raw {
+        let at = self.ranks.iter().position(|&r| r == rank);
+        self.comms[at.expect("a rank of this process")]
+    }
+
+    /// Every rank's `bytes` bytes at `send` gathered, in rank order, into `recv` (`size ×
+    /// bytes`), on `stream`; `rank` is this process's (its only one).
+    ///
+    /// # Safety
+    /// `send` must hold `bytes` readable bytes and `recv` `size × bytes` writable ones on the
+    /// rank's device, untouched by other work until `stream` passes the gather.
+    pub(super) unsafe fn all_gather(
+        &self,
+        rank: usize,
+        send: u64,
+        recv: u64,
+        bytes: usize,
+        stream: Raw,
+    ) -> Result<()> {
+        let (lib, comm) = (self.lib, self.comm(rank));
+        lib.check(
+            (lib.all_gather)(
+                send as *const c_void,
+                recv as *mut c_void,
+                bytes,
+                NCCL_UINT8,
+                comm,
+                stream,
+            ),
+            "ncclAllGather",
+        )
     }
 
     /// Queues the point-to-point copies of `queue` as one NCCL group (so that one thread can
@@ -144,7 +234,7 @@ impl Comms {
 impl Drop for Comms {
     fn drop(&mut self) {
         for &c in &self.comms {
-            // SAFETY: each handle came from ncclCommInitAll and is destroyed once; an error
+            // SAFETY: each handle came from NCCL's init and is destroyed once; an error
             // here leaves nothing to do.
             let _ = unsafe { (self.lib.comm_destroy)(c) };
         }
@@ -164,23 +254,42 @@ pub(super) struct End {
 }
 
 impl Group<'_> {
-    /// Copies `bytes` bytes from `from` to `to`: `from`'s send and `to`'s receive, queued
-    /// together (the exchange's only use of them).
+    /// `from`'s send of `bytes` bytes to rank `to`.
     ///
     /// # Safety
-    /// `from.addr` must hold `bytes` readable bytes on `from`'s device until its stream passes
-    /// the send; `to.addr` `bytes` writable bytes on `to`'s device, untouched by other work
-    /// until its stream passes the receive; each stream must be a live stream of its device.
-    pub(super) unsafe fn copy(&self, from: End, to: End, bytes: usize) -> Result<()> {
-        let (lib, comms) = (self.comms.lib, &self.comms.comms);
-        let (src, dst) = (from.addr as *const c_void, to.addr as *mut c_void);
-        let (peer_of_from, peer_of_to) = (to.rank as c_int, from.rank as c_int);
+    /// `from.addr` must hold `bytes` readable bytes on `from`'s device until its stream
+    /// passes the send; the stream must be a live stream of that device.
+    pub(super) unsafe fn send(&self, from: End, to: usize, bytes: usize) -> Result<()> {
+        let (lib, comms) = (self.comms.lib, self.comms);
         lib.check(
-            (lib.send)(src, bytes, NCCL_UINT8, peer_of_from, comms[from.rank], from.stream),
+            (lib.send)(
+                from.addr as *const c_void,
+                bytes,
+                NCCL_UINT8,
+                to as c_int,
+                comms.comm(from.rank),
+                from.stream,
+            ),
             "ncclSend",
-        )?;
+        )
+    }
+
+    /// `to`'s receive of `bytes` bytes from rank `from`.
+    ///
+    /// # Safety
+    /// `to.addr` must hold `bytes` writable bytes on `to`'s device, untouched by other work
+    /// until its stream passes the receive; the stream must be a live stream of that device.
+    pub(super) unsafe fn recv(&self, to: End, from: usize, bytes: usize) -> Result<()> {
+        let (lib, comms) = (self.comms.lib, self.comms);
         lib.check(
-            (lib.recv)(dst, bytes, NCCL_UINT8, peer_of_to, comms[to.rank], to.stream),
+            (lib.recv)(
+                to.addr as *mut c_void,
+                bytes,
+                NCCL_UINT8,
+                from as c_int,
+                comms.comm(to.rank),
+                to.stream,
+            ),
             "ncclRecv",
         )
     }

@@ -109,7 +109,19 @@ impl<T: Scalar> LocalPart<T> {
     pub fn of(a: &Csr<T>, partition: &Partition, i: usize) -> Self {
         let rows = partition.rows(i);
         let (first, last) = (a.row_ptr()[rows.start], a.row_ptr()[rows.end]);
-        let cols = &a.col_idx()[first..last];
+        let row_ptr = &a.row_ptr()[rows.start..=rows.end];
+        Self::from_rows(rows, row_ptr, &a.col_idx()[first..last], &a.values()[first..last])
+    }
+
+    /// Part `i` under `partition` from its rows alone (`own`: those rows, global columns),
+    /// as one process of several holds them.
+    pub fn of_rows(own: &Csr<T>, partition: &Partition, i: usize) -> Self {
+        Self::from_rows(partition.rows(i), own.row_ptr(), own.col_idx(), own.values())
+    }
+
+    /// The part of rows `rows` whose pointers (from any base), columns and values are given.
+    fn from_rows(rows: Range<usize>, row_ptr: &[usize], cols: &[u32], values: &[T]) -> Self {
+        let first = row_ptr[0];
         let (lo, hi) = (rows.start as u32, rows.end as u32);
         let halo = |keep: fn(u32, u32, u32) -> bool| {
             let mut v: Vec<u32> = cols.par_iter().copied().filter(|&c| keep(c, lo, hi)).collect();
@@ -133,20 +145,12 @@ impl<T: Scalar> LocalPart<T> {
                 }
             })
             .collect();
-        let row_ptr: Vec<usize> =
-            a.row_ptr()[rows.start..=rows.end].iter().map(|&p| p - first).collect();
+        let row_ptr: Vec<usize> = row_ptr.iter().map(|&p| p - first).collect();
         let ncols = below.len() + rows.len() + above.len();
         // SAFETY: the renumbering is monotone in the global column (module doc), so each row's
         // local columns stay strictly increasing, and every one is below ncols.
-        let local = unsafe {
-            Csr::new_unchecked(
-                rows.len(),
-                ncols,
-                row_ptr,
-                local_cols,
-                a.values()[first..last].to_vec(),
-            )
-        };
+        let local =
+            unsafe { Csr::new_unchecked(rows.len(), ncols, row_ptr, local_cols, values.to_vec()) };
         LocalPart { rows, local, below, above }
     }
     /// Where the part's own `x` entries sit in its local `x`.

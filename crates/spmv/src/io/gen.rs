@@ -40,6 +40,7 @@ mod stencil;
 
 pub use banded::{banded, banded_with, BandedParams};
 pub use block::block_diag;
+pub(crate) use build::in_window;
 pub use build::{MAX_DIM, MAX_NNZ};
 pub use kron::{kronecker, kronecker_with, KroneckerParams, MAX_SCALE, RMAT_A, RMAT_B, RMAT_C};
 pub use random::{long_rows, power_law, random_uniform};

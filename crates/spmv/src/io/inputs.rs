@@ -1,6 +1,7 @@
 //! Matrices named on a command line: files, folders of files, generator specs, or the
 //! default set of `spmv bench`.
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -41,6 +42,33 @@ impl Input {
             Input::Spec(s) => gen::generate(s),
         }
     }
+
+    /// Rows and columns, without loading the matrix (a file's header, a spec's sizes).
+    pub fn dims(&self) -> Result<(usize, usize)> {
+        match self {
+            Input::File(p) => mtx::read_header(p).map(|h| (h.nrows, h.ncols)),
+            Input::Spec(s) => gen::parse_spec(s)?.dims(),
+        }
+    }
+
+    /// Rows `rows` of the matrix, all its columns (rows past the end clipped): a generator
+    /// builds only those; a file is read whole and only those rows' entries are kept. The
+    /// row block that one process of a multi-process run holds.
+    pub fn load_rows(&self, rows: Range<usize>, options: &ReadOptions) -> Result<Csr<f64>> {
+        match self {
+            Input::File(p) => mtx::read_matrix_market_rows(p, options, rows),
+            Input::Spec(s) => {
+                gen::in_window(rows.clone(), || gen::parse_spec(s))?.generate_rows(rows)
+            }
+        }
+    }
+}
+
+/// [`resolve`] for a process that will load only some rows of each matrix
+/// ([`Input::load_rows`]): a generator spec's host memory is checked for the rows when they
+/// are built, not here for the whole matrix.
+pub fn resolve_for_rows(args: &[String]) -> Result<Vec<Input>> {
+    gen::in_window(0..0, || resolve(args))
 }
 
 /// An argument meant as a path: it has a path separator or a Matrix Market extension, and

@@ -11,6 +11,6 @@ pub mod output;
 
 pub use mtx::{
     read_header, read_matrix_market, read_matrix_market_bytes, read_matrix_market_bytes_with,
-    read_matrix_market_with, write_matrix_market, write_matrix_market_to, MatrixMarketHeader,
-    ReadOptions,
+    read_matrix_market_rows, read_matrix_market_with, write_matrix_market, write_matrix_market_to,
+    MatrixMarketHeader, ReadOptions,
 };

@@ -449,6 +449,11 @@ pub(crate) trait Engine<T: Scalar> {
     /// A vector that is stored only with a preconditioner: `vector(init)` with one, else a
     /// placeholder.
     fn optional(&self, init: Option<&[T]>) -> Result<Self::Vector>;
+    /// `a·b` of two host vectors of the engine's rows, in the one-GPU kernels' order (a
+    /// backend of several parts: summed per part and over the parts in part order).
+    fn host_dot(&self, a: &[T], b: &[T]) -> Result<f64> {
+        Ok(super::krylov::dot(a, b))
+    }
     /// The vector's entries on the host.
     fn download(&self, v: &Self::Vector) -> Result<Vec<T>>;
     /// Sets starting scalars.

@@ -286,6 +286,12 @@ pub fn jacobi<T: Scalar>(a: &Csr<T>) -> Result<Vec<T>> {
             a.ncols()
         )));
     }
+    jacobi_rows(a, 0)
+}
+
+/// [`jacobi`] of a row block whose first row is row `first` of the matrix (the block of one
+/// process of several): the diagonal entry of its row `r` is in column `first + r`.
+pub fn jacobi_rows<T: Scalar>(a: &Csr<T>, first: usize) -> Result<Vec<T>> {
     let inverse: Vec<Option<T>> = (0..a.nrows())
         .into_par_iter()
         .map(|r| {
@@ -293,7 +299,7 @@ pub fn jacobi<T: Scalar>(a: &Csr<T>) -> Result<Vec<T>> {
             let d = cols
                 .iter()
                 .zip(vals)
-                .filter(|(&c, _)| c as usize == r)
+                .filter(|(&c, _)| c as usize == first + r)
                 .map(|(_, v)| v.to_f64())
                 .sum::<f64>();
             (d != 0.0 && d.is_finite()).then(|| T::from_f64(1.0 / d))
@@ -302,7 +308,7 @@ pub fn jacobi<T: Scalar>(a: &Csr<T>) -> Result<Vec<T>> {
     match inverse.iter().position(Option::is_none) {
         Some(r) => Err(Error::Unsupported(format!(
             "Jacobi: row {} has a zero, missing or non-finite diagonal entry",
-            r + 1
+            first + r + 1
         ))),
         None => Ok(inverse.into_iter().flatten().collect()),
     }
@@ -351,10 +357,6 @@ pub(crate) fn dot<T: Scalar>(a: &[T], b: &[T]) -> f64 {
     device_order_sum(a.len(), |i| a[i].to_f64() * b[i].to_f64())
 }
 
-fn norm<T: Scalar>(a: &[T]) -> f64 {
-    dot(a, a).sqrt()
-}
-
 /// z = M⁻¹·r (with a preconditioner only).
 fn precondition<T: Scalar>(d: &[T], r: &[T], z: &mut [T]) {
     z.par_iter_mut()
@@ -374,21 +376,24 @@ pub(crate) fn preconditioned<T: Scalar>(m_inv: Option<&[T]>, b: &[T]) -> Vec<T> 
 
 /// ‖b − A·x‖/‖b‖ given `ax` = A·x (overwritten with the residual, rounded to T as the
 /// solvers' own vectors are).
-pub(crate) fn relative_residual<T: Scalar>(b: &[T], ax: &mut [T], bnorm: f64) -> f64 {
+/// `rr` gives r·r as the backend sums it.
+pub(crate) fn relative_residual<T: Scalar>(
+    b: &[T],
+    ax: &mut [T],
+    bnorm: f64,
+    rr: impl Fn(&[T]) -> Result<f64>,
+) -> Result<f64> {
     ax.par_iter_mut().zip(b).for_each(|(r, &b)| *r = T::from_f64(b.to_f64() - r.to_f64()));
-    if bnorm == 0.0 {
-        norm(ax)
-    } else {
-        norm(ax) / bnorm
-    }
+    let norm = rr(ax)?.sqrt();
+    Ok(if bnorm == 0.0 { norm } else { norm / bnorm })
 }
 
-/// Checks the inputs shared by both methods and both sides; returns ‖b‖.
+/// Checks the inputs shared by every method and backend.
 pub(crate) fn check_inputs<T: Scalar>(
     b: &[T],
     m_inv: Option<&[T]>,
     settings: &KrylovSettings,
-) -> Result<f64> {
+) -> Result<()> {
     settings.validate()?;
     if T::PRECISION == Precision::F16 {
         return Err(Error::Unsupported("the solvers run in f64 and f32".into()));
@@ -402,7 +407,7 @@ pub(crate) fn check_inputs<T: Scalar>(
             )));
         }
     }
-    Ok(norm(b))
+    Ok(())
 }
 
 /// The answer without iterating, for b = 0 (x = 0) and a non-finite b.

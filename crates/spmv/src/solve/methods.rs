@@ -34,8 +34,13 @@ pub enum Backing<'a, T: Scalar> {
 /// The engines of a backend outside `solve` (`distributed`): it runs the methods written here
 /// through [`run`] and [`super::pagerank::power_iteration`] with engines of its own.
 pub trait OwnEngines<T: Scalar> {
-    /// (rows, columns) of the matrix.
+    /// (rows, columns) of the host vectors the solvers take and give: the matrix's, or the
+    /// rows this process holds of a matrix spread over processes.
     fn shape(&self) -> (usize, usize);
+    /// `a·b` of two host vectors (of [`OwnEngines::shape`]'s rows), as the engine sums.
+    fn host_dot(&self, a: &[T], b: &[T]) -> Result<f64> {
+        Ok(dot(a, b))
+    }
     /// Runs a solve after [`begin`]'s checks: `run(&mut its engine, job)`.
     #[doc(hidden)]
     fn krylov(&self, job: Job<'_, T>) -> Result<Solution<T>>;
@@ -63,12 +68,12 @@ pub fn solve<T: Scalar, A: Solvable<T> + ?Sized>(
     m_inv: Option<&[T]>,
     settings: &KrylovSettings,
 ) -> Result<Solution<T>> {
-    let shape = match a.backing() {
-        Backing::Host(h) => h.shape(),
-        Backing::Gpu(d) => d.shape(),
-        Backing::Own(d) => d.shape(),
+    let (shape, bnorm) = match a.backing() {
+        Backing::Host(h) => (h.shape(), dot(b, b).sqrt()),
+        Backing::Gpu(d) => (d.shape(), dot(b, b).sqrt()),
+        Backing::Own(d) => (d.shape(), d.host_dot(b, b)?.sqrt()),
     };
-    let job = match begin(shape, b, m_inv, settings, method)? {
+    let job = match begin(shape, b, bnorm, m_inv, settings, method)? {
         Ok(job) => job,
         Err(trivial) => return Ok(trivial),
     };
@@ -131,17 +136,18 @@ pub struct Job<'a, T> {
 }
 
 /// The checks every backend shares (settings, precision, preconditioner length, a square A
-/// of b's size); b = 0, a non-finite b and an empty system are answered at once, as
-/// `Err(the solution)`.
+/// of b's size); b = 0 (‖b‖ = `bnorm`), a non-finite b and an empty system are answered at
+/// once, as `Err(the solution)`.
 pub(crate) fn begin<'a, T: Scalar>(
     (nrows, ncols): (usize, usize),
     b: &'a [T],
+    bnorm: f64,
     m_inv: Option<&'a [T]>,
     settings: &'a KrylovSettings,
     method: Method,
 ) -> Result<std::result::Result<Job<'a, T>, Solution<T>>> {
     let start = Instant::now();
-    let bnorm = check_inputs(b, m_inv, settings)?;
+    check_inputs(b, m_inv, settings)?;
     if let (Method::Minres, Some(d)) = (method, m_inv) {
         if let Some(r) = d.iter().position(|d| d.to_f64().is_nan() || d.to_f64() <= 0.0) {
             return Err(Error::Argument(format!(
@@ -203,7 +209,7 @@ pub(crate) fn run<T: Scalar, E: Engine<T>>(e: &mut E, job: Job<'_, T>) -> Result
     let mut ax = e.vector(None)?;
     e.product(&x, &mut ax)?;
     let mut ax = e.download(&ax)?;
-    let true_residual = relative_residual(b, &mut ax, bnorm);
+    let true_residual = relative_residual(b, &mut ax, bnorm, |r| e.host_dot(r, r))?;
     let outcome = judge(
         stop_outcome(stopped.code, stopped.iterations, stopped.value),
         true_residual,
@@ -230,7 +236,7 @@ fn run_cg<T: Scalar, E: Engine<T>>(
 ) -> Result<(E::Vector, Stopped)> {
     // z0 = M⁻¹·b and r·z0 on the host, once; p0 = z0.
     let z0 = preconditioned(m_inv, b);
-    e.set_scalars(&[(slot::CG_RZ, dot(b, &z0))])?;
+    e.set_scalars(&[(slot::CG_RZ, e.host_dot(b, &z0)?)])?;
     let mut vs = CgVectors {
         x: e.vector(None)?,
         r: e.vector(Some(b))?,
@@ -259,7 +265,7 @@ fn run_bicgstab<T: Scalar, E: Engine<T>>(
     settings: &KrylovSettings,
 ) -> Result<(E::Vector, Stopped)> {
     // ρ = r̂·r = b·b; β = ω = 0 with p = v = 0 make the first direction p = r.
-    e.set_scalars(&[(slot::BI_RHO, dot(b, b))])?;
+    e.set_scalars(&[(slot::BI_RHO, e.host_dot(b, b)?)])?;
     let mut vs = BiVectors {
         x: e.vector(None)?,
         r: e.vector(Some(b))?,
@@ -298,7 +304,7 @@ fn run_minres<T: Scalar, E: Engine<T>>(
 ) -> Result<(E::Vector, Stopped)> {
     // β₁ = √(b·M⁻¹b), v = M⁻¹b/β₁, r1 = r2 = b on the host, once.
     let y0 = preconditioned(m_inv, b);
-    let beta1 = dot(b, &y0).sqrt();
+    let beta1 = e.host_dot(b, &y0)?.sqrt();
     let v0: Vec<T> = y0.iter().map(|&y| T::from_f64(y.to_f64() / beta1)).collect();
     e.set_scalars(&[
         (slot::MR_BETA, beta1),

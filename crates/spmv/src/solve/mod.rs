@@ -22,7 +22,7 @@ pub mod krylov_gpu;
 pub(crate) mod methods;
 pub mod pagerank;
 
-pub use krylov::{jacobi, KrylovSettings, Method, Outcome, Progress, Solution};
+pub use krylov::{jacobi, jacobi_rows, KrylovSettings, Method, Outcome, Progress, Solution};
 pub use methods::{bicgstab, cg, gmres, minres, solve, Backing, OwnEngines, Solvable};
 
 pub use pagerank::{

@@ -17,6 +17,7 @@ mod mtx;
 mod offsets;
 mod operator;
 mod pagerank;
+mod ranks;
 mod reorder;
 mod sanitize;
 mod solve;

@@ -1,8 +1,51 @@
 //! Shared machinery: argument checks and a parallel two-pass CSR builder.
 
+use std::cell::Cell;
+use std::ops::Range;
+
 use rayon::prelude::*;
 
 use crate::{Csr, Error, Result, Scalar};
+
+thread_local! {
+    /// The rows the generators build on this thread ([`in_window`]); `None`: all of them.
+    static WINDOW: Cell<Option<(usize, usize)>> = const { Cell::new(None) };
+}
+
+/// Runs `generate` so that the generator it calls builds only rows `rows` of its matrix (a
+/// matrix of `rows.len()` rows, the columns of the whole): the row block that one process of
+/// a multi-process run holds. Every generator's rows are functions of their index (and the
+/// seed), so the block holds the whole matrix's rows; the memory checks count the block.
+pub(crate) fn in_window<R>(rows: Range<usize>, generate: impl FnOnce() -> R) -> R {
+    with_window(Some((rows.start, rows.end)), generate)
+}
+
+/// Runs `generate` for the whole matrix, whatever window is set (a matrix that a generator
+/// builds from another: `blockdiag`'s block).
+pub(crate) fn whole<R>(generate: impl FnOnce() -> R) -> R {
+    with_window(None, generate)
+}
+
+fn with_window<R>(rows: Option<(usize, usize)>, generate: impl FnOnce() -> R) -> R {
+    /// Puts the previous window back, on return or unwinding.
+    struct Restore(Option<(usize, usize)>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            WINDOW.set(self.0);
+        }
+    }
+    let _restore = Restore(WINDOW.replace(rows));
+    generate()
+}
+
+/// The rows of an `nrows`-row matrix that the generators build now: the window's, clipped,
+/// or all.
+pub(crate) fn window(nrows: usize) -> Range<usize> {
+    match WINDOW.get() {
+        Some((start, end)) => start.min(nrows)..end.min(nrows),
+        None => 0..nrows,
+    }
+}
 
 /// Largest row or column count: indices must fit `u32`.
 pub const MAX_DIM: u64 = 1 << 32;
@@ -36,7 +79,10 @@ pub(crate) fn check_size(family: &str, rows: u64, nnz: f64, extra: f64) -> Resul
             "{family}: would produce about {nnz:.3e} entries, more than the limit of 2^36 = {MAX_NNZ}"
         ));
     }
-    let bytes = nnz * 12.0 + (rows as f64 + 1.0) * 16.0 + extra;
+    // Only the window's rows are built (and their share of the entries, for the estimate).
+    let built = window(usize::try_from(rows).unwrap_or(usize::MAX)).len() as f64;
+    let share = if rows == 0 { 1.0 } else { built / rows as f64 };
+    let bytes = nnz * share * 12.0 + (built + 1.0) * 16.0 + extra;
     crate::error::check_host_memory(
         || {
             let entries = if nnz < 1e7 { format!("{nnz:.0}") } else { format!("{nnz:.3e}") };
@@ -61,14 +107,17 @@ const BLOCK: usize = 2048;
 /// gives the length of row `r`, then `fill(r, scratch, cols, vals)` writes exactly that many
 /// strictly increasing columns below `ncols` and their values. `scratch` is a buffer the
 /// fill may reuse between rows of one task. Both closures must be pure functions of `r`,
-/// so the result is independent of the thread count.
+/// so the result is independent of the thread count. Under [`in_window`] only the window's
+/// rows are built (a matrix of that many rows).
 pub(crate) fn build_rows<T, L, F>(nrows: usize, ncols: usize, len: L, fill: F) -> Csr<T>
 where
     T: Scalar,
     L: Fn(usize) -> usize + Sync,
     F: Fn(usize, &mut Vec<u32>, &mut [u32], &mut [T]) + Sync,
 {
-    let lens: Vec<usize> = (0..nrows).into_par_iter().with_min_len(BLOCK).map(&len).collect();
+    let rows = window(nrows);
+    let (first, nrows) = (rows.start, rows.len());
+    let lens: Vec<usize> = rows.into_par_iter().with_min_len(BLOCK).map(&len).collect();
     let mut row_ptr = Vec::with_capacity(nrows + 1);
     row_ptr.push(0usize);
     let mut total = 0usize;
@@ -102,7 +151,7 @@ where
                     let n = row_ptr[r + 1] - row_ptr[r];
                     let (rc, cr) = std::mem::take(&mut c).split_at_mut(n);
                     let (rv, vr) = std::mem::take(&mut v).split_at_mut(n);
-                    fill(r, scratch, rc, rv);
+                    fill(first + r, scratch, rc, rv);
                     debug_assert!(
                         rc.windows(2).all(|w| w[0] < w[1]),
                         "row {r} not strictly increasing"

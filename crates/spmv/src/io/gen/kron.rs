@@ -2,7 +2,7 @@
 
 use rayon::prelude::*;
 
-use super::build::{check_size, err};
+use super::build::{check_size, err, window};
 use super::rng::Rng;
 use crate::{Csr, Result};
 
@@ -124,15 +124,22 @@ pub fn kronecker_with(p: &KroneckerParams) -> Result<Csr<f64>> {
     Ok(adjacency(n, &edges, p.symmetric))
 }
 
-/// The `n × n` adjacency matrix of `edges` (values 1.0), without self-loops and repeats.
+/// The `n × n` adjacency matrix of `edges` (values 1.0), without self-loops and repeats;
+/// under a row window ([`super::build::in_window`]) only the window's rows.
 fn adjacency(n: usize, edges: &[(u32, u32)], symmetric: bool) -> Csr<f64> {
+    let rows = window(n);
+    let (first, n_all, n) = (rows.start, n, rows.len());
+    // The window's row of a source: `None` outside it.
+    let row = |u: u32| (u as usize).checked_sub(first).filter(|&r| r < n);
     // Counting sort by row.
     let mut row_ptr = vec![0usize; n + 1];
     for &(u, v) in edges {
         if u != v {
-            row_ptr[u as usize + 1] += 1;
-            if symmetric {
-                row_ptr[v as usize + 1] += 1;
+            if let Some(r) = row(u) {
+                row_ptr[r + 1] += 1;
+            }
+            if let Some(r) = row(v).filter(|_| symmetric) {
+                row_ptr[r + 1] += 1;
             }
         }
     }
@@ -143,11 +150,13 @@ fn adjacency(n: usize, edges: &[(u32, u32)], symmetric: bool) -> Csr<f64> {
     let mut next = row_ptr.clone();
     for &(u, v) in edges {
         if u != v {
-            cols[next[u as usize]] = v;
-            next[u as usize] += 1;
-            if symmetric {
-                cols[next[v as usize]] = u;
-                next[v as usize] += 1;
+            if let Some(r) = row(u) {
+                cols[next[r]] = v;
+                next[r] += 1;
+            }
+            if let Some(r) = row(v).filter(|_| symmetric) {
+                cols[next[r]] = u;
+                next[r] += 1;
             }
         }
     }
@@ -180,6 +189,6 @@ fn adjacency(n: usize, edges: &[(u32, u32)], symmetric: bool) -> Csr<f64> {
     cols.truncate(write);
     cols.shrink_to_fit();
     let values = vec![1.0; write];
-    // SAFETY: columns are vertices < n, sorted and deduplicated per row.
-    unsafe { Csr::new_unchecked(n, n, row_ptr, cols, values) }
+    // SAFETY: columns are vertices < n_all, sorted and deduplicated per row.
+    unsafe { Csr::new_unchecked(n, n_all, row_ptr, cols, values) }
 }

@@ -163,13 +163,46 @@ impl GenSpec {
                 long_rows(*n, *short, *count, *long, *seed)
             }
             GenSpec::BlockDiag { k, of } => {
-                let inner = match &**of {
-                    BlockSource::Spec(spec) => spec.generate()?,
-                    BlockSource::File(path) => crate::io::read_matrix_market::<f64>(path)?,
-                };
+                // The block whole (under a row window too): every row of the result needs it.
+                let inner = super::build::whole(|| match &**of {
+                    BlockSource::Spec(spec) => spec.generate(),
+                    BlockSource::File(path) => crate::io::read_matrix_market::<f64>(path),
+                })?;
                 block_diag(&inner, *k)
             }
         }
+    }
+
+    /// Rows `rows` of the matrix (all its columns), built without the rest: the row block of
+    /// one process of a multi-process run (`rows` past the end are clipped).
+    pub fn generate_rows(&self, rows: std::ops::Range<usize>) -> Result<Csr<f64>> {
+        super::build::in_window(rows, || {
+            self.validate()?;
+            self.generate()
+        })
+    }
+
+    /// Rows (and columns) of the matrix, without building it (a `blockdiag` of a file reads
+    /// the file's header).
+    pub fn dims(&self) -> Result<(usize, usize)> {
+        Ok(match self {
+            GenSpec::Poisson2d { nx, ny } => (nx * ny, nx * ny),
+            GenSpec::Poisson3d { nx, ny, nz, .. } => (nx * ny * nz, nx * ny * nz),
+            GenSpec::Kronecker(p) => (1 << p.scale, 1 << p.scale),
+            GenSpec::Random { rows, cols, .. } => (*rows, *cols),
+            GenSpec::Banded(p) => (p.n, p.n),
+            GenSpec::PowerLaw { n, .. } | GenSpec::LongRows { n, .. } => (*n, *n),
+            GenSpec::BlockDiag { k, of } => {
+                let (r, c) = match &**of {
+                    BlockSource::Spec(inner) => inner.dims()?,
+                    BlockSource::File(path) => {
+                        let h = crate::io::read_header(path)?;
+                        (h.nrows, h.ncols)
+                    }
+                };
+                (r * k, c * k)
+            }
+        })
     }
 }
 

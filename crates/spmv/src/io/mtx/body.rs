@@ -42,16 +42,25 @@ struct Ctx {
     symmetry: MmSymmetry,
     nrows: u64,
     ncols: u64,
+    /// The rows kept: `first_row..first_row + row_count` (all by default).
+    first_row: u64,
+    row_count: u64,
 }
 
-/// Parses the body of a file whose header is `h`; `first_line` is the body's first line number.
+/// Parses the body of a file whose header is `h`; `first_line` is the body's first line
+/// number. With `rows`, every line is parsed and checked but only the entries of those rows
+/// kept: a matrix of `rows.len()` rows (the first of them row 0), the file's columns.
 pub(super) fn read_body<T: Scalar>(
     h: &MatrixMarketHeader,
     body: &[u8],
     first_line: usize,
     options: &super::ReadOptions,
+    rows: Option<std::ops::Range<usize>>,
 ) -> Result<Csr<T>> {
+    let rows = rows.map_or(0..h.nrows, |r| r.start.min(h.nrows)..r.end.min(h.nrows));
     let ctx = Ctx {
+        first_row: rows.start as u64,
+        row_count: rows.len() as u64,
         allow_non_finite: options.allow_non_finite,
         format: h.format,
         field: h.field,
@@ -97,7 +106,7 @@ pub(super) fn read_body<T: Scalar>(
         ));
     }
 
-    let (nrows, ncols) = (h.nrows, h.ncols);
+    let (nrows, ncols) = (rows.len(), h.ncols);
     // The size line alone may ask for far more than the entries: row pointers (and the
     // per-row counts that build them) take 16 bytes per row. Refuse with the size rather
     // than abort in the allocator.
@@ -113,9 +122,16 @@ pub(super) fn read_body<T: Scalar>(
             build_csr(nrows, ncols, &parts)
         }
         MmFormat::Array => {
-            let (rows, cols, vals) =
+            let (mut r, mut c, mut v) =
                 array_triplets(h, chunks.iter().flat_map(|c| c.vals.iter().copied()));
-            build_csr(nrows, ncols, &[(&rows, &cols, &vals)])
+            if rows.len() < h.nrows {
+                let keep: Vec<usize> =
+                    (0..r.len()).filter(|&i| rows.contains(&(r[i] as usize))).collect();
+                r = keep.iter().map(|&i| r[i] - rows.start as u32).collect();
+                c = keep.iter().map(|&i| c[i]).collect();
+                v = keep.iter().map(|&i| v[i]).collect();
+            }
+            build_csr(nrows, ncols, &[(&r, &c, &v)])
         }
     }
 }
@@ -291,11 +307,11 @@ fn entry<T: Scalar>(
     let c = index(toks[1], "column", "columns", ctx.ncols)?;
     let v = if ctx.field == MmField::Pattern { T::ONE } else { value::<T>(ctx, toks[2])? };
     match ctx.symmetry {
-        MmSymmetry::General => push(out, r, c, v),
+        MmSymmetry::General => push(ctx, out, r, c, v),
         MmSymmetry::Symmetric => {
-            push(out, r, c, v);
+            push(ctx, out, r, c, v);
             if r != c {
-                push(out, c, r, v);
+                push(ctx, out, c, r, v);
             }
         }
         MmSymmetry::SkewSymmetric => {
@@ -308,18 +324,23 @@ fn entry<T: Scalar>(
                         show(toks[2])
                     ));
                 }
-                push(out, r, c, v);
+                push(ctx, out, r, c, v);
             } else {
-                push(out, r, c, v);
-                push(out, c, r, -v);
+                push(ctx, out, r, c, v);
+                push(ctx, out, c, r, -v);
             }
         }
     }
     Ok(())
 }
 
+/// Keeps the entry when its row is in the rows read (renumbered from the first of them).
 #[inline]
-fn push<T>(out: &mut Chunk<T>, r: u32, c: u32, v: T) {
+fn push<T>(ctx: &Ctx, out: &mut Chunk<T>, r: u32, c: u32, v: T) {
+    let Some(r) = (r as u64).checked_sub(ctx.first_row).filter(|&r| r < ctx.row_count) else {
+        return;
+    };
+    let r = r as u32;
     out.rows.push(r);
     out.cols.push(c);
     out.vals.push(v);

@@ -36,6 +36,7 @@ mod write;
 use std::borrow::Cow;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
+use std::ops::Range;
 use std::path::Path;
 
 use flate2::read::MultiGzDecoder;
@@ -64,13 +65,32 @@ pub fn read_matrix_market<T: Scalar>(path: &Path) -> Result<Csr<T>> {
 
 /// [`read_matrix_market`] with options.
 pub fn read_matrix_market_with<T: Scalar>(path: &Path, options: &ReadOptions) -> Result<Csr<T>> {
+    read_file(path, options, None)
+}
+
+/// Rows `rows` of a Matrix Market file (all its columns; rows past the end are clipped): the
+/// whole file is read and checked, only those rows' entries are kept — the row block of one
+/// process of a multi-process run.
+pub fn read_matrix_market_rows<T: Scalar>(
+    path: &Path,
+    options: &ReadOptions,
+    rows: Range<usize>,
+) -> Result<Csr<T>> {
+    read_file(path, options, Some(rows))
+}
+
+fn read_file<T: Scalar>(
+    path: &Path,
+    options: &ReadOptions,
+    rows: Option<Range<usize>>,
+) -> Result<Csr<T>> {
     let raw = read_regular_file(path)?;
     if raw.starts_with(&GZIP_MAGIC) {
         let text = decompress(&raw).map_err(|e| e.into_error(Some(path)))?.into_owned();
         drop(raw); // the compressed bytes are no longer needed
-        parse_text(&text, options)
+        parse_text(&text, options, rows)
     } else {
-        parse_text(&raw, options)
+        parse_text(&raw, options, rows)
     }
 }
 
@@ -85,7 +105,7 @@ pub fn read_matrix_market_bytes_with<T: Scalar>(
     options: &ReadOptions,
 ) -> Result<Csr<T>> {
     let text = decompress(bytes).map_err(|e| e.into_error(None))?;
-    parse_text(&text, options)
+    parse_text(&text, options, None)
 }
 
 /// Reads only the banner and the size line of a Matrix Market file (gzipped or not): at
@@ -113,9 +133,13 @@ pub fn read_header_bytes(bytes: &[u8]) -> Result<MatrixMarketHeader> {
     parse_header(&head).map(|(h, _, _)| h)
 }
 
-fn parse_text<T: Scalar>(text: &[u8], options: &ReadOptions) -> Result<Csr<T>> {
+fn parse_text<T: Scalar>(
+    text: &[u8],
+    options: &ReadOptions,
+    rows: Option<Range<usize>>,
+) -> Result<Csr<T>> {
     let (h, body_offset, first_line) = parse_header(text)?;
-    body::read_body(&h, &text[body_offset..], first_line, options)
+    body::read_body(&h, &text[body_offset..], first_line, options, rows)
 }
 
 /// [`header::parse_header`], after refusing texts that are another compressed format.
