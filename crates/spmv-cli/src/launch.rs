@@ -21,7 +21,8 @@ pub struct LaunchArgs {
     command: Vec<String>,
 }
 
-/// Starts the ranks and waits for them; when one fails, stops the others and says which.
+/// Starts the ranks and waits for them; when one fails, says which, and stops the others
+/// that have not ended [`STOP_GRACE`] later. The exit status is the first failed rank's.
 pub fn launch(args: LaunchArgs) -> Result<ExitCode> {
     if let Some(world) = World::from_env()? {
         bail!(
@@ -62,24 +63,46 @@ pub fn launch(args: LaunchArgs) -> Result<ExitCode> {
             }
         }
     }
-    // Poll all of them: the first failure stops the rest, which might otherwise wait for it.
+    // Poll all of them. A rank that exits with a failure may only be reporting its command's
+    // outcome (a solve that did not converge exits 1 on every rank): the others get
+    // STOP_GRACE to end too, then those still running (waiting for the failed one, say)
+    // are stopped.
     let mut running = n;
+    let mut failed: Option<(usize, std::process::ExitStatus, std::time::Instant)> = None;
     while running > 0 {
-        for rank in 0..n {
-            let Some(child) = ranks[rank].as_mut() else { continue };
+        for (rank, slot) in ranks.iter_mut().enumerate() {
+            let Some(child) = slot.as_mut() else { continue };
             if let Some(status) = child.try_wait()? {
-                ranks[rank] = None;
+                *slot = None;
                 running -= 1;
-                if !status.success() {
-                    stop(&mut ranks);
-                    bail!("rank {rank} of {n} failed ({status}); the other ranks were stopped");
+                if !status.success() && failed.is_none() {
+                    failed = Some((rank, status, std::time::Instant::now()));
                 }
+            }
+        }
+        if let Some((rank, status, at)) = failed {
+            if running > 0 && at.elapsed() >= STOP_GRACE {
+                stop(&mut ranks);
+                bail!(
+                    "rank {rank} of {n} failed ({status}); the other ranks were stopped ({running} still running {} s later)",
+                    STOP_GRACE.as_secs()
+                );
             }
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    Ok(ExitCode::SUCCESS)
+    match failed {
+        None => Ok(ExitCode::SUCCESS),
+        Some((rank, status, _)) => {
+            eprintln!("spmv launch: rank {rank} of {n} failed ({status})");
+            let code = status.code().and_then(|c| u8::try_from(c).ok()).unwrap_or(1);
+            Ok(ExitCode::from(code.max(1)))
+        }
+    }
 }
+
+/// How long the other ranks may run on after one failed before they are stopped.
+const STOP_GRACE: Duration = Duration::from_secs(30);
 
 /// Kills and reaps the ranks still running.
 fn stop(ranks: &mut [Option<Child>]) {

@@ -182,10 +182,14 @@ impl<'a, T: Scalar> DistEngine<'a, T> {
     fn settle(&self, update: impl FnOnce(&mut [f64], &[Vec<f64>])) -> Result<()> {
         let mut parts = Vec::new();
         self.each(|_, gpu, state| {
-            parts.push(gpu.download(&state.s.borrow())?);
+            let s = state.s.borrow();
+            match self.a.ranks {
+                // One process per GPU: every rank's scalars at once, straight from the device.
+                Some(_) => parts = self.a.gathered(&s)?,
+                None => parts.push(gpu.download(&s)?),
+            }
             Ok(())
         })?;
-        let parts = self.a.across_ranks(parts)?;
         let s = {
             let mut s = self.s.borrow_mut();
             update(&mut s, &parts);

@@ -479,19 +479,30 @@ impl<T: Scalar> DistributedMatrix<T> {
     /// processes when one runs per GPU (each holds one part): the lists of all parts, in
     /// part order, on every process. The lists must be of one length.
     pub(crate) fn across_ranks(&self, mine: Vec<Vec<f64>>) -> Result<Vec<Vec<f64>>> {
-        let (Some(ranks), Some(route)) = (&self.ranks, &self.nccl) else { return Ok(mine) };
-        let (p, len) = (&self.parts[0], mine[0].len());
+        if self.ranks.is_none() {
+            return Ok(mine);
+        }
+        let p = &self.parts[0];
         p.gpu.context().bind_to_thread()?;
-        let send = p.gpu.upload(&mine[0])?;
-        let mut all = p.gpu.alloc::<f64>(len * ranks.world().size)?;
+        self.gathered(&p.gpu.upload(&mine[0])?)
+    }
+    /// Every process's `mine` (the values of its one part, on its device; one process per
+    /// GPU), read back in part order: one `ncclAllGather` on the part's stream.
+    pub(crate) fn gathered(&self, mine: &CudaSlice<f64>) -> Result<Vec<Vec<f64>>> {
+        let (Some(ranks), Some(route)) = (&self.ranks, &self.nccl) else {
+            return Err(Error::Unsupported("a gather across processes of one process".into()));
+        };
+        let (p, len, world) = (&self.parts[0], mine.len(), ranks.world());
+        p.gpu.context().bind_to_thread()?;
+        let mut all = p.gpu.alloc::<f64>(len * world.size)?;
         let stream = p.gpu.stream();
-        let (src, _) = send.device_ptr(stream);
+        let (src, _) = mine.device_ptr(stream);
         let (dst, _) = all.device_ptr_mut(stream);
-        // SAFETY: `send` holds len f64 and `all` size·len, both on this rank's device and
+        // SAFETY: `mine` holds len f64 and `all` size·len, both on this rank's device and
         // used by nothing else until the download below waits for the stream.
         unsafe {
             route.comms.all_gather(
-                ranks.world().rank,
+                world.rank,
                 src,
                 dst,
                 len * std::mem::size_of::<f64>(),

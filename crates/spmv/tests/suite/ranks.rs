@@ -20,14 +20,16 @@ use spmv::solve::{self, KrylovSettings, Method};
 /// The variable that makes [`gpu_rank_child`] a rank: `spec;format;method;output file`.
 const CHILD: &str = "SPMV_TEST_RANK_CASE";
 
-/// The cases: a stencil, a skewed graph (nonsymmetric: GMRES, BiCGSTAB) and a shared matrix
-/// file, in a fixed format and in `auto` among the deterministic formats.
+/// The cases: a stencil (CG, MINRES, GMRES), a power-law and a Kronecker graph
+/// (nonsymmetric: GMRES, BiCGSTAB) and a shared matrix file, in fixed formats and in `auto`
+/// among the deterministic formats.
 fn cases() -> Vec<(String, &'static str, Method)> {
     let mut cases = vec![
         ("poisson3d:n=20".to_string(), "csr-vector:lanes=8", Method::Cg),
-        ("poisson3d:n=20".to_string(), "auto:only=deterministic", Method::Minres),
+        ("poisson3d:n=20".to_string(), "dia", Method::Minres),
+        ("poisson3d:n=20".to_string(), "auto:only=deterministic", Method::Gmres),
         ("powerlaw:n=6000,mean=8,exp=2.1".to_string(), "csr-scalar", Method::Gmres),
-        ("kron:scale=11".to_string(), "dia", Method::Bicgstab),
+        ("kron:scale=11".to_string(), "csr-vector:lanes=8", Method::Bicgstab),
     ];
     if let Some(file) = crate::common::named_matrix_file("bcsstk09") {
         cases.push((file.display().to_string(), "csr-vector:lanes=8", Method::Cg));
