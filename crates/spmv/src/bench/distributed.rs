@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{median_min, record_check, MatrixRun, Measurement, Parts, Product, Status};
+use super::{median_min, record_check, MatrixRun, Measurement, Parts, Product, Settings, Status};
 use crate::backend::RankPlace;
 use crate::choice::Choice;
 use crate::distributed::DistributedMatrix;
@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::matrix::Scalar;
 use crate::measure::ms_since;
-use crate::reference::Check;
+use crate::reference::{Check, Oracle};
 
 /// One (square) matrix in every given format spread over `parts` (part `i` on `gpus[i]`,
 /// device ordinal `devices[i]`); the results name the devices, the halo's bytes and the
@@ -126,23 +126,7 @@ fn measure_ranks<T: Scalar>(
     }
     m.halo_bytes = Some(d.halo_bytes());
     let rows = d.host_rows();
-    let xd = d.upload(&x[rows.clone()], true)?;
-    let mut y = d.upload(&vec![T::nan(); rows.len()], false)?;
-    d.spmv(&xd, &mut y)?;
-    let check = oracle.check(&d.download(&y)?);
-    for _ in 0..settings.warmup {
-        d.spmv(&xd, &mut y)?;
-    }
-    d.synchronize()?;
-    let mut times = Vec::with_capacity(settings.reps);
-    for _ in 0..settings.reps.max(1) {
-        let t = Instant::now();
-        d.spmv(&xd, &mut y)?;
-        d.synchronize()?;
-        times.push(ms_since(t));
-    }
-    let (median, min) = median_min(&mut times);
-    let (product, exchange) = d.time_products(settings.reps)?;
+    let Timed { check, median, min, product, exchange } = check_and_time(&d, x, oracle, settings)?;
     // Summed over the ranks: bytes and failed rows; the slowest rank's times and the worst
     // error (its row counted from the rank's first row).
     let interior = (d.parts_with_interior() > 0 && settings.overlap) as u8 as f64;
@@ -212,10 +196,38 @@ fn measure<T: Scalar>(
     m.format_bytes = d.device_bytes();
     m.bytes_read = d.bytes_read();
     m.halo_bytes = Some(d.halo_bytes());
-    let xd = d.upload(x, true)?;
-    let mut y = d.upload(&vec![T::nan(); a.nrows()], false)?;
+    let Timed { check, median, min, product, exchange } = check_and_time(&d, x, oracle, settings)?;
+    record_check(m, check);
+    (m.median_ms, m.min_ms) = (median, min);
+    m.back_to_back_ms = product;
+    m.exchange_ms = Some(exchange);
+    Ok(())
+}
+
+/// A distributed product checked and timed ([`check_and_time`]).
+struct Timed {
+    check: Check,
+    /// Per product (the host waits for every GPU after each): median and minimum, ms.
+    median: f64,
+    min: f64,
+    /// Back-to-back means of a product and of the halo exchange alone, ms.
+    product: f64,
+    exchange: f64,
+}
+
+/// `d`'s product of this process's rows of `x` into a NaN-poisoned y, checked against
+/// `oracle` (the same rows), then timed as [`Timed`] says.
+fn check_and_time<T: Scalar>(
+    d: &DistributedMatrix<T>,
+    x: &[T],
+    oracle: &Oracle,
+    settings: &Settings,
+) -> Result<Timed> {
+    let rows = d.host_rows();
+    let xd = d.upload(&x[rows.clone()], true)?;
+    let mut y = d.upload(&vec![T::nan(); rows.len()], false)?;
     d.spmv(&xd, &mut y)?;
-    record_check(m, oracle.check(&d.download(&y)?));
+    let check = oracle.check(&d.download(&y)?);
     for _ in 0..settings.warmup {
         d.spmv(&xd, &mut y)?;
     }
@@ -227,9 +239,7 @@ fn measure<T: Scalar>(
         d.synchronize()?;
         times.push(ms_since(t));
     }
-    (m.median_ms, m.min_ms) = median_min(&mut times);
+    let (median, min) = median_min(&mut times);
     let (product, exchange) = d.time_products(settings.reps)?;
-    m.back_to_back_ms = product;
-    m.exchange_ms = Some(exchange);
-    Ok(())
+    Ok(Timed { check, median, min, product, exchange })
 }

@@ -169,6 +169,13 @@ struct Piece<T: Scalar> {
 /// cut into pieces: below that, the two extra launches cost more than the overlap saves.
 const MIN_INTERIOR_ROWS: usize = 1 << 16;
 
+/// A part built, with what it receives from the others.
+struct Built<T: Scalar> {
+    index: usize,
+    part: Part<T>,
+    receives: Vec<Receive>,
+}
+
 /// Halo entries part `to` receives from part `from`: their global columns, in order, and
 /// where they go in `to`'s local `x`.
 #[derive(Clone, Debug, PartialEq)]
@@ -308,19 +315,50 @@ impl<T: Scalar> DistributedMatrix<T> {
                 let _ = g.enable_peer_access(h);
             }
         }
-        // Host parts one at a time (the local copies of a large matrix are never all held).
-        let mut parts: Vec<Part<T>> = Vec::with_capacity(gpus.len());
-        let mut receives = Vec::new();
+        // One exchange stream per device, shared by its parts.
+        let mut comms: Vec<Arc<CudaStream>> = Vec::with_capacity(gpus.len());
         for (i, gpu) in gpus.iter().enumerate() {
-            let local = LocalPart::of(a, &partition, i);
-            receives.extend(Receive::of(&local, &partition, i));
-            let comm = match parts.iter().find(|p| Arc::ptr_eq(&p.gpu, gpu)) {
-                Some(p) => p.comm.clone(),
+            comms.push(match gpus[..i].iter().position(|g| Arc::ptr_eq(g, gpu)) {
+                Some(j) => comms[j].clone(),
                 None => gpu.context().new_stream()?,
-            };
-            let whole = || LocalPart::of(a, &partition, i).local;
-            parts.push(Part::build(local, gpu, comm, spec, whole)?);
+            });
         }
+        let build = |i: usize| -> Result<Built<T>> {
+            let local = LocalPart::of(a, &partition, i);
+            let receives = Receive::of(&local, &partition, i);
+            let whole = || LocalPart::of(a, &partition, i).local;
+            let part = Part::build(local, &gpus[i], comms[i].clone(), spec, whole)?;
+            Ok(Built { index: i, part, receives })
+        };
+        // The devices' parts are built side by side (one thread per device: the conversions,
+        // kernel compilations and uploads overlap), a device's parts one after another — when
+        // the host can hold every device's local copy at once; else one part at a time.
+        let copy = 12 * a.nnz() as u64 + 16 * a.nrows() as u64;
+        let mut devices: Vec<Vec<usize>> = Vec::new();
+        for i in 0..gpus.len() {
+            match devices.iter_mut().find(|d| Arc::ptr_eq(&gpus[d[0]], &gpus[i])) {
+                Some(d) => d.push(i),
+                None => devices.push(vec![i]),
+            }
+        }
+        let room = crate::error::available_memory().unwrap_or(0);
+        let built: Vec<Result<Built<T>>> = if devices.len() > 1 && room > 3 * copy {
+            std::thread::scope(|scope| {
+                let threads: Vec<_> = (devices.iter())
+                    .map(|d| scope.spawn(|| d.iter().map(|&i| build(i)).collect::<Vec<_>>()))
+                    .collect();
+                let joined =
+                    threads.into_iter().map(|t| t.join().expect("a part's build panicked"));
+                joined.flatten().collect()
+            })
+        } else {
+            (0..gpus.len()).map(build).collect()
+        };
+        let mut built = built.into_iter().collect::<Result<Vec<_>>>()?;
+        built.sort_by_key(|b| b.index);
+        let receives: Vec<Receive> =
+            built.iter_mut().flat_map(|b| std::mem::take(&mut b.receives)).collect();
+        let mut parts: Vec<Part<T>> = built.into_iter().map(|b| b.part).collect();
         let (transfers, sends) = plan(&receives, partition.parts(), &mut parts, 0)?;
         Ok(DistributedMatrix {
             nccl: None,

@@ -260,18 +260,11 @@ impl Group<'_> {
     /// `from.addr` must hold `bytes` readable bytes on `from`'s device until its stream
     /// passes the send; the stream must be a live stream of that device.
     pub(super) unsafe fn send(&self, from: End, to: usize, bytes: usize) -> Result<()> {
-        let (lib, comms) = (self.comms.lib, self.comms);
-        lib.check(
-            (lib.send)(
-                from.addr as *const c_void,
-                bytes,
-                NCCL_UINT8,
-                to as c_int,
-                comms.comm(from.rank),
-                from.stream,
-            ),
-            "ncclSend",
-        )
+        let (lib, addr) = (self.comms.lib, from.addr as *const c_void);
+        // SAFETY: the caller's.
+        self.p2p("ncclSend", &from, |comm| unsafe {
+            (lib.send)(addr, bytes, NCCL_UINT8, to as c_int, comm, from.stream)
+        })
     }
 
     /// `to`'s receive of `bytes` bytes from rank `from`.
@@ -280,18 +273,16 @@ impl Group<'_> {
     /// `to.addr` must hold `bytes` writable bytes on `to`'s device, untouched by other work
     /// until its stream passes the receive; the stream must be a live stream of that device.
     pub(super) unsafe fn recv(&self, to: End, from: usize, bytes: usize) -> Result<()> {
-        let (lib, comms) = (self.comms.lib, self.comms);
-        lib.check(
-            (lib.recv)(
-                to.addr as *mut c_void,
-                bytes,
-                NCCL_UINT8,
-                from as c_int,
-                comms.comm(to.rank),
-                to.stream,
-            ),
-            "ncclRecv",
-        )
+        let (lib, addr) = (self.comms.lib, to.addr as *mut c_void);
+        // SAFETY: the caller's.
+        self.p2p("ncclRecv", &to, |comm| unsafe {
+            (lib.recv)(addr, bytes, NCCL_UINT8, from as c_int, comm, to.stream)
+        })
+    }
+
+    /// `call` (NCCL's `name`) on the communicator of `end`'s rank, its result checked.
+    fn p2p(&self, name: &str, end: &End, call: impl FnOnce(Raw) -> NcclResult) -> Result<()> {
+        self.comms.lib.check(call(self.comms.comm(end.rank)), name)
     }
 }
 

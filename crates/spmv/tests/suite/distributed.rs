@@ -33,6 +33,22 @@ pub fn gpus(parts: usize) -> Vec<Arc<Gpu>> {
     (0..parts).map(|i| devices[i % devices.len()].clone()).collect()
 }
 
+/// Whether NCCL can be loaded; else the test says why it skips (an error where the run asks
+/// for NCCL: `SPMV_REQUIRE_NCCL`).
+pub fn nccl_or_skip() -> bool {
+    match spmv::distributed::nccl_version() {
+        Ok(_) => true,
+        Err(e) => {
+            assert!(
+                std::env::var_os("SPMV_REQUIRE_NCCL").is_none(),
+                "SPMV_REQUIRE_NCCL is set but {e}"
+            );
+            eprintln!("skipped: {e}");
+            false
+        }
+    }
+}
+
 /// Formats whose y has the bits of the same format on the whole matrix.
 // (CSR-vector with its lanes fixed: by default they follow each part's mean row length.)
 const BITWISE: &[&str] = &["csr-vector:lanes=8", "csr-scalar", "dia"];
@@ -219,12 +235,7 @@ fn gpu_nccl_exchange_gives_the_bits_of_the_peer_exchange() {
     // HYB for the first of `bp_1400`'s four parts, whose rows are long: the test failed there
     // and on `bp_800`), so `auto` runs among the deterministic ones. With one GPU, its parts send to themselves
     // through NCCL.
-    if let Err(e) = spmv::distributed::nccl_version() {
-        assert!(
-            std::env::var_os("SPMV_REQUIRE_NCCL").is_none(),
-            "SPMV_REQUIRE_NCCL is set but {e}"
-        );
-        eprintln!("skipped: {e}");
+    if !nccl_or_skip() {
         return;
     }
     use spmv::distributed::Exchange;

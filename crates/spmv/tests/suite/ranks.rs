@@ -126,12 +126,7 @@ fn run_ranks(
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_one_process_per_gpu_gives_the_bits_of_one_process() {
-    if let Err(e) = spmv::distributed::nccl_version() {
-        assert!(
-            std::env::var_os("SPMV_REQUIRE_NCCL").is_none(),
-            "SPMV_REQUIRE_NCCL is set but {e}"
-        );
-        eprintln!("skipped: {e}");
+    if !crate::distributed::nccl_or_skip() {
         return;
     }
     let count = crate::distributed::devices().len();
