@@ -151,7 +151,7 @@ fn bytes(words: &[u64]) -> Vec<u8> {
 
 /// [`Partition::balanced`] of the whole `nrows`-row matrix into one part per rank, found
 /// from each rank's stripe (`block`: the rows [`stripe`] gives, global columns).
-pub fn balanced_from_stripes<T: Scalar>(
+fn balanced_from_stripes<T: Scalar>(
     block: &Csr<T>,
     nrows: usize,
     meet: &Ranks,
@@ -178,7 +178,7 @@ pub fn balanced_from_stripes<T: Scalar>(
 }
 
 /// Rows `range` (local to `a`) of `a` as a matrix of their own (same columns).
-pub fn row_block<T: Scalar>(a: &Csr<T>, range: Range<usize>) -> Csr<T> {
+fn row_block<T: Scalar>(a: &Csr<T>, range: Range<usize>) -> Csr<T> {
     let (first, last) = (a.row_ptr()[range.start], a.row_ptr()[range.end]);
     let row_ptr = a.row_ptr()[range.start..=range.end].iter().map(|&p| p - first).collect();
     // SAFETY: whole rows of a valid matrix, their pointers rebased to 0.
@@ -194,7 +194,7 @@ pub fn row_block<T: Scalar>(a: &Csr<T>, range: Range<usize>) -> Csr<T> {
 }
 
 /// Row blocks of one width stacked in order.
-pub fn stack_rows<T: Scalar>(blocks: &[Csr<T>], ncols: usize) -> Csr<T> {
+fn stack_rows<T: Scalar>(blocks: &[Csr<T>], ncols: usize) -> Csr<T> {
     let nrows = blocks.iter().map(|b| b.nrows()).sum();
     let nnz: usize = blocks.iter().map(|b| b.nnz()).sum();
     let (mut row_ptr, mut cols, mut vals) =
@@ -265,9 +265,11 @@ fn shared_nccl_id(meet: &Ranks) -> Result<Vec<u8>> {
     meet.broadcast(&id)
 }
 
-/// A device handle for this rank: device `local_rank` of those this process sees.
+/// A device handle for this rank: device `local_rank` of those this process sees, or the only
+/// one when the launcher gives each rank its own device (Slurm's `--gpus-per-task=1` sets
+/// `CUDA_VISIBLE_DEVICES` per rank).
 pub fn rank_gpu(world: &World) -> Result<Arc<Gpu>> {
-    Gpu::new(world.local_rank)
+    Gpu::new(if Gpu::count()? == 1 { 0 } else { world.local_rank })
 }
 
 impl<T: Scalar> DistributedMatrix<T> {

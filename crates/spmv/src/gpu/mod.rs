@@ -69,20 +69,27 @@ pub fn driver_available() -> bool {
 }
 
 impl Gpu {
-    /// Opens device `ordinal`. Returns [`Error::NoGpu`] (never panics) when the driver or
-    /// NVRTC library is missing, no device exists, or the driver fails to initialise.
-    pub fn new(ordinal: usize) -> Result<Arc<Gpu>> {
+    /// How many CUDA devices this process sees; [`Error::NoGpu`] (never a panic) without a
+    /// driver.
+    pub fn count() -> Result<usize> {
         if !driver_available() {
             return Err(Error::NoGpu("the CUDA driver library (libcuda.so) was not found".into()));
         }
+        let count =
+            CudaContext::device_count().map_err(|e| Error::NoGpu(format!("CUDA driver: {e}")))?;
+        Ok(count.max(0) as usize)
+    }
+
+    /// Opens device `ordinal`. Returns [`Error::NoGpu`] (never panics) when the driver or
+    /// NVRTC library is missing, no device exists, or the driver fails to initialise.
+    pub fn new(ordinal: usize) -> Result<Arc<Gpu>> {
+        let count = Self::count()?;
         if !jit::nvrtc_available() {
             return Err(Error::NoGpu(
                 "the NVRTC library (libnvrtc.so.13) was not found; put its folder on LD_LIBRARY_PATH".into(),
             ));
         }
-        let count =
-            CudaContext::device_count().map_err(|e| Error::NoGpu(format!("CUDA driver: {e}")))?;
-        if ordinal >= count.max(0) as usize {
+        if ordinal >= count {
             return Err(Error::NoGpu(format!(
                 "device {ordinal} requested, {count} CUDA device(s) present"
             )));
