@@ -610,6 +610,26 @@ mod tests {
     }
 
     #[test]
+    fn the_ranks_blocks_make_the_partition_or_a_reason() {
+        let p = partition_of_blocks(&[vec![3, 10, 5], vec![7, 10, 9]]).unwrap();
+        assert_eq!(p.starts(), &[0, 3, 10]);
+        let e = partition_of_blocks(&[vec![3, 10, 5], vec![7, 12, 9]]).unwrap_err();
+        assert!(e.to_string().contains("rank 1 holds rows of 12 columns"), "{e}");
+        assert!(partition_of_blocks(&[vec![3, 10]]).unwrap_err().to_string().contains("malformed"));
+        let block = Csr::<f64>::zeros(3, 10);
+        assert!(check_rank_part(&block, &p, 0, 2).is_ok());
+        let e = check_rank_part(&block, &p, 1, 2).unwrap_err();
+        assert!(e.to_string().contains("rank 1 holds a 3 x 10 block for rows 3..10"), "{e}");
+        let empty = Partition::from_starts(vec![0, 0, 10], 10).unwrap();
+        let e = check_rank_part(&Csr::<f64>::zeros(0, 10), &empty, 0, 2).unwrap_err();
+        assert!(e.to_string().contains("part 0 of 2 has no rows"), "{e}");
+        assert!(check_rank_part(&block, &p, 0, 3)
+            .unwrap_err()
+            .to_string()
+            .contains("for 3 processes"));
+    }
+
+    #[test]
     fn row_blocks_stack_back_into_the_matrix() {
         let a = crate::io::gen::generate("powerlaw:n=500,mean=5,exp=2.2").unwrap();
         let cuts = [0, 0, 130, 131, 400, 500];
