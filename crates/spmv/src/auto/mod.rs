@@ -168,8 +168,19 @@ pub const CPU_TEB_FROM_NNZ: usize = 100_000;
 /// cores (`spmv bench --cpu`, f64, the 34 shared matrices of ≥ 5·10^4 entries, medians of 60
 /// runs): TEB's CPU product ran 0.97–3.03× csr-vector's from 1.1·10^5 entries (roads, meshes
 /// and graphs 2.2–3.0×) and 0.54–1.13× below, so neither is slower than csr-vector by more
-/// than the noise. A matrix TEB declines takes `csr-vector`.
+/// than the noise. A matrix TEB declines takes `csr-vector`. Before both: DIA, where its slots
+/// are at most [`CPU_DIA_MAX_PADDING`] × the entries and the product is threaded (fastest
+/// product of runs of 60 on stencils and banded meshes: 1.7–5.6× csr-vector's, docs/auto.md).
 pub fn choose_cpu<T: Scalar>(a: &Csr<T>) -> Result<HostMatrix<T>> {
+    // A matrix of few full diagonals (stencils, banded FEM meshes) runs fastest in DIA: no
+    // column to read, x in order — once it is large enough for the threads to pay (below,
+    // csr-vector runs on the calling thread and DIA's threads cost more than they save).
+    if !a.runs_serially() && dia_fill(a).is_some_and(|fill| fill <= CPU_DIA_MAX_PADDING) {
+        match formats::build(&formats::parse_spec("dia")?, a) {
+            Err(Error::Format { .. } | Error::Unsupported(_)) => {}
+            built => return built,
+        }
+    }
     let csr = || formats::build(&formats::parse_spec("csr-vector")?, a);
     if a.nnz() < CPU_TEB_FROM_NNZ {
         return csr();
@@ -178,6 +189,20 @@ pub fn choose_cpu<T: Scalar>(a: &Csr<T>) -> Result<HostMatrix<T>> {
         Err(Error::Format { .. } | Error::Unsupported(_)) => csr(),
         built => built,
     }
+}
+
+/// `auto` on the CPU takes `dia` when its stored slots are at most this many times the
+/// entries ([`choose_cpu`]).
+pub const CPU_DIA_MAX_PADDING: f64 = 1.3;
+
+/// DIA's stored slots over the entries (each occupied diagonal stored whole), or `None` for
+/// a matrix DIA cannot index or without entries.
+fn dia_fill<T: Scalar>(a: &Csr<T>) -> Option<f64> {
+    use crate::formats::dia::diagonals::{census, check_shape, rows_in_range};
+    check_shape("dia", a).ok().filter(|()| a.nnz() > 0)?;
+    let (m, n) = (a.nrows(), a.ncols());
+    let slots: usize = census(a).iter().map(|d| rows_in_range(0, m, d.offset, n).len()).sum();
+    Some(slots as f64 / a.nnz() as f64)
 }
 
 #[cfg(test)]

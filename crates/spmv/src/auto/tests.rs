@@ -179,7 +179,8 @@ fn auto_passes_over_coo_atomic_where_it_ranks_first() {
 }
 
 #[test]
-fn auto_on_the_cpu_takes_csr_vector_below_1e5_entries_and_teb_from_there() {
+fn auto_on_the_cpu_takes_dia_for_full_diagonals_else_csr_vector_below_1e5_entries_and_teb_from_there(
+) {
     let auto = crate::choice::Choice::parse("auto").unwrap();
     let chosen = |spec: &str| {
         let a = crate::io::gen::generate(spec).unwrap();
@@ -197,6 +198,12 @@ fn auto_on_the_cpu_takes_csr_vector_below_1e5_entries_and_teb_from_there() {
     let (nnz, large) = chosen("random:rows=20000,cols=20000,mean=8");
     assert!(nnz >= CPU_TEB_FROM_NNZ);
     assert_eq!(large.as_deref(), Some("teb"));
+    // Few full diagonals, large enough for the threads: DIA; a small stencil stays csr-vector
+    // (on the calling thread), and so does a band with holes (its slots 2x its entries).
+    assert_eq!(chosen("poisson3d:n=40").1.as_deref(), Some("dia"));
+    assert_eq!(chosen("poisson2d:n=40").1.as_deref(), Some("csr-vector"));
+    let holes = chosen("banded:n=40000,offsets=-2;-1;0;1;2,broken=0.5");
+    assert_ne!(holes.1.as_deref(), Some("dia"), "{holes:?}");
 }
 
 /// The confidence of a choice reads the neighbours' own times: a training matrix's nearest
