@@ -1,7 +1,7 @@
 //! `spmv launch` (one process per rank on this machine, with torchrun's variables) and `spmv
 //! world` (where this process stands in a multi-process run, and whether the ranks meet).
 
-use std::process::{Child, Command, ExitCode};
+use std::process::{Child, Command, ExitCode, ExitStatus};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -68,7 +68,7 @@ pub fn launch(args: LaunchArgs) -> Result<ExitCode> {
     // STOP_GRACE to end too, then those still running (waiting for the failed one, say)
     // are stopped.
     let mut running = n;
-    let mut failed: Option<(usize, std::process::ExitStatus, std::time::Instant)> = None;
+    let mut failed: Option<(usize, ExitStatus, Instant)> = None;
     while running > 0 {
         for (rank, slot) in ranks.iter_mut().enumerate() {
             let Some(child) = slot.as_mut() else { continue };
@@ -76,7 +76,7 @@ pub fn launch(args: LaunchArgs) -> Result<ExitCode> {
                 *slot = None;
                 running -= 1;
                 if !status.success() && failed.is_none() {
-                    failed = Some((rank, status, std::time::Instant::now()));
+                    failed = Some((rank, status, Instant::now()));
                 }
             }
         }

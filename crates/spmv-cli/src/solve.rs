@@ -16,7 +16,6 @@ use anyhow::{bail, Context, Result};
 use spmv::app::solve::{self, Request};
 use spmv::app::Target;
 use spmv::choice::Choice;
-use spmv::distributed::world::World;
 use spmv::error::printable_name;
 use spmv::io::inputs;
 use spmv::reference::test_vector_rows;
@@ -93,77 +92,55 @@ pub fn run(args: SolveArgs) -> Result<ExitCode> {
     select::check_writable(args.json.as_deref(), "--json")?;
     select::check_writable(args.output.as_deref(), "-o")?;
     let choice = Choice::parse(&args.format)?;
-    if let Some(world) = select::multi_process(&args.place)? {
-        return run_rank(&args, &settings, choice, world);
-    }
-    let input = inputs::resolve(std::slice::from_ref(&args.input))?
-        .into_iter()
-        .next()
-        .context("no matrix given")?;
-    let name = input.name();
-    let a = input.load().with_context(|| printable_name(&name))?;
-    let b = rhs(&args.rhs, a.nrows(), 0..a.nrows())?;
-    let target = args.place.target()?;
-    let request = Request {
-        method: args.method,
-        precond: args.precond,
-        choice,
-        precision: args.precision,
-        settings: with_progress_line(&settings),
-        repeat: args.repeat,
-        measure_parts: true,
-    };
-    let run = solve::run(&name, &a, &b, &request, &target)?;
-    print!("{}", run.report.summary());
-    if let Some(path) = &args.output {
-        write_array(path, &run.x).context("-o")?;
-    }
-    select::write_json(args.json.as_deref(), "--json", &run.report)?;
-    Ok(if run.report.converged() { ExitCode::SUCCESS } else { ExitCode::from(1) })
-}
-
-/// `solve` as one rank of a multi-process run (docs/scale.md): this rank reads only its rows
-/// of A and b and solves with the others, through NCCL; rank 0 prints the summary and writes
-/// the files (x gathered from every rank).
-fn run_rank(
-    args: &SolveArgs,
-    settings: &KrylovSettings,
-    choice: Choice,
-    world: World,
-) -> Result<ExitCode> {
-    let input = inputs::resolve_for_rows(std::slice::from_ref(&args.input))?
-        .into_iter()
-        .next()
-        .context("no matrix given")?;
-    let name = input.name();
-    let place = select::rank_place(world)?;
-    let options = spmv::io::ReadOptions::default();
-    let (partition, own) =
-        select::own_rows(&input, &options, &place).with_context(|| printable_name(&name))?;
-    let b = place.ranks.agree(rhs(&args.rhs, own.ncols(), partition.rows(world.rank)))?;
-    let lead = world.rank == 0;
-    let request = Request {
-        method: args.method,
-        precond: args.precond,
-        choice,
-        precision: args.precision,
-        settings: if lead { with_progress_line(settings) } else { settings.clone() },
-        repeat: args.repeat,
-        measure_parts: true,
-    };
-    let run = solve::run(&name, &own, &b, &request, &Target::Ranks(place.clone()))?;
-    let x = match args.output {
-        Some(_) => Some(place.ranks.gather_rows(&run.x)?),
+    // One process per GPU (a launcher's ranks): each reads only its rows of A and b, rank 0
+    // prints and writes the files (x gathered from every rank).
+    let place = match select::multi_process(&args.place)? {
+        Some(world) => Some(select::rank_place(world)?),
         None => None,
     };
-    if lead {
-        print!("{}", run.report.summary());
-        if let (Some(path), Some(x)) = (&args.output, &x) {
-            write_array(path, x).context("-o")?;
+    let arg = std::slice::from_ref(&args.input);
+    let inputs =
+        if place.is_some() { inputs::resolve_for_rows(arg)? } else { inputs::resolve(arg)? };
+    let input = inputs.into_iter().next().context("no matrix given")?;
+    let name = input.name();
+    let (a, b, target) = match &place {
+        Some(p) => {
+            let options = spmv::io::ReadOptions::default();
+            let (partition, own) =
+                select::own_rows(&input, &options, p).with_context(|| printable_name(&name))?;
+            let rows = partition.rows(p.ranks.world().rank);
+            let b = p.ranks.agree(rhs(&args.rhs, own.ncols(), rows))?;
+            (own, b, Target::Ranks(p.clone()))
         }
-        select::write_json(args.json.as_deref(), "--json", &run.report)?;
+        None => {
+            let a = input.load().with_context(|| printable_name(&name))?;
+            let b = rhs(&args.rhs, a.nrows(), 0..a.nrows())?;
+            (a, b, args.place.target()?)
+        }
+    };
+    let lead = place.as_ref().is_none_or(|p| p.ranks.world().rank == 0);
+    let request = Request {
+        method: args.method,
+        precond: args.precond,
+        choice,
+        precision: args.precision,
+        settings: if lead { with_progress_line(&settings) } else { settings.clone() },
+        repeat: args.repeat,
+        measure_parts: true,
+    };
+    let solve::Run { report, x } = solve::run(&name, &a, &b, &request, &target)?;
+    let x = match &place {
+        Some(p) if args.output.is_some() => p.ranks.gather_rows(&x)?,
+        _ => x,
+    };
+    if lead {
+        print!("{}", report.summary());
+        if let Some(path) = &args.output {
+            write_array(path, &x).context("-o")?;
+        }
+        select::write_json(args.json.as_deref(), "--json", &report)?;
     }
-    Ok(if run.report.converged() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if report.converged() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 /// Rows `rows` of the right-hand side of length n.

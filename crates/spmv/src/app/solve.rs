@@ -19,11 +19,8 @@ use rayon::prelude::*;
 use crate::solve::{self, jacobi_rows, KrylovSettings, Method, Outcome, Solution, Solvable};
 use crate::{Backend, DeviceMatrix, FormatHandle};
 
-use std::sync::Arc;
-
 use super::{fitted, Named, RankPlace, Target};
-use crate::distributed::{DistributedMatrix, Ranks};
-use crate::gpu::Gpu;
+use crate::distributed::DistributedMatrix;
 
 /// A preconditioner.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -385,13 +382,19 @@ pub struct Run {
 
 /// Solves `a`·x = `b` (`a` square; `name` names it in the report) as `request` says on
 /// `target`.
-/// On [`Target::Ranks`], `a` and `b` are this process's rows ([`run_rank`]).
+///
+/// On [`Target::Ranks`] (one process per GPU; every rank calls it together, with the same
+/// request) `a` and `b` are this rank's rows (all columns; the ranks' rows follow each other
+/// in rank order, and the whole is square): A is built as this rank's part, its halo and the
+/// solver's sums travel through NCCL, and the iterates are the bits of one process driving
+/// the same parts ([`Target::Parts`] over NCCL). The report is the whole system's on every
+/// rank (each part's format, entries and device gathered); x is this rank's rows. `auto`
+/// sees A's symmetry through two products (x·Ay against y·Ax for two test vectors) instead
+/// of comparing entries, which no rank holds all of.
 pub fn run(name: &str, a: &Csr<f64>, b: &[f64], request: &Request, target: &Target) -> Result<Run> {
-    if let Target::Ranks(place) = target {
-        return run_rank(name, a, b, request, place);
-    }
     request.settings.validate()?;
-    if a.nrows() != a.ncols() {
+    let spread = matches!(target, Target::Ranks(_)); // `a`: rows of a square matrix
+    if !spread && a.nrows() != a.ncols() {
         return Err(Error::Unsupported(format!(
             "{}: solving needs a square matrix, this one is {} x {}",
             crate::error::printable_name(name),
@@ -421,84 +424,7 @@ pub fn run(name: &str, a: &Csr<f64>, b: &[f64], request: &Request, target: &Targ
     Ok(Run { report, x })
 }
 
-/// A solve spread one part per process (one process per GPU; every rank calls it together,
-/// with the same request): `own` is this rank's rows of A (all columns; the ranks' rows
-/// follow each other in rank order), `b` its rows of b; A is built as `request.choice` on
-/// `gpu`, its halo and the solver's sums
-/// through NCCL, and the iterates are the bits of one process driving the same parts
-/// ([`Target::Parts`] over NCCL). The report is the whole system's on every rank (each
-/// part's format, entries and device gathered); x is this rank's rows. `auto` sees A's
-/// symmetry through two products (x·Ay against y·Ax for two test vectors) instead of
-/// comparing entries, which no rank holds all of.
-fn run_rank(
-    name: &str,
-    own: &Csr<f64>,
-    b: &[f64],
-    request: &Request,
-    RankPlace { gpu, ranks }: &RankPlace,
-) -> Result<Run> {
-    request.settings.validate()?;
-    let world = ranks.world();
-    if b.len() != own.nrows() {
-        return Err(Error::Argument(format!(
-            "rank {} has {} entries of b for its {} rows",
-            world.rank,
-            b.len(),
-            own.nrows()
-        )));
-    }
-    let backend = Target::Ranks(RankPlace { gpu: gpu.clone(), ranks: ranks.clone() }).describe();
-    let mut report = Report::new(name, (own.ncols(), 0), request, backend);
-    let parts = (gpu, ranks);
-    let x = match request.precision {
-        Precision::F64 => typed_rank(own, own, b, request, parts, &mut report)?,
-        Precision::F32 => typed_rank(&fitted::<f32>(own)?, own, b, request, parts, &mut report)?,
-        Precision::F16 => {
-            return Err(Error::Unsupported("the solvers run in f64 and f32, not f16".into()))
-        }
-    };
-    if report.method == Method::Gmres.name() {
-        report.restart = Some(request.settings.restart);
-    }
-    Ok(Run { report, x })
-}
-
-/// [`run_rank`]'s solve in T on this rank's rows `own` (`own64` in f64, for M⁻¹ and `auto`).
-fn typed_rank<T: Scalar>(
-    own: &Csr<T>,
-    own64: &Csr<f64>,
-    b64: &[f64],
-    request: &Request,
-    (gpu, ranks): (&Arc<Gpu>, &Ranks),
-    report: &mut Report,
-) -> Result<Vec<f64>> {
-    let b: Vec<T> = b64.iter().map(|&v| T::from_f64(v)).collect();
-    let start = Instant::now();
-    let d = DistributedMatrix::for_rank(own, gpu, &request.choice, ranks)?;
-    report.convert_ms = ms_since(start);
-    (report.rows, report.nnz) = (d.nrows(), d.nnz());
-    let first = d.host_rows().start;
-    // M⁻¹ may fail on one rank's rows: every rank says so, before the solve's collectives.
-    let inverse = |method| d.agree(request.precond.inverse_rows::<T>(own64, first, method));
-    let first_method = || method_for_parts(&d, own64, first);
-    let mut solves = Solves::default();
-    for _ in 0..request.repeat.max(1) {
-        let settings = &request.settings;
-        solves.push(solve_choosing_with(
-            &d,
-            &first_method,
-            &inverse,
-            request.method,
-            &b,
-            settings,
-        )?);
-    }
-    report.distributed = Some(distributed(&d, request.measure_parts)?);
-    report.chosen = report.distributed.as_ref().map(|d| d.part_formats.join(" | "));
-    Ok(solves.finish(report))
-}
-
-/// `auto`'s first method for a matrix spread one part per process ([`run_rank`]): symmetric
+/// `auto`'s first method for a matrix spread one part per process ([`run`] on [`Target::Ranks`]): symmetric
 /// when x·Ay and y·Ax agree to rounding for two test vectors (each rank's rows of them), the
 /// diagonal's signs from every rank's rows.
 fn method_for_parts<T: Scalar>(
@@ -600,11 +526,27 @@ fn typed<T: Scalar>(
             for _ in 0..request.repeat.max(1) {
                 solves.push(solve(&d)?);
             }
-            report.distributed = Some(distributed(&d, request.measure_parts)?);
-            report.chosen = report.distributed.as_ref().map(|d| d.part_formats.join(" | "));
+            report_parts(report, &d, request.measure_parts)?;
         }
-        Target::Ranks(_) => {
-            return Err(Error::Unsupported("a multi-process solve goes through run_rank".into()))
+        Target::Ranks(RankPlace { gpu, ranks }) => {
+            let d = DistributedMatrix::for_rank(a, gpu, &request.choice, ranks)?;
+            report.convert_ms = ms_since(start);
+            (report.rows, report.nnz) = (d.nrows(), d.nnz());
+            let first = d.host_rows().start;
+            // M⁻¹ may fail on one rank's rows: every rank says so, before the collectives.
+            let inverse = |method| d.agree(precond.inverse_rows::<T>(a64, first, method));
+            let first_method = || method_for_parts(&d, a64, first);
+            for _ in 0..request.repeat.max(1) {
+                solves.push(solve_choosing_with(
+                    &d,
+                    &first_method,
+                    &inverse,
+                    choice,
+                    &b,
+                    settings,
+                )?);
+            }
+            report_parts(report, &d, request.measure_parts)?;
         }
         Target::One(backend) => {
             let host = request.choice.build_on(backend, a)?;
@@ -637,11 +579,17 @@ fn typed<T: Scalar>(
     Ok(solves.finish(report))
 }
 
-/// The distributed matrix's figures (its times only when asked: they cost 200 products).
-fn distributed<T: Scalar>(d: &DistributedMatrix<T>, measure: bool) -> Result<Distributed> {
+/// The distributed matrix's figures into the report, and its parts' formats as `chosen` (its
+/// times only when asked: they cost 200 products).
+fn report_parts<T: Scalar>(
+    report: &mut Report,
+    d: &DistributedMatrix<T>,
+    measure: bool,
+) -> Result<()> {
     let (spmv_ms, exchange_ms) = if measure { d.time_products(100)? } else { (f64::NAN, f64::NAN) };
     let parts = d.describe_parts()?;
-    Ok(Distributed {
+    report.chosen = Some(parts.iter().map(|p| p.0.as_str()).collect::<Vec<_>>().join(" | "));
+    report.distributed = Some(Distributed {
         devices: parts.iter().map(|p| p.2).collect(),
         part_formats: parts.iter().map(|p| p.0.clone()).collect(),
         part_nnz: parts.iter().map(|p| p.1).collect(),
@@ -649,7 +597,8 @@ fn distributed<T: Scalar>(d: &DistributedMatrix<T>, measure: bool) -> Result<Dis
         halo_bytes: d.halo_bytes(),
         spmv_ms,
         exchange_ms,
-    })
+    });
+    Ok(())
 }
 
 /// The solves of a request: every time, and only the last solution (one x in memory,

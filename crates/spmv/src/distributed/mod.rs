@@ -58,7 +58,7 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, PushKernelA
 
 pub use nccl::version as nccl_version;
 pub use partition::{LocalPart, Partition};
-pub use rank::{own_rows, rank_gpu, stripe, Ranks};
+pub use rank::{own_rows, rank_gpu, Ranks};
 
 use crate::choice::Choice;
 use crate::error::{Error, Result};
@@ -495,10 +495,6 @@ impl<T: Scalar> DistributedMatrix<T> {
     fn host_range(&self, i: usize) -> Range<usize> {
         let (rows, at) = (&self.parts[i].rows, self.host_rows().start);
         rows.start - at..rows.end - at
-    }
-    /// The parts this process holds (`first..first + count`, of [`Partition::parts`]).
-    pub fn held_parts(&self) -> Range<usize> {
-        self.first_part..self.first_part + self.parts.len()
     }
     /// This process's place when one process runs per GPU.
     pub fn world(&self) -> Option<world::World> {

@@ -91,7 +91,7 @@ impl Ranks {
 }
 
 /// The rows rank `rank` of `size` reads first: an even share (`nrows·rank/size` on).
-pub fn stripe(nrows: usize, world: &World) -> Range<usize> {
+fn stripe(nrows: usize, world: &World) -> Range<usize> {
     let at = |r: usize| (nrows as u128 * r as u128 / world.size as u128) as usize;
     at(world.rank)..at(world.rank + 1)
 }
