@@ -3,6 +3,7 @@
 mod explain;
 mod launch;
 mod pagerank;
+mod report;
 mod select;
 mod solve;
 
@@ -57,7 +58,15 @@ enum Command {
     Info {
         #[arg(required = true)]
         inputs: Vec<String>,
+        /// Draw the matrix's sparsity pattern (shaded by entries per pixel when larger than
+        /// the picture) and its row-length histogram as an SVG file (one matrix).
+        #[arg(long)]
+        spy: Option<PathBuf>,
     },
+    /// The report page of bench runs (and solves) from their JSON: one self-contained HTML
+    /// file with a roofline, a heat map against the per-matrix best, auto and tune against the
+    /// best, scaling over GPUs and residual histories (docs/pictures.md).
+    Report(report::ReportArgs),
     /// PageRank of graphs over any format, on the GPU or the CPU (see docs/pagerank.md).
     #[command(allow_negative_numbers = true)]
     Pagerank(pagerank::PagerankArgs),
@@ -97,6 +106,13 @@ struct BenchArgs {
     /// Write the full results as JSON (schema: docs/bench.md).
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Write the report page of the run: a self-contained HTML file with the roofline, the heat
+    /// map against the best, auto and tune against the best, scaling (as `spmv report`).
+    #[arg(long)]
+    report: Option<PathBuf>,
+    /// Print every column of the table, names whole (the default table fits 100 columns).
+    #[arg(long)]
+    wide: bool,
     #[command(flatten)]
     place: select::Placement,
     /// Keep only the formats whose GPU result is bitwise identical from run to run; naming
@@ -146,7 +162,8 @@ fn main() -> ExitCode {
             Ok(ExitCode::SUCCESS)
         }
         Command::Gen { spec, output } => generate(&spec, &output),
-        Command::Info { inputs } => info(&inputs),
+        Command::Info { inputs, spy } => info(&inputs, spy.as_deref()),
+        Command::Report(args) => report::run(args),
         Command::Pagerank(args) => pagerank::run(args),
         Command::Explain(args) => explain::run(args),
         Command::Solve(args) => solve::run(args),
@@ -174,9 +191,18 @@ fn generate(spec: &str, output: &std::path::Path) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn info(args: &[String]) -> Result<ExitCode> {
-    for input in inputs::resolve(args)? {
+fn info(args: &[String], spy: Option<&std::path::Path>) -> Result<ExitCode> {
+    report::check_svg(spy, "--spy")?;
+    let inputs = inputs::resolve(args)?;
+    if spy.is_some() && inputs.len() != 1 {
+        bail!("--spy draws one matrix: {} given", inputs.len());
+    }
+    for input in inputs {
         let a = input.load().with_context(|| printable_name(&input.name()))?;
+        if let Some(path) = spy {
+            let svg = spmv::picture::spy_svg(&printable_name(&input.name()), &a)?;
+            report::write(path, "--spy", &svg)?;
+        }
         let empty = (0..a.nrows()).filter(|&r| a.row_len(r) == 0).count();
         println!(
             "{}: {} x {}, nnz {}, row length mean {:.2} max {}, empty rows {}",
@@ -239,6 +265,10 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
     // Fail on a bad format spec before loading anything.
     let specs = select::format_specs(&args.formats, args.deterministic)?;
     select::check_writable(args.json.as_deref(), "--json")?;
+    select::check_writable(args.report.as_deref(), "--report")?;
+    if args.json.is_some() && args.json == args.report {
+        bail!("--json and --report name the same file: give each its own");
+    }
     // One process per GPU (a launcher's ranks): every rank measures its part, rank 0 prints.
     let place = match select::multi_process(&args.place)? {
         Some(world) => Some(select::rank_place(world)?),
@@ -305,8 +335,11 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
             }
         })
         .collect();
-    let layout =
-        TableLayout::new(names.iter().map(String::as_str), labels.iter().map(String::as_str));
+    let layout = TableLayout::with(
+        args.wide,
+        names.iter().map(String::as_str),
+        labels.iter().map(String::as_str),
+    );
     if lead {
         print!("{}", run.report.table_header(&layout));
     }
@@ -346,10 +379,26 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
         // Reordered runs compare with the baseline on the reordered matrix.
         let baseline = spmv::bench::label(&Choice::parse(baseline)?, run.settings.reorder);
         print!("{}", run.report.summary_table(&baseline));
+        run.report.command = Some(command_line());
         select::write_json(args.json.as_deref(), "--json", &run.report)?;
+        if let Some(path) = &args.report {
+            let json = serde_json::to_value(&run.report)?;
+            let html = spmv::picture::report_html(&[("this run".to_string(), json)])?;
+            report::write(path, "--report", &html)?;
+        }
     }
     let failed = run.report.failures().count() + load_failures.len();
     Ok(select::exit_code(failed, "result(s) wrong or not run (see the table)"))
+}
+
+/// This process's command line, as a report names it (arguments with spaces quoted).
+fn command_line() -> String {
+    let quote = |a: String| if a.contains(' ') { format!("'{a}'") } else { a };
+    let mut args = std::env::args().map(quote);
+    let program = args.next().map(|p| {
+        std::path::Path::new(&p).file_name().map_or(p.clone(), |f| f.to_string_lossy().into())
+    });
+    program.into_iter().chain(args).collect::<Vec<_>>().join(" ")
 }
 
 /// The products `bench` measures: A·x, or the blocks of --rhs (k = 1 being A·x), then Aᵀ·x

@@ -34,9 +34,10 @@ pub struct SolveArgs {
     /// cg (symmetric positive definite A), minres (symmetric A), bicgstab or gmres (general A),
     /// or auto: cg for a symmetric A with a positive diagonal (minres if cg finds A
     /// indefinite), minres for another symmetric A, gmres for a nonsymmetric one (bicgstab if
-    /// gmres does not converge); the summary says what it did.
-    #[arg(long, default_value = "auto", value_parser = select::one_of::<solve::MethodChoice>(&["auto", "cg", "bicgstab", "minres", "gmres"]))]
-    method: solve::MethodChoice,
+    /// gmres does not converge); the summary says what it did. A comma-separated list solves
+    /// with each (to compare them, e.g. with --plot).
+    #[arg(long, default_value = "auto", value_delimiter = ',', value_parser = select::one_of::<solve::MethodChoice>(&["auto", "cg", "bicgstab", "minres", "gmres"]))]
+    method: Vec<solve::MethodChoice>,
     /// GMRES: the basis' size before a restart (1 to 256).
     #[arg(long, default_value_t = 30)]
     restart: usize,
@@ -56,7 +57,8 @@ pub struct SolveArgs {
     /// On the GPU, launch each iteration's kernels one by one instead of replaying a CUDA graph.
     #[arg(long)]
     no_graph: bool,
-    /// The format of A's products (a spec; see `spmv formats`).
+    /// The format of A's products (a spec; see `spmv formats`), or a comma-separated list of
+    /// them: each method solves once with each format.
     #[arg(long, default_value = "auto")]
     format: String,
     /// f64 or f32.
@@ -71,9 +73,13 @@ pub struct SolveArgs {
     /// Write x as a Matrix Market array file.
     #[arg(short = 'o', long)]
     output: Option<PathBuf>,
-    /// Write the result as JSON.
+    /// Write the result as JSON (with several methods or formats: a list, one per solve).
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Draw the residual history (log scale) as an SVG file, every solve of the run overlaid
+    /// (and each method `auto` ran). Use --check-every 1 for every iteration's point.
+    #[arg(long)]
+    plot: Option<PathBuf>,
 }
 
 pub fn run(args: SolveArgs) -> Result<ExitCode> {
@@ -91,7 +97,18 @@ pub fn run(args: SolveArgs) -> Result<ExitCode> {
     }
     select::check_writable(args.json.as_deref(), "--json")?;
     select::check_writable(args.output.as_deref(), "-o")?;
-    let choice = Choice::parse(&args.format)?;
+    crate::report::check_svg(args.plot.as_deref(), "--plot")?;
+    let choices = spmv::choice::parse_list(&args.format)?;
+    let mut methods = args.method.clone();
+    methods.dedup();
+    let solves: Vec<(solve::MethodChoice, Choice)> =
+        methods.iter().flat_map(|&m| choices.iter().map(move |c| (m, c.clone()))).collect();
+    if solves.is_empty() {
+        bail!("--method and --format name no solve");
+    }
+    if solves.len() > 1 && args.output.is_some() {
+        bail!("-o writes one solution: give one method and one format with it");
+    }
     // One process per GPU (a launcher's ranks): each reads only its rows of A and b, rank 0
     // prints and writes the files (x gathered from every rank).
     let place = match select::multi_process(&args.place)? {
@@ -119,28 +136,60 @@ pub fn run(args: SolveArgs) -> Result<ExitCode> {
         }
     };
     let lead = place.as_ref().is_none_or(|p| p.ranks.world().rank == 0);
-    let request = Request {
-        method: args.method,
-        precond: args.precond,
-        choice,
-        precision: args.precision,
-        settings: if lead { with_progress_line(&settings) } else { settings.clone() },
-        repeat: args.repeat,
-        measure_parts: true,
-    };
-    let solve::Run { report, x } = solve::run(&name, &a, &b, &request, &target)?;
-    let x = match &place {
-        Some(p) if args.output.is_some() => p.ranks.gather_rows(&x)?,
-        _ => x,
-    };
-    if lead {
-        print!("{}", report.summary());
-        if let Some(path) = &args.output {
-            write_array(path, &x).context("-o")?;
+    let mut reports = Vec::new();
+    for (method, choice) in solves {
+        let request = Request {
+            method,
+            precond: args.precond,
+            choice,
+            precision: args.precision,
+            settings: if lead { with_progress_line(&settings) } else { settings.clone() },
+            repeat: args.repeat,
+            measure_parts: true,
+        };
+        let solve::Run { report, x } = solve::run(&name, &a, &b, &request, &target)?;
+        let x = match &place {
+            Some(p) if args.output.is_some() => p.ranks.gather_rows(&x)?,
+            _ => x,
+        };
+        if lead {
+            print!("{}", report.summary());
+            if let Some(path) = &args.output {
+                write_array(path, &x).context("-o")?;
+            }
         }
-        select::write_json(args.json.as_deref(), "--json", &report)?;
+        reports.push(report);
     }
-    Ok(if report.converged() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    if lead {
+        match reports.as_slice() {
+            [one] => select::write_json(args.json.as_deref(), "--json", one)?,
+            all => select::write_json(args.json.as_deref(), "--json", &all)?,
+        }
+        if let Some(path) = &args.plot {
+            let svg = spmv::picture::convergence_svg(
+                &format!("{}: residual history", printable_name(&name)),
+                &curves(&reports),
+                args.tol,
+            )?;
+            crate::report::write(path, "--plot", &svg)?;
+        }
+    }
+    let converged = reports.iter().all(|r| r.converged());
+    Ok(if converged { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// The residual histories of `reports`, each method run a curve named by its method and
+/// format (and, with several solves, nothing more: the matrix is the plot's title).
+fn curves(reports: &[solve::Report]) -> Vec<spmv::picture::Curve> {
+    let mut curves = Vec::new();
+    for r in reports {
+        let format = r.chosen.as_ref().map_or(r.format.clone(), |c| format!("{}({c})", r.format));
+        for a in &r.history {
+            let label = format!("{} on {format}", a.method);
+            curves.push(spmv::picture::Curve { label, points: a.residuals.clone() });
+        }
+    }
+    curves
 }
 
 /// Rows `rows` of the right-hand side of length n.

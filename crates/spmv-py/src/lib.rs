@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::{result as cuda, sys as cuda_sys, CudaEvent, CudaSlice};
 use pyo3::exceptions::{PyMemoryError, PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::{PyBytes, PyDict, PyList};
 
 use spmv::app::solve::{solve_choosing, MethodChoice, Preconditioner, Solved};
 use spmv::app::{self, AnyOperator, Named, Target};
@@ -29,7 +29,9 @@ fn py_err(e: Error) -> PyErr {
     match e {
         Error::Io { .. } => PyOSError::new_err(text),
         Error::OutOfMemory { .. } => PyMemoryError::new_err(text),
-        Error::NoGpu(_) | Error::Cuda { .. } | Error::Launch(_) => PyRuntimeError::new_err(text),
+        Error::NoGpu(_) | Error::Cuda { .. } | Error::Launch(_) | Error::Picture(_) => {
+            PyRuntimeError::new_err(text)
+        }
         _ => PyValueError::new_err(text),
     }
 }
@@ -915,9 +917,22 @@ fn to_device(
     Ok(PyOperator { op, precision, csr, backend: backend.describe(), events: Mutex::new(None) })
 }
 
-fn solution_dict<'py, T>(py: Python<'py>, solved: &Solved<T>) -> PyResult<Bound<'py, PyDict>> {
+fn solution_dict<'py, T>(
+    py: Python<'py>,
+    solved: &Solved<T>,
+    tol: f64,
+) -> PyResult<Bound<'py, PyDict>> {
     let s = &solved.solution;
     let d = PyDict::new(py);
+    let history = PyList::empty(py);
+    for a in &solved.history {
+        let attempt = PyDict::new(py);
+        attempt.set_item("method", &a.method)?;
+        attempt.set_item("residuals", a.residuals.clone())?;
+        history.append(attempt)?;
+    }
+    d.set_item("history", history)?;
+    d.set_item("tol", tol)?;
     let (outcome, why) = app::solve::outcome_name(&s.outcome);
     d.set_item("method", solved.method.name())?;
     d.set_item("method_auto", solved.auto.as_deref())?;
@@ -931,6 +946,15 @@ fn solution_dict<'py, T>(py: Python<'py>, solved: &Solved<T>) -> PyResult<Bound<
     d.set_item("iteration_ms", s.iteration_ms)?;
     d.set_item("graph", s.graph)?;
     Ok(d)
+}
+
+/// The report page (spmv::picture::report_html) of `sources`: a JSON list of [name, value]
+/// pairs, each value a bench run, a list of bench results or a solve.
+#[pyfunction]
+fn report_html(py: Python<'_>, sources: &str) -> PyResult<String> {
+    let sources: Vec<(String, serde_json::Value)> =
+        serde_json::from_str(sources).map_err(|e| value_err(format!("report: {e}")))?;
+    py.allow_threads(|| spmv::picture::report_html(&sources)).map_err(py_err)
 }
 
 /// A solve's method, preconditioner and settings from Python's arguments.
@@ -996,7 +1020,7 @@ fn solve_system<'py>(
                     Ok(s)
                 })
                 .map_err(py_err)?;
-            solution_dict(py, &solved)
+            solution_dict(py, &solved, settings.tol)
         }};
     }
     match &op.op {
@@ -1039,7 +1063,7 @@ fn solve_distributed<'py>(
                     Ok((s, d))
                 })
                 .map_err(py_err)?;
-            let dict = solution_dict(py, &solved)?;
+            let dict = solution_dict(py, &solved, settings.tol)?;
             dict.set_item("part_formats", d.part_formats())?;
             dict.set_item("halo_bytes", d.halo_bytes())?;
             Ok(dict)
@@ -1157,6 +1181,7 @@ fn _spmv(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(to_device, m)?)?;
+    m.add_function(wrap_pyfunction!(report_html, m)?)?;
     m.add_function(wrap_pyfunction!(solve_system, m)?)?;
     m.add_function(wrap_pyfunction!(pagerank, m)?)?;
     m.add_function(wrap_pyfunction!(solve_distributed, m)?)?;

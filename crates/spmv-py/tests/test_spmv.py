@@ -3,6 +3,7 @@ rounding bound, the solvers, PageRank, bench, errors as Python exceptions, and (
 machine with CuPy or PyTorch) CUDA arrays used in place."""
 
 import gzip
+import json
 import os
 import pathlib
 
@@ -157,6 +158,27 @@ def test_bench_returns_checked_results():
     assert len(results) == 8
     assert all(r["status"] == "ok" for r in results), [r.get("error") for r in results]
     assert {"matrix", "format", "median_ms", "gflops"} <= set(results[0])
+
+
+def test_report_draws_bench_results_and_solves(tmp_path):
+    results = spmv.bench(["poisson2d:n=20", "kron:scale=8"], formats="csr-vector,ell,auto", reps=2, warmup=1)
+    solved = spmv.solve(spmv.generate("poisson2d:n=20"), np.ones(400), method="auto", check_every=1)
+    # The residual history: the start, every check, the stop.
+    (attempt,) = solved.history
+    assert attempt["method"] == "cg" and attempt["residuals"][0] == (0, 1.0)
+    assert attempt["residuals"][-1] == (solved.iterations, solved.residual)
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps({"results": results}))
+    page = spmv.report(results, solved, path)
+    assert isinstance(page, spmv.Html) and page._repr_html_() == page
+    assert page.startswith("<!DOCTYPE html>") and "</html>" in page
+    for title in ["Roofline", "Speed relative to the best", "auto and tune against the best", "Convergence"]:
+        assert title in page, title
+    assert page.count("<svg") == 3  # roofline, auto, convergence (no multi-GPU results)
+    with pytest.raises(TypeError, match="argument 1 is a int"):
+        spmv.report(3)
+    with pytest.raises(ValueError, match="nothing to show"):
+        spmv.report([])
 
 
 def test_errors_are_python_exceptions(tmp_path):

@@ -60,6 +60,10 @@ pub enum Error {
     #[error("no GPU: {0}")]
     NoGpu(String),
 
+    /// A picture or report page could not be drawn (the drawing library's error).
+    #[error("drawing: {0}")]
+    Picture(String),
+
     /// Vectors whose lengths do not fit the matrix (`x` needs `ncols` entries, `y` `nrows`).
     #[error("{0}")]
     Shape(String),

@@ -18,6 +18,8 @@
 //! - [`reorder`]: locality-improving symmetric permutations (RCM, degree) around any format.
 //! - [`solve`]: solvers on top of any format (CG, BiCGSTAB, PageRank).
 //! - [`distributed`]: one matrix over several GPUs (row parts, halo exchange), with CG.
+//! - [`picture`]: the report page of bench runs, a matrix's sparsity pattern, a solve's
+//!   residual history (SVG).
 
 #![warn(missing_docs)]
 
@@ -35,6 +37,7 @@ pub mod io;
 pub mod matrix;
 mod measure;
 pub mod operator;
+pub mod picture;
 pub mod reference;
 pub mod reorder;
 pub mod solve;
@@ -56,6 +59,10 @@ pub fn all_kernel_modules() -> Vec<gpu::KernelModule> {
     modules.push(bench::bound::KERNELS);
     modules
 }
+/// The commit this library was built from (`git rev-parse HEAD` at build time, `+dirty` when
+/// the work tree had changes then), where the build had git; reports name it.
+pub const COMMIT: Option<&str> = option_env!("SPMV_COMMIT");
+
 /// Half precision (`half::f16`), the third element type: f16 values and x, f32 sums, f16 y.
 pub use half::f16;
 pub use matrix::{Coo, Csr, Precision, Scalar};

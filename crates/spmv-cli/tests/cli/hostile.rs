@@ -99,7 +99,7 @@ fn non_finite_values_are_refused_with_their_line_unless_allowed() {
     // A value finite in f64 but not in f32 is refused for f32 only, as unsupported (range).
     let path = write_mtx(&dir, "f32.mtx", "2 2 2\n1 1 1e300\n2 2 1\n");
     let out = spmv(&words_at(
-        "bench PATH --cpu --formats csr-scalar --precision f64,f32 --reps 3",
+        "bench PATH --cpu --formats csr-scalar --precision f64,f32 --reps 3 --wide",
         &path,
     ));
     let stdout = text(&out.stdout);
@@ -208,7 +208,7 @@ fn plus_signed_integers_are_read_wherever_integers_are() {
 
 #[test]
 fn the_cpu_default_set_is_scaled_down_and_reports_progress_when_piped() {
-    let out = spmv(&["bench", "--cpu", "--formats", "csr-scalar,sell-c-sigma"]);
+    let out = spmv(&["bench", "--cpu", "--formats", "csr-scalar,sell-c-sigma", "--wide"]);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stderr}");
     // The header says the set is scaled down and how many runs; rows then follow.

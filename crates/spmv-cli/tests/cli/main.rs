@@ -6,4 +6,5 @@ mod end_to_end;
 mod hostile;
 mod launch;
 mod pagerank;
+mod pictures;
 mod reliability;

@@ -52,6 +52,8 @@ __all__ = [
     "solve",
     "pagerank",
     "bench",
+    "report",
+    "Html",
 ]
 
 _DTYPES = {"f64": np.dtype(np.float64), "f32": np.dtype(np.float32), "f16": np.dtype(np.float16)}
@@ -753,6 +755,11 @@ class SolveResult:
     ms: float
     iteration_ms: float
     graph: bool
+    history: list[dict[str, Any]]
+    """Each method run (``method="auto"`` may run two): ``{"method": "cg", "residuals":
+    [(iteration, ‖r‖/‖b‖), ...]}``, the recurrence's residual where the solver read it (the
+    start, every ``check_every`` iterations, the stop)."""
+    tol: float
 
     def __init__(self, x: Any, figures: dict[str, Any]) -> None:
         self.x = x
@@ -1169,3 +1176,52 @@ def bench(
         labels = list(names)
     report = json.loads(_spmv.bench(loaded, labels, formats, precision, device, reps, warmup, ordinals, exchange))
     return report["results"]
+
+
+class Html(str):
+    """An HTML page as text; Jupyter displays it (``_repr_html_``), ``open(...).write`` saves it."""
+
+    def _repr_html_(self) -> str:
+        return str(self)
+
+
+def report(*results: Any) -> Html:
+    """The report page of benchmark runs and solves, as ``spmv report`` writes it: one
+    self-contained HTML page (inline SVG, no network) with the roofline, the heat map of each
+    format against the per-matrix best, auto and tune against the best, scaling over GPUs and
+    the solves' residual histories. Each argument: what :func:`bench` returned (a list of
+    result dicts), a :class:`SolveResult`, a parsed JSON dict of ``spmv bench --json`` or
+    ``spmv solve --json``, or the path of such a file."""
+    if not results:
+        raise TypeError("report() needs at least one bench result list, SolveResult or JSON file")
+    sources: list[tuple[str, Any]] = []
+    for i, r in enumerate(results):
+        if isinstance(r, SolveResult):
+            name = f"solve {i + 1}"
+            solve = {"matrix": name, "format": "operator", "tol": r.tol, "outcome": r.outcome, "history": r.history}
+            sources.append((name, solve))
+        elif isinstance(r, (str, os.PathLike)):
+            with open(r, encoding="utf-8") as f:
+                sources.append((os.fspath(r), json.load(f)))
+        elif isinstance(r, (dict, list)):
+            sources.append((f"results {i + 1}", r))
+        else:
+            kinds = "bench results, a SolveResult, a dict or a JSON file's path"
+            raise TypeError(f"report: argument {i + 1} is a {type(r).__name__}: give {kinds}")
+    return Html(_spmv.report_html(json.dumps(_jsonable(sources), allow_nan=False)))
+
+
+def _jsonable(v: Any) -> Any:
+    """``v`` as JSON takes it: NaN and infinities as null (as spmv's own JSON writes them),
+    NumPy scalars as Python numbers."""
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if v is None or isinstance(v, (str, int, bool)):
+        return v
+    raise TypeError(f"report: a {type(v).__name__} is not JSON")

@@ -99,6 +99,44 @@ pub struct Solved<T> {
     pub method: Method,
     /// `auto`: what it saw and did ("symmetric, positive diagonal: cg").
     pub auto: Option<String>,
+    /// The residual history of each method run, in order (`auto` may run two).
+    pub history: Vec<Attempt>,
+}
+
+/// One method's run within a solve: the recurrence's ‖r‖/‖b‖ where the solver read it (the
+/// start, every `check_every` iterations, the stop).
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
+pub struct Attempt {
+    /// The method's name.
+    pub method: String,
+    /// (iteration, ‖r‖/‖b‖), iterations rising; (0, 1) is the start from x = 0.
+    pub residuals: Vec<(usize, f64)>,
+}
+
+/// Runs `solve` with `settings` whose progress is also recorded as `method`'s [`Attempt`].
+fn recorded<T>(
+    method: Method,
+    settings: &KrylovSettings,
+    solve: impl FnOnce(&KrylovSettings) -> Result<Solution<T>>,
+) -> Result<(Solution<T>, Attempt)> {
+    let points = std::sync::Arc::new(std::sync::Mutex::new(vec![(0usize, 1.0f64)]));
+    let (inner, sink) = (settings.progress.clone(), points.clone());
+    let record = move |iteration: usize, residual: f64| {
+        sink.lock().unwrap_or_else(|e| e.into_inner()).push((iteration, residual));
+        if let Some(inner) = &inner {
+            inner(iteration, residual);
+        }
+    };
+    let settings =
+        KrylovSettings { progress: Some(std::sync::Arc::new(record)), ..settings.clone() };
+    let solution = solve(&settings)?;
+    drop(settings);
+    let mut residuals = std::mem::take(&mut *points.lock().unwrap_or_else(|e| e.into_inner()));
+    // Reads past the stop (queued launches) repeat it; the stop itself is the last point.
+    residuals.retain(|&(i, _)| i < solution.iterations);
+    residuals.push((solution.iterations, solution.residual));
+    residuals.dedup_by_key(|p| p.0);
+    Ok((solution, Attempt { method: method.name().to_string(), residuals }))
 }
 
 /// Solves A·x = b on `a`'s backend (`a64`: A in f64, for the preconditioner and `auto`'s look
@@ -124,13 +162,14 @@ fn solve_choosing_with<T: Scalar, A: Solvable<T> + ?Sized>(
     b: &[T],
     settings: &KrylovSettings,
 ) -> Result<Solved<T>> {
-    let once = |method| -> Result<Solution<T>> {
+    let once = |method| -> Result<(Solution<T>, Attempt)> {
         let m_inv = inverse(method)?;
-        solve::solve(a, method, b, m_inv.as_deref(), settings)
+        recorded(method, settings, |s| solve::solve(a, method, b, m_inv.as_deref(), s))
     };
     let method = match choice {
         MethodChoice::Given(method) => {
-            return Ok(Solved { solution: once(method)?, method, auto: None })
+            let (solution, attempt) = once(method)?;
+            return Ok(Solved { solution, method, auto: None, history: vec![attempt] });
         }
         MethodChoice::Auto => first_method()?,
     };
@@ -139,7 +178,8 @@ fn solve_choosing_with<T: Scalar, A: Solvable<T> + ?Sized>(
         Method::Minres => ("symmetric, a diagonal entry ≤ 0", Method::Minres),
         _ => ("nonsymmetric", Method::Gmres),
     };
-    let solution = once(first)?;
+    let (solution, attempt) = once(first)?;
+    let mut history = vec![attempt];
     let (next, why) = match (&solution.outcome, first) {
         (Outcome::Indefinite(_), Method::Cg) => (Method::Minres, "cg found A indefinite"),
         (Outcome::Converged, _) => (first, ""),
@@ -151,9 +191,11 @@ fn solve_choosing_with<T: Scalar, A: Solvable<T> + ?Sized>(
             solution,
             method: first,
             auto: Some(format!("{seen}: {}", first.name())),
+            history,
         });
     }
-    let retried = once(next)?;
+    let (retried, attempt) = once(next)?;
+    history.push(attempt);
     // GMRES's answer stays when BiCGSTAB does no better.
     if next == Method::Bicgstab
         && !retried.converged()
@@ -161,7 +203,7 @@ fn solve_choosing_with<T: Scalar, A: Solvable<T> + ?Sized>(
             != Some(std::cmp::Ordering::Less)
     {
         let auto = format!("{seen}: gmres, then bicgstab (no better)");
-        return Ok(Solved { solution, method: first, auto: Some(auto) });
+        return Ok(Solved { solution, method: first, auto: Some(auto), history });
     }
     let auto = format!(
         "{seen}: {}, {why} after {} iterations: {}",
@@ -169,7 +211,7 @@ fn solve_choosing_with<T: Scalar, A: Solvable<T> + ?Sized>(
         solution.iterations,
         next.name()
     );
-    Ok(Solved { solution: retried, method: next, auto: Some(auto) })
+    Ok(Solved { solution: retried, method: next, auto: Some(auto), history })
 }
 
 /// `auto`'s first method for A: CG (symmetric, every diagonal entry positive), MINRES (another
@@ -272,6 +314,8 @@ pub struct Report {
     pub parts: Option<IterationParts>,
     /// Several GPUs: the distributed matrix.
     pub distributed: Option<Distributed>,
+    /// The last solve's residual history, per method run (`auto` may run two).
+    pub history: Vec<Attempt>,
 }
 
 /// A solve over several GPUs.
@@ -488,6 +532,7 @@ impl Report {
             graph: false,
             parts: None,
             distributed: None,
+            history: Vec::new(),
         }
     }
 }
@@ -622,9 +667,10 @@ impl<T: Scalar> Solves<T> {
 
     /// The report's figures from the solves (the median time of all but the first); x.
     fn finish(self, report: &mut Report) -> Vec<f64> {
-        let Solved { solution, method, auto } = self.last.expect("at least one solve");
+        let Solved { solution, method, auto, history } = self.last.expect("at least one solve");
         report.method = method.name().into();
         report.method_auto = auto;
+        report.history = history;
         report.first_solve_ms = self.ms[0];
         let mut times = self.ms[1..].to_vec();
         report.solve_ms = if times.is_empty() { self.ms[0] } else { median_min(&mut times).0 };

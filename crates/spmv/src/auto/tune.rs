@@ -111,8 +111,8 @@ pub fn fingerprint<T: Scalar>(a: &Csr<T>) -> u64 {
 }
 
 /// Measures `auto`'s first candidates for `a` on `backend` within about `budget` (the first
-/// candidate is always measured), keeps the fastest and caches the answer; a cached answer
-/// is used without measuring. Returns the built format and what was measured.
+/// candidate is always measured; on the CPU cuSPARSE's entries are passed over), keeps the
+/// fastest and caches the answer; a cached answer is used without measuring. Returns the built format and what was measured.
 pub fn tune<T: Scalar>(
     backend: &Backend,
     a: &Csr<T>,
@@ -162,7 +162,14 @@ pub fn tune_with_cache<T: Scalar>(
         if measured.len() == TUNE_CANDIDATES || (!measured.is_empty() && start.elapsed() > budget) {
             break;
         }
-        let host = match formats::build(&formats::parse_spec(name)?, a) {
+        // On the CPU a library baseline is a plain CSR loop under cuSPARSE's name: not a
+        // candidate there.
+        let spec = formats::parse_spec(name)?;
+        let baseline = formats::find::<f64>(spec.name()).is_ok_and(|f| f.library_baseline);
+        if baseline && matches!(backend, Backend::Cpu) {
+            continue;
+        }
+        let host = match formats::build(&spec, a) {
             Ok(h) => h,
             Err(Error::Format { .. } | Error::Unsupported(_)) => continue,
             Err(e) => return Err(e),

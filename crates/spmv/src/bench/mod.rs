@@ -753,6 +753,45 @@ mod tests {
     }
 
     #[test]
+    fn the_compact_table_keeps_to_100_columns_and_the_wide_one_to_whole_names() {
+        let a = crate::io::gen::generate("poisson2d:n=4").unwrap();
+        let specs = crate::choice::parse_list("csr-vector:values=auto,cols=auto,ell,auto").unwrap();
+        let settings = Settings { reps: 2, warmup: 0, ..Settings::default() };
+        let long = "a-matrix-with-a-name-far-longer-than-its-column.mtx";
+        let cpu = Target::One(Backend::Cpu);
+        let mut report = report::Report::new(cpu_machine(), &settings);
+        report.results = run_matrix(&cpu, long, &a, &specs, &settings, &cpu_machine(), |_| {});
+        // A declined matrix: its reason is long.
+        report.results[1].status = Status::Unsupported;
+        report.results[1].error = Some("x".repeat(300));
+        let names = || report.results.iter().map(|m| m.matrix.as_str());
+        let formats = || report.results.iter().map(|m| m.format.as_str());
+        let compact = report::TableLayout::with(false, names(), formats());
+        let mut table = report.table_header(&compact);
+        for m in &report.results {
+            table += &compact.row(m);
+        }
+        table += &report.summary_table("csr-scalar");
+        for line in table.lines() {
+            assert!(
+                line.chars().count() <= report::COMPACT_WIDTH,
+                "{} chars: {line}",
+                line.chars().count()
+            );
+        }
+        assert!(
+            table.contains("a-matrix-w…olumn.mtx")
+                && table.contains("UNSUPPORTED\n")
+                && table.contains("(no baseline)"),
+            "{table}"
+        );
+        let wide = report::TableLayout::with(true, names(), formats());
+        let row = wide.row(&report.results[0]);
+        assert!(row.contains(long) && row.contains("csr-vector:values=auto,cols=auto"), "{row}");
+        assert!(report.table_header(&wide).contains("graph us"));
+    }
+
+    #[test]
     fn the_report_says_the_warmups_that_ran() {
         let settings = Settings { warmup: 100_000, reps: 5, ..Settings::default() };
         let report = report::Report::new(cpu_machine(), &settings);

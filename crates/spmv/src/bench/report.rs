@@ -15,6 +15,12 @@ pub struct Report {
     pub schema_version: u32,
     /// Version of the `spmv` crate that measured.
     pub spmv_version: String,
+    /// The commit the measuring binary was built from ([`crate::COMMIT`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// The command that ran (`spmv bench …`), where the caller says it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
     /// The machine and its copy roofline.
     pub machine: Machine,
     /// Untimed runs before the timed ones that actually ran ([`Settings::warmup_on`]: at most
@@ -51,6 +57,8 @@ impl Report {
         let mut report = Report {
             schema_version: 2,
             spmv_version: env!("CARGO_PKG_VERSION").to_string(),
+            commit: crate::COMMIT.map(str::to_string),
+            command: None,
             machine,
             warmup,
             reps: settings.reps,
@@ -79,7 +87,7 @@ impl Report {
     /// A fixed-width table, one line per matrix × format, with the machine and roofline
     /// first and each failure spelled out after the table.
     pub fn table(&self) -> String {
-        let layout = TableLayout::new(
+        let layout = TableLayout::wide(
             self.results.iter().map(|m| m.matrix.as_str()),
             self.results.iter().map(|m| m.format.as_str()),
         );
@@ -98,34 +106,53 @@ impl Report {
         let mut s = String::new();
         let mc = &self.machine;
         let arch = if mc.arch.is_empty() { String::new() } else { format!(" {}", mc.arch) };
-        // The CPU's name already says it ("CPU (2 threads)"); a GPU's is the card's.
-        let place = if mc.backend == "cpu" {
+        // The CPU's name already says it ("CPU (2 threads)"), and a GPU's is the card's: the
+        // wide table names the backend and the copy's buffers too.
+        let place = if mc.backend == "cpu" || !layout.wide {
             mc.name.clone()
         } else {
             format!("{} on {}", mc.backend.to_uppercase(), mc.name)
         };
-        let _ = writeln!(
-            s,
-            "# {place}{arch}; copy roofline {:.0} GB/s (read+write, {} MiB buffers); median of {} runs after {} warm-up",
-            mc.copy_gbs,
-            mc.copy_bytes >> 20,
-            self.reps,
-            self.warmup
-        );
+        let buffers = if layout.wide {
+            format!(" (read+write, {} MiB buffers)", mc.copy_bytes >> 20)
+        } else {
+            String::new()
+        };
+        let mut comment = |text: String| {
+            // The compact table keeps to 100 columns, its comments too.
+            let width = if layout.wide { usize::MAX } else { COMPACT_WIDTH };
+            for line in wrap(&text, width) {
+                let _ = writeln!(s, "{line}");
+            }
+        };
+        comment(format!(
+            "# {place}{arch}; copy roofline {:.0} GB/s{buffers}; median of {} runs after {} warm-up",
+            mc.copy_gbs, self.reps, self.warmup
+        ));
         if let Some(note) = &self.note {
-            let _ = writeln!(s, "# {note}");
+            comment(format!("# {note}"));
         }
-        let _ = writeln!(
-            s,
+        let legend = if layout.wide {
             "# columns: conv ms = conversion from CSR (host, plus the GPU's where a format converts on upload); MB = device bytes; median/min us = per launch; b2b us = mean of back-to-back launches; graph us = the same launches replayed as a CUDA graph (no host launch cost; - where not capturable); \
              GFLOPS and GB/s from the median; %roof = of the copy roofline; %bound = the matrix's own stream-and-gather bound / b2b (GPU); L2 = fits in L2; rel err = against the oracle (docs/bench.md)"
-        );
+        } else {
+            "# columns: med us = median per launch; b2b us = mean of back-to-back launches; GFLOPS from the median; %bound = the matrix's own stream-and-gather bound / b2b (GPU); names longer than their column are cut in the middle (…); --wide: every column and whole names, --json: everything (docs/bench.md)"
+        };
+        comment(legend.to_string());
         let (width, fwidth) = (layout.matrix_width, layout.format_width);
-        let _ = writeln!(
-            s,
-            "{:<width$} {:<fwidth$} {:>4} {:>9} {:>10} {:>9} {:>9} {:>10} {:>10} {:>10} {:>9} {:>8} {:>7} {:>6} {:>6} {:>3} {:>9}  status",
-            "matrix", "format", "prec", "rows", "nnz", "conv ms", "MB", "median us", "min us", "b2b us", "graph us", "GFLOPS", "GB/s", "%roof", "%bound", "L2", "rel err"
-        );
+        let _ = if layout.wide {
+            writeln!(
+                s,
+                "{:<width$} {:<fwidth$} {:>4} {:>9} {:>10} {:>9} {:>9} {:>10} {:>10} {:>10} {:>9} {:>8} {:>7} {:>6} {:>6} {:>3} {:>9}  status",
+                "matrix", "format", "prec", "rows", "nnz", "conv ms", "MB", "median us", "min us", "b2b us", "graph us", "GFLOPS", "GB/s", "%roof", "%bound", "L2", "rel err"
+            )
+        } else {
+            writeln!(
+                s,
+                "{:<width$} {:<fwidth$} {:>4} {:>9} {:>8} {:>8} {:>6} {:>6}  status",
+                "matrix", "format", "prec", "nnz", "med us", "b2b us", "GFLOPS", "%bound"
+            )
+        };
         s
     }
 
@@ -228,28 +255,31 @@ impl Report {
     /// [`Report::summary`] as comment lines for the end of the table.
     pub fn summary_table(&self, baseline: &str) -> String {
         let mut s = String::new();
-        let _ = writeln!(
-            s,
-            "# per format: ok / unsupported / failed runs, wins (fastest correct), geometric-mean speed-up over {baseline}, median %roofline beyond L2"
+        let title = format!(
+            "# per format: ok / unsupported / failed runs, wins (fastest correct), geometric-mean speed-up over {baseline} (pairs), median %roofline beyond L2 (-: all in L2)"
         );
+        for line in wrap(&title, COMPACT_WIDTH) {
+            let _ = writeln!(s, "{line}");
+        }
         let summary = self.summary(baseline);
-        let width = summary.iter().map(|f| f.format.chars().count()).max().unwrap_or(0).max(16);
+        let width =
+            summary.iter().map(|f| f.format.chars().count()).max().unwrap_or(0).clamp(16, 20);
         for f in summary {
             let speedup = if f.speedup_pairs == 0 {
-                format!("     - (no {baseline} run to compare)")
+                "     - (no baseline)".to_string()
             } else {
-                format!("{:>6.2}x ({} pairs)", f.geomean_speedup, f.speedup_pairs)
+                format!("{:>6.2}x ({})", f.geomean_speedup, f.speedup_pairs)
             };
             let _ = writeln!(
                 s,
                 "#   {:<width$} {:>5} {:>5} {:>3}  wins {:>5}  speed-up {speedup}  %roof {}",
-                printable_name(&f.format),
+                cut(&printable_name(&f.format), width),
                 f.ok,
                 f.unsupported,
                 f.failed,
                 f.wins,
                 if f.median_roofline_beyond_l2.is_nan() {
-                    "- (all in L2)".to_string()
+                    "-".to_string()
                 } else {
                     format!("{:.0}%", f.median_roofline_beyond_l2 * 100.0)
                 }
@@ -280,27 +310,56 @@ pub struct FormatSummary {
     pub median_roofline_beyond_l2: f64,
 }
 
-/// Column widths of the table. Names are never cut (two long specs could look alike): the
-/// columns are as wide as the longest name.
+/// Most characters of a line of the compact table.
+pub const COMPACT_WIDTH: usize = 100;
+
+/// Column widths of the table: compact (at most [`COMPACT_WIDTH`] characters a line, names
+/// cut in the middle where longer than their column), or wide (every column, names never
+/// cut: two long specs could look alike).
 #[derive(Clone, Copy, Debug)]
 pub struct TableLayout {
     matrix_width: usize,
     format_width: usize,
+    wide: bool,
 }
 
 impl TableLayout {
-    /// Widths for these matrix and format names (at least 34 and 14 columns).
+    /// The compact layout (see [`TableLayout::wide`]).
     pub fn new<'a>(
+        matrices: impl IntoIterator<Item = &'a str>,
+        formats: impl IntoIterator<Item = &'a str>,
+    ) -> Self {
+        TableLayout { wide: false, ..Self::wide(matrices, formats) }
+    }
+
+    /// The wide layout: columns as wide as the longest matrix and format names (at least 34
+    /// and 14 columns).
+    pub fn wide<'a>(
         matrices: impl IntoIterator<Item = &'a str>,
         formats: impl IntoIterator<Item = &'a str>,
     ) -> Self {
         let widest = |names: &mut dyn Iterator<Item = &'a str>| {
             names.map(|n| printable_name(n).chars().count()).max().unwrap_or(0)
         };
-        TableLayout {
-            matrix_width: widest(&mut matrices.into_iter()).max(34),
-            format_width: widest(&mut formats.into_iter()).max(14),
+        let (m, f) = (widest(&mut matrices.into_iter()), widest(&mut formats.into_iter()));
+        TableLayout { matrix_width: m.max(34), format_width: f.max(14), wide: true }
+    }
+
+    /// `wide` or compact widths for these names: the compact columns are as narrow as the
+    /// names allow, at most 20 and 19 characters.
+    pub fn with<'a>(
+        wide: bool,
+        matrices: impl IntoIterator<Item = &'a str>,
+        formats: impl IntoIterator<Item = &'a str>,
+    ) -> Self {
+        if wide {
+            return Self::wide(matrices, formats);
         }
+        let widest = |names: &mut dyn Iterator<Item = &'a str>| {
+            names.map(|n| printable_name(n).chars().count()).max().unwrap_or(0)
+        };
+        let (m, f) = (widest(&mut matrices.into_iter()), widest(&mut formats.into_iter()));
+        TableLayout { matrix_width: m.clamp(6, 20), format_width: f.clamp(6, 19), wide: false }
     }
 
     /// One line of the table.
@@ -348,6 +407,41 @@ impl TableLayout {
         } else {
             format!("{:.1e}", m.max_rel_error)
         };
+        let bound = m
+            .bound_fraction
+            .filter(|f| f.is_finite())
+            .map_or("-".to_string(), |f| format!("{:.0}%", f * 100.0));
+        if !self.wide {
+            // Fewer decimals for long times: 8 characters up to 100 s.
+            let micro = |ms: f64| {
+                let us = ms * 1e3;
+                num(
+                    us,
+                    if us < 1e3 {
+                        2
+                    } else if us < 1e5 {
+                        1
+                    } else {
+                        0
+                    },
+                )
+            };
+            let line = format!(
+                "{:<width$} {:<fwidth$} {:>4} {:>9} {:>8} {:>8} {:>6} {:>6}  {}",
+                cut(&printable_name(&m.matrix), width),
+                cut(&format, fwidth),
+                m.precision.name(),
+                m.nnz,
+                micro(m.median_ms),
+                micro(m.back_to_back_ms),
+                num(m.gflops, 1),
+                bound,
+                // The word alone: the footer spells failures out, --wide and the JSON say
+                // why a format declined.
+                if m.status == Status::Ok { status } else { m.status.as_str().to_uppercase() }
+            );
+            return cut_end(&line, COMPACT_WIDTH) + "\n";
+        }
         format!(
             "{:<width$} {:<fwidth$} {:>4} {:>9} {:>10} {:>9} {:>9} {:>10} {:>10} {:>10} {:>9} {:>8} {:>7} {:>6} {:>6} {:>3} {:>9}  {}\n",
             printable_name(&m.matrix),
@@ -364,10 +458,55 @@ impl TableLayout {
             num(m.gflops, 1),
             num(m.effective_gbs, 0),
             if m.roofline_fraction.is_nan() { "-".to_string() } else { format!("{:.0}%", m.roofline_fraction * 100.0) },
-            m.bound_fraction.filter(|f| f.is_finite()).map_or("-".to_string(), |f| format!("{:.0}%", f * 100.0)),
+            bound,
             if m.l2_resident { "L2" } else { "" },
             if measured { rel } else { "-".into() },
             status
         )
     }
+}
+
+/// `name` in at most `width` characters: cut in the middle (the start and the end say most
+/// of a spec or a file name), with `…` where it was cut.
+fn cut(name: &str, width: usize) -> String {
+    let chars: Vec<char> = name.chars().collect();
+    if chars.len() <= width || width < 3 {
+        return name.to_string();
+    }
+    let head = (width - 1).div_ceil(2);
+    let tail = width - 1 - head;
+    let mut s: String = chars[..head].iter().collect();
+    s.push('…');
+    s.extend(&chars[chars.len() - tail..]);
+    s
+}
+
+/// `line` in at most `width` characters, ending in `…` where it was cut.
+fn cut_end(line: &str, width: usize) -> String {
+    let count = line.chars().count();
+    if count <= width {
+        return line.trim_end().to_string();
+    }
+    let mut s: String = line.chars().take(width - 1).collect();
+    s.push('…');
+    s
+}
+
+/// A `#` comment `text` in lines of at most `width` characters (broken at spaces; the lines
+/// after the first start with `#   `).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let fits = line.chars().count() + 1 + word.chars().count() <= width;
+        if !line.is_empty() && !fits {
+            lines.push(std::mem::replace(&mut line, "#  ".to_string()));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    lines.push(line);
+    lines
 }
