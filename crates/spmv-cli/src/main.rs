@@ -230,33 +230,58 @@ fn generator_families() -> String {
 }
 
 fn format_list() -> String {
-    use std::fmt::Write as _;
     let mut s = String::new();
     let registry = formats::registry::<f64>();
     let all_params =
         registry.iter().flat_map(|f| f.params).chain(CHOOSERS.iter().flat_map(|c| c.params));
     let width = all_params.map(|p| p.key.len() + 1 + p.default.len()).max().unwrap_or(0);
+    // Names in a column of 17, parameters indented under them, every line within 100
+    // characters (longer text continues under its own column).
     let params = |s: &mut String, params: &[formats::Param]| {
         for p in params {
-            let _ =
-                writeln!(s, "{:<18}{:<width$}  {}", "", format!("{}={}", p.key, p.default), p.doc);
+            let lead = format!("{:<17}  {:<width$}  ", "", format!("{}={}", p.key, p.default));
+            s.push_str(&hanging(&lead, p.doc));
         }
     };
     for f in &registry {
         let det = if f.deterministic { "" } else { " [not deterministic]" };
-        let _ = writeln!(s, "{:<16} {}{det}", f.name, f.description);
+        s.push_str(&hanging(&format!("{:<17}", f.name), &format!("{}{det}", f.description)));
         params(&mut s, f.params);
     }
-    let _ = writeln!(s, "\nChoosers (a format per matrix; given where a format is):");
+    s.push_str("\nChoosers (a format per matrix; given where a format is):\n");
     for c in CHOOSERS {
-        let _ = writeln!(s, "{:<16} {}", c.name, c.description);
+        s.push_str(&hanging(&format!("{:<17}", c.name), c.description));
         params(&mut s, c.params);
     }
-    let _ = writeln!(
-        s,
-        "\nSpecs take parameters as name:key=value,key=value (e.g. sell-c-sigma:c=32,sigma=1024)."
+    s.push_str(
+        "\nSpecs take parameters as name:key=value,key=value (e.g. sell-c-sigma:c=32,sigma=1024).\n",
     );
     s
+}
+
+/// `lead` then `text` broken at spaces into lines of at most 100 characters, the lines after
+/// the first indented as far as `lead` (a word longer than the room stands alone).
+fn hanging(lead: &str, text: &str) -> String {
+    let indent = lead.chars().count();
+    let mut out = String::new();
+    let mut line = lead.to_string();
+    let mut empty = true;
+    for word in text.split_whitespace() {
+        if !empty && line.chars().count() + 1 + word.chars().count() > 100 {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = " ".repeat(indent);
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+    out
 }
 
 fn bench(args: BenchArgs) -> Result<ExitCode> {

@@ -367,6 +367,8 @@ fn formats_align_their_parameters_and_gen_lists_the_families() {
         .collect();
     assert_eq!(starts.len(), 1, "parameter texts start in columns {starts:?}:\n{stdout}");
     assert!(!stdout.contains("not deterministic [not deterministic]"), "{stdout}");
+    // Long descriptions continue under their own column, within 100 characters.
+    assert!(stdout.lines().all(|l| l.chars().count() <= 100), "{stdout}");
     let help = text(&spmv(&["gen", "--help"]).stdout);
     for (family, example, _) in spmv::io::gen::EXAMPLES {
         assert!(help.contains(family) && help.contains(example), "{family} missing:\n{help}");
