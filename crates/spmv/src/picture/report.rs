@@ -300,7 +300,8 @@ table.heat th.text, table.heat td.text { text-align: left; }
 table.heat td.none { color: #999; background: #eee; text-align: center; }
 .wide { overflow-x: auto; }
 code { font-size: 0.95em; }
-@media print { body { margin: 0.5cm; max-width: none; } .wide { overflow: visible; } table.heat th { position: static; cursor: auto; } h2 { page-break-after: avoid; } svg { page-break-inside: avoid; } }
+* { print-color-adjust: exact; -webkit-print-color-adjust: exact; }
+@media print { body { margin: 0; max-width: none; } .wide { overflow: visible; } table.heat { font-size: 0.55em; } table.heat th, table.heat td { padding: 0.1em 0.2em; } table.heat th { position: static; cursor: auto; } h2, h3 { break-after: avoid; } svg, tr { break-inside: avoid; } }
 </style>
 </head>
 <body>
