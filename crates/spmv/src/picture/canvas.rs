@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use base64::Engine as _;
 
-use plotters::coord::Shift;
+use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
 
 use crate::error::{Error, Result};
@@ -84,6 +84,20 @@ pub fn svg(size: (u32, u32), draw: impl FnOnce(&Area<'_>, &mut Tips) -> Drawn) -
         .ok_or_else(|| Error::Picture("no </svg> in plotters' output".into()))?;
     svg.insert_str(end, &layer);
     Ok(svg)
+}
+
+/// Draws the chart's legend at `at`, on a pale box.
+pub fn legend<'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+    at: SeriesLabelPosition,
+) -> Drawn {
+    chart
+        .configure_series_labels()
+        .position(at)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()?;
+    Ok(())
 }
 
 /// `text` safe inside an XML or HTML element or a quoted attribute.

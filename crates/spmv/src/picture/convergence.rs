@@ -63,12 +63,6 @@ pub fn convergence_svg(title: &str, curves: &[Curve], tol: f64) -> Result<String
                 tips.add(chart.backend_coord(&(it, r)), 4, text);
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
-        Ok(())
+        canvas::legend(&mut chart, SeriesLabelPosition::UpperRight)
     })
 }

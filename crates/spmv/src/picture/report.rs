@@ -458,13 +458,7 @@ fn roofline(inputs: &Inputs) -> Result<String> {
                 tips.add(chart.backend_coord(&(m.1, m.2)), 5, m.0.tip());
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
-        Ok(())
+        canvas::legend(&mut chart, SeriesLabelPosition::UpperLeft)
     })
 }
 
@@ -596,13 +590,7 @@ fn choosers(inputs: &Inputs, best: &BTreeMap<Group, f64>) -> Result<Option<Strin
                 tips.add(chart.backend_coord(&(m.0.nnz as f64, m.1)), 6, text);
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
-        Ok(())
+        canvas::legend(&mut chart, SeriesLabelPosition::LowerRight)
     })
     .map(Some)
 }
@@ -650,13 +638,7 @@ fn scaling(inputs: &Inputs) -> Result<Option<String>> {
                 tips.add(chart.backend_coord(&(n, s)), 5, text);
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
-        Ok(())
+        canvas::legend(&mut chart, SeriesLabelPosition::UpperLeft)
     })
     .map(Some)
 }
