@@ -92,8 +92,10 @@ pub fn run(args: SolveArgs) -> Result<ExitCode> {
         restart: args.restart,
     };
     settings.validate()?;
-    if args.output.is_some() && args.output == args.json {
-        bail!("-o and --json name the same file: give each its own");
+    let files = [&args.output, &args.json, &args.plot];
+    let named: Vec<_> = files.iter().filter_map(|f| f.as_ref()).collect();
+    if (1..named.len()).any(|i| named[..i].contains(&named[i])) {
+        bail!("-o, --json and --plot name the same file: give each its own");
     }
     select::check_writable(args.json.as_deref(), "--json")?;
     select::check_writable(args.output.as_deref(), "-o")?;
@@ -179,7 +181,7 @@ pub fn run(args: SolveArgs) -> Result<ExitCode> {
 }
 
 /// The residual histories of `reports`, each method run a curve named by its method and
-/// format (and, with several solves, nothing more: the matrix is the plot's title).
+/// format (the matrix names the plot).
 fn curves(reports: &[solve::Report]) -> Vec<spmv::picture::Curve> {
     let mut curves = Vec::new();
     for r in reports {

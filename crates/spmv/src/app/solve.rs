@@ -105,7 +105,7 @@ pub struct Solved<T> {
 
 /// One method's run within a solve: the recurrence's ‖r‖/‖b‖ where the solver read it (the
 /// start, every `check_every` iterations, the stop).
-#[derive(Clone, Debug, Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct Attempt {
     /// The method's name.
     pub method: String,
@@ -130,7 +130,6 @@ fn recorded<T>(
     let settings =
         KrylovSettings { progress: Some(std::sync::Arc::new(record)), ..settings.clone() };
     let solution = solve(&settings)?;
-    drop(settings);
     let mut residuals = std::mem::take(&mut *points.lock().unwrap_or_else(|e| e.into_inner()));
     // Reads past the stop (queued launches) repeat it; the stop itself is the last point.
     residuals.retain(|&(i, _)| i < solution.iterations);
