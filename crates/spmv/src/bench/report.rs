@@ -437,8 +437,8 @@ impl TableLayout {
                 num(m.gflops, 1),
                 bound,
                 // The word alone: the footer spells failures out, --wide and the JSON say
-                // why a format declined.
-                if m.status == Status::Ok { status } else { m.status.as_str().to_uppercase() }
+                // why a format declined and how the parts of a distributed run exchanged.
+                m.status.cell(None)
             );
             return cut_end(&line, COMPACT_WIDTH) + "\n";
         }
