@@ -109,8 +109,11 @@ impl Row {
         let num = |v: Option<f64>, scale: f64, unit: &str| {
             v.filter(|v| v.is_finite()).map_or("-".into(), |v| format!("{:.2} {unit}", v * scale))
         };
+        let gflops = self.gflops_b2b().map_or("-".into(), |g| format!("{g:.1}"));
+        let bound = self.bound_fraction.filter(|f| f.is_finite());
+        let bound = bound.map_or("-".into(), |f| format!("{:.0}", f * 100.0));
         format!(
-            "{} · {}{chosen} · {} {}\nb2b {} · graph {} · median {}\n{} GFLOPS (b2b) · {} (median) · {}% of the bound",
+            "{} · {}{chosen} · {} {}\nb2b {} · graph {} · median {}\n{gflops} GFLOPS (b2b) · {} (median) · {bound}% of the bound",
             self.matrix,
             self.format,
             self.precision,
@@ -118,9 +121,7 @@ impl Row {
             num(self.back_to_back_ms, 1e3, "µs"),
             num(self.graph_ms, 1e3, "µs"),
             num(self.median_ms, 1e3, "µs"),
-            self.gflops_b2b().map_or("-".into(), |g| format!("{g:.1}")),
             num(self.effective_gbs, 1.0, "GB/s"),
-            self.bound_fraction.filter(|f| f.is_finite()).map_or("-".into(), |f| format!("{:.0}", f * 100.0)),
         )
     }
 }
@@ -172,6 +173,9 @@ struct Attempt {
     residuals: Vec<(usize, Option<f64>)>,
 }
 
+const NOT_A_RUN: &str =
+    "neither a bench run (spmv bench --json), a bench result nor a solve (spmv solve --json)";
+
 /// Everything the page shows, read from the inputs.
 #[derive(Default)]
 struct Inputs {
@@ -185,25 +189,7 @@ impl Inputs {
     fn read(sources: &[(String, Value)]) -> Result<Inputs> {
         let mut inputs = Inputs::default();
         for (source, value) in sources {
-            let bad = |what: &str, e: serde_json::Error| {
-                Error::Argument(format!("{source}: {what}: {e}"))
-            };
-            match value {
-                // Python's spmv.bench: a list of results.
-                Value::Array(items) => {
-                    for item in items {
-                        inputs.add_value(source, item)?;
-                    }
-                }
-                Value::Object(o) if o.contains_key("results") => {
-                    let facts = RunFacts::deserialize(value).map_err(|e| bad("a bench run", e))?;
-                    let rows = Vec::<Row>::deserialize(&o["results"])
-                        .map_err(|e| bad("a bench result", e))?;
-                    inputs.rows.extend(rows);
-                    inputs.runs.push((source.clone(), facts));
-                }
-                other => inputs.add_value(source, other)?,
-            }
+            inputs.add(source, value)?;
         }
         if inputs.rows.is_empty() && inputs.curves.is_empty() {
             return Err(Error::Argument(
@@ -213,16 +199,27 @@ impl Inputs {
         Ok(inputs)
     }
 
-    fn add_value(&mut self, source: &str, value: &Value) -> Result<()> {
+    /// `value` from `source`: a bench run, a bench result, a solve, or a list of them (Python's
+    /// `spmv.bench` returns a list of results; `spmv solve --json` of several solves a list).
+    fn add(&mut self, source: &str, value: &Value) -> Result<()> {
         let bad =
             |what: &str, e: serde_json::Error| Error::Argument(format!("{source}: {what}: {e}"));
         match value {
+            Value::Object(o) if o.contains_key("results") => {
+                let facts = RunFacts::deserialize(value).map_err(|e| bad("a bench run", e))?;
+                let rows =
+                    Vec::<Row>::deserialize(&o["results"]).map_err(|e| bad("a bench result", e))?;
+                self.rows.extend(rows);
+                self.runs.push((source.to_string(), facts));
+            }
             Value::Object(o) if o.contains_key("outcome") => {
                 let s = SolveFacts::deserialize(value).map_err(|e| bad("a solve", e))?;
-                let format = s.chosen.as_ref().map_or(s.format.clone(), |c| format!("{}({c})", s.format));
+                let format =
+                    s.chosen.as_ref().map_or(s.format.clone(), |c| format!("{}({c})", s.format));
                 for a in s.history {
                     let label = format!("{} {} on {format}", s.matrix, a.method);
-                    let points = a.residuals.iter().map(|&(i, r)| (i, r.unwrap_or(f64::NAN))).collect();
+                    let points =
+                        a.residuals.iter().map(|&(i, r)| (i, r.unwrap_or(f64::NAN))).collect();
                     self.curves.push(Curve { label, points });
                 }
                 self.tol = if self.tol > 0.0 { self.tol.min(s.tol) } else { s.tol };
@@ -230,16 +227,13 @@ impl Inputs {
             Value::Object(o) if o.contains_key("matrix") && o.contains_key("format") => {
                 self.rows.push(Row::deserialize(value).map_err(|e| bad("a bench result", e))?);
             }
+            // serde_json nests at most 128 deep: the recursion is bounded.
             Value::Array(items) => {
                 for item in items {
-                    self.add_value(source, item)?;
+                    self.add(source, item)?;
                 }
             }
-            _ => {
-                return Err(Error::Argument(format!(
-                    "{source}: neither a bench run (spmv bench --json), a bench result nor a solve (spmv solve --json)"
-                )))
-            }
+            _ => return Err(Error::Argument(format!("{source}: {NOT_A_RUN}"))),
         }
         Ok(())
     }
