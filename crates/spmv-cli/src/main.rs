@@ -15,7 +15,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use spmv::bench::report::TableLayout;
+use spmv::bench::report::{hanging, TableLayout, COMPACT_WIDTH};
 use spmv::bench::{Product, Settings};
 use spmv::choice::{Choice, CHOOSERS};
 use spmv::error::{printable, printable_name};
@@ -240,48 +240,34 @@ fn format_list() -> String {
     let params = |s: &mut String, params: &[formats::Param]| {
         for p in params {
             let lead = format!("{:<17}  {:<width$}  ", "", format!("{}={}", p.key, p.default));
-            s.push_str(&hanging(&lead, p.doc));
+            s.push_str(&hanging(&lead, &" ".repeat(lead.chars().count()), p.doc, COMPACT_WIDTH));
         }
     };
     for f in &registry {
         let det = if f.deterministic { "" } else { " [not deterministic]" };
-        s.push_str(&hanging(&format!("{:<17}", f.name), &format!("{}{det}", f.description)));
+        let description = format!("{}{det}", f.description);
+        s.push_str(&hanging(
+            &format!("{:<17}", f.name),
+            &" ".repeat(17),
+            &description,
+            COMPACT_WIDTH,
+        ));
         params(&mut s, f.params);
     }
     s.push_str("\nChoosers (a format per matrix; given where a format is):\n");
     for c in CHOOSERS {
-        s.push_str(&hanging(&format!("{:<17}", c.name), c.description));
+        s.push_str(&hanging(
+            &format!("{:<17}", c.name),
+            &" ".repeat(17),
+            c.description,
+            COMPACT_WIDTH,
+        ));
         params(&mut s, c.params);
     }
     s.push_str(
         "\nSpecs take parameters as name:key=value,key=value (e.g. sell-c-sigma:c=32,sigma=1024).\n",
     );
     s
-}
-
-/// `lead` then `text` broken at spaces into lines of at most 100 characters, the lines after
-/// the first indented as far as `lead` (a word longer than the room stands alone).
-fn hanging(lead: &str, text: &str) -> String {
-    let indent = lead.chars().count();
-    let mut out = String::new();
-    let mut line = lead.to_string();
-    let mut empty = true;
-    for word in text.split_whitespace() {
-        if !empty && line.chars().count() + 1 + word.chars().count() > 100 {
-            out.push_str(line.trim_end());
-            out.push('\n');
-            line = " ".repeat(indent);
-            empty = true;
-        }
-        if !empty {
-            line.push(' ');
-        }
-        line.push_str(word);
-        empty = false;
-    }
-    out.push_str(line.trim_end());
-    out.push('\n');
-    out
 }
 
 fn bench(args: BenchArgs) -> Result<ExitCode> {
@@ -360,7 +346,7 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
             }
         })
         .collect();
-    let layout = TableLayout::with(
+    let layout = TableLayout::new(
         args.wide,
         names.iter().map(String::as_str),
         labels.iter().map(String::as_str),

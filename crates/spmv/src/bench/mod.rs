@@ -766,7 +766,7 @@ mod tests {
         report.results[1].error = Some("x".repeat(300));
         let names = || report.results.iter().map(|m| m.matrix.as_str());
         let formats = || report.results.iter().map(|m| m.format.as_str());
-        let compact = report::TableLayout::with(false, names(), formats());
+        let compact = report::TableLayout::new(false, names(), formats());
         let mut table = report.table_header(&compact);
         for m in &report.results {
             table += &compact.row(m);
@@ -785,7 +785,7 @@ mod tests {
                 && table.contains("(no baseline)"),
             "{table}"
         );
-        let wide = report::TableLayout::with(true, names(), formats());
+        let wide = report::TableLayout::new(true, names(), formats());
         let row = wide.row(&report.results[0]);
         assert!(row.contains(long) && row.contains("csr-vector:values=auto,cols=auto"), "{row}");
         assert!(report.table_header(&wide).contains("graph us"));
@@ -797,7 +797,7 @@ mod tests {
         let report = report::Report::new(cpu_machine(), &settings);
         assert_eq!(report.warmup, CPU_WARMUP);
         assert!(report.note.as_deref().unwrap().contains("not the 100000 asked"));
-        let header = report.table_header(&report::TableLayout::new([], []));
+        let header = report.table_header(&report::TableLayout::new(false, [], []));
         assert!(header.contains("after 3 warm-up"), "{header}");
         // Asked for no more than the cap: no note.
         let settings = Settings { warmup: 2, reps: 5, ..Settings::default() };

@@ -87,7 +87,8 @@ impl Report {
     /// A fixed-width table, one line per matrix × format, with the machine and roofline
     /// first and each failure spelled out after the table.
     pub fn table(&self) -> String {
-        let layout = TableLayout::wide(
+        let layout = TableLayout::new(
+            true,
             self.results.iter().map(|m| m.matrix.as_str()),
             self.results.iter().map(|m| m.format.as_str()),
         );
@@ -118,13 +119,9 @@ impl Report {
         } else {
             String::new()
         };
-        let mut comment = |text: String| {
-            // The compact table keeps to 100 columns, its comments too.
-            let width = if layout.wide { usize::MAX } else { COMPACT_WIDTH };
-            for line in wrap(&text, width) {
-                let _ = writeln!(s, "{line}");
-            }
-        };
+        // The compact table keeps to 100 columns, its comments too.
+        let width = if layout.wide { usize::MAX } else { COMPACT_WIDTH };
+        let mut comment = |text: String| s.push_str(&hanging("", "#   ", &text, width));
         comment(format!(
             "# {place}{arch}; copy roofline {:.0} GB/s{buffers}; median of {} runs after {} warm-up",
             mc.copy_gbs, self.reps, self.warmup
@@ -258,9 +255,7 @@ impl Report {
         let title = format!(
             "# per format: ok / unsupported / failed runs, wins (fastest correct), geometric-mean speed-up over {baseline} (pairs), median %roofline beyond L2 (-: all in L2)"
         );
-        for line in wrap(&title, COMPACT_WIDTH) {
-            let _ = writeln!(s, "{line}");
-        }
+        s.push_str(&hanging("", "#   ", &title, COMPACT_WIDTH));
         let summary = self.summary(baseline);
         let width =
             summary.iter().map(|f| f.format.chars().count()).max().unwrap_or(0).clamp(16, 20);
@@ -324,42 +319,20 @@ pub struct TableLayout {
 }
 
 impl TableLayout {
-    /// The compact layout (see [`TableLayout::wide`]).
+    /// Widths for these matrix and format names: `wide`, as wide as the longest names (at
+    /// least 34 and 14 columns); compact, as narrow as the names allow, at most 20 and 19.
     pub fn new<'a>(
-        matrices: impl IntoIterator<Item = &'a str>,
-        formats: impl IntoIterator<Item = &'a str>,
-    ) -> Self {
-        TableLayout { wide: false, ..Self::wide(matrices, formats) }
-    }
-
-    /// The wide layout: columns as wide as the longest matrix and format names (at least 34
-    /// and 14 columns).
-    pub fn wide<'a>(
-        matrices: impl IntoIterator<Item = &'a str>,
-        formats: impl IntoIterator<Item = &'a str>,
-    ) -> Self {
-        let widest = |names: &mut dyn Iterator<Item = &'a str>| {
-            names.map(|n| printable_name(n).chars().count()).max().unwrap_or(0)
-        };
-        let (m, f) = (widest(&mut matrices.into_iter()), widest(&mut formats.into_iter()));
-        TableLayout { matrix_width: m.max(34), format_width: f.max(14), wide: true }
-    }
-
-    /// `wide` or compact widths for these names: the compact columns are as narrow as the
-    /// names allow, at most 20 and 19 characters.
-    pub fn with<'a>(
         wide: bool,
         matrices: impl IntoIterator<Item = &'a str>,
         formats: impl IntoIterator<Item = &'a str>,
     ) -> Self {
-        if wide {
-            return Self::wide(matrices, formats);
-        }
         let widest = |names: &mut dyn Iterator<Item = &'a str>| {
             names.map(|n| printable_name(n).chars().count()).max().unwrap_or(0)
         };
         let (m, f) = (widest(&mut matrices.into_iter()), widest(&mut formats.into_iter()));
-        TableLayout { matrix_width: m.clamp(6, 20), format_width: f.clamp(6, 19), wide: false }
+        let (matrix_width, format_width) =
+            if wide { (m.max(34), f.max(14)) } else { (m.clamp(6, 20), f.clamp(6, 19)) };
+        TableLayout { matrix_width, format_width, wide }
     }
 
     /// One line of the table.
@@ -389,23 +362,6 @@ impl TableLayout {
             } else {
                 format!("{v:.decimals$}")
             }
-        };
-        let status = match (m.status, &m.error) {
-            (Status::Ok, _) if m.exchange_ms.is_some() => format!(
-                "ok ({} parts, {} overlapping; halo {:.3} MB, exchange {} us b2b)",
-                m.devices.as_ref().map_or(0, Vec::len),
-                m.overlapping_parts.unwrap_or(0),
-                m.halo_bytes.unwrap_or(0) as f64 / 1e6,
-                num(m.exchange_ms.unwrap_or(f64::NAN) * 1e3, 2)
-            ),
-            (st, error) => st.cell(error.as_deref()),
-        };
-        let measured = matches!(m.status, Status::Ok | Status::Wrong);
-        let converted = measured || m.convert_ms > 0.0;
-        let rel = if m.max_rel_error.is_nan() {
-            "-".to_string()
-        } else {
-            format!("{:.1e}", m.max_rel_error)
         };
         let bound = m
             .bound_fraction
@@ -442,6 +398,23 @@ impl TableLayout {
             );
             return cut_end(&line, COMPACT_WIDTH) + "\n";
         }
+        let status = match (m.status, &m.error) {
+            (Status::Ok, _) if m.exchange_ms.is_some() => format!(
+                "ok ({} parts, {} overlapping; halo {:.3} MB, exchange {} us b2b)",
+                m.devices.as_ref().map_or(0, Vec::len),
+                m.overlapping_parts.unwrap_or(0),
+                m.halo_bytes.unwrap_or(0) as f64 / 1e6,
+                num(m.exchange_ms.unwrap_or(f64::NAN) * 1e3, 2)
+            ),
+            (st, error) => st.cell(error.as_deref()),
+        };
+        let measured = matches!(m.status, Status::Ok | Status::Wrong);
+        let converted = measured || m.convert_ms > 0.0;
+        let rel = if m.max_rel_error.is_nan() {
+            "-".to_string()
+        } else {
+            format!("{:.1e}", m.max_rel_error)
+        };
         format!(
             "{:<width$} {:<fwidth$} {:>4} {:>9} {:>10} {:>9} {:>9} {:>10} {:>10} {:>10} {:>9} {:>8} {:>7} {:>6} {:>6} {:>3} {:>9}  {}\n",
             printable_name(&m.matrix),
@@ -492,21 +465,27 @@ fn cut_end(line: &str, width: usize) -> String {
     s
 }
 
-/// A `#` comment `text` in lines of at most `width` characters (broken at spaces; the lines
-/// after the first start with `#   `).
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut line = String::new();
-    for word in text.split(' ') {
-        let fits = line.chars().count() + 1 + word.chars().count() <= width;
-        if !line.is_empty() && !fits {
-            lines.push(std::mem::replace(&mut line, "#  ".to_string()));
+/// `lead` then `text` broken at spaces into lines of at most `width` characters, the lines
+/// after the first starting with `indent` (a word longer than the room stands alone): the
+/// wrapped comments of the table, `spmv formats`' descriptions.
+pub fn hanging(lead: &str, indent: &str, text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = lead.to_string();
+    let mut empty = true;
+    for word in text.split_whitespace() {
+        if !empty && line.chars().count() + 1 + word.chars().count() > width {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = indent.to_string();
+            empty = true;
         }
-        if !line.is_empty() {
+        if !empty {
             line.push(' ');
         }
         line.push_str(word);
+        empty = false;
     }
-    lines.push(line);
-    lines
+    out.push_str(line.trim_end());
+    out.push('\n');
+    out
 }

@@ -19,14 +19,14 @@ pub type Drawn = std::result::Result<(), Box<dyn std::error::Error>>;
 /// smaller as one PNG than as SVG shapes) and hover targets (a circle of `radius` pixels at
 /// a point, with its text).
 #[derive(Default)]
-pub struct Tips {
+pub struct Overlay {
     tips: Vec<((i32, i32), u32, String)>,
     images: Vec<String>,
 }
 
-impl Tips {
+impl Overlay {
     /// A tooltip `text` over the pixels within `radius` of `at`.
-    pub fn add(&mut self, at: (i32, i32), radius: u32, text: String) {
+    pub fn tip(&mut self, at: (i32, i32), radius: u32, text: String) {
         self.tips.push((at, radius, text));
     }
 
@@ -55,23 +55,26 @@ impl Tips {
     }
 }
 
-/// An SVG picture of `size` pixels drawn by `draw` on a white ground, with its tooltips.
-pub fn svg(size: (u32, u32), draw: impl FnOnce(&Area<'_>, &mut Tips) -> Drawn) -> Result<String> {
+/// An SVG picture of `size` pixels drawn by `draw` on a white ground, with what it laid over.
+pub fn svg(
+    size: (u32, u32),
+    draw: impl FnOnce(&Area<'_>, &mut Overlay) -> Drawn,
+) -> Result<String> {
     let mut svg = String::new();
-    let mut tips = Tips::default();
+    let mut overlay = Overlay::default();
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         let drawn = root
             .fill(&WHITE)
             .map_err(Into::into)
-            .and_then(|()| draw(&root, &mut tips))
+            .and_then(|()| draw(&root, &mut overlay))
             .and_then(|()| root.present().map_err(Into::into));
         drawn.map_err(|e| Error::Picture(e.to_string()))?;
     }
     // Images, then transparent circles above everything else, so that the pointer finds them.
-    let mut layer = tips.images.concat();
+    let mut layer = overlay.images.concat();
     layer.push_str("<g fill=\"#000\" fill-opacity=\"0\" pointer-events=\"all\">\n");
-    for ((x, y), r, text) in &tips.tips {
+    for ((x, y), r, text) in &overlay.tips {
         let _ = writeln!(
             layer,
             "<circle cx=\"{x}\" cy=\"{y}\" r=\"{r}\"><title>{}</title></circle>",

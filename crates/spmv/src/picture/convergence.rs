@@ -30,7 +30,7 @@ pub fn convergence_svg(title: &str, curves: &[Curve], tol: f64) -> Result<String
     let last = series.iter().flatten().map(|p| p.0).fold(1.0f64, f64::max);
     let ys = series.iter().flatten().map(|p| p.1).chain([tol, 1.0]);
     let y_range = log_range(ys);
-    canvas::svg((800, 480), |root, tips| {
+    canvas::svg((800, 480), |root, overlay| {
         let mut chart = ChartBuilder::on(root)
             .caption(title, ("sans-serif", 20))
             .margin(12)
@@ -60,7 +60,7 @@ pub fn convergence_svg(title: &str, curves: &[Curve], tol: f64) -> Result<String
                 .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], c.stroke_width(2)));
             for &(it, r) in points {
                 let text = format!("{}: iteration {it}, ‖r‖/‖b‖ = {r:.3e}", curve.label);
-                tips.add(chart.backend_coord(&(it, r)), 4, text);
+                overlay.tip(chart.backend_coord(&(it, r)), 4, text);
             }
         }
         canvas::legend(&mut chart, SeriesLabelPosition::UpperRight)

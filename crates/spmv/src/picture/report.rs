@@ -97,10 +97,6 @@ impl Row {
             parts: self.parts(),
         }
     }
-    /// The format's column: its label (with the product's suffix), `auto`/`tune` as such.
-    fn column(&self) -> String {
-        self.format.clone()
-    }
     fn gflops_b2b(&self) -> Option<f64> {
         self.ms().map(|t| 2.0 * self.nnz as f64 * self.vectors as f64 / (t * 1e6))
     }
@@ -370,7 +366,7 @@ fn heading(page: &mut String, inputs: &Inputs) {
 fn columns(rows: &[&Row]) -> Vec<String> {
     let mut seen: Vec<(Kind, String)> = Vec::new();
     for r in rows {
-        let key = (r.kind(), r.column());
+        let key = (r.kind(), r.format.clone());
         if !seen.contains(&key) {
             seen.push(key);
         }
@@ -401,7 +397,7 @@ fn roofline(inputs: &Inputs) -> Result<String> {
         .fold(0.0, f64::max);
     let xs = log_range(marks.iter().map(|m| m.1));
     let ys = log_range(marks.iter().map(|m| m.2).chain(rows.iter().filter_map(|r| bound(r))));
-    canvas::svg((1000, 600), |root, tips| {
+    canvas::svg((1000, 600), |root, overlay| {
         let mut chart = ChartBuilder::on(root)
             .margin(12)
             .x_label_area_size(45)
@@ -435,7 +431,7 @@ fn roofline(inputs: &Inputs) -> Result<String> {
             let points = [(lo / 1.15, *b), (hi * 1.15, *b)];
             chart.draw_series(LineSeries::new(points, grey.stroke_width(2)))?;
             let mid = (lo * hi).sqrt();
-            tips.add(
+            overlay.tip(
                 chart.backend_coord(&(mid, *b)),
                 5,
                 format!("{} {}: bound {b:.1} GFLOP/s", g.matrix, g.precision),
@@ -443,13 +439,13 @@ fn roofline(inputs: &Inputs) -> Result<String> {
         }
         for (i, f) in formats.iter().enumerate() {
             let c = colour(i);
-            let mine: Vec<_> = marks.iter().filter(|m| &m.0.column() == f).collect();
+            let mine: Vec<_> = marks.iter().filter(|m| &m.0.format == f).collect();
             chart
                 .draw_series(mine.iter().map(|m| Circle::new((m.1, m.2), 4, c.filled())))?
                 .label(f.clone())
                 .legend(move |(x, y)| Circle::new((x + 9, y), 4, c.filled()));
             for m in mine {
-                tips.add(chart.backend_coord(&(m.1, m.2)), 5, m.0.tip());
+                overlay.tip(chart.backend_coord(&(m.1, m.2)), 5, m.0.tip());
             }
         }
         canvas::legend(&mut chart, SeriesLabelPosition::UpperLeft)
@@ -500,7 +496,7 @@ fn heat_maps(page: &mut String, inputs: &Inputs, best: &BTreeMap<Group, f64>) {
             );
             let fastest = best.get(&first.group()).copied();
             for f in &formats {
-                let cell = mine.iter().find(|r| &r.column() == f);
+                let cell = mine.iter().find(|r| &r.format == f);
                 match (cell, cell.and_then(|r| r.ms()), fastest) {
                     (Some(r), Some(t), Some(b)) => {
                         let rel = b / t;
@@ -546,7 +542,7 @@ fn choosers(inputs: &Inputs, best: &BTreeMap<Group, f64>) -> Result<Option<Strin
     }
     let xs = log_range(marks.iter().map(|m| m.0.nnz as f64));
     let top = marks.iter().map(|m| m.1).fold(1.05, f64::max) * 1.02;
-    canvas::svg((1000, 480), |root, tips| {
+    canvas::svg((1000, 480), |root, overlay| {
         let mut chart = ChartBuilder::on(root)
             .margin(12)
             .x_label_area_size(45)
@@ -581,7 +577,7 @@ fn choosers(inputs: &Inputs, best: &BTreeMap<Group, f64>) -> Result<Option<Strin
                 .legend(move |(x, y)| Circle::new((x + 9, y), 5, c.filled()));
             for m in mine {
                 let text = format!("{:.2} of the best\n{}", m.1, m.0.tip());
-                tips.add(chart.backend_coord(&(m.0.nnz as f64, m.1)), 6, text);
+                overlay.tip(chart.backend_coord(&(m.0.nnz as f64, m.1)), 6, text);
             }
         }
         canvas::legend(&mut chart, SeriesLabelPosition::LowerRight)
@@ -595,7 +591,7 @@ fn scaling(inputs: &Inputs) -> Result<Option<String>> {
         BTreeMap::new();
     for r in &inputs.rows {
         if let Some(t) = r.ms() {
-            let key = (r.matrix.clone(), r.column(), r.precision.clone(), r.product.clone());
+            let key = (r.matrix.clone(), r.format.clone(), r.precision.clone(), r.product.clone());
             let e = curves.entry(key).or_default().entry(r.parts()).or_insert(t);
             *e = e.min(t);
         }
@@ -605,7 +601,7 @@ fn scaling(inputs: &Inputs) -> Result<Option<String>> {
         return Ok(None);
     }
     let most = curves.values().flat_map(|by| by.keys()).copied().max().unwrap_or(2) as f64;
-    canvas::svg((800, 520), |root, tips| {
+    canvas::svg((800, 520), |root, overlay| {
         let mut chart = ChartBuilder::on(root)
             .margin(12)
             .x_label_area_size(45)
@@ -629,7 +625,7 @@ fn scaling(inputs: &Inputs) -> Result<Option<String>> {
                     "{matrix} · {format} · {precision} {product}: {n} GPUs, {s:.2}× one ({:.1} µs)",
                     one / s * 1e3
                 );
-                tips.add(chart.backend_coord(&(n, s)), 5, text);
+                overlay.tip(chart.backend_coord(&(n, s)), 5, text);
             }
         }
         canvas::legend(&mut chart, SeriesLabelPosition::UpperLeft)

@@ -20,7 +20,7 @@ pub fn spy_svg<T: Scalar>(name: &str, a: &Csr<T>) -> Result<String> {
     let counts = grid.count(a);
     let most = counts.iter().copied().max().unwrap_or(0);
     let histogram = RowHistogram::of(a);
-    canvas::svg((1000, 540), |root, tips| {
+    canvas::svg((1000, 540), |root, overlay| {
         let (left, right) = root.split_horizontally(540);
         let title = format!("{}: {m} × {n}, {} entries", name, a.nnz());
         let mut chart = ChartBuilder::on(&left)
@@ -43,7 +43,7 @@ pub fn spy_svg<T: Scalar>(name: &str, a: &Csr<T>) -> Result<String> {
         }
         let top_left = chart.backend_coord(&(0.0, 0.0));
         let bottom_right = chart.backend_coord(&(n.max(1) as f64, m.max(1) as f64));
-        tips.image((grid.cols as u32, grid.rows as u32), &rgb, top_left, bottom_right)?;
+        overlay.image((grid.cols as u32, grid.rows as u32), &rgb, top_left, bottom_right)?;
         let (cw, ch) = (n as f64 / grid.cols as f64, m as f64 / grid.rows as f64);
         if grid.binned() {
             let text = format!(
@@ -51,7 +51,7 @@ pub fn spy_svg<T: Scalar>(name: &str, a: &Csr<T>) -> Result<String> {
             );
             left.draw_text(&text, &("sans-serif", 12).into_text_style(&left), (12, 526))?;
         }
-        histogram.draw(&right, tips)?;
+        histogram.draw(&right, overlay)?;
         Ok(())
     })
 }
@@ -162,7 +162,7 @@ impl RowHistogram {
         }
     }
 
-    fn draw(&self, area: &canvas::Area<'_>, tips: &mut canvas::Tips) -> canvas::Drawn {
+    fn draw(&self, area: &canvas::Area<'_>, overlay: &mut canvas::Overlay) -> canvas::Drawn {
         let buckets = self.rows.len().max(1) as u32;
         let top = self.rows.iter().copied().max().unwrap_or(0).max(1);
         let title = format!(
@@ -196,7 +196,7 @@ impl RowHistogram {
         }))?;
         for (b, &count) in self.rows.iter().enumerate() {
             let at = chart.backend_coord(&(SegmentValue::CenterOf(b as u32), count));
-            tips.add(at, 8, format!("{} entries: {count} rows", Self::label(b)));
+            overlay.tip(at, 8, format!("{} entries: {count} rows", Self::label(b)));
         }
         Ok(())
     }
