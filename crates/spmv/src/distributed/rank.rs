@@ -563,6 +563,11 @@ mod tests {
             "powerlaw:n=500,mean=6,exp=2.0",
             "longrows:n=400,short=3,count=4,long=150",
             "blockdiag:k=3,of=poisson2d:n=5",
+            "fem:n=4,dim=3,order=2,dofs=2,numbering=random,drop=0.2",
+            "fem:n=6,dim=2,order=3,numbering=morton",
+            "road:n=20,numbering=random",
+            "circuit:n=500,window=20,nets=3,netlen=100",
+            "lp:rows=300,cols=500,stages=7,dense=2,denselen=200",
         ];
         for spec in specs {
             let whole = crate::io::gen::generate(spec).unwrap();

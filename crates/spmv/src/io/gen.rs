@@ -17,6 +17,10 @@
 //! | [`power_law`] | `powerlaw:n=1000000,mean=8,exp=2.1` | Pareto row lengths |
 //! | [`long_rows`] | `longrows:n=100000,short=4,count=5,long=50000` | a few very long rows |
 //! | [`block_diag`] | `blockdiag:k=4,of=poisson2d:nx=100` | k copies on the diagonal |
+//! | [`fem`] | `fem:n=40,order=2,dofs=3,numbering=morton` | finite elements, blocks of unknowns |
+//! | [`road`] | `road:n=1000` | road network: a planar grid's streets |
+//! | [`circuit`] | `circuit:n=1000000` | circuit: local links and a few dense nets |
+//! | [`lp`] | `lp:rows=100000` | linear program: staircase, linking rows |
 //!
 //! # Spec syntax
 //!
@@ -32,7 +36,9 @@
 mod banded;
 mod block;
 mod build;
+mod circuit;
 mod kron;
+mod mesh;
 mod random;
 mod rng;
 mod spec;
@@ -42,7 +48,9 @@ pub use banded::{banded, banded_with, BandedParams};
 pub use block::block_diag;
 pub(crate) use build::in_window;
 pub use build::{MAX_DIM, MAX_NNZ};
+pub use circuit::{circuit, lp, CircuitParams, LpParams};
 pub use kron::{kronecker, kronecker_with, KroneckerParams, MAX_SCALE, RMAT_A, RMAT_B, RMAT_C};
+pub use mesh::{fem, road, FemParams, Numbering, RoadParams};
 pub use random::{long_rows, power_law, random_uniform};
 pub use spec::{
     generate, is_spec_like, parse_spec, BlockSource, GenSpec, EXAMPLES, FAMILIES, MAX_NESTING,

@@ -1,7 +1,10 @@
 //! Tests of the matrix generators (`spmv::io::gen`) and their spec syntax.
 
 use proptest::prelude::*;
-use spmv::io::gen::{self, BandedParams, BlockSource, GenSpec, KroneckerParams};
+use spmv::io::gen::{
+    self, BandedParams, BlockSource, CircuitParams, FemParams, GenSpec, KroneckerParams, LpParams,
+    Numbering, RoadParams,
+};
 use spmv::{Csr, Error};
 
 // ---------------------------------------------------------------- helpers
@@ -645,6 +648,10 @@ fn golden_fingerprints() {
         ),
         ("powerlaw:n=400,mean=6,exp=1.8,seed=4", 0x3185_59fc_73c9_b3d8),
         ("longrows:n=300,short=3,count=3,long=120,seed=5", 0xfba6_5cbb_da10_d413),
+        ("fem:n=3,order=2,dofs=2,numbering=random,drop=0.2,seed=6", 0xcc4f_2cee_4a97_238c),
+        ("road:n=40,keep=0.6,numbering=morton,seed=7", 0xcf6b_6cd5_bf9b_7a3a),
+        ("circuit:n=500,local=2,window=30,nets=3,netlen=60,netp=0.1,seed=8", 0xcd5d_4c31_0f98_1327),
+        ("lp:rows=300,cols=700,stages=5,mean=4,dense=2,denselen=90,seed=9", 0xae69_0200_c262_caa4),
     ];
     let got: Vec<(String, u64)> = golden
         .iter()
@@ -655,7 +662,148 @@ fn golden_fingerprints() {
     }
 }
 
+// ---------------------------------------------------------------- application-like families
+
+/// Row lengths sorted: what a renumbering of the nodes keeps.
+fn sorted_lens(a: &Csr<f64>) -> Vec<usize> {
+    let mut l = row_lens(a);
+    l.sort_unstable();
+    l
+}
+
+#[test]
+fn fem_couples_the_nodes_of_each_element() {
+    // 3 × 3 bilinear squares: a 4 × 4 grid of nodes; corners couple with 4 nodes, edge
+    // nodes with 6, inner nodes with 9.
+    let a = valid(&gen::generate("fem:n=3,dim=2").unwrap());
+    assert_eq!((a.nrows(), a.nnz()), (16, 4 * 4 + 8 * 6 + 4 * 9));
+    assert_eq!(row_lens(&a)[..4], [4, 6, 6, 4]);
+    assert_eq!(a.row_len(5), 9);
+    assert!(is_symmetric(&a));
+    // Strictly diagonally dominant, off-diagonals negative: positive definite.
+    for r in 0..a.nrows() {
+        let (cols, vals) = a.row(r);
+        let off: f64 =
+            cols.iter().zip(vals).filter(|(&c, _)| c as usize != r).map(|(_, v)| -v).sum();
+        assert!(cols.iter().zip(vals).all(|(&c, &v)| c as usize == r || v < 0.0));
+        assert_eq!(get(&a, r, r as u32), Some(1.0 + off));
+    }
+    // Quadratic hexahedra with 3 unknowns: a vertex node inside couples with 5³ nodes, each a
+    // 3 × 3 block; an element's interior node with 3³.
+    let b = valid(&gen::generate("fem:n=3,order=2,dofs=3").unwrap());
+    assert_eq!(b.nrows(), 7 * 7 * 7 * 3);
+    let vertex = (2 + 7 * (2 + 7 * 2)) * 3;
+    let interior = (1 + 7 * (1 + 7 * 1)) * 3;
+    assert_eq!((b.row_len(vertex), b.row_len(interior + 2)), (125 * 3, 27 * 3));
+    assert!(is_symmetric(&b));
+}
+
+#[test]
+fn fem_and_road_numberings_relabel_the_same_graph() {
+    for family in ["fem:n=5,order=2,dofs=2,drop=0.3", "road:n=30,keep=0.6"] {
+        let natural = valid(&gen::generate(&format!("{family},numbering=natural")).unwrap());
+        for numbering in ["morton", "random"] {
+            let other = valid(&gen::generate(&format!("{family},numbering={numbering}")).unwrap());
+            assert_eq!((other.nrows(), other.nnz()), (natural.nrows(), natural.nnz()), "{family}");
+            assert_eq!(sorted_lens(&other), sorted_lens(&natural), "{family} {numbering}");
+            assert!(is_symmetric(&other), "{family} {numbering}");
+            assert_ne!(other.col_idx(), natural.col_idx(), "{family} {numbering}");
+        }
+    }
+    // Dropping elements shortens rows but every row keeps its diagonal.
+    let full = gen::generate("fem:n=6,dim=2").unwrap();
+    let holes = valid(&gen::generate("fem:n=6,dim=2,drop=0.4").unwrap());
+    assert!(holes.nnz() < full.nnz());
+    assert!((0..holes.nrows()).all(|r| get(&holes, r, r as u32).is_some()));
+}
+
+#[test]
+fn road_is_a_planar_street_grid() {
+    let a = valid(&gen::generate("road:n=200").unwrap());
+    assert_eq!(a.nrows(), 40_000);
+    assert!(is_symmetric(&a));
+    assert!(row_lens(&a).iter().all(|&l| l <= 4));
+    assert!((0..a.nrows()).all(|r| get(&a, r, r as u32).is_none()));
+    assert!(a.values().iter().all(|&v| v == 1.0));
+    let mean = a.nnz() as f64 / a.nrows() as f64;
+    assert!((mean - 2.8).abs() < 0.05, "mean degree {mean}");
+    let none = gen::generate("road:n=50,keep=0").unwrap();
+    let all = gen::generate("road:n=50,keep=1,numbering=natural").unwrap();
+    assert_eq!((none.nnz(), all.nnz()), (0, 4 * 50 * 49));
+}
+
+#[test]
+fn circuit_has_local_links_and_dense_nets() {
+    let a = valid(&gen::generate("circuit:n=20000,local=3,window=50,nets=4,netlen=2000").unwrap());
+    let lens = row_lens(&a);
+    assert_eq!(lens.iter().filter(|&&l| l >= 2000).count(), 4);
+    for r in 0..a.nrows() {
+        let (cols, vals) = a.row(r);
+        let d = cols.binary_search(&(r as u32)).expect("diagonal");
+        let off: f64 = vals.iter().enumerate().filter(|&(i, _)| i != d).map(|(_, v)| v.abs()).sum();
+        assert!(vals[d] > off, "row {r} not diagonally dominant");
+        if lens[r] < 2000 {
+            // Local links within the window, at most one net column outside it.
+            let far = cols.iter().filter(|&&c| (c as i64 - r as i64).abs() > 50).count();
+            assert!(far <= 1, "row {r}: {far} columns outside the window");
+        }
+    }
+    let mean = a.nnz() as f64 / a.nrows() as f64;
+    assert!((4.0..4.6).contains(&mean), "mean row length {mean}");
+}
+
+#[test]
+fn lp_is_a_rectangular_staircase_with_linking_rows() {
+    let a =
+        valid(&gen::generate("lp:rows=10000,cols=25000,stages=10,dense=5,denselen=5000").unwrap());
+    assert_eq!((a.nrows(), a.ncols()), (10_000, 25_000));
+    let lens = row_lens(&a);
+    assert_eq!(lens.iter().filter(|&&l| l == 5000).count(), 5);
+    for r in (0..a.nrows()).filter(|&r| lens[r] != 5000) {
+        // Stage s = r / 1000 reaches the columns of stages s and s + 1 (2500 each).
+        let s = r / 1000;
+        let (cols, _) = a.row(r);
+        assert!(!cols.is_empty());
+        assert!(cols.iter().all(|&c| (s * 2500..(s + 2).min(10) * 2500).contains(&(c as usize))));
+    }
+    let ordinary: Vec<usize> = lens.iter().copied().filter(|&l| l != 5000).collect();
+    let mean = ordinary.iter().sum::<usize>() as f64 / ordinary.len() as f64;
+    assert!((5.0..7.0).contains(&mean), "mean {mean}");
+    assert!(*ordinary.iter().max().unwrap() > 30, "heavy tail");
+}
+
+#[test]
+fn application_families_refuse_bad_parameters() {
+    for (spec, needle) in [
+        ("fem:n=3,dim=4", "dim must be 2 or 3"),
+        ("fem:n=3,order=0", "order must be 1, 2, 3 or 4"),
+        ("fem:n=3,dofs=9", "dofs (unknowns per node) must be 1 to 8"),
+        ("fem:n=3,drop=1", "drop must be a fraction in [0, 1)"),
+        ("fem:n=3,numbering=hilbert", "expects natural, morton or random"),
+        ("fem:n=100000", "too large for 32-bit indices"),
+        ("fem:dim=2", "missing required key n"),
+        ("road:n=10,keep=1.5", "keep must be a probability"),
+        ("road:n=70000", "too large for 32-bit indices"),
+        ("circuit:n=10,window=0", "window must be at least 1"),
+        ("circuit:n=10,nets=11", "do not fit in n = 10"),
+        ("circuit:n=10,netlen=11", "exceed the n = 10 columns"),
+        ("circuit:n=10,netp=2", "netp must be a probability"),
+        ("lp:rows=10,stages=0", "stages must be at least 1"),
+        ("lp:rows=10,mean=0.5", "mean must be a finite number >= 1"),
+        ("lp:rows=10,dense=11", "do not fit in rows = 10"),
+        ("lp:rows=10,cols=5,denselen=6", "exceed the cols = 5 columns"),
+        ("fem:n=5000,dim=2,order=4,dofs=8", "entries"),
+    ] {
+        let e = parse_err(spec);
+        assert!(e.contains(needle), "{spec}: {e}");
+    }
+}
+
 // ---------------------------------------------------------------- property tests
+
+fn numbering() -> impl Strategy<Value = Numbering> {
+    prop_oneof![Just(Numbering::Natural), Just(Numbering::Morton), Just(Numbering::Random)]
+}
 
 fn small_spec() -> impl Strategy<Value = GenSpec> {
     let leaf = prop_oneof![
@@ -695,6 +843,24 @@ fn small_spec() -> impl Strategy<Value = GenSpec> {
                 seed
             }
         ),
+        (0usize..3, prop::bool::ANY, 1u32..=2, 1usize..=2, numbering(), 0.0f64..0.9, any::<u64>())
+            .prop_map(|(n, flat, order, dofs, numbering, drop, seed)| {
+                let dim = if flat { 2 } else { 3 };
+                GenSpec::Fem(FemParams { n, dim, order, dofs, numbering, drop, seed })
+            }),
+        (0usize..20, 0.0f64..=1.0, numbering(), any::<u64>()).prop_map(
+            |(n, keep, numbering, seed)| GenSpec::Road(RoadParams { n, keep, numbering, seed })
+        ),
+        (0usize..80, 0.0f64..5.0, 1usize..20, 0usize..80, 0usize..80, 0.0f64..=1.0, any::<u64>())
+            .prop_map(|(n, local, window, nets, net_len, net_share, seed)| {
+                let (nets, net_len) = (nets.min(n), net_len.min(n));
+                GenSpec::Circuit(CircuitParams { n, local, window, nets, net_len, net_share, seed })
+            }),
+        (0usize..60, 0usize..80, 1usize..10, 1.0f64..8.0, 0usize..60, 0usize..80, any::<u64>())
+            .prop_map(|(rows, cols, stages, mean, dense, dense_len, seed)| {
+                let (dense, dense_len) = (dense.min(rows), dense_len.min(cols));
+                GenSpec::Lp(LpParams { rows, cols, stages, mean, dense, dense_len, seed })
+            }),
     ];
     leaf.prop_recursive(2, 8, 1, |inner| {
         (0usize..4, inner)

@@ -1,6 +1,6 @@
 //! Shared machinery: argument checks and a parallel two-pass CSR builder.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::ops::Range;
 
 use rayon::prelude::*;
@@ -10,6 +10,8 @@ use crate::{Csr, Error, Result, Scalar};
 thread_local! {
     /// The rows the generators build on this thread ([`in_window`]); `None`: all of them.
     static WINDOW: Cell<Option<(usize, usize)>> = const { Cell::new(None) };
+    /// [`build_from_columns`]'s buffer for counting a row's columns.
+    static COLUMNS: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Runs `generate` so that the generator it calls builds only rows `rows` of its matrix (a
@@ -170,4 +172,32 @@ where
     // increasing columns below ncols (the generators' contract, checked in debug builds
     // and by the tests through `Csr::new_checked`).
     unsafe { Csr::new_unchecked(nrows, ncols, row_ptr, col_idx, values) }
+}
+
+/// [`build_rows`] for generators that find a row's columns before they know how many there
+/// are: `columns(r, out)` writes row `r`'s columns into `out` (strictly increasing, below
+/// `ncols`), once to count them and again to fill the row, and `values(r, cols, vals)` gives
+/// their values. Both must be pure functions of `r`.
+pub(crate) fn build_from_columns<C, V>(
+    nrows: usize,
+    ncols: usize,
+    columns: C,
+    values: V,
+) -> Csr<f64>
+where
+    C: Fn(usize, &mut Vec<u32>) + Sync,
+    V: Fn(usize, &[u32], &mut [f64]) + Sync,
+{
+    let len = |r: usize| {
+        COLUMNS.with_borrow_mut(|out| {
+            columns(r, out);
+            out.len()
+        })
+    };
+    let fill = |r: usize, out: &mut Vec<u32>, cols: &mut [u32], vals: &mut [f64]| {
+        columns(r, out);
+        cols.copy_from_slice(out);
+        values(r, cols, vals);
+    };
+    build_rows(nrows, ncols, len, fill)
 }

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use super::banded::{banded_with, BandedParams};
 use super::block::block_diag;
 use super::build::err;
+use super::circuit::{circuit, lp, CircuitParams, LpParams};
 use super::kron::{kronecker_with, KroneckerParams};
+use super::mesh::{fem, road, FemParams, Numbering, RoadParams};
 use super::random::{
     check_long_rows, check_power_law, check_random, long_rows, power_law, random_uniform,
 };
@@ -15,8 +17,20 @@ use crate::spec_syntax;
 use crate::{Csr, Result};
 
 /// The families, by canonical name.
-pub const FAMILIES: &[&str] =
-    &["poisson2d", "poisson3d", "kron", "random", "banded", "powerlaw", "longrows", "blockdiag"];
+pub const FAMILIES: &[&str] = &[
+    "poisson2d",
+    "poisson3d",
+    "kron",
+    "random",
+    "banded",
+    "powerlaw",
+    "longrows",
+    "blockdiag",
+    "fem",
+    "road",
+    "circuit",
+    "lp",
+];
 
 /// Each family of [`FAMILIES`], in that order: an example spec and what it makes.
 pub const EXAMPLES: [(&str, &str, &str); FAMILIES.len()] = [
@@ -28,6 +42,10 @@ pub const EXAMPLES: [(&str, &str, &str); FAMILIES.len()] = [
     ("powerlaw", "powerlaw:n=1000000,mean=8,exp=2.1", "Pareto row lengths"),
     ("longrows", "longrows:n=100000,short=4,count=5,long=50000", "a few very long rows"),
     ("blockdiag", "blockdiag:k=4,of=poisson2d:nx=100", "k copies on the diagonal"),
+    ("fem", "fem:n=40,order=2,dofs=3,numbering=morton", "finite elements, blocks of unknowns"),
+    ("road", "road:n=1000", "road network: a planar grid's streets"),
+    ("circuit", "circuit:n=1000000", "circuit: local links and a few dense nets"),
+    ("lp", "lp:rows=100000", "linear program: staircase, linking rows"),
 ];
 
 /// A parsed generator specification. `Display` prints the canonical spec, every key
@@ -99,6 +117,14 @@ pub enum GenSpec {
         /// The matrix copied.
         of: Box<BlockSource>,
     },
+    /// `fem:n=..,dim=..,order=..,dofs=..,numbering=..,drop=..,seed=..`: see [`super::fem`].
+    Fem(FemParams),
+    /// `road:n=..,keep=..,numbering=..,seed=..`: see [`super::road`].
+    Road(RoadParams),
+    /// `circuit:n=..,local=..,window=..,nets=..,netlen=..,netp=..,seed=..`: see [`super::circuit`].
+    Circuit(CircuitParams),
+    /// `lp:rows=..,cols=..,stages=..,mean=..,dense=..,denselen=..,seed=..`: see [`super::lp`].
+    Lp(LpParams),
 }
 
 /// What [`GenSpec::BlockDiag`] replicates.
@@ -122,6 +148,10 @@ impl GenSpec {
             GenSpec::PowerLaw { .. } => "powerlaw",
             GenSpec::LongRows { .. } => "longrows",
             GenSpec::BlockDiag { .. } => "blockdiag",
+            GenSpec::Fem(_) => "fem",
+            GenSpec::Road(_) => "road",
+            GenSpec::Circuit(_) => "circuit",
+            GenSpec::Lp(_) => "lp",
         }
     }
 
@@ -145,6 +175,10 @@ impl GenSpec {
                 BlockSource::Spec(inner) => inner.validate(),
                 BlockSource::File(_) => Ok(()),
             },
+            GenSpec::Fem(p) => p.check(),
+            GenSpec::Road(p) => p.check(),
+            GenSpec::Circuit(p) => p.check(),
+            GenSpec::Lp(p) => p.check(),
         }
     }
 
@@ -170,6 +204,10 @@ impl GenSpec {
                 })?;
                 block_diag(&inner, *k)
             }
+            GenSpec::Fem(p) => fem(p),
+            GenSpec::Road(p) => road(p),
+            GenSpec::Circuit(p) => circuit(p),
+            GenSpec::Lp(p) => lp(p),
         }
     }
 
@@ -202,6 +240,10 @@ impl GenSpec {
                 };
                 (r * k, c * k)
             }
+            GenSpec::Fem(p) => (p.rows(), p.rows()),
+            GenSpec::Road(p) => (p.rows(), p.rows()),
+            GenSpec::Circuit(p) => (p.n, p.n),
+            GenSpec::Lp(p) => (p.rows, p.cols),
         })
     }
 }
@@ -269,6 +311,24 @@ impl fmt::Display for GenSpec {
                 BlockSource::Spec(inner) => write!(f, "k={k},of={inner}"),
                 BlockSource::File(path) => write!(f, "k={k},of=file={}", path.display()),
             },
+            GenSpec::Fem(p) => write!(
+                f,
+                "n={},dim={},order={},dofs={},numbering={},drop={},seed={}",
+                p.n, p.dim, p.order, p.dofs, p.numbering, p.drop, p.seed
+            ),
+            GenSpec::Road(p) => {
+                write!(f, "n={},keep={},numbering={},seed={}", p.n, p.keep, p.numbering, p.seed)
+            }
+            GenSpec::Circuit(p) => write!(
+                f,
+                "n={},local={},window={},nets={},netlen={},netp={},seed={}",
+                p.n, p.local, p.window, p.nets, p.net_len, p.net_share, p.seed
+            ),
+            GenSpec::Lp(p) => write!(
+                f,
+                "rows={},cols={},stages={},mean={},dense={},denselen={},seed={}",
+                p.rows, p.cols, p.stages, p.mean, p.dense, p.dense_len, p.seed
+            ),
         }
     }
 }
@@ -307,6 +367,10 @@ fn canonical_family(name: &str) -> Option<&'static str> {
         "powerlaw" | "power_law" | "zipf" => "powerlaw",
         "longrows" | "long_rows" => "longrows",
         "blockdiag" | "block_diag" => "blockdiag",
+        "fem" | "mesh" => "fem",
+        "road" | "roads" => "road",
+        "circuit" => "circuit",
+        "lp" => "lp",
         _ => return None,
     })
 }
@@ -404,6 +468,56 @@ fn parse_nested(s: &str, depth: usize) -> Result<GenSpec> {
                 None => BlockSource::Spec(parse_nested(of, depth + 1)?),
             };
             GenSpec::BlockDiag { k: copies, of: Box::new(source) }
+        }
+        "fem" => {
+            let valid = &["n", "dim", "order", "dofs", "numbering", "drop", "seed"];
+            let mut k = Keys::parse("fem", valid, rest)?;
+            let mut p = FemParams::new(k.usize("n")?.ok_or_else(|| k.missing("n"))?);
+            k.set("dim", &mut p.dim)?;
+            k.set("order", &mut p.order)?;
+            k.set("dofs", &mut p.dofs)?;
+            k.set("numbering", &mut p.numbering)?;
+            k.set("drop", &mut p.drop)?;
+            p.seed = k.seed()?;
+            GenSpec::Fem(p)
+        }
+        "road" => {
+            let mut k = Keys::parse("road", &["n", "keep", "numbering", "seed"], rest)?;
+            let mut p = RoadParams::new(k.usize("n")?.ok_or_else(|| k.missing("n"))?);
+            k.set("keep", &mut p.keep)?;
+            k.set("numbering", &mut p.numbering)?;
+            p.seed = k.seed()?;
+            GenSpec::Road(p)
+        }
+        "circuit" => {
+            let valid = &["n", "local", "window", "nets", "netlen", "netp", "seed"];
+            let mut k = Keys::parse("circuit", valid, rest)?;
+            let mut p = CircuitParams::new(k.usize("n")?.ok_or_else(|| k.missing("n"))?);
+            k.set("local", &mut p.local)?;
+            k.set("window", &mut p.window)?;
+            k.set("nets", &mut p.nets)?;
+            k.set("netlen", &mut p.net_len)?;
+            k.set("netp", &mut p.net_share)?;
+            p.seed = k.seed()?;
+            GenSpec::Circuit(p)
+        }
+        "lp" => {
+            let valid = &["rows", "cols", "n", "stages", "mean", "dense", "denselen", "seed"];
+            let mut k = Keys::parse("lp", valid, rest)?;
+            let n = k.usize("n")?;
+            let rows = k.usize("rows")?.or(n).ok_or_else(|| k.missing("rows (or n)"))?;
+            let mut p = LpParams::new(rows);
+            if let Some(cols) = k.usize("cols")? {
+                // The linking rows' default length follows the columns given.
+                p.dense_len = cols / 10;
+                p.cols = cols;
+            }
+            k.set("stages", &mut p.stages)?;
+            k.set("mean", &mut p.mean)?;
+            k.set("dense", &mut p.dense)?;
+            k.set("denselen", &mut p.dense_len)?;
+            p.seed = k.seed()?;
+            GenSpec::Lp(p)
         }
         _ => {
             return err(format!(
@@ -553,7 +667,14 @@ macro_rules! key_values {
         }
     )+};
 }
-key_values!(usize => usize, u64 => u64, f64 => f64, bool => bool);
+key_values!(usize => usize, u64 => u64, u32 => u32, f64 => f64, bool => bool);
+
+impl KeyValue for Numbering {
+    fn take(keys: &mut Keys, key: &str) -> Result<Option<Self>> {
+        let Some(v) = keys.take(key) else { return Ok(None) };
+        Numbering::parse(v).map(Some).ok_or_else(|| keys.bad(key, "natural, morton or random", v))
+    }
+}
 
 /// A non-negative integer: decimal digits (underscores allowed), or a number in
 /// scientific notation that is a whole number below 2^53 (`1e6`).
