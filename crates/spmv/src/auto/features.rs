@@ -1,5 +1,6 @@
 //! The features `auto` chooses by: a few numbers that describe a CSR matrix's shape, row
-//! lengths, diagonal structure and locality, computed in two parallel passes over the rows.
+//! lengths, diagonal structure, locality and value redundancy, computed in two parallel
+//! passes over the rows.
 
 use std::collections::HashSet;
 
@@ -12,7 +13,10 @@ use crate::matrix::{Csr, Scalar};
 /// against it.
 pub const TRAINING_L2_BYTES: f64 = 62_914_560.0;
 
-/// Rows sampled for the diagonal and locality features.
+/// How many numbers [`Features::vector`] gives.
+pub const FEATURES: usize = 10;
+
+/// Rows sampled for the diagonal, locality and value features.
 pub const SAMPLED_ROWS: usize = 1 << 12;
 
 /// What `auto` knows of a matrix.
@@ -38,6 +42,15 @@ pub struct Features {
     pub col_spread: f64,
     /// CSR bytes in f64 (values, columns, offsets, x, y) over the L2 cache.
     pub size_over_l2: f64,
+    /// Distinct values over the entries of the sampled rows (0: a few values repeated, as in
+    /// a stencil, which the compressed-value variants (`values=auto`) store in a byte or
+    /// two; 1: every value different). Tables written before it was a feature read 1.
+    #[serde(default = "all_distinct")]
+    pub distinct_values: f64,
+}
+
+fn all_distinct() -> f64 {
+    1.0
 }
 
 impl Features {
@@ -57,25 +70,28 @@ impl Features {
         // The sample: every step-th row.
         let step = m.div_ceil(SAMPLED_ROWS).max(1);
         let sample: Vec<usize> = (0..m).step_by(step).collect();
-        let (diagonals, sampled_nnz, span) = sample
+        type Sampled = (HashSet<i64>, HashSet<u64>, usize, f64);
+        let (diagonals, values, sampled_nnz, span) = sample
             .par_iter()
             .fold(
-                || (HashSet::new(), 0usize, 0.0),
-                |(mut set, count, span): (HashSet<i64>, usize, f64), &r| {
-                    let cols = a.row(r).0;
+                || (HashSet::new(), HashSet::new(), 0usize, 0.0),
+                |(mut set, mut values, count, span): Sampled, &r| {
+                    let (cols, vals) = a.row(r);
                     set.extend(cols.iter().map(|&c| c as i64 - r as i64));
+                    values.extend(vals.iter().map(|v| v.to_f64().to_bits()));
                     let row_span = match (cols.iter().min(), cols.iter().max()) {
                         (Some(lo), Some(hi)) => (hi - lo) as f64 / n.max(1) as f64,
                         _ => 0.0,
                     };
-                    (set, count + cols.len(), span + row_span)
+                    (set, values, count + cols.len(), span + row_span)
                 },
             )
             .reduce(
-                || (HashSet::new(), 0, 0.0),
-                |(mut x, cx, sx), (y, cy, sy)| {
+                || (HashSet::new(), HashSet::new(), 0, 0.0),
+                |(mut x, mut vx, cx, sx), (y, vy, cy, sy)| {
                     x.extend(y);
-                    (x, cx + cy, sx + sy)
+                    vx.extend(vy);
+                    (x, vx, cx + cy, sx + sy)
                 },
             );
         let m_f = m.max(1) as f64;
@@ -96,11 +112,16 @@ impl Features {
             col_spread: span / sample.len().max(1) as f64,
             size_over_l2: (12.0 * nnz as f64 + 4.0 * (m as f64 + 1.0) + 8.0 * (m + n) as f64)
                 / l2_bytes,
+            distinct_values: if sampled_nnz > 0 {
+                values.len() as f64 / sampled_nnz as f64
+            } else {
+                1.0
+            },
         }
     }
 
     /// The numbers the distance between matrices is measured on (logarithms of the scales).
-    pub fn vector(&self) -> [f64; 9] {
+    pub fn vector(&self) -> [f64; FEATURES] {
         let lg = |v: f64| (v.max(0.0) + 1.0).log10();
         [
             lg(self.rows),
@@ -112,6 +133,7 @@ impl Features {
             lg(self.diagonal_fill),
             self.col_spread,
             lg(self.size_over_l2),
+            self.distinct_values,
         ]
     }
 }

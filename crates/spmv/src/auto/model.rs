@@ -12,6 +12,7 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
+use super::features::FEATURES;
 use super::Features;
 
 /// A declined format counts as this many times the best on that matrix.
@@ -53,9 +54,9 @@ const SIZE_FEATURES: [usize; 3] = [0, 1, 8];
 pub struct Model {
     /// The table the model was fitted to.
     pub training: Training,
-    mean: [f64; 9],
-    scale: [f64; 9],
-    points: Vec<[f64; 9]>,
+    mean: [f64; FEATURES],
+    scale: [f64; FEATURES],
+    points: Vec<[f64; FEATURES]>,
     /// The largest standardised value of each size feature (rows, entries, size over L2)
     /// among the training matrices: a larger matrix is measured as one of that size.
     size_ceiling: [f64; 3],
@@ -67,10 +68,11 @@ impl Model {
     /// Fits the model to `training`: standardises the feature vectors (mean 0, deviation 1 per
     /// feature) and takes each matrix's times relative to its best.
     pub fn new(training: Training) -> Self {
-        let raw: Vec<[f64; 9]> = training.matrices.iter().map(|m| m.features.vector()).collect();
+        let raw: Vec<[f64; FEATURES]> =
+            training.matrices.iter().map(|m| m.features.vector()).collect();
         let n = raw.len().max(1) as f64;
-        let mut mean = [0.0; 9];
-        let mut scale = [0.0; 9];
+        let mut mean = [0.0; FEATURES];
+        let mut scale = [0.0; FEATURES];
         for v in &raw {
             for i in 0..9 {
                 mean[i] += v[i] / n;
@@ -82,7 +84,7 @@ impl Model {
             }
         }
         scale.iter_mut().for_each(|s| *s = if *s > 0.0 { s.sqrt() } else { 1.0 });
-        let points: Vec<[f64; 9]> =
+        let points: Vec<[f64; FEATURES]> =
             raw.iter().map(|v| std::array::from_fn(|i| (v[i] - mean[i]) / scale[i])).collect();
         let size_ceiling =
             SIZE_FEATURES.map(|d| points.iter().map(|p| p[d]).fold(f64::NEG_INFINITY, f64::max));
@@ -107,7 +109,7 @@ impl Model {
         })
     }
 
-    fn standardise(&self, f: &Features) -> [f64; 9] {
+    fn standardise(&self, f: &Features) -> [f64; FEATURES] {
         let v = f.vector();
         std::array::from_fn(|i| (v[i] - self.mean[i]) / self.scale[i])
     }
@@ -154,8 +156,9 @@ impl Model {
     /// the training set is chosen for as if the model had never seen it.
     pub fn same_matrices(&self, f: &Features) -> Vec<usize> {
         let q = self.standardise(f);
-        let same =
-            |p: &[f64; 9]| p.iter().zip(&q).all(|(a, b)| (a - b).abs() <= 1e-9 * (1.0 + a.abs()));
+        let same = |p: &[f64; FEATURES]| {
+            p.iter().zip(&q).all(|(a, b)| (a - b).abs() <= 1e-9 * (1.0 + a.abs()))
+        };
         self.points.iter().enumerate().filter(|(_, p)| same(p)).map(|(i, _)| i).collect()
     }
 
@@ -235,12 +238,16 @@ impl Model {
     /// scored by the best time of every measured format / its time;
     /// with `measured` > 1, the fastest of the first `measured` that ran (what `tune` keeps,
     /// judged by the table's own times).
+    /// With `families` (one name per training matrix: a generator family, a SuiteSparse
+    /// group), each matrix is ranked without every matrix of its family: leave-one-family-out,
+    /// the score of a matrix unlike any the model has seen.
     /// Returns the geometric mean, the worst score and its matrix, and how many fall below 0.7.
     pub fn cross_validate(
         &self,
         candidates: &[&str],
         k: usize,
         measured: usize,
+        families: Option<&[String]>,
     ) -> CrossValidation {
         let scores: Vec<(f64, &str, String)> = self
             .training
@@ -248,7 +255,11 @@ impl Model {
             .iter()
             .enumerate()
             .map(|(i, m)| {
-                let ranking = self.predict(&m.features, candidates, k, &[i]);
+                let hidden: Vec<usize> = match families {
+                    Some(f) => (0..f.len()).filter(|&j| f[j] == f[i]).collect(),
+                    None => vec![i],
+                };
+                let ranking = self.predict(&m.features, candidates, k, &hidden);
                 // The best of every measured format, candidate or not.
                 let best = m.times_ms.values().copied().fold(f64::INFINITY, f64::min);
                 // auto passes over some formats; tune measures whatever ranks first.
@@ -276,6 +287,10 @@ impl Model {
                 .iter()
                 .filter(|s| s.0 < 0.7)
                 .map(|(score, name, kept)| (name.to_string(), *score, kept.clone()))
+                .collect(),
+            scores: scores
+                .iter()
+                .map(|(s, name, kept)| (name.to_string(), *s, kept.clone()))
                 .collect(),
             matrices: scores.len(),
         }
@@ -336,6 +351,8 @@ pub struct CrossValidation {
     pub below_70: usize,
     /// The matrices below 0.7, their scores and the formats kept there.
     pub low: Vec<(String, f64, String)>,
+    /// Every matrix's score and the format kept there, in the training table's order.
+    pub scores: Vec<(String, f64, String)>,
     /// Training matrices scored.
     pub matrices: usize,
 }

@@ -52,7 +52,7 @@ fn the_shipped_model_cross_validates_well() {
         c
     };
     let candidates: Vec<&str> = names.iter().map(String::as_str).collect();
-    let cv = model.cross_validate(&candidates, model.training.k, 1);
+    let cv = model.cross_validate(&candidates, model.training.k, 1, None);
     assert!(cv.geomean >= 0.90, "{cv:?}");
 }
 

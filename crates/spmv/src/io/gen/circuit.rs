@@ -36,14 +36,15 @@ pub struct CircuitParams {
 }
 
 impl CircuitParams {
-    /// `n` nodes, 3 local connections within ±1000, `n / 10⁴` nets (at least 1) of
-    /// `n / 100` entries, a net column in 5% of the rows, seed 1.
+    /// `n` nodes, 3 local connections within ±1000, `n / 10⁵` nets (at least 1) of
+    /// `n / 100` entries (the nets hold `n²/10⁷` entries: a tenth of the local ones at 10⁶
+    /// nodes), a net column in 5% of the rows, seed 1.
     pub fn new(n: usize) -> Self {
         CircuitParams {
             n,
             local: 3.0,
             window: 1000,
-            nets: (n / 10_000).max(1).min(n),
+            nets: (n / 100_000).max(1).min(n),
             net_len: n / 100,
             net_share: 0.05,
             seed: 1,
@@ -140,8 +141,8 @@ pub struct LpParams {
 }
 
 impl LpParams {
-    /// `rows × 2·rows`, 100 stages, 6 entries per row on average, `rows / 1000` linking
-    /// rows of `cols / 10` entries, seed 1.
+    /// `rows × 2·rows`, 100 stages, 6 entries per row on average, 10 linking rows of
+    /// `cols / 20` entries (as many entries as rows), seed 1.
     pub fn new(rows: usize) -> Self {
         let cols = 2 * rows;
         LpParams {
@@ -149,8 +150,8 @@ impl LpParams {
             cols,
             stages: 100,
             mean: 6.0,
-            dense: rows / 1000,
-            dense_len: cols / 10,
+            dense: rows.min(10),
+            dense_len: cols / 20,
             seed: 1,
         }
     }

@@ -509,7 +509,7 @@ fn parse_nested(s: &str, depth: usize) -> Result<GenSpec> {
             let mut p = LpParams::new(rows);
             if let Some(cols) = k.usize("cols")? {
                 // The linking rows' default length follows the columns given.
-                p.dense_len = cols / 10;
+                p.dense_len = cols / 20;
                 p.cols = cols;
             }
             k.set("stages", &mut p.stages)?;
