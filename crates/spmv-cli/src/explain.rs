@@ -77,14 +77,15 @@ fn explain<T: Scalar>(
     let features_ms = t.elapsed().as_secs_f64() * 1e3;
     let _ = writeln!(
         s,
-        "features ({features_ms:.2} ms): mean row {:.2}, row cv {:.2}, max/mean {:.1}, empty rows {:.1}%, diagonal fill {:.1}, column spread {:.3}, size {:.2}x L2",
+        "features ({features_ms:.2} ms): mean row {:.2}, row cv {:.2}, max/mean {:.1}, empty rows {:.1}%, diagonal fill {:.1}, column spread {:.3}, size {:.2}x L2, distinct values {:.1}%",
         f.mean_row,
         f.row_cv,
         f.max_over_mean,
         100.0 * f.empty_rows,
         f.diagonal_fill,
         f.col_spread,
-        f.size_over_l2
+        f.size_over_l2,
+        100.0 * f.distinct_values
     );
     let near: Vec<String> =
         model.neighbours(&f, 5).into_iter().map(|(n, d)| format!("{n} ({d:.2})")).collect();

@@ -11,7 +11,7 @@ use super::random::sample_distinct;
 use super::rng::{entry_value, pareto_weight, Rng};
 use crate::{Csr, Result};
 
-const TAG_CIRCUIT: u64 = 0x6369_7263_7569_74; // "circuit"
+const TAG_CIRCUIT: u64 = 0x0063_6972_6375_6974; // "circuit"
 const TAG_LP: u64 = 0x6C70; // "lp"
 
 /// Parameters of [`circuit`]. Start from [`CircuitParams::new`] and set what differs.
@@ -185,9 +185,9 @@ impl LpParams {
 }
 
 /// A linear-programming-like constraint matrix (`rows × cols`, any shape): row `r` of stage
-/// `s = ⌊r·stages/rows⌋` holds a Pareto-distributed number of entries (mean `mean`, at least
-/// 1) at random columns of stages `s` and `s + 1` of the columns; `dense` randomly chosen
-/// linking rows hold `dense_len` entries anywhere. Values in (-1, 1).
+/// `s = ⌊r·stages/rows⌋` holds a Pareto-distributed number of entries (mean `mean`, at
+/// least one) at random columns of stages `s` and `s + 1` of the columns; `dense` randomly
+/// chosen linking rows hold `dense_len` entries anywhere. Values in (-1, 1).
 pub fn lp(p: &LpParams) -> Result<Csr<f64>> {
     p.check()?;
     let (rows, cols, stages, seed) = (p.rows, p.cols, p.stages, p.seed);

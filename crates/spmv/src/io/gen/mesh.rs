@@ -17,7 +17,7 @@ use super::build::{build_from_columns, check_dim, check_size, err};
 use super::rng::{entry_value, hash3, unit_from, Rng};
 use crate::{Csr, Result};
 
-const TAG_DROP: u64 = 0x6665_6D64_726F_70; // "femdrop"
+const TAG_DROP: u64 = 0x0066_656D_6472_6F70; // "femdrop"
 const TAG_STREET: u64 = 0x7374_7265_6574; // "street"
 const TAG_NUMBERING: u64 = 0x6E75_6D62_6572; // "number"
 
@@ -222,7 +222,7 @@ impl FemParams {
         let mut hi = [0; 3];
         for a in 0..dim {
             hi[a] = (c[a] / p).min(self.n - 1);
-            lo[a] = if c[a] % p == 0 && c[a] > 0 { c[a] / p - 1 } else { hi[a] };
+            lo[a] = if c[a].is_multiple_of(p) && c[a] > 0 { c[a] / p - 1 } else { hi[a] };
         }
         let mut boxes: Vec<([usize; 3], [usize; 3])> = Vec::with_capacity(8);
         for ez in lo[2]..=hi[2] {
