@@ -18,7 +18,8 @@ mod tune;
 pub use features::{Features, SAMPLED_ROWS, TRAINING_L2_BYTES};
 pub use model::{Confidence, CrossValidation, Model, Training, TrainingMatrix};
 pub use tune::{
-    cache_dir, fingerprint, tune, tune_with_cache, TuneOptions, Tuned, TUNE_CANDIDATES,
+    cache_dir, fingerprint, keep_measuring, tune, tune_with_cache, TuneOptions, Tuned, CLEAR_LEAD,
+    TUNE_CANDIDATES,
 };
 
 use crate::error::{Error, Result};

@@ -233,3 +233,17 @@ fn confidence_reads_the_neighbours_times() {
     assert_eq!((c.range(), c.declined()), (None, model.training.k));
     assert!(c.tune_worth());
 }
+
+/// `tune` measures up to its count, and stops early only where three or more are measured and
+/// the fastest leads every other by [`CLEAR_LEAD`].
+#[test]
+fn tune_stops_when_its_leader_is_clear() {
+    let most = TUNE_CANDIDATES;
+    assert!(keep_measuring(&[], most) && keep_measuring(&[1.0], most));
+    assert!(keep_measuring(&[1.0, 9.0], most), "two are never a clear lead");
+    assert!(!keep_measuring(&[3.0, 1.0, CLEAR_LEAD], most), "1.0 leads both by 1.5x");
+    assert!(keep_measuring(&[3.0, 1.0, 1.4], most));
+    assert!(keep_measuring(&[1.0, 1.0, 1.0], most), "ties are no lead");
+    assert!(!keep_measuring(&vec![1.0; most], most));
+    assert!(!keep_measuring(&[1.0], 1));
+}

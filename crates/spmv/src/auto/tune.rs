@@ -19,8 +19,24 @@ use crate::measure::product_ms;
 use crate::reference::test_vector;
 use crate::Backend;
 
-/// At most this many candidates are measured.
-pub const TUNE_CANDIDATES: usize = 4;
+/// At most this many candidates are measured, budget allowing.
+pub const TUNE_CANDIDATES: usize = 8;
+
+/// How many times faster than every other measured candidate the fastest must be, with at
+/// least three measured, for `tune` to stop early ([`keep_measuring`]).
+pub const CLEAR_LEAD: f64 = 1.5;
+
+/// Whether `tune` measures another candidate after `times` (milliseconds per product of those
+/// measured so far, in the ranking's order), at most `most` in all: not when the leader is
+/// clear — three or more measured and the fastest [`CLEAR_LEAD`] times faster than each of the
+/// others: the ranking has found the kind of format that wins here, and the candidates left
+/// are predicted slower still. `auto_fit` scores the same rule (`Model::cross_validate`).
+pub fn keep_measuring(times: &[f64], most: usize) -> bool {
+    let mut sorted = times.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let clear = sorted.len() >= 3 && sorted[1] >= CLEAR_LEAD * sorted[0];
+    times.len() < most && !clear
+}
 
 /// How `tune` chooses: auto's options for the ranking, and the time for measuring.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -159,7 +175,10 @@ pub fn tune_with_cache<T: Scalar>(
     let mut best: Option<(HostMatrix<T>, f64)> = None;
     let mut measured = Vec::new();
     for (name, _) in &ranking {
-        if measured.len() == TUNE_CANDIDATES || (!measured.is_empty() && start.elapsed() > budget) {
+        let times: Vec<f64> = measured.iter().map(|(_, ms)| *ms).collect();
+        if !keep_measuring(&times, TUNE_CANDIDATES)
+            || (!measured.is_empty() && start.elapsed() > budget)
+        {
             break;
         }
         // On the CPU a library baseline is a plain CSR loop under cuSPARSE's name: not a

@@ -624,6 +624,25 @@ fn spec_errors() {
         ("blockdiag:k=3,of=poisson2d:nx=3,k=4", "poisson2d: unknown key 'k'"),
         ("blockdiag:k=3,of=nope:x=1", "unknown generator family 'nope'"),
         ("blockdiag:k=x,of=poisson2d:nx=3", "key 'k'"),
+        // The application-like families.
+        ("fem:n=3,dim=4", "dim must be 2 or 3"),
+        ("fem:n=3,order=0", "order must be 1, 2, 3 or 4"),
+        ("fem:n=3,dofs=9", "dofs (unknowns per node) must be 1 to 8"),
+        ("fem:n=3,drop=1", "drop must be a fraction in [0, 1)"),
+        ("fem:n=3,numbering=hilbert", "expects natural, morton or random"),
+        ("fem:n=100000", "too large for 32-bit indices"),
+        ("fem:dim=2", "missing required key n"),
+        ("road:n=10,keep=1.5", "keep must be a probability"),
+        ("road:n=70000", "too large for 32-bit indices"),
+        ("circuit:n=10,window=0", "window must be at least 1"),
+        ("circuit:n=10,nets=11", "do not fit in n = 10"),
+        ("circuit:n=10,netlen=11", "exceed the n = 10 columns"),
+        ("circuit:n=10,netp=2", "netp must be a probability"),
+        ("lp:rows=10,stages=0", "stages must be at least 1"),
+        ("lp:rows=10,mean=0.5", "mean must be a finite number >= 1"),
+        ("lp:rows=10,dense=11", "do not fit in rows = 10"),
+        ("lp:rows=10,cols=5,denselen=6", "exceed the cols = 5 columns"),
+        ("fem:n=5000,dim=2,order=4,dofs=8", "entries"),
     ] {
         let msg = parse_err(spec);
         assert!(msg.contains(want), "{spec}: expected '{want}' in '{msg}'");
@@ -770,33 +789,6 @@ fn lp_is_a_rectangular_staircase_with_linking_rows() {
     let mean = ordinary.iter().sum::<usize>() as f64 / ordinary.len() as f64;
     assert!((5.0..7.0).contains(&mean), "mean {mean}");
     assert!(*ordinary.iter().max().unwrap() > 30, "heavy tail");
-}
-
-#[test]
-fn application_families_refuse_bad_parameters() {
-    for (spec, needle) in [
-        ("fem:n=3,dim=4", "dim must be 2 or 3"),
-        ("fem:n=3,order=0", "order must be 1, 2, 3 or 4"),
-        ("fem:n=3,dofs=9", "dofs (unknowns per node) must be 1 to 8"),
-        ("fem:n=3,drop=1", "drop must be a fraction in [0, 1)"),
-        ("fem:n=3,numbering=hilbert", "expects natural, morton or random"),
-        ("fem:n=100000", "too large for 32-bit indices"),
-        ("fem:dim=2", "missing required key n"),
-        ("road:n=10,keep=1.5", "keep must be a probability"),
-        ("road:n=70000", "too large for 32-bit indices"),
-        ("circuit:n=10,window=0", "window must be at least 1"),
-        ("circuit:n=10,nets=11", "do not fit in n = 10"),
-        ("circuit:n=10,netlen=11", "exceed the n = 10 columns"),
-        ("circuit:n=10,netp=2", "netp must be a probability"),
-        ("lp:rows=10,stages=0", "stages must be at least 1"),
-        ("lp:rows=10,mean=0.5", "mean must be a finite number >= 1"),
-        ("lp:rows=10,dense=11", "do not fit in rows = 10"),
-        ("lp:rows=10,cols=5,denselen=6", "exceed the cols = 5 columns"),
-        ("fem:n=5000,dim=2,order=4,dofs=8", "entries"),
-    ] {
-        let e = parse_err(spec);
-        assert!(e.contains(needle), "{spec}: {e}");
-    }
 }
 
 // ---------------------------------------------------------------- property tests

@@ -66,23 +66,19 @@ struct Labels {
 
 impl Labels {
     fn new(numbering: Numbering, side: usize, dim: u32, seed: u64) -> Option<Self> {
+        if numbering == Numbering::Natural {
+            return None;
+        }
         let nodes = side.pow(dim);
-        let old_of_new: Vec<u32> = match numbering {
-            Numbering::Natural => return None,
-            Numbering::Morton => {
-                let mut order: Vec<u32> = (0..nodes as u32).collect();
-                order.par_sort_unstable_by_key(|&v| morton(coords(v as usize, side, dim)));
-                order
+        let mut old_of_new: Vec<u32> = (0..nodes).map(|v| v as u32).collect(); // nodes ≤ 2^32
+        if numbering == Numbering::Morton {
+            old_of_new.par_sort_unstable_by_key(|&v| morton(coords(v as usize, side, dim)));
+        } else {
+            let mut rng = Rng::stream(seed, TAG_NUMBERING, 0);
+            for i in (1..nodes).rev() {
+                old_of_new.swap(i, rng.below(i as u64 + 1) as usize);
             }
-            Numbering::Random => {
-                let mut order: Vec<u32> = (0..nodes as u32).collect();
-                let mut rng = Rng::stream(seed, TAG_NUMBERING, 0);
-                for i in (1..nodes).rev() {
-                    order.swap(i, rng.below(i as u64 + 1) as usize);
-                }
-                order
-            }
-        };
+        }
         let mut new_of_old = vec![0u32; nodes];
         for (new, &old) in old_of_new.iter().enumerate() {
             new_of_old[old as usize] = new as u32;
