@@ -253,7 +253,7 @@ impl FemParams {
 /// A finite-element stiffness-like matrix: Lagrange elements of order `p.order` on an
 /// `n^dim` mesh of squares or cubes, `p.dofs` unknowns per node. Two unknowns couple when
 /// their nodes share an element that was not dropped. Symmetric and strictly diagonally
-/// dominant (so positive definite): off-diagonal values in (-1, 0], the diagonal 1 + the sum
+/// dominant (so positive definite): off-diagonal values in (-1, 0), the diagonal 1 + the sum
 /// of the row's off-diagonal magnitudes. Row `node·dofs + d` is unknown `d` of the node
 /// labelled `node` by `p.numbering`.
 pub fn fem(p: &FemParams) -> Result<Csr<f64>> {
