@@ -220,14 +220,17 @@ impl FemParams {
             hi[a] = (c[a] / p).min(self.n - 1);
             lo[a] = if c[a].is_multiple_of(p) && c[a] > 0 { c[a] / p - 1 } else { hi[a] };
         }
-        let mut boxes: Vec<([usize; 3], [usize; 3])> = Vec::with_capacity(8);
+        // The kept elements' node boxes (at most 2^dim): on the stack, as this runs twice a row.
+        let mut boxes = [([0usize; 3], [0usize; 3]); 8];
+        let mut kept = 0;
         for ez in lo[2]..=hi[2] {
             for ey in lo[1]..=hi[1] {
                 for ex in lo[0]..=hi[0] {
                     let e = [ex, ey, ez];
                     if self.kept(index(e, self.n)) {
                         let first = e.map(|x| x * p);
-                        boxes.push((first, first.map(|x| x + p)));
+                        boxes[kept] = (first, first.map(|x| x + p));
+                        kept += 1;
                     }
                 }
             }
@@ -241,7 +244,7 @@ impl FemParams {
                     let inside = |(f, t): &([usize; 3], [usize; 3])| {
                         (0..dim).all(|a| (f[a]..=t[a]).contains(&q[a]))
                     };
-                    if q == c || boxes.iter().any(inside) {
+                    if q == c || boxes[..kept].iter().any(inside) {
                         out.push(index(q, side) as u32);
                     }
                 }
