@@ -55,10 +55,7 @@ pub fn run(args: ExplainArgs) -> Result<ExitCode> {
 }
 
 fn explain<T: Scalar>(
-    name: &str,
-    a: &Csr<T>,
-    args: &ExplainArgs,
-    backend: Option<&spmv::Backend>,
+    name: &str, a: &Csr<T>, args: &ExplainArgs, backend: Option<&spmv::Backend>,
 ) -> Result<String> {
     let model = Model::h200();
     let k = model.training.k;
@@ -163,11 +160,7 @@ fn explain<T: Scalar>(
 /// The choice's confidence (how the chosen format fared on the neighbours its prediction rests
 /// on) and whether `tune` is worth its cost for this matrix.
 fn confidence_lines(
-    model: &Model,
-    f: &Features,
-    chosen: &str,
-    budget_ms: u64,
-    predicted_ms: f64,
+    model: &Model, f: &Features, chosen: &str, budget_ms: u64, predicted_ms: f64,
 ) -> String {
     let k = model.training.k;
     let c = model.confidence(f, chosen, k);

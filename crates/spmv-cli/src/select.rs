@@ -105,9 +105,7 @@ pub fn rank_place(world: World) -> Result<RankPlace> {
 
 /// This rank's rows of `input` (the balanced partition's, found with the other ranks).
 pub fn own_rows(
-    input: &spmv::io::inputs::Input,
-    options: &spmv::io::ReadOptions,
-    place: &RankPlace,
+    input: &spmv::io::inputs::Input, options: &spmv::io::ReadOptions, place: &RankPlace,
 ) -> spmv::Result<(spmv::distributed::Partition, spmv::Csr<f64>)> {
     let (n, m) = place.ranks.agree(input.dims())?;
     if n != m {

@@ -328,9 +328,7 @@ impl IntView<'_> {
     /// `name[k]` and its value (a negative index is never taken modulo anything).
     fn checked<U: TryFrom<i64> + Send>(&self, name: &str, bound: u64) -> spmv::Result<Vec<U>> {
         fn go<I: Copy + Into<i64> + Sync, U: TryFrom<i64> + Send>(
-            s: &[I],
-            name: &str,
-            bound: u64,
+            s: &[I], name: &str, bound: u64,
         ) -> spmv::Result<Vec<U>> {
             use rayon::prelude::*;
             s.par_iter()
@@ -366,12 +364,8 @@ impl PyCsr {
     /// as the reader requires); every index and invariant is checked.
     #[staticmethod]
     fn from_arrays(
-        py: Python<'_>,
-        nrows: usize,
-        ncols: usize,
-        indptr: &Bound<'_, PyAny>,
-        indices: &Bound<'_, PyAny>,
-        data: &Bound<'_, PyAny>,
+        py: Python<'_>, nrows: usize, ncols: usize, indptr: &Bound<'_, PyAny>,
+        indices: &Bound<'_, PyAny>, data: &Bound<'_, PyAny>,
     ) -> PyResult<Self> {
         if ncols > u32::MAX as usize + 1 {
             return Err(value_err(format!(
@@ -422,8 +416,7 @@ impl PyCsr {
     /// The three arrays as bytes: indptr (int64), indices (int32, or int64 when a column
     /// index does not fit int32: scipy's indices are signed), data (float64).
     fn to_bytes<'py>(
-        &self,
-        py: Python<'py>,
+        &self, py: Python<'py>,
     ) -> (Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>) {
         let rp: Vec<u8> =
             self.csr.row_ptr().iter().flat_map(|&p| (p as i64).to_ne_bytes()).collect();
@@ -506,12 +499,7 @@ fn dtype_name(typestr: &str) -> &str {
 
 impl CudaArray {
     fn get(
-        obj: &Bound<'_, PyAny>,
-        name: &str,
-        typestr: &str,
-        writable: bool,
-        len: usize,
-        gpu: &Gpu,
+        obj: &Bound<'_, PyAny>, name: &str, typestr: &str, writable: bool, len: usize, gpu: &Gpu,
     ) -> PyResult<Self> {
         let bad = |what: String| value_err(format!("{name}: {what}"));
         let cai = obj.getattr("__cuda_array_interface__")?;
@@ -642,9 +630,7 @@ fn check_device_memory(gpu: &Gpu, ptr: u64, bytes: u64) -> Result<(), String> {
 /// later work after it, with two events (reused from call to call; nothing waits on the
 /// host); without a stream, waits for the result on the host.
 fn ordered(
-    gpu: &Gpu,
-    events: &Mutex<Option<[CudaEvent; 2]>>,
-    caller: Option<usize>,
+    gpu: &Gpu, events: &Mutex<Option<[CudaEvent; 2]>>, caller: Option<usize>,
     launch: impl FnOnce() -> spmv::Result<()>,
 ) -> spmv::Result<()> {
     let mut events = events.lock().unwrap_or_else(|p| p.into_inner());
@@ -757,16 +743,8 @@ impl PyOperator {
     #[pyo3(signature = (x, y, alpha, beta, transpose=false, k=None, col_major=false, cuda=false))]
     #[allow(clippy::too_many_arguments)]
     fn apply(
-        &self,
-        py: Python<'_>,
-        x: &Bound<'_, PyAny>,
-        y: &Bound<'_, PyAny>,
-        alpha: f64,
-        beta: f64,
-        transpose: bool,
-        k: Option<usize>,
-        col_major: bool,
-        cuda: bool,
+        &self, py: Python<'_>, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>, alpha: f64, beta: f64,
+        transpose: bool, k: Option<usize>, col_major: bool, cuda: bool,
     ) -> PyResult<()> {
         let product = Product::new(transpose, k, col_major)?;
         if !cuda {
@@ -846,23 +824,14 @@ macro_rules! run_product {
 
 /// The product on host vectors (the library's products).
 fn host_product<T: Scalar>(
-    op: &Operator<T>,
-    alpha: T,
-    x: &[T],
-    beta: T,
-    y: &mut [T],
-    product: Product,
+    op: &Operator<T>, alpha: T, x: &[T], beta: T, y: &mut [T], product: Product,
 ) -> spmv::Result<()> {
     run_product!(op, alpha, x, beta, y, product)
 }
 
 /// The product on device vectors (the device handle's products).
 fn device_product<T: Scalar>(
-    d: &DeviceMatrix<T>,
-    alpha: T,
-    x: &CudaSlice<T>,
-    beta: T,
-    y: &mut CudaSlice<T>,
+    d: &DeviceMatrix<T>, alpha: T, x: &CudaSlice<T>, beta: T, y: &mut CudaSlice<T>,
     product: Product,
 ) -> spmv::Result<()> {
     run_product!(d, alpha, x, beta, y, product)
@@ -874,13 +843,8 @@ fn scalar_typestr<T: Scalar>(_: &Operator<T>) -> String {
 }
 
 fn apply_host_typed<T: Scalar + Element>(
-    py: Python<'_>,
-    op: &Operator<T>,
-    x: &Bound<'_, PyAny>,
-    y: &Bound<'_, PyAny>,
-    alpha: f64,
-    beta: f64,
-    product: Product,
+    py: Python<'_>, op: &Operator<T>, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>, alpha: f64,
+    beta: f64, product: Product,
 ) -> PyResult<()> {
     let (x_len, y_len) = product.lengths(op.nrows(), op.ncols())?;
     let xb = HostBuf::<T>::get_len(x, "x", false, x_len)?;
@@ -899,11 +863,7 @@ fn apply_host_typed<T: Scalar + Element>(
 /// ("auto": the GPU when there is one).
 #[pyfunction]
 fn to_device(
-    py: Python<'_>,
-    a: &PyCsr,
-    format: &str,
-    precision: &str,
-    device: &str,
+    py: Python<'_>, a: &PyCsr, format: &str, precision: &str, device: &str,
 ) -> PyResult<PyOperator> {
     let precision: Precision = precision.parse().map_err(|e: String| value_err(e))?;
     let backend = backend(device)?;
@@ -918,9 +878,7 @@ fn to_device(
 }
 
 fn solution_dict<'py, T>(
-    py: Python<'py>,
-    solved: &Solved<T>,
-    tol: f64,
+    py: Python<'py>, solved: &Solved<T>, tol: f64,
 ) -> PyResult<Bound<'py, PyDict>> {
     let s = &solved.solution;
     let d = PyDict::new(py);
@@ -986,9 +944,7 @@ impl SolveArgs {
 
 /// b (read) and x (written), host arrays of T and n entries that do not overlap.
 fn system<'py, T: Scalar + Element>(
-    b: &Bound<'py, PyAny>,
-    x: &Bound<'py, PyAny>,
-    n: usize,
+    b: &Bound<'py, PyAny>, x: &Bound<'py, PyAny>, n: usize,
 ) -> PyResult<(HostBuf<T>, HostBuf<T>)> {
     let bb = HostBuf::get_len(b, "b", false, n)?;
     let xb = HostBuf::get_len(x, "x", true, n)?;
@@ -1001,11 +957,7 @@ fn system<'py, T: Scalar + Element>(
 /// result's figures.
 #[pyfunction(name = "solve")]
 fn solve_system<'py>(
-    py: Python<'py>,
-    op: &PyOperator,
-    b: &Bound<'py, PyAny>,
-    x: &Bound<'py, PyAny>,
-    args: SolveArgs,
+    py: Python<'py>, op: &PyOperator, b: &Bound<'py, PyAny>, x: &Bound<'py, PyAny>, args: SolveArgs,
 ) -> PyResult<Bound<'py, PyDict>> {
     let (method, precond, settings) = args.parse()?;
     let a = &op.csr;
@@ -1036,11 +988,7 @@ fn solve_system<'py>(
 /// `exchange`), in `precision` ("f64" or "f32"); b and x of that precision.
 #[pyfunction]
 fn solve_distributed<'py>(
-    py: Python<'py>,
-    a: &PyCsr,
-    b: &Bound<'py, PyAny>,
-    x: &Bound<'py, PyAny>,
-    args: SolveArgs,
+    py: Python<'py>, a: &PyCsr, b: &Bound<'py, PyAny>, x: &Bound<'py, PyAny>, args: SolveArgs,
     parts: (String, String, Vec<usize>, String),
 ) -> PyResult<Bound<'py, PyDict>> {
     let (method, precond, settings) = args.parse()?;
@@ -1084,17 +1032,8 @@ fn solve_distributed<'py>(
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn pagerank<'py>(
-    py: Python<'py>,
-    a: &PyCsr,
-    ranks: &Bound<'py, PyAny>,
-    format: &str,
-    device: &str,
-    alpha: f64,
-    tol: f64,
-    max_iter: usize,
-    weighted: bool,
-    devices: Option<Vec<usize>>,
-    exchange: &str,
+    py: Python<'py>, a: &PyCsr, ranks: &Bound<'py, PyAny>, format: &str, device: &str, alpha: f64,
+    tol: f64, max_iter: usize, weighted: bool, devices: Option<Vec<usize>>, exchange: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
     let target = target(device, devices.as_deref(), exchange)?;
     let request = app::pagerank::Request {
@@ -1134,15 +1073,8 @@ fn pagerank<'py>(
 #[pyfunction(name = "bench")]
 #[allow(clippy::too_many_arguments)]
 fn bench_matrices(
-    py: Python<'_>,
-    matrices: Vec<PyRef<'_, PyCsr>>,
-    names: Vec<String>,
-    formats_list: &str,
-    precisions: &str,
-    device: &str,
-    reps: usize,
-    warmup: usize,
-    devices: Option<Vec<usize>>,
+    py: Python<'_>, matrices: Vec<PyRef<'_, PyCsr>>, names: Vec<String>, formats_list: &str,
+    precisions: &str, device: &str, reps: usize, warmup: usize, devices: Option<Vec<usize>>,
     exchange: &str,
 ) -> PyResult<String> {
     if reps == 0 {
@@ -1170,22 +1102,19 @@ fn bench_matrices(
     .map_err(py_err)
 }
 
+/// The extension module `spmv._spmv` that the Python package wraps.
 #[pymodule]
-fn _spmv(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyCsr>()?;
-    m.add_class::<PyOperator>()?;
-    m.add_function(wrap_pyfunction!(gpu_available, m)?)?;
-    m.add_function(wrap_pyfunction!(format_list, m)?)?;
-    m.add_function(wrap_pyfunction!(default_specs, m)?)?;
-    m.add_function(wrap_pyfunction!(read, m)?)?;
-    m.add_function(wrap_pyfunction!(read_bytes, m)?)?;
-    m.add_function(wrap_pyfunction!(generate, m)?)?;
-    m.add_function(wrap_pyfunction!(to_device, m)?)?;
-    m.add_function(wrap_pyfunction!(report_html, m)?)?;
-    m.add_function(wrap_pyfunction!(solve_system, m)?)?;
-    m.add_function(wrap_pyfunction!(pagerank, m)?)?;
-    m.add_function(wrap_pyfunction!(solve_distributed, m)?)?;
-    m.add_function(wrap_pyfunction!(bench_matrices, m)?)?;
-    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    Ok(())
+mod _spmv {
+    #[pymodule_export]
+    use super::{
+        bench_matrices, default_specs, format_list, generate, gpu_available, pagerank, read,
+        read_bytes, report_html, solve_distributed, solve_system, to_device, PyCsr, PyOperator,
+    };
+
+    use pyo3::prelude::*;
+
+    #[pymodule_init]
+    fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        m.add("__version__", env!("CARGO_PKG_VERSION"))
+    }
 }

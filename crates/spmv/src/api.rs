@@ -187,12 +187,7 @@ impl<T: Scalar> Operator<T> {
     /// on a GPU Aᵀ's block product ([`DeviceMatrix::apply_transpose_block`]), on the CPU one
     /// transposed product per column.
     pub fn apply_transpose_block(
-        &self,
-        alpha: T,
-        x: &[T],
-        beta: T,
-        y: &mut [T],
-        block: Block,
+        &self, alpha: T, x: &[T], beta: T, y: &mut [T], block: Block,
     ) -> Result<()> {
         match &self.place {
             Place::Cpu(host) => {
@@ -248,11 +243,7 @@ impl<T: Scalar> Operator<T> {
 /// A product of `device` with host vectors whose lengths the caller checked: `x` (and `y`
 /// when β ≠ 0) copied to device vectors kept from call to call, `run`, `y` copied back.
 fn on_device<T: Scalar>(
-    device: &DeviceMatrix<T>,
-    vectors: &DeviceVectors<T>,
-    x: &[T],
-    beta: T,
-    y: &mut [T],
+    device: &DeviceMatrix<T>, vectors: &DeviceVectors<T>, x: &[T], beta: T, y: &mut [T],
     run: impl FnOnce(&DeviceMatrix<T>, &CudaSlice<T>, &mut CudaSlice<T>) -> Result<()>,
 ) -> Result<()> {
     if y.is_empty() {

@@ -34,9 +34,7 @@ pub fn median_min(times: &mut [f64]) -> (f64, f64) {
 /// at least [`ROUND_MS`] of launches (from 20 to 5,000; at most 1,000 in a graph, whose
 /// replays barely vary); the median of [`ROUNDS`] rounds is kept.
 pub(crate) fn product_ms<T: Scalar>(
-    backend: &Backend,
-    host: &HostMatrix<T>,
-    x: &[T],
+    backend: &Backend, host: &HostMatrix<T>, x: &[T],
 ) -> Result<f64> {
     const ROUND_MS: f64 = 1.0;
     const ROUNDS: usize = 5;

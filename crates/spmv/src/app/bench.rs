@@ -31,10 +31,7 @@ impl Bench {
     /// A run on `target` (its machine measured now; a note says how matrices are split when
     /// they are).
     pub fn new(
-        target: Target,
-        specs: Vec<Choice>,
-        precisions: Vec<Precision>,
-        settings: Settings,
+        target: Target, specs: Vec<Choice>, precisions: Vec<Precision>, settings: Settings,
     ) -> Result<Self> {
         let mut report = Report::new(target.backend().machine(&settings)?, &settings);
         if let Target::Parts(p) = &target {
@@ -69,10 +66,7 @@ impl Bench {
     }
 
     fn in_precision<T: Scalar>(
-        &self,
-        name: &str,
-        a: &Csr<T>,
-        done: &mut impl FnMut(&Measurement),
+        &self, name: &str, a: &Csr<T>, done: &mut impl FnMut(&Measurement),
     ) -> Vec<Measurement> {
         let (specs, machine) = (&self.specs, &self.report.machine);
         let mut results = Vec::new();

@@ -214,10 +214,7 @@ pub enum AnyOperator {
 impl AnyOperator {
     /// `a` (f64) in `precision` (values checked to fit it) and `spec`, on `backend`.
     pub fn new(
-        a: &Csr<f64>,
-        spec: &Choice,
-        precision: Precision,
-        backend: &Backend,
+        a: &Csr<f64>, spec: &Choice, precision: Precision, backend: &Backend,
     ) -> Result<Self> {
         Ok(match precision {
             Precision::F64 => AnyOperator::F64(Operator::new(a, backend, spec)?),

@@ -159,11 +159,7 @@ pub fn check_precisions(precisions: &[Precision]) -> Result<()> {
 /// `target`. A format that fails is a failed row, not an error; the error is for the graph
 /// (the transition matrix, the exact ranking).
 pub fn graph(
-    name: &str,
-    adjacency: &Csr<f64>,
-    specs: &[Choice],
-    precisions: &[Precision],
-    target: &Target,
+    name: &str, adjacency: &Csr<f64>, specs: &[Choice], precisions: &[Precision], target: &Target,
     request: &Request,
 ) -> Result<GraphReport> {
     request.settings.validate()?;
@@ -225,11 +221,7 @@ pub fn graph(
 /// Every format on `gt` (Gᵀ in T): conversion, upload, the runs; `each` gets each format's
 /// report and the first run's ranks (for the comparison with the exact ranking).
 fn formats<T: Scalar>(
-    target: &Target,
-    t: &Transition,
-    gt: &Csr<T>,
-    specs: &[Choice],
-    request: &Request,
+    target: &Target, t: &Transition, gt: &Csr<T>, specs: &[Choice], request: &Request,
     each: &mut impl FnMut(RunReport, Option<Vec<f64>>),
 ) {
     for spec in specs {
@@ -253,11 +245,7 @@ fn formats<T: Scalar>(
 /// run `request.runs` times); `report` gets the format's label and the conversion, reordering
 /// and upload times.
 pub fn runs<T: Scalar>(
-    target: &Target,
-    t: &Transition,
-    gt: &Csr<T>,
-    spec: &Choice,
-    request: &Request,
+    target: &Target, t: &Transition, gt: &Csr<T>, spec: &Choice, request: &Request,
     report: &mut RunReport,
 ) -> Result<Runs<T>> {
     let (count, settings) = (request.runs.max(1), &request.settings);

@@ -73,10 +73,7 @@ impl Preconditioner {
     /// [`Preconditioner::inverse`] for rows of A from row `first` on (the rows one process of
     /// several holds).
     pub fn inverse_rows<T: Scalar>(
-        self,
-        a: &Csr<f64>,
-        first: usize,
-        method: Method,
+        self, a: &Csr<f64>, first: usize, method: Method,
     ) -> Result<Option<Vec<T>>> {
         Ok(match self {
             Preconditioner::None => None,
@@ -115,8 +112,7 @@ pub struct Attempt {
 
 /// Runs `solve` with `settings` whose progress is also recorded as `method`'s [`Attempt`].
 fn recorded<T>(
-    method: Method,
-    settings: &KrylovSettings,
+    method: Method, settings: &KrylovSettings,
     solve: impl FnOnce(&KrylovSettings) -> Result<Solution<T>>,
 ) -> Result<(Solution<T>, Attempt)> {
     let points = std::sync::Arc::new(std::sync::Mutex::new(vec![(0usize, 1.0f64)]));
@@ -141,11 +137,7 @@ fn recorded<T>(
 /// Solves A·x = b on `a`'s backend (`a64`: A in f64, for the preconditioner and `auto`'s look
 /// at its structure) with the method `choice` names or chooses.
 pub fn solve_choosing<T: Scalar, A: Solvable<T> + ?Sized>(
-    a: &A,
-    a64: &Csr<f64>,
-    choice: MethodChoice,
-    precond: Preconditioner,
-    b: &[T],
+    a: &A, a64: &Csr<f64>, choice: MethodChoice, precond: Preconditioner, b: &[T],
     settings: &KrylovSettings,
 ) -> Result<Solved<T>> {
     let inverse = |method| precond.inverse::<T>(a64, method);
@@ -154,11 +146,8 @@ pub fn solve_choosing<T: Scalar, A: Solvable<T> + ?Sized>(
 
 /// [`solve_choosing`] with A's facts given: `auto`'s first method, and M⁻¹ for a method.
 fn solve_choosing_with<T: Scalar, A: Solvable<T> + ?Sized>(
-    a: &A,
-    first_method: &dyn Fn() -> Result<Method>,
-    inverse: &dyn Fn(Method) -> Result<Option<Vec<T>>>,
-    choice: MethodChoice,
-    b: &[T],
+    a: &A, first_method: &dyn Fn() -> Result<Method>,
+    inverse: &dyn Fn(Method) -> Result<Option<Vec<T>>>, choice: MethodChoice, b: &[T],
     settings: &KrylovSettings,
 ) -> Result<Solved<T>> {
     let once = |method| -> Result<(Solution<T>, Attempt)> {
@@ -471,9 +460,7 @@ pub fn run(name: &str, a: &Csr<f64>, b: &[f64], request: &Request, target: &Targ
 /// when x·Ay and y·Ax agree to rounding for two test vectors (each rank's rows of them), the
 /// diagonal's signs from every rank's rows.
 fn method_for_parts<T: Scalar>(
-    d: &DistributedMatrix<T>,
-    own: &Csr<f64>,
-    first: usize,
+    d: &DistributedMatrix<T>, own: &Csr<f64>, first: usize,
 ) -> Result<Method> {
     let (rows, n) = (d.host_rows(), d.nrows());
     let x: Vec<T> = test_vector_rows(rows.clone());
@@ -551,11 +538,7 @@ pub fn outcome_name(outcome: &solve::Outcome) -> (&'static str, Option<String>) 
 
 /// The solve in T on `a` (`a64` rounded to T; M⁻¹ comes from `a64`).
 fn typed<T: Scalar>(
-    a: &Csr<T>,
-    a64: &Csr<f64>,
-    b64: &[f64],
-    request: &Request,
-    target: &Target,
+    a: &Csr<T>, a64: &Csr<f64>, b64: &[f64], request: &Request, target: &Target,
     report: &mut Report,
 ) -> Result<Vec<f64>> {
     let b: Vec<T> = b64.iter().map(|&v| T::from_f64(v)).collect();
@@ -626,9 +609,7 @@ fn typed<T: Scalar>(
 /// The distributed matrix's figures into the report, and its parts' formats as `chosen` (its
 /// times only when asked: they cost 200 products).
 fn report_parts<T: Scalar>(
-    report: &mut Report,
-    d: &DistributedMatrix<T>,
-    measure: bool,
+    report: &mut Report, d: &DistributedMatrix<T>, measure: bool,
 ) -> Result<()> {
     let (spmv_ms, exchange_ms) = if measure { d.time_products(100)? } else { (f64::NAN, f64::NAN) };
     let parts = d.describe_parts()?;
@@ -688,10 +669,7 @@ impl<T: Scalar> Solves<T> {
 /// Times one product of `a` (square, with rows) alone and measures the copy bandwidth, to set
 /// an iteration's time against the sum of its parts.
 fn iteration_parts<T: Scalar>(
-    backend: &Backend,
-    a: &DeviceMatrix<T>,
-    solved: &Solved<T>,
-    preconditioned: bool,
+    backend: &Backend, a: &DeviceMatrix<T>, solved: &Solved<T>, preconditioned: bool,
     settings: &KrylovSettings,
 ) -> Result<IterationParts> {
     let (method, iteration_ms) = (solved.method, solved.solution.iteration_ms);

@@ -136,9 +136,7 @@ pub fn choose<T: Scalar>(a: &Csr<T>, options: Options) -> Result<(HostMatrix<T>,
 
 /// [`choose`] with the features of `a` already computed.
 pub fn choose_with<T: Scalar>(
-    a: &Csr<T>,
-    features: Features,
-    options: Options,
+    a: &Csr<T>, features: Features, options: Options,
 ) -> Result<(HostMatrix<T>, Decision)> {
     let ranking = options.rank::<T>(&features);
     let mut declined = Vec::new();

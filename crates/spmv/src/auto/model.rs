@@ -210,11 +210,7 @@ impl Model {
     /// Predicted time of each candidate relative to the best (1 = as fast as the best format
     /// of the neighbours), fastest first; the training matrices in `skip` are left out.
     pub fn predict(
-        &self,
-        f: &Features,
-        candidates: &[&str],
-        k: usize,
-        skip: &[usize],
+        &self, f: &Features, candidates: &[&str], k: usize, skip: &[usize],
     ) -> Vec<(String, f64)> {
         let near = self.nearest(f, k, skip);
         let mut out: Vec<(String, f64)> = candidates
@@ -253,11 +249,7 @@ impl Model {
     /// the score of a matrix unlike any the model has seen.
     /// Returns the geometric mean, the worst score and its matrix, and how many fall below 0.7.
     pub fn cross_validate(
-        &self,
-        candidates: &[&str],
-        k: usize,
-        measured: usize,
-        families: Option<&[String]>,
+        &self, candidates: &[&str], k: usize, measured: usize, families: Option<&[String]>,
     ) -> CrossValidation {
         let mut counts = Vec::new();
         let scores: Vec<(f64, &str, String)> = self

@@ -148,17 +148,17 @@ fn fingerprints_tell_matrices_apart() {
     assert_ne!(fingerprint(&a), fingerprint(&crate::io::gen::generate("poisson2d:n=51").unwrap()));
 }
 
+/// The shipped model's first training matrix that `pick` takes (`what` says which).
+fn training_matrix(what: &str, pick: impl Fn(&TrainingMatrix) -> bool) -> &'static TrainingMatrix {
+    let found = Model::h200().training.matrices.iter().find(|m| pick(m));
+    found.unwrap_or_else(|| panic!("no training matrix: {what}"))
+}
+
 #[test]
 fn auto_passes_over_coo_atomic_where_it_ranks_first() {
     // A training matrix where coo-atomic was the fastest: ranked with the model's own data,
     // coo-atomic comes first; auto takes the next that accepts and says why.
-    let model = Model::h200();
-    let m = model
-        .training
-        .matrices
-        .iter()
-        .find(|m| m.name == "bp_1600")
-        .expect("bp_1600 is a training matrix");
+    let m = training_matrix("bp_1600", |m| m.name == "bp_1600");
     let ranking = Options::default().rank::<f64>(&m.features);
     assert!(passed_over(&ranking[0].0), "{:?}", &ranking[..3]);
     let a = crate::io::gen::generate("random:rows=800,cols=800,mean=6").unwrap();
@@ -212,12 +212,7 @@ fn auto_on_the_cpu_takes_dia_for_full_diagonals_else_csr_vector_below_1e5_entrie
 #[test]
 fn confidence_reads_the_neighbours_times() {
     let model = Model::h200();
-    let m = model
-        .training
-        .matrices
-        .iter()
-        .find(|m| m.times_ms.len() >= 3)
-        .expect("a training matrix with several formats");
+    let m = training_matrix("several formats", |m| m.times_ms.len() >= 3);
     let (best, best_ms) = m.times_ms.iter().min_by(|a, b| a.1.total_cmp(b.1)).unwrap();
     let (slow, slow_ms) = m.times_ms.iter().max_by(|a, b| a.1.total_cmp(b.1)).unwrap();
     let c = model.confidence(&m.features, best, 1);

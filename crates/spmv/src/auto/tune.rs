@@ -130,20 +130,14 @@ pub fn fingerprint<T: Scalar>(a: &Csr<T>) -> u64 {
 /// candidate is always measured; on the CPU cuSPARSE's entries are passed over), keeps the
 /// fastest and caches the answer; a cached answer is used without measuring. Returns the built format and what was measured.
 pub fn tune<T: Scalar>(
-    backend: &Backend,
-    a: &Csr<T>,
-    budget: Duration,
-    options: Options,
+    backend: &Backend, a: &Csr<T>, budget: Duration, options: Options,
 ) -> Result<(HostMatrix<T>, Tuned)> {
     tune_with_cache(backend, a, budget, options, cache_dir().as_deref())
 }
 
 /// [`tune`] with the cache in `cache` (`None`: no cache).
 pub fn tune_with_cache<T: Scalar>(
-    backend: &Backend,
-    a: &Csr<T>,
-    budget: Duration,
-    options: Options,
+    backend: &Backend, a: &Csr<T>, budget: Duration, options: Options,
     cache: Option<&std::path::Path>,
 ) -> Result<(HostMatrix<T>, Tuned)> {
     let device = match backend {

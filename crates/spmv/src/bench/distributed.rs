@@ -23,9 +23,7 @@ use crate::reference::{Check, Oracle};
 /// device ordinal `devices[i]`); the results name the devices, the halo's bytes and the
 /// exchange's time. `tune` and `--reorder` are declined (per part, `auto` chooses).
 pub(super) fn run_matrix<T: Scalar>(
-    parts: &Parts,
-    run: MatrixRun<'_, T>,
-    progress: &mut impl FnMut(&Measurement),
+    parts: &Parts, run: MatrixRun<'_, T>, progress: &mut impl FnMut(&Measurement),
 ) -> Vec<Measurement> {
     let MatrixRun { name, a, specs, settings, machine, .. } = run;
     let (gpus, devices) = (&parts.gpus, &parts.devices);
@@ -74,9 +72,7 @@ fn declined<T: Scalar>(spec: &Choice, run: &MatrixRun<'_, T>) -> Option<String> 
 /// every rank's rows, the times of the slowest rank kept. Every rank returns the same
 /// results (the whole matrix's rows and entries, the parts' formats and bytes summed).
 pub(super) fn run_matrix_ranks<T: Scalar>(
-    place: &RankPlace,
-    run: MatrixRun<'_, T>,
-    progress: &mut impl FnMut(&Measurement),
+    place: &RankPlace, run: MatrixRun<'_, T>, progress: &mut impl FnMut(&Measurement),
 ) -> Vec<Measurement> {
     let MatrixRun { name, a, specs, settings, machine, .. } = run;
     let size = place.ranks.world().size;
@@ -107,10 +103,7 @@ pub(super) fn run_matrix_ranks<T: Scalar>(
 
 /// [`measure`] for one rank's part; returns the whole matrix's (rows, columns, entries).
 fn measure_ranks<T: Scalar>(
-    place: &RankPlace,
-    spec: &Choice,
-    run: &MatrixRun<'_, T>,
-    m: &mut Measurement,
+    place: &RankPlace, spec: &Choice, run: &MatrixRun<'_, T>, m: &mut Measurement,
 ) -> Result<(usize, usize, usize)> {
     let (a, settings) = (run.a, run.settings);
     let (x, oracle) = (&run.operands.x, &run.operands.oracles[0]);
@@ -168,10 +161,7 @@ fn measure_ranks<T: Scalar>(
 }
 
 fn measure<T: Scalar>(
-    gpus: &[Arc<Gpu>],
-    spec: &Choice,
-    run: &MatrixRun<'_, T>,
-    m: &mut Measurement,
+    gpus: &[Arc<Gpu>], spec: &Choice, run: &MatrixRun<'_, T>, m: &mut Measurement,
 ) -> Result<()> {
     let (a, settings) = (run.a, run.settings);
     let (x, oracle) = (&run.operands.x, &run.operands.oracles[0]);
@@ -218,10 +208,7 @@ struct Timed {
 /// `d`'s product of this process's rows of `x` into a NaN-poisoned y, checked against
 /// `oracle` (the same rows), then timed as [`Timed`] says.
 fn check_and_time<T: Scalar>(
-    d: &DistributedMatrix<T>,
-    x: &[T],
-    oracle: &Oracle,
-    settings: &Settings,
+    d: &DistributedMatrix<T>, x: &[T], oracle: &Oracle, settings: &Settings,
 ) -> Result<Timed> {
     let rows = d.host_rows();
     let xd = d.upload(&x[rows.clone()], true)?;

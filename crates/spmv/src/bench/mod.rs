@@ -332,21 +332,14 @@ impl Measurement {
     /// GFLOPS, effective GB/s, the fraction of the copy roofline of `devices` such machines
     /// and L2 residence, from the median time and the bytes read.
     fn rates<T: Scalar>(
-        &mut self,
-        a: &Csr<T>,
-        product: Product,
-        machine: &Machine,
-        devices: usize,
+        &mut self, a: &Csr<T>, product: Product, machine: &Machine, devices: usize,
     ) {
         self.rates_of::<T>((a.nrows(), a.ncols(), a.nnz()), product, machine, devices);
     }
 
     /// [`Measurement::rates`] of a matrix of `(rows, columns, entries)`.
     fn rates_of<T: Scalar>(
-        &mut self,
-        shape: (usize, usize, usize),
-        product: Product,
-        machine: &Machine,
+        &mut self, shape: (usize, usize, usize), product: Product, machine: &Machine,
         devices: usize,
     ) {
         let moved = self.bytes_moved::<T>(shape, product) as f64;
@@ -358,9 +351,7 @@ impl Measurement {
 
     /// Bytes one product moves at least: the format's once, and each vector's x and y.
     fn bytes_moved<T: Scalar>(
-        &self,
-        (nrows, ncols, nnz): (usize, usize, usize),
-        product: Product,
+        &self, (nrows, ncols, nnz): (usize, usize, usize), product: Product,
     ) -> usize {
         let (x_len, y_len) = product.lengths((nrows, ncols));
         // x bytes a product can touch: at most one per entry (a 1 x 10^9 matrix with one
@@ -374,13 +365,8 @@ impl Measurement {
 /// result is checked against the oracle after poisoning the output with NaN; `progress` sees
 /// each result as it is measured.
 pub fn run_matrix<T: Scalar>(
-    target: &Target,
-    name: &str,
-    a: &Csr<T>,
-    specs: &[Choice],
-    settings: &Settings,
-    machine: &Machine,
-    mut progress: impl FnMut(&Measurement),
+    target: &Target, name: &str, a: &Csr<T>, specs: &[Choice], settings: &Settings,
+    machine: &Machine, mut progress: impl FnMut(&Measurement),
 ) -> Vec<Measurement> {
     let (operands, range_error) =
         match settings.validate().and_then(|()| prepare(name, a, settings)) {
@@ -474,9 +460,7 @@ impl Backend {
 
     /// One matrix in every format on this backend (see [`run_matrix`]).
     fn run_matrix<T: Scalar>(
-        &self,
-        run: MatrixRun<'_, T>,
-        progress: &mut impl FnMut(&Measurement),
+        &self, run: MatrixRun<'_, T>, progress: &mut impl FnMut(&Measurement),
     ) -> Vec<Measurement> {
         let MatrixRun { name, a, specs, settings, machine, ref operands, ref range_error } = run;
         let product = settings.product;
@@ -581,9 +565,7 @@ impl Backend {
 /// non-finite values are allowed). x, the oracle's result and bounds (f64, three per row) and
 /// y are refused up front when the host cannot hold them, rather than aborting in the allocator.
 fn prepare<T: Scalar>(
-    name: &str,
-    a: &Csr<T>,
-    settings: &Settings,
+    name: &str, a: &Csr<T>, settings: &Settings,
 ) -> Result<(Operands<T>, Option<String>)> {
     let size = std::mem::size_of::<T>() as u64;
     let product = settings.product;
@@ -605,11 +587,7 @@ fn prepare<T: Scalar>(
 
 /// Every format's row failed (or declined) with `e`.
 fn failed_all<T: Scalar>(
-    name: &str,
-    a: &Csr<T>,
-    specs: &[Choice],
-    product: Product,
-    e: &Error,
+    name: &str, a: &Csr<T>, specs: &[Choice], product: Product, e: &Error,
     mut progress: impl FnMut(&Measurement),
 ) -> Vec<Measurement> {
     specs
@@ -645,10 +623,7 @@ fn record_check(m: &mut Measurement, check: Check) {
 /// Runs `format` once into a NaN-poisoned `y`, checks it against the oracle, then times
 /// `settings.reps` runs (CUDA events on the GPU, wall clock on the CPU).
 fn measure<T: Scalar>(
-    backend: &Backend,
-    format: &HostMatrix<T>,
-    run: &MatrixRun<'_, T>,
-    m: &mut Measurement,
+    backend: &Backend, format: &HostMatrix<T>, run: &MatrixRun<'_, T>, m: &mut Measurement,
 ) -> Result<()> {
     let Backend::Gpu(gpu) = backend else {
         return measure_cpu(format, run, m);
@@ -702,9 +677,7 @@ fn measure<T: Scalar>(
 }
 
 fn measure_cpu<T: Scalar>(
-    format: &HostMatrix<T>,
-    run: &MatrixRun<'_, T>,
-    m: &mut Measurement,
+    format: &HostMatrix<T>, run: &MatrixRun<'_, T>, m: &mut Measurement,
 ) -> Result<()> {
     let (operands, settings) = (&run.operands, run.settings);
     let (product, x) = (settings.product, &operands.x);

@@ -61,10 +61,7 @@ impl Product {
 
     /// Runs the product on the GPU (`y` fully written).
     pub(super) fn run_device<T: Scalar>(
-        &self,
-        d: &DeviceMatrix<T>,
-        x: &CudaSlice<T>,
-        y: &mut CudaSlice<T>,
+        &self, d: &DeviceMatrix<T>, x: &CudaSlice<T>, y: &mut CudaSlice<T>,
     ) -> Result<()> {
         match *self {
             Product::Forward => d.spmv(x, y),
@@ -75,10 +72,7 @@ impl Product {
 
     /// Runs the product on the CPU.
     pub(super) fn run_host<T: Scalar>(
-        &self,
-        h: &HostMatrix<T>,
-        x: &[T],
-        y: &mut [T],
+        &self, h: &HostMatrix<T>, x: &[T], y: &mut [T],
     ) -> Result<()> {
         match *self {
             Product::Forward => h.spmv(x, y),

@@ -322,8 +322,7 @@ impl TableLayout {
     /// Widths for these matrix and format names: `wide`, as wide as the longest names (at
     /// least 34 and 14 columns); compact, as narrow as the names allow, at most 20 and 19.
     pub fn new<'a>(
-        wide: bool,
-        matrices: impl IntoIterator<Item = &'a str>,
+        wide: bool, matrices: impl IntoIterator<Item = &'a str>,
         formats: impl IntoIterator<Item = &'a str>,
     ) -> Self {
         let widest = |names: &mut dyn Iterator<Item = &'a str>| {

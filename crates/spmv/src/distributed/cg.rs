@@ -51,10 +51,7 @@ impl<T: Scalar> OwnEngines<T> for DistributedMatrix<T> {
         run(&mut engine, job)
     }
     fn power<'a>(
-        &'a self,
-        t: &'a Transition,
-        n: usize,
-        factors: [T; 3],
+        &'a self, t: &'a Transition, n: usize, factors: [T; 3],
     ) -> Result<Box<dyn PowerEngine<T> + 'a>> {
         Ok(Box::new(super::pagerank::engine(self, t, n, factors)?))
     }
@@ -88,10 +85,7 @@ impl<T: Scalar> PartState<T> {
     /// `args` pushes the rest of the step's parameters, under the SAFETY comment of the
     /// `Engine` impl below; `s` is this part's scalars.
     unsafe fn step<'a>(
-        &'a self,
-        gpu: &'a Gpu,
-        s: &'a CudaSlice<f64>,
-        (step, sums): (usize, bool),
+        &'a self, gpu: &'a Gpu, s: &'a CudaSlice<f64>, (step, sums): (usize, bool),
         args: impl FnOnce(&mut LaunchArgs<'a>),
     ) -> Result<()> {
         // SAFETY: the caller's.
@@ -208,9 +202,7 @@ impl<'a, T: Scalar> DistEngine<'a, T> {
     /// `launch` on every part, only while `active` (the launches of a stopped solve or a
     /// finished GMRES cycle would change nothing).
     fn each_while(
-        &self,
-        active: bool,
-        launch: impl FnMut(usize, &Gpu, &PartState<T>) -> Result<()>,
+        &self, active: bool, launch: impl FnMut(usize, &Gpu, &PartState<T>) -> Result<()>,
     ) -> Result<()> {
         if active {
             self.each(launch)?;
@@ -221,9 +213,7 @@ impl<'a, T: Scalar> DistEngine<'a, T> {
     /// A summing step: `launch` on every part while running, then the host finishes `op`
     /// from the parts' totals.
     fn summing(
-        &self,
-        op: Op,
-        launch: impl FnMut(usize, &Gpu, &PartState<T>) -> Result<()>,
+        &self, op: Op, launch: impl FnMut(usize, &Gpu, &PartState<T>) -> Result<()>,
     ) -> Result<()> {
         self.each_while(self.running(), launch)?;
         self.finish(op)

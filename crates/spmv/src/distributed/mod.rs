@@ -204,10 +204,7 @@ impl Receive {
 /// (parts `first…`): an owner sends its receivers' halo columns, receivers in order, gathered
 /// from its local `x` into its send buffer (returned; `None` for an owner nobody needs).
 fn plan<T: Scalar>(
-    receives: &[Receive],
-    nparts: usize,
-    parts: &mut [Part<T>],
-    first: usize,
+    receives: &[Receive], nparts: usize, parts: &mut [Part<T>], first: usize,
 ) -> Result<(Vec<Transfer>, SendBuffers<T>)> {
     let mut filled = vec![0usize; nparts];
     let transfers = receives
@@ -285,10 +282,7 @@ impl<T: Scalar> DistributedMatrix<T> {
 
     /// The same with a given partition (`partition.parts() == gpus.len()`).
     pub fn with_partition(
-        a: &Csr<T>,
-        gpus: &[Arc<Gpu>],
-        spec: &Choice,
-        partition: Partition,
+        a: &Csr<T>, gpus: &[Arc<Gpu>], spec: &Choice, partition: Partition,
     ) -> Result<Self> {
         if gpus.len() != partition.parts() || partition.starts().last() != Some(&a.nrows()) {
             return Err(Error::Unsupported(format!(
@@ -381,10 +375,7 @@ impl<T: Scalar> DistributedMatrix<T> {
     /// piece), else in one (`whole` gives the part's matrix again in that rare case: the
     /// pieces are cut from `local`'s arrays, not copied). Also the largest piece's format.
     fn pieces(
-        local: LocalPart<T>,
-        gpu: &Arc<Gpu>,
-        spec: &Choice,
-        whole: impl FnOnce() -> Csr<T>,
+        local: LocalPart<T>, gpu: &Arc<Gpu>, spec: &Choice, whole: impl FnOnce() -> Csr<T>,
     ) -> Result<(Vec<Piece<T>>, String)> {
         let n = local.rows.len();
         let inner = local.interior_rows();
@@ -408,9 +399,7 @@ impl<T: Scalar> DistributedMatrix<T> {
     }
 
     fn build_pieces(
-        gpu: &Arc<Gpu>,
-        spec: &Choice,
-        pieces: Vec<(Range<usize>, Csr<T>, bool)>,
+        gpu: &Arc<Gpu>, spec: &Choice, pieces: Vec<(Range<usize>, Csr<T>, bool)>,
     ) -> Result<(Vec<Piece<T>>, String)> {
         let mut built = Vec::with_capacity(pieces.len());
         let mut label = (0, spec.label());
@@ -717,12 +706,7 @@ impl<T: Scalar> DistributedMatrix<T> {
     /// [`DistributedMatrix::upload_block`] or [`DistributedMatrix::zeros`] (which hold them
     /// column-major: `block.layout` must say so), one column at a time.
     pub fn apply_block(
-        &self,
-        alpha: T,
-        x: &DistVector<T>,
-        beta: T,
-        y: &mut DistVector<T>,
-        block: Block,
+        &self, alpha: T, x: &DistVector<T>, beta: T, y: &mut DistVector<T>, block: Block,
     ) -> Result<()> {
         if block.layout != Layout::ColMajor {
             return Err(Error::Shape(
@@ -765,11 +749,7 @@ impl<T: Scalar> DistributedMatrix<T> {
     /// matrix in the parts' format on the first call, with this matrix's exchange); `x` needs
     /// halo room.
     pub fn apply_transpose(
-        &self,
-        alpha: T,
-        x: &DistVector<T>,
-        beta: T,
-        y: &mut DistVector<T>,
+        &self, alpha: T, x: &DistVector<T>, beta: T, y: &mut DistVector<T>,
     ) -> Result<()> {
         self.check(x, true, 1)?;
         self.check(y, false, 1)?;
@@ -926,11 +906,7 @@ impl<T: Scalar> DistributedMatrix<T> {
     /// the rows that need the halo). Every process queues its ends in the one transfer order,
     /// which is how NCCL matches a pair's sends and receives.
     fn exchange_nccl(
-        &self,
-        route: &NcclRoute,
-        sends: &[Option<CudaSlice<T>>],
-        x: &DistVector<T>,
-        column: usize,
+        &self, route: &NcclRoute, sends: &[Option<CudaSlice<T>>], x: &DistVector<T>, column: usize,
     ) -> Result<()> {
         let size = std::mem::size_of::<T>();
         let held = |part: usize| {
@@ -977,10 +953,7 @@ impl<T: Scalar> Part<T> {
     /// `local` built as `spec` on `gpu` ([`DistributedMatrix::pieces`]; `whole` gives its
     /// matrix again), its halo travelling on `comm`; no send list yet ([`plan`]).
     fn build(
-        local: LocalPart<T>,
-        gpu: &Arc<Gpu>,
-        comm: Arc<CudaStream>,
-        spec: &Choice,
+        local: LocalPart<T>, gpu: &Arc<Gpu>, comm: Arc<CudaStream>, spec: &Choice,
         whole: impl FnOnce() -> Csr<T>,
     ) -> Result<Self> {
         let (rows, own_offset, local_len) =

@@ -161,10 +161,7 @@ impl Comms {
     /// Rank `rank` of `size` processes on the current device of `gpu`, from rank 0's
     /// [`unique_id`]; returns when every rank has called it.
     pub(super) fn for_rank(
-        id: &[u8],
-        size: usize,
-        rank: usize,
-        gpu: &crate::gpu::Gpu,
+        id: &[u8], size: usize, rank: usize, gpu: &crate::gpu::Gpu,
     ) -> Result<Comms> {
         let lib = library()?;
         if id.len() != UNIQUE_ID_BYTES {
@@ -199,12 +196,7 @@ impl Comms {
     /// `send` must hold `bytes` readable bytes and `recv` `size × bytes` writable ones on the
     /// rank's device, untouched by other work until `stream` passes the gather.
     pub(super) unsafe fn all_gather(
-        &self,
-        rank: usize,
-        send: u64,
-        recv: u64,
-        bytes: usize,
-        stream: Raw,
+        &self, rank: usize, send: u64, recv: u64, bytes: usize, stream: Raw,
     ) -> Result<()> {
         let (lib, comm) = (self.lib, self.comm(rank));
         lib.check(

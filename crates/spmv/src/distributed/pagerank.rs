@@ -37,10 +37,7 @@ struct DistPower<'a, T: Scalar> {
 /// The power iteration's engine on the distributed `Gᵀ` of `t` (n nodes; see the module
 /// doc); `a` must be built from `t.matrix()` (same size).
 pub(crate) fn engine<'a, T: Scalar>(
-    a: &'a DistributedMatrix<T>,
-    t: &Transition,
-    n: usize,
-    factors: [T; 3],
+    a: &'a DistributedMatrix<T>, t: &Transition, n: usize, factors: [T; 3],
 ) -> Result<impl PowerEngine<T> + 'a> {
     if a.nrows() != n {
         return Err(Error::Unsupported(format!(

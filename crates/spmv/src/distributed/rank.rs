@@ -101,11 +101,7 @@ fn stripe(nrows: usize, world: &World) -> Range<usize> {
 /// stripe's own) reaches the cut's share of the `nnz` entries, or `u64::MAX` if none does:
 /// the stripe's proposal for [`Partition::balanced`]'s `k`-th start.
 fn cut_proposals(
-    row_ptr: &[usize],
-    rows: &Range<usize>,
-    base: usize,
-    nnz: usize,
-    parts: usize,
+    row_ptr: &[usize], rows: &Range<usize>, base: usize, nnz: usize, parts: usize,
 ) -> Vec<u64> {
     (1..parts)
         .map(|k| {
@@ -124,10 +120,7 @@ fn cut_proposals(
 /// last row), or the even split of the rows when the matrix has no entries — as
 /// [`Partition::balanced`] cuts the whole matrix.
 fn partition_from_proposals(
-    proposals: &[Vec<u64>],
-    nrows: usize,
-    nnz: usize,
-    parts: usize,
+    proposals: &[Vec<u64>], nrows: usize, nnz: usize, parts: usize,
 ) -> Result<Partition> {
     let mut starts = vec![0usize; parts + 1];
     for (k, start) in starts.iter_mut().enumerate().take(parts).skip(1) {
@@ -152,9 +145,7 @@ fn bytes(words: &[u64]) -> Vec<u8> {
 /// [`Partition::balanced`] of the whole `nrows`-row matrix into one part per rank, found
 /// from each rank's stripe (`block`: the rows [`stripe`] gives, global columns).
 fn balanced_from_stripes<T: Scalar>(
-    block: &Csr<T>,
-    nrows: usize,
-    meet: &Ranks,
+    block: &Csr<T>, nrows: usize, meet: &Ranks,
 ) -> Result<Partition> {
     let world = meet.world();
     let rows = stripe(nrows, &world);
@@ -217,9 +208,7 @@ fn stack_rows<T: Scalar>(blocks: &[Csr<T>], ncols: usize) -> Csr<T> {
 /// the other ranks, then the rows of its part that the stripe lacks read and the rest of the
 /// stripe dropped. A rank whose read fails fails every rank (with its reason).
 pub fn own_rows(
-    nrows: usize,
-    read: impl Fn(Range<usize>) -> Result<Csr<f64>>,
-    meet: &Ranks,
+    nrows: usize, read: impl Fn(Range<usize>) -> Result<Csr<f64>>, meet: &Ranks,
 ) -> Result<(Partition, Csr<f64>)> {
     let world = meet.world();
     let rows = stripe(nrows, &world);
@@ -343,10 +332,7 @@ fn partition_of_blocks(shapes: &[Vec<u64>]) -> Result<Partition> {
 /// What [`DistributedMatrix::for_rank`] checks before it builds anything: the same answer
 /// on every rank for the shared partition (so all refuse together), and this rank's rows.
 fn check_rank_part<T: Scalar>(
-    own: &Csr<T>,
-    partition: &Partition,
-    rank: usize,
-    size: usize,
+    own: &Csr<T>, partition: &Partition, rank: usize, size: usize,
 ) -> Result<()> {
     let n = partition.starts().last().copied().unwrap_or(0);
     if partition.parts() != size {
@@ -475,8 +461,7 @@ mod tests {
     /// `each(rank, rendezvous)` on `size` threads met over loopback; their results in rank
     /// order.
     fn on_ranks<R: Send + 'static>(
-        size: usize,
-        each: impl Fn(usize, Ranks) -> R + Send + Sync + 'static,
+        size: usize, each: impl Fn(usize, Ranks) -> R + Send + Sync + 'static,
     ) -> Vec<R> {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let address = format!("127.0.0.1:{port}");

@@ -17,10 +17,7 @@ pub(crate) struct BlockGrid {
 impl BlockGrid {
     /// The grid, or the format's error when the `blocks` (called `what`) exceed its limit.
     pub(crate) fn new(
-        format: &'static str,
-        what: &str,
-        blocks: usize,
-        threads: u32,
+        format: &'static str, what: &str, blocks: usize, threads: u32,
     ) -> Result<Self> {
         let grid =
             u32::try_from(blocks).ok().filter(|&b| b <= i32::MAX as u32).ok_or_else(|| {
@@ -39,11 +36,7 @@ impl BlockGrid {
     /// # Safety
     /// As for [`OneKernel::entries`], on this grid.
     pub(crate) unsafe fn entries<T: Scalar>(
-        &self,
-        gpu: &Gpu,
-        (module, name): (&KernelModule, &str),
-        counts: &[u32],
-        index: &[&[u32]],
+        &self, gpu: &Gpu, (module, name): (&KernelModule, &str), counts: &[u32], index: &[&[u32]],
         entries: (&[u32], &[T]),
     ) -> Result<OneKernel<T>> {
         let kernel = Kernel::for_type::<T>(gpu, module, name, self.config)?;

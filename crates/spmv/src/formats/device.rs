@@ -49,10 +49,7 @@ pub trait DeviceFormat<T: Scalar>: Send {
     /// # Safety
     /// As for [`DeviceFormat::launch`], with `x` of `ncols·k` and `y` of `nrows·k` entries.
     unsafe fn launch_block(
-        &self,
-        _gpu: &Gpu,
-        _product: Scaled<'_, T>,
-        _block: Block,
+        &self, _gpu: &Gpu, _product: Scaled<'_, T>, _block: Block,
     ) -> Option<Result<()>> {
         None
     }
@@ -109,10 +106,7 @@ pub(crate) struct BlockKernels {
 impl BlockKernels {
     /// The kernels of a format of `rows` rows whose single product launches with `config`.
     pub(crate) fn new(
-        module: &'static KernelModule,
-        tiles: String,
-        lanes: String,
-        config: LaunchConfig,
+        module: &'static KernelModule, tiles: String, lanes: String, config: LaunchConfig,
         rows: usize,
     ) -> Result<Self> {
         Ok(BlockKernels {
@@ -128,10 +122,7 @@ impl BlockKernels {
     /// The kernel for `block` with X of `x_len` entries, and the kernels' k and n (the columns,
     /// `x_len / k`) as u32 (`None` past it: the handle then runs one product per column).
     pub(crate) fn get<T: Scalar>(
-        &self,
-        gpu: &Gpu,
-        block: Block,
-        x_len: usize,
+        &self, gpu: &Gpu, block: Block, x_len: usize,
     ) -> Option<Result<(&Kernel, u32, u32)>> {
         let k = u32::try_from(block.k).ok()?;
         let n = u32::try_from(x_len / block.k).ok()?;
@@ -267,10 +258,7 @@ impl<T: Scalar> OneKernel<T> {
     /// # Safety
     /// As for [`OneKernel::new`] with these arguments.
     pub(crate) unsafe fn entries(
-        gpu: &Gpu,
-        kernel: Kernel,
-        counts: &[u32],
-        index: &[&[u32]],
+        gpu: &Gpu, kernel: Kernel, counts: &[u32], index: &[&[u32]],
         (col_idx, values): (&[u32], &[T]),
     ) -> Result<Self> {
         let mut args: Vec<Arg<T>> = counts.iter().map(|&c| Arg::Count(c)).collect();
@@ -369,9 +357,7 @@ impl<T: Scalar> FormatHandle for DeviceMatrix<T> {
 
 impl<T: Scalar> DeviceMatrix<T> {
     pub(crate) fn new(
-        gpu: &Arc<Gpu>,
-        host: &HostMatrix<T>,
-        format: Box<dyn DeviceFormat<T>>,
+        gpu: &Arc<Gpu>, host: &HostMatrix<T>, format: Box<dyn DeviceFormat<T>>,
     ) -> Result<Self> {
         let stats = host.stats();
         let axpby = Kernel::for_type::<T>(
@@ -469,11 +455,7 @@ impl<T: Scalar> DeviceMatrix<T> {
     /// every product is a forward product of Aᵀ; or, one-off, Aᵀ transposed and uploaded for
     /// this product only. Deterministic where Aᵀ's format is.
     pub fn apply_transpose(
-        &self,
-        alpha: T,
-        x: &CudaSlice<T>,
-        beta: T,
-        y: &mut CudaSlice<T>,
+        &self, alpha: T, x: &CudaSlice<T>, beta: T, y: &mut CudaSlice<T>,
     ) -> Result<()> {
         check_transpose((self.info.nrows, self.info.ncols), x.len(), y.len())?;
         disjoint(x, y)?;
@@ -500,12 +482,7 @@ impl<T: Scalar> DeviceMatrix<T> {
     /// [`TransposePath`], as [`DeviceMatrix::apply_transpose`] takes it (a format's own
     /// transposed kernel runs single vectors only).
     pub fn apply_transpose_block(
-        &self,
-        alpha: T,
-        x: &CudaSlice<T>,
-        beta: T,
-        y: &mut CudaSlice<T>,
-        block: Block,
+        &self, alpha: T, x: &CudaSlice<T>, beta: T, y: &mut CudaSlice<T>, block: Block,
     ) -> Result<()> {
         check_block((self.info.ncols, self.info.nrows), x.len(), y.len(), block)?;
         disjoint(x, y)?;
@@ -599,12 +576,7 @@ impl<T: Scalar> DeviceMatrix<T> {
     /// 3. one product of the format per column, in place for column-major blocks, through
     ///    column-major copies for row-major ones: column j has the single product's bits.
     pub fn apply_block(
-        &self,
-        alpha: T,
-        x: &CudaSlice<T>,
-        beta: T,
-        y: &mut CudaSlice<T>,
-        block: Block,
+        &self, alpha: T, x: &CudaSlice<T>, beta: T, y: &mut CudaSlice<T>, block: Block,
     ) -> Result<()> {
         let (m, n, k) = (self.info.nrows, self.info.ncols, block.k);
         check_block((m, n), x.len(), y.len(), block)?;
@@ -718,10 +690,7 @@ impl<T: Scalar> DeviceMatrix<T> {
 
     /// `out = inᵀ` for a `rows × cols` row-major `input` (util.cu's transpose).
     fn transpose_copy(
-        &self,
-        (rows, cols): (usize, usize),
-        input: &CudaSlice<T>,
-        out: &mut CudaSlice<T>,
+        &self, (rows, cols): (usize, usize), input: &CudaSlice<T>, out: &mut CudaSlice<T>,
     ) -> Result<()> {
         if rows * cols == 0 {
             return Ok(());
@@ -747,11 +716,7 @@ impl<T: Scalar> DeviceMatrix<T> {
 
     /// `y = α·t + β·y`, or `y = β·y` without `t`.
     fn epilogue(
-        &self,
-        alpha: T,
-        t: Option<&CudaSlice<T>>,
-        beta: T,
-        y: &mut CudaSlice<T>,
+        &self, alpha: T, t: Option<&CudaSlice<T>>, beta: T, y: &mut CudaSlice<T>,
     ) -> Result<()> {
         let n = self.info.nrows as u64;
         match t {

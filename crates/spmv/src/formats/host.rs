@@ -128,10 +128,7 @@ impl<T: Scalar> FormatHandle for HostMatrix<T> {
 impl<T: Scalar> HostMatrix<T> {
     /// `format` built from `a` as `spec` says.
     pub(crate) fn new(
-        spec: FormatSpec,
-        deterministic: bool,
-        format: Box<dyn SpmvFormat<T>>,
-        a: &Csr<T>,
+        spec: FormatSpec, deterministic: bool, format: Box<dyn SpmvFormat<T>>, a: &Csr<T>,
     ) -> Self {
         let info =
             MatrixInfo { nrows: a.nrows(), ncols: a.ncols(), nnz: a.nnz(), spec, deterministic };
@@ -251,8 +248,7 @@ pub(crate) fn combine<T: Scalar>(alpha: T, beta: T, y: &mut [T], product: impl F
 
 /// The transpose kept in `cell`, built from `a` on the first call.
 pub(crate) fn transposed<'a, T: Scalar>(
-    cell: &'a OnceLock<Csr<T>>,
-    a: &Csr<T>,
+    cell: &'a OnceLock<Csr<T>>, a: &Csr<T>,
 ) -> Result<&'a Csr<T>> {
     if let Some(t) = cell.get() {
         return Ok(t);
@@ -314,12 +310,7 @@ impl<T: Scalar> LinearOperator<T> for Csr<T> {
         Ok(())
     }
     fn apply_block(
-        &self,
-        alpha: T,
-        x: &[T],
-        beta: T,
-        y: &mut [T],
-        block: crate::operator::Block,
+        &self, alpha: T, x: &[T], beta: T, y: &mut [T], block: crate::operator::Block,
     ) -> Result<()> {
         let apply =
             |a, x: &[T], b, y: &mut [T]| crate::operator::LinearOperator::apply(self, a, x, b, y);

@@ -23,8 +23,7 @@ pub(crate) use bytes_of;
 macro_rules! upload_with {
     ($upload:path) => {
         fn upload(
-            &self,
-            gpu: &std::sync::Arc<crate::gpu::Gpu>,
+            &self, gpu: &std::sync::Arc<crate::gpu::Gpu>,
         ) -> crate::error::Result<Box<dyn crate::formats::DeviceFormat<T>>> {
             Ok(Box::new($upload(gpu, self)?))
         }
@@ -142,11 +141,7 @@ impl FormatStats {
     }
     /// The common figures, with no format-specific ones yet (see [`FormatStats::with`]).
     pub fn new(
-        bytes: usize,
-        nnz: usize,
-        stored: usize,
-        max_row_len: usize,
-        mean_row_len: f64,
+        bytes: usize, nnz: usize, stored: usize, max_row_len: usize, mean_row_len: f64,
     ) -> Self {
         FormatStats { bytes, nnz, stored, max_row_len, mean_row_len, extra: Vec::new() }
     }
@@ -191,8 +186,7 @@ impl RowFigures {
 /// JSON carries the derived padding figures too, so no format has to repeat them in `extra`.
 impl serde::Serialize for FormatStats {
     fn serialize<S: serde::Serializer>(
-        &self,
-        serializer: S,
+        &self, serializer: S,
     ) -> std::result::Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
         let mut s = serializer.serialize_struct("FormatStats", 8)?;
@@ -329,10 +323,7 @@ impl<T: Scalar> FormatInfo<T> {
 /// The builder of a format with one integer tunable that may be `auto`: the format `auto`
 /// builds when the spec's `key` is `auto`, else the one `given` builds with its value (≥ `min`).
 pub(crate) fn auto_or<T: Scalar, F: SpmvFormat<T> + 'static>(
-    s: &FormatSpec,
-    key: &str,
-    min: usize,
-    auto: impl FnOnce() -> Result<F>,
+    s: &FormatSpec, key: &str, min: usize, auto: impl FnOnce() -> Result<F>,
     given: impl FnOnce(usize) -> Result<F>,
 ) -> Result<Box<dyn SpmvFormat<T>>> {
     let format = match s.auto_usize(key, min)? {

@@ -112,10 +112,7 @@ pub enum DeviceOffsets {
 impl DeviceOffsets {
     /// Uploads `offsets` (non-decreasing, the last the largest) in `width` (checked to fit).
     pub fn upload(
-        gpu: &Gpu,
-        format: &'static str,
-        offsets: &[usize],
-        width: OffsetWidth,
+        gpu: &Gpu, format: &'static str, offsets: &[usize], width: OffsetWidth,
     ) -> Result<Self> {
         let last = offsets.last().copied().unwrap_or(0);
         Ok(match width.fits(format, last)? {

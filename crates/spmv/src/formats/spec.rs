@@ -38,9 +38,7 @@ impl FormatSpec {
     /// Resolves `given` (`key=value` pairs) against `params`: every key must be one of them,
     /// at most once; absent keys take their default.
     pub(crate) fn resolve(
-        name: &'static str,
-        params: &[Param],
-        given: &[(&str, &str)],
+        name: &'static str, params: &[Param], given: &[(&str, &str)],
     ) -> Result<Self> {
         for (i, (key, value)) in given.iter().enumerate() {
             if !params.iter().any(|p| p.key == *key) {

@@ -158,6 +158,14 @@ __device__ __forceinline__ void block_lanes(u64 row, u32 k, const T* __restrict_
     }
 }
 
+// A format's lanes kernels for value type T (suffix S): groups of 16 and 32 lanes, over 32-bit
+// row offsets (no suffix) and 64-bit ones (`_o64`). KERNEL(T, S, O, SUFFIX, G) defines one.
+#define LANES_KERNELS(KERNEL, T, S)  \
+    KERNEL(T, S, u32, , 16)          \
+    KERNEL(T, S, u32, , 32)          \
+    KERNEL(T, S, u64, _o64, 16)      \
+    KERNEL(T, S, u64, _o64, 32)
+
 // The group's row in a lanes kernel (G threads per row).
 template <int G>
 __device__ __forceinline__ u64 lanes_row() {

@@ -205,9 +205,7 @@ impl Gpu {
     /// converted copy of a large array (64-bit offsets of billions of entries) never sits in
     /// host memory whole.
     pub fn upload_converted<S, D>(
-        &self,
-        host: &[S],
-        convert: impl Fn(S) -> D + Sync,
+        &self, host: &[S], convert: impl Fn(S) -> D + Sync,
     ) -> Result<CudaSlice<D>>
     where
         S: Copy + Sync,
@@ -229,8 +227,7 @@ impl Gpu {
     /// Uploads `host`, or allocates one zero element when it is empty, so that no format
     /// depends on how the driver treats zero-byte allocations (kernels never read it).
     pub fn upload_nonempty<T: DeviceRepr + ValidAsZeroBits>(
-        &self,
-        host: &[T],
+        &self, host: &[T],
     ) -> Result<CudaSlice<T>> {
         if host.is_empty() {
             self.alloc(1)
@@ -267,10 +264,7 @@ impl Gpu {
     /// Runs `launch` `warmup` times untimed, then `reps` times each between two CUDA events;
     /// returns each repetition's time in milliseconds.
     pub fn time(
-        &self,
-        warmup: usize,
-        reps: usize,
-        mut launch: impl FnMut() -> Result<()>,
+        &self, warmup: usize, reps: usize, mut launch: impl FnMut() -> Result<()>,
     ) -> Result<Vec<f64>> {
         for _ in 0..warmup {
             launch()?;
@@ -292,10 +286,7 @@ impl Gpu {
     /// codes' drivers time); returns each round's mean time per launch in milliseconds.
     /// Call after [`Gpu::time`] or another warm-up.
     pub fn time_back_to_back(
-        &self,
-        rounds: usize,
-        launches: usize,
-        mut launch: impl FnMut() -> Result<()>,
+        &self, rounds: usize, launches: usize, mut launch: impl FnMut() -> Result<()>,
     ) -> Result<Vec<f64>> {
         let launches = launches.max(1);
         self.timed_rounds(rounds, launches, || (0..launches).try_for_each(|_| launch()))
@@ -304,10 +295,7 @@ impl Gpu {
     /// `rounds` times `round()` between one pair of CUDA events; each round's time over
     /// `launches`, in milliseconds.
     fn timed_rounds(
-        &self,
-        rounds: usize,
-        launches: usize,
-        mut round: impl FnMut() -> Result<()>,
+        &self, rounds: usize, launches: usize, mut round: impl FnMut() -> Result<()>,
     ) -> Result<Vec<f64>> {
         let flags = Some(driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let mut means = Vec::with_capacity(rounds);
@@ -330,10 +318,7 @@ impl Gpu {
     /// (a few microseconds a launch, and its jitter); this one by the GPU, as a solver that
     /// replays its iterations as a graph sees it. Call after a warm-up.
     pub fn time_graph(
-        &self,
-        rounds: usize,
-        launches: usize,
-        mut launch: impl FnMut() -> Result<()>,
+        &self, rounds: usize, launches: usize, mut launch: impl FnMut() -> Result<()>,
     ) -> Result<Option<Vec<f64>>> {
         let launches = launches.max(1);
         let Some(graph) = self.capture(&mut || (0..launches).try_for_each(|_| launch())) else {
@@ -427,9 +412,7 @@ impl Gpu {
 /// whole buffers (a format's product into some rows of a longer `y`). The alias is never
 /// freed (the memory stays `buf`'s).
 pub fn with_sub_slice<T: DeviceRepr, R>(
-    buf: &mut CudaSlice<T>,
-    range: std::ops::Range<usize>,
-    f: impl FnOnce(&mut CudaSlice<T>) -> R,
+    buf: &mut CudaSlice<T>, range: std::ops::Range<usize>, f: impl FnOnce(&mut CudaSlice<T>) -> R,
 ) -> R {
     if range == (0..buf.len()) {
         return f(buf);
@@ -442,9 +425,7 @@ pub fn with_sub_slice<T: DeviceRepr, R>(
 /// [`with_sub_slice`] for a buffer borrowed shared: `f` gets `buf[range]` as a `CudaSlice`
 /// of its own, for calls that take whole buffers and only read them (a product's `x`).
 pub fn with_sub_slice_ref<T: DeviceRepr, R>(
-    buf: &CudaSlice<T>,
-    range: std::ops::Range<usize>,
-    f: impl FnOnce(&CudaSlice<T>) -> R,
+    buf: &CudaSlice<T>, range: std::ops::Range<usize>, f: impl FnOnce(&CudaSlice<T>) -> R,
 ) -> R {
     if range == (0..buf.len()) {
         return f(buf);
@@ -462,8 +443,7 @@ pub fn with_sub_slice_ref<T: DeviceRepr, R>(
 /// The alias must not outlive `buf`, and writes through it must not race with other uses of
 /// that memory.
 pub(crate) unsafe fn alias<T: DeviceRepr>(
-    buf: &CudaSlice<T>,
-    range: std::ops::Range<usize>,
+    buf: &CudaSlice<T>, range: std::ops::Range<usize>,
 ) -> std::mem::ManuallyDrop<CudaSlice<T>> {
     assert!(
         range.start <= range.end && range.end <= buf.len(),
@@ -523,10 +503,7 @@ impl Kernel {
     /// Loads kernel `{name}_{T::SUFFIX}` of `module`: the instance of `name` for the scalar
     /// `T` (every templated kernel is compiled once per precision under that suffix).
     pub fn for_type<T: Scalar>(
-        gpu: &Gpu,
-        module: &KernelModule,
-        name: &str,
-        config: LaunchConfig,
+        gpu: &Gpu, module: &KernelModule, name: &str, config: LaunchConfig,
     ) -> Result<Self> {
         Kernel::new(gpu, module, &format!("{name}_{}", T::SUFFIX), config)
     }
@@ -543,9 +520,7 @@ impl Kernel {
     /// every memory access the kernel makes with them must stay inside the buffers passed:
     /// each call site says why in a SAFETY comment.
     pub unsafe fn launch<'a>(
-        &'a self,
-        gpu: &'a Gpu,
-        args: impl FnOnce(&mut LaunchArgs<'a>),
+        &'a self, gpu: &'a Gpu, args: impl FnOnce(&mut LaunchArgs<'a>),
     ) -> Result<()> {
         self.launch_with(gpu, self.config, args)
     }
@@ -555,10 +530,7 @@ impl Kernel {
     /// # Safety
     /// As for [`Kernel::launch`], for the grid given.
     pub unsafe fn launch_with<'a>(
-        &'a self,
-        gpu: &'a Gpu,
-        config: LaunchConfig,
-        args: impl FnOnce(&mut LaunchArgs<'a>),
+        &'a self, gpu: &'a Gpu, config: LaunchConfig, args: impl FnOnce(&mut LaunchArgs<'a>),
     ) -> Result<()> {
         let mut launch = gpu.stream().launch_builder(&self.function);
         args(&mut launch);

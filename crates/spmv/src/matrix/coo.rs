@@ -25,11 +25,7 @@ pub struct Coo<T> {
 impl<T: Scalar> Coo<T> {
     /// Checks lengths and that every index is inside the matrix.
     pub fn new_checked(
-        nrows: usize,
-        ncols: usize,
-        rows: Vec<u32>,
-        cols: Vec<u32>,
-        vals: Vec<T>,
+        nrows: usize, ncols: usize, rows: Vec<u32>, cols: Vec<u32>, vals: Vec<T>,
     ) -> Result<Self> {
         if nrows > u32::MAX as usize + 1 || ncols > u32::MAX as usize + 1 {
             return Err(Error::InvalidMatrix(format!(
@@ -62,11 +58,7 @@ impl<T: Scalar> Coo<T> {
     /// # Safety
     /// Equal lengths and every index inside the matrix (see [`Coo::new_checked`]).
     pub unsafe fn new_unchecked(
-        nrows: usize,
-        ncols: usize,
-        rows: Vec<u32>,
-        cols: Vec<u32>,
-        vals: Vec<T>,
+        nrows: usize, ncols: usize, rows: Vec<u32>, cols: Vec<u32>, vals: Vec<T>,
     ) -> Self {
         debug_assert!(rows.len() == cols.len() && rows.len() == vals.len());
         Coo { nrows, ncols, rows, cols, vals }

@@ -41,11 +41,7 @@ impl<T: Scalar> Csr<T> {
     /// monotone entries starting at 0 and ending at `nnz`, columns are below `ncols` and
     /// strictly increasing within each row.
     pub fn new_checked(
-        nrows: usize,
-        ncols: usize,
-        row_ptr: Vec<usize>,
-        col_idx: Vec<u32>,
-        values: Vec<T>,
+        nrows: usize, ncols: usize, row_ptr: Vec<usize>, col_idx: Vec<u32>, values: Vec<T>,
     ) -> Result<Self> {
         let bad = |msg: String| Err(Error::InvalidMatrix(msg));
         if ncols > u32::MAX as usize + 1 {
@@ -103,11 +99,7 @@ impl<T: Scalar> Csr<T> {
     /// The caller guarantees the invariants listed at [`Csr::new_checked`]; kernels index
     /// `x` by column without bounds checks on the GPU, so a violation is memory-unsafe there.
     pub unsafe fn new_unchecked(
-        nrows: usize,
-        ncols: usize,
-        row_ptr: Vec<usize>,
-        col_idx: Vec<u32>,
-        values: Vec<T>,
+        nrows: usize, ncols: usize, row_ptr: Vec<usize>, col_idx: Vec<u32>, values: Vec<T>,
     ) -> Self {
         debug_assert_eq!(row_ptr.len(), nrows + 1);
         debug_assert_eq!(col_idx.len(), values.len());

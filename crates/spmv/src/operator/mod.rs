@@ -108,20 +108,11 @@ pub trait LinearOperator<T: Scalar>: Send + Sync {
     fn apply(&self, alpha: T, x: &Self::Vector, beta: T, y: &mut Self::Vector) -> Result<()>;
     /// `y = α·Aᵀ·x + β·y`: `x` has `nrows` entries, `y` `ncols`.
     fn apply_transpose(
-        &self,
-        alpha: T,
-        x: &Self::Vector,
-        beta: T,
-        y: &mut Self::Vector,
+        &self, alpha: T, x: &Self::Vector, beta: T, y: &mut Self::Vector,
     ) -> Result<()>;
     /// `Y = α·A·X + β·Y` for `block.k` vectors: `X` has `ncols·k` entries, `Y` `nrows·k`.
     fn apply_block(
-        &self,
-        alpha: T,
-        x: &Self::Vector,
-        beta: T,
-        y: &mut Self::Vector,
-        block: Block,
+        &self, alpha: T, x: &Self::Vector, beta: T, y: &mut Self::Vector, block: Block,
     ) -> Result<()>;
     /// The block layout the backend multiplies without a reordering copy.
     fn native_layout(&self) -> Layout {
@@ -143,20 +134,12 @@ macro_rules! by_inherent_methods {
                 $ty::apply(self, alpha, x, beta, y)
             }
             fn apply_transpose(
-                &self,
-                alpha: T,
-                x: &$vector,
-                beta: T,
-                y: &mut $vector,
+                &self, alpha: T, x: &$vector, beta: T, y: &mut $vector,
             ) -> Result<()> {
                 $ty::apply_transpose(self, alpha, x, beta, y)
             }
             fn apply_block(
-                &self,
-                alpha: T,
-                x: &$vector,
-                beta: T,
-                y: &mut $vector,
+                &self, alpha: T, x: &$vector, beta: T, y: &mut $vector,
                 block: $crate::operator::Block,
             ) -> Result<()> {
                 $ty::apply_block(self, alpha, x, beta, y, block)
@@ -217,10 +200,8 @@ pub(crate) fn from_columns<T: Copy>(cols: &[T], n: usize, k: usize, layout: Layo
 /// product of an operator of `shape` (the host backends' block product; with `apply_transpose`
 /// and the shape swapped, the transposed one).
 pub fn host_block<T: Scalar>(
-    shape: (usize, usize),
-    apply: impl Fn(T, &[T], T, &mut [T]) -> Result<()>,
-    (alpha, x, beta, y): (T, &[T], T, &mut [T]),
-    block: Block,
+    shape: (usize, usize), apply: impl Fn(T, &[T], T, &mut [T]) -> Result<()>,
+    (alpha, x, beta, y): (T, &[T], T, &mut [T]), block: Block,
 ) -> Result<()> {
     check_block(shape, x.len(), y.len(), block)?;
     let ((nrows, ncols), k) = (shape, block.k);

@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 
 use base64::Engine as _;
 
+use plotters::coord::ranged1d::ValueFormatter;
 use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
 
@@ -33,10 +34,7 @@ impl Overlay {
     /// An RGB raster of `width` × `height` pixels (`rgb`, row after row) stretched over the
     /// rectangle from `top_left` to `bottom_right`, its pixels kept square-edged.
     pub fn image(
-        &mut self,
-        (width, height): (u32, u32),
-        rgb: &[u8],
-        top_left: (i32, i32),
+        &mut self, (width, height): (u32, u32), rgb: &[u8], top_left: (i32, i32),
         bottom_right: (i32, i32),
     ) -> Result<()> {
         let mut png = Vec::new();
@@ -57,8 +55,7 @@ impl Overlay {
 
 /// An SVG picture of `size` pixels drawn by `draw` on a white ground, with what it laid over.
 pub fn svg(
-    size: (u32, u32),
-    draw: impl FnOnce(&Area<'_>, &mut Overlay) -> Drawn,
+    size: (u32, u32), draw: impl FnOnce(&Area<'_>, &mut Overlay) -> Drawn,
 ) -> Result<String> {
     let mut svg = String::new();
     let mut overlay = Overlay::default();
@@ -91,8 +88,7 @@ pub fn svg(
 
 /// Draws the chart's legend at `at`, on a pale box.
 pub fn legend<'a, CT: CoordTranslate>(
-    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
-    at: SeriesLabelPosition,
+    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>, at: SeriesLabelPosition,
 ) -> Drawn {
     chart
         .configure_series_labels()
@@ -100,6 +96,21 @@ pub fn legend<'a, CT: CoordTranslate>(
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .draw()?;
+    Ok(())
+}
+
+/// Draws the chart's grid and axes: each axis a (description, label of a value) pair.
+pub fn axes<'a, X, Y>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+    (x_desc, x_label): (&str, fn(&f64) -> String), (y_desc, y_label): (&str, fn(&f64) -> String),
+) -> Drawn
+where
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(x_desc).y_desc(y_desc).x_label_formatter(&x_label).y_label_formatter(&y_label);
+    mesh.draw()?;
     Ok(())
 }
 

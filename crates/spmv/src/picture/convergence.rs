@@ -37,13 +37,11 @@ pub fn convergence_svg(title: &str, curves: &[Curve], tol: f64) -> Result<String
             .x_label_area_size(40)
             .y_label_area_size(70)
             .build_cartesian_2d(0f64..last * 1.02, y_range.log_scale())?;
-        chart
-            .configure_mesh()
-            .x_desc("iteration")
-            .y_desc("‖r‖ / ‖b‖")
-            .x_label_formatter(&|v| format!("{v:.0}"))
-            .y_label_formatter(&|v| format!("{v:.0e}"))
-            .draw()?;
+        canvas::axes(
+            &mut chart,
+            ("iteration", |v| format!("{v:.0}")),
+            ("‖r‖ / ‖b‖", |v| format!("{v:.0e}")),
+        )?;
         if tol > 0.0 {
             let dashes =
                 DashedLineSeries::new([(0.0, tol), (last * 1.02, tol)], 6, 4, BLACK.into());

@@ -403,13 +403,11 @@ fn roofline(inputs: &Inputs) -> Result<String> {
             .x_label_area_size(45)
             .y_label_area_size(70)
             .build_cartesian_2d(xs.clone().log_scale(), ys.clone().log_scale())?;
-        chart
-            .configure_mesh()
-            .x_desc("flops per byte moved")
-            .y_desc("GFLOP/s (back-to-back)")
-            .x_label_formatter(&|v| format!("{v:.2}"))
-            .y_label_formatter(&|v| format!("{v:.0}"))
-            .draw()?;
+        canvas::axes(
+            &mut chart,
+            ("flops per byte moved", |v| format!("{v:.2}")),
+            ("GFLOP/s (back-to-back)", |v| format!("{v:.0}")),
+        )?;
         if copy > 0.0 {
             let line = [(xs.start, copy * xs.start), (xs.end, copy * xs.end)];
             chart

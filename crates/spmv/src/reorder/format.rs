@@ -26,10 +26,7 @@ pub struct Reordered<T: Scalar> {
 /// Builds `spec` on `permuted = P·A·Pᵀ` (from [`Permutation::apply`]) and wraps it so that it
 /// multiplies by `A`: the handle's `x` and `y` are in `A`'s order.
 pub fn build_reordered<T: Scalar>(
-    spec: &Choice,
-    permuted: &Csr<T>,
-    perm: &Arc<Permutation>,
-    method: Reordering,
+    spec: &Choice, permuted: &Csr<T>, perm: &Arc<Permutation>, method: Reordering,
 ) -> Result<HostMatrix<T>> {
     let inner = spec.build(permuted)?;
     let deterministic = inner.info().deterministic;

@@ -259,12 +259,7 @@ const DONE: u32 = u32::MAX;
 /// them to `out` in that order and marks them `stamp`. Returns where the last level begins in
 /// `out` and the number of levels.
 fn bfs(
-    g: &Graph,
-    start: usize,
-    seen: &mut [u32],
-    stamp: u32,
-    out: &mut Vec<u32>,
-    degree: &[u32],
+    g: &Graph, start: usize, seen: &mut [u32], stamp: u32, out: &mut Vec<u32>, degree: &[u32],
 ) -> (usize, usize) {
     seen[start] = stamp;
     out.push(start as u32);

@@ -412,12 +412,8 @@ impl Pace {
 /// iterations ran, calling the progress callback at every read-back; `replay` runs one
 /// iteration (a CUDA graph's launch, or `iteration` itself).
 pub(crate) fn drive(
-    pace: Pace,
-    progress: Option<&Progress>,
-    bnorm: f64,
-    replay: &mut dyn FnMut() -> Result<()>,
-    scalars: &dyn Fn() -> Result<Vec<f64>>,
-    graph: bool,
+    pace: Pace, progress: Option<&Progress>, bnorm: f64, replay: &mut dyn FnMut() -> Result<()>,
+    scalars: &dyn Fn() -> Result<Vec<f64>>, graph: bool,
 ) -> Result<Stopped> {
     let started = Instant::now();
     let mut launched = 0;

@@ -199,11 +199,7 @@ impl Method {
     /// `value_bytes` each (krylov.cu; the f64 scalars and partial sums are negligible);
     /// `restart`: GMRES's m.
     pub fn vector_bytes_per_iteration(
-        self,
-        n: usize,
-        value_bytes: usize,
-        preconditioned: bool,
-        restart: usize,
+        self, n: usize, value_bytes: usize, preconditioned: bool, restart: usize,
     ) -> usize {
         let vectors = match (self, preconditioned) {
             // p·q 2, update 6 (+ d, z), direction 3
@@ -378,10 +374,7 @@ pub(crate) fn preconditioned<T: Scalar>(m_inv: Option<&[T]>, b: &[T]) -> Vec<T> 
 /// solvers' own vectors are).
 /// `rr` gives r·r as the backend sums it.
 pub(crate) fn relative_residual<T: Scalar>(
-    b: &[T],
-    ax: &mut [T],
-    bnorm: f64,
-    rr: impl Fn(&[T]) -> Result<f64>,
+    b: &[T], ax: &mut [T], bnorm: f64, rr: impl Fn(&[T]) -> Result<f64>,
 ) -> Result<f64> {
     ax.par_iter_mut().zip(b).for_each(|(r, &b)| *r = T::from_f64(b.to_f64() - r.to_f64()));
     let norm = rr(ax)?.sqrt();
@@ -390,9 +383,7 @@ pub(crate) fn relative_residual<T: Scalar>(
 
 /// Checks the inputs shared by every method and backend.
 pub(crate) fn check_inputs<T: Scalar>(
-    b: &[T],
-    m_inv: Option<&[T]>,
-    settings: &KrylovSettings,
+    b: &[T], m_inv: Option<&[T]>, settings: &KrylovSettings,
 ) -> Result<()> {
     settings.validate()?;
     if T::PRECISION == Precision::F16 {

@@ -89,8 +89,7 @@ pub(crate) fn partial_len(method: Method, settings: &KrylovSettings, n: usize) -
 /// kernels that take a table of them; waits for the stream, so that work queued on them is
 /// done before kernels reach them through the table (which the driver does not track).
 pub(crate) fn address_table<'v, T: 'v>(
-    gpu: &Gpu,
-    vectors: impl Iterator<Item = cudarc::driver::CudaView<'v, T>>,
+    gpu: &Gpu, vectors: impl Iterator<Item = cudarc::driver::CudaView<'v, T>>,
 ) -> Result<CudaSlice<u64>> {
     let stream = gpu.stream();
     let addresses: Vec<u64> = vectors.map(|v| v.device_ptr(stream).0).collect();
@@ -128,10 +127,7 @@ impl<T: Scalar> GpuEngine<'_, T> {
     /// `args` pushes the rest of the step's parameters, under the SAFETY comment of the
     /// `Engine` impl below.
     unsafe fn step<'a>(
-        &'a self,
-        step: usize,
-        sum: Option<&'a u32>,
-        args: impl FnOnce(&mut LaunchArgs<'a>),
+        &'a self, step: usize, sum: Option<&'a u32>, args: impl FnOnce(&mut LaunchArgs<'a>),
     ) -> Result<()> {
         // SAFETY: the caller's.
         unsafe {
@@ -153,8 +149,7 @@ impl<T: Scalar> GpuEngine<'_, T> {
 
 /// One GPU's engine for `a` and the job.
 pub(crate) fn engine<'a, T: Scalar>(
-    a: &'a DeviceMatrix<T>,
-    job: &Job<'a, T>,
+    a: &'a DeviceMatrix<T>, job: &Job<'a, T>,
 ) -> Result<impl Engine<T> + 'a> {
     let Job { method, b, m_inv, settings, bnorm, .. } = *job;
     let n = b.len();

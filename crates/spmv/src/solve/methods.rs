@@ -47,10 +47,7 @@ pub trait OwnEngines<T: Scalar> {
     /// The power iteration's engine for `t` (n nodes, factors α, 1 − α, 1/n).
     #[doc(hidden)]
     fn power<'a>(
-        &'a self,
-        t: &'a Transition,
-        n: usize,
-        factors: [T; 3],
+        &'a self, t: &'a Transition, n: usize, factors: [T; 3],
     ) -> Result<Box<dyn PowerEngine<T> + 'a>>;
 }
 
@@ -62,11 +59,7 @@ pub trait Solvable<T: Scalar> {
 
 /// Runs `method` on A·x = b on A's backend (see [`cg`] and [`bicgstab`]).
 pub fn solve<T: Scalar, A: Solvable<T> + ?Sized>(
-    a: &A,
-    method: Method,
-    b: &[T],
-    m_inv: Option<&[T]>,
-    settings: &KrylovSettings,
+    a: &A, method: Method, b: &[T], m_inv: Option<&[T]>, settings: &KrylovSettings,
 ) -> Result<Solution<T>> {
     let (shape, bnorm) = match a.backing() {
         Backing::Host(h) => (h.shape(), dot(b, b).sqrt()),
@@ -139,12 +132,8 @@ pub struct Job<'a, T> {
 /// of b's size); b = 0 (‖b‖ = `bnorm`), a non-finite b and an empty system are answered at
 /// once, as `Err(the solution)`.
 pub(crate) fn begin<'a, T: Scalar>(
-    (nrows, ncols): (usize, usize),
-    b: &'a [T],
-    bnorm: f64,
-    m_inv: Option<&'a [T]>,
-    settings: &'a KrylovSettings,
-    method: Method,
+    (nrows, ncols): (usize, usize), b: &'a [T], bnorm: f64, m_inv: Option<&'a [T]>,
+    settings: &'a KrylovSettings, method: Method,
 ) -> Result<std::result::Result<Job<'a, T>, Solution<T>>> {
     let start = Instant::now();
     check_inputs(b, m_inv, settings)?;
@@ -229,10 +218,7 @@ pub(crate) fn run<T: Scalar, E: Engine<T>>(e: &mut E, job: Job<'_, T>) -> Result
 
 /// Conjugate gradients: q = A·p, p·q (α), the update (x, r, z, r·z, r·r: β), the direction.
 fn run_cg<T: Scalar, E: Engine<T>>(
-    e: &mut E,
-    b: &[T],
-    m_inv: Option<&[T]>,
-    settings: &KrylovSettings,
+    e: &mut E, b: &[T], m_inv: Option<&[T]>, settings: &KrylovSettings,
 ) -> Result<(E::Vector, Stopped)> {
     // z0 = M⁻¹·b and r·z0 on the host, once; p0 = z0.
     let z0 = preconditioned(m_inv, b);
@@ -260,9 +246,7 @@ fn run_cg<T: Scalar, E: Engine<T>>(
 /// BiCGSTAB: the direction (p, p̂), v = A·p̂, r̂·v (α), s (in r) and ŝ, t = A·ŝ, t·t and t·s
 /// (ω), the update (x, r, r̂·r, r·r: β).
 fn run_bicgstab<T: Scalar, E: Engine<T>>(
-    e: &mut E,
-    b: &[T],
-    settings: &KrylovSettings,
+    e: &mut E, b: &[T], settings: &KrylovSettings,
 ) -> Result<(E::Vector, Stopped)> {
     // ρ = r̂·r = b·b; β = ω = 0 with p = v = 0 make the first direction p = r.
     e.set_scalars(&[(slot::BI_RHO, e.host_dot(b, b)?)])?;
@@ -296,11 +280,7 @@ fn run_bicgstab<T: Scalar, E: Engine<T>>(
 /// MINRES: q = A·v, the Lanczos step's α (v·q) and β' (‖r2‖ in M⁻¹'s norm) with the QR
 /// factor's rotation, then the update (directions, x, the next v) and the residual's test.
 fn run_minres<T: Scalar, E: Engine<T>>(
-    e: &mut E,
-    b: &[T],
-    m_inv: Option<&[T]>,
-    settings: &KrylovSettings,
-    bnorm: f64,
+    e: &mut E, b: &[T], m_inv: Option<&[T]>, settings: &KrylovSettings, bnorm: f64,
 ) -> Result<(E::Vector, Stopped)> {
     // β₁ = √(b·M⁻¹b), v = M⁻¹b/β₁, r1 = r2 = b on the host, once.
     let y0 = preconditioned(m_inv, b);
@@ -339,10 +319,7 @@ fn run_minres<T: Scalar, E: Engine<T>>(
 /// basis, the rotations; steps after the cycle is done do nothing), then x += M⁻¹·V·y, the
 /// true residual b − A·x and the restart.
 fn run_gmres<T: Scalar, E: Engine<T>>(
-    e: &mut E,
-    b: &[T],
-    m_inv: Option<&[T]>,
-    settings: &KrylovSettings,
+    e: &mut E, b: &[T], m_inv: Option<&[T]>, settings: &KrylovSettings,
 ) -> Result<(E::Vector, Stopped)> {
     let m = settings.restart;
     // v_0 = b and z = M⁻¹·b, as a restart from x = 0 leaves them (v_0 is normalised by the

@@ -329,8 +329,7 @@ pub(crate) fn update_blocks(n: usize) -> usize {
 
 /// Checks the settings; for a graph with nodes, its node count and α, 1 − α and 1/n in T.
 pub(crate) fn start<T: Scalar>(
-    t: &Transition,
-    settings: &Settings,
+    t: &Transition, settings: &Settings,
 ) -> Result<Option<(usize, [T; 3])>> {
     settings.validate()?;
     let n = t.nodes();
@@ -357,8 +356,7 @@ pub trait PowerEngine<T: Scalar> {
 /// The power iteration on engine `e`: stops at the first residual read below the tolerance
 /// (read every `check_every` iterations where it costs a read-back, else every iteration).
 pub(crate) fn power_iteration<T: Scalar>(
-    e: &mut dyn PowerEngine<T>,
-    settings: &Settings,
+    e: &mut dyn PowerEngine<T>, settings: &Settings,
 ) -> Result<PageRank<T>> {
     e.synchronize()?;
     let start = Instant::now();
@@ -383,9 +381,7 @@ pub(crate) fn power_iteration<T: Scalar>(
 /// PageRank on `gt` = `Gᵀ` of `t` (`t.matrix()` in any format) on gt's backend: a host
 /// operator, the front door's operator, one GPU's matrix or a distributed one.
 pub fn pagerank<T: Scalar, A: super::Solvable<T> + ?Sized>(
-    gt: &A,
-    t: &Transition,
-    settings: &Settings,
+    gt: &A, t: &Transition, settings: &Settings,
 ) -> Result<PageRank<T>> {
     let Some((n, factors)) = start::<T>(t, settings)? else {
         return Ok(PageRank::empty());
@@ -544,10 +540,7 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> PowerEngine<T>
 
 /// The host engine with `gt` computing `y = Gᵀ·x` for the `Gᵀ` of `t` (n nodes).
 fn host_engine<'a, T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized>(
-    gt: &'a A,
-    t: &'a Transition,
-    n: usize,
-    factors: [T; 3],
+    gt: &'a A, t: &'a Transition, n: usize, factors: [T; 3],
 ) -> HostPower<'a, T, A> {
     HostPower {
         gt,
@@ -563,10 +556,7 @@ fn host_engine<'a, T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized>(
 /// The reference ranks: the host engine in f64 with the oracle SpMV (exact products,
 /// compensated sums), to `tol` (1e-12 is a good choice; ranks have mean 1).
 pub fn pagerank_exact(
-    t: &Transition,
-    alpha: f64,
-    tol: f64,
-    max_iter: usize,
+    t: &Transition, alpha: f64, tol: f64, max_iter: usize,
 ) -> Result<PageRank<f64>> {
     let settings = Settings { alpha, tol, max_iter, check_every: 1 };
     let Some((n, factors)) = start::<f64>(t, &settings)? else {

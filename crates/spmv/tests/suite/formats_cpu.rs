@@ -64,10 +64,7 @@ fn check_all<T: Scalar>(matrices: &[(String, Csr<f64>)]) -> Vec<String> {
 
 /// Every format on `matrices` in f64, f32 and (those that run in it) f16.
 fn check_both(matrices: &[(String, Csr<f64>)]) {
-    let mut failures = check_all::<f64>(matrices);
-    failures.extend(check_all::<f32>(matrices));
-    failures.extend(check_all::<spmv::f16>(matrices));
-    common::assert_clean(failures);
+    common::assert_clean(common::every_precision!(check_all(matrices)));
 }
 
 #[test]

@@ -88,10 +88,7 @@ fn the_matrices_have_rows_spanning_three_or_more_blocks_and_chunked_blocks() {
 /// `RUNS` results of `format` on the GPU (half on each of two uploads), as bit patterns,
 /// each checked against the oracle; returns the failures.
 fn runs<T: Scalar>(
-    gpu: &Arc<Gpu>,
-    format: &dyn SpmvFormat<T>,
-    a: &Csr<T>,
-    label: &str,
+    gpu: &Arc<Gpu>, format: &dyn SpmvFormat<T>, a: &Csr<T>, label: &str,
 ) -> (Vec<Vec<u64>>, Vec<String>) {
     let x = test_vector::<T>(a.ncols());
     let oracle = Oracle::new(a, &x);

@@ -16,10 +16,7 @@ const FORMATS: &[&str] = &["coo-segmented", "dasp", "dasp:max_len=8"];
 
 /// Runs the format `RUNS` times, each into a NaN-poisoned `y`; returns what went wrong.
 fn check<T: Scalar>(
-    gpu: &std::sync::Arc<Gpu>,
-    name: &str,
-    a64: &Csr<f64>,
-    format: &str,
+    gpu: &std::sync::Arc<Gpu>, name: &str, a64: &Csr<f64>, format: &str,
 ) -> Vec<String> {
     let a: Csr<T> = a64.cast();
     let x = test_vector::<T>(a.ncols());

@@ -675,8 +675,7 @@ fn write_to_a_bad_path_is_an_io_error() {
 /// sprs's CSR (duplicates summed) as (row_ptr, col_idx, values as f64).
 fn sprs_csr(field: MmField, text: &[u8]) -> (Vec<usize>, Vec<u32>, Vec<f64>) {
     fn parts<N: Clone + std::ops::Add<Output = N>>(
-        t: sprs::TriMatI<N, usize>,
-        f: impl Fn(&N) -> f64,
+        t: sprs::TriMatI<N, usize>, f: impl Fn(&N) -> f64,
     ) -> (Vec<usize>, Vec<u32>, Vec<f64>) {
         let m = t.to_csr::<usize>();
         let ptr = m.indptr().to_proper().to_vec();
@@ -801,11 +800,7 @@ mod properties {
     /// Writes `entries` (1-based row, column, integer value) as a coordinate file with
     /// assorted layout: blank and comment lines, tabs, CRLF, value spellings.
     fn layout(
-        field: &str,
-        symmetry: &str,
-        m: usize,
-        n: usize,
-        entries: &[(u32, u32, i32, u8)],
+        field: &str, symmetry: &str, m: usize, n: usize, entries: &[(u32, u32, i32, u8)],
     ) -> String {
         let mut s = format!(
             "%%MatrixMarket matrix coordinate {field} {symmetry}\n% comment\n{m} {n} {}\n",
@@ -833,11 +828,7 @@ mod properties {
 
     /// The expected CSR, by summing into an ordered map.
     fn expected(
-        m: usize,
-        n: usize,
-        symmetry: &str,
-        pattern: bool,
-        entries: &[(u32, u32, i32, u8)],
+        m: usize, n: usize, symmetry: &str, pattern: bool, entries: &[(u32, u32, i32, u8)],
     ) -> Csr<f64> {
         let mut map: BTreeMap<(u32, u32), f64> = BTreeMap::new();
         for &(r, c, v, _) in entries {

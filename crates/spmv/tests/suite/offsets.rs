@@ -102,11 +102,7 @@ fn matrices() -> Vec<(String, Csr<f64>)> {
 
 /// `y = alpha·A·x + beta·y0` on the GPU with `spec`, as bits; `None` when the format declines.
 fn gpu_run<T: Scalar>(
-    gpu: &Arc<Gpu>,
-    a: &Csr<T>,
-    spec: &str,
-    alpha: T,
-    beta: T,
+    gpu: &Arc<Gpu>, a: &Csr<T>, spec: &str, alpha: T, beta: T,
 ) -> Result<Option<Vec<T>>, String> {
     let host = match build(&parse_spec(spec).unwrap(), a) {
         Ok(h) => h,

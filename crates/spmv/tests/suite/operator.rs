@@ -4,7 +4,7 @@
 //! Every registered format on the edge cases in f64, f32 and f16, on the CPU and (ignored
 //! here) one GPU; the distributed matrix over the GPUs there are.
 
-use crate::common;
+use crate::common::{self, assert_clean, every_precision};
 
 use spmv::formats::registry;
 use spmv::reference::{test_vector, Oracle};
@@ -39,9 +39,7 @@ fn bits<T: Scalar>(v: &[T]) -> Vec<u64> {
 
 /// Aᵀ·x and the block products of `op` (on host vectors) checked against the oracle.
 pub fn check_products<T: Scalar, Op: LinearOperator<T, Vector = [T]> + ?Sized>(
-    label: &str,
-    a: &Csr<T>,
-    op: &Op,
+    label: &str, a: &Csr<T>, op: &Op,
 ) -> Vec<String> {
     let mut bad = Vec::new();
     let (m, n) = (a.nrows(), a.ncols());
@@ -114,24 +112,17 @@ fn check_backend<T: Scalar>(backend: &Backend, matrices: &[(String, Csr<f64>)]) 
         .collect()
 }
 
-fn assert_none(failures: Vec<String>) {
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
-}
-
 #[test]
 fn every_format_transposes_and_multiplies_blocks_on_the_cpu() {
     let cases = common::edge_cases();
-    let mut failures = check_backend::<f64>(&Backend::Cpu, &cases);
-    failures.extend(check_backend::<f32>(&Backend::Cpu, &cases));
-    failures.extend(check_backend::<spmv::f16>(&Backend::Cpu, &cases));
-    assert_none(failures);
+    assert_clean(every_precision!(check_backend(&Backend::Cpu, &cases)));
 }
 
 #[test]
 fn plain_csr_transposes_and_multiplies_blocks() {
     let failures: Vec<String> =
         common::edge_cases().iter().flat_map(|(name, a)| check_products(name, a, a)).collect();
-    assert_none(failures);
+    assert_clean(failures);
 }
 
 #[test]
@@ -171,10 +162,7 @@ fn gpu_every_format_transposes_and_multiplies_blocks() {
     let mut cases = common::edge_cases();
     let small = ["bcsstk08", "cage7", "sherman1", "lund_a"];
     cases.extend(common::named_matrices("operator", &small, &small));
-    let mut failures = check_backend::<f64>(&backend, &cases);
-    failures.extend(check_backend::<f32>(&backend, &cases));
-    failures.extend(check_backend::<spmv::f16>(&backend, &cases));
-    assert_none(failures);
+    assert_clean(every_precision!(check_backend(&backend, &cases)));
 }
 
 #[test]
@@ -222,7 +210,7 @@ fn gpu_distributed_transposes_and_multiplies_blocks() {
             }
         }
     }
-    assert_none(failures);
+    assert_clean(failures);
 }
 
 /// The formats' own block kernels (block.cu of csr, sell and dia): for k ∈ {1, 2, 3, 4, 7, 8,
@@ -238,8 +226,7 @@ fn gpu_distributed_transposes_and_multiplies_blocks() {
 #[ignore = "needs a CUDA device"]
 fn gpu_block_kernels_give_each_columns_single_product_bits() {
     fn run<T: Scalar>(
-        gpu: &std::sync::Arc<spmv::gpu::Gpu>,
-        cases: &[(String, Csr<f64>)],
+        gpu: &std::sync::Arc<spmv::gpu::Gpu>, cases: &[(String, Csr<f64>)],
     ) -> Vec<String> {
         let specs = [
             "csr-scalar",
@@ -319,10 +306,7 @@ fn gpu_block_kernels_give_each_columns_single_product_bits() {
     let shared = ["bcsstk08", "cage9", "sherman1", "lund_a", "nos4"];
     cases.extend(common::named_matrices("operator (block kernel)", &shared, &[]));
     cases.push(("kron:scale=12".into(), spmv::io::gen::generate("kron:scale=12").unwrap()));
-    let mut failures = run::<f64>(&gpu, &cases);
-    failures.extend(run::<f32>(&gpu, &cases));
-    failures.extend(run::<spmv::f16>(&gpu, &cases));
-    assert_none(failures);
+    assert_clean(every_precision!(run(&gpu, &cases)));
 }
 
 /// Aᵀ through each `TransposePath` of a GPU handle without a transposed kernel of its own:
@@ -337,9 +321,7 @@ fn gpu_block_kernels_give_each_columns_single_product_bits() {
 fn gpu_transposed_paths_match_the_oracle_and_repeat_bitwise() {
     use spmv::TransposePath;
     fn run<T: Scalar>(
-        gpu: &std::sync::Arc<spmv::gpu::Gpu>,
-        cases: &[(String, Csr<f64>)],
-        blocks: bool,
+        gpu: &std::sync::Arc<spmv::gpu::Gpu>, cases: &[(String, Csr<f64>)], blocks: bool,
     ) -> Vec<String> {
         let mut bad = Vec::new();
         for (name, a64) in cases {
@@ -424,5 +406,5 @@ fn gpu_transposed_paths_match_the_oracle_and_repeat_bitwise() {
     failures.extend(run::<f32>(&gpu, &small, true));
     failures.extend(run::<f64>(&gpu, common::shared_matrices(), false));
     failures.extend(run::<f32>(&gpu, common::shared_matrices(), false));
-    assert_none(failures);
+    assert_clean(failures);
 }

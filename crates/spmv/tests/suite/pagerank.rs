@@ -80,10 +80,7 @@ fn every_format_on_the_cpu_gives_the_exact_top_100_of_wiki_vote() {
 /// PageRank on the GPU with `format` built from Gᵀ in precision T, or None if the format
 /// declines the matrix.
 fn on_gpu<T: Scalar>(
-    gpu: &Arc<Gpu>,
-    format: &str,
-    t: &Transition,
-    s: &Settings,
+    gpu: &Arc<Gpu>, format: &str, t: &Transition, s: &Settings,
 ) -> Option<spmv::Result<PageRank<T>>> {
     let info = spmv::formats::find::<T>(format).unwrap();
     let host = match info.build(&t.matrix().cast::<T>()) {
@@ -200,10 +197,7 @@ fn gpu_every_format_gives_the_exact_top_100() {
 /// Whether three runs in precision T (those the format does not decline) give the same ranks,
 /// bit for bit, in the same number of iterations.
 fn repeats<T: Scalar>(
-    gpu: &Arc<Gpu>,
-    format: &str,
-    t: &Transition,
-    s: &Settings,
+    gpu: &Arc<Gpu>, format: &str, t: &Transition, s: &Settings,
 ) -> spmv::Result<bool> {
     let runs =
         (0..3).filter_map(|_| on_gpu::<T>(gpu, format, t, s)).collect::<spmv::Result<Vec<_>>>()?;

@@ -90,9 +90,7 @@ fn gpu_rank_child() {
 
 /// Starts `ranks` copies of this binary as the ranks of `case`; their figures, in rank order.
 fn run_ranks(
-    ranks: usize,
-    (spec, format, method): (&str, &str, Method),
-    dir: &Path,
+    ranks: usize, (spec, format, method): (&str, &str, Method), dir: &Path,
 ) -> Vec<Vec<u64>> {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let output = dir.join("rank");

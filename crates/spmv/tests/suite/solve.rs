@@ -293,9 +293,7 @@ fn shared_matrices_are_solved() {
 
 /// `a` in format `spec` on the GPU.
 fn on_gpu<T: spmv::Scalar>(
-    gpu: &std::sync::Arc<spmv::gpu::Gpu>,
-    a: &Csr<T>,
-    spec: &str,
+    gpu: &std::sync::Arc<spmv::gpu::Gpu>, a: &Csr<T>, spec: &str,
 ) -> spmv::Result<spmv::DeviceMatrix<T>> {
     spmv::formats::build(&spmv::formats::parse_spec(spec)?, a)?.upload(gpu)
 }
@@ -315,15 +313,8 @@ fn shared(names: &[&str]) -> Vec<(String, Csr<f64>)> {
 /// differs in the last bits.
 #[allow(clippy::too_many_arguments)]
 fn check_solver<T: spmv::Scalar>(
-    what: &str,
-    cg: bool,
-    near: bool,
-    device: &spmv::DeviceMatrix<T>,
-    a: &Csr<T>,
-    b: &[T],
-    m: Option<&[T]>,
-    s: &KrylovSettings,
-    failures: &mut Vec<String>,
+    what: &str, cg: bool, near: bool, device: &spmv::DeviceMatrix<T>, a: &Csr<T>, b: &[T],
+    m: Option<&[T]>, s: &KrylovSettings, failures: &mut Vec<String>,
 ) {
     let product = common::device_product(device);
     let (dev, same, host) = if cg {

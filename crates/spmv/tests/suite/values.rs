@@ -58,9 +58,7 @@ fn matrices(shared: bool) -> Vec<(String, Csr<f64>)> {
 /// Runs `spec` on `a` (CPU, or the GPU when given): y bits, or `None` when the format
 /// declines the matrix (a codec it does not qualify for, or a size it cannot hold).
 fn run<T: Scalar>(
-    gpu: Option<&Arc<Gpu>>,
-    a: &Csr<T>,
-    spec: &str,
+    gpu: Option<&Arc<Gpu>>, a: &Csr<T>, spec: &str,
 ) -> Result<Option<Vec<u64>>, String> {
     let host = match build(&parse_spec(spec).unwrap(), a) {
         Ok(h) => h,
@@ -132,10 +130,7 @@ fn check<T: Scalar>(gpu: Option<&Arc<Gpu>>, matrices: &[(String, Csr<f64>)]) -> 
 
 /// Every coded variant of every coded format on one matrix, against its values=full product.
 fn check_matrix<T: Scalar>(
-    gpu: Option<&Arc<Gpu>>,
-    name: &str,
-    a: &Csr<T>,
-    failures: &mut Vec<String>,
+    gpu: Option<&Arc<Gpu>>, name: &str, a: &Csr<T>, failures: &mut Vec<String>,
     exercised: &mut Exercised,
 ) {
     for format in coded_formats() {

@@ -125,10 +125,7 @@ fn errors<T: Scalar>(y: &[T], exact: &[f64]) -> (f64, f64, f64) {
 
 /// `runs` results of y = A·1 in the format `spec` (each into a NaN-filled y).
 fn products<T: Scalar>(
-    backend: &Backend,
-    spec: &str,
-    a: &Csr<T>,
-    runs: usize,
+    backend: &Backend, spec: &str, a: &Csr<T>, runs: usize,
 ) -> spmv::Result<Vec<Vec<T>>> {
     let op = Matrix::from_csr(a.clone()).to_device(backend, spec)?;
     let ones = vec![T::ONE; a.ncols()];
@@ -142,11 +139,7 @@ fn products<T: Scalar>(
 }
 
 fn measure<T: Scalar>(
-    backend: &Backend,
-    name: &str,
-    a64: &Csr<f64>,
-    formats: &[String],
-    runs: usize,
+    backend: &Backend, name: &str, a64: &Csr<f64>, formats: &[String], runs: usize,
 ) -> Vec<Outcome> {
     let a: Csr<T> = a64.cast();
     let exact = Oracle::new(&a, &vec![T::ONE; a.ncols()]).y;

@@ -76,10 +76,7 @@ pub fn spmv_json(json: &Path, args: &[&str]) -> (Output, serde_json::Value) {
 /// folder `test`, and runs `spmv_json` on the words of `line` with `PATH` that file
 /// (`words_at`).
 pub fn spmv_json_on_mtx(
-    test: &str,
-    name: &str,
-    body: &str,
-    line: &str,
+    test: &str, name: &str, body: &str, line: &str,
 ) -> (Output, serde_json::Value) {
     let dir = temp_dir(test);
     let path = write_mtx(&dir, name, body);

@@ -138,8 +138,7 @@ pub(crate) fn sorted_rows<T: Scalar>(format: &'static str, a: &Csr<T>) -> Result
 /// last the stored slots), or `None` when the stored slots exceed the 2^32 − 1 that 32-bit
 /// offsets address.
 pub(crate) fn block_offsets(
-    widths: impl ExactSizeIterator<Item = usize>,
-    block_rows: usize,
+    widths: impl ExactSizeIterator<Item = usize>, block_rows: usize,
 ) -> Option<Vec<usize>> {
     let mut block_ptr = Vec::with_capacity(widths.len() + 1);
     block_ptr.push(0usize);
@@ -171,11 +170,8 @@ pub struct BlockArrays<T> {
 /// block of `h` lanes and width `w ≥ len` (entry `t` at slot `t·h + lane`), padded with the
 /// last column written and zeros: BRC's pieces and BRCP's runs of a row alike.
 pub(crate) fn fill_lane<T: Scalar>(
-    cols: &mut [u32],
-    vals: &mut [T],
-    (h, lane, w): (usize, usize, usize),
-    (rc, rv): (&[u32], &[T]),
-    (start, len): (usize, usize),
+    cols: &mut [u32], vals: &mut [T], (h, lane, w): (usize, usize, usize),
+    (rc, rv): (&[u32], &[T]), (start, len): (usize, usize),
 ) {
     let pad = rc[start + len - 1];
     for t in 0..w {
@@ -191,9 +187,7 @@ impl<T: Scalar> BlockArrays<T> {
     /// `slot_data`, and its entries in `col_idx` and `values` (zeros until written), and
     /// returns the block's real entries.
     pub(crate) fn fill<S: Send>(
-        block_rows: usize,
-        block_ptr: &[usize],
-        slot_data: &mut [S],
+        block_rows: usize, block_ptr: &[usize], slot_data: &mut [S],
         fill: impl Fn(usize, &mut [u32], &mut [S], &mut [u32], &mut [T]) -> usize + Sync,
     ) -> Self {
         let blocks = block_ptr.len() - 1;

@@ -17,11 +17,7 @@ pub(crate) fn assert_paper_product(f: &dyn SpmvFormat<f64>) {
 /// Checks the arrays of a worked example's blocks, as the module docs list them.
 #[track_caller]
 pub(crate) fn assert_blocks(
-    f: &BlockArrays<f64>,
-    block_ptr: &[u32],
-    values: &[f64],
-    col_idx: &[u32],
-    row_perm: &[u32],
+    f: &BlockArrays<f64>, block_ptr: &[u32], values: &[f64], col_idx: &[u32], row_perm: &[u32],
 ) {
     assert_eq!(f.block_ptr(), block_ptr);
     assert_eq!(f.values(), values);

@@ -23,10 +23,7 @@ impl DeviceSpans {
     /// Uploads `spans`, each as `[row, first, last]` by `parts` (empty arrays as one unread
     /// element); errors name `format`.
     pub(crate) fn upload<S>(
-        gpu: &Gpu,
-        format: &'static str,
-        spans: &[S],
-        parts: impl Fn(&S) -> [u32; 3],
+        gpu: &Gpu, format: &'static str, spans: &[S], parts: impl Fn(&S) -> [u32; 3],
     ) -> Result<Self> {
         let column = |i: usize| spans.iter().map(|s| parts(s)[i]).collect::<Vec<u32>>();
         Ok(DeviceSpans {
@@ -44,10 +41,7 @@ impl DeviceSpans {
     /// As for [`Kernel::launch`]: `kernel` takes those parameters, and with these spans it
     /// accesses `before`, `after` and `y` only in bounds (the caller says why).
     pub(crate) unsafe fn launch<A: DeviceRepr, T: DeviceRepr>(
-        &self,
-        kernel: &Kernel,
-        gpu: &Gpu,
-        (before, after): (&CudaSlice<A>, &CudaSlice<A>),
+        &self, kernel: &Kernel, gpu: &Gpu, (before, after): (&CudaSlice<A>, &CudaSlice<A>),
         y: &mut CudaSlice<T>,
     ) -> Result<()> {
         if self.count == 0 {
@@ -75,11 +69,7 @@ impl<T: Scalar> DeviceCarry<T> {
     /// Buffers for `tiles` tiles and the `segments`; the fixup kernel is `{fixup}_{T}` of
     /// `module`.
     pub(crate) fn new(
-        gpu: &Gpu,
-        module: &KernelModule,
-        fixup: &str,
-        tiles: usize,
-        segments: &[Segment],
+        gpu: &Gpu, module: &KernelModule, fixup: &str, tiles: usize, segments: &[Segment],
     ) -> Result<Self> {
         Ok(DeviceCarry {
             tile_carry: gpu.alloc(tiles.max(1))?,

@@ -70,9 +70,7 @@ pub(crate) struct TileOut<A> {
 /// began in an earlier tile), and returns the tile's carry and head. The order of additions
 /// is the GPU's (`finish_tile_lanes` in carry.cuh).
 pub(crate) fn finish_tile<A: Scalar>(
-    lanes: &[Lane<A>],
-    head_row: Option<usize>,
-    mut write: impl FnMut(usize, A),
+    lanes: &[Lane<A>], head_row: Option<usize>, mut write: impl FnMut(usize, A),
 ) -> TileOut<A> {
     let n = lanes.len();
     let mut scan: Vec<A> = lanes.iter().map(|l| l.carry).collect();

@@ -28,9 +28,7 @@ fn owned_from(rows: &[u32], b: usize) -> usize {
 /// `bounds[0] = 0`, each below `nnz`); chunk `k` gets `(first row, slice)`, the last chunk
 /// runs to the end of `y`.
 fn split_owned<'a, T>(
-    rows: &[u32],
-    bounds: &[usize],
-    mut y: &'a mut [T],
+    rows: &[u32], bounds: &[usize], mut y: &'a mut [T],
 ) -> Vec<(usize, &'a mut [T])> {
     let mut out = Vec::with_capacity(bounds.len());
     let mut offset = 0;
@@ -88,10 +86,7 @@ pub(crate) fn accumulate_chunked<T: Scalar>(t: &Triplets<T>, x: &[T], y: &mut [T
 /// and returns its carry, `(row, partial sum)` of its last row when that row continues
 /// into the next chunk. `nnz > 0`.
 pub(crate) fn segmented_chunks<T: Scalar>(
-    t: &Triplets<T>,
-    x: &[T],
-    y: &mut [T],
-    chunk: usize,
+    t: &Triplets<T>, x: &[T], y: &mut [T], chunk: usize,
 ) -> Vec<Option<(u32, T)>> {
     let (rows, cols, vals) = (&t.rows, &t.cols, &t.vals);
     let nnz = vals.len();

@@ -73,10 +73,7 @@ __device__ __forceinline__ void csr_lanes(u32 m, u32 n, u32 k, const O* __restri
 #define CSR_BLOCK_KERNELS(T, S)             \
     CSR_BLOCK_LANES(T, S, u32, )            \
     CSR_BLOCK_LANES(T, S, u64, _o64)        \
-    CSR_LANES_KERNEL(T, S, u32, , 16)       \
-    CSR_LANES_KERNEL(T, S, u32, , 32)       \
-    CSR_LANES_KERNEL(T, S, u64, _o64, 16)   \
-    CSR_LANES_KERNEL(T, S, u64, _o64, 32)
+    LANES_KERNELS(CSR_LANES_KERNEL, T, S)
 
 CSR_BLOCK_KERNELS(double, f64)
 CSR_BLOCK_KERNELS(float, f32)

@@ -13,10 +13,7 @@ pub fn spmv<T: Scalar>(a: &Csr<T>, x: &[T], y: &mut [T]) {
 /// The same sums in the same order as [`spmv`], with the values decoded from `values` and the
 /// columns from `cols` where given: the same bits.
 pub fn spmv_coded<T: Scalar>(
-    a: &Csr<T>,
-    values: Option<&EncodedValues<T>>,
-    cols: Option<&Delta16Columns>,
-    x: &[T],
+    a: &Csr<T>, values: Option<&EncodedValues<T>>, cols: Option<&Delta16Columns>, x: &[T],
     y: &mut [T],
 ) {
     let row_ptr = a.row_ptr();

@@ -39,13 +39,8 @@ impl<T: Scalar> DeviceCsr<T> {
     /// `coded`: CSR-vector's values as codes, or `None` for the values themselves; `cols16`:
     /// its columns as 16-bit deltas, or `None` (both with 32-bit `offsets` only).
     pub fn new(
-        gpu: &Gpu,
-        a: &Csr<T>,
-        kernel: CsrKernel,
-        offsets: OffsetWidth,
-        coded: Option<&EncodedValues<T>>,
-        cols16: Option<&Delta16Columns>,
-        format: &'static str,
+        gpu: &Gpu, a: &Csr<T>, kernel: CsrKernel, offsets: OffsetWidth,
+        coded: Option<&EncodedValues<T>>, cols16: Option<&Delta16Columns>, format: &'static str,
     ) -> Result<Self> {
         let nrows = arg_u32(format, "rows", a.nrows())?;
         let (name, lanes) = match kernel {

@@ -116,10 +116,7 @@ impl<T: Scalar> CsrFormat<T> {
     /// with the reason, when the matrix does not fit the codec); row offsets of
     /// [`OffsetWidth::auto`] width (see [`CsrFormat::with_offsets`]).
     pub fn vector_coded(
-        a: &Csr<T>,
-        lanes: Option<u32>,
-        values: ValueChoice,
-        cols: ColumnChoice,
+        a: &Csr<T>, lanes: Option<u32>, values: ValueChoice, cols: ColumnChoice,
     ) -> Result<Self> {
         let lanes = lanes.unwrap_or_else(|| vector_lanes(a.mean_row_len()));
         if !(2..=32).contains(&lanes) || !lanes.is_power_of_two() {

@@ -71,13 +71,8 @@ impl<T: Scalar> DeviceCsr5<T> {
     /// The device format from its arrays: `empty` rows without entries (a row map when
     /// there are any), `segments` with original rows.
     pub(super) fn assemble(
-        gpu: &Gpu,
-        nnz: usize,
-        sigma: usize,
-        real_rows: usize,
-        empty: usize,
-        arrays: DeviceTiles<T>,
-        segments: &[Segment],
+        gpu: &Gpu, nnz: usize, sigma: usize, real_rows: usize, empty: usize,
+        arrays: DeviceTiles<T>, segments: &[Segment],
     ) -> Result<Self> {
         let tiles = arrays.tile_base.len() - 1;
         let codec = arrays.val5.codec();

@@ -142,20 +142,36 @@ type SpmvCall = unsafe fn(
     *mut c_void,
 ) -> sys::cusparseStatus_t;
 
-/// A sparse-matrix descriptor destroyed on drop.
-struct SpMat(sys::cusparseSpMatDescr_t);
+/// A cuSPARSE descriptor type, destroyed on drop by its `cusparseDestroy…`.
+macro_rules! descriptor {
+    ($(#[$doc:meta])* $name:ident($raw:ty) = $destroy:ident) => {
+        $(#[$doc])*
+        struct $name($raw);
 
-impl Drop for SpMat {
-    fn drop(&mut self) {
-        // SAFETY: created once by cusparseCreateCsr; the arrays it points to drop after this.
-        unsafe {
-            sys::cusparseDestroySpMat(self.0);
+        impl Drop for $name {
+            fn drop(&mut self) {
+                // SAFETY: created once by its cusparseCreate… call; the arrays it points to
+                // drop after it.
+                unsafe {
+                    sys::$destroy(self.0);
+                }
+            }
         }
-    }
+    };
 }
 
-/// A dense-vector descriptor destroyed on drop.
-struct DnVec(sys::cusparseDnVecDescr_t);
+descriptor!(
+    /// A sparse-matrix descriptor (CSR).
+    SpMat(sys::cusparseSpMatDescr_t) = cusparseDestroySpMat
+);
+descriptor!(
+    /// A dense-vector descriptor.
+    DnVec(sys::cusparseDnVecDescr_t) = cusparseDestroyDnVec
+);
+descriptor!(
+    /// A dense-matrix descriptor (a block of vectors).
+    DnMat(sys::cusparseDnMatDescr_t) = cusparseDestroyDnMat
+);
 
 impl DnVec {
     fn new<T: Scalar>(v: &CudaSlice<T>, gpu: &Gpu, value_type: sys::cudaDataType) -> Result<Self> {
@@ -166,15 +182,6 @@ impl DnVec {
             "cusparseCreateDnVec",
         )?;
         Ok(DnVec(raw))
-    }
-}
-
-impl Drop for DnVec {
-    fn drop(&mut self) {
-        // SAFETY: created once by cusparseCreateDnVec.
-        unsafe {
-            sys::cusparseDestroyDnVec(self.0);
-        }
     }
 }
 
@@ -197,17 +204,10 @@ impl Operand for DnMat {
     }
 }
 
-/// A dense-matrix descriptor (a block of vectors) destroyed on drop.
-struct DnMat(sys::cusparseDnMatDescr_t);
-
 impl DnMat {
     /// `rows × block.k` over `v` (rows·k elements) in the block's layout.
     fn new<T: Scalar>(
-        v: &CudaSlice<T>,
-        gpu: &Gpu,
-        value_type: sys::cudaDataType,
-        rows: usize,
-        block: Block,
+        v: &CudaSlice<T>, gpu: &Gpu, value_type: sys::cudaDataType, rows: usize, block: Block,
     ) -> Result<Self> {
         let (ld, order) = match block.layout {
             Layout::ColMajor => (rows, sys::cusparseOrder_t::CUSPARSE_ORDER_COL),
@@ -230,15 +230,6 @@ impl DnMat {
             "cusparseCreateDnMat",
         )?;
         Ok(DnMat(raw))
-    }
-}
-
-impl Drop for DnMat {
-    fn drop(&mut self) {
-        // SAFETY: created once by cusparseCreateDnMat.
-        unsafe {
-            sys::cusparseDestroyDnMat(self.0);
-        }
     }
 }
 
@@ -355,13 +346,7 @@ impl<T: Scalar> DeviceCusparse<T> {
     /// y = α·A·x + β·y with this matrix, algorithm and workspace, on the vectors the
     /// descriptors point at.
     fn call(
-        &self,
-        gpu: &Gpu,
-        p: &Prepared<T>,
-        f: SpmvCall,
-        name: &str,
-        alpha: T::Acc,
-        beta: T::Acc,
+        &self, gpu: &Gpu, p: &Prepared<T>, f: SpmvCall, name: &str, alpha: T::Acc, beta: T::Acc,
     ) -> Result<()> {
         // SAFETY: the descriptors are valid and point at vectors of their lengths, alpha and
         // beta are host scalars of the compute type, the workspace has the size cuSPARSE asked
@@ -461,10 +446,7 @@ impl<T: Scalar> DeviceCusparse<T> {
     /// (`call` with `Some(size)`: the query), then every call (`call` with `None`: the product,
     /// its descriptors pointed at x and y first).
     fn run_plan<D: Operand>(
-        &self,
-        gpu: &Gpu,
-        slot: &mut Option<Plan<D, T>>,
-        product: Scaled<'_, T>,
+        &self, gpu: &Gpu, slot: &mut Option<Plan<D, T>>, product: Scaled<'_, T>,
         [query_name, call_name]: [&str; 2],
         make: impl FnOnce(&CudaSlice<T>, &CudaSlice<T>) -> Result<(D, D)>,
         call: impl Fn(
@@ -530,10 +512,7 @@ impl<T: Scalar> DeviceFormat<T> for DeviceCusparse<T> {
     /// its sums left the oracle's bound by up to 3.6e-4 of Σ|a·x| (H200, CUDA 13.0), so f16
     /// runs one product per column.
     unsafe fn launch_block(
-        &self,
-        gpu: &Gpu,
-        product: Scaled<'_, T>,
-        block: Block,
+        &self, gpu: &Gpu, product: Scaled<'_, T>, block: Block,
     ) -> Option<Result<()>> {
         if T::PRECISION == Precision::F16 {
             return None;

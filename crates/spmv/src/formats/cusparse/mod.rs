@@ -100,9 +100,7 @@ impl<T: Scalar> SpmvFormat<T> for Cusparse<T> {
 /// What the two cuSPARSE entries share: the offsets parameter, f16, wide matrices, and
 /// their place as the library baseline.
 fn library_entry<T: Scalar>(
-    name: &'static str,
-    description: &'static str,
-    build: Builder<T>,
+    name: &'static str, description: &'static str, build: Builder<T>,
 ) -> FormatInfo<T> {
     FormatInfo::new(name, description, build)
         .params(&[offsets::OFFSETS])
@@ -113,9 +111,7 @@ fn library_entry<T: Scalar>(
 
 /// Builds `algorithm` on `a` with the index width the spec's offsets ask for.
 fn build_with<T: Scalar>(
-    a: &Csr<T>,
-    s: &FormatSpec,
-    algorithm: Algorithm,
+    a: &Csr<T>, s: &FormatSpec, algorithm: Algorithm,
 ) -> Result<Box<dyn SpmvFormat<T>>> {
     let wide = OffsetWidth::of_spec(s, a.nnz())? == OffsetWidth::W64;
     Ok(Box::new(Cusparse::new(a, algorithm).with_wide_indices(wide)?))

@@ -166,10 +166,7 @@ impl<T: Scalar> Slots<T> {
     /// Slots of the rows `rows`, row k taking `width(k)` slots (its entries then padding),
     /// filled in parallel.
     fn of_rows(
-        a: &Csr<T>,
-        rows: &[u32],
-        part: &str,
-        width: impl Fn(usize) -> usize + Sync,
+        a: &Csr<T>, rows: &[u32], part: &str, width: impl Fn(usize) -> usize + Sync,
     ) -> Result<Self> {
         let widths: Vec<usize> = (0..rows.len()).map(&width).collect();
         let mut slots = Slots::zeros(widths.iter().sum(), part)?;

@@ -8,6 +8,15 @@ __device__ __forceinline__ bool thread_row(u32 m, u32& row) {
     return g < m;
 }
 
+// As thread_row, with the row's place in blocks of h rows: its block row / h and its lane
+// row mod h (HDIA's hacks, BRCSD-II's blocks).
+__device__ __forceinline__ bool thread_block_row(u32 m, u32 h, u32& row, u32& block, u32& lane) {
+    if (!thread_row(m, row)) return false;
+    block = row / h;
+    lane = row - block * h;
+    return true;
+}
+
 // Row `row`'s sum over the stored diagonals begin .. end, whose slots for this row are
 // p, p + stride, p + 2·stride ... (64-bit pointer steps: slot counts may exceed 2^32).
 // Rows and columns are below 2^31, so the column row + offset computed in 32-bit unsigned

@@ -59,12 +59,7 @@ pub(crate) fn check_shape<T: Scalar>(format: &'static str, a: &Csr<T>) -> Result
 /// [`MAX_STORED_BYTES`] of values. `layout` describes the layout for the message (e.g.
 /// "3767 diagonals x 4960 rows"); the error names the padded zeros, the ratio and the limit.
 pub(crate) fn check_padding(
-    format: &'static str,
-    layout: &str,
-    stored: u128,
-    nnz: usize,
-    elem: usize,
-    max_padding: f64,
+    format: &'static str, layout: &str, stored: u128, nnz: usize, elem: usize, max_padding: f64,
 ) -> Result<()> {
     let bytes = stored * elem as u128;
     let ratio = stored as f64 / nnz.max(1) as f64;
@@ -188,11 +183,7 @@ pub(crate) fn segment_offsets<T: Scalar>(a: &Csr<T>, h: usize) -> Vec<Vec<i32>> 
 /// diagonal `offsets[i]` goes to `out[i·stride + l]`. Every entry's offset must be in
 /// `offsets` (sorted ascending).
 pub(crate) fn fill_block<T: Scalar>(
-    a: &Csr<T>,
-    rows: Range<usize>,
-    offsets: &[i32],
-    stride: usize,
-    out: &mut [T],
+    a: &Csr<T>, rows: Range<usize>, offsets: &[i32], stride: usize, out: &mut [T],
 ) {
     let row0 = rows.start;
     for r in rows {
@@ -213,10 +204,7 @@ pub(crate) fn fill_block<T: Scalar>(
 /// of rows filled in parallel, each slot looked up in its row. For tall blocks, where
 /// [`fill_block`]'s one task per block would leave the threads idle.
 pub(crate) fn fill_diagonals<T: Scalar>(
-    a: &Csr<T>,
-    rows: Range<usize>,
-    offsets: &[i32],
-    data: &mut [T],
+    a: &Csr<T>, rows: Range<usize>, offsets: &[i32], data: &mut [T],
 ) {
     const CHUNK: usize = 1 << 14;
     let h = rows.len();
@@ -240,11 +228,7 @@ pub(crate) fn fill_diagonals<T: Scalar>(
 /// Stored slots of a DIA-style block whose column lies inside the matrix: what a kernel
 /// with the column guard reads (rows past `m` in a padded block count as outside).
 pub(crate) fn slots_in_range(
-    row0: usize,
-    h: usize,
-    offsets: &[i32],
-    nrows: usize,
-    ncols: usize,
+    row0: usize, h: usize, offsets: &[i32], nrows: usize, ncols: usize,
 ) -> usize {
     let h = h.min(nrows.saturating_sub(row0));
     offsets.iter().map(|&d| rows_in_range(row0, h, d, ncols).len()).sum()
@@ -254,12 +238,7 @@ pub(crate) fn slots_in_range(
 /// column lies inside `x`: a DIA-style block on the CPU, streaming one diagonal at a time
 /// (each row still adds its diagonals in ascending order, as the GPU kernels do).
 pub(crate) fn accumulate_block<T: Scalar>(
-    acc: &mut [T],
-    row0: usize,
-    offsets: &[i32],
-    data: &[T],
-    stride: usize,
-    x: &[T],
+    acc: &mut [T], row0: usize, offsets: &[i32], data: &[T], stride: usize, x: &[T],
 ) {
     for (i, &d) in offsets.iter().enumerate() {
         let rows = rows_in_range(row0, acc.len(), d, x.len());
@@ -284,11 +263,7 @@ const DIA_CHUNK: usize = 2048;
 /// rows `row0 .. row0 + out.len()` hold (HDC's CSR part; nothing for DIA): chunks of rows
 /// over rayon's threads, each chunk's block streamed diagonal by diagonal.
 pub(crate) fn spmv_dia<T: Scalar>(
-    offsets: &[i32],
-    data: &[T],
-    x: &[T],
-    y: &mut [T],
-    rest: impl Fn(usize, &mut [T]) + Sync,
+    offsets: &[i32], data: &[T], x: &[T], y: &mut [T], rest: impl Fn(usize, &mut [T]) + Sync,
 ) {
     let m = y.len();
     y.par_chunks_mut(DIA_CHUNK).enumerate().for_each(|(k, out)| {
@@ -305,10 +280,7 @@ pub(crate) fn spmv_dia<T: Scalar>(
 /// over rayon's threads; `block(k)` gives block `k`'s offsets and its slots from its first
 /// diagonal on.
 pub(crate) fn spmv_row_blocks<'a, T: Scalar>(
-    h: usize,
-    x: &[T],
-    y: &mut [T],
-    block: impl Fn(usize) -> (&'a [i32], &'a [T]) + Sync,
+    h: usize, x: &[T], y: &mut [T], block: impl Fn(usize) -> (&'a [i32], &'a [T]) + Sync,
 ) {
     y.par_chunks_mut(h).with_min_len((256 / h).max(1)).enumerate().for_each(|(k, out)| {
         let (offsets, data) = block(k);
@@ -340,11 +312,7 @@ pub(crate) fn segment_slots(offsets: &[Vec<i32>], h: usize) -> u128 {
 /// slots, and 32-bit indices for their stored diagonals (HDIA's and DRM's first step). The
 /// errors describe the layout as "`name` with `k` `unit` of `h` rows (`d` diagonals)".
 pub(crate) fn scan_segments<T: Scalar>(
-    format: &'static str,
-    a: &Csr<T>,
-    h: usize,
-    name: &str,
-    unit: &str,
+    format: &'static str, a: &Csr<T>, h: usize, name: &str, unit: &str,
 ) -> Result<(Vec<Vec<i32>>, f64)> {
     let t = Instant::now();
     let offsets = segment_offsets(a, h);
@@ -372,10 +340,7 @@ pub(crate) fn scan_segments<T: Scalar>(
 /// Stored slots of segments of `h` rows with these offset lists whose row and column lie
 /// inside the `nrows × ncols` matrix (what the kernels read), segments in parallel.
 pub(crate) fn segment_slots_in_range(
-    offsets: &[Vec<i32>],
-    h: usize,
-    nrows: usize,
-    ncols: usize,
+    offsets: &[Vec<i32>], h: usize, nrows: usize, ncols: usize,
 ) -> usize {
     offsets.par_iter().enumerate().map(|(s, o)| slots_in_range(s * h, h, o, nrows, ncols)).sum()
 }
@@ -384,10 +349,7 @@ pub(crate) fn segment_slots_in_range(
 /// offsets from `offsets`; segments filled in parallel. The caller has checked the padding
 /// limit and that the diagonal count fits 32 bits.
 pub(crate) fn build_segments<T: Scalar>(
-    a: &Csr<T>,
-    h: usize,
-    offsets: &[Vec<i32>],
-    order: &[u32],
+    a: &Csr<T>, h: usize, offsets: &[Vec<i32>], order: &[u32],
 ) -> SegmentBlocks<T> {
     let m = a.nrows();
     let mut diag_ptr = Vec::with_capacity(order.len() + 1);
@@ -476,8 +438,7 @@ pub(crate) struct Conversion {
 impl Conversion {
     /// The figures of `a`, converted in the given phases.
     pub fn of<T: Scalar>(
-        a: &Csr<T>,
-        phases: impl IntoIterator<Item = (&'static str, f64)>,
+        a: &Csr<T>, phases: impl IntoIterator<Item = (&'static str, f64)>,
     ) -> Self {
         Conversion {
             nnz: a.nnz(),
@@ -491,10 +452,7 @@ impl Conversion {
     /// format's own figures `own`, each operand spread under its prefix
     /// ([`OperandSpread::extra`]), then the phases and their sum as `preprocess_ms`.
     pub fn stats(
-        &self,
-        bytes: usize,
-        stored: usize,
-        own: impl IntoIterator<Item = (&'static str, f64)>,
+        &self, bytes: usize, stored: usize, own: impl IntoIterator<Item = (&'static str, f64)>,
         spreads: &[(&str, OperandSpread)],
     ) -> FormatStats {
         let mut stats =
@@ -517,10 +475,7 @@ pub const CUDA_HEADER: &str = include_str!("diagonals.cuh");
 /// Kernel `<name>_<T>` of `module`, one thread per row of `m` rows in blocks of 256: the
 /// grid of DIA, HDIA, HDC and BRCSD-II.
 pub(crate) fn row_kernel<T: Scalar>(
-    gpu: &Gpu,
-    module: &KernelModule,
-    name: &str,
-    m: usize,
+    gpu: &Gpu, module: &KernelModule, name: &str, m: usize,
 ) -> Result<Kernel> {
     Kernel::for_type::<T>(gpu, module, name, grid_for(m as u64, ROW_BLOCK)?)
 }

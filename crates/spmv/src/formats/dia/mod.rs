@@ -119,11 +119,7 @@ impl<T: Scalar> Dia<T> {
     /// `scan_ms`, with errors under the name of `format` (DIA-Adaptive's DIA layout); checks
     /// the padding limit `max_padding` before allocating.
     pub(crate) fn with_offsets(
-        format: &'static str,
-        a: &Csr<T>,
-        offsets: Vec<i32>,
-        scan_ms: f64,
-        max_padding: f64,
+        format: &'static str, a: &Csr<T>, offsets: Vec<i32>, scan_ms: f64, max_padding: f64,
     ) -> Result<Self> {
         let (m, n) = (a.nrows(), a.ncols());
         let stored = offsets.len() as u128 * m as u128;

@@ -77,10 +77,7 @@ const SMALL_BLOCK_SLOTS: u64 = 1 << 16;
 impl<T: Scalar> Brcsd1<T> {
     /// The layout of `plan` (the caller has checked the padding limit).
     pub(crate) fn build(
-        format: &'static str,
-        a: &Csr<T>,
-        census: &[Diagonal],
-        plan: &CrossPointPlan,
+        format: &'static str, a: &Csr<T>, census: &[Diagonal], plan: &CrossPointPlan,
         piece_rows: usize,
     ) -> Result<Self> {
         let blocks = plan.blocks();
@@ -203,10 +200,7 @@ pub struct Brcsd2<T> {
 impl<T: Scalar> Brcsd2<T> {
     /// The layout from each block's offsets (the caller has checked the padding limit).
     pub(crate) fn build(
-        format: &'static str,
-        a: &Csr<T>,
-        block_offsets: &[Vec<i32>],
-        block_rows: usize,
+        format: &'static str, a: &Csr<T>, block_offsets: &[Vec<i32>], block_rows: usize,
     ) -> Result<Self> {
         let blocks = block_offsets.len();
         let total: usize = block_offsets.iter().map(Vec::len).sum();

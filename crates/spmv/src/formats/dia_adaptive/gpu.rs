@@ -13,11 +13,7 @@ use crate::matrix::Scalar;
 /// or each BRCSD-II group's first block, and `diag`, its first offset (each with one entry
 /// past the last); the offsets; its first slot (likewise); the slots.
 fn blocks<T: Scalar>(
-    gpu: &Gpu,
-    [first, diag]: [&[u32]; 2],
-    offsets: &[i32],
-    slots: &[u64],
-    data: &[T],
+    gpu: &Gpu, [first, diag]: [&[u32]; 2], offsets: &[i32], slots: &[u64], data: &[T],
 ) -> Result<[Arg<T>; 5]> {
     Ok([
         Arg::u32s(gpu, first)?,
@@ -48,9 +44,7 @@ pub(super) fn upload_brcsd1<T: Scalar>(gpu: &Gpu, a: &Brcsd1<T>) -> Result<OneKe
 }
 
 pub(super) fn upload_brcsd2<T: Scalar>(
-    gpu: &Gpu,
-    a: &Brcsd2<T>,
-    nrows: usize,
+    gpu: &Gpu, a: &Brcsd2<T>, nrows: usize,
 ) -> Result<OneKernel<T>> {
     let mut args = vec![
         Arg::Dims,

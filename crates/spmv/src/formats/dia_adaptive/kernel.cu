@@ -29,10 +29,8 @@ __device__ __forceinline__ void brcsd2_rows(u32 m, u32 n, u32 bh, u32 groups, co
                                             const u32* __restrict__ group_diag, const int* __restrict__ offsets,
                                             const u64* __restrict__ group_data, const T* __restrict__ data,
                                             const T* __restrict__ x, T* __restrict__ y) {
-    u32 r;
-    if (!thread_row(m, r)) return;
-    u32 blk = r / bh;
-    u32 lane = r - blk * bh;
+    u32 r, blk, lane;
+    if (!thread_block_row(m, bh, r, blk, lane)) return;
     u32 lo = 0, hi = groups;  // group_block[lo] <= blk < group_block[hi]
     while (hi - lo > 1) {
         u32 mid = lo + (hi - lo) / 2;

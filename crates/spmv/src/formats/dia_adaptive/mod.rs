@@ -116,10 +116,7 @@ pub struct Classification {
 
 /// The rule of the module doc.
 pub fn classify(
-    dia_slots: u128,
-    brcsd1_slots: u128,
-    brcsd1_blocks: usize,
-    brcsd2_slots: u128,
+    dia_slots: u128, brcsd1_slots: u128, brcsd1_blocks: usize, brcsd2_slots: u128,
     brcsd2_blocks: usize,
 ) -> Layout {
     let brcsd1_candidate = brcsd1_blocks <= brcsd2_blocks;
@@ -158,10 +155,7 @@ impl<T: Scalar> DiaAdaptive<T> {
     /// Converts into `layout` (or the classification's choice when `None`) with BRCSD-II
     /// blocks of `block_rows ≥ 1` rows and BRCSD-I pieces of `piece_rows` in 1..=1024 rows.
     pub fn with_layout(
-        a: &Csr<T>,
-        layout: Option<Layout>,
-        block_rows: usize,
-        piece_rows: usize,
+        a: &Csr<T>, layout: Option<Layout>, block_rows: usize, piece_rows: usize,
     ) -> Result<Self> {
         diagonals::check_shape(NAME, a)?;
         if block_rows == 0 || block_rows > i32::MAX as usize || piece_rows == 0 || piece_rows > 1024

@@ -10,9 +10,7 @@ const BLOCK: u32 = 256;
 
 /// The ELL kernel over `ell`; it writes every `y[r]`: the sum of the row's ELL entries.
 pub(crate) fn upload<T: Scalar>(
-    gpu: &Gpu,
-    ell: &Ell<T>,
-    format: &'static str,
+    gpu: &Gpu, ell: &Ell<T>, format: &'static str,
 ) -> Result<OneKernel<T>> {
     let nrows = arg_u32(format, "rows", ell.nrows)?;
     let kernel = Kernel::for_type::<T>(gpu, &KERNELS, "ell", grid_for(ell.nrows as u64, BLOCK)?)?;

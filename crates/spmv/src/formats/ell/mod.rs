@@ -67,12 +67,7 @@ fn within_limit(m: usize, width: usize, nnz: usize, elem: usize, max_padding: f6
 /// entries, before anything is allocated; the error names the padding ratio and the limit,
 /// or the size.
 pub(crate) fn check_padding(
-    format: &'static str,
-    m: usize,
-    width: usize,
-    nnz: usize,
-    elem: usize,
-    max_padding: f64,
+    format: &'static str, m: usize, width: usize, nnz: usize, elem: usize, max_padding: f64,
 ) -> Result<()> {
     if m > u32::MAX as usize {
         return Err(Error::format(format, format!("{m} rows exceed 32-bit row indices")));
@@ -101,11 +96,7 @@ pub(crate) fn check_padding(
 /// The widest K ≤ `want` for which `m` rows of width K obey the padding limit `max_padding`
 /// (HYB's cap).
 pub(crate) fn max_width_within_limit(
-    m: usize,
-    want: usize,
-    nnz: usize,
-    elem: usize,
-    max_padding: f64,
+    m: usize, want: usize, nnz: usize, elem: usize, max_padding: f64,
 ) -> usize {
     if m == 0 || within_limit(m, want, nnz, elem, max_padding) {
         return want;

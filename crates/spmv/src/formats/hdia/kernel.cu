@@ -7,10 +7,8 @@ template <typename T>
 __device__ __forceinline__ void hdia_rows(u32 m, u32 n, u32 h, const u32* __restrict__ hack_offsets,
                                           const int* __restrict__ offsets, const T* __restrict__ data,
                                           const T* __restrict__ x, T* __restrict__ y) {
-    u32 r;
-    if (!thread_row(m, r)) return;
-    u32 hack = r / h;
-    u32 lane = r - hack * h;
+    u32 r, hack, lane;
+    if (!thread_block_row(m, h, r, hack, lane)) return;
     u32 begin = hack_offsets[hack], end = hack_offsets[hack + 1];
     y[r] = diagonal_sum(r, n, offsets, begin, end, data + (u64)begin * h + lane, h, x);
 }

@@ -30,11 +30,7 @@ pub(super) fn rows_per_fetch(mean_row_len: f64) -> usize {
 /// One row summed as the kernel's vector of `lanes` lanes sums it.
 #[inline]
 pub(super) fn row_sum<T: Scalar>(
-    start: usize,
-    cols: &[u32],
-    vals: &[T],
-    x: &[T],
-    lanes: usize,
+    start: usize, cols: &[u32], vals: &[T], x: &[T], lanes: usize,
 ) -> T {
     let mut partial = [T::ZERO; 32];
     // Position of entry 0 within its lane group: 0, or start mod 32 in the aligned case.

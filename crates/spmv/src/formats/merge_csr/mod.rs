@@ -198,11 +198,7 @@ pub(crate) fn merge_path_row(row_ptr: &[usize], d: usize) -> usize {
 /// [`merge_path_row`] inside a tile: the local row at the tile's diagonal `dl`, for a tile of
 /// `rows` row ends (`row_end(li)`, absolute entry positions) and `entries` entries from `j0`.
 pub(crate) fn merge_path_row_local(
-    row_end: &impl Fn(usize) -> usize,
-    rows: usize,
-    entries: usize,
-    j0: usize,
-    dl: usize,
+    row_end: &impl Fn(usize) -> usize, rows: usize, entries: usize, j0: usize, dl: usize,
 ) -> usize {
     let (mut lo, mut hi) = (dl.saturating_sub(entries), dl.min(rows));
     while lo < hi {

@@ -60,10 +60,7 @@ __device__ __forceinline__ void sell_lanes(u32 m, u32 n, u32 k, u32 c, const u32
     SELL_BLOCK_KERNEL(T, S, u32, , col, false)            \
     SELL_BLOCK_KERNEL(T, S, u64, _o64, row, true)         \
     SELL_BLOCK_KERNEL(T, S, u64, _o64, col, false)        \
-    SELL_LANES_KERNEL(T, S, u32, , 16)                    \
-    SELL_LANES_KERNEL(T, S, u32, , 32)                    \
-    SELL_LANES_KERNEL(T, S, u64, _o64, 16)                \
-    SELL_LANES_KERNEL(T, S, u64, _o64, 32)
+    LANES_KERNELS(SELL_LANES_KERNEL, T, S)
 
 SELL_BLOCK_KERNELS(double, f64)
 SELL_BLOCK_KERNELS(float, f32)

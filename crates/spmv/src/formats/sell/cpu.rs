@@ -36,12 +36,7 @@ pub fn spmv<T: Scalar>(a: &SellCSigma<T>, x: &[T], y: &mut [T]) {
 /// at `base` (row `l`'s slot `t` at `base + t·h + l`), padding included: `write(l, sum)` for
 /// each row, in order. A SELL-C-σ slice, or any other block stored that way.
 pub(crate) fn slice_sums<T: Scalar>(
-    cols: &[u32],
-    vals: &[T],
-    base: usize,
-    h: usize,
-    w: usize,
-    x: &[T],
+    cols: &[u32], vals: &[T], base: usize, h: usize, w: usize, x: &[T],
     mut write: impl FnMut(usize, T),
 ) {
     for g0 in (0..h).step_by(GROUP) {

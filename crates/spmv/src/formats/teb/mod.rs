@@ -177,9 +177,7 @@ pub(crate) fn rows_longest_first(row_ptr: &[usize]) -> Vec<u32> {
 /// The entries of `a`'s rows in the order `perm`, at the offsets `row_ptr` (filled in
 /// parallel, chunks of rows per task).
 pub(crate) fn gather_rows<T: Scalar>(
-    a: &Csr<T>,
-    perm: &[u32],
-    row_ptr: &[u32],
+    a: &Csr<T>, perm: &[u32], row_ptr: &[u32],
 ) -> (Vec<u32>, Vec<T>) {
     const CHUNK: usize = 2048;
     let mut col_idx = vec![0u32; a.nnz()];
@@ -442,9 +440,7 @@ fn with_spec<T: Scalar>(a: &Csr<T>, s: &FormatSpec, kernel: TebKernel) -> Result
 
 /// What the two TEB entries share: the parameters, the kernel module, determinism.
 fn teb_entry<T: Scalar>(
-    name: &'static str,
-    description: &'static str,
-    build: Builder<T>,
+    name: &'static str, description: &'static str, build: Builder<T>,
 ) -> FormatInfo<T> {
     FormatInfo::new(name, description, build).params(PARAMS).kernels(&[KERNELS]).deterministic()
 }

@@ -16,10 +16,7 @@ pub(crate) mod prelude {
 
 /// A small CSR matrix written out in a test (valid by the test's word: panics otherwise).
 pub(crate) fn small_csr(
-    (nrows, ncols): (usize, usize),
-    row_ptr: &[usize],
-    cols: &[u32],
-    vals: &[f64],
+    (nrows, ncols): (usize, usize), row_ptr: &[usize], cols: &[u32], vals: &[f64],
 ) -> Csr<f64> {
     Csr::new_checked(nrows, ncols, row_ptr.to_vec(), cols.to_vec(), vals.to_vec()).unwrap()
 }

@@ -70,9 +70,7 @@ pub(crate) fn is_permutation(perm: &[u32], n: usize) -> bool {
 
 /// Row `r` holds `lens[r]` entries, in columns `0..lens[r]`, with the values `value(r, c)`.
 pub(crate) fn rows_of_lengths(
-    lens: &[usize],
-    ncols: usize,
-    value: impl Fn(usize, usize) -> f64,
+    lens: &[usize], ncols: usize, value: impl Fn(usize, usize) -> f64,
 ) -> Csr<f64> {
     let mut row_ptr = vec![0];
     let (mut cols, mut vals) = (Vec::new(), Vec::new());
@@ -101,10 +99,7 @@ impl Lcg {
 /// each entry's column (uniform in `0..n`, repeats summed) and value (in [-1, 1), exact in
 /// f32).
 pub(crate) fn random_rows(
-    m: usize,
-    n: usize,
-    seed: u64,
-    mut row_len: impl FnMut(&mut Lcg) -> u64,
+    m: usize, n: usize, seed: u64, mut row_len: impl FnMut(&mut Lcg) -> u64,
 ) -> Csr<f64> {
     let mut rng = Lcg(seed);
     let (mut rows, mut cols, mut vals) = (Vec::new(), Vec::new(), Vec::new());
@@ -127,10 +122,7 @@ pub(crate) fn gpu() -> Arc<Gpu> {
 /// into NaN-poisoned outputs: whether every run passed the oracle, and whether every run
 /// gave the bits of the first.
 pub(crate) fn gpu_runs<T: Scalar>(
-    gpu: &Arc<Gpu>,
-    a: &Csr<f64>,
-    spec: &str,
-    runs: usize,
+    gpu: &Arc<Gpu>, a: &Csr<f64>, spec: &str, runs: usize,
 ) -> Result<(bool, bool)> {
     let a: Csr<T> = a.cast();
     let x = test_vector::<T>(a.ncols());
@@ -158,10 +150,7 @@ pub(crate) fn gpu_runs<T: Scalar>(
 /// `None` when every run passes the oracle and equals the CPU path bit for bit, else what
 /// differed. A matrix beyond `T`'s range is skipped (`None`).
 pub(crate) fn gpu_equals_cpu_bits<T: Scalar>(
-    gpu: &Arc<Gpu>,
-    a: &Csr<f64>,
-    spec: &str,
-    runs: usize,
+    gpu: &Arc<Gpu>, a: &Csr<f64>, spec: &str, runs: usize,
 ) -> Option<String> {
     let a: Csr<T> = a.cast();
     let x = test_vector::<T>(a.ncols());
@@ -301,10 +290,7 @@ pub(crate) use split_rows_tests;
 /// parameter `key` and the `format`.
 #[track_caller]
 pub(crate) fn assert_values_refused<F>(
-    build: impl Fn(&Csr<f64>, usize) -> Result<F>,
-    format: &str,
-    key: &str,
-    values: &[usize],
+    build: impl Fn(&Csr<f64>, usize) -> Result<F>, format: &str, key: &str, values: &[usize],
 ) {
     let a = example();
     for &value in values {
@@ -317,9 +303,7 @@ pub(crate) fn assert_values_refused<F>(
 /// no rows, no entries and empty rows only with every param of `params`, then rows of 0, 1
 /// and 10^6 entries with `param`, each against the oracle on the CPU.
 pub(crate) fn assert_split_rows_edge_shapes<F: SpmvFormat<f64>>(
-    build: impl Fn(&Csr<f64>, usize) -> Result<F>,
-    params: &[usize],
-    param: usize,
+    build: impl Fn(&Csr<f64>, usize) -> Result<F>, params: &[usize], param: usize,
 ) {
     for a in [Csr::<f64>::zeros(0, 0), Csr::zeros(0, 5), Csr::zeros(7, 0), Csr::zeros(100, 100)] {
         for &p in params {
@@ -337,8 +321,7 @@ pub(crate) fn assert_split_rows_edge_shapes<F: SpmvFormat<f64>>(
 /// per row but the last (`segments` counts them), and the oracle's product in f64 and f16.
 pub(crate) fn assert_rows_cross_tiles<F: SpmvFormat<f64>, H: SpmvFormat<crate::f16>>(
     build: impl Fn(&Csr<f64>, usize) -> Result<F>,
-    build16: impl Fn(&Csr<crate::f16>, usize) -> Result<H>,
-    segments: impl Fn(&F) -> usize,
+    build16: impl Fn(&Csr<crate::f16>, usize) -> Result<H>, segments: impl Fn(&F) -> usize,
     (param, tile): (usize, usize),
 ) {
     let a = rows_of_lengths(&[tile + 1; 40], 200, |r, k| 1.0 + ((r + k) % 5) as f64);
@@ -369,10 +352,7 @@ pub(crate) fn assert_cpu_bits_independent_of_threads<F: SpmvFormat<f64>>(
 /// [`gpu_runs`] of every spec in `specs` on `a`, in f64 and in f32: one line for each that
 /// failed, erred or differed between runs.
 pub(crate) fn gpu_failures(
-    gpu: &Arc<Gpu>,
-    a: &Csr<f64>,
-    specs: &[String],
-    runs: usize,
+    gpu: &Arc<Gpu>, a: &Csr<f64>, specs: &[String], runs: usize,
 ) -> Vec<String> {
     let mut failures = Vec::new();
     for spec in specs {

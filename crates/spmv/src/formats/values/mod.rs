@@ -253,9 +253,7 @@ fn fits_narrow<T: Scalar>(codec: ValueCodec, v: T) -> bool {
 impl ValueAnalysis {
     /// `Ok` when `codec` holds these values exactly, or why not.
     pub fn check<T: Scalar>(
-        &self,
-        codec: ValueCodec,
-        values: &[T],
+        &self, codec: ValueCodec, values: &[T],
     ) -> std::result::Result<(), String> {
         if !codec.applies_to(T::PRECISION) {
             return Err(format!(
@@ -334,8 +332,7 @@ pub struct EncodedValues<T> {
 
 /// The `N`-byte codes of `values`, in parallel (billions of slots take seconds, not minutes).
 fn narrow<T: Scalar, const N: usize>(
-    values: &[T],
-    encode: impl Fn(f64) -> [u8; N] + Sync,
+    values: &[T], encode: impl Fn(f64) -> [u8; N] + Sync,
 ) -> Vec<u8> {
     const CHUNK: usize = 1 << 14;
     let mut codes = vec![0u8; values.len() * N];
@@ -357,9 +354,7 @@ impl<T: Scalar> EncodedValues<T> {
     /// The codec `choice` asks for `values` (the narrowest for `auto`), or the reason it
     /// does not fit, without encoding.
     pub fn codec_for(
-        values: &[T],
-        choice: ValueChoice,
-        format: &'static str,
+        values: &[T], choice: ValueChoice, format: &'static str,
     ) -> Result<ValueCodec> {
         Ok(match choice {
             ValueChoice::Codec(ValueCodec::Full) => ValueCodec::Full,

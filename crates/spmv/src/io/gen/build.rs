@@ -179,10 +179,7 @@ where
 /// `ncols`), once to count them and again to fill the row, and `values(r, cols, vals)` gives
 /// their values. Both must be pure functions of `r`.
 pub(crate) fn build_from_columns<C, V>(
-    nrows: usize,
-    ncols: usize,
-    columns: C,
-    values: V,
+    nrows: usize, ncols: usize, columns: C, values: V,
 ) -> Csr<f64>
 where
     C: Fn(usize, &mut Vec<u32>) + Sync,

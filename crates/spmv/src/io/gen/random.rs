@@ -63,10 +63,7 @@ pub(crate) fn check_random(nrows: usize, ncols: usize, mean_row_len: f64) -> Res
 /// `mean_row_len` when `2·mean` is a whole number, close to it otherwise; capped at `ncols`),
 /// with distinct uniformly random columns and values uniform in (-1, 1).
 pub fn random_uniform(
-    nrows: usize,
-    ncols: usize,
-    mean_row_len: f64,
-    seed: u64,
+    nrows: usize, ncols: usize, mean_row_len: f64, seed: u64,
 ) -> Result<Csr<f64>> {
     check_random(nrows, ncols, mean_row_len)?;
     let mean = mean_row_len.min(ncols as f64);
@@ -164,10 +161,7 @@ fn water_fill(weights: &[f64], cap: f64, target: f64) -> f64 {
 }
 
 pub(crate) fn check_long_rows(
-    n: usize,
-    short_len: usize,
-    long_count: usize,
-    long_len: usize,
+    n: usize, short_len: usize, long_count: usize, long_len: usize,
 ) -> Result<()> {
     const F: &str = "longrows";
     check_dim(F, "n", n as u64)?;
@@ -189,11 +183,7 @@ pub(crate) fn check_long_rows(
 /// `long_count` randomly chosen rows with `long_len` (both at most `n`). The
 /// classic worst case for ELLPACK-like formats and for one-thread-per-row kernels.
 pub fn long_rows(
-    n: usize,
-    short_len: usize,
-    long_count: usize,
-    long_len: usize,
-    seed: u64,
+    n: usize, short_len: usize, long_count: usize, long_len: usize, seed: u64,
 ) -> Result<Csr<f64>> {
     check_long_rows(n, short_len, long_count, long_len)?;
     let (short, long) = (short_len.min(n), long_len.min(n)); // equal unless n = 0

@@ -412,10 +412,8 @@ fn parse_nested(s: &str, depth: usize) -> Result<GenSpec> {
             let mut k = Keys::parse("kron", &["scale", "ef", "seed", "sym", "perm"], rest)?;
             let scale = k.u32("scale")?.ok_or_else(|| k.missing("scale"))?;
             let mut p = KroneckerParams::new(scale);
-            k.set("ef", &mut p.edge_factor)?;
+            set_keys!(k, p, "ef" => edge_factor, "sym" => symmetric, "perm" => permute);
             p.seed = k.seed()?;
-            k.set("sym", &mut p.symmetric)?;
-            k.set("perm", &mut p.permute)?;
             GenSpec::Kronecker(p)
         }
         "random" => {
@@ -433,9 +431,7 @@ fn parse_nested(s: &str, depth: usize) -> Result<GenSpec> {
             let n = k.usize("n")?.ok_or_else(|| k.missing("n"))?;
             let offsets = k.offsets("offsets")?.unwrap_or_else(|| vec![-1, 0, 1]);
             let mut p = BandedParams::new(n, &canonical_offsets(&offsets));
-            k.set("broken", &mut p.broken)?;
-            k.set("seg", &mut p.segment)?;
-            k.set("scatter", &mut p.scatter)?;
+            set_keys!(k, p, "broken" => broken, "seg" => segment, "scatter" => scatter);
             p.seed = k.seed()?;
             GenSpec::Banded(p)
         }
@@ -473,19 +469,15 @@ fn parse_nested(s: &str, depth: usize) -> Result<GenSpec> {
             let valid = &["n", "dim", "order", "dofs", "numbering", "drop", "seed"];
             let mut k = Keys::parse("fem", valid, rest)?;
             let mut p = FemParams::new(k.usize("n")?.ok_or_else(|| k.missing("n"))?);
-            k.set("dim", &mut p.dim)?;
-            k.set("order", &mut p.order)?;
-            k.set("dofs", &mut p.dofs)?;
-            k.set("numbering", &mut p.numbering)?;
-            k.set("drop", &mut p.drop)?;
+            set_keys!(k, p, "dim" => dim, "order" => order, "dofs" => dofs, "numbering" => numbering,
+                "drop" => drop);
             p.seed = k.seed()?;
             GenSpec::Fem(p)
         }
         "road" => {
             let mut k = Keys::parse("road", &["n", "keep", "numbering", "seed"], rest)?;
             let mut p = RoadParams::new(k.usize("n")?.ok_or_else(|| k.missing("n"))?);
-            k.set("keep", &mut p.keep)?;
-            k.set("numbering", &mut p.numbering)?;
+            set_keys!(k, p, "keep" => keep, "numbering" => numbering);
             p.seed = k.seed()?;
             GenSpec::Road(p)
         }
@@ -493,11 +485,8 @@ fn parse_nested(s: &str, depth: usize) -> Result<GenSpec> {
             let valid = &["n", "local", "window", "nets", "netlen", "netp", "seed"];
             let mut k = Keys::parse("circuit", valid, rest)?;
             let mut p = CircuitParams::new(k.usize("n")?.ok_or_else(|| k.missing("n"))?);
-            k.set("local", &mut p.local)?;
-            k.set("window", &mut p.window)?;
-            k.set("nets", &mut p.nets)?;
-            k.set("netlen", &mut p.net_len)?;
-            k.set("netp", &mut p.net_share)?;
+            set_keys!(k, p, "local" => local, "window" => window, "nets" => nets, "netlen" => net_len,
+                "netp" => net_share);
             p.seed = k.seed()?;
             GenSpec::Circuit(p)
         }
@@ -512,10 +501,7 @@ fn parse_nested(s: &str, depth: usize) -> Result<GenSpec> {
                 p.dense_len = cols / 20;
                 p.cols = cols;
             }
-            k.set("stages", &mut p.stages)?;
-            k.set("mean", &mut p.mean)?;
-            k.set("dense", &mut p.dense)?;
-            k.set("denselen", &mut p.dense_len)?;
+            set_keys!(k, p, "stages" => stages, "mean" => mean, "dense" => dense, "denselen" => dense_len);
             p.seed = k.seed()?;
             GenSpec::Lp(p)
         }
@@ -651,6 +637,14 @@ impl<'a> Keys<'a> {
             .ok_or_else(|| self.bad(key, "integers separated by ';' (e.g. -1;0;1)", v))
     }
 }
+
+/// [`Keys::set`] for each `"key" => field` of a family's parameters `p`.
+macro_rules! set_keys {
+    ($keys:ident, $p:ident, $($key:literal => $field:ident),+) => {
+        $($keys.set($key, &mut $p.$field)?;)+
+    };
+}
+use set_keys;
 
 /// A type [`Keys::set`] reads a value of.
 trait KeyValue: Sized {

@@ -51,10 +51,7 @@ struct Ctx {
 /// number. With `rows`, every line is parsed and checked but only the entries of those rows
 /// kept: a matrix of `rows.len()` rows (the first of them row 0), the file's columns.
 pub(super) fn read_body<T: Scalar>(
-    h: &MatrixMarketHeader,
-    body: &[u8],
-    first_line: usize,
-    options: &super::ReadOptions,
+    h: &MatrixMarketHeader, body: &[u8], first_line: usize, options: &super::ReadOptions,
     rows: Option<std::ops::Range<usize>>,
 ) -> Result<Csr<T>> {
     let rows = rows.map_or(0..h.nrows, |r| r.start.min(h.nrows)..r.end.min(h.nrows));
@@ -283,10 +280,7 @@ fn parse_chunk<T: Scalar>(ctx: &Ctx, s: &[u8]) -> Chunk<T> {
 /// Parses one entry line (tokens `toks`, `nt` of them in all) into `out`.
 #[inline]
 fn entry<T: Scalar>(
-    ctx: &Ctx,
-    toks: &[&[u8]],
-    nt: usize,
-    out: &mut Chunk<T>,
+    ctx: &Ctx, toks: &[&[u8]], nt: usize, out: &mut Chunk<T>,
 ) -> Result<(), String> {
     if ctx.format == MmFormat::Array {
         if nt != 1 {
@@ -465,8 +459,7 @@ fn integer<T: Scalar>(tok: &[u8]) -> Result<T, String> {
 /// triangle column by column; skew-symmetric: the strict lower triangle), keeping the
 /// nonzeros and mirroring the stored triangle.
 fn array_triplets<T: Scalar>(
-    h: &MatrixMarketHeader,
-    values: impl Iterator<Item = T>,
+    h: &MatrixMarketHeader, values: impl Iterator<Item = T>,
 ) -> (Vec<u32>, Vec<u32>, Vec<T>) {
     let (m, sym) = (h.nrows, h.symmetry);
     let (mut rows, mut cols, mut vals) = (Vec::new(), Vec::new(), Vec::new());
@@ -516,9 +509,7 @@ fn array_triplets<T: Scalar>(
 /// takes those in its range (first to count, then, over ranges of about equal entry
 /// counts, to scatter and sort), so no two tasks write the same memory.
 fn build_csr<T: Scalar>(
-    nrows: usize,
-    ncols: usize,
-    parts: &[(&[u32], &[u32], &[T])],
+    nrows: usize, ncols: usize, parts: &[(&[u32], &[u32], &[T])],
 ) -> Result<Csr<T>> {
     let total: usize = parts.iter().map(|p| p.0.len()).sum();
     let tasks =

@@ -314,10 +314,7 @@ fn size_number(tok: &[u8], what: &str, line_no: usize) -> Result<u64> {
 }
 
 fn parse_size_line(
-    line: &[u8],
-    line_no: usize,
-    format: MmFormat,
-    symmetry: MmSymmetry,
+    line: &[u8], line_no: usize, format: MmFormat, symmetry: MmSymmetry,
 ) -> Result<(usize, usize, usize)> {
     let toks = tokens(line);
     let expected = match format {
@@ -398,11 +395,7 @@ const HERMITIAN: &[(&str, &str)] =
 /// `known`; a word in `unsupported` is [`Error::Unsupported`] with its message, any other a
 /// parse error of line 1 that lists the `expected` words.
 fn banner_word<V: Copy>(
-    word: &str,
-    what: &str,
-    known: &[(&str, V)],
-    unsupported: &[(&str, &str)],
-    expected: &str,
+    word: &str, what: &str, known: &[(&str, V)], unsupported: &[(&str, &str)], expected: &str,
 ) -> Result<V> {
     if let Some((_, v)) = known.iter().find(|(w, _)| *w == word) {
         return Ok(*v);

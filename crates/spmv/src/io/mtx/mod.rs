@@ -72,17 +72,13 @@ pub fn read_matrix_market_with<T: Scalar>(path: &Path, options: &ReadOptions) ->
 /// whole file is read and checked, only those rows' entries are kept — the row block of one
 /// process of a multi-process run.
 pub fn read_matrix_market_rows<T: Scalar>(
-    path: &Path,
-    options: &ReadOptions,
-    rows: Range<usize>,
+    path: &Path, options: &ReadOptions, rows: Range<usize>,
 ) -> Result<Csr<T>> {
     read_file(path, options, Some(rows))
 }
 
 fn read_file<T: Scalar>(
-    path: &Path,
-    options: &ReadOptions,
-    rows: Option<Range<usize>>,
+    path: &Path, options: &ReadOptions, rows: Option<Range<usize>>,
 ) -> Result<Csr<T>> {
     let raw = read_regular_file(path)?;
     if raw.starts_with(&GZIP_MAGIC) {
@@ -101,8 +97,7 @@ pub fn read_matrix_market_bytes<T: Scalar>(bytes: &[u8]) -> Result<Csr<T>> {
 
 /// [`read_matrix_market_bytes`] with options.
 pub fn read_matrix_market_bytes_with<T: Scalar>(
-    bytes: &[u8],
-    options: &ReadOptions,
+    bytes: &[u8], options: &ReadOptions,
 ) -> Result<Csr<T>> {
     let text = decompress(bytes).map_err(|e| e.into_error(None))?;
     parse_text(&text, options, None)
@@ -134,9 +129,7 @@ pub fn read_header_bytes(bytes: &[u8]) -> Result<MatrixMarketHeader> {
 }
 
 fn parse_text<T: Scalar>(
-    text: &[u8],
-    options: &ReadOptions,
-    rows: Option<Range<usize>>,
+    text: &[u8], options: &ReadOptions, rows: Option<Range<usize>>,
 ) -> Result<Csr<T>> {
     let (h, body_offset, first_line) = parse_header(text)?;
     body::read_body(&h, &text[body_offset..], first_line, options, rows)

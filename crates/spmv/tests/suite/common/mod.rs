@@ -27,9 +27,7 @@ impl Lcg {
 
 /// A random matrix whose row r has a length drawn by `len(r, rng)`.
 pub fn random(
-    nrows: usize,
-    ncols: usize,
-    seed: u64,
+    nrows: usize, ncols: usize, seed: u64,
     mut len: impl FnMut(usize, &mut dyn FnMut(u64) -> u64) -> usize,
 ) -> Csr<f64> {
     let mut rng = Lcg(seed);
@@ -254,12 +252,21 @@ pub fn assert_clean(failures: Vec<String>) {
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
 }
 
+/// The failures of `check::<T>(args…)` for T = f64, f32 and f16, together.
+macro_rules! every_precision {
+    ($check:ident($($arg:expr),* $(,)?)) => {{
+        let mut failures = $check::<f64>($($arg),*);
+        failures.extend($check::<f32>($($arg),*));
+        failures.extend($check::<spmv::f16>($($arg),*));
+        failures
+    }};
+}
+pub(crate) use every_precision;
+
 /// `y = A·x` on the GPU into a NaN-poisoned `y`: `host` uploaded, `x` copied over, `y` read
 /// back (a matrix with rows; `x` may be empty: a zero-length buffer, as the shape check wants).
 pub fn gpu_product<T: spmv::Scalar>(
-    gpu: &std::sync::Arc<spmv::gpu::Gpu>,
-    host: &spmv::HostMatrix<T>,
-    x: &[T],
+    gpu: &std::sync::Arc<spmv::gpu::Gpu>, host: &spmv::HostMatrix<T>, x: &[T],
 ) -> spmv::Result<Vec<T>> {
     use spmv::FormatHandle;
     let device = host.upload(gpu)?;
@@ -322,9 +329,7 @@ pub type Sweep = fn(&std::sync::Arc<spmv::gpu::Gpu>, &[(String, Csr<f64>)]) -> V
 /// The failures of one sweep instantiated per precision (`[check::<f64>, check::<f32>,
 /// check::<spmv::f16>]`), run in that order.
 pub fn in_each_precision(
-    gpu: &std::sync::Arc<spmv::gpu::Gpu>,
-    matrices: &[(String, Csr<f64>)],
-    sweeps: [Sweep; 3],
+    gpu: &std::sync::Arc<spmv::gpu::Gpu>, matrices: &[(String, Csr<f64>)], sweeps: [Sweep; 3],
 ) -> Vec<String> {
     sweeps.iter().flat_map(|sweep| sweep(gpu, matrices)).collect()
 }
