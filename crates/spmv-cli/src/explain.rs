@@ -20,6 +20,10 @@ pub struct ExplainArgs {
     /// Choose among the deterministic formats only.
     #[arg(long)]
     deterministic: bool,
+    /// The timing the choice is for: host (products issued one by one, as a loop of
+    /// `apply` runs them) or graph (CUDA-graph replay, as `spmv solve` runs its iterations).
+    #[arg(long, default_value = "host", value_parser = ["host", "graph"])]
+    timing: String,
     /// How many candidates to list.
     #[arg(long, default_value_t = 8)]
     top: usize,
@@ -57,7 +61,8 @@ pub fn run(args: ExplainArgs) -> Result<ExitCode> {
 fn explain<T: Scalar>(
     name: &str, a: &Csr<T>, args: &ExplainArgs, backend: Option<&spmv::Backend>,
 ) -> Result<String> {
-    let model = Model::h200();
+    let timing = if args.timing == "graph" { auto::Timing::Graph } else { auto::Timing::Host };
+    let model = Model::h200(timing);
     let k = model.training.k;
     let mut s = String::new();
     let _ = writeln!(
@@ -93,7 +98,8 @@ fn explain<T: Scalar>(
         near.join(", ")
     );
     let t = Instant::now();
-    let options = auto::Options { deterministic: args.deterministic, held_out: false };
+    let options =
+        auto::Options { deterministic: args.deterministic, held_out: false, timing: Some(timing) };
     let ranking = options.rank::<T>(&f);
     let rank_ms = t.elapsed().as_secs_f64() * 1e3;
     // choose_with ranks again (cheap) and converts: its time is the conversion's.
@@ -104,9 +110,10 @@ fn explain<T: Scalar>(
     let best_ms = model.estimate_best_ms(&f, k);
     let _ = writeln!(
         s,
-        "candidates ({} formats{}; time predicted relative to the best of the {k} nearest, and estimated on the H200):",
+        "candidates ({} formats{}; {} time predicted relative to the best of the {k} nearest, and estimated on the H200):",
         choice.ranking.len(),
-        if args.deterministic { ", deterministic only" } else { "" }
+        if args.deterministic { ", deterministic only" } else { "" },
+        if timing == auto::Timing::Graph { "CUDA-graph replay" } else { "host-issued" }
     );
     for (i, (format, rel)) in choice.ranking.iter().take(args.top).enumerate() {
         let _ =

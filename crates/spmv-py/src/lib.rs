@@ -860,17 +860,23 @@ fn apply_host_typed<T: Scalar + Element>(
 }
 
 /// Converts `a` to `format` in `precision` (f64, f32, f16) and puts it on `device`
-/// ("auto": the GPU when there is one).
+/// ("auto": the GPU when there is one). `graph`: the products will be replayed as CUDA graphs
+/// (a solve's iterations on a GPU), the timing `auto` then ranks by unless its spec says.
 #[pyfunction]
+#[pyo3(signature = (a, format, precision, device, graph = false))]
 fn to_device(
-    py: Python<'_>, a: &PyCsr, format: &str, precision: &str, device: &str,
+    py: Python<'_>, a: &PyCsr, format: &str, precision: &str, device: &str, graph: bool,
 ) -> PyResult<PyOperator> {
     let precision: Precision = precision.parse().map_err(|e: String| value_err(e))?;
     let backend = backend(device)?;
     let csr = a.csr.clone();
+    let timing = match (&backend, graph) {
+        (spmv::Backend::Gpu(_), true) => spmv::auto::Timing::Graph,
+        _ => spmv::auto::Timing::Host,
+    };
     let op = py
         .allow_threads(|| -> spmv::Result<AnyOperator> {
-            let spec = Choice::parse(format)?;
+            let spec = Choice::parse(format)?.for_caller(timing);
             AnyOperator::new(&csr, &spec, precision, &backend)
         })
         .map_err(py_err)?;

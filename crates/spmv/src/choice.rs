@@ -100,6 +100,15 @@ impl Choice {
         FormatSpec::resolve(c.name, c.params, &pairs).expect("the options' own values")
     }
 
+    /// This choice with `timing` where `auto` leaves the timing to its caller
+    /// ([`auto::Options::for_caller`]); other choices as they are.
+    pub fn for_caller(&self, timing: auto::Timing) -> Choice {
+        match self {
+            Choice::Auto(o) => Choice::Auto(o.for_caller(timing)),
+            other => other.clone(),
+        }
+    }
+
     /// The format's or the chooser's name.
     pub fn name(&self) -> &'static str {
         match self {
@@ -247,8 +256,9 @@ mod tests {
         assert_eq!((spec.name(), spec.label()), ("sell-c-sigma", "sell-c-sigma:c=16".into()));
         assert_eq!(Choice::parse("auto").unwrap(), Choice::Auto(auto::Options::default()));
         let det = Choice::parse("AUTO:only=deterministic").unwrap();
-        assert_eq!(det, Choice::Auto(auto::Options { deterministic: true, held_out: false }));
-        assert_eq!(det.to_string(), "auto:only=deterministic,heldout=false");
+        let options = auto::Options { deterministic: true, held_out: false, timing: None };
+        assert_eq!(det, Choice::Auto(options));
+        assert_eq!(det.to_string(), "auto:only=deterministic,heldout=false,timing=caller");
         assert_eq!(det.label(), "auto:only=deterministic");
         assert_eq!(Choice::parse("tune").unwrap(), Choice::Tune(TuneOptions::default()));
         let tune: Choice = "tune:budget_ms=200,heldout=true".parse().unwrap();
@@ -256,8 +266,16 @@ mod tests {
         assert_eq!((t.budget.as_millis(), t.options.held_out), (200, true));
         assert_eq!(tune.to_string(), "tune:only=all,heldout=true,budget_ms=200");
         assert_eq!(tune.label(), "tune:heldout=true,budget_ms=200");
+        // The caller's timing fills in only what the spec leaves to it.
+        let graph = Some(auto::Timing::Graph);
+        let Choice::Auto(o) = det.for_caller(auto::Timing::Graph) else { panic!() };
+        assert_eq!(o, auto::Options { timing: graph, ..options });
+        let host = Choice::parse("auto:timing=host").unwrap();
+        assert_eq!(host.for_caller(auto::Timing::Graph), host);
+        assert_eq!(host.label(), "auto:timing=host");
+        assert_eq!(tune.for_caller(auto::Timing::Graph), tune);
         // The canonical form parses back to the same choice.
-        for c in [spec, det, tune] {
+        for c in [spec, det, tune, host] {
             assert_eq!(Choice::parse(&c.to_string()).unwrap(), c);
         }
     }

@@ -198,6 +198,11 @@ class Matrix:
         see :func:`formats`) in ``precision`` ("f64", "f32", "f16"; None: :attr:`default_precision`,
         which follows the scipy matrix's dtype) on ``device`` ("auto": the GPU when there is one,
         with a warning once when there is none; "gpu"; "cpu")."""
+        return self._on_device(format, precision, device, graph=False)
+
+    def _on_device(self, format: str, precision: str | None, device: str, graph: bool) -> Operator:
+        """:meth:`to_device`; ``graph``: its products will be replayed as CUDA graphs (a
+        solve's iterations), the timing ``auto`` then ranks by."""
         global _warned_cpu
         if precision is None:
             precision = self._precision
@@ -207,7 +212,7 @@ class Matrix:
             if not ok:
                 warnings.warn(f"spmv: no GPU ({why}); running on the CPU", RuntimeWarning, stacklevel=2)
                 _warned_cpu = True
-        return Operator(_spmv.to_device(self._csr, format, precision, device))
+        return Operator(_spmv.to_device(self._csr, format, precision, device, graph))
 
     def __repr__(self) -> str:
         return f"spmv.Matrix({self.shape[0]} x {self.shape[1]}, nnz {self.nnz})"
@@ -911,7 +916,8 @@ def _solve(
         op = a
     else:
         m = _as_matrix(a)
-        op = m.to_device(format=format, precision=_solver_precision(m, precision))
+        # The solve replays its iterations as CUDA graphs on a GPU: auto ranks by graph times.
+        op = m._on_device(format, _solver_precision(m, precision), "auto", args.graph)
     n = op.shape[0]
     if op.shape[0] != op.shape[1]:
         raise ValueError(f"{method} needs a square matrix, this one is {op.shape[0]} x {op.shape[1]}")

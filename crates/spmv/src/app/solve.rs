@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::auto;
 use crate::bench::{median_min, Settings as BenchSettings};
 use crate::choice::Choice;
 use crate::error::{Error, Result};
@@ -576,7 +577,13 @@ fn typed<T: Scalar>(
             report_parts(report, &d, request.measure_parts)?;
         }
         Target::One(backend) => {
-            let host = request.choice.build_on(backend, a)?;
+            // One GPU replays the iterations as a CUDA graph (unless told not to): auto ranks
+            // by graph times there.
+            let timing = match (backend, settings.graph) {
+                (Backend::Gpu(_), true) => auto::Timing::Graph,
+                _ => auto::Timing::Host,
+            };
+            let host = request.choice.for_caller(timing).build_on(backend, a)?;
             report.chosen = host.chosen();
             match backend {
                 Backend::Gpu(gpu) => {

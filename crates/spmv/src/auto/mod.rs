@@ -1,6 +1,7 @@
 //! `auto`: the format chosen for a matrix from its [`Features`] by a model fitted to measured
-//! data ([`Model`]: nearest neighbours over the H200's back-to-back times of every format on
-//! the 317 shared matrices and the default set's generated ones).
+//! data ([`Model`]: nearest neighbours over the H200's times of every format on the 317 shared
+//! matrices and generated ones), by the timing its caller sees ([`Timing`]: host-issued
+//! products, or a solver's CUDA-graph replay).
 //!
 //! The candidates are every registered format that runs in the precision (f16: the formats
 //! with half kernels), only the deterministic ones with `auto:only=deterministic`. The model's
@@ -46,11 +47,22 @@ pub fn candidates<T: Scalar>(deterministic: bool) -> Vec<&'static str> {
         .filter(|f| !deterministic || f.deterministic)
         .map(|f| f.name)
         .collect();
-    let variants = Model::h200()
+    let variants = Model::h200(Timing::Graph)
         .variants()
         .into_iter()
         .filter(|v| v.split_once(':').is_some_and(|(name, _)| eligible.contains(&name)));
     eligible.iter().copied().chain(variants).collect()
+}
+
+/// How the products a choice is made for are timed: the caller's way of running them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timing {
+    /// Issued one by one from the host (`Operator::apply` in a loop, `spmv bench`'s
+    /// back-to-back time): each launch's host cost counts, which on products of a few
+    /// microseconds decides more than the kernel (formats of one launch gain).
+    Host,
+    /// Replayed as a CUDA graph (a solver's iterations on one GPU): the GPU's time alone.
+    Graph,
 }
 
 /// How `auto` and `tune` choose.
@@ -61,6 +73,9 @@ pub struct Options {
     /// Leave the matrix itself out of the model when it is one of the training matrices
     /// (`heldout=true`): how the choice is scored on the matrices the model was fitted on.
     pub held_out: bool,
+    /// The timing the model ranks by (`timing=host|graph`); `None` (`timing=caller`): the
+    /// caller's ([`Options::for_caller`]: the solvers replay graphs), else host-issued.
+    pub timing: Option<Timing>,
 }
 
 /// The candidates of `auto` and `tune`.
@@ -77,31 +92,69 @@ const HELD_OUT: Param = Param {
     doc: "true: choose as if the model had not been fitted on this matrix (how the choice is scored on the training matrices)",
 };
 
+/// The timing auto's model ranks by.
+const TIMING: Param = Param {
+    key: "timing",
+    default: "caller",
+    doc: "the times the model ranks by: host (products issued one by one), graph (CUDA-graph replay), caller (graph for a solve on one GPU, else host)",
+};
+
 impl Options {
     /// auto's parameters (tune's begin with them).
-    pub const PARAMS: &'static [Param] = &[ONLY, HELD_OUT];
+    pub const PARAMS: &'static [Param] = &[ONLY, HELD_OUT, TIMING];
 
     /// The options of a spec that has [`Options::PARAMS`] (`auto:only=deterministic`).
     pub fn from_spec(s: &FormatSpec) -> Result<Self> {
+        // tune's specs have no timing (it measures by graph replay).
+        let timing = match s.get("timing") {
+            Some(_) => match s.choice("timing", &["caller", "host", "graph"])? {
+                "host" => Some(Timing::Host),
+                "graph" => Some(Timing::Graph),
+                _ => None,
+            },
+            None => None,
+        };
         Ok(Options {
             deterministic: s.choice("only", &["all", "deterministic"])? == "deterministic",
             held_out: s.choice("heldout", &["false", "true"])? == "true",
+            timing,
         })
     }
 
     /// The values of [`Options::PARAMS`] that give these options back.
-    pub fn values(&self) -> [(&'static str, &'static str); 2] {
+    pub fn values(&self) -> [(&'static str, &'static str); 3] {
+        let [only, held_out] = self.candidate_values();
+        let timing = match self.timing {
+            None => "caller",
+            Some(Timing::Host) => "host",
+            Some(Timing::Graph) => "graph",
+        };
+        [only, held_out, ("timing", timing)]
+    }
+
+    /// The values of `only` and `heldout` (tune's first parameters).
+    pub fn candidate_values(&self) -> [(&'static str, &'static str); 2] {
         [
             ("only", if self.deterministic { "deterministic" } else { "all" }),
             ("heldout", if self.held_out { "true" } else { "false" }),
         ]
     }
 
+    /// These options with `timing` where they leave it to the caller.
+    pub fn for_caller(self, timing: Timing) -> Self {
+        Options { timing: self.timing.or(Some(timing)), ..self }
+    }
+
+    /// The timing the ranking uses: the one set, else host-issued.
+    pub fn timing(&self) -> Timing {
+        self.timing.unwrap_or(Timing::Host)
+    }
+
     /// The ranking of the candidates for a matrix with these features, fastest first. From
     /// 2^31 entries on, only the formats with 64-bit offsets are candidates
     /// ([`formats::offsets`]), cuSPARSE left out.
     pub fn rank<T: Scalar>(&self, features: &Features) -> Vec<(String, f64)> {
-        let model = Model::h200();
+        let model = Model::h200(self.timing());
         let skip = if self.held_out { model.same_matrices(features) } else { Vec::new() };
         let mut candidates = candidates::<T>(self.deterministic);
         if features.nnz >= formats::offsets::WIDE_ENTRIES as f64 {
@@ -131,7 +184,7 @@ pub struct Decision {
 
 /// Ranks the candidates for `a` and builds the first that accepts it.
 pub fn choose<T: Scalar>(a: &Csr<T>, options: Options) -> Result<(HostMatrix<T>, Decision)> {
-    choose_with(a, Features::of(a, Model::h200().training.l2_bytes), options)
+    choose_with(a, Features::of(a, TRAINING_L2_BYTES), options)
 }
 
 /// [`choose`] with the features of `a` already computed.

@@ -1,6 +1,8 @@
-//! The model behind `auto`: k nearest neighbours over measured matrices. The training table
-//! (`h200-f64.json`, written by `lab/tools/src/bin/auto_fit.rs` from one `spmv bench --formats all`
-//! run on the H200) holds, per matrix, its [`Features`] and every format's back-to-back time.
+//! The model behind `auto`: k nearest neighbours over measured matrices. A training table
+//! (written by `lab/tools/src/bin/auto_fit.rs` from `spmv bench --formats all` runs on the
+//! H200) holds, per matrix, its [`Features`] and every format's time: `h200-f64.json` the
+//! CUDA-graph replay times, `h200-f64-host.json` the host-issued back-to-back times of the same
+//! runs ([`Timing`]).
 //! A query's predicted time of format F, relative to the best format, is the
 //! distance-weighted geometric mean of F's relative time on those of the k training matrices
 //! nearest in the standardised feature space that F ran on, when they carry enough of the
@@ -13,7 +15,7 @@ use std::sync::OnceLock;
 use serde::{Deserialize, Serialize};
 
 use super::features::FEATURES;
-use super::Features;
+use super::{Features, Timing};
 
 /// A declined format counts as this many times the best on that matrix.
 const DECLINED: f64 = 10.0;
@@ -43,7 +45,8 @@ pub struct TrainingMatrix {
     pub name: String,
     /// Its features, measured against the table's `l2_bytes`.
     pub features: Features,
-    /// Back-to-back milliseconds of every format that ran correctly (label → time).
+    /// Milliseconds of every format that ran correctly (label → time), timed as the table's
+    /// `source` says.
     pub times_ms: HashMap<String, f64>,
 }
 
@@ -108,12 +111,19 @@ impl Model {
         Model { training, mean, scale, points, size_ceiling, relative }
     }
 
-    /// The H200 model shipped with the library (f64 times).
-    pub fn h200() -> &'static Model {
-        static MODEL: OnceLock<Model> = OnceLock::new();
-        MODEL.get_or_init(|| {
-            let training: Training = serde_json::from_str(include_str!("h200-f64.json"))
-                .expect("the shipped training table parses");
+    /// The H200 model shipped with the library for products timed as `timing` (f64 times of
+    /// the same runs: `h200-f64.json` by CUDA-graph replay, `h200-f64-host.json` host-issued
+    /// back to back).
+    pub fn h200(timing: Timing) -> &'static Model {
+        static GRAPH: OnceLock<Model> = OnceLock::new();
+        static HOST: OnceLock<Model> = OnceLock::new();
+        let (model, table) = match timing {
+            Timing::Graph => (&GRAPH, include_str!("h200-f64.json")),
+            Timing::Host => (&HOST, include_str!("h200-f64-host.json")),
+        };
+        model.get_or_init(|| {
+            let training: Training =
+                serde_json::from_str(table).expect("the shipped training table parses");
             Model::new(training)
         })
     }

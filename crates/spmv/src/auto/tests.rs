@@ -41,43 +41,54 @@ fn auto_builds_a_candidate_and_says_which() {
 /// The shipped model, scored by leave-one-out cross-validation (each matrix predicted from the
 /// others): the issue asks ≥ 0.90 of the per-matrix best format's speed.
 #[test]
-fn the_shipped_model_cross_validates_well() {
-    let model = Model::h200();
-    assert!(model.training.matrices.len() >= 300, "{} matrices", model.training.matrices.len());
-    let names: Vec<String> = {
-        let mut c: Vec<String> =
-            model.training.matrices.iter().flat_map(|m| m.times_ms.keys().cloned()).collect();
-        c.sort();
-        c.dedup();
-        c
-    };
-    let candidates: Vec<&str> = names.iter().map(String::as_str).collect();
-    let cv = model.cross_validate(&candidates, model.training.k, 1, None);
-    assert!(cv.geomean >= 0.90, "{cv:?}");
+fn the_shipped_models_cross_validate_well() {
+    for timing in [Timing::Host, Timing::Graph] {
+        let model = Model::h200(timing);
+        let count = model.training.matrices.len();
+        assert!(count >= 300, "{timing:?}: {count} matrices");
+        let names: Vec<String> = {
+            let mut c: Vec<String> =
+                model.training.matrices.iter().flat_map(|m| m.times_ms.keys().cloned()).collect();
+            c.sort();
+            c.dedup();
+            c
+        };
+        let candidates: Vec<&str> = names.iter().map(String::as_str).collect();
+        let cv = model.cross_validate(&candidates, model.training.k, 1, None);
+        assert!(cv.geomean >= 0.90, "{timing:?}: {cv:?}");
+    }
 }
 
 /// `heldout=true` leaves a training matrix out of its own choice: the ranking is the one
 /// leave-one-out cross-validation scores.
 #[test]
 fn held_out_choice_leaves_the_matrix_out_of_the_model() {
-    let model = Model::h200();
     let candidates = candidates::<f64>(false);
-    let held_out = Options { held_out: true, ..Options::default() };
-    for (i, m) in model.training.matrices.iter().enumerate().step_by(37) {
-        let same = model.same_matrices(&m.features);
-        assert!(same.contains(&i), "{}", m.name);
-        assert_eq!(
-            held_out.rank::<f64>(&m.features),
-            model.predict(&m.features, &candidates, model.training.k, &same)
-        );
-        assert_eq!(
-            Options::default().rank::<f64>(&m.features),
-            model.predict(&m.features, &candidates, model.training.k, &[])
-        );
+    // Each timing ranks by its own table; the caller's, unset, is host-issued.
+    for (timing, set) in [
+        (Timing::Host, None),
+        (Timing::Host, Some(Timing::Host)),
+        (Timing::Graph, Some(Timing::Graph)),
+    ] {
+        let model = Model::h200(timing);
+        let options = Options { timing: set, ..Options::default() };
+        let held_out = Options { held_out: true, ..options };
+        for (i, m) in model.training.matrices.iter().enumerate().step_by(37) {
+            let same = model.same_matrices(&m.features);
+            assert!(same.contains(&i), "{}", m.name);
+            assert_eq!(
+                held_out.rank::<f64>(&m.features),
+                model.predict(&m.features, &candidates, model.training.k, &same)
+            );
+            assert_eq!(
+                options.rank::<f64>(&m.features),
+                model.predict(&m.features, &candidates, model.training.k, &[])
+            );
+        }
     }
 }
 
-const DETERMINISTIC: Options = Options { deterministic: true, held_out: false };
+const DETERMINISTIC: Options = Options { deterministic: true, held_out: false, timing: None };
 
 #[test]
 fn tune_measures_the_first_candidates_and_caches_the_answer() {
@@ -150,19 +161,20 @@ fn fingerprints_tell_matrices_apart() {
 
 /// The shipped model's first training matrix that `pick` takes (`what` says which).
 fn training_matrix(what: &str, pick: impl Fn(&TrainingMatrix) -> bool) -> &'static TrainingMatrix {
-    let found = Model::h200().training.matrices.iter().find(|m| pick(m));
+    let found = Model::h200(Timing::Graph).training.matrices.iter().find(|m| pick(m));
     found.unwrap_or_else(|| panic!("no training matrix: {what}"))
 }
 
 #[test]
 fn auto_passes_over_coo_atomic_where_it_ranks_first() {
-    // A training matrix where coo-atomic was the fastest: ranked with the model's own data,
-    // coo-atomic comes first; auto takes the next that accepts and says why.
+    // A training matrix where coo-atomic was the fastest by graph replay: ranked with the
+    // model's own data, coo-atomic comes first; auto takes the next that accepts and says why.
     let m = training_matrix("bp_1600", |m| m.name == "bp_1600");
-    let ranking = Options::default().rank::<f64>(&m.features);
+    let graph = Options { timing: Some(Timing::Graph), ..Options::default() };
+    let ranking = graph.rank::<f64>(&m.features);
     assert!(passed_over(&ranking[0].0), "{:?}", &ranking[..3]);
     let a = crate::io::gen::generate("random:rows=800,cols=800,mean=6").unwrap();
-    let (host, choice) = choose_with(&a, m.features, Options::default()).unwrap();
+    let (host, choice) = choose_with(&a, m.features, graph).unwrap();
     assert!(
         !passed_over(&choice.chosen) && host.spec().name() != "coo-atomic",
         "{}",
@@ -211,7 +223,7 @@ fn auto_on_the_cpu_takes_dia_for_full_diagonals_else_csr_vector_below_1e5_entrie
 /// ratio, and `tune` is judged worth it where a neighbour lost 15% or more.
 #[test]
 fn confidence_reads_the_neighbours_times() {
-    let model = Model::h200();
+    let model = Model::h200(Timing::Graph);
     let m = training_matrix("several formats", |m| m.times_ms.len() >= 3);
     let (best, best_ms) = m.times_ms.iter().min_by(|a, b| a.1.total_cmp(b.1)).unwrap();
     let (slow, slow_ms) = m.times_ms.iter().max_by(|a, b| a.1.total_cmp(b.1)).unwrap();

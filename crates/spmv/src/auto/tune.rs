@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::{Features, Model, Options};
+use super::{Features, Options, Timing, TRAINING_L2_BYTES};
 use crate::error::{Error, Result};
 use crate::formats::{self, FormatHandle, FormatSpec, HostMatrix, Param};
 use crate::matrix::{Csr, Scalar};
@@ -41,7 +41,8 @@ pub fn keep_measuring(times: &[f64], most: usize) -> bool {
 /// How `tune` chooses: auto's options for the ranking, and the time for measuring.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TuneOptions {
-    /// The candidates and the model, as `auto`'s (`only`, `heldout`).
+    /// The candidates and the model, as `auto`'s (`only`, `heldout`); tune ranks and measures
+    /// by CUDA-graph replay, the steady timing, whoever calls.
     pub options: Options,
     /// Time for measuring; the first candidate is always measured (`budget_ms`).
     pub budget: Duration,
@@ -75,7 +76,7 @@ impl TuneOptions {
     /// The values of [`TuneOptions::PARAMS`] that give these options back.
     pub fn values(&self) -> Vec<(&'static str, String)> {
         let mut values: Vec<(&'static str, String)> =
-            self.options.values().iter().map(|&(k, v)| (k, v.to_string())).collect();
+            self.options.candidate_values().iter().map(|&(k, v)| (k, v.to_string())).collect();
         values.push(("budget_ms", self.budget.as_millis().to_string()));
         values
     }
@@ -163,7 +164,8 @@ pub fn tune_with_cache<T: Scalar>(
             return Ok((host, Tuned { cached: true, ..tuned }));
         }
     }
-    let ranking = options.rank::<T>(&Features::of(a, Model::h200().training.l2_bytes));
+    let graph = Options { timing: Some(Timing::Graph), ..options };
+    let ranking = graph.rank::<T>(&Features::of(a, TRAINING_L2_BYTES));
     let start = Instant::now();
     let x = test_vector::<T>(a.ncols());
     let mut best: Option<(HostMatrix<T>, f64)> = None;

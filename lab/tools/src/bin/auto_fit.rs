@@ -21,6 +21,17 @@
 //! chooses `k`). Beside it, leave-one-family-out (each matrix predicted
 //! without its whole family: a generator family, or a SuiteSparse group from the folder's
 //! `MANIFEST.tsv`), per family and over all: the score of matrices unlike any it has seen.
+//! Last, where the table of the other timing sits beside OUT (`h200-f64.json` graph,
+//! `h200-f64-host.json` host-issued), that table's leave-one-out choices scored by this run's
+//! times: what ranking by one timing costs a caller who sees the other.
+//!
+//! ```sh
+//! # the host-issued table
+//! cargo run --release -p spmv-lab --bin auto_fit -- --time b2b \
+//!     lab/results/auto-heldout-f64-run6.json.gz lab/results/auto-train-f64-1.json.gz \
+//!     lab/results/auto-train-f64-families.json.gz ../shared/matrices \
+//!     crates/spmv/src/auto/h200-f64-host.json
+//! ```
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
@@ -181,6 +192,39 @@ fn main() {
         println!(
             "tune measuring at most {measured} (stopping where the leader is clear): cross-validated geomean {:.3}, worst {:.3} ({}), {} below 0.7, {:.2} measured on average",
             cv.geomean, cv.worst, cv.worst_matrix, cv.below_70, cv.mean_measured
+        );
+    }
+    // The shipped table of the other timing: its leave-one-out choices scored by these times
+    // (does ranking by the caller's timing pay, against one ranking for both?).
+    let other = if graph { "h200-f64-host.json" } else { "h200-f64.json" };
+    let other = std::path::Path::new(out).with_file_name(other);
+    if let Ok(text) = std::fs::read_to_string(&other) {
+        let table: Training = serde_json::from_str(&text).unwrap();
+        let k = table.k;
+        let cv = Model::new(table).cross_validate(&candidates, k, 1, None);
+        let times: HashMap<&str, &HashMap<String, f64>> =
+            training.matrices.iter().map(|m| (m.name.as_str(), &m.times_ms)).collect();
+        let rescored: Vec<(f64, bool)> = cv
+            .scores
+            .iter()
+            .filter_map(|(name, _, chosen)| {
+                let t = times.get(name.as_str())?;
+                let best = t.values().copied().fold(f64::INFINITY, f64::min);
+                let score = t.get(chosen).map_or(0.1, |c| best / c);
+                Some((score, large[training.matrices.iter().position(|m| &m.name == name)?]))
+            })
+            .collect();
+        let geomean = |large_only: bool| {
+            let logs: Vec<f64> =
+                rescored.iter().filter(|s| !large_only || s.1).map(|s| s.0.ln()).collect();
+            (logs.iter().sum::<f64>() / logs.len().max(1) as f64).exp()
+        };
+        println!(
+            "{} (k = {k}): its leave-one-out choices scored by these times: geomean {:.3} ({:.3} on >= 5e4 entries), {} below 0.7",
+            other.display(),
+            geomean(false),
+            geomean(true),
+            rescored.iter().filter(|s| s.0 < 0.7).count()
         );
     }
     training.k = best.k;
