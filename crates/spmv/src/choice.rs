@@ -274,6 +274,7 @@ mod tests {
         assert_eq!(host.for_caller(auto::Timing::Graph), host);
         assert_eq!(host.label(), "auto:timing=host");
         assert_eq!(tune.for_caller(auto::Timing::Graph), tune);
+        assert_eq!(det.for_caller(auto::Timing::Host), det);
         // The canonical form parses back to the same choice.
         for c in [spec, det, tune, host] {
             assert_eq!(Choice::parse(&c.to_string()).unwrap(), c);

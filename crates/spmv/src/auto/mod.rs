@@ -140,9 +140,13 @@ impl Options {
         ]
     }
 
-    /// These options with `timing` where they leave it to the caller.
+    /// These options for a caller that sees `timing`, where they leave it to the caller (left
+    /// unset for host-issued products, the unset timing's: the spec stays as given).
     pub fn for_caller(self, timing: Timing) -> Self {
-        Options { timing: self.timing.or(Some(timing)), ..self }
+        match (self.timing, timing) {
+            (None, Timing::Graph) => Options { timing: Some(Timing::Graph), ..self },
+            _ => self,
+        }
     }
 
     /// The timing the ranking uses: the one set, else host-issued.
