@@ -34,8 +34,8 @@ pub fn launch(args: LaunchArgs) -> Result<ExitCode> {
     }
     let port = match args.port {
         Some(port) => port,
-        // The port is free now; rank 0 binds it again a moment later.
-        None => std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port(),
+        // Free now, and outside the ephemeral ports; rank 0 binds it a moment later.
+        None => spmv::distributed::world::free_port()?,
     };
     let exe = std::env::current_exe().context("the spmv executable's path")?;
     let n = usize::from(args.nproc);

@@ -463,7 +463,7 @@ mod tests {
     fn on_ranks<R: Send + 'static>(
         size: usize, each: impl Fn(usize, Ranks) -> R + Send + Sync + 'static,
     ) -> Vec<R> {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let port = crate::distributed::world::free_port().unwrap();
         let address = format!("127.0.0.1:{port}");
         let each = Arc::new(each);
         let threads: Vec<_> = (0..size)

@@ -191,6 +191,29 @@ impl Rendezvous {
     }
 }
 
+/// A port for a rendezvous on this machine (`spmv launch`, the tests' ranks): free now on
+/// every address, and below the kernel's range of ephemeral ports
+/// (`/proc/sys/net/ipv4/ip_local_port_range`, 32768 on Linux by default). A port the system
+/// handed out (bind to port 0) is free a moment, then may become the source port of any
+/// outgoing connection (NCCL's bootstrap opens many) before rank 0 listens on it again.
+pub fn free_port() -> Result<u16> {
+    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|r| r.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768);
+    let (low, high) = (10_000u16, ephemeral_low.max(10_001));
+    // A start that differs between concurrent launchers.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let span = u64::from(high - low);
+    let start = (u64::from(std::process::id()).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ nanos) % span;
+    (0..span)
+        .map(|i| low + ((start + i) % span) as u16)
+        .find(|&p| TcpListener::bind(("0.0.0.0", p)).is_ok())
+        .ok_or_else(|| Error::Launch(format!("no free port in {low}..{high} for the rendezvous")))
+}
+
 /// Rank 0: listens on `address`'s port and takes one connection from each other rank.
 fn serve(world: World, address: &str, deadline: Instant) -> Result<Vec<TcpStream>> {
     let port = address.rsplit_once(':').map(|(_, p)| p).unwrap_or(address);
@@ -368,6 +391,22 @@ mod tests {
         move |name| map.get(name).cloned()
     }
 
+    /// The rendezvous port is free on every address and below the ephemeral ports, so no
+    /// outgoing connection takes it before rank 0 listens.
+    #[test]
+    fn free_ports_are_free_and_not_ephemeral() {
+        let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+            .ok()
+            .and_then(|r| r.split_whitespace().next()?.parse::<u16>().ok())
+            .unwrap_or(32768);
+        for _ in 0..3 {
+            let port = free_port().unwrap();
+            assert!((10_000..low.max(10_001)).contains(&port), "{port} (ephemeral from {low})");
+            let held = TcpListener::bind(("0.0.0.0", port)).unwrap();
+            drop(held);
+        }
+    }
+
     #[test]
     fn each_launcher_s_variables_give_the_place() {
         let torch = [("RANK", "2"), ("WORLD_SIZE", "4"), ("LOCAL_RANK", "0")];
@@ -426,10 +465,6 @@ mod tests {
             .contains("MASTER_PORT must be a port number"));
     }
 
-    fn free_port() -> u16 {
-        TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-    }
-
     fn world(rank: usize, size: usize) -> World {
         World { rank, size, local_rank: rank, launcher: "test" }
     }
@@ -437,7 +472,7 @@ mod tests {
     #[test]
     fn ranks_gather_broadcast_and_meet_in_rank_order() {
         let size = 4;
-        let address = format!("127.0.0.1:{}", free_port());
+        let address = format!("127.0.0.1:{}", free_port().unwrap());
         let ranks: Vec<_> = (0..size)
             .map(|rank| {
                 let address = address.clone();
@@ -466,15 +501,15 @@ mod tests {
 
     #[test]
     fn a_missing_rank_or_a_size_that_disagrees_is_an_error_not_a_hang() {
-        let address = format!("127.0.0.1:{}", free_port());
+        let address = format!("127.0.0.1:{}", free_port().unwrap());
         let e =
             Rendezvous::connect(world(0, 3), &address, Duration::from_millis(300)).err().unwrap();
         assert!(e.to_string().contains("for ranks 1, 2"), "{e}");
-        let address = format!("127.0.0.1:{}", free_port());
+        let address = format!("127.0.0.1:{}", free_port().unwrap());
         let e =
             Rendezvous::connect(world(1, 2), &address, Duration::from_millis(300)).err().unwrap();
         assert!(e.to_string().contains("found no rank 0"), "{e}");
-        let address = format!("127.0.0.1:{}", free_port());
+        let address = format!("127.0.0.1:{}", free_port().unwrap());
         let other = address.clone();
         let joiner = std::thread::spawn(move || {
             Rendezvous::connect(world(1, 3), &other, Duration::from_secs(5))

@@ -92,7 +92,7 @@ fn gpu_rank_child() {
 fn run_ranks(
     ranks: usize, (spec, format, method): (&str, &str, Method), dir: &Path,
 ) -> Vec<Vec<u64>> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = spmv::distributed::world::free_port().unwrap();
     let output = dir.join("rank");
     let children: Vec<_> = (0..ranks)
         .map(|rank| {
