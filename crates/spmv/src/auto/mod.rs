@@ -100,7 +100,7 @@ const TIMING: Param = Param {
 };
 
 impl Options {
-    /// auto's parameters (tune's begin with them).
+    /// auto's parameters (tune's begin with the first two: it ranks and measures by graph).
     pub const PARAMS: &'static [Param] = &[ONLY, HELD_OUT, TIMING];
 
     /// The options of a spec that has [`Options::PARAMS`] (`auto:only=deterministic`).
@@ -140,8 +140,9 @@ impl Options {
         ]
     }
 
-    /// These options for a caller that sees `timing`, where they leave it to the caller (left
-    /// unset for host-issued products, the unset timing's: the spec stays as given).
+    /// These options for a caller that sees `timing`, where the spec leaves the timing to its
+    /// caller (`timing=caller`): graph for one that replays graphs; a host-issued caller
+    /// changes nothing (unset is host-issued), so the spec and the handle's label stay as given.
     pub fn for_caller(self, timing: Timing) -> Self {
         match (self.timing, timing) {
             (None, Timing::Graph) => Options { timing: Some(Timing::Graph), ..self },
