@@ -197,11 +197,7 @@ impl Rendezvous {
 /// handed out (bind to port 0) is free a moment, then may become the source port of any
 /// outgoing connection (NCCL's bootstrap opens many) before rank 0 listens on it again.
 pub fn free_port() -> Result<u16> {
-    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-        .ok()
-        .and_then(|r| r.split_whitespace().next()?.parse::<u16>().ok())
-        .unwrap_or(32768);
-    let (low, high) = (10_000u16, ephemeral_low.max(10_001));
+    let (low, high) = (10_000u16, first_ephemeral_port().max(10_001));
     // A start that differs between concurrent launchers.
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -212,6 +208,15 @@ pub fn free_port() -> Result<u16> {
         .map(|i| low + ((start + i) % span) as u16)
         .find(|&p| TcpListener::bind(("0.0.0.0", p)).is_ok())
         .ok_or_else(|| Error::Launch(format!("no free port in {low}..{high} for the rendezvous")))
+}
+
+/// The first port the kernel hands out to outgoing connections and `bind(0)` (32768, Linux's
+/// default, where the range cannot be read).
+fn first_ephemeral_port() -> u16 {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|r| r.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768)
 }
 
 /// Rank 0: listens on `address`'s port and takes one connection from each other rank.
@@ -395,10 +400,7 @@ mod tests {
     /// outgoing connection takes it before rank 0 listens.
     #[test]
     fn free_ports_are_free_and_not_ephemeral() {
-        let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-            .ok()
-            .and_then(|r| r.split_whitespace().next()?.parse::<u16>().ok())
-            .unwrap_or(32768);
+        let low = first_ephemeral_port();
         for _ in 0..3 {
             let port = free_port().unwrap();
             assert!((10_000..low.max(10_001)).contains(&port), "{port} (ephemeral from {low})");
