@@ -13,7 +13,7 @@ pub struct LaunchArgs {
     /// Processes to start, 1 to 1024: ranks 0 to n − 1, each with LOCAL_RANK = its rank.
     #[arg(short = 'n', long = "nproc", value_parser = clap::value_parser!(u16).range(1..=1024))]
     nproc: u16,
-    /// Port of rank 0's rendezvous on 127.0.0.1 (default: a free one).
+    /// Port of rank 0's rendezvous on 127.0.0.1 (default: a free one below the ephemeral ports).
     #[arg(long)]
     port: Option<u16>,
     /// The spmv command each rank runs, after `--` (e.g. `-- world`).
