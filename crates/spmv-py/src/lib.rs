@@ -870,10 +870,7 @@ fn to_device(
     let precision: Precision = precision.parse().map_err(|e: String| value_err(e))?;
     let backend = backend(device)?;
     let csr = a.csr.clone();
-    let timing = match (&backend, graph) {
-        (spmv::Backend::Gpu(_), true) => spmv::auto::Timing::Graph,
-        _ => spmv::auto::Timing::Host,
-    };
+    let timing = spmv::auto::Timing::of(&backend, graph);
     let op = py
         .allow_threads(|| -> spmv::Result<AnyOperator> {
             let spec = Choice::parse(format)?.for_caller(timing);

@@ -579,10 +579,7 @@ fn typed<T: Scalar>(
         Target::One(backend) => {
             // One GPU replays the iterations as a CUDA graph (unless told not to): auto ranks
             // by graph times there.
-            let timing = match (backend, settings.graph) {
-                (Backend::Gpu(_), true) => auto::Timing::Graph,
-                _ => auto::Timing::Host,
-            };
+            let timing = auto::Timing::of(backend, settings.graph);
             let host = request.choice.for_caller(timing).build_on(backend, a)?;
             report.chosen = host.chosen();
             match backend {

@@ -65,6 +65,17 @@ pub enum Timing {
     Graph,
 }
 
+impl Timing {
+    /// How products on `backend` are timed when the caller replays them as CUDA graphs
+    /// where it can (`graph`: a solve's iterations): graph on a GPU, else host-issued.
+    pub fn of(backend: &crate::Backend, graph: bool) -> Timing {
+        match (backend, graph) {
+            (crate::Backend::Gpu(_), true) => Timing::Graph,
+            _ => Timing::Host,
+        }
+    }
+}
+
 /// How `auto` and `tune` choose.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Options {

@@ -202,16 +202,19 @@ fn main() {
         let table: Training = serde_json::from_str(&text).unwrap();
         let k = table.k;
         let cv = Model::new(table).cross_validate(&candidates, k, 1, None);
-        let times: HashMap<&str, &HashMap<String, f64>> =
-            training.matrices.iter().map(|m| (m.name.as_str(), &m.times_ms)).collect();
+        // This run's times and size class of each matrix, by name (the tables may differ in order).
+        let mine: HashMap<&str, (&HashMap<String, f64>, bool)> = (training.matrices.iter())
+            .zip(&large)
+            .map(|(m, &l)| (m.name.as_str(), (&m.times_ms, l)))
+            .collect();
         let rescored: Vec<(f64, bool)> = cv
             .scores
             .iter()
             .filter_map(|(name, _, chosen)| {
-                let t = times.get(name.as_str())?;
+                let (t, large) = mine.get(name.as_str())?;
                 let best = t.values().copied().fold(f64::INFINITY, f64::min);
-                let score = t.get(chosen).map_or(0.1, |c| best / c);
-                Some((score, large[training.matrices.iter().position(|m| &m.name == name)?]))
+                // A choice this run did not measure counts as cross_validate counts a decline.
+                Some((t.get(chosen).map_or(0.1, |c| best / c), *large))
             })
             .collect();
         let geomean = |large_only: bool| {

@@ -501,7 +501,8 @@ fn parse_nested(s: &str, depth: usize) -> Result<GenSpec> {
                 p.dense_len = cols / 20;
                 p.cols = cols;
             }
-            set_keys!(k, p, "stages" => stages, "mean" => mean, "dense" => dense, "denselen" => dense_len);
+            set_keys!(k, p, "stages" => stages, "mean" => mean, "dense" => dense,
+                "denselen" => dense_len);
             p.seed = k.seed()?;
             GenSpec::Lp(p)
         }
