@@ -12,6 +12,7 @@ use serde::Serialize;
 use spmv::app::pagerank::{self, Exact, GraphReport, Request};
 use spmv::error::{printable, printable_name};
 use spmv::io::inputs;
+use spmv::io::output::Provenance;
 use spmv::reorder::Reordering;
 use spmv::solve::pagerank::{EdgeWeights, Settings};
 use spmv::Backend;
@@ -82,8 +83,8 @@ pub struct PagerankArgs {
 /// The JSON report.
 #[derive(Serialize)]
 struct Report {
-    schema_version: u32,
-    spmv_version: String,
+    #[serde(flatten)]
+    provenance: Provenance,
     /// "gpu" or "cpu".
     backend: String,
     device: String,
@@ -138,8 +139,7 @@ pub fn run(args: PagerankArgs) -> Result<ExitCode> {
         }),
     };
     let mut report = Report {
-        schema_version: 1,
-        spmv_version: env!("CARGO_PKG_VERSION").to_string(),
+        provenance: Provenance::of_layout(1),
         backend: match backend {
             Backend::Gpu(_) => "gpu",
             Backend::Cpu => "cpu",

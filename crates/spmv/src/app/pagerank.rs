@@ -61,10 +61,10 @@ pub struct GraphReport {
     pub dangling: usize,
     pub transition_ms: f64,
     pub exact: Option<ExactReport>,
-    pub results: Vec<RunReport>,
     /// The exact ranks (for the top table; not in the JSON).
     #[serde(skip)]
     pub exact_ranks: Option<Vec<f64>>,
+    pub results: Vec<RunReport>,
 }
 
 /// The exact ranking.
@@ -74,11 +74,36 @@ pub struct ExactReport {
     /// Its tolerance (in the JSON once, as the run's exact_tol).
     #[serde(skip)]
     pub tol: f64,
+    #[serde(flatten)]
+    pub convergence: Convergence,
+    pub total_ms: f64,
+    pub top: Vec<(usize, f64)>,
+}
+
+/// How an iteration ended (its JSON fields are the report's own).
+#[derive(Clone, Copy, Serialize)]
+#[allow(missing_docs)] // the JSON schema, field by field: docs/pagerank.md
+pub struct Convergence {
     pub iterations: usize,
     pub converged: bool,
     pub residual: f64,
+}
+
+impl<T> From<&PageRank<T>> for Convergence {
+    fn from(p: &PageRank<T>) -> Self {
+        Convergence { iterations: p.iterations, converged: p.converged, residual: p.residual }
+    }
+}
+
+/// What a run's iterations took, in milliseconds.
+#[derive(Clone, Copy, Serialize)]
+pub struct RunTimes {
+    /// The mean over the runs of the iterations' time.
     pub total_ms: f64,
-    pub top: Vec<(usize, f64)>,
+    /// The least over the runs.
+    pub min_total_ms: f64,
+    /// `total_ms` per iteration.
+    pub ms_per_iteration: f64,
 }
 
 /// One format × precision.
@@ -94,13 +119,10 @@ pub struct RunReport {
     /// The permutation and P·Gᵀ·Pᵀ (with a reordering), in milliseconds.
     pub reorder_ms: Option<f64>,
     pub upload_ms: Option<f64>,
-    pub iterations: usize,
-    pub converged: bool,
-    pub residual: f64,
-    /// Mean and min over the runs of the iteration time.
-    pub total_ms: f64,
-    pub min_total_ms: f64,
-    pub ms_per_iteration: f64,
+    #[serde(flatten)]
+    pub convergence: Convergence,
+    #[serde(flatten)]
+    pub time: RunTimes,
     /// Every run gave bitwise the same ranks (null with one run).
     pub identical_runs: Option<bool>,
     pub agreement: Option<Agreement>,
@@ -123,12 +145,12 @@ impl RunReport {
             convert_ms: f64::NAN,
             reorder_ms: None,
             upload_ms: None,
-            iterations: 0,
-            converged: false,
-            residual: f64::NAN,
-            total_ms: f64::NAN,
-            min_total_ms: f64::NAN,
-            ms_per_iteration: f64::NAN,
+            convergence: Convergence { iterations: 0, converged: false, residual: f64::NAN },
+            time: RunTimes {
+                total_ms: f64::NAN,
+                min_total_ms: f64::NAN,
+                ms_per_iteration: f64::NAN,
+            },
             identical_runs: None,
             agreement: None,
             max_abs_error: None,
@@ -139,7 +161,7 @@ impl RunReport {
 
     /// It ran, and stopped at the iteration limit without reaching the tolerance.
     pub fn unconverged(&self) -> bool {
-        self.status == Status::Ok && !self.converged
+        self.status == Status::Ok && !self.convergence.converged
     }
 }
 
@@ -187,14 +209,12 @@ pub fn graph(
         transition_ms: t.build_ms(),
         exact: exact.as_ref().map(|(settings, e)| ExactReport {
             tol: settings.tol,
-            iterations: e.iterations,
-            converged: e.converged,
-            residual: e.residual,
+            convergence: Convergence::from(e),
             total_ms: e.total_ms,
             top: e.top(request.top),
         }),
-        results: Vec::new(),
         exact_ranks: None,
+        results: Vec::new(),
     };
     for &precision in precisions {
         // Gᵀ in this precision once for all formats (f64: Gᵀ itself).
@@ -331,15 +351,13 @@ impl<T: Scalar> Runs<T> {
     fn record(&self, report: &mut RunReport, top: usize) {
         let first = &self.first;
         report.status = Status::Ok;
-        report.iterations = first.iterations;
-        report.converged = first.converged;
-        report.residual = first.residual;
-        report.total_ms = self.total_ms.iter().sum::<f64>() / self.total_ms.len() as f64;
-        report.min_total_ms = self.total_ms.iter().copied().fold(f64::INFINITY, f64::min);
-        report.ms_per_iteration = if first.iterations == 0 {
+        report.convergence = Convergence::from(first);
+        report.time.total_ms = self.total_ms.iter().sum::<f64>() / self.total_ms.len() as f64;
+        report.time.min_total_ms = self.total_ms.iter().copied().fold(f64::INFINITY, f64::min);
+        report.time.ms_per_iteration = if first.iterations == 0 {
             f64::NAN
         } else {
-            report.total_ms / first.iterations as f64
+            report.time.total_ms / first.iterations as f64
         };
         if self.total_ms.len() > 1 {
             report.identical_runs = Some(self.identical);
@@ -367,9 +385,9 @@ impl GraphReport {
                 s,
                 "# exact ranking: oracle SpMV in f64 on the CPU to tol {:e}: {} iterations in {:.0} ms{}",
                 e.tol,
-                e.iterations,
+                e.convergence.iterations,
                 e.total_ms,
-                if e.converged { "" } else { " (NOT converged)" }
+                if e.convergence.converged { "" } else { " (NOT converged)" }
             );
         }
         s += &self.table();
@@ -419,11 +437,11 @@ impl GraphReport {
                 r.precision.name(),
                 r.convert_ms,
                 r.upload_ms.map_or("-".to_string(), |u| format!("{u:.2}")),
-                r.iterations,
-                if r.converged { "yes" } else { "NO" },
-                r.total_ms,
-                r.ms_per_iteration,
-                r.residual,
+                r.convergence.iterations,
+                if r.convergence.converged { "yes" } else { "NO" },
+                r.time.total_ms,
+                r.time.ms_per_iteration,
+                r.convergence.residual,
                 same
             );
             if exact {
@@ -451,14 +469,14 @@ impl GraphReport {
         for r in self.results.iter().filter(|r| r.unconverged() && r.largest_rank > 0.0) {
             let bits = if r.precision == Precision::F32 { 23 } else { 52 };
             let spacing = 2f64.powi(r.largest_rank.log2().floor() as i32 - bits);
-            let stalled = r.residual <= 16.0 * spacing;
+            let stalled = r.convergence.residual <= 16.0 * spacing;
             let _ = writeln!(
                 s,
                 "# {} {}: not converged after {} iterations (residual {:.1e}): {}",
                 r.format,
                 r.precision,
-                r.iterations,
-                r.residual,
+                r.convergence.iterations,
+                r.convergence.residual,
                 if stalled {
                     format!(
                         "{} numbers near the largest rank, {:.1}, are {:.1e} apart, so the residual stalls at rounding level",

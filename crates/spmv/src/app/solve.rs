@@ -12,6 +12,7 @@ use crate::auto;
 use crate::bench::{median_min, Settings as BenchSettings};
 use crate::choice::Choice;
 use crate::error::{Error, Result};
+use crate::io::output::Provenance;
 use crate::matrix::{Csr, Precision, Scalar};
 use crate::measure::ms_since;
 use crate::reference::{test_vector, test_vector_rows};
@@ -263,8 +264,8 @@ pub struct Request {
 #[derive(Serialize)]
 #[allow(missing_docs)] // the JSON schema, field by field: docs/solve.md
 pub struct Report {
-    pub schema_version: u32,
-    pub spmv_version: String,
+    #[serde(flatten)]
+    pub provenance: Provenance,
     pub matrix: String,
     pub rows: usize,
     pub nnz: usize,
@@ -290,13 +291,8 @@ pub struct Report {
     pub iterations: usize,
     pub residual: f64,
     pub true_residual: f64,
-    /// The solve's wall time (with repeats: the median over the repeats after the first).
-    pub solve_ms: f64,
-    /// The first solve's wall time (kernel compilation included).
-    pub first_solve_ms: f64,
-    /// Mean time of one iteration (on the GPU: the iterations queued, read-backs included).
-    pub ms_per_iteration: f64,
-    pub convert_ms: f64,
+    #[serde(flatten)]
+    pub time: SolveTimes,
     /// GPU: the iteration was replayed as a CUDA graph.
     pub graph: bool,
     /// One GPU: the parts of an iteration, measured after the solve.
@@ -305,6 +301,19 @@ pub struct Report {
     pub distributed: Option<Distributed>,
     /// The last solve's residual history, per method run (`auto` may run two).
     pub history: Vec<Attempt>,
+}
+
+/// What a solve took, in milliseconds.
+#[derive(Serialize)]
+pub struct SolveTimes {
+    /// The solve's wall time (with repeats: the median over the repeats after the first).
+    pub solve_ms: f64,
+    /// The first solve's wall time (kernel compilation included).
+    pub first_solve_ms: f64,
+    /// Mean time of one iteration (on the GPU: the iterations queued, read-backs included).
+    pub ms_per_iteration: f64,
+    /// The matrix's conversion to the format (and upload).
+    pub convert_ms: f64,
 }
 
 /// A solve over several GPUs.
@@ -372,10 +381,10 @@ impl Report {
             self.iterations,
             self.residual,
             self.true_residual,
-            self.solve_ms,
-            self.ms_per_iteration,
+            self.time.solve_ms,
+            self.time.ms_per_iteration,
             if self.graph { ", CUDA graph" } else { "" },
-            self.convert_ms,
+            self.time.convert_ms,
         );
         if let Some(p) = &self.parts {
             s += &format!(
@@ -491,8 +500,7 @@ impl Report {
     fn new(name: &str, (rows, nnz): (usize, usize), request: &Request, backend: String) -> Self {
         let settings = &request.settings;
         Report {
-            schema_version: 1,
-            spmv_version: env!("CARGO_PKG_VERSION").to_string(),
+            provenance: Provenance::of_layout(1),
             matrix: name.to_string(),
             rows,
             nnz,
@@ -512,10 +520,12 @@ impl Report {
             iterations: 0,
             residual: f64::NAN,
             true_residual: f64::NAN,
-            solve_ms: f64::NAN,
-            first_solve_ms: f64::NAN,
-            ms_per_iteration: f64::NAN,
-            convert_ms: f64::NAN,
+            time: SolveTimes {
+                solve_ms: f64::NAN,
+                first_solve_ms: f64::NAN,
+                ms_per_iteration: f64::NAN,
+                convert_ms: f64::NAN,
+            },
             graph: false,
             parts: None,
             distributed: None,
@@ -550,7 +560,7 @@ fn typed<T: Scalar>(
     match target {
         Target::Parts(parts) => {
             let d = parts.distribute(a, &request.choice)?;
-            report.convert_ms = ms_since(start);
+            report.time.convert_ms = ms_since(start);
             for _ in 0..request.repeat.max(1) {
                 solves.push(solve(&d)?);
             }
@@ -558,7 +568,7 @@ fn typed<T: Scalar>(
         }
         Target::Ranks(RankPlace { gpu, ranks }) => {
             let d = DistributedMatrix::for_rank(a, gpu, &request.choice, ranks)?;
-            report.convert_ms = ms_since(start);
+            report.time.convert_ms = ms_since(start);
             (report.rows, report.nnz) = (d.nrows(), d.nnz());
             let first = d.host_rows().start;
             // M⁻¹ may fail on one rank's rows: every rank says so, before the collectives.
@@ -585,7 +595,7 @@ fn typed<T: Scalar>(
             match backend {
                 Backend::Gpu(gpu) => {
                     let device = host.upload(gpu)?;
-                    report.convert_ms = ms_since(start);
+                    report.time.convert_ms = ms_since(start);
                     for _ in 0..request.repeat.max(1) {
                         solves.push(solve(&device)?);
                     }
@@ -599,7 +609,7 @@ fn typed<T: Scalar>(
                     }
                 }
                 Backend::Cpu => {
-                    report.convert_ms = ms_since(start);
+                    report.time.convert_ms = ms_since(start);
                     for _ in 0..request.repeat.max(1) {
                         solves.push(solve(&host)?);
                     }
@@ -655,16 +665,16 @@ impl<T: Scalar> Solves<T> {
         report.method = method.name().into();
         report.method_auto = auto;
         report.history = history;
-        report.first_solve_ms = self.ms[0];
+        report.time.first_solve_ms = self.ms[0];
         let mut times = self.ms[1..].to_vec();
-        report.solve_ms = if times.is_empty() { self.ms[0] } else { median_min(&mut times).0 };
+        report.time.solve_ms = if times.is_empty() { self.ms[0] } else { median_min(&mut times).0 };
         let (outcome, breakdown) = outcome_name(&solution.outcome);
         report.outcome = outcome.into();
         report.breakdown = breakdown;
         report.iterations = solution.iterations;
         report.residual = solution.residual;
         report.true_residual = solution.true_residual;
-        report.ms_per_iteration = solution.iteration_ms;
+        report.time.ms_per_iteration = solution.iteration_ms;
         report.graph = solution.graph;
         solution.x.iter().map(|v| v.to_f64()).collect()
     }

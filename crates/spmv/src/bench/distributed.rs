@@ -34,8 +34,8 @@ pub(super) fn run_matrix<T: Scalar>(
         .iter()
         .map(|spec| {
             let mut m = Measurement::new(name, spec, a, settings.product);
-            m.devices = Some(devices.to_vec());
-            m.exchange = Some(settings.exchange.to_string());
+            m.parts.devices = Some(devices.to_vec());
+            m.parts.exchange = Some(settings.exchange.to_string());
             if let Some(why) = declined(spec, &run) {
                 m.status = Status::Unsupported;
                 m.error = Some(why);
@@ -80,7 +80,7 @@ pub(super) fn run_matrix_ranks<T: Scalar>(
         .iter()
         .map(|spec| {
             let mut m = Measurement::new(name, spec, a, settings.product);
-            m.exchange = Some("nccl".to_string());
+            m.parts.exchange = Some("nccl".to_string());
             // Every rank declines alike (the same spec and settings; the range check is the
             // rank's own rows').
             let declined = place.ranks.agree(match declined(spec, &run) {
@@ -113,11 +113,11 @@ fn measure_ranks<T: Scalar>(
     d.synchronize()?;
     let convert_ms = ms_since(t);
     let parts = d.describe_parts()?;
-    m.devices = Some(parts.iter().map(|p| p.2).collect());
+    m.parts.devices = Some(parts.iter().map(|p| p.2).collect());
     if parts.iter().any(|p| p.0 != m.format) {
         m.chosen = Some(parts.iter().map(|p| p.0.as_str()).collect::<Vec<_>>().join("|"));
     }
-    m.halo_bytes = Some(d.halo_bytes());
+    m.parts.halo_bytes = Some(d.halo_bytes());
     let rows = d.host_rows();
     let Timed { check, median, min, product, exchange } = check_and_time(&d, x, oracle, settings)?;
     // Summed over the ranks: bytes and failed rows; the slowest rank's times and the worst
@@ -141,7 +141,7 @@ fn measure_ranks<T: Scalar>(
     let sum = |k: usize| all.iter().map(|v| v[k]).sum::<f64>();
     let max = |k: usize| all.iter().map(|v| v[k]).fold(f64::NEG_INFINITY, f64::max);
     (m.format_bytes, m.bytes_read) = (sum(0) as usize, sum(1) as usize);
-    m.overlapping_parts = Some(sum(2) as usize);
+    m.parts.overlapping_parts = Some(sum(2) as usize);
     let worst = all.iter().max_by(|u, v| u[4].total_cmp(&v[4])).filter(|v| v[5] >= 0.0);
     record_check(
         m,
@@ -151,9 +151,9 @@ fn measure_ranks<T: Scalar>(
             worst_row: worst.map(|v| v[5] as usize),
         },
     );
-    (m.convert_ms, m.median_ms, m.min_ms) = (max(6), max(7), max(8));
-    m.back_to_back_ms = max(9);
-    m.exchange_ms = Some(max(10));
+    (m.setup.convert_ms, m.time.median_ms, m.time.min_ms) = (max(6), max(7), max(8));
+    m.time.back_to_back_ms = max(9);
+    m.parts.exchange_ms = Some(max(10));
     m.nrows = d.nrows();
     m.ncols = d.nrows();
     m.nnz = d.nnz();
@@ -176,21 +176,21 @@ fn measure<T: Scalar>(
     let mut d = DistributedMatrix::new(a, gpus, spec)?;
     d.set_exchange(settings.exchange)?;
     d.set_overlap(settings.overlap);
-    m.overlapping_parts = Some(if settings.overlap { d.parts_with_interior() } else { 0 });
+    m.parts.overlapping_parts = Some(if settings.overlap { d.parts_with_interior() } else { 0 });
     d.synchronize()?;
-    m.convert_ms = ms_since(t); // conversion and upload of every part
+    m.setup.convert_ms = ms_since(t); // conversion and upload of every part
     let formats = d.part_formats();
     if formats.iter().any(|f| *f != m.format) {
         m.chosen = Some(formats.join("|"));
     }
     m.format_bytes = d.device_bytes();
     m.bytes_read = d.bytes_read();
-    m.halo_bytes = Some(d.halo_bytes());
+    m.parts.halo_bytes = Some(d.halo_bytes());
     let Timed { check, median, min, product, exchange } = check_and_time(&d, x, oracle, settings)?;
     record_check(m, check);
-    (m.median_ms, m.min_ms) = (median, min);
-    m.back_to_back_ms = product;
-    m.exchange_ms = Some(exchange);
+    (m.time.median_ms, m.time.min_ms) = (median, min);
+    m.time.back_to_back_ms = product;
+    m.parts.exchange_ms = Some(exchange);
     Ok(())
 }
 

@@ -182,7 +182,8 @@ pub struct Machine {
     pub copy_bytes: usize,
 }
 
-/// One matrix × format × precision.
+/// One matrix × format × precision. Its JSON is flat: the groups of figures below are
+/// written as fields of the measurement itself (docs/bench.md).
 #[derive(Clone, Debug, Serialize)]
 pub struct Measurement {
     /// The matrix's name: the file stem or the generator spec.
@@ -191,6 +192,8 @@ pub struct Measurement {
     pub format: String,
     /// The canonical spec, every parameter spelled out.
     pub spec: String,
+    /// The format `auto` chose (its label; the table shows `auto(chosen)`).
+    pub chosen: Option<String>,
     /// Element type of the run.
     pub precision: Precision,
     /// Number of rows.
@@ -204,38 +207,72 @@ pub struct Measurement {
     pub status: Status,
     /// What failed, why the format declined, or how many rows were wrong; `None` when ok.
     pub error: Option<String>,
-    /// Host time of the conversion from CSR, in milliseconds.
-    pub convert_ms: f64,
-    /// Host-to-device upload (and preprocessing) time, in milliseconds (GPU only).
-    pub upload_ms: Option<f64>,
-    /// The format `auto` chose (its label; the table shows `auto(chosen)`).
-    pub chosen: Option<String>,
     /// The product measured: `A·x`, `Aᵀ·x`, `A·X k=8` (`,col`: column-major X and Y).
     pub product: String,
     /// Vectors per product (k of `A·X`; 1 otherwise): GFLOP/s and bytes count all of them.
     pub vectors: usize,
-    /// With `Aᵀ·x`: the format of the copy of Aᵀ the product ran on (none where the format
-    /// has its own transposed product); its bytes are in `format_bytes`.
-    pub transposed_format: Option<String>,
-    /// With `Aᵀ·x` through a copy: wall time of one product through the one-off path instead
-    /// (Aᵀ transposed on the host, uploaded, multiplied and freed; the median of 3), in
-    /// milliseconds: what a single transposed product costs without the copy.
-    pub one_off_ms: Option<f64>,
-    /// The reordering the product ran under ("rcm", "degree"), or `None`.
-    pub reorder: Option<String>,
-    /// Host time of computing the permutation and P·A·Pᵀ (once per matrix, shared by its
-    /// formats), in milliseconds; not in `convert_ms`.
-    pub reorder_ms: Option<f64>,
-    /// Wall time of a conversion the format runs on the GPU during its upload (part of
-    /// `upload_ms`), in milliseconds: `csr5:convert=gpu`. The table's conv ms adds it.
-    pub device_convert_ms: Option<f64>,
+    /// What building the format cost.
+    #[serde(flatten)]
+    pub setup: Setup,
+    /// With `Aᵀ·x`: how the product ran.
+    #[serde(flatten)]
+    pub transposed: Transposed,
     /// The format's device bytes (including any workspace).
     pub format_bytes: usize,
     /// Bytes of the format one product reads (padding skipped by the kernel not counted).
     pub bytes_read: usize,
-    /// Median time of one product `y = A·x` over `reps` timed runs, in milliseconds.
+    /// The product's times.
+    #[serde(flatten)]
+    pub time: Times,
+    /// With `--devices`: the distributed matrix.
+    #[serde(flatten)]
+    pub parts: PartsFigures,
+    /// What the times mean against the machine and the matrix's bound.
+    #[serde(flatten)]
+    pub rates: Rates,
+    /// Largest relative error against the oracle over rows, scaled by `Σ|a_ij·x_j|`.
+    pub max_rel_error: f64,
+    /// Rows outside the rounding bound (k + 2)·u·Σ|a_ij·x_j|.
+    pub failed_rows: usize,
+    /// The format's statistics.
+    pub stats: FormatStats,
+}
+
+/// What building a measurement's format cost, in milliseconds.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Setup {
+    /// Host time of the conversion from CSR.
+    pub convert_ms: f64,
+    /// Host-to-device upload (and preprocessing) time (GPU only).
+    pub upload_ms: Option<f64>,
+    /// Wall time of a conversion the format runs on the GPU during its upload (part of
+    /// `upload_ms`): `csr5:convert=gpu`. The table's conv ms adds it.
+    pub device_convert_ms: Option<f64>,
+    /// The reordering the product ran under ("rcm", "degree"), or `None`.
+    pub reorder: Option<String>,
+    /// Host time of computing the permutation and P·A·Pᵀ (once per matrix, shared by its
+    /// formats); not in `convert_ms`.
+    pub reorder_ms: Option<f64>,
+}
+
+/// How a measurement's `Aᵀ·x` ran.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Transposed {
+    /// The format of the copy of Aᵀ the product ran on (none where the format has its own
+    /// transposed product); its bytes are in `format_bytes`.
+    pub transposed_format: Option<String>,
+    /// Through a copy: wall time of one product through the one-off path instead (Aᵀ
+    /// transposed on the host, uploaded, multiplied and freed; the median of 3), in
+    /// milliseconds: what a single transposed product costs without the copy.
+    pub one_off_ms: Option<f64>,
+}
+
+/// A measurement's times of one product, in milliseconds.
+#[derive(Clone, Debug, Serialize)]
+pub struct Times {
+    /// Median time of one product over `reps` timed runs.
     pub median_ms: f64,
-    /// Fastest of those runs, in milliseconds.
+    /// Fastest of those runs.
     pub min_ms: f64,
     /// Mean time per launch of `reps` launches queued back to back between one event pair
     /// (the median of [`BACK_TO_BACK_ROUNDS`] such rounds); on the CPU, the mean of the timed
@@ -246,17 +283,33 @@ pub struct Measurement {
     /// launch, which sets `back_to_back_ms` on products of a few microseconds. `None` on the
     /// CPU and where the product cannot be captured (it synchronises or allocates).
     pub graph_ms: Option<f64>,
-    /// With `--devices`: the device of each part of the distributed matrix (bench/distributed.rs).
+}
+
+impl Default for Times {
+    fn default() -> Self {
+        Times { median_ms: f64::NAN, min_ms: f64::NAN, back_to_back_ms: f64::NAN, graph_ms: None }
+    }
+}
+
+/// A measurement over several devices (`--devices`; bench/distributed.rs).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PartsFigures {
+    /// The device of each part of the distributed matrix.
     pub devices: Option<Vec<usize>>,
-    /// With `--devices`: how the halo travels ("peer" or "nccl").
+    /// How the halo travels ("peer" or "nccl").
     pub exchange: Option<String>,
-    /// With `--devices`: parts whose interior rows ran during the exchange (0 with
-    /// `--no-overlap`; docs/scale.md).
+    /// Parts whose interior rows ran during the exchange (0 with `--no-overlap`;
+    /// docs/scale.md).
     pub overlapping_parts: Option<usize>,
-    /// With `--devices`: back-to-back mean of the halo exchange alone, in milliseconds.
+    /// Back-to-back mean of the halo exchange alone, in milliseconds.
     pub exchange_ms: Option<f64>,
-    /// With `--devices`: bytes of x crossing between parts per product.
+    /// Bytes of x crossing between parts per product.
     pub halo_bytes: Option<usize>,
+}
+
+/// A measurement's rates, from the median time.
+#[derive(Clone, Debug, Serialize)]
+pub struct Rates {
     /// The matrix's own bound (bench/bound.rs): back-to-back mean of streaming its columns and
     /// values of this format's width and gathering x (of Aᵀ for `Aᵀ·x`), in milliseconds (GPU
     /// only). For `A·X`, the byte bound instead: the matrix read once and every vector's x and
@@ -272,12 +325,19 @@ pub struct Measurement {
     pub roofline_fraction: f64,
     /// Format bytes + x + y fit in the L2 cache: repeated runs measure the cache.
     pub l2_resident: bool,
-    /// Largest relative error against the oracle over rows, scaled by `Σ|a_ij·x_j|`.
-    pub max_rel_error: f64,
-    /// Rows outside the rounding bound (k + 2)·u·Σ|a_ij·x_j|.
-    pub failed_rows: usize,
-    /// The format's statistics.
-    pub stats: FormatStats,
+}
+
+impl Default for Rates {
+    fn default() -> Self {
+        Rates {
+            bound_ms: None,
+            bound_fraction: None,
+            gflops: f64::NAN,
+            effective_gbs: f64::NAN,
+            roofline_fraction: f64::NAN,
+            l2_resident: false,
+        }
+    }
 }
 
 impl Measurement {
@@ -286,39 +346,22 @@ impl Measurement {
             matrix: matrix.to_string(),
             format: spec.label() + &product.label_suffix(),
             spec: spec.to_string(),
+            chosen: None,
             precision: T::PRECISION,
             nrows: a.nrows(),
             ncols: a.ncols(),
             nnz: a.nnz(),
             status: Status::Error,
             error: None,
-            convert_ms: 0.0,
-            upload_ms: None,
-            chosen: None,
             product: product.name(),
             vectors: product.vectors(),
-            transposed_format: None,
-            one_off_ms: None,
-            reorder: None,
-            reorder_ms: None,
-            device_convert_ms: None,
+            setup: Setup::default(),
+            transposed: Transposed::default(),
             format_bytes: 0,
             bytes_read: 0,
-            median_ms: f64::NAN,
-            min_ms: f64::NAN,
-            back_to_back_ms: f64::NAN,
-            graph_ms: None,
-            devices: None,
-            exchange: None,
-            overlapping_parts: None,
-            exchange_ms: None,
-            halo_bytes: None,
-            bound_ms: None,
-            bound_fraction: None,
-            gflops: f64::NAN,
-            effective_gbs: f64::NAN,
-            roofline_fraction: f64::NAN,
-            l2_resident: false,
+            time: Times::default(),
+            parts: PartsFigures::default(),
+            rates: Rates::default(),
             max_rel_error: f64::NAN,
             failed_rows: 0,
             stats: FormatStats::default(),
@@ -343,10 +386,13 @@ impl Measurement {
         devices: usize,
     ) {
         let moved = self.bytes_moved::<T>(shape, product) as f64;
-        self.gflops = 2.0 * (shape.2 * self.vectors) as f64 / (self.median_ms * 1e-3) / 1e9;
-        self.effective_gbs = moved / (self.median_ms * 1e-3) / 1e9;
-        self.roofline_fraction = self.effective_gbs / (machine.copy_gbs * devices as f64);
-        self.l2_resident = machine.l2_bytes > 0 && moved <= (machine.l2_bytes * devices) as f64;
+        self.rates.gflops =
+            2.0 * (shape.2 * self.vectors) as f64 / (self.time.median_ms * 1e-3) / 1e9;
+        self.rates.effective_gbs = moved / (self.time.median_ms * 1e-3) / 1e9;
+        self.rates.roofline_fraction =
+            self.rates.effective_gbs / (machine.copy_gbs * devices as f64);
+        self.rates.l2_resident =
+            machine.l2_bytes > 0 && moved <= (machine.l2_bytes * devices) as f64;
     }
 
     /// Bytes one product moves at least: the format's once, and each vector's x and y.
@@ -487,8 +533,8 @@ impl Backend {
             let mut m = Measurement::new(name, spec, a, product);
             m.format = label(spec, settings.reorder) + &product.label_suffix();
             if reordered.is_some() {
-                m.reorder = Some(settings.reorder.name().to_string());
-                m.reorder_ms = Some(reorder_ms);
+                m.setup.reorder = Some(settings.reorder.name().to_string());
+                m.setup.reorder_ms = Some(reorder_ms);
             }
             let t = Instant::now();
             if let Some(why) = &range_error {
@@ -521,7 +567,7 @@ impl Backend {
                     m.error = Some(e.to_string());
                 }
                 Ok(format) => {
-                    m.convert_ms = ms_since(t);
+                    m.setup.convert_ms = ms_since(t);
                     m.chosen = format.chosen();
                     m.stats = format.stats();
                     if let Err(e) = measure(self, &format, &run, &mut m) {
@@ -536,7 +582,7 @@ impl Backend {
                                 .iter()
                                 .find(|(k, _)| k == "value_bytes")
                                 .map_or(std::mem::size_of::<T>(), |(_, v)| *v as usize);
-                            m.bound_ms = match product {
+                            m.rates.bound_ms = match product {
                                 Product::Forward => bounds.ms(product_matrix, &operands.x, width),
                                 Product::Transpose => operands
                                     .transposed
@@ -549,7 +595,8 @@ impl Backend {
                                         * 1e-6,
                                 ),
                             };
-                            m.bound_fraction = m.bound_ms.map(|b| b / m.back_to_back_ms);
+                            m.rates.bound_fraction =
+                                m.rates.bound_ms.map(|b| b / m.time.back_to_back_ms);
                         }
                     }
                 }
@@ -633,8 +680,8 @@ fn measure<T: Scalar>(
     let t = Instant::now();
     let device = format.upload(gpu)?;
     gpu.synchronize()?;
-    m.upload_ms = Some(ms_since(t));
-    m.device_convert_ms = device.conversion_ms();
+    m.setup.upload_ms = Some(ms_since(t));
+    m.setup.device_convert_ms = device.conversion_ms();
     m.bytes_read = device.bytes_read();
     let x_dev = gpu.upload(&operands.x)?;
     let mut y_dev = gpu.alloc::<T>(operands.y_len)?;
@@ -647,15 +694,15 @@ fn measure<T: Scalar>(
     record_check(m, operands.check(&y));
     let copies = device.transposed_bytes().unwrap_or(0) + device.block_copy_bytes().unwrap_or(0);
     m.format_bytes = device.device_bytes() + copies;
-    m.transposed_format = device.transposed_format().map(str::to_string);
+    m.transposed.transposed_format = device.transposed_format().map(str::to_string);
     let mut times = gpu.time(settings.warmup, settings.reps, || run_once(y_dev))?;
-    (m.median_ms, m.min_ms) = median_min(&mut times);
+    (m.time.median_ms, m.time.min_ms) = median_min(&mut times);
     let mut means =
         gpu.time_back_to_back(BACK_TO_BACK_ROUNDS, settings.reps, || run_once(y_dev))?;
-    (m.back_to_back_ms, _) = median_min(&mut means);
+    (m.time.back_to_back_ms, _) = median_min(&mut means);
     let graph = gpu.time_graph(BACK_TO_BACK_ROUNDS, settings.reps, || run_once(y_dev))?;
-    m.graph_ms = graph.map(|mut means| median_min(&mut means).0);
-    if m.transposed_format.is_some() {
+    m.time.graph_ms = graph.map(|mut means| median_min(&mut means).0);
+    if m.transposed.transposed_format.is_some() {
         let kept = device.transpose_path();
         device.set_transpose_path(TransposePath::OneOff);
         let mut times = (0..3)
@@ -667,7 +714,7 @@ fn measure<T: Scalar>(
             })
             .collect::<Result<Vec<f64>>>()?;
         device.set_transpose_path(kept);
-        m.one_off_ms = Some(median_min(&mut times).0);
+        m.transposed.one_off_ms = Some(median_min(&mut times).0);
         let check = operands.check(&gpu.download(y_dev)?);
         if !check.passed() {
             record_check(m, check); // the one-off path's result, wrong where the copy's was not
@@ -695,8 +742,8 @@ fn measure_cpu<T: Scalar>(
         product.run_host(format, x, &mut y)?;
         times.push(ms_since(t));
     }
-    m.back_to_back_ms = times.iter().sum::<f64>() / times.len().max(1) as f64;
-    (m.median_ms, m.min_ms) = median_min(&mut times);
+    m.time.back_to_back_ms = times.iter().sum::<f64>() / times.len().max(1) as f64;
+    (m.time.median_ms, m.time.min_ms) = median_min(&mut times);
     Ok(())
 }
 

@@ -7,17 +7,14 @@ use serde::Serialize;
 
 use super::{Machine, Measurement, Product, Settings, Status};
 use crate::error::printable_name;
+use crate::io::output::Provenance;
 
 /// Everything one run measured.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
-    /// Version of the JSON layout; bumped when a field changes meaning.
-    pub schema_version: u32,
-    /// Version of the `spmv` crate that measured.
-    pub spmv_version: String,
-    /// The commit the measuring binary was built from ([`crate::COMMIT`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub commit: Option<String>,
+    /// The code that measured.
+    #[serde(flatten)]
+    pub provenance: Provenance,
     /// The command that ran (`spmv bench …`), where the caller says it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
@@ -55,9 +52,7 @@ impl Report {
             )),
         };
         let mut report = Report {
-            schema_version: 2,
-            spmv_version: env!("CARGO_PKG_VERSION").to_string(),
-            commit: crate::COMMIT.map(str::to_string),
+            provenance: Provenance::of_layout(2),
             command: None,
             machine,
             warmup,
@@ -224,16 +219,17 @@ impl Report {
                 let name = b.spec.split(':').next().unwrap_or(&b.spec);
                 !(self.machine.backend == "cpu" && library.contains(&name))
             };
-            if contender(m) && peers().filter(|b| contender(b)).all(|b| b.median_ms >= m.median_ms)
+            if contender(m)
+                && peers().filter(|b| contender(b)).all(|b| b.time.median_ms >= m.time.median_ms)
             {
                 out[i].wins += 1;
             }
             let baseline = format!("{baseline}{}", Product::label_suffix_of(&m.product));
             if let Some(base) = peers().find(|b| b.format == baseline) {
-                log_speedups[i].push((base.median_ms / m.median_ms).ln());
+                log_speedups[i].push((base.time.median_ms / m.time.median_ms).ln());
             }
-            if !m.l2_resident {
-                roofline[i].push(m.roofline_fraction);
+            if !m.rates.l2_resident {
+                roofline[i].push(m.rates.roofline_fraction);
             }
         }
         for (i, f) in out.iter_mut().enumerate() {
@@ -346,8 +342,8 @@ impl TableLayout {
             }
             None => m.format.clone(),
         };
-        if let Some(t) = &m.transposed_format {
-            match m.one_off_ms {
+        if let Some(t) = &m.transposed.transposed_format {
+            match m.transposed.one_off_ms {
                 Some(ms) => format += &format!(" [Aᵀ in {t}; one-off {ms:.3} ms]"),
                 None => format += &format!(" [Aᵀ in {t}]"),
             }
@@ -363,6 +359,7 @@ impl TableLayout {
             }
         };
         let bound = m
+            .rates
             .bound_fraction
             .filter(|f| f.is_finite())
             .map_or("-".to_string(), |f| format!("{:.0}%", f * 100.0));
@@ -387,9 +384,9 @@ impl TableLayout {
                 cut(&format, fwidth),
                 m.precision.name(),
                 m.nnz,
-                micro(m.median_ms),
-                micro(m.back_to_back_ms),
-                num(m.gflops, 1),
+                micro(m.time.median_ms),
+                micro(m.time.back_to_back_ms),
+                num(m.rates.gflops, 1),
                 bound,
                 // The word alone: the footer spells failures out, --wide and the JSON say
                 // why a format declined and how the parts of a distributed run exchanged.
@@ -398,17 +395,17 @@ impl TableLayout {
             return cut_end(&line, COMPACT_WIDTH) + "\n";
         }
         let status = match (m.status, &m.error) {
-            (Status::Ok, _) if m.exchange_ms.is_some() => format!(
+            (Status::Ok, _) if m.parts.exchange_ms.is_some() => format!(
                 "ok ({} parts, {} overlapping; halo {:.3} MB, exchange {} us b2b)",
-                m.devices.as_ref().map_or(0, Vec::len),
-                m.overlapping_parts.unwrap_or(0),
-                m.halo_bytes.unwrap_or(0) as f64 / 1e6,
-                num(m.exchange_ms.unwrap_or(f64::NAN) * 1e3, 2)
+                m.parts.devices.as_ref().map_or(0, Vec::len),
+                m.parts.overlapping_parts.unwrap_or(0),
+                m.parts.halo_bytes.unwrap_or(0) as f64 / 1e6,
+                num(m.parts.exchange_ms.unwrap_or(f64::NAN) * 1e3, 2)
             ),
             (st, error) => st.cell(error.as_deref()),
         };
         let measured = matches!(m.status, Status::Ok | Status::Wrong);
-        let converted = measured || m.convert_ms > 0.0;
+        let converted = measured || m.setup.convert_ms > 0.0;
         let rel = if m.max_rel_error.is_nan() {
             "-".to_string()
         } else {
@@ -421,17 +418,17 @@ impl TableLayout {
             m.precision.name(),
             m.nrows,
             m.nnz,
-            if converted { num(m.convert_ms + m.device_convert_ms.unwrap_or(0.0), 2) } else { "-".into() },
+            if converted { num(m.setup.convert_ms + m.setup.device_convert_ms.unwrap_or(0.0), 2) } else { "-".into() },
             if converted { num(m.format_bytes as f64 / 1e6, 2) } else { "-".into() },
-            num(m.median_ms * 1e3, 2),
-            num(m.min_ms * 1e3, 2),
-            num(m.back_to_back_ms * 1e3, 2),
-            m.graph_ms.map_or("-".to_string(), |g| num(g * 1e3, 2)),
-            num(m.gflops, 1),
-            num(m.effective_gbs, 0),
-            if m.roofline_fraction.is_nan() { "-".to_string() } else { format!("{:.0}%", m.roofline_fraction * 100.0) },
+            num(m.time.median_ms * 1e3, 2),
+            num(m.time.min_ms * 1e3, 2),
+            num(m.time.back_to_back_ms * 1e3, 2),
+            m.time.graph_ms.map_or("-".to_string(), |g| num(g * 1e3, 2)),
+            num(m.rates.gflops, 1),
+            num(m.rates.effective_gbs, 0),
+            if m.rates.roofline_fraction.is_nan() { "-".to_string() } else { format!("{:.0}%", m.rates.roofline_fraction * 100.0) },
             bound,
-            if m.l2_resident { "L2" } else { "" },
+            if m.rates.l2_resident { "L2" } else { "" },
             if measured { rel } else { "-".into() },
             status
         )

@@ -254,7 +254,7 @@ impl<'a, T: Scalar> DistEngine<'a, T> {
 
 // SAFETY (every launch below): the arguments match krylov.cu's kernels of the same name; the
 // views are a part's own entries (n of its rows; d only with use_d, one unread element
-// otherwise), s slot::COUNT, partial 2·blocks(n), counter one; the part's grid is blocks(n)
+// otherwise), s slot::SCALARS, partial 2·blocks(n), counter one; the part's grid is blocks(n)
 // blocks of BLOCK threads.
 impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
     type Vector = DistVector<T>;

@@ -25,6 +25,24 @@ pub struct KernelModule {
     pub headers: &'static [&'static str],
 }
 
+/// Constants that Rust and a kernel module share, written once: a module of `pub const`s,
+/// and the same values as `#define PREFIX_NAME value` lines in its `CUDA` (a header of the
+/// kernel module), so the two sides cannot drift apart.
+macro_rules! cuda_constants {
+    ($(#[$meta:meta])* $vis:vis mod $module:ident: $ty:ty = $prefix:literal {
+        $($(#[$doc:meta])* $name:ident = $value:literal,)*
+    }) => {
+        $(#[$meta])*
+        $vis mod $module {
+            $($(#[$doc])* pub const $name: $ty = $value;)*
+            /// These constants as CUDA `#define`s.
+            pub const CUDA: &str =
+                concat!($("#define ", $prefix, stringify!($name), " ", stringify!($value), "\n",)*);
+        }
+    };
+}
+pub(crate) use cuda_constants;
+
 /// The runtime's own kernels (bandwidth copy, fill).
 pub const UTIL_MODULE: KernelModule =
     KernelModule { name: "util", source: include_str!("util.cu"), headers: &[] };

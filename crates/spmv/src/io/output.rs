@@ -2,14 +2,39 @@
 //! target, which is renamed over the target only once every byte is written and synced. A
 //! failure (a full disk, an error before the end) leaves the target as it was, never empty or
 //! cut short. Every file the library and the CLI write (Matrix Market, JSON reports, solutions)
-//! goes through [`write_file`].
+//! goes through [`write_file`]. JSON reports begin with their [`Provenance`].
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use serde::Serialize;
+
 use crate::error::{Error, Result};
+
+/// Which code wrote a JSON report (`spmv bench`'s, `spmv solve`'s): its first fields.
+#[derive(Clone, Debug, Serialize)]
+pub struct Provenance {
+    /// Version of the report's JSON layout; bumped when a field changes meaning.
+    pub schema_version: u32,
+    /// Version of the `spmv` crate that wrote it.
+    pub spmv_version: String,
+    /// The commit the binary was built from ([`crate::COMMIT`]), where known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+}
+
+impl Provenance {
+    /// This build's provenance for a report of layout `schema_version`.
+    pub fn of_layout(schema_version: u32) -> Self {
+        Provenance {
+            schema_version,
+            spmv_version: env!("CARGO_PKG_VERSION").to_string(),
+            commit: crate::COMMIT.map(str::to_string),
+        }
+    }
+}
 
 /// Writes the file `path` with `write`, atomically: `write` fills a temporary file in the
 /// same folder, which replaces `path` once written, flushed and synced. On any error the

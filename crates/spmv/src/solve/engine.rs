@@ -14,52 +14,35 @@ use rayon::prelude::*;
 
 use super::krylov::{dot, stop, KrylovSettings, Progress};
 use crate::error::Result;
+use crate::gpu::jit::cuda_constants;
 use crate::matrix::Scalar;
 use crate::measure::ms_since;
 use crate::operator::LinearOperator;
 
-/// The solve's scalars (krylov.cu's `s[]`).
-pub(crate) mod slot {
-    pub const STATUS: usize = 0;
-    pub const STATUS_ITER: usize = 1;
-    pub const ITER: usize = 2;
-    pub const TOL2: usize = 3;
-    pub const RR: usize = 4;
-    pub const VALUE: usize = 5;
-    pub const CG_RZ: usize = 6;
-    pub const CG_ALPHA: usize = 7;
-    pub const CG_BETA: usize = 8;
-    pub const BI_RHO: usize = 6;
-    pub const BI_ALPHA: usize = 7;
-    pub const BI_OMEGA: usize = 8;
-    pub const BI_BETA: usize = 9;
-    pub const BI_S_CONVERGED: usize = 10;
-    pub const MR_BETA: usize = 6;
-    pub const MR_OLDB: usize = 7;
-    pub const MR_ALPHA: usize = 8;
-    pub const MR_DBAR: usize = 9;
-    pub const MR_EPS: usize = 10;
-    pub const MR_OLDEPS: usize = 11;
-    pub const MR_DELTA: usize = 12;
-    pub const MR_GAMMA: usize = 13;
-    pub const MR_PHI: usize = 14;
-    pub const MR_PHIBAR: usize = 15;
-    pub const MR_CS: usize = 16;
-    pub const MR_SN: usize = 17;
-    pub const MR_SCALE: usize = 18;
-    pub const GM_M: usize = 6;
-    pub const GM_MAX_ITER: usize = 7;
-    pub const GM_DONE: usize = 8;
-    pub const GM_J: usize = 9;
-    pub const GM_HNEXT: usize = 10;
-    pub const GM_BREAK: usize = 11;
-    /// A sum's two totals, for engines that finish the step on the host (KR_OP_TOTALS).
-    pub const U: usize = 28;
-    pub const V: usize = 29;
-    /// The scalars of every method; GMRES's arrays follow ([`GmAt`]).
-    pub const COUNT: usize = 32;
-    /// The largest GMRES basis (krylov.cu's KR_GM_MAX_M).
-    pub const GM_MAX_M: usize = 256;
+cuda_constants! {
+    /// The solve's scalars (krylov.cu's `s[]`, as `KR_<NAME>`).
+    pub(crate) mod slot: usize = "KR_" {
+        // Every method's: the status (one of `stop`'s codes), the iteration that set it,
+        // iterations completed, (tol·‖b‖)², r·r of the last test, the quantity a breakdown
+        // reports (p·A·p).
+        STATUS = 0, STATUS_ITER = 1, ITER = 2, TOL2 = 3, RR = 4, VALUE = 5,
+        // Each method's own, from 6 (the methods share the slots).
+        CG_RZ = 6, CG_ALPHA = 7, CG_BETA = 8,
+        BI_RHO = 6, BI_ALPHA = 7, BI_OMEGA = 8, BI_BETA = 9, BI_S_CONVERGED = 10,
+        MR_BETA = 6, MR_OLDB = 7, MR_ALPHA = 8, MR_DBAR = 9, MR_EPS = 10, MR_OLDEPS = 11,
+        MR_DELTA = 12, MR_GAMMA = 13, MR_PHI = 14, MR_PHIBAR = 15, MR_CS = 16, MR_SN = 17,
+        // MINRES: ‖b‖/β₁, φ̄ in ‖b‖'s units.
+        MR_SCALE = 18,
+        // GMRES: the basis' size before a restart, Arnoldi steps at most, the cycle is done
+        // (its remaining steps do nothing), the basis vectors the update uses, h_{j+1,j} (or
+        // β after a restart: the next normalisation), H was singular (stop after the update).
+        GM_M = 6, GM_MAX_ITER = 7, GM_DONE = 8, GM_J = 9, GM_HNEXT = 10, GM_BREAK = 11,
+        // A sum's two totals, for engines that finish the step on the host (`Op::Totals`).
+        U = 28, V = 29,
+        // The scalars of every method (GMRES's arrays follow: `GmAt`), and the largest GMRES
+        // basis (the shared memory of krylov.cu's kr_gm_update).
+        SCALARS = 32, GM_MAX_M = 256,
+    }
 }
 
 /// Where GMRES's arrays sit after the scalars, for a basis of m + 1 vectors (krylov.cu's
@@ -79,19 +62,19 @@ impl GmAt {
         self.h(0, self.m)
     }
     pub fn t(self, k: usize) -> usize {
-        slot::COUNT + k
+        slot::SCALARS + k
     }
     pub fn g(self, k: usize) -> usize {
-        slot::COUNT + (self.m + 1) + k
+        slot::SCALARS + (self.m + 1) + k
     }
     pub fn c(self, k: usize) -> usize {
-        slot::COUNT + 2 * (self.m + 1) + k
+        slot::SCALARS + 2 * (self.m + 1) + k
     }
     pub fn sn(self, k: usize) -> usize {
-        slot::COUNT + 2 * (self.m + 1) + self.m + k
+        slot::SCALARS + 2 * (self.m + 1) + self.m + k
     }
     pub fn h(self, row: usize, col: usize) -> usize {
-        slot::COUNT + 2 * (self.m + 1) + 2 * self.m + col * (self.m + 1) + row
+        slot::SCALARS + 2 * (self.m + 1) + 2 * self.m + col * (self.m + 1) + row
     }
 }
 
@@ -888,5 +871,21 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
             Ok(())
         };
         drive(checked, None, self.bnorm, &mut replay, &scalars, false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{slot, stop};
+
+    #[test]
+    fn krylov_cu_sees_the_rust_constants_as_defines() {
+        // One line per constant, in order, with the module's prefix.
+        assert!(slot::CUDA.starts_with("#define KR_STATUS 0\n#define KR_STATUS_ITER 1\n"));
+        assert!(slot::CUDA.contains("\n#define KR_CG_RZ 6\n"));
+        assert!(slot::CUDA.ends_with("#define KR_SCALARS 32\n#define KR_GM_MAX_M 256\n"));
+        assert_eq!(slot::CUDA.lines().count(), 37);
+        assert!(stop::CUDA.contains("\n#define KR_ST_PRECONDITIONER 10\n"));
+        assert_eq!((slot::MR_SCALE, stop::LIMIT), (18, 12));
     }
 }

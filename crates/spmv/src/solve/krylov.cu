@@ -48,61 +48,8 @@
 
 #define KR_BLOCK 256
 
-// Scalars in s[], shared by both methods.
-#define KR_STATUS 0       // one of KR_ST_*
-#define KR_STATUS_ITER 1  // the iteration that set it
-#define KR_ITER 2         // iterations completed
-#define KR_TOL2 3         // (tol·‖b‖)²
-#define KR_RR 4           // r·r of the last test
-#define KR_VALUE 5        // the quantity a breakdown reports (p·A·p)
-// Conjugate gradients.
-#define KR_CG_RZ 6
-#define KR_CG_ALPHA 7
-#define KR_CG_BETA 8
-// MINRES.
-#define KR_MR_BETA 6
-#define KR_MR_OLDB 7
-#define KR_MR_ALPHA 8
-#define KR_MR_DBAR 9
-#define KR_MR_EPS 10
-#define KR_MR_OLDEPS 11
-#define KR_MR_DELTA 12
-#define KR_MR_GAMMA 13
-#define KR_MR_PHI 14
-#define KR_MR_PHIBAR 15
-#define KR_MR_CS 16
-#define KR_MR_SN 17
-#define KR_MR_SCALE 18  // ‖b‖/β₁: φ̄ in ‖b‖'s units
-// GMRES; its arrays follow the scalars (kr_gm_at).
-#define KR_GM_M 6         // the basis' size before a restart
-#define KR_GM_MAX_ITER 7  // Arnoldi steps at most
-#define KR_GM_DONE 8      // the cycle is done: its remaining steps do nothing
-#define KR_GM_J 9         // the basis vectors the update uses
-#define KR_GM_HNEXT 10    // h_{j+1,j} (or β after a restart): the next normalisation
-#define KR_GM_BREAK 11    // H was singular: stop after the update
-#define KR_SCALARS 32     // where GMRES's arrays start
-#define KR_GM_MAX_M 256   // the largest basis (shared memory of kr_gm_update)
-// BiCGSTAB.
-#define KR_BI_RHO 6
-#define KR_BI_ALPHA 7
-#define KR_BI_OMEGA 8
-#define KR_BI_BETA 9
-#define KR_BI_S_CONVERGED 10
-
-// STATUS values (solve/krylov_gpu.rs names them).
-#define KR_ST_RUNNING 0
-#define KR_ST_CONVERGED 1
-#define KR_ST_NON_FINITE 2
-#define KR_ST_NOT_SPD 3     // CG: p·A·p ≤ 0
-#define KR_ST_RZ_ZERO 4     // CG: r·M⁻¹r = 0 with r ≠ 0
-#define KR_ST_RHO_ZERO 5    // BiCGSTAB: ρ = r̂·r = 0
-#define KR_ST_RV_ZERO 6     // BiCGSTAB: r̂·v = 0
-#define KR_ST_TT_ZERO 7     // BiCGSTAB: t·t = 0
-#define KR_ST_OMEGA_ZERO 8  // BiCGSTAB: ω = 0
-#define KR_ST_GAMMA_ZERO 9  // MINRES: γ = 0 (A singular on the Krylov space)
-#define KR_ST_PRECOND 10    // MINRES: r·M⁻¹r < 0 (the preconditioner is not positive definite)
-#define KR_ST_SINGULAR 11   // GMRES: the Hessenberg matrix is singular
-#define KR_ST_LIMIT 12      // GMRES: max_iter Arnoldi steps without convergence
+// The scalars in s[] (KR_<slot>) and the STATUS codes (KR_ST_*) come from solve/engine.rs's
+// `slot` and solve/krylov.rs's `stop`, as headers of this module: written once, in Rust.
 
 // The finishing steps (kr_step's `op`).
 #define KR_OP_CG_PQ 0
@@ -119,8 +66,6 @@
 #define KR_OP_GM_H2 11
 #define KR_OP_GM_ARNOLDI 12
 #define KR_OP_GM_RESTART 13
-#define KR_U 28
-#define KR_V 29
 
 // The sums of u and v over a block of N threads (one of each per thread), by a fixed tree
 // (tree.cuh); thread 0 gets them.
@@ -230,7 +175,7 @@ __device__ __forceinline__ void kr_step(double u, double v, u32 op, double* __re
             }
             if (u < 0.0) {
                 s[KR_VALUE] = u;
-                kr_stop(s, KR_ST_PRECOND, k);
+                kr_stop(s, KR_ST_PRECONDITIONER, k);
                 break;
             }
             const double alpha = s[KR_MR_ALPHA], cs = s[KR_MR_CS], sn = s[KR_MR_SN], dbar = s[KR_MR_DBAR];

@@ -20,6 +20,7 @@ use rayon::prelude::*;
 
 use super::engine::slot::GM_MAX_M;
 use crate::error::{Error, Result};
+use crate::gpu::jit::cuda_constants;
 use crate::matrix::{Csr, Precision, Scalar};
 
 /// Threads per block of the GPU's vector kernels (krylov.cu's KR_BLOCK).
@@ -221,22 +222,34 @@ impl Method {
     }
 }
 
-/// Why an iteration stopped (the STATUS codes of krylov.cu; the host solvers use them too,
-/// so both report a stop in the same words).
-pub(crate) mod stop {
-    pub const RUNNING: u32 = 0;
-    pub const CONVERGED: u32 = 1;
-    pub const NON_FINITE: u32 = 2;
-    pub const NOT_SPD: u32 = 3;
-    pub const RZ_ZERO: u32 = 4;
-    pub const RHO_ZERO: u32 = 5;
-    pub const RV_ZERO: u32 = 6;
-    pub const TT_ZERO: u32 = 7;
-    pub const OMEGA_ZERO: u32 = 8;
-    pub const GAMMA_ZERO: u32 = 9;
-    pub const PRECONDITIONER: u32 = 10;
-    pub const SINGULAR: u32 = 11;
-    pub const LIMIT: u32 = 12;
+cuda_constants! {
+    /// Why an iteration stopped (krylov.cu's STATUS codes, as `KR_ST_<NAME>`; the host
+    /// solvers use them too, so both report a stop in the same words).
+    pub(crate) mod stop: u32 = "KR_ST_" {
+        RUNNING = 0,
+        CONVERGED = 1,
+        NON_FINITE = 2,
+        /// CG: p·A·p ≤ 0.
+        NOT_SPD = 3,
+        /// CG: r·M⁻¹r = 0 with r ≠ 0.
+        RZ_ZERO = 4,
+        /// BiCGSTAB: ρ = r̂·r = 0.
+        RHO_ZERO = 5,
+        /// BiCGSTAB: r̂·v = 0.
+        RV_ZERO = 6,
+        /// BiCGSTAB: t·t = 0.
+        TT_ZERO = 7,
+        /// BiCGSTAB: ω = 0.
+        OMEGA_ZERO = 8,
+        /// MINRES: γ = 0 (A singular on the Krylov space).
+        GAMMA_ZERO = 9,
+        /// MINRES: r·M⁻¹r < 0 (the preconditioner is not positive definite).
+        PRECONDITIONER = 10,
+        /// GMRES: the Hessenberg matrix is singular.
+        SINGULAR = 11,
+        /// GMRES: max_iter Arnoldi steps without convergence.
+        LIMIT = 12,
+    }
 }
 
 /// The outcome of a stop with code `code` at iteration `k` (`value`: p·A·p for NOT_SPD).

@@ -8,9 +8,11 @@
 
 use cudarc::driver::{CudaSlice, DevicePtr, LaunchArgs, LaunchConfig, PushKernelArg};
 
-use super::engine::{drive, BiVectors, CgVectors, Engine, GmVectors, MrVectors, Op, Pace, Stopped};
+use super::engine::{
+    drive, slot, BiVectors, CgVectors, Engine, GmVectors, MrVectors, Op, Pace, Stopped,
+};
 use super::krylov::Method;
-use super::krylov::{blocks, KrylovSettings, BLOCK};
+use super::krylov::{blocks, stop, KrylovSettings, BLOCK};
 use super::methods::{initial_scalars, Backing, Job, Solvable};
 use crate::error::{Error, Result};
 use crate::formats::DeviceMatrix;
@@ -18,8 +20,11 @@ use crate::gpu::{Gpu, Kernel, KernelModule};
 use crate::matrix::Scalar;
 
 /// The GPU solvers' vector kernels.
-pub const KERNELS: KernelModule =
-    KernelModule { name: "krylov", source: include_str!("krylov.cu"), headers: &[super::TREE] };
+pub const KERNELS: KernelModule = KernelModule {
+    name: "krylov",
+    source: include_str!("krylov.cu"),
+    headers: &[super::TREE, slot::CUDA, stop::CUDA],
+};
 
 /// One GPU's matrix solves on that GPU.
 impl<T: Scalar> Solvable<T> for DeviceMatrix<T> {
@@ -181,7 +186,7 @@ pub(crate) fn engine<'a, T: Scalar>(
 
 // SAFETY (every launch below): the arguments match krylov.cu's kernels of the same name;
 // every vector holds n elements (z, p̂, ŝ, y and d only with use_d, one unread element
-// otherwise), s slot::COUNT (GMRES: GmAt's length), partial `partial_len`, counter one; the
+// otherwise), s slot::SCALARS (GMRES: GmAt's length), partial `partial_len`, counter one; the
 // grid is `blocks(n)` blocks of BLOCK threads (grid-stride loops below n; block b writes
 // partial[2b], partial[2b + 1], GMRES's dots partial[k·blocks + b] for k ≤ j + 1 ≤ m); the
 // table holds the m + 1 basis vectors' addresses, alive as long as `vs`, and j < m; `op` is

@@ -171,7 +171,7 @@ pub(crate) fn begin<'a, T: Scalar>(
 
 /// The starting scalars of `method` (GMRES's with its arrays).
 pub(crate) fn initial_scalars(settings: &KrylovSettings, bnorm: f64, method: Method) -> Vec<f64> {
-    let mut s = vec![0.0; slot::COUNT];
+    let mut s = vec![0.0; slot::SCALARS];
     s[slot::TOL2] = threshold(settings.tol, bnorm);
     s[slot::RR] = bnorm * bnorm;
     if method == Method::Gmres {

@@ -316,16 +316,16 @@ fn gpu_distributed_bench_checks_every_row_and_reports_the_exchange() {
                 continue;
             }
             assert_eq!(m.status, Status::Ok, "{name} {}: {:?}", m.format, m.error);
-            assert_eq!(m.devices.as_deref(), Some(&ordinals[..]));
+            assert_eq!(m.parts.devices.as_deref(), Some(&ordinals[..]));
             assert!(
-                m.halo_bytes.unwrap() > 0
-                    && m.exchange_ms.unwrap() > 0.0
-                    && m.back_to_back_ms > 0.0,
+                m.parts.halo_bytes.unwrap() > 0
+                    && m.parts.exchange_ms.unwrap() > 0.0
+                    && m.time.back_to_back_ms > 0.0,
                 "{name} {}",
                 m.format
             );
             assert!(
-                m.median_ms > 0.0 && m.gflops > 0.0 && m.format_bytes > 0,
+                m.time.median_ms > 0.0 && m.rates.gflops > 0.0 && m.format_bytes > 0,
                 "{name} {}",
                 m.format
             );

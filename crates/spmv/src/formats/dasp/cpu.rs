@@ -13,21 +13,22 @@ pub fn spmv<T: Scalar>(a: &Dasp<T>, x: &[T], y: &mut [T]) {
     // SAFETY (every write below): each row of the matrix is in exactly one class and, in it,
     // in exactly one place (the conversion's classification), so each element of y — which
     // has nrows elements, checked by RowWriter::new — is written once, by one task.
-    a.long_rows.par_iter().enumerate().for_each(|(i, &r)| {
-        let groups = a.long_group_ptr[i] as usize..a.long_group_ptr[i + 1] as usize;
-        let sum = groups
-            .fold(T::Acc::ZERO, |s, g| s + a.long.dot(g * LONG_GROUP..(g + 1) * LONG_GROUP, x));
+    a.long.rows.par_iter().enumerate().for_each(|(i, &r)| {
+        let groups = a.long.group_ptr[i] as usize..a.long.group_ptr[i + 1] as usize;
+        let sum = groups.fold(T::Acc::ZERO, |s, g| {
+            s + a.long.groups.dot(g * LONG_GROUP..(g + 1) * LONG_GROUP, x)
+        });
         unsafe { out.write(r as usize, T::from_acc(sum)) };
     });
-    a.medium_rows.par_chunks(BLOCK_ROWS).enumerate().for_each(|(b, rows)| {
-        let tiles = a.block_tile_ptr[b] as usize..a.block_tile_ptr[b + 1] as usize;
+    a.medium.rows.par_chunks(BLOCK_ROWS).enumerate().for_each(|(b, rows)| {
+        let tiles = a.medium.block_tile_ptr[b] as usize..a.medium.block_tile_ptr[b + 1] as usize;
         for (i, &r) in rows.iter().enumerate() {
             let mut sum = T::Acc::ZERO;
             for t in tiles.clone() {
-                sum += a.regular.dot(t * TILE + 4 * i..t * TILE + 4 * i + 4, x);
+                sum += a.medium.regular.dot(t * TILE + 4 * i..t * TILE + 4 * i + 4, x);
             }
             let m = b * BLOCK_ROWS + i;
-            sum += a.irregular.dot(a.irreg_ptr[m]..a.irreg_ptr[m + 1], x);
+            sum += a.medium.irregular.dot(a.medium.irreg_ptr[m]..a.medium.irreg_ptr[m + 1], x);
             unsafe { out.write(r as usize, T::from_acc(sum)) };
         }
     });

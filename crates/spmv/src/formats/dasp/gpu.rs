@@ -26,9 +26,9 @@ struct Warps([u32; 7]);
 impl Warps {
     fn of<T: Scalar>(a: &Dasp<T>) -> Result<Self> {
         let s = &a.short;
-        let blocks = a.medium_rows.len().div_ceil(BLOCK_ROWS);
+        let blocks = a.medium.rows.len().div_ceil(BLOCK_ROWS);
         let counts = [
-            a.long_warp_row.len(),
+            a.long.warp_row.len(),
             blocks.div_ceil(a.loop_num()),
             s.rows_13.len().div_ceil(PIECES_PER_TILE * SHORT_TILES),
             s.rows_4.len().div_ceil(PIECES_PER_TILE * SHORT_TILES),
@@ -112,20 +112,20 @@ impl<T: Scalar> DeviceDasp<T> {
         let module = if codec == ValueCodec::Full { &KERNELS } else { &CODED_KERNELS };
         Ok(DeviceDasp {
             warps,
-            long_rows: gpu.upload_nonempty(&a.long_rows)?,
-            long_group_ptr: gpu.upload_nonempty(&a.long_group_ptr)?,
-            long_warp_ptr: gpu.upload_nonempty(&a.long_warp_ptr)?,
-            long_warp_row: gpu.upload_nonempty(&a.long_warp_row)?,
-            long: Part::upload(gpu, &a.long, coded(0))?,
-            long_partial: gpu.alloc(a.long_warp_row.len().max(1))?,
-            long_count: gpu.alloc(a.long_rows.len().max(1))?,
+            long_rows: gpu.upload_nonempty(&a.long.rows)?,
+            long_group_ptr: gpu.upload_nonempty(&a.long.group_ptr)?,
+            long_warp_ptr: gpu.upload_nonempty(&a.long.warp_ptr)?,
+            long_warp_row: gpu.upload_nonempty(&a.long.warp_row)?,
+            long: Part::upload(gpu, &a.long.groups, coded(0))?,
+            long_partial: gpu.alloc(a.long.warp_row.len().max(1))?,
+            long_count: gpu.alloc(a.long.rows.len().max(1))?,
             loop_num: u32_of(a.loop_num()),
-            medium: u32_of(a.medium_rows.len()),
-            medium_rows: gpu.upload_nonempty(&a.medium_rows)?,
-            block_tile_ptr: gpu.upload_nonempty(&a.block_tile_ptr)?,
-            regular: Part::upload(gpu, &a.regular, coded(1))?,
-            irreg_ptr: DeviceOffsets::upload(gpu, NAME, &a.irreg_ptr, a.offsets)?,
-            irregular: Part::upload(gpu, &a.irregular, coded(2))?,
+            medium: u32_of(a.medium.rows.len()),
+            medium_rows: gpu.upload_nonempty(&a.medium.rows)?,
+            block_tile_ptr: gpu.upload_nonempty(&a.medium.block_tile_ptr)?,
+            regular: Part::upload(gpu, &a.medium.regular, coded(1))?,
+            irreg_ptr: DeviceOffsets::upload(gpu, NAME, &a.medium.irreg_ptr, a.offsets)?,
+            irregular: Part::upload(gpu, &a.medium.irregular, coded(2))?,
             short_counts: [s.rows_13.len(), s.rows_4.len(), s.rows_22.len(), s.rows_1.len()]
                 .map(u32_of),
             short_rows: gpu.upload_nonempty(&short_rows)?,

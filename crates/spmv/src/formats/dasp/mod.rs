@@ -7,7 +7,7 @@
 //! **medium** (5 ..= max_len), **short** (1 ..= 4) and **empty** (y = 0).
 //!
 //! - *Long rows* are cut into groups of 64 entries (2 MMAs of 8 pieces × 4), the last group
-//!   zero-padded (value 0, column 0). `long_group_ptr[i]` is long row i's first group.
+//!   zero-padded (value 0, column 0). `long.group_ptr[i]` is long row i's first group.
 //! - *Medium rows* are sorted by length, longest first (stable); every 8 consecutive rows
 //!   form a row-block, cut left to right into 8 × 4 tiles (tile t holds positions
 //!   4t .. 4t + 3 of each of its 8 rows). A tile with at least `REGULAR_FILL` × 32 = 24 real
@@ -223,27 +223,10 @@ pub struct Phases {
 pub struct Dasp<T> {
     nrows: usize,
     params: Params,
-    /// Long rows (original ids), their first group (`len + 1` entries), their first GPU warp
-    /// (`len + 1`), the long row (index into `long_rows`) of each warp, and the groups.
-    pub long_rows: Vec<u32>,
-    /// Per long row, its first group in `long` (`long_rows.len() + 1` entries).
-    pub long_group_ptr: Vec<u32>,
-    /// Per long row, its first GPU warp, [`LONG_WARP_GROUPS`] groups a warp (`len + 1` entries).
-    pub long_warp_ptr: Vec<u32>,
-    /// Per GPU warp of the long rows, its long row (index into `long_rows`).
-    pub long_warp_row: Vec<u32>,
-    /// The long rows' groups, [`LONG_GROUP`] slots each, the last of a row zero-padded.
-    pub long: Slots<T>,
-    /// Medium rows sorted by length, longest first (original ids).
-    pub medium_rows: Vec<u32>,
-    /// Per row-block, its first regular tile (`blocks + 1` entries).
-    pub block_tile_ptr: Vec<u32>,
-    /// Regular tiles, 32 slots each, row-major within the tile.
-    pub regular: Slots<T>,
-    /// Per medium row (sorted order), its first irregular entry (`medium + 1` entries).
-    pub irreg_ptr: Vec<usize>,
-    /// The irregular entries of the medium rows, row after row in sorted order.
-    pub irregular: Slots<T>,
+    /// The long rows and their groups.
+    pub long: LongRows<T>,
+    /// The medium rows and their tiles.
+    pub medium: Medium<T>,
     /// The short rows, packed into pieces of 4.
     pub short: ShortRows<T>,
     /// Rows without entries (original ids): `A·x` is 0 there.
@@ -349,7 +332,7 @@ impl<T: Scalar> Dasp<T> {
             .par_chunks_mut(window)
             .for_each(|w| w.sort_by_key(|&r| std::cmp::Reverse(len(r)))); // stable
         let need = (regular_fill * TILE as f64).ceil() as usize;
-        let medium = medium_blocks(a, &medium_rows, need)?;
+        let medium = medium_blocks(a, medium_rows, need)?;
         let medium_ms = ms_since(start);
 
         let start = Instant::now();
@@ -359,16 +342,14 @@ impl<T: Scalar> Dasp<T> {
         let dasp = Dasp {
             nrows: a.nrows(),
             params,
-            long_rows,
-            long_group_ptr,
-            long_warp_ptr,
-            long_warp_row,
-            long,
-            medium_rows,
-            block_tile_ptr: medium.block_tile_ptr,
-            regular: medium.regular,
-            irreg_ptr: medium.irreg_ptr,
-            irregular: medium.irregular,
+            long: LongRows {
+                rows: long_rows,
+                group_ptr: long_group_ptr,
+                warp_ptr: long_warp_ptr,
+                warp_row: long_warp_row,
+                groups: long,
+            },
+            medium,
             short,
             empty_rows,
             phases: Phases { classify_ms, long_ms, medium_ms, short_ms },
@@ -404,7 +385,7 @@ impl<T: Scalar> Dasp<T> {
     pub fn loop_num(&self) -> usize {
         self.params
             .loop_num
-            .unwrap_or_else(|| loop_num_rule(self.medium_rows.len().div_ceil(BLOCK_ROWS)))
+            .unwrap_or_else(|| loop_num_rule(self.medium.rows.len().div_ceil(BLOCK_ROWS)))
     }
     /// The layout with the values coded as `values` asks (f64 and f32): declined, with the
     /// reason, when the slots' values, padding zeros included, do not fit the codec.
@@ -425,7 +406,12 @@ impl<T: Scalar> Dasp<T> {
         }
         // One codec for the four parts (one kernel), chosen on all slots together; a codec
         // that fits them all fits each part.
-        let parts = [&dasp.long.val, &dasp.regular.val, &dasp.irregular.val, &dasp.short.slots.val];
+        let parts = [
+            &dasp.long.groups.val,
+            &dasp.medium.regular.val,
+            &dasp.medium.irregular.val,
+            &dasp.short.slots.val,
+        ];
         let all: Vec<T> = parts.iter().flat_map(|p| p.iter().copied()).collect();
         let codec = EncodedValues::codec_for(&all, values, NAME)?;
         drop(all);
@@ -452,16 +438,19 @@ impl<T: Scalar> Dasp<T> {
 
     /// Stored slots of every part, padding included.
     pub fn stored(&self) -> usize {
-        self.long.len() + self.regular.len() + self.irregular.len() + self.short.slots.len()
+        self.long.groups.len()
+            + self.medium.regular.len()
+            + self.medium.irregular.len()
+            + self.short.slots.len()
     }
     /// Bytes of the arrays the kernels read.
     pub fn device_bytes(&self) -> usize {
-        let index = self.long_rows.len()
-            + self.long_group_ptr.len()
-            + self.long_warp_ptr.len()
-            + self.long_warp_row.len()
-            + self.medium_rows.len()
-            + self.block_tile_ptr.len()
+        let index = self.long.rows.len()
+            + self.long.group_ptr.len()
+            + self.long.warp_ptr.len()
+            + self.long.warp_row.len()
+            + self.medium.rows.len()
+            + self.medium.block_tile_ptr.len()
             + 2 * (self.short.rows_13.len() + self.short.rows_22.len())
             + self.short.rows_4.len()
             + self.short.rows_1.len()
@@ -471,7 +460,7 @@ impl<T: Scalar> Dasp<T> {
         } else {
             self.coded.iter().map(EncodedValues::device_bytes).sum()
         };
-        4 * (index + self.stored()) + self.offsets.bytes() * self.irreg_ptr.len() + values
+        4 * (index + self.stored()) + self.offsets.bytes() * self.medium.irreg_ptr.len() + values
     }
 }
 
@@ -482,8 +471,8 @@ impl<T: Scalar> SpmvFormat<T> for Dasp<T> {
         self.rows
             .stats(self.device_bytes(), self.stored())
             .with([
-                ("long_rows", self.long_rows.len() as f64),
-                ("medium_rows", self.medium_rows.len() as f64),
+                ("long_rows", self.long.rows.len() as f64),
+                ("medium_rows", self.medium.rows.len() as f64),
                 (
                     "short_rows",
                     (2 * (s.rows_13.len() + s.rows_22.len()) + s.rows_4.len() + s.rows_1.len())
@@ -493,8 +482,8 @@ impl<T: Scalar> SpmvFormat<T> for Dasp<T> {
                 ("long_nnz", self.class_nnz[0] as f64),
                 ("medium_nnz", self.class_nnz[1] as f64),
                 ("short_nnz", self.class_nnz[2] as f64),
-                ("regular_tiles", (self.regular.len() / TILE) as f64),
-                ("irregular_entries", self.irregular.len() as f64),
+                ("regular_tiles", (self.medium.regular.len() / TILE) as f64),
+                ("irregular_entries", self.medium.irregular.len() as f64),
                 ("loop_num", self.loop_num() as f64),
                 ("offset_bytes", self.offsets.bytes() as f64),
                 ("classify_ms", p.classify_ms),
@@ -507,11 +496,32 @@ impl<T: Scalar> SpmvFormat<T> for Dasp<T> {
     super::cpu_and_device!(gpu::DeviceDasp::new);
 }
 
-struct Medium<T> {
-    block_tile_ptr: Vec<u32>,
-    regular: Slots<T>,
-    irreg_ptr: Vec<usize>,
-    irregular: Slots<T>,
+/// DASP's long rows: each cut into groups of [`LONG_GROUP`] slots, the last zero-padded.
+pub struct LongRows<T> {
+    /// The long rows (original ids).
+    pub rows: Vec<u32>,
+    /// Per long row, its first group in `groups` (`rows.len() + 1` entries).
+    pub group_ptr: Vec<u32>,
+    /// Per long row, its first GPU warp, [`LONG_WARP_GROUPS`] groups a warp (`len + 1` entries).
+    pub warp_ptr: Vec<u32>,
+    /// Per GPU warp, its long row (index into `rows`).
+    pub warp_row: Vec<u32>,
+    /// The groups, row after row.
+    pub groups: Slots<T>,
+}
+
+/// DASP's medium rows: row-blocks of regular tiles, and the irregular rest of each row.
+pub struct Medium<T> {
+    /// The medium rows sorted by length, longest first (original ids).
+    pub rows: Vec<u32>,
+    /// Per row-block, its first regular tile (`blocks + 1` entries).
+    pub block_tile_ptr: Vec<u32>,
+    /// Regular tiles, 32 slots each, row-major within the tile.
+    pub regular: Slots<T>,
+    /// Per medium row (sorted order), its first irregular entry (`rows.len() + 1` entries).
+    pub irreg_ptr: Vec<usize>,
+    /// The irregular entries, row after row in sorted order.
+    pub irregular: Slots<T>,
 }
 
 /// Regular tiles of a row-block of `lens` (sorted, longest first): the longest prefix of
@@ -525,7 +535,7 @@ fn regular_tiles(lens: &[usize], need: usize) -> usize {
 }
 
 /// Medium rows (sorted) in row-blocks of 8: regular tiles, then each row's irregular rest.
-fn medium_blocks<T: Scalar>(a: &Csr<T>, rows: &[u32], need: usize) -> Result<Medium<T>> {
+fn medium_blocks<T: Scalar>(a: &Csr<T>, rows: Vec<u32>, need: usize) -> Result<Medium<T>> {
     let lens: Vec<usize> = rows.iter().map(|&r| a.row_len(r as usize)).collect();
     let tiles: Vec<usize> = lens.par_chunks(BLOCK_ROWS).map(|b| regular_tiles(b, need)).collect();
     let mut block_tile_ptr = vec![0u32];
@@ -560,7 +570,7 @@ fn medium_blocks<T: Scalar>(a: &Csr<T>, rows: &[u32], need: usize) -> Result<Med
         v.copy_from_slice(&vals[skip..]);
         c.copy_from_slice(&cols[skip..]);
     });
-    Ok(Medium { block_tile_ptr, regular, irreg_ptr, irregular })
+    Ok(Medium { rows, block_tile_ptr, regular, irreg_ptr, irregular })
 }
 
 /// Short rows (`by_len[l]`: the rows of length l) packed into pieces of 4 (module doc).

@@ -39,19 +39,22 @@ fn worked_example_gives_the_documented_layout() {
     let a = example();
     let d = Dasp::with_max_len(&a, 8).unwrap();
     // Long: row 0, one group of 64 with 20 real entries.
-    assert_eq!((d.long_rows.as_slice(), d.long_group_ptr.as_slice()), (&[0][..], &[0, 1][..]));
-    assert_eq!(d.long.len(), LONG_GROUP);
-    assert_eq!(&d.long.val[..20], a.row(0).1);
-    assert!(d.long.val[20..].iter().all(|&v| v == 0.0) && d.long.cid[20..].iter().all(|&c| c == 0));
+    assert_eq!((d.long.rows.as_slice(), d.long.group_ptr.as_slice()), (&[0][..], &[0, 1][..]));
+    assert_eq!(d.long.groups.len(), LONG_GROUP);
+    assert_eq!(&d.long.groups.val[..20], a.row(0).1);
+    assert!(
+        d.long.groups.val[20..].iter().all(|&v| v == 0.0)
+            && d.long.groups.cid[20..].iter().all(|&c| c == 0)
+    );
     // Medium: rows 2..=9, one block, tile 0 regular (32 real), positions 4-5 irregular.
-    assert_eq!(d.medium_rows, (2..10).collect::<Vec<u32>>());
-    assert_eq!(d.block_tile_ptr, [0, 1]);
-    assert_eq!(d.regular.len(), TILE);
+    assert_eq!(d.medium.rows, (2..10).collect::<Vec<u32>>());
+    assert_eq!(d.medium.block_tile_ptr, [0, 1]);
+    assert_eq!(d.medium.regular.len(), TILE);
     for i in 0..8 {
-        assert_eq!(&d.regular.val[4 * i..4 * i + 4], &a.row(2 + i).1[..4], "row {}", 2 + i);
+        assert_eq!(&d.medium.regular.val[4 * i..4 * i + 4], &a.row(2 + i).1[..4], "row {}", 2 + i);
     }
-    assert_eq!(d.irreg_ptr, (0..=8).map(|i| 2 * i).collect::<Vec<usize>>());
-    assert_eq!(&d.irregular.val[..2], &a.row(2).1[4..]);
+    assert_eq!(d.medium.irreg_ptr, (0..=8).map(|i| 2 * i).collect::<Vec<usize>>());
+    assert_eq!(&d.medium.irregular.val[..2], &a.row(2).1[4..]);
     // Short: 1&3 (10, 11), 2&2 (12, 13), group 4 (14); no leftovers.
     assert_eq!(d.short.rows_13, [[10, 11]]);
     assert_eq!(d.short.rows_22, [[12, 13]]);
@@ -105,7 +108,7 @@ proptest! {
         prop_assert!(matches_oracle(&d, &a));
         // Every row is in exactly one class.
         let s = &d.short;
-        let mut rows: Vec<u32> = d.long_rows.iter().chain(&d.medium_rows).chain(&d.empty_rows)
+        let mut rows: Vec<u32> = d.long.rows.iter().chain(&d.medium.rows).chain(&d.empty_rows)
             .chain(&s.rows_4).chain(&s.rows_1).copied().collect();
         rows.extend(s.rows_13.iter().chain(&s.rows_22).flatten());
         rows.sort_unstable();
