@@ -806,10 +806,6 @@ impl<T: Scalar> DistributedMatrix<T> {
         self.synchronize()?;
         let reps = reps.max(1);
         let time = |f: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
-            // With one process per GPU the ranks start the clock together (a gather across
-            // them): a rank that started first would count its wait for the others' first
-            // exchange as product time.
-            self.on_every_rank(true)?;
             let start = std::time::Instant::now();
             for _ in 0..reps {
                 f()?;
