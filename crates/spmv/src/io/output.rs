@@ -13,7 +13,8 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 
-/// Which code wrote a JSON report (`spmv bench`'s, `spmv solve`'s): its first fields.
+/// Which code wrote a JSON report (`spmv bench`'s, `spmv solve`'s, `spmv pagerank`'s): its
+/// first fields.
 #[derive(Clone, Debug, Serialize)]
 pub struct Provenance {
     /// Version of the report's JSON layout; bumped when a field changes meaning.
