@@ -22,7 +22,7 @@ use crate::solve::{self, jacobi_rows, KrylovSettings, Method, Outcome, Solution,
 use crate::{Backend, DeviceMatrix, FormatHandle};
 
 use super::{fitted, Named, RankPlace, Target};
-use crate::distributed::DistributedMatrix;
+use crate::distributed::{DistributedMatrix, RankWaits};
 
 /// A preconditioner.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -331,6 +331,10 @@ pub struct Distributed {
     /// (NaN when not measured).
     pub spmv_ms: f64,
     pub exchange_ms: f64,
+    /// One process per GPU: where rank 0 waited in the gathers across processes during the
+    /// solves (the solvers' sums, the checks that every rank agrees).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rank_waits: Option<RankWaits>,
 }
 
 /// An iteration's parts on the GPU: its products, each timed alone (back to back), plus the
@@ -409,6 +413,14 @@ impl Report {
                 d.spmv_ms,
                 d.exchange_ms
             );
+            if let Some(w) = &d.rank_waits {
+                s += &format!(
+                    "rank 0 waited in {} gathers across processes: for its GPU {:.1} µs, then for the gather {:.1} µs (medians)\n",
+                    w.gathers,
+                    1e3 * w.own_gpu_ms,
+                    1e3 * w.gather_ms
+                );
+            }
         }
         s
     }
@@ -564,7 +576,7 @@ fn typed<T: Scalar>(
             for _ in 0..request.repeat.max(1) {
                 solves.push(solve(&d)?);
             }
-            report_parts(report, &d, request.measure_parts)?;
+            report_parts(report, &d, request.measure_parts, None)?;
         }
         Target::Ranks(RankPlace { gpu, ranks }) => {
             let d = DistributedMatrix::for_rank(a, gpu, &request.choice, ranks)?;
@@ -584,7 +596,7 @@ fn typed<T: Scalar>(
                     settings,
                 )?);
             }
-            report_parts(report, &d, request.measure_parts)?;
+            report_parts(report, &d, request.measure_parts, Some(d.rank_waits()))?;
         }
         Target::One(backend) => {
             // One GPU replays the iterations as a CUDA graph (unless told not to): auto ranks
@@ -623,7 +635,7 @@ fn typed<T: Scalar>(
 /// The distributed matrix's figures into the report, and its parts' formats as `chosen` (its
 /// times only when asked: they cost 200 products).
 fn report_parts<T: Scalar>(
-    report: &mut Report, d: &DistributedMatrix<T>, measure: bool,
+    report: &mut Report, d: &DistributedMatrix<T>, measure: bool, rank_waits: Option<RankWaits>,
 ) -> Result<()> {
     let (spmv_ms, exchange_ms) = if measure { d.time_products(100)? } else { (f64::NAN, f64::NAN) };
     let parts = d.describe_parts()?;
@@ -636,6 +648,7 @@ fn report_parts<T: Scalar>(
         halo_bytes: d.halo_bytes(),
         spmv_ms,
         exchange_ms,
+        rank_waits,
     });
     Ok(())
 }

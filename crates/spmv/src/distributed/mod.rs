@@ -54,7 +54,8 @@ pub mod world;
 use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, PushKernelArg};
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, PushKernelArg};
 
 pub use nccl::version as nccl_version;
 pub use partition::{LocalPart, Partition};
@@ -130,6 +131,26 @@ pub struct DistributedMatrix<T: Scalar> {
     transposed: OnceLock<Box<Transposed<T>>>,
     /// The parts' format, for the transpose.
     spec: Choice,
+    /// Where this process waited in each [`DistributedMatrix::gathered`] (one process per
+    /// GPU): for its own GPU, then for the gather, ms (at most `MAX_WAIT_SAMPLES` kept).
+    waits: Mutex<Vec<(f64, f64)>>,
+}
+
+/// Gathers whose waits are kept (16 bytes each): a solve's first 2^20.
+const MAX_WAIT_SAMPLES: usize = 1 << 20;
+
+/// Where a process's host waits in a gather across processes (one process per GPU): for its
+/// own GPU to finish the work queued before the gather, then for the gather itself — the
+/// other ranks' arrival and NCCL's transfer. Medians, so that the first gathers (which wait
+/// for kernel compilation and uploads) do not count.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct RankWaits {
+    /// Gathers across processes so far (a solver's sums, the checks that every rank agrees).
+    pub gathers: usize,
+    /// Median wait for the own GPU, milliseconds.
+    pub own_gpu_ms: f64,
+    /// Median wait for the gather once the own GPU was done, milliseconds.
+    pub gather_ms: f64,
 }
 
 /// Each held owner's send buffer, `None` for an owner nobody needs.
@@ -154,6 +175,12 @@ struct Part<T: Scalar> {
     /// part order), or `None` when no part needs any.
     send_idx: Option<CudaSlice<u32>>,
     gather: Kernel,
+    /// Recorded on the part's stream after its gather: its send buffer is full, and the
+    /// products queued before (which read the halo room) are past.
+    sendable: CudaEvent,
+    /// Recorded on the exchange stream after the part's halo has come in (and, for an
+    /// owner, after its sends have left).
+    halo_in: CudaEvent,
 }
 
 /// Some of a part's rows in the part's format.
@@ -367,6 +394,7 @@ impl<T: Scalar> DistributedMatrix<T> {
             source: a.clone(),
             transposed: OnceLock::new(),
             spec: spec.clone(),
+            waits: Mutex::default(),
         })
     }
 
@@ -451,7 +479,27 @@ impl<T: Scalar> DistributedMatrix<T> {
                 Some(NcclRoute { comms: nccl::Comms::new(&ordinals)?, rank_of_part })
             }
         };
+        if self.nccl.is_some() {
+            self.connect()?;
+        }
         Ok(())
+    }
+
+    /// One exchange of a zero `x` (and, with one process per GPU, one gather across the
+    /// processes), waited for. NCCL connects two ranks on their first send and receive, and
+    /// the ranks of a gather on its first gather: with 4 processes on 4 H200s that took some
+    /// 0.5 s, which a solve of a few hundred iterations showed as several milliseconds per
+    /// iteration (`poisson3d:n=60`: 3.30 ms against 0.54 ms with NCCL's older transport).
+    /// Done once, in the setup, so that products and solves time only themselves.
+    fn connect(&self) -> Result<()> {
+        let x = self.zeros(true, 1)?;
+        self.gather_sends(&x, 0)?;
+        self.transfer(&x, 0)?;
+        self.parts.iter().try_for_each(|p| self.await_halo(p))?;
+        if self.ranks.is_some() {
+            self.on_every_rank(true)?;
+        }
+        self.synchronize()
     }
 
     /// How the halo travels.
@@ -519,6 +567,9 @@ impl<T: Scalar> DistributedMatrix<T> {
         p.gpu.context().bind_to_thread()?;
         let mut all = p.gpu.alloc::<f64>(len * world.size)?;
         let stream = p.gpu.stream();
+        let start = std::time::Instant::now();
+        let queued = p.gpu.context().new_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING))?;
+        queued.record(stream)?;
         let (src, _) = mine.device_ptr(stream);
         let (dst, _) = all.device_ptr_mut(stream);
         // SAFETY: `mine` holds len f64 and `all` size·len, both on this rank's device and
@@ -532,8 +583,22 @@ impl<T: Scalar> DistributedMatrix<T> {
                 stream.cu_stream() as _,
             )?;
         }
+        queued.synchronize()?;
+        let own_gpu_ms = ms_since(start);
         let all = p.gpu.download(&all)?;
+        let mut waits = self.waits.lock().unwrap_or_else(|e| e.into_inner());
+        if waits.len() < MAX_WAIT_SAMPLES {
+            waits.push((own_gpu_ms, ms_since(start) - own_gpu_ms));
+        }
         Ok(all.chunks(len.max(1)).map(<[f64]>::to_vec).collect())
+    }
+    /// Where this process has waited in the gathers across processes so far.
+    pub fn rank_waits(&self) -> RankWaits {
+        let waits = self.waits.lock().unwrap_or_else(|e| e.into_inner());
+        let median = |pick: fn(&(f64, f64)) -> f64| {
+            crate::measure::median_min(&mut waits.iter().map(pick).collect::<Vec<_>>()).0
+        };
+        RankWaits { gathers: waits.len(), own_gpu_ms: median(|w| w.0), gather_ms: median(|w| w.1) }
     }
     /// Whether `mine` holds on every process (one process per GPU; else `mine`).
     pub fn on_every_rank(&self, mine: bool) -> Result<bool> {
@@ -719,7 +784,7 @@ impl<T: Scalar> DistributedMatrix<T> {
             return Ok(()); // nothing to write, however many (empty) vectors the block says
         }
         for j in 0..block.k {
-            self.exchange(x, j)?;
+            self.gather_sends(x, j)?;
             let mut run = |i: usize, piece: &Piece<T>| -> Result<()> {
                 let part = &self.parts[i];
                 let (x_len, y_len) = (part.len(true), part.len(y.halo));
@@ -732,11 +797,13 @@ impl<T: Scalar> DistributedMatrix<T> {
             };
             // Interior pieces read only own x entries, but a format's padding slots may point
             // at any column with a zero value: reading a halo entry mid-exchange gives 0
-            // either way (for finite x).
+            // either way (for finite x). They are queued before the transfers, so that they
+            // start while the host is still queueing those.
             let early = |q: &Piece<T>| self.overlap && q.interior;
             for (i, p) in self.parts.iter().enumerate() {
                 p.pieces.iter().filter(|q| early(q)).try_for_each(|q| run(i, q))?;
             }
+            self.transfer(x, j)?;
             for (i, p) in self.parts.iter().enumerate() {
                 self.await_halo(p)?;
                 p.pieces.iter().filter(|q| !early(q)).try_for_each(|q| run(i, q))?;
@@ -789,11 +856,11 @@ impl<T: Scalar> DistributedMatrix<T> {
         Ok(self.transposed.get_or_init(|| Box::new(Transposed { matrix, x })))
     }
 
-    /// Orders `p`'s stream after its exchange stream: the halo is in, and the next gather
-    /// cannot overwrite a send buffer that a send or copy on this device still reads.
+    /// Orders `p`'s stream after its halo's arrival: the rows that need it can run, and the
+    /// next gather cannot overwrite a send buffer that a send or copy on this device still
+    /// reads.
     fn await_halo(&self, p: &Part<T>) -> Result<()> {
-        p.gpu.context().bind_to_thread()?;
-        Ok(p.gpu.stream().join(&p.comm)?)
+        Ok(p.gpu.stream().wait(&p.halo_in)?)
     }
 
     /// Back-to-back means in milliseconds of `reps` products `y = A·x` and of `reps` halo
@@ -806,6 +873,10 @@ impl<T: Scalar> DistributedMatrix<T> {
         self.synchronize()?;
         let reps = reps.max(1);
         let time = |f: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
+            // With one process per GPU the ranks start the clock together (a gather across
+            // them): a rank that started first would count its wait for the others' first
+            // exchange as product time.
+            self.on_every_rank(true)?;
             let start = std::time::Instant::now();
             for _ in 0..reps {
                 f()?;
@@ -815,7 +886,8 @@ impl<T: Scalar> DistributedMatrix<T> {
         };
         let product = time(&mut || self.spmv(&xd, &mut y))?;
         let exchange = time(&mut || {
-            self.exchange(&xd, 0)?;
+            self.gather_sends(&xd, 0)?;
+            self.transfer(&xd, 0)?;
             self.parts.iter().try_for_each(|p| self.await_halo(p))
         })?;
         Ok((product, exchange))
@@ -841,67 +913,108 @@ impl<T: Scalar> DistributedMatrix<T> {
         Ok(())
     }
 
-    /// Fills the halo of every part's local `x` from the owners' own entries: the gathers on
-    /// the owners' streams, the transfers on the exchange streams (`Part::comm`), which
-    /// [`DistributedMatrix::apply`] joins before the rows that need the halo.
-    fn exchange(&self, x: &DistVector<T>, column: usize) -> Result<()> {
+    /// The first half of the halo exchange (column `column` of `x`): every held owner gathers
+    /// the entries its receivers need into its send buffer, on its stream, after the previous
+    /// exchange's copies out of that buffer; then each part records `sendable`.
+    fn gather_sends(&self, x: &DistVector<T>, column: usize) -> Result<()> {
         let mut sends = self.sends.lock().unwrap_or_else(|e| e.into_inner());
         for (k, p) in self.parts.iter().enumerate() {
             let j = self.first_part + k;
-            let (Some(idx), Some(buf)) = (&p.send_idx, &mut sends[k]) else { continue };
             p.gpu.context().bind_to_thread()?;
-            // The previous exchange's peer copies out of this buffer must be over before it
-            // is refilled: wait for the receivers' exchange streams on other devices (on this
-            // device, and for NCCL's sends, the product's join of the exchange stream did).
-            // Peer copies run in one process, where held parts are all parts.
-            if self.nccl.is_none() {
-                for t in self.transfers.iter().filter(|t| t.from == j) {
-                    let to = &self.parts[t.to];
-                    if !Arc::ptr_eq(&to.gpu, &p.gpu) {
-                        p.gpu.stream().join(&to.comm)?;
+            if let (Some(idx), Some(buf)) = (&p.send_idx, &mut sends[k]) {
+                // The previous exchange's peer copies out of this buffer run on the receivers'
+                // exchange streams: wait for those on other devices (on this device, and for
+                // NCCL's sends, the previous product's wait for `halo_in` did). Peer copies
+                // run in one process, where held parts are all parts.
+                if self.nccl.is_none() {
+                    for t in self.transfers.iter().filter(|t| t.from == j) {
+                        let to = &self.parts[t.to];
+                        if !Arc::ptr_eq(&to.gpu, &p.gpu) {
+                            p.gpu.stream().wait(&to.halo_in)?;
+                        }
                     }
                 }
+                let n = idx.len() as u32;
+                let len = p.len(true);
+                let src = x.parts[k].slice(column * len..column * len + len);
+                // SAFETY: gather_T(u32 n, const u32* idx, const T* x, T* out): idx holds n
+                // positions below the local x's length (built from the part's own range), out
+                // (the send buffer) n entries; the grid-stride loop stays below n.
+                unsafe {
+                    p.gather.launch_with(&p.gpu, grid_stride(n as u64), |a| {
+                        a.arg(&n).arg(idx).arg(&src).arg(buf);
+                    })?;
+                }
             }
-            let n = idx.len() as u32;
-            let len = p.len(true);
-            let src = x.parts[k].slice(column * len..column * len + len);
-            // SAFETY: gather_T(u32 n, const u32* idx, const T* x, T* out): idx holds n
-            // positions below the local x's length (built from the part's own range), out
-            // (the send buffer) n entries; the grid-stride loop stays below n.
-            unsafe {
-                p.gather.launch_with(&p.gpu, grid_stride(n as u64), |a| {
-                    a.arg(&n).arg(idx).arg(&src).arg(buf);
-                })?;
-            }
-        }
-        // Each exchange stream starts after its device's gathers and after the previous
-        // product's reads of the halo (both queued before, on the device's stream).
-        for (i, p) in self.parts.iter().enumerate() {
-            if !self.parts[..i].iter().any(|q| Arc::ptr_eq(&q.gpu, &p.gpu)) {
-                p.gpu.context().bind_to_thread()?;
-                p.comm.join(p.gpu.stream())?;
-            }
-        }
-        if let Some(route) = &self.nccl {
-            return self.exchange_nccl(route, &sends, x, column);
-        }
-        for t in &self.transfers {
-            let to = &self.parts[t.to];
-            let buf = sends[t.from].as_ref().expect("an owner with transfers has a send buffer");
-            let src = buf.slice(t.send_at..t.send_at + t.count);
-            let at = column * to.len(true) + t.recv_at;
-            // SAFETY: the run lies in the receiver's halo room (the plan built it so), the
-            // product's scratch, which nothing else writes or reads until the product's rows do.
-            let mut dst = unsafe { crate::gpu::alias(&x.parts[t.to], at..at + t.count) };
-            // On the receiver's exchange stream; between devices cudarc first makes it wait
-            // for the owner's stream (where the buffer lives), so the gather is done.
-            to.gpu.context().bind_to_thread()?;
-            to.comm.memcpy_dtod(&src, &mut *dst)?;
+            p.sendable.record(p.gpu.stream())?;
         }
         Ok(())
     }
 
-    /// The transfers of [`DistributedMatrix::exchange`] as one NCCL group: a held owner's send
+    /// The second half: the transfers on the exchange streams (`Part::comm`), each receiver's
+    /// after its own `sendable` (its halo room is no longer read) and its owners'; then each
+    /// part records `halo_in`, which [`DistributedMatrix::await_halo`] waits for. The events
+    /// are made once per part (cudarc's `join` and cross-device copy make and drop one per
+    /// call, and a product over 4 GPUs queues dozens of these steps).
+    fn transfer(&self, x: &DistVector<T>, column: usize) -> Result<()> {
+        let sends = self.sends.lock().unwrap_or_else(|e| e.into_inner());
+        for (k, p) in self.parts.iter().enumerate() {
+            p.gpu.context().bind_to_thread()?;
+            p.comm.wait(&p.sendable)?;
+            // NCCL's sends run on the owners' own exchange streams, after their `sendable`.
+            if self.nccl.is_none() {
+                let j = self.first_part + k;
+                for t in self.transfers.iter().filter(|t| t.to == j) {
+                    p.comm.wait(&self.parts[t.from].sendable)?;
+                }
+            }
+        }
+        match &self.nccl {
+            Some(route) => self.exchange_nccl(route, &sends, x, column)?,
+            None => self.copy_halo(&sends, x, column)?,
+        }
+        for p in &self.parts {
+            p.gpu.context().bind_to_thread()?;
+            p.halo_in.record(&p.comm)?;
+        }
+        Ok(())
+    }
+
+    /// The transfers as copies on the receivers' exchange streams (one process holds every
+    /// part): `cuMemcpyPeerAsync` between devices, a device copy within one.
+    fn copy_halo(&self, sends: &SendBuffers<T>, x: &DistVector<T>, column: usize) -> Result<()> {
+        use cudarc::driver::result;
+        let size = std::mem::size_of::<T>();
+        for t in &self.transfers {
+            let (from, to) = (&self.parts[t.from], &self.parts[t.to]);
+            let buf = sends[t.from].as_ref().expect("an owner with transfers has a send buffer");
+            let (src, _) = buf.slice(t.send_at..t.send_at + t.count).device_ptr(&to.comm);
+            let at = column * to.len(true) + t.recv_at;
+            let (dst, _) = x.parts[t.to].slice(at..at + t.count).device_ptr(&to.comm);
+            to.gpu.context().bind_to_thread()?;
+            // SAFETY: both runs lie inside their buffers (the plan built them so), which stay
+            // alive; the source was filled before the owner's `sendable`, which this stream
+            // waited for, and the destination is the receiver's halo room, the product's
+            // scratch, which nothing else writes or reads until the rows after `halo_in` do.
+            unsafe {
+                if Arc::ptr_eq(&from.gpu, &to.gpu) {
+                    result::memcpy_dtod_async(dst, src, t.count * size, to.comm.cu_stream())?;
+                } else {
+                    result::memcpy_peer_async(
+                        to.gpu.context().cu_ctx(),
+                        dst,
+                        from.gpu.context().cu_ctx(),
+                        src,
+                        t.count * size,
+                        to.comm.cu_stream(),
+                    )?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The transfers of [`DistributedMatrix::transfer`] as one NCCL group: a held owner's send
     /// on its exchange stream (after its gather), a held receiver's receive on its own (before
     /// the rows that need the halo). Every process queues its ends in the one transfer order,
     /// which is how NCCL matches a pair's sends and receives.
@@ -961,6 +1074,8 @@ impl<T: Scalar> Part<T> {
         let (pieces, label) = DistributedMatrix::pieces(local, gpu, spec, whole)?;
         let name = format!("gather_{}", T::SUFFIX);
         let gather = Kernel::new(gpu, &crate::reorder::KERNELS, &name, grid_stride(1))?;
+        // Only ordering: no timing, which makes recording and waiting cheaper.
+        let event = || gpu.context().new_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING));
         Ok(Part {
             gpu: gpu.clone(),
             comm,
@@ -971,6 +1086,8 @@ impl<T: Scalar> Part<T> {
             label,
             send_idx: None,
             gather,
+            sendable: event()?,
+            halo_in: event()?,
         })
     }
 

@@ -290,7 +290,7 @@ impl<T: Scalar> DistributedMatrix<T> {
         })();
         let (parts, transfers, sends) = meet.agree(built)?;
         let comms = nccl::Comms::for_rank(&id, size, rank, gpu)?;
-        Ok(DistributedMatrix {
+        let matrix = DistributedMatrix {
             nccl: Some(NcclRoute { comms, rank_of_part: (0..size).collect() }),
             partition,
             parts,
@@ -303,7 +303,10 @@ impl<T: Scalar> DistributedMatrix<T> {
             source: own.clone(),
             transposed: OnceLock::new(),
             spec: spec.clone(),
-        })
+            waits: Mutex::default(),
+        };
+        matrix.connect()?;
+        Ok(matrix)
     }
 }
 
