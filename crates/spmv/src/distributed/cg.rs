@@ -465,12 +465,6 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
         !self.gm_active()
     }
     fn run(&self, iteration: &mut dyn FnMut() -> Result<()>, pace: Pace) -> Result<Stopped> {
-        // The vectors' uploads done on every GPU, and with one process per GPU every rank here
-        // (a gather), before the clock starts: a rank that starts first would count its wait
-        // for the others' uploads as iteration time (4 processes on 4 H200s: CG on
-        // poisson3d:n=560 read 1.53 ms per iteration in one run, 2.18 in the next).
-        self.a.synchronize()?;
-        self.a.on_every_rank(true)?;
         // The host knows the scalars at every step: no read-back to batch.
         let started = Instant::now();
         let mut launched = 0;
