@@ -45,18 +45,7 @@ impl Partition {
                 a.ncols()
             )));
         }
-        let (m, nnz, row_ptr) = (a.nrows(), a.nnz(), a.row_ptr());
-        let mut starts = vec![0usize; parts + 1];
-        for (k, start) in starts.iter_mut().enumerate().skip(1) {
-            *start = if nnz == 0 {
-                m * k / parts
-            } else {
-                // The first row that begins at or after the k-th share of the entries.
-                let share = (nnz as u128 * k as u128 / parts as u128) as usize;
-                row_ptr.partition_point(|&p| p < share).min(m)
-            };
-        }
-        starts[parts] = m;
+        let starts = a.balanced_row_starts(parts);
         Ok(Partition { starts })
     }
     /// A partition with these row starts (`0 = starts[0] ≤ … ≤ starts[p] = nrows`).

@@ -270,11 +270,16 @@ impl<T: Scalar> Csr<T> {
     pub fn spmv_serial(&self, x: &[T], y: &mut [T]) {
         assert_eq!(x.len(), self.ncols, "x has the wrong length");
         assert_eq!(y.len(), self.nrows, "y has the wrong length");
-        for (r, yr) in y.iter_mut().enumerate() {
-            let (cols, vals) = self.row(r);
-            let sum = cols
-                .iter()
-                .zip(vals)
+        self.rows_into(0, x, y);
+    }
+
+    /// Rows `first..first + y.len()` of `A·x` into `y`, one after another.
+    fn rows_into(&self, first: usize, x: &[T], y: &mut [T]) {
+        let (cols, vals) = (&self.col_idx[..], &self.values[..]);
+        let offsets = &self.row_ptr[first..=first + y.len()];
+        for (yr, run) in y.iter_mut().zip(offsets.windows(2)) {
+            let (cols, vals) = (&cols[run[0]..run[1]], &vals[run[0]..run[1]]);
+            let sum = (cols.iter().zip(vals))
                 .fold(T::Acc::ZERO, |s, (&c, &v)| mul_acc(s, v, x[c as usize]));
             *yr = T::from_acc(sum);
         }
@@ -285,24 +290,53 @@ impl<T: Scalar> Csr<T> {
         self.nnz() + self.nrows < SERIAL_WORK
     }
 
-    /// `y = A·x` with rows split over rayon's threads; below [`SERIAL_WORK`] on the calling
-    /// thread alone (the same sums either way).
+    /// `parts + 1` row indices from 0 to `nrows` that cut the rows into contiguous runs of
+    /// about `nnz / parts` entries each (a run ends at the first row boundary past its
+    /// share; rows are never split; without entries the rows are split evenly).
+    pub fn balanced_row_starts(&self, parts: usize) -> Vec<usize> {
+        let (m, nnz, parts) = (self.nrows, self.nnz(), parts.max(1));
+        let mut starts = vec![0usize; parts + 1];
+        for (k, start) in starts.iter_mut().enumerate().skip(1) {
+            *start = if nnz == 0 {
+                m * k / parts
+            } else {
+                // The first row that begins at or after the k-th share of the entries.
+                let share = (nnz as u128 * k as u128 / parts as u128) as usize;
+                self.row_ptr.partition_point(|&p| p < share).min(m)
+            };
+        }
+        starts[parts] = m;
+        starts
+    }
+
+    /// `y = A·x` over rayon's threads in runs of consecutive rows of about equal entries
+    /// ([`RUNS_PER_THREAD`] per thread), each run a serial loop; below [`SERIAL_WORK`] on
+    /// the calling thread alone. The same sums either way: each row is summed alone, in its
+    /// own order.
     pub fn spmv_parallel(&self, x: &[T], y: &mut [T]) {
         assert_eq!(x.len(), self.ncols, "x has the wrong length");
         assert_eq!(y.len(), self.nrows, "y has the wrong length");
         if self.runs_serially() {
-            return self.spmv_serial(x, y);
+            return self.rows_into(0, x, y);
         }
-        y.par_iter_mut().with_min_len(256).enumerate().for_each(|(r, yr)| {
-            let (cols, vals) = self.row(r);
-            let sum = cols
-                .iter()
-                .zip(vals)
-                .fold(T::Acc::ZERO, |s, (&c, &v)| mul_acc(s, v, x[c as usize]));
-            *yr = T::from_acc(sum);
-        });
+        let starts = self.balanced_row_starts(rayon::current_num_threads() * RUNS_PER_THREAD);
+        let mut runs = Vec::with_capacity(starts.len() - 1);
+        let mut rest = y;
+        for w in starts.windows(2) {
+            let (run, tail) = std::mem::take(&mut rest).split_at_mut(w[1] - w[0]);
+            runs.push((w[0], run));
+            rest = tail;
+        }
+        runs.into_par_iter().for_each(|(first, y)| self.rows_into(first, x, y));
     }
 }
+
+/// Runs of rows per rayon thread in a CPU product ([`Csr::spmv_parallel`]): several, so that
+/// a thread that finishes early takes another. Runs rather than rows as rayon's items: a row
+/// of a few entries costs less than rayon's bookkeeping of an item (the product with rows as
+/// items was 1.36× slower, geomean over the 22 shared matrices of ≥ 5·10^4 stored entries on
+/// 2 cores: docs/auto.md).
+const RUNS_PER_THREAD: usize = 8;
 
 /// Work (entries plus rows) below which a CPU product runs on the calling thread: waking
 /// rayon's threads costs more than such a product takes. Measured (2 cores, median µs of
