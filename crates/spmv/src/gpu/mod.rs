@@ -377,7 +377,8 @@ impl Gpu {
             return Ok(true);
         }
         let mut can = 0;
-        // SAFETY: plain queries and a context flag; both contexts are alive (held by `self`
+        // SAFETY: plain queries, a context flag and an access list of the peer's default
+        // memory pool (one descriptor, on the stack); both contexts are alive (held by `self`
         // and `peer`) and this thread is bound to `self`'s.
         unsafe {
             cu::cuDeviceCanAccessPeer(&mut can, self.ctx.cu_device(), peer.ctx.cu_device())
