@@ -576,7 +576,7 @@ fn typed<T: Scalar>(
             for _ in 0..request.repeat.max(1) {
                 solves.push(solve(&d)?);
             }
-            report_parts(report, &d, request.measure_parts, None)?;
+            report_parts(report, &d, request.measure_parts)?;
         }
         Target::Ranks(RankPlace { gpu, ranks }) => {
             let d = DistributedMatrix::for_rank(a, gpu, &request.choice, ranks)?;
@@ -596,7 +596,7 @@ fn typed<T: Scalar>(
                     settings,
                 )?);
             }
-            report_parts(report, &d, request.measure_parts, Some(d.rank_waits()))?;
+            report_parts(report, &d, request.measure_parts)?;
         }
         Target::One(backend) => {
             // One GPU replays the iterations as a CUDA graph (unless told not to): auto ranks
@@ -635,8 +635,10 @@ fn typed<T: Scalar>(
 /// The distributed matrix's figures into the report, and its parts' formats as `chosen` (its
 /// times only when asked: they cost 200 products).
 fn report_parts<T: Scalar>(
-    report: &mut Report, d: &DistributedMatrix<T>, measure: bool, rank_waits: Option<RankWaits>,
+    report: &mut Report, d: &DistributedMatrix<T>, measure: bool,
 ) -> Result<()> {
+    // Before the timed products, whose gathers are not the solves'.
+    let rank_waits = d.world().map(|_| d.rank_waits());
     let (spmv_ms, exchange_ms) = if measure { d.time_products(100)? } else { (f64::NAN, f64::NAN) };
     let parts = d.describe_parts()?;
     report.chosen = Some(parts.iter().map(|p| p.0.as_str()).collect::<Vec<_>>().join(" | "));
