@@ -87,27 +87,72 @@ const SPMM_COPY: usize = 1;
 /// more run the lanes kernels, which read the matrix once per 32 columns.
 pub(crate) const BLOCK_TILE: usize = 8;
 
+/// Bytes of a row of X a wide lanes kernel's lane reads (common.cuh's WIDE_COLUMNS).
+const WIDE_BYTES: usize = 32;
+
+/// Which row-major blocks a format's lanes kernels take; the rest run its tile kernel.
+/// Measured on the H200 (f64, row-major, a 7-point stencil of 2.1·10^6 rows in DIA and a
+/// random CSR matrix of 2·10^6 rows of 16 entries, kernels of the same shapes written apart):
+/// the tile kernel's thread per row loads its 8 columns of X one by one, 32 rows' loads 64
+/// bytes apart, so each load instruction touches 16 cache lines: DIA at k = 8 took 0.291 ms,
+/// the wide kernel with 2 lanes of 4 columns 0.120 ms (the byte bound 0.103); k = 16: 0.388
+/// (16 lanes of one column) → 0.217; k = 32: 0.762 → 0.405; k = 4: 0.087 → 0.071. CSR's rows
+/// are read by the group, G entries at once, so it wants groups of 4 or more: k = 8, tiles of
+/// 16 lanes 1.19 ms, 8 lanes of one column 0.82, 2 wide lanes 0.95; k = 16: 16 lanes 1.22,
+/// 4 wide lanes 1.08; k = 32: 2.19 → 2.04; k = 4: tiles 0.62, 4 lanes 0.72.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LanesRule {
+    /// The fewest vectors the one-column lanes kernels take.
+    from_k: usize,
+    /// The fewest lanes per row a wide kernel may have.
+    min_wide_lanes: usize,
+}
+
+impl LanesRule {
+    /// Formats whose single product gives each row a thread (DIA, SELL-C-σ).
+    pub(crate) const THREAD_PER_ROW: LanesRule =
+        LanesRule { from_k: BLOCK_TILE + 1, min_wide_lanes: 1 };
+    /// CSR, whose groups read a row's entries together.
+    pub(crate) const GROUP_READS_ROW: LanesRule =
+        LanesRule { from_k: BLOCK_TILE, min_wide_lanes: 4 };
+
+    /// The lanes kernel for a row-major block of `k` vectors of `T`, X and Y 16-byte aligned
+    /// or not: (wide, lanes per row), or `None` for the tile kernel.
+    fn choose<T>(self, k: usize, aligned: bool) -> Option<(bool, usize)> {
+        let per_lane = WIDE_BYTES / std::mem::size_of::<T>();
+        if aligned && k % per_lane == 0 {
+            let lanes = (k / per_lane).next_power_of_two().min(8);
+            if lanes >= self.min_wide_lanes {
+                return Some((true, lanes));
+            }
+        }
+        (k >= self.from_k).then_some((false, k.next_power_of_two().clamp(8, 32)))
+    }
+}
+
 /// A format's block kernels (common.cuh: tiles and lanes) of `module`: `{tiles}_row_{T}` and
 /// `{tiles}_col_{T}` over a tile of 8 columns at a time, launched like the format's single
-/// product, and `{lanes}_g16_{T}` / `{lanes}_g32_{T}` for row-major blocks of more than 8
-/// vectors, a group of 16 lanes per row up to 16 vectors (no lane idles at k = 16) and 32 past
-/// it. Each is loaded — its module compiled — on its first block product. All take (m, n, k)
-/// before the format's arguments and (α, β) after.
+/// product; for row-major blocks, as its [`LanesRule`] says, `{lanes}_g8_{T}` .. `_g32_{T}`
+/// (a group of 8, 16 or 32 lanes per row, one column each, as many as k up to 32) and the wide
+/// `{lanes}_w1_{T}` .. `_w8_{T}` (1 to 8 lanes of 32 bytes of columns each). Each is loaded —
+/// its module compiled — on its first block product. All take (m, n, k) before the format's
+/// arguments and (α, β) after.
 pub(crate) struct BlockKernels {
     module: &'static KernelModule,
     tiles: String,
     lanes: String,
     tiles_config: LaunchConfig,
     rows: usize,
-    /// Row-major tiles, column-major tiles, lanes of 16, lanes of 32.
-    loaded: [OnceLock<Kernel>; 4],
+    rule: LanesRule,
+    /// Row-major tiles, column-major tiles, lanes of 8, 16 and 32, wide lanes of 1, 2, 4, 8.
+    loaded: [OnceLock<Kernel>; 9],
 }
 
 impl BlockKernels {
     /// The kernels of a format of `rows` rows whose single product launches with `config`.
     pub(crate) fn new(
         module: &'static KernelModule, tiles: String, lanes: String, config: LaunchConfig,
-        rows: usize,
+        rows: usize, rule: LanesRule,
     ) -> Result<Self> {
         Ok(BlockKernels {
             module,
@@ -115,26 +160,34 @@ impl BlockKernels {
             lanes,
             tiles_config: config,
             rows,
+            rule,
             loaded: Default::default(),
         })
     }
 
-    /// The kernel for `block` with X of `x_len` entries, and the kernels' k and n (the columns,
-    /// `x_len / k`) as u32 (`None` past it: the handle then runs one product per column).
+    /// The kernel for `block` with X of `x_len` entries (`aligned`: X and Y start on 16
+    /// bytes), and the kernels' k and n (the columns, `x_len / k`) as u32 (`None` past it: the
+    /// handle then runs one product per column).
     pub(crate) fn get<T: Scalar>(
-        &self, gpu: &Gpu, block: Block, x_len: usize,
+        &self, gpu: &Gpu, block: Block, x_len: usize, aligned: bool,
     ) -> Option<Result<(&Kernel, u32, u32)>> {
         let k = u32::try_from(block.k).ok()?;
         let n = u32::try_from(x_len / block.k).ok()?;
-        let lanes = |slot: usize, group: u64| {
-            let config = grid_for(self.rows as u64 * group, 256);
-            (slot, format!("{}_g{group}", self.lanes), config)
+        let lanes = match block.layout {
+            Layout::RowMajor => self.rule.choose::<T>(block.k, aligned),
+            Layout::ColMajor => None,
         };
-        let (slot, name, config) = match block.layout {
-            Layout::RowMajor if block.k > 2 * BLOCK_TILE => lanes(3, 32),
-            Layout::RowMajor if block.k > BLOCK_TILE => lanes(2, 16),
-            Layout::RowMajor => (0, format!("{}_row", self.tiles), Ok(self.tiles_config)),
-            Layout::ColMajor => (1, format!("{}_col", self.tiles), Ok(self.tiles_config)),
+        let log2 = |g: usize| g.trailing_zeros() as usize;
+        let (slot, name, config) = match lanes {
+            Some((wide, group)) => (
+                if wide { 5 + log2(group) } else { 2 + log2(group) - 3 },
+                format!("{}_{}{group}", self.lanes, if wide { "w" } else { "g" }),
+                grid_for(self.rows as u64 * group as u64, 256),
+            ),
+            None if block.layout == Layout::RowMajor => {
+                (0, format!("{}_row", self.tiles), Ok(self.tiles_config))
+            }
+            None => (1, format!("{}_col", self.tiles), Ok(self.tiles_config)),
         };
         let slot = &self.loaded[slot];
         if let Some(kernel) = slot.get() {
@@ -146,6 +199,11 @@ impl BlockKernels {
                 .map(|kernel| (slot.get_or_init(|| kernel), k, n)),
         )
     }
+}
+
+/// Whether X and Y of a block product both start on 16 bytes (the wide lanes kernels' loads).
+pub(crate) fn wide_aligned<T>(x: &CudaSlice<T>, y: &CudaSlice<T>) -> bool {
+    device_range(x).start % 16 == 0 && device_range(y).start % 16 == 0
 }
 
 /// The operands of one product `y = α·A·x + β·y`, as [`DeviceFormat::launch_scaled`] takes

@@ -50,7 +50,8 @@ pub(crate) use cpu_and_device;
 /// before the format modules, which reach it by textual scope.
 macro_rules! launch_block_kernels {
     ($kernels:expr, $gpu:expr, $p:ident, $block:expr, m = $m:expr, |$a:ident| $push:block) => {{
-        let (kernel, k, n) = match $kernels.get::<T>($gpu, $block, $p.x.len())? {
+        let aligned = crate::formats::wide_aligned($p.x, $p.y);
+        let (kernel, k, n) = match $kernels.get::<T>($gpu, $block, $p.x.len(), aligned)? {
             Ok(got) => got,
             Err(e) => return Some(Err(e)),
         };
@@ -100,7 +101,7 @@ pub(crate) mod test_support;
 pub mod values;
 
 pub(crate) use block_grid::BlockGrid;
-pub(crate) use device::{arg_u32, Arg, BlockKernels, OneKernel};
+pub(crate) use device::{arg_u32, wide_aligned, Arg, BlockKernels, LanesRule, OneKernel};
 pub use device::{DeviceEntries, DeviceFormat, DeviceMatrix, Scaled};
 pub use host::{FormatHandle, HostMatrix, MatrixInfo, SpmvFormat, TransposeFormat};
 pub use spec::{FormatSpec, Param};

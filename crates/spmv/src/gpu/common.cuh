@@ -140,31 +140,84 @@ __device__ __forceinline__ void block_tiles(bool write, u64 row, u32 m, u32 n, u
     }
 }
 
-// A lanes kernel's row (row-major, a group of G = 16 or 32 lanes per row: 16 for k <= 16, so
-// that no lane idles): lane l of the group sums columns l, l + G, ... over `entries(add)`, which
-// calls add(value, column) for every entry of the row in order. Every lane of the group calls
-// `entries` (those past k add nothing), so it may pass entries round the group by shuffles.
-template <typename T, int G, typename Entries>
+// A lanes kernel's row (row-major, a group of G lanes per row, a power of two up to 32): lane l
+// of the group sums P consecutive columns, l·P .. l·P + P - 1 of each pass of G·P, over
+// `entries(add)`, which calls add(value, column) for every entry of the row in order. Every
+// lane of the group calls `entries` (those past k add nothing), so it may pass entries round
+// the group by shuffles. P = 1: one load per column (any k). P = WIDE_COLUMNS(T), the "wide"
+// kernels: each lane reads its 32 bytes of a row of X in two 16-byte loads and writes Y alike,
+// a quarter to an eighth of the load instructions and cache wavefronts of one column per lane
+// (H200, A·X of a 7-point stencil in DIA, k = 8, f64: 2.4x faster); the host runs them only
+// when k is a multiple of P and X and Y are 16-byte aligned.
+template <typename T, int P>
+union Columns {
+    uint4 words[P * sizeof(T) / 16 > 0 ? P * sizeof(T) / 16 : 1];
+    T v[P];
+};
+template <typename T, int P>
+__device__ __forceinline__ void load_columns(Columns<T, P>& c, const T* p, bool read_only) {
+    if constexpr (P == 1) {
+        c.v[0] = read_only ? load_ro(p) : *p;
+    } else {
+        const uint4* w = reinterpret_cast<const uint4*>(p);
+#pragma unroll
+        for (int i = 0; i < (int)(P * sizeof(T) / 16); ++i) c.words[i] = read_only ? __ldg(w + i) : w[i];
+    }
+}
+template <typename T, int P>
+__device__ __forceinline__ void store_columns(T* p, const Columns<T, P>& c) {
+    if constexpr (P == 1) {
+        *p = c.v[0];
+    } else {
+        uint4* w = reinterpret_cast<uint4*>(p);
+#pragma unroll
+        for (int i = 0; i < (int)(P * sizeof(T) / 16); ++i) w[i] = c.words[i];
+    }
+}
+#define WIDE_COLUMNS(T) ((int)(32 / sizeof(T)))
+
+template <typename T, int G, int P, typename Entries>
 __device__ __forceinline__ void block_lanes(u64 row, u32 k, const T* __restrict__ x, T* __restrict__ y, T alpha,
                                             T beta, Entries entries) {
-    for (u32 j0 = 0; j0 < k; j0 += G) {
-        const u32 j = j0 + threadIdx.x % G;
-        const bool on = j < k;
-        acc_t<T> acc = 0;
+    for (u32 j0 = 0; j0 < k; j0 += G * P) {
+        const u32 j = j0 + threadIdx.x % G * P;
+        const bool on = j < k;  // k is a multiple of P
+        acc_t<T> acc[P];
+#pragma unroll
+        for (int t = 0; t < P; ++t) acc[t] = 0;
         entries([&](acc_t<T> v, u64 c) {
-            if (on) acc += v * to_acc(load_ro(x + c * k + j));
+            if (on) {
+                Columns<T, P> xs;
+                load_columns(xs, x + c * k + j, true);
+#pragma unroll
+                for (int t = 0; t < P; ++t) acc[t] += v * to_acc(xs.v[t]);
+            }
         });
-        if (on) store_y<T, true>(y + row * k + j, acc, alpha, beta);
+        if (on) {
+            Columns<T, P> ys;  // store_y reads the old y only when beta != 0
+            if (to_acc(beta) != (acc_t<T>)0) load_columns(ys, y + row * k + j, false);
+#pragma unroll
+            for (int t = 0; t < P; ++t) store_y<T, true>(&ys.v[t], acc[t], alpha, beta);
+            store_columns(y + row * k + j, ys);
+        }
     }
 }
 
-// A format's lanes kernels for value type T (suffix S): groups of 16 and 32 lanes, over 32-bit
-// row offsets (no suffix) and 64-bit ones (`_o64`). KERNEL(T, S, O, SUFFIX, G) defines one.
-#define LANES_KERNELS(KERNEL, T, S)  \
-    KERNEL(T, S, u32, , 16)          \
-    KERNEL(T, S, u32, , 32)          \
-    KERNEL(T, S, u64, _o64, 16)      \
-    KERNEL(T, S, u64, _o64, 32)
+// A format's lanes kernels for value type T (suffix S), over 32-bit row offsets (no suffix)
+// and 64-bit ones (`_o64`): `_g8`, `_g16`, `_g32` with one column per lane, and the wide
+// `_w1` .. `_w8` (G lanes of WIDE_COLUMNS(T) columns). KERNEL(T, S, O, SUFFIX, NAME, G, P)
+// defines one named NAME##G.
+#define LANES_KERNELS_OF(KERNEL, T, S, O, SUFFIX) \
+    KERNEL(T, S, O, SUFFIX, g, 8, 1)              \
+    KERNEL(T, S, O, SUFFIX, g, 16, 1)             \
+    KERNEL(T, S, O, SUFFIX, g, 32, 1)             \
+    KERNEL(T, S, O, SUFFIX, w, 1, WIDE_COLUMNS(T)) \
+    KERNEL(T, S, O, SUFFIX, w, 2, WIDE_COLUMNS(T)) \
+    KERNEL(T, S, O, SUFFIX, w, 4, WIDE_COLUMNS(T)) \
+    KERNEL(T, S, O, SUFFIX, w, 8, WIDE_COLUMNS(T))
+#define LANES_KERNELS(KERNEL, T, S)          \
+    LANES_KERNELS_OF(KERNEL, T, S, u32, )    \
+    LANES_KERNELS_OF(KERNEL, T, S, u64, _o64)
 
 // The group's row in a lanes kernel (G threads per row).
 template <int G>

@@ -217,7 +217,7 @@ fn gpu_distributed_transposes_and_multiplies_blocks() {
 /// 16, 32} in both layouts, with and without α, β, every column has the bits of the single
 /// product A·x_j of the same format (CSR-scalar, CSR-vector at every lane count, 64-bit
 /// offsets, SELL-C-σ, DIA over full and coded values) — CSR-scalar's for CSR's row-major
-/// blocks of more than 8, whose lanes kernel sums each row in order — f64, f32 and f16, on the
+/// blocks of 8 or more, whose lanes kernels sum each row in order — f64, f32 and f16, on the
 /// edge cases and shared matrices; the output is poisoned where β = 0. (CSR over coded values
 /// has no block kernel: a csr-vector copy's, whose f16 sums meet α and β unrounded where the
 /// coded single product rounds A·x to f16 first, or one product per column; checked against
@@ -246,7 +246,7 @@ fn gpu_block_kernels_give_each_columns_single_product_bits() {
                 continue;
             }
             let (m, n) = (a.nrows(), a.ncols());
-            // Row-major blocks of more than 8 run the lanes kernel: CSR-scalar's order.
+            // CSR's row-major blocks of 8 or more run its lanes kernels: CSR-scalar's order.
             let scalar =
                 spmv::formats::build(&spmv::formats::parse_spec("csr-scalar").unwrap(), &a)
                     .and_then(|h| h.upload(gpu))
@@ -278,7 +278,7 @@ fn gpu_block_kernels_give_each_columns_single_product_bits() {
                                 continue;
                             }
                             let y = gpu.download(&y).unwrap();
-                            let lanes = layout == Layout::RowMajor && k > 8;
+                            let lanes = layout == Layout::RowMajor && k >= 8;
                             let csr = spec.starts_with("csr");
                             let single_of = if lanes && csr { &scalar } else { &d };
                             for j in 0..k {
@@ -307,6 +307,78 @@ fn gpu_block_kernels_give_each_columns_single_product_bits() {
     cases.extend(common::named_matrices("operator (block kernel)", &shared, &[]));
     cases.push(("kron:scale=12".into(), spmv::io::gen::generate("kron:scale=12").unwrap()));
     assert_clean(every_precision!(run(&gpu, &cases)));
+}
+
+/// Row-major blocks whose X and Y do not start on 16 bytes (a view one element into an
+/// allocation, as a CuPy or PyTorch array may be): the wide lanes kernels load 16 bytes at a
+/// time, so the handle runs the other kernels there; every column gives the bits of the same
+/// block product on aligned arrays (DIA, SELL-C-σ and CSR, f64 and f32, k ∈ {4, 8, 16, 32}).
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_block_kernels_take_unaligned_blocks() {
+    use cudarc::driver::DevicePtr as _;
+    use std::mem::ManuallyDrop;
+    fn run<T: Scalar>(
+        gpu: &std::sync::Arc<spmv::gpu::Gpu>, cases: &[(String, Csr<f64>)],
+    ) -> Vec<String> {
+        let mut bad = Vec::new();
+        // `data` uploaded one element into a fresh allocation, returned with it (kept alive
+        // and freed by the caller) and as a view that never frees.
+        let shifted = |data: &[T]| {
+            let mut padded = vec![T::ZERO];
+            padded.extend_from_slice(data);
+            let whole = gpu.upload(&padded).unwrap();
+            let (start, _) = whole.device_ptr(gpu.stream());
+            let size = std::mem::size_of::<T>() as u64;
+            // SAFETY: the view lies inside `whole`, which outlives it, and is never dropped.
+            let view = unsafe { gpu.stream().upgrade_device_ptr::<T>(start + size, data.len()) };
+            (whole, ManuallyDrop::new(view))
+        };
+        for (name, a64) in cases {
+            let a: Csr<T> = a64.cast();
+            let (m, n) = (a.nrows(), a.ncols());
+            for spec in ["dia:values=auto", "sell-c-sigma", "csr-vector"] {
+                let d = match spmv::formats::build(&spmv::formats::parse_spec(spec).unwrap(), &a)
+                    .and_then(|h| h.upload(gpu))
+                {
+                    Ok(d) => d,
+                    Err(Error::Format { .. }) => continue,
+                    Err(e) => {
+                        bad.push(format!("{name} / {spec}: {e}"));
+                        continue;
+                    }
+                };
+                for k in [4, 8, 16, 32] {
+                    let block = Block { k, layout: Layout::RowMajor };
+                    let (xb, y0) =
+                        (block_of::<T>(n, k, block.layout), block_of::<T>(m, k, block.layout));
+                    let alpha = T::from_f64(-2.5);
+                    let mut y = gpu.upload(&y0).unwrap();
+                    d.apply_block(alpha, &gpu.upload(&xb).unwrap(), T::ONE, &mut y, block).unwrap();
+                    let aligned = gpu.download(&y).unwrap();
+                    let (_x_whole, x) = shifted(&xb);
+                    let (_y_whole, mut y) = shifted(&y0);
+                    if let Err(e) = d.apply_block(alpha, &x, T::ONE, &mut y, block) {
+                        bad.push(format!("{name} / {spec} / k = {k}: {e}"));
+                        continue;
+                    }
+                    if bits(&gpu.download(&y).unwrap()) != bits(&aligned) {
+                        bad.push(format!(
+                            "{name} / {spec} / {} / k = {k}: unaligned differs",
+                            T::SUFFIX
+                        ));
+                    }
+                }
+            }
+        }
+        bad
+    }
+    let gpu = common::gpu();
+    let mut cases = common::edge_cases();
+    cases.extend(common::named_matrices("operator (unaligned blocks)", &["bcsstk08", "nos4"], &[]));
+    let mut bad = run::<f64>(&gpu, &cases);
+    bad.extend(run::<f32>(&gpu, &cases));
+    assert_clean(bad);
 }
 
 /// Aᵀ through each `TransposePath` of a GPU handle without a transposed kernel of its own:

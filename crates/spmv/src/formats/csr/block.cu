@@ -21,10 +21,11 @@ __device__ __forceinline__ void csr_block(u32 m, u32 n, u32 k, const O* __restri
     });
 }
 
-// Row-major blocks of k > BLOCK_TILE vectors (block_lanes, G lanes per row): each column summed
-// in the row's order, so column j has the bits of CSR-scalar's A·x_j. The group reads G entries
-// at once, one per lane (two coalesced loads, not two per entry), and passes them round in order.
-template <typename T, typename O, int G>
+// Row-major blocks of k >= BLOCK_TILE vectors (block_lanes, G lanes per row of P columns each):
+// each column summed in the row's order, so column j has the bits of CSR-scalar's A·x_j. The
+// group reads G entries at once, one per lane (two coalesced loads, not two per entry), and
+// passes them round in order.
+template <typename T, typename O, int G, int P>
 __device__ __forceinline__ void csr_lanes(u32 m, u32 n, u32 k, const O* __restrict__ row_ptr, const u32* __restrict__ col,
                                           const void* __restrict__ codes, const T* __restrict__ table,
                                           const T* __restrict__ x, T* __restrict__ y, T alpha, T beta) {
@@ -33,7 +34,7 @@ __device__ __forceinline__ void csr_lanes(u32 m, u32 n, u32 k, const O* __restri
     if (row >= m) return;  // the whole group: it shares the row
     const O begin = row_ptr[row], end = row_ptr[row + 1];
     const u32 sub = threadIdx.x % G, mask = group_mask<G>();
-    block_lanes<T, G>(row, k, x, y, alpha, beta, [&](auto add) {
+    block_lanes<T, G, P>(row, k, x, y, alpha, beta, [&](auto add) {
         for (O base = begin; base < end; base += G) {
             acc_t<T> v = 0;
             u32 c = 0;
@@ -64,11 +65,11 @@ __device__ __forceinline__ void csr_lanes(u32 m, u32 n, u32 k, const O* __restri
     CSR_BLOCK_LAYOUTS(T, S, O, SUFFIX, 8)       \
     CSR_BLOCK_LAYOUTS(T, S, O, SUFFIX, 16)      \
     CSR_BLOCK_LAYOUTS(T, S, O, SUFFIX, 32)
-#define CSR_LANES_KERNEL(T, S, O, SUFFIX, G)                                                                     \
-    extern "C" __global__ void csr_lanes##SUFFIX##_g##G##_##S(u32 m, u32 n, u32 k, const O* row_ptr, const u32* col, \
-                                                            const void* codes, const T* table, const T* x, T* y,     \
-                                                            T alpha, T beta) {                                       \
-        csr_lanes<T, O, G>(m, n, k, row_ptr, col, codes, table, x, y, alpha, beta);                                  \
+#define CSR_LANES_KERNEL(T, S, O, SUFFIX, NAME, G, P)                                                               \
+    extern "C" __global__ void csr_lanes##SUFFIX##_##NAME##G##_##S(u32 m, u32 n, u32 k, const O* row_ptr,              \
+                                                                   const u32* col, const void* codes, const T* table,  \
+                                                                   const T* x, T* y, T alpha, T beta) {                \
+        csr_lanes<T, O, G, P>(m, n, k, row_ptr, col, codes, table, x, y, alpha, beta);                                 \
     }
 #define CSR_BLOCK_KERNELS(T, S)             \
     CSR_BLOCK_LANES(T, S, u32, )            \

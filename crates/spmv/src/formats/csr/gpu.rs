@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::formats::offsets::{DeviceOffsets, OffsetWidth};
 use crate::formats::values::columns::Delta16Columns;
 use crate::formats::values::{DeviceValues, EncodedValues};
-use crate::formats::{arg_u32, BlockKernels, DeviceFormat, Scaled};
+use crate::formats::{arg_u32, BlockKernels, DeviceFormat, LanesRule, Scaled};
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::{Csr, Scalar};
 use crate::operator::Block;
@@ -93,6 +93,7 @@ impl<T: Scalar> DeviceCsr<T> {
                     format!("csr_lanes{o}"),
                     config,
                     rows,
+                    LanesRule::GROUP_READS_ROW,
                 )?)
             }
         };

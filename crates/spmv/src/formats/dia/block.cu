@@ -24,15 +24,15 @@ __device__ __forceinline__ void dia_block(u32 m, u32 n, u32 k, u32 diagonals, co
                            [&](auto add) { dia_row<T>(r, m, n, diagonals, offsets, val, add); });
 }
 
-// Lanes: a group of G lanes per row.
-template <typename T, typename V, int G>
+// Lanes: a group of G lanes per row, P columns each.
+template <typename T, typename V, int G, int P>
 __device__ __forceinline__ void dia_lanes(u32 m, u32 n, u32 k, u32 diagonals, const int* __restrict__ offsets,
                                           const void* __restrict__ codes, const T* __restrict__ table,
                                           const T* __restrict__ x, T* __restrict__ y, T alpha, T beta) {
     u64 g = lanes_row<G>();
     if (g >= m) return;  // the whole group: it shares the row
     const V val(codes, table);
-    block_lanes<T, G>(g, k, x, y, alpha, beta,
+    block_lanes<T, G, P>(g, k, x, y, alpha, beta,
                    [&](auto add) { dia_row<T>((u32)g, m, n, diagonals, offsets, val, add); });
 }
 
@@ -42,18 +42,23 @@ __device__ __forceinline__ void dia_lanes(u32 m, u32 n, u32 k, u32 diagonals, co
         T* y, T alpha, T beta) {                                                                             \
         dia_block<T, V, ROW>(m, n, k, diagonals, offsets, codes, table, x, y, alpha, beta);                 \
     }
-#define DIA_LANES_KERNEL(T, S, CODEC, V, G)                                                                 \
-    extern "C" __global__ void dia_block##CODEC##_lanes_g##G##_##S(u32 m, u32 n, u32 k, u32 diagonals,       \
-                                                                   const int* offsets, const void* codes,      \
-                                                                   const T* table, const T* x, T* y, T alpha,  \
-                                                                   T beta) {                                   \
-        dia_lanes<T, V, G>(m, n, k, diagonals, offsets, codes, table, x, y, alpha, beta);                     \
+#define DIA_LANES_KERNEL(T, S, CODEC, V, NAME, G, P)                                                           \
+    extern "C" __global__ void dia_block##CODEC##_lanes_##NAME##G##_##S(u32 m, u32 n, u32 k, u32 diagonals,    \
+                                                                        const int* offsets, const void* codes,   \
+                                                                        const T* table, const T* x, T* y,        \
+                                                                        T alpha, T beta) {                       \
+        dia_lanes<T, V, G, P>(m, n, k, diagonals, offsets, codes, table, x, y, alpha, beta);                    \
     }
-#define DIA_BLOCK_LAYOUTS(T, S, CODEC, V)           \
-    DIA_BLOCK_KERNEL(T, S, CODEC, V, row, true)     \
-    DIA_BLOCK_KERNEL(T, S, CODEC, V, col, false)    \
-    DIA_LANES_KERNEL(T, S, CODEC, V, 16)            \
-    DIA_LANES_KERNEL(T, S, CODEC, V, 32)
+#define DIA_BLOCK_LAYOUTS(T, S, CODEC, V)                  \
+    DIA_BLOCK_KERNEL(T, S, CODEC, V, row, true)            \
+    DIA_BLOCK_KERNEL(T, S, CODEC, V, col, false)           \
+    DIA_LANES_KERNEL(T, S, CODEC, V, g, 8, 1)              \
+    DIA_LANES_KERNEL(T, S, CODEC, V, g, 16, 1)             \
+    DIA_LANES_KERNEL(T, S, CODEC, V, g, 32, 1)             \
+    DIA_LANES_KERNEL(T, S, CODEC, V, w, 1, WIDE_COLUMNS(T)) \
+    DIA_LANES_KERNEL(T, S, CODEC, V, w, 2, WIDE_COLUMNS(T)) \
+    DIA_LANES_KERNEL(T, S, CODEC, V, w, 4, WIDE_COLUMNS(T)) \
+    DIA_LANES_KERNEL(T, S, CODEC, V, w, 8, WIDE_COLUMNS(T))
 #define DIA_BLOCK_f64(CODEC, V) DIA_BLOCK_LAYOUTS(double, f64, CODEC, V)
 #define DIA_BLOCK_f32(CODEC, V) DIA_BLOCK_LAYOUTS(float, f32, CODEC, V)
 

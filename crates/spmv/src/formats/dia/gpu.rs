@@ -6,7 +6,7 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 use super::{diagonals, Dia, BLOCK_KERNELS, KERNELS};
 use crate::error::Result;
 use crate::formats::values::DeviceValues;
-use crate::formats::{arg_u32, BlockKernels, DeviceFormat, Scaled};
+use crate::formats::{arg_u32, BlockKernels, DeviceFormat, LanesRule, Scaled};
 use crate::gpu::{Gpu, Kernel};
 use crate::matrix::Scalar;
 use crate::operator::Block;
@@ -25,7 +25,14 @@ impl<T: Scalar> DeviceDia<T> {
         let codec = a.coded.as_ref().map_or("", |c| c.codec().kernel_suffix());
         let kernel = diagonals::row_kernel::<T>(gpu, &KERNELS, &format!("dia{codec}"), a.nrows)?;
         let (tiles, lanes) = (format!("dia_block{codec}"), format!("dia_block{codec}_lanes"));
-        let block = BlockKernels::new(&BLOCK_KERNELS, tiles, lanes, kernel.config(), a.nrows)?;
+        let block = BlockKernels::new(
+            &BLOCK_KERNELS,
+            tiles,
+            lanes,
+            kernel.config(),
+            a.nrows,
+            LanesRule::THREAD_PER_ROW,
+        )?;
         Ok(DeviceDia {
             // Below m + n < 2^32.
             diagonals: arg_u32(format, "diagonals", a.offsets.len())?,

@@ -31,8 +31,8 @@ __device__ __forceinline__ void sell_block(u32 m, u32 n, u32 k, u32 c, const u32
     block_tiles<T, 1, ROW>(true, perm[g], m, n, k, x, y, alpha, beta, [&](auto add) { r.each(col, val, add); });
 }
 
-// Lanes: a group of G lanes per sorted row.
-template <typename T, typename O, int G>
+// Lanes: a group of G lanes per sorted row, P columns each.
+template <typename T, typename O, int G, int P>
 __device__ __forceinline__ void sell_lanes(u32 m, u32 n, u32 k, u32 c, const u32* __restrict__ perm,
                                            const O* __restrict__ slice_ptr, const u32* __restrict__ slice_width,
                                            const u32* __restrict__ col, const T* __restrict__ val,
@@ -40,7 +40,7 @@ __device__ __forceinline__ void sell_lanes(u32 m, u32 n, u32 k, u32 c, const u32
     u64 g = lanes_row<G>();
     if (g >= m) return;  // the whole group: it shares the row
     const SellRow<O> r((u32)g, m, c, slice_ptr, slice_width);
-    block_lanes<T, G>(perm[g], k, x, y, alpha, beta, [&](auto add) { r.each(col, val, add); });
+    block_lanes<T, G, P>(perm[g], k, x, y, alpha, beta, [&](auto add) { r.each(col, val, add); });
 }
 
 #define SELL_BLOCK_KERNEL(T, S, O, SUFFIX, LAYOUT, ROW)                                                         \
@@ -49,11 +49,11 @@ __device__ __forceinline__ void sell_lanes(u32 m, u32 n, u32 k, u32 c, const u32
         const T* val, const T* x, T* y, T alpha, T beta) {                                                       \
         sell_block<T, O, ROW>(m, n, k, c, perm, slice_ptr, slice_width, col, val, x, y, alpha, beta);          \
     }
-#define SELL_LANES_KERNEL(T, S, O, SUFFIX, G)                                                                     \
-    extern "C" __global__ void sell_block##SUFFIX##_lanes_g##G##_##S(                                             \
+#define SELL_LANES_KERNEL(T, S, O, SUFFIX, NAME, G, P)                                                            \
+    extern "C" __global__ void sell_block##SUFFIX##_lanes_##NAME##G##_##S(                                        \
         u32 m, u32 n, u32 k, u32 c, const u32* perm, const O* slice_ptr, const u32* slice_width, const u32* col, \
         const T* val, const T* x, T* y, T alpha, T beta) {                                                       \
-        sell_lanes<T, O, G>(m, n, k, c, perm, slice_ptr, slice_width, col, val, x, y, alpha, beta);            \
+        sell_lanes<T, O, G, P>(m, n, k, c, perm, slice_ptr, slice_width, col, val, x, y, alpha, beta);         \
     }
 #define SELL_BLOCK_KERNELS(T, S)                           \
     SELL_BLOCK_KERNEL(T, S, u32, , row, true)             \

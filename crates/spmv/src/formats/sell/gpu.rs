@@ -5,7 +5,7 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 use super::{SellCSigma, BLOCK_KERNELS, KERNELS, NAME};
 use crate::error::Result;
 use crate::formats::offsets::DeviceOffsets;
-use crate::formats::{arg_u32, BlockKernels, DeviceEntries, DeviceFormat, Scaled};
+use crate::formats::{arg_u32, BlockKernels, DeviceEntries, DeviceFormat, LanesRule, Scaled};
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::Scalar;
 use crate::operator::Block;
@@ -45,6 +45,7 @@ impl<T: Scalar> DeviceSell<T> {
                 format!("sell_block{suffix}_lanes"),
                 config,
                 a.nrows,
+                LanesRule::THREAD_PER_ROW,
             )?,
         })
     }
