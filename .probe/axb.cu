@@ -96,6 +96,31 @@ __global__ void csr_lanes_v2(u32 m, const u32* rp, const u32* col, const double*
   double2* yr=(double2*)(y+r*K+j*P);
   for(int t=0;t<P/2;++t) yr[t]=make_double2(acc[2*t],acc[2*t+1]);
 }
+
+template<int K, int G, int U>
+__global__ void dia_lanes_code(u32 m, u32 nd, const int* off, const unsigned char* codes, const double* table, const double* x, double* y){
+  constexpr int P=K/G; u64 g=((u64)blockIdx.x*blockDim.x+threadIdx.x); u64 r=g/G; u32 j=g%G; if(r>=m) return;
+  double acc[P]; for(int t=0;t<P;++t) acc[t]=0; u64 slot=r;
+  #pragma unroll U
+  for(u32 i=0;i<nd;++i,slot+=m){ u32 c=(u32)r+(u32)__ldg(off+i); if(c<m){ double v=table? __ldg(table+__ldcs(codes+slot)) : 0.0;
+    const double2* xr=(const double2*)(x+(u64)c*K+j*P);
+    #pragma unroll
+    for(int t=0;t<P/2;++t){ double2 q=__ldg(xr+t); acc[2*t]+=v*q.x; acc[2*t+1]+=v*q.y;} } }
+  double2* yr=(double2*)(y+r*K+j*P);
+  for(int t=0;t<P/2;++t) yr[t]=make_double2(acc[2*t],acc[2*t+1]);
+}
+template<int K, int G, int U>
+__global__ void dia_lanes_u(u32 m, u32 nd, const int* off, const double* val, const double* x, double* y){
+  constexpr int P=K/G; u64 g=((u64)blockIdx.x*blockDim.x+threadIdx.x); u64 r=g/G; u32 j=g%G; if(r>=m) return;
+  double acc[P]; for(int t=0;t<P;++t) acc[t]=0; u64 slot=r;
+  #pragma unroll U
+  for(u32 i=0;i<nd;++i,slot+=m){ u32 c=(u32)r+(u32)__ldg(off+i); if(c<m){ double v=val[slot];
+    const double2* xr=(const double2*)(x+(u64)c*K+j*P);
+    #pragma unroll
+    for(int t=0;t<P/2;++t){ double2 q=__ldg(xr+t); acc[2*t]+=v*q.x; acc[2*t+1]+=v*q.y;} } }
+  double2* yr=(double2*)(y+r*K+j*P);
+  for(int t=0;t<P/2;++t) yr[t]=make_double2(acc[2*t],acc[2*t+1]);
+}
 // copy bandwidth
 __global__ void copyk(u64 n, const double2* a, double2* b){ for(u64 i=blockIdx.x*(u64)blockDim.x+threadIdx.x;i<n;i+=(u64)gridDim.x*blockDim.x) b[i]=a[i]; }
 template<typename F> float timeit(F f, int reps=30){ cudaEvent_t a,b; cudaEventCreate(&a); cudaEventCreate(&b); for(int i=0;i<5;++i) f(); CK(cudaDeviceSynchronize()); cudaEventRecord(a); for(int i=0;i<reps;++i) f(); cudaEventRecord(b); CK(cudaEventSynchronize(b)); float ms; cudaEventElapsedTime(&ms,a,b); return ms/reps; }
@@ -123,6 +148,20 @@ int main(int argc, char** argv){
     timeit([&]{dia_lanes<32,32><<<((u64)m*32+255)/256,256>>>(m,nd,off,val,x,y);}),
     timeit([&]{dia_lanes_v2<32,8><<<((u64)m*8+255)/256,256>>>(m,nd,off,val,x,y);}),
     timeit([&]{dia_lanes_v2<32,16><<<((u64)m*16+255)/256,256>>>(m,nd,off,val,x,y);}), ((double)m*nd*8+2.0*m*32*8)/bw/1e6);
+  { unsigned char* codes; double* table; CK(cudaMalloc(&codes,(u64)m*nd)); CK(cudaMemset(codes,0,(u64)m*nd)); CK(cudaMalloc(&table,64)); CK(cudaMemset(table,0,64));
+    double cb=(double)m*nd+2.0*m*K*8; printf("coded bound %.3f\n", cb/bw/1e6);
+    printf("coded k=8 G2 u1 %.3f u4 %.3f u8 %.3f ; G1(P8?) n/a\n",
+      timeit([&]{dia_lanes_code<K,2,1><<<((u64)m*2+255)/256,256>>>(m,nd,off,codes,table,x,y);}),
+      timeit([&]{dia_lanes_code<K,2,4><<<((u64)m*2+255)/256,256>>>(m,nd,off,codes,table,x,y);}),
+      timeit([&]{dia_lanes_code<K,2,8><<<((u64)m*2+255)/256,256>>>(m,nd,off,codes,table,x,y);}));
+    printf("full k=8 G2 u1 %.3f u4 %.3f u8 %.3f\n",
+      timeit([&]{dia_lanes_u<K,2,1><<<((u64)m*2+255)/256,256>>>(m,nd,off,val,x,y);}),
+      timeit([&]{dia_lanes_u<K,2,4><<<((u64)m*2+255)/256,256>>>(m,nd,off,val,x,y);}),
+      timeit([&]{dia_lanes_u<K,2,8><<<((u64)m*2+255)/256,256>>>(m,nd,off,val,x,y);}));
+    printf("coded k=32 G8 u1 %.3f u4 %.3f bound %.3f\n",
+      timeit([&]{dia_lanes_code<32,8,1><<<((u64)m*8+255)/256,256>>>(m,nd,off,codes,table,x,y);}),
+      timeit([&]{dia_lanes_code<32,8,4><<<((u64)m*8+255)/256,256>>>(m,nd,off,codes,table,x,y);}), ((double)m*nd+2.0*m*32*8)/bw/1e6);
+  }
   // single product k=1 tiles for reference
   printf("dia k=1      %.3f ms (x8 = %.3f)\n",timeit([&]{dia_tiles<1><<<(m+255)/256,256>>>(m,nd,off,val,x,y);}), 8*timeit([&]{dia_tiles<1><<<(m+255)/256,256>>>(m,nd,off,val,x,y);}));
   // random CSR 2M x 2M, 16 per row

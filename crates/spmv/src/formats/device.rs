@@ -83,8 +83,8 @@ const CSR_COPY: usize = 0;
 /// [`BLOCK_COPIES`]' cuSPARSE copy (its SpMM).
 const SPMM_COPY: usize = 1;
 
-/// Columns of X a tile kernel takes per pass (common.cuh's BLOCK_TILE); row-major blocks of
-/// more run the lanes kernels, which read the matrix once per 32 columns.
+/// Columns of X a tile kernel takes per pass (common.cuh's BLOCK_TILE); row-major blocks run
+/// lanes kernels where a format's [`LanesRule`] says so.
 pub(crate) const BLOCK_TILE: usize = 8;
 
 /// Bytes of a row of X a wide lanes kernel's lane reads (common.cuh's WIDE_COLUMNS).
@@ -120,7 +120,7 @@ impl LanesRule {
     /// or not: (wide, lanes per row), or `None` for the tile kernel.
     fn choose<T>(self, k: usize, aligned: bool) -> Option<(bool, usize)> {
         let per_lane = WIDE_BYTES / std::mem::size_of::<T>();
-        if aligned && k % per_lane == 0 {
+        if aligned && k.is_multiple_of(per_lane) {
             let lanes = (k / per_lane).next_power_of_two().min(8);
             if lanes >= self.min_wide_lanes {
                 return Some((true, lanes));
@@ -203,7 +203,7 @@ impl BlockKernels {
 
 /// Whether X and Y of a block product both start on 16 bytes (the wide lanes kernels' loads).
 pub(crate) fn wide_aligned<T>(x: &CudaSlice<T>, y: &CudaSlice<T>) -> bool {
-    device_range(x).start % 16 == 0 && device_range(y).start % 16 == 0
+    device_range(x).start.is_multiple_of(16) && device_range(y).start.is_multiple_of(16)
 }
 
 /// The operands of one product `y = α·A·x + β·y`, as [`DeviceFormat::launch_scaled`] takes
@@ -297,6 +297,8 @@ impl<T: Scalar> Arg<T> {
 pub(crate) struct OneKernel<T> {
     args: Vec<Arg<T>>,
     kernel: Kernel,
+    /// Block kernels taking the same arguments, (m, n) widened to (m, n, k), if it has them.
+    block: Option<BlockKernels>,
 }
 
 impl<T: Scalar> OneKernel<T> {
@@ -307,7 +309,52 @@ impl<T: Scalar> OneKernel<T> {
     /// T* y`; with any `x` of the matrix's `ncols` entries and `y` of its `nrows` (`nrows > 0`),
     /// on `kernel`'s grid, it accesses memory only inside these buffers and writes every `y[r]`.
     pub(crate) unsafe fn new(kernel: Kernel, args: Vec<Arg<T>>) -> Self {
-        OneKernel { args, kernel }
+        OneKernel { args, kernel, block: None }
+    }
+
+    /// The same with block kernels (common.cuh's shapes) whose parameters are (m, n, k), then
+    /// `args` after their leading [`Arg::Dims`], then `x, y, α, β`.
+    ///
+    /// # Safety
+    /// As for [`OneKernel::new`], for x of `ncols·k` and y of `nrows·k` entries in either
+    /// layout; `args` starts with [`Arg::Dims`].
+    pub(crate) unsafe fn with_block(mut self, block: BlockKernels) -> Self {
+        debug_assert!(matches!(self.args.first(), Some(Arg::Dims)));
+        self.block = Some(block);
+        self
+    }
+
+    /// Pushes the arguments after [`Arg::Dims`] (as (m, n) where `dims` is given).
+    fn push_args<'a>(&'a self, a: &mut LaunchArgs<'a>, dims: Option<(&'a u32, &'a u32)>) {
+        for arg in &self.args {
+            match arg {
+                Arg::Dims => {
+                    if let Some((m, n)) = dims {
+                        a.arg(m).arg(n);
+                    }
+                }
+                Arg::Cols => {
+                    if let Some((_, n)) = dims {
+                        a.arg(n);
+                    }
+                }
+                Arg::Count(c) => {
+                    a.arg(c);
+                }
+                Arg::U32s(s) => {
+                    a.arg(s);
+                }
+                Arg::I32s(s) => {
+                    a.arg(s);
+                }
+                Arg::U64s(s) => {
+                    a.arg(s);
+                }
+                Arg::Values(s) => {
+                    a.arg(s);
+                }
+            }
+        }
     }
 
     /// The kernels of the row formats: `(u32 counts…, const u32* index arrays…, const u32*
@@ -337,20 +384,19 @@ impl<T: Scalar> DeviceFormat<T> for OneKernel<T> {
         // caller's of `new`, which says why per format) bounds every access.
         unsafe {
             self.kernel.launch(gpu, |a| {
-                for arg in &self.args {
-                    match arg {
-                        Arg::Dims => a.arg(&m).arg(&n),
-                        Arg::Cols => a.arg(&n),
-                        Arg::Count(c) => a.arg(c),
-                        Arg::U32s(s) => a.arg(s),
-                        Arg::I32s(s) => a.arg(s),
-                        Arg::U64s(s) => a.arg(s),
-                        Arg::Values(s) => a.arg(s),
-                    };
-                }
+                self.push_args(a, Some((&m, &n)));
                 a.arg(x).arg(y);
             })
         }
+    }
+    unsafe fn launch_block(&self, gpu: &Gpu, p: Scaled<'_, T>, block: Block) -> Option<Result<()>> {
+        let kernels = self.block.as_ref()?;
+        // SAFETY: `with_block`'s contract: the block kernels take (m, n, k), the arguments
+        // after Dims, then x, y, α, β; x and y hold ncols·k and nrows·k entries (this
+        // method's contract), m = nrows > 0.
+        launch_block_kernels!(kernels, gpu, p, block, m = (p.y.len() / block.k) as u32, |a| {
+            self.push_args(a, None);
+        })
     }
 }
 

@@ -213,10 +213,10 @@ fn gpu_distributed_transposes_and_multiplies_blocks() {
     assert_clean(failures);
 }
 
-/// The formats' own block kernels (block.cu of csr, sell and dia): for k ∈ {1, 2, 3, 4, 7, 8,
+/// The formats' own block kernels (block.cu of csr, sell, dia and hdc): for k ∈ {1, 2, 3, 4, 7, 8,
 /// 16, 32} in both layouts, with and without α, β, every column has the bits of the single
 /// product A·x_j of the same format (CSR-scalar, CSR-vector at every lane count, 64-bit
-/// offsets, SELL-C-σ, DIA over full and coded values) — CSR-scalar's for CSR's row-major
+/// offsets, SELL-C-σ, DIA over full and coded values, HDC) — CSR-scalar's for CSR's row-major
 /// blocks of 8 or more, whose lanes kernels sum each row in order — f64, f32 and f16, on the
 /// edge cases and shared matrices; the output is poisoned where β = 0. (CSR over coded values
 /// has no block kernel: a csr-vector copy's, whose f16 sums meet α and β unrounded where the
@@ -238,6 +238,7 @@ fn gpu_block_kernels_give_each_columns_single_product_bits() {
             "sell-c-sigma:c=8,offsets=64",
             "dia",
             "dia:values=auto",
+            "hdc",
         ];
         let mut bad = Vec::new();
         for (name, a64) in cases {
@@ -312,7 +313,7 @@ fn gpu_block_kernels_give_each_columns_single_product_bits() {
 /// Row-major blocks whose X and Y do not start on 16 bytes (a view one element into an
 /// allocation, as a CuPy or PyTorch array may be): the wide lanes kernels load 16 bytes at a
 /// time, so the handle runs the other kernels there; every column gives the bits of the same
-/// block product on aligned arrays (DIA, SELL-C-σ and CSR, f64 and f32, k ∈ {4, 8, 16, 32}).
+/// block product on aligned arrays (DIA, SELL-C-σ, CSR and HDC, f64 and f32, k ∈ {4, 8, 16, 32}).
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gpu_block_kernels_take_unaligned_blocks() {
@@ -337,7 +338,7 @@ fn gpu_block_kernels_take_unaligned_blocks() {
         for (name, a64) in cases {
             let a: Csr<T> = a64.cast();
             let (m, n) = (a.nrows(), a.ncols());
-            for spec in ["dia:values=auto", "sell-c-sigma", "csr-vector"] {
+            for spec in ["dia:values=auto", "sell-c-sigma", "csr-vector", "hdc"] {
                 let d = match spmv::formats::build(&spmv::formats::parse_spec(spec).unwrap(), &a)
                     .and_then(|h| h.upload(gpu))
                 {

@@ -1,7 +1,8 @@
 //! Every kernel of the project once, on small inputs, for `compute-sanitizer` (`lab/run
 //! sanitize` runs this test under memcheck with leak checking, racecheck, initcheck and
 //! synccheck): every registered format in f64, f32 and f16 (the product and α·A·x + β·y),
-//! every value codec of the coded formats, CSR5's conversion on the GPU, CG and BiCGSTAB, PageRank,
+//! every value codec of the coded formats, the block products' kernels, CSR5's conversion on
+//! the GPU, CG and BiCGSTAB, PageRank,
 //! and a matrix split over parts with both halo exchanges and its CG. Small matrices keep the
 //! tools' slowdown in bounds; the results are still checked, so a kernel that the tools slow
 //! into a wrong answer fails here too.
@@ -85,6 +86,83 @@ fn products<T: Scalar>(gpu: &Arc<Gpu>, matrices: &[(String, Csr<f64>)]) -> Vec<S
             };
             if let Err(e) = run() {
                 failures.push(format!("{label}: {e}"));
+            }
+        }
+    }
+    failures
+}
+
+/// The block kernels (A·X, common.cuh's tiles, lanes and wide lanes, and the copies' and the
+/// transpose's kernels of formats without their own) for k ∈ {3, 4, 8, 32}, row-major and
+/// column-major, into a NaN-poisoned Y, each column against the oracle, on the formats with
+/// block kernels and one without (HYB).
+fn blocks<T: Scalar>(gpu: &Arc<Gpu>, matrices: &[(String, Csr<f64>)]) -> Vec<String> {
+    use spmv::{Block, Layout};
+    let mut failures = Vec::new();
+    let specs =
+        ["csr-scalar", "csr-vector", "sell-c-sigma", "dia", "dia:values=auto", "hdc", "hyb"];
+    for (name, a64) in matrices.iter().filter(|(_, a)| a.nnz() <= 20_000) {
+        let a: Csr<T> = a64.cast();
+        let (m, n) = (a.nrows(), a.ncols());
+        if Oracle::new(&a, &test_vector::<T>(n)).range_error::<T>().is_some() {
+            continue; // T cannot hold this product (f16)
+        }
+        for spec in specs {
+            let label = format!("{name} / {spec} / {}", T::SUFFIX);
+            let device = match build(&parse_spec(spec).unwrap(), &a).and_then(|h| h.upload(gpu)) {
+                Ok(d) => d,
+                Err(Error::Format { .. }) => continue,
+                Err(e) => {
+                    failures.push(format!("{label}: {e}"));
+                    continue;
+                }
+            };
+            for (k, layout) in [3, 4, 8, 32]
+                .map(|k| (k, Layout::RowMajor))
+                .into_iter()
+                .chain([(8, Layout::ColMajor)])
+            {
+                // Column j of X: the test vector turned by j places; X[i, j] at i·k + j (row-major).
+                let column = |j: usize| -> Vec<T> {
+                    let v = test_vector::<T>(n);
+                    (0..n).map(|i| v[(i + j) % n.max(1)]).collect()
+                };
+                let at = |i: usize, j: usize, rows: usize| match layout {
+                    Layout::RowMajor => i * k + j,
+                    Layout::ColMajor => j * rows + i,
+                };
+                let mut x = vec![T::ZERO; n * k];
+                for j in 0..k {
+                    for (i, v) in column(j).into_iter().enumerate() {
+                        x[at(i, j, n)] = v;
+                    }
+                }
+                let run = || -> spmv::Result<Vec<T>> {
+                    let mut y = gpu.upload(&vec![T::nan(); m * k])?;
+                    device.apply_block(
+                        T::ONE,
+                        &gpu.upload(&x)?,
+                        T::ZERO,
+                        &mut y,
+                        Block { k, layout },
+                    )?;
+                    gpu.download(&y)
+                };
+                match run() {
+                    Ok(y) => {
+                        for j in 0..k {
+                            let yj: Vec<T> = (0..m).map(|i| y[at(i, j, m)]).collect();
+                            let check = Oracle::new(&a, &column(j)).check(&yj);
+                            if !check.passed() {
+                                failures.push(format!(
+                                    "{label} k = {k} {layout:?} column {j}: {check:?}"
+                                ));
+                                break;
+                            }
+                        }
+                    }
+                    Err(e) => failures.push(format!("{label} k = {k} {layout:?}: {e}")),
+                }
             }
         }
     }
@@ -225,6 +303,8 @@ fn every_kernel_once_on_small_inputs() {
             other => failures.push(format!("{name} csr5:convert=gpu: {other:?}")),
         }
     }
+    let blocks = [blocks::<f64>, blocks::<f32>, blocks::<spmv::f16>];
+    failures.extend(common::in_each_precision(&gpu, &matrices, blocks));
     failures.extend(solvers::<f64>(&gpu));
     failures.extend(solvers::<f32>(&gpu));
     failures.extend(pagerank::<f64>(&gpu));

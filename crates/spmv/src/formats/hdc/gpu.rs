@@ -1,9 +1,9 @@
-//! Upload of the HDC kernel.
+//! Upload of the HDC kernels (one product and a block of vectors).
 
-use super::{Hdc, KERNELS, NAME};
+use super::{Hdc, BLOCK_KERNELS, KERNELS, NAME};
 use crate::error::Result;
 use crate::formats::dia::diagonals;
-use crate::formats::{arg_u32, Arg, OneKernel};
+use crate::formats::{arg_u32, Arg, BlockKernels, LanesRule, OneKernel};
 use crate::gpu::Gpu;
 use crate::matrix::Scalar;
 
@@ -20,8 +20,13 @@ pub(super) fn upload<T: Scalar>(gpu: &Gpu, a: &Hdc<T>) -> Result<OneKernel<T>> {
         Arg::values(gpu, &a.values)?,
     ];
     let kernel = diagonals::row_kernel::<T>(gpu, &KERNELS, "hdc", a.nrows)?;
-    // SAFETY: the arguments match HDC_ARGS(T). Threads stop at m = y.len(); data holds
-    // diagonals·m slots; row_ptr has m + 1 entries bounding col_idx and values, whose
-    // columns are < n by the CSR invariants; the DIA column guard keeps x indices < n.
-    Ok(unsafe { OneKernel::new(kernel, args) })
+    let (tiles, lanes) = ("hdc_block".to_string(), "hdc_lanes".to_string());
+    let rule = LanesRule::THREAD_PER_ROW;
+    let block = BlockKernels::new(&BLOCK_KERNELS, tiles, lanes, kernel.config(), a.nrows, rule)?;
+    // SAFETY: the arguments match HDC_ARGS(T), and block.cu's HDC_BLOCK_ARGS(T) with k after
+    // (m, n). Threads stop at m = y.len() (block.cu: the block's rows); data holds
+    // diagonals·m slots; row_ptr has m + 1 entries bounding col_idx and values, whose columns
+    // are < n by the CSR invariants; the DIA column guard keeps x indices < n (block.cu forms
+    // the indices of X and Y in 64 bits).
+    Ok(unsafe { OneKernel::new(kernel, args).with_block(block) })
 }

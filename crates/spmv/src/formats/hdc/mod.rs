@@ -58,6 +58,13 @@ pub const KERNELS: KernelModule = KernelModule {
     headers: &[diagonals::CUDA_HEADER],
 };
 
+/// The block kernels (`block.cu`: tiles and lanes, common.cuh's shapes).
+pub const BLOCK_KERNELS: KernelModule = KernelModule {
+    name: "hdc_block",
+    source: include_str!("block.cu"),
+    headers: &[diagonals::CUDA_HEADER],
+};
+
 const NAME: &str = "hdc";
 
 /// Rows per task of the CSR part's parallel fill.
@@ -224,7 +231,7 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
         "HDC, DIA for diagonals filled above s/(s+4) (2/3 in f64, 1/2 in f32), CSR for the rest",
         |a, _| Ok(Box::new(Hdc::new(a)?)),
     )
-    .kernels(&[KERNELS])
+    .kernels(&[KERNELS, BLOCK_KERNELS])
     .deterministic()
 }
 
