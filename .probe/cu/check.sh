@@ -1,2 +1,0 @@
-cd $(dirname $0)
-for f in csr dia sell hdc; do nvcc -std=c++17 -arch=sm_90 -Xptxas -v -c $f.cu -o /tmp/$f.o > /tmp/$f.log 2>&1; echo "$f rc=$? errors=$(grep -c error /tmp/$f.log) stack>0: $(grep -c 'bytes stack frame' /tmp/$f.log) $(grep 'bytes stack frame' /tmp/$f.log | grep -vc ' 0 bytes stack frame')"; grep -B2 "[1-9][0-9]* bytes stack frame" /tmp/$f.log | grep -o "Function properties for [a-z_0-9]*\|[0-9]* bytes stack frame" | paste - - | head -5; done
