@@ -253,15 +253,10 @@ fn gpu_block_kernels_give_each_columns_single_product_bits() {
                     .and_then(|h| h.upload(gpu))
                     .unwrap();
             for spec in specs {
-                let d = match spmv::formats::build(&spmv::formats::parse_spec(spec).unwrap(), &a)
-                    .and_then(|h| h.upload(gpu))
-                {
-                    Ok(d) => d,
-                    Err(Error::Format { .. }) => continue,
-                    Err(e) => {
-                        bad.push(format!("{name} / {spec}: {e}"));
-                        continue;
-                    }
+                let Some(d) =
+                    common::upload_spec(gpu, spec, &a, &format!("{name} / {spec}"), &mut bad)
+                else {
+                    continue;
                 };
                 for k in [1, 2, 3, 4, 7, 8, 16, 32] {
                     for layout in [Layout::ColMajor, Layout::RowMajor] {
@@ -339,15 +334,10 @@ fn gpu_block_kernels_take_unaligned_blocks() {
             let a: Csr<T> = a64.cast();
             let (m, n) = (a.nrows(), a.ncols());
             for spec in ["dia:values=auto", "sell-c-sigma", "csr-vector", "hdc"] {
-                let d = match spmv::formats::build(&spmv::formats::parse_spec(spec).unwrap(), &a)
-                    .and_then(|h| h.upload(gpu))
-                {
-                    Ok(d) => d,
-                    Err(Error::Format { .. }) => continue,
-                    Err(e) => {
-                        bad.push(format!("{name} / {spec}: {e}"));
-                        continue;
-                    }
+                let Some(d) =
+                    common::upload_spec(gpu, spec, &a, &format!("{name} / {spec}"), &mut bad)
+                else {
+                    continue;
                 };
                 for k in [4, 8, 16, 32] {
                     let block = Block { k, layout: Layout::RowMajor };

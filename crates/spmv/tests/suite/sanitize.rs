@@ -109,13 +109,8 @@ fn blocks<T: Scalar>(gpu: &Arc<Gpu>, matrices: &[(String, Csr<f64>)]) -> Vec<Str
         }
         for spec in specs {
             let label = format!("{name} / {spec} / {}", T::SUFFIX);
-            let device = match build(&parse_spec(spec).unwrap(), &a).and_then(|h| h.upload(gpu)) {
-                Ok(d) => d,
-                Err(Error::Format { .. }) => continue,
-                Err(e) => {
-                    failures.push(format!("{label}: {e}"));
-                    continue;
-                }
+            let Some(device) = common::upload_spec(gpu, spec, &a, &label, &mut failures) else {
+                continue;
             };
             for (k, layout) in [3, 4, 8, 32]
                 .map(|k| (k, Layout::RowMajor))

@@ -49,16 +49,11 @@ __device__ __forceinline__ void dia_lanes(u32 m, u32 n, u32 k, u32 diagonals, co
                                                                         T alpha, T beta) {                       \
         dia_lanes<T, V, G, P>(m, n, k, diagonals, offsets, codes, table, x, y, alpha, beta);                    \
     }
-#define DIA_BLOCK_LAYOUTS(T, S, CODEC, V)                  \
-    DIA_BLOCK_KERNEL(T, S, CODEC, V, row, true)            \
-    DIA_BLOCK_KERNEL(T, S, CODEC, V, col, false)           \
-    DIA_LANES_KERNEL(T, S, CODEC, V, g, 8, 1)              \
-    DIA_LANES_KERNEL(T, S, CODEC, V, g, 16, 1)             \
-    DIA_LANES_KERNEL(T, S, CODEC, V, g, 32, 1)             \
-    DIA_LANES_KERNEL(T, S, CODEC, V, w, 1, WIDE_COLUMNS(T)) \
-    DIA_LANES_KERNEL(T, S, CODEC, V, w, 2, WIDE_COLUMNS(T)) \
-    DIA_LANES_KERNEL(T, S, CODEC, V, w, 4, WIDE_COLUMNS(T)) \
-    DIA_LANES_KERNEL(T, S, CODEC, V, w, 8, WIDE_COLUMNS(T))
+// LANES_KERNELS_OF's shape, with the codec's suffix and loader where it passes O and SUFFIX.
+#define DIA_BLOCK_LAYOUTS(T, S, CODEC, V)        \
+    DIA_BLOCK_KERNEL(T, S, CODEC, V, row, true)  \
+    DIA_BLOCK_KERNEL(T, S, CODEC, V, col, false) \
+    LANES_KERNELS_OF(DIA_LANES_KERNEL, T, S, CODEC, V)
 #define DIA_BLOCK_f64(CODEC, V) DIA_BLOCK_LAYOUTS(double, f64, CODEC, V)
 #define DIA_BLOCK_f32(CODEC, V) DIA_BLOCK_LAYOUTS(float, f32, CODEC, V)
 

@@ -277,6 +277,24 @@ pub fn gpu_product<T: spmv::Scalar>(
     gpu.download(&y_dev)
 }
 
+/// `spec` built from `a` and uploaded to `gpu`; `None` when the format declines the matrix
+/// (its unit tests check its limits), any other error pushed onto `failures` under `label`.
+pub fn upload_spec<T: spmv::Scalar>(
+    gpu: &std::sync::Arc<spmv::gpu::Gpu>, spec: &str, a: &Csr<T>, label: &str,
+    failures: &mut Vec<String>,
+) -> Option<spmv::DeviceMatrix<T>> {
+    match spmv::formats::build(&spmv::formats::parse_spec(spec).unwrap(), a)
+        .and_then(|h| h.upload(gpu))
+    {
+        Ok(d) => Some(d),
+        Err(spmv::Error::Format { .. }) => None,
+        Err(e) => {
+            failures.push(format!("{label}: {e}"));
+            None
+        }
+    }
+}
+
 /// A with its entries' values replaced by `f(row, col, value)`.
 pub fn with_values(a: &Csr<f64>, f: impl Fn(usize, usize, f64) -> f64) -> Csr<f64> {
     let mut values = Vec::with_capacity(a.nnz());
