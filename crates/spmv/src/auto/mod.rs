@@ -240,23 +240,32 @@ pub const CPU_TEB_FROM_NNZ: usize = 100_000;
 /// are at most [`CPU_DIA_MAX_PADDING`] × the entries and the product is threaded (fastest
 /// product of runs of 60 on stencils and banded meshes: 1.7–5.6× csr-vector's, docs/auto.md).
 pub fn choose_cpu<T: Scalar>(a: &Csr<T>) -> Result<HostMatrix<T>> {
-    // A matrix of few full diagonals (stencils, banded FEM meshes) runs fastest in DIA: no
-    // column to read, x in order — once it is large enough for the threads to pay (below,
-    // csr-vector runs on the calling thread and DIA's threads cost more than they save).
-    if !a.runs_serially() && dia_fill(a).is_some_and(|fill| fill <= CPU_DIA_MAX_PADDING) {
-        match formats::build(&formats::parse_spec("dia")?, a) {
-            Err(Error::Format { .. } | Error::Unsupported(_)) => {}
+    let order = cpu_preference(a);
+    for (i, name) in order.iter().enumerate() {
+        match formats::build(&formats::parse_spec(name)?, a) {
+            // A format that declines the matrix passes it on; csr-vector, last, takes any.
+            Err(Error::Format { .. } | Error::Unsupported(_)) if i + 1 < order.len() => {}
             built => return built,
         }
     }
-    let csr = || formats::build(&formats::parse_spec("csr-vector")?, a);
-    if a.nnz() < CPU_TEB_FROM_NNZ {
-        return csr();
+    unreachable!("cpu_preference ends with csr-vector")
+}
+
+/// The formats [`choose_cpu`] tries for `a`, in order (the first that accepts the matrix is
+/// `auto`'s choice on the CPU), ending with `csr-vector`. A matrix of few full diagonals
+/// (stencils, banded FEM meshes) runs fastest in DIA: no column to read, x in order — once it
+/// is large enough for the threads to pay (below, csr-vector runs on the calling thread and
+/// DIA's threads cost more than they save).
+pub fn cpu_preference<T: Scalar>(a: &Csr<T>) -> Vec<&'static str> {
+    let mut order = Vec::new();
+    if !a.runs_serially() && dia_fill(a).is_some_and(|fill| fill <= CPU_DIA_MAX_PADDING) {
+        order.push("dia");
     }
-    match formats::build(&formats::parse_spec("teb")?, a) {
-        Err(Error::Format { .. } | Error::Unsupported(_)) => csr(),
-        built => built,
+    if a.nnz() >= CPU_TEB_FROM_NNZ {
+        order.push("teb");
     }
+    order.push("csr-vector");
+    order
 }
 
 /// `auto` on the CPU takes `dia` when its stored slots are at most this many times the

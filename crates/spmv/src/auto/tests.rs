@@ -90,6 +90,31 @@ fn held_out_choice_leaves_the_matrix_out_of_the_model() {
 
 const DETERMINISTIC: Options = Options { deterministic: true, held_out: false, timing: None };
 
+/// On the CPU `tune` measures `auto`'s CPU choice first and the CPU's usual leaders next, so it
+/// keeps nothing it measured slower than `auto`'s choice and sees TEB and csr-vector even where
+/// the GPU model ranks them low.
+#[test]
+fn tune_on_the_cpu_measures_autos_choice_and_the_cpu_leaders_first() {
+    let budget = std::time::Duration::from_secs(5);
+    for spec in ["poisson2d:n=80", "powerlaw:n=40000,mean=4,exp=2.1"] {
+        let a = crate::io::gen::generate(spec).unwrap();
+        let (_, tuned) =
+            tune_with_cache(&crate::Backend::Cpu, &a, budget, Options::default(), None).unwrap();
+        let auto = choose_cpu(&a).unwrap().spec().label();
+        let labels: Vec<&str> = tuned.measured.iter().map(|(l, _)| l.as_str()).collect();
+        assert_eq!(labels.first(), Some(&auto.as_str()), "{spec}: {labels:?}");
+        for leader in ["csr-vector", "teb"] {
+            assert!(labels.contains(&leader), "{spec}: {leader} not measured: {labels:?}");
+        }
+        let auto_ms = tuned.measured[0].1;
+        let chosen_ms = tuned
+            .measured
+            .iter()
+            .find(|(l, _)| *l == crate::formats::parse_spec(&tuned.chosen).unwrap().label());
+        assert!(chosen_ms.is_some_and(|(_, ms)| *ms <= auto_ms), "{spec}: {tuned:?}");
+    }
+}
+
 #[test]
 fn tune_measures_the_first_candidates_and_caches_the_answer() {
     let dir = std::env::temp_dir().join(format!("spmv-tune-test-{}", std::process::id()));

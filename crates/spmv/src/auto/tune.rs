@@ -22,6 +22,11 @@ use crate::Backend;
 /// At most this many candidates are measured, budget allowing.
 pub const TUNE_CANDIDATES: usize = 8;
 
+/// Formats `tune` on the CPU measures after `auto`'s CPU choice, before the model's GPU
+/// ranking: the fastest CPU products on the shared matrices (docs/auto.md: TEB and csr-vector
+/// each lead on some, DIA on diagonal ones).
+const CPU_LEADERS: [&str; 3] = ["csr-vector", "teb", "dia"];
+
 /// How many times faster than every other measured candidate the fastest must be, with at
 /// least three measured, for `tune` to stop early ([`keep_measuring`]).
 pub const CLEAR_LEAD: f64 = 1.5;
@@ -128,8 +133,9 @@ pub fn fingerprint<T: Scalar>(a: &Csr<T>) -> u64 {
 }
 
 /// Measures `auto`'s first candidates for `a` on `backend` within about `budget` (the first
-/// candidate is always measured; on the CPU cuSPARSE's entries are passed over), keeps the
-/// fastest and caches the answer; a cached answer is used without measuring. Returns the built format and what was measured.
+/// candidate is always measured; on the CPU `auto`'s CPU choice and [`CPU_LEADERS`] come
+/// first and cuSPARSE's entries are passed over), keeps the fastest and caches the answer; a
+/// cached answer is used without measuring. Returns the built format and what was measured.
 pub fn tune<T: Scalar>(
     backend: &Backend, a: &Csr<T>, budget: Duration, options: Options,
 ) -> Result<(HostMatrix<T>, Tuned)> {
@@ -166,11 +172,27 @@ pub fn tune_with_cache<T: Scalar>(
     }
     let graph = Options { timing: Some(Timing::Graph), ..options };
     let ranking = graph.rank::<T>(&Features::of(a, TRAINING_L2_BYTES));
+    // On the CPU the model's GPU ranking comes after `auto`'s own CPU choices (its choice
+    // first, so that tune never keeps a format it measured slower than auto's) and the CPU's
+    // usual leaders, which the model may rank low.
+    let mut names: Vec<&str> = match backend {
+        Backend::Cpu => {
+            let eligible = super::candidates::<T>(options.deterministic);
+            let cpu = super::cpu_preference(a).into_iter().chain(CPU_LEADERS);
+            cpu.filter(|n| eligible.contains(n)).collect()
+        }
+        Backend::Gpu(_) => Vec::new(),
+    };
+    for (name, _) in &ranking {
+        if !names.contains(&name.as_str()) {
+            names.push(name);
+        }
+    }
     let start = Instant::now();
     let x = test_vector::<T>(a.ncols());
     let mut best: Option<(HostMatrix<T>, f64)> = None;
     let mut measured = Vec::new();
-    for (name, _) in &ranking {
+    for name in names {
         let times: Vec<f64> = measured.iter().map(|(_, ms)| *ms).collect();
         if !keep_measuring(&times, TUNE_CANDIDATES)
             || (!measured.is_empty() && start.elapsed() > budget)
