@@ -141,7 +141,8 @@ fn explain<T: Scalar>(
     let on_cpu = auto::choose_cpu(a)?.spec().label();
     let _ = writeln!(
         s,
-        "on the CPU backend: {on_cpu} (the host's own rule, not this ranking; docs/auto.md)\n"
+        "on the CPU backend: {on_cpu} (the faster of {} raced on this machine, not this ranking; docs/auto.md)\n",
+        auto::cpu_candidates(a).join(", ")
     );
     if let Some(backend) = backend {
         let t = Instant::now();

@@ -147,7 +147,8 @@ impl Choice {
     }
 
     /// [`Choice::build`], with `tune` measuring its candidates on `backend`, and `auto` on the
-    /// CPU by the host's own rule ([`auto::choose_cpu`]: the model ranks by H200 times).
+    /// CPU racing the CPU's candidates on this machine ([`auto::choose_cpu`]: the model ranks
+    /// by H200 times).
     pub fn build_on<T: Scalar>(&self, backend: &Backend, a: &Csr<T>) -> Result<HostMatrix<T>> {
         match (self, backend) {
             (Choice::Tune(t), _) => Ok(self

@@ -1,6 +1,7 @@
-//! Measuring pieces the benchmark ([`crate::bench`]) and `tune` ([`crate::auto::tune`])
-//! share: the median of a sample, and the time of one product on a backend. They live below
-//! both so that neither imports the other.
+//! Measuring pieces the benchmark ([`crate::bench`]), `tune` ([`crate::auto::tune`]) and
+//! `auto` on the CPU ([`crate::auto::choose_cpu`]) share: the median of a sample, the time of
+//! one product on a backend, and a race of two formats' CPU products. They live below all
+//! three so that none imports another.
 
 use std::time::Instant;
 
@@ -72,3 +73,49 @@ pub(crate) fn product_ms<T: Scalar>(
         }
     }
 }
+
+/// How much slower the second of two formats of one matrix runs its CPU product than the
+/// first (the median over rounds of the second's time over the first's; below 1: faster),
+/// measured side by side: rounds of at least [`RACE_ROUND_MS`] of one format's products,
+/// then the other's (the first of each round alternating). On a shared VM one product's time
+/// moved by up to 2.4× between runs, more than the formats differ (docs/auto.md); a round's
+/// two times are taken within a millisecond of each other, so their ratio holds where the
+/// times themselves drift. [`RACE_ROUNDS`] rounds, fewer
+/// (at least [`RACE_MIN_ROUNDS`]) once the race has taken [`RACE_BUDGET_MS`].
+pub(crate) fn cpu_race<T: Scalar>(pair: [&HostMatrix<T>; 2], x: &[T]) -> Result<f64> {
+    let start = Instant::now();
+    let mut y = vec![T::ZERO; pair[0].nrows()];
+    let mut reps = [1usize; 2];
+    for (r, h) in reps.iter_mut().zip(pair) {
+        h.spmv(x, &mut y)?; // warm-up
+        let t = Instant::now();
+        h.spmv(x, &mut y)?;
+        *r = ((RACE_ROUND_MS / ms_since(t).max(1e-4)).ceil() as usize).clamp(1, 10_000);
+    }
+    let mut ratios = Vec::new();
+    for round in 0..RACE_ROUNDS {
+        if round >= RACE_MIN_ROUNDS && ms_since(start) > RACE_BUDGET_MS {
+            break;
+        }
+        let mut ms = [0.0; 2];
+        for k in 0..2 {
+            let i = (k + round) % 2;
+            let t = Instant::now();
+            for _ in 0..reps[i] {
+                pair[i].spmv(x, &mut y)?;
+            }
+            ms[i] = ms_since(t) / reps[i] as f64;
+        }
+        ratios.push(ms[1] / ms[0].max(1e-9));
+    }
+    Ok(median_min(&mut ratios).0)
+}
+
+/// Most rounds of [`cpu_race`].
+const RACE_ROUNDS: usize = 15;
+/// Fewest rounds of [`cpu_race`].
+const RACE_MIN_ROUNDS: usize = 5;
+/// After this many milliseconds [`cpu_race`] runs no round past its [`RACE_MIN_ROUNDS`].
+const RACE_BUDGET_MS: f64 = 40.0;
+/// Shortest round of [`cpu_race`] (a round holds at least one product of each).
+const RACE_ROUND_MS: f64 = 0.3;

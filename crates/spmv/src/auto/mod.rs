@@ -24,7 +24,7 @@ pub use tune::{
 };
 
 use crate::error::{Error, Result};
-use crate::formats::{self, FormatSpec, HostMatrix, Param};
+use crate::formats::{self, FormatHandle, FormatSpec, HostMatrix, Param};
 use crate::matrix::{Csr, Precision, Scalar};
 
 /// Why auto passes over a format that ranks first (the registry's `auto_candidate: false`;
@@ -228,47 +228,103 @@ pub fn choose_with<T: Scalar>(
     Err(Error::format("auto", "no candidate format accepts the matrix"))
 }
 
-/// From this many entries `auto` on the CPU takes `teb`, below it `csr-vector` ([`choose_cpu`]).
-pub const CPU_TEB_FROM_NNZ: usize = 100_000;
-
-/// `auto` on the CPU backend: the host's own rule, not the H200 model, whose GPU-shaped choices
-/// ran 0.53× the per-matrix best CPU format there (geomean; csr-vector 0.68×). Measured on 2
-/// cores (`spmv bench --cpu`, f64, the 34 shared matrices of ≥ 5·10^4 entries, medians of 60
-/// runs): TEB's CPU product ran 0.97–3.03× csr-vector's from 1.1·10^5 entries (roads, meshes
-/// and graphs 2.2–3.0×) and 0.54–1.13× below, so neither is slower than csr-vector by more
-/// than the noise. A matrix TEB declines takes `csr-vector`. Before both: DIA, where its slots
-/// are at most [`CPU_DIA_MAX_PADDING`] × the entries and the product is threaded (fastest
-/// product of runs of 60 on stencils and banded meshes: 1.7–5.6× csr-vector's, docs/auto.md).
+/// `auto` on the CPU backend: measured on this machine, not the H200 model (whose GPU-shaped
+/// choices ran 0.53× the per-matrix best CPU format there, csr-vector 0.68×: docs/auto.md).
+/// A product small enough to run on the calling thread (`Csr::runs_serially`) takes
+/// csr-vector, the fastest there. A larger one races the CPU's candidates ([`cpu_candidates`]:
+/// DIA where it fits, TEB, csr-vector) two at a time on this machine
+/// ([`crate::measure::cpu_race`]) and keeps the faster, csr-vector on a tie: no rule
+/// separated TEB's wins from its losses (0.66–1.52× csr-vector's speed, with no size
+/// threshold), and the same product's time moved by up to 2.4× between runs of the 2-core VM,
+/// so the formats are timed side by side. The answer is remembered for the process's lifetime
+/// per matrix (its [`fingerprint`]), precision and thread count: converting the same matrix
+/// again builds the same format without measuring. On f64 and f32 the candidates' CPU
+/// products add each row's entries in the same order, so the choice does not change y
+/// (DIA's padded slots add zeros).
 pub fn choose_cpu<T: Scalar>(a: &Csr<T>) -> Result<HostMatrix<T>> {
-    for name in cpu_preference(a) {
-        match formats::build(&formats::parse_spec(name)?, a) {
-            // A format that declines the matrix passes it on; csr-vector, last, takes any.
-            Err(Error::Format { .. } | Error::Unsupported(_)) if name != "csr-vector" => {}
-            built => return built,
+    let key = cpu_choice_key(a);
+    if let Some(spec) = remembered(&key) {
+        if let Ok(host) = formats::parse_spec(&spec).and_then(|s| formats::build(&s, a)) {
+            return Ok(host);
         }
     }
-    formats::build(&formats::parse_spec("csr-vector")?, a)
+    let x = crate::reference::test_vector::<T>(a.ncols());
+    let mut held: Option<HostMatrix<T>> = None;
+    for name in cpu_candidates(a) {
+        let challenger = match formats::build(&formats::parse_spec(name)?, a) {
+            // A format that declines the matrix passes it on; csr-vector, last, takes any.
+            Err(Error::Format { .. } | Error::Unsupported(_)) if name != "csr-vector" => continue,
+            built => built?,
+        };
+        held = Some(match held {
+            None => challenger,
+            Some(held) => {
+                if crate::measure::cpu_race([&held, &challenger], &x)? <= 1.0 {
+                    challenger
+                } else {
+                    held
+                }
+            }
+        });
+    }
+    let chosen = held.ok_or_else(|| Error::format("auto", "no CPU format accepts the matrix"))?;
+    remember(key, chosen.spec().label());
+    Ok(chosen)
 }
 
-/// The formats [`choose_cpu`] tries for `a`, in order (the first that accepts the matrix is
-/// `auto`'s choice on the CPU), ending with `csr-vector`. A matrix of few full diagonals
-/// (stencils, banded FEM meshes) runs fastest in DIA: no column to read, x in order — once it
-/// is large enough for the threads to pay (below, csr-vector runs on the calling thread and
-/// DIA's threads cost more than they save).
-pub fn cpu_preference<T: Scalar>(a: &Csr<T>) -> Vec<&'static str> {
+/// The label of the format [`choose_cpu`] builds for `a` (measuring only where it has not
+/// chosen for this matrix yet): what `tune` on the CPU measures first.
+pub fn cpu_choice<T: Scalar>(a: &Csr<T>) -> Result<String> {
+    match remembered(&cpu_choice_key(a)) {
+        Some(spec) => Ok(spec),
+        None => Ok(choose_cpu(a)?.spec().label()),
+    }
+}
+
+/// The formats [`choose_cpu`] races for `a`, in order, ending with `csr-vector` (which wins
+/// ties). A matrix of few full diagonals (stencils, banded FEM meshes) can run fastest in
+/// DIA: no column to read, x in order (1.5–5.6× csr-vector on such matrices); TEB's blocks of
+/// near-equal entries lead on longer rows and many irregular graphs. Below the size where a
+/// product is threaded, csr-vector alone: it runs on the calling thread, and the others'
+/// threads cost more than they save there (DIA 0.33–0.55× on `t2dal_e`, `cryg2500`).
+pub fn cpu_candidates<T: Scalar>(a: &Csr<T>) -> Vec<&'static str> {
+    if a.runs_serially() {
+        return vec!["csr-vector"];
+    }
     let mut order = Vec::new();
-    if !a.runs_serially() && dia_fill(a).is_some_and(|fill| fill <= CPU_DIA_MAX_PADDING) {
+    if dia_fill(a).is_some_and(|fill| fill <= CPU_DIA_MAX_PADDING) {
         order.push("dia");
     }
-    if a.nnz() >= CPU_TEB_FROM_NNZ {
-        order.push("teb");
-    }
-    order.push("csr-vector");
+    order.extend(["teb", "csr-vector"]);
     order
 }
 
-/// `auto` on the CPU takes `dia` when its stored slots are at most this many times the
-/// entries ([`choose_cpu`]).
+/// The key of [`choose_cpu`]'s answers: the matrix, the precision, rayon's thread count.
+fn cpu_choice_key<T: Scalar>(a: &Csr<T>) -> String {
+    format!("{:016x}-{}-{}", fingerprint(a), T::SUFFIX, rayon::current_num_threads())
+}
+
+/// [`choose_cpu`]'s answers in this process (at most [`REMEMBERED`]; the oldest go first).
+static CPU_CHOICES: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
+/// How many of [`choose_cpu`]'s answers the process keeps.
+const REMEMBERED: usize = 256;
+
+fn remembered(key: &str) -> Option<String> {
+    let choices = CPU_CHOICES.lock().unwrap_or_else(|e| e.into_inner());
+    choices.iter().find(|(k, _)| k == key).map(|(_, spec)| spec.clone())
+}
+
+fn remember(key: String, spec: String) {
+    let mut choices = CPU_CHOICES.lock().unwrap_or_else(|e| e.into_inner());
+    choices.retain(|(k, _)| *k != key);
+    if choices.len() >= REMEMBERED {
+        choices.remove(0);
+    }
+    choices.push((key, spec));
+}
+
+/// `auto` on the CPU races `dia` when its stored slots are at most this many times the
+/// entries ([`cpu_candidates`]).
 pub const CPU_DIA_MAX_PADDING: f64 = 1.3;
 
 /// DIA's stored slots over the entries (each occupied diagonal stored whole), or `None` for

@@ -215,32 +215,57 @@ fn auto_passes_over_coo_atomic_where_it_ranks_first() {
     );
 }
 
+/// `auto` on the CPU: csr-vector alone where the product runs on the calling thread; above,
+/// the faster of its candidates raced on this machine (DIA only where its slots fit), the
+/// answer remembered for the matrix; every candidate gives the product of A, with the same
+/// bits on f64.
 #[test]
-fn auto_on_the_cpu_takes_dia_for_full_diagonals_else_csr_vector_below_1e5_entries_and_teb_from_there(
-) {
+fn auto_on_the_cpu_races_its_candidates_and_remembers_the_answer() {
     let auto = crate::choice::Choice::parse("auto").unwrap();
-    let chosen = |spec: &str| {
+    let cases = [
+        ("poisson2d:n=40", vec!["csr-vector"]),
+        ("random:rows=2000,cols=2000,mean=5", vec!["csr-vector"]),
+        ("random:rows=20000,cols=20000,mean=8", vec!["teb", "csr-vector"]),
+        ("poisson3d:n=40", vec!["dia", "teb", "csr-vector"]),
+        // A band with holes: DIA's slots are twice its entries.
+        ("banded:n=40000,offsets=-2;-1;0;1;2,broken=0.5", vec!["teb", "csr-vector"]),
+    ];
+    for (spec, expected) in cases {
         let a = crate::io::gen::generate(spec).unwrap();
-        let h = auto.build_on(&crate::Backend::Cpu, &a).unwrap();
-        // Still the product of A.
+        assert_eq!(cpu_candidates(&a), expected, "{spec}");
         let x = crate::reference::test_vector::<f64>(a.ncols());
-        let mut y = vec![f64::NAN; a.nrows()];
-        h.spmv(&x, &mut y).unwrap();
-        assert!(crate::reference::Oracle::new(&a, &x).check(&y).passed(), "{spec}");
-        (a.nnz(), h.chosen())
-    };
-    let (nnz, small) = chosen("random:rows=2000,cols=2000,mean=5");
-    assert!(nnz < CPU_TEB_FROM_NNZ);
-    assert_eq!(small.as_deref(), Some("csr-vector"));
-    let (nnz, large) = chosen("random:rows=20000,cols=20000,mean=8");
-    assert!(nnz >= CPU_TEB_FROM_NNZ);
-    assert_eq!(large.as_deref(), Some("teb"));
-    // Few full diagonals, large enough for the threads: DIA; a small stencil stays csr-vector
-    // (on the calling thread), and so does a band with holes (its slots 2x its entries).
-    assert_eq!(chosen("poisson3d:n=40").1.as_deref(), Some("dia"));
-    assert_eq!(chosen("poisson2d:n=40").1.as_deref(), Some("csr-vector"));
-    let holes = chosen("banded:n=40000,offsets=-2;-1;0;1;2,broken=0.5");
-    assert_ne!(holes.1.as_deref(), Some("dia"), "{holes:?}");
+        let product = |h: &HostMatrix<f64>| {
+            let mut y = vec![f64::NAN; a.nrows()];
+            h.spmv(&x, &mut y).unwrap();
+            assert!(crate::reference::Oracle::new(&a, &x).check(&y).passed(), "{spec}");
+            y.iter().map(|v| v.to_bits()).collect::<Vec<u64>>()
+        };
+        let h = auto.build_on(&crate::Backend::Cpu, &a).unwrap();
+        let chosen = h.chosen().unwrap();
+        assert!(expected.contains(&chosen.as_str()), "{spec}: {chosen}");
+        assert_eq!(cpu_choice(&a).unwrap(), chosen, "{spec}: remembered");
+        let again = auto.build_on(&crate::Backend::Cpu, &a).unwrap();
+        assert_eq!(again.chosen().unwrap(), chosen, "{spec}: the same format again");
+        let bits = product(&h);
+        for name in expected {
+            let other = formats::build(&formats::parse_spec(name).unwrap(), &a).unwrap();
+            assert_eq!(product(&other), bits, "{spec}: {name} against {chosen}");
+        }
+    }
+}
+
+/// The race keeps the faster of two formats: csr5's CPU product (a reference loop over its
+/// tiles) ran 4–10× slower than csr-vector's on the shared matrices.
+#[test]
+fn the_cpu_race_finds_the_faster_format() {
+    let a = crate::io::gen::generate("random:rows=20000,cols=20000,mean=10").unwrap();
+    let build = |name: &str| formats::build(&formats::parse_spec(name).unwrap(), &a).unwrap();
+    let (fast, slow) = (build("csr-vector"), build("csr5"));
+    let x = crate::reference::test_vector::<f64>(a.ncols());
+    let slower = crate::measure::cpu_race([&fast, &slow], &x).unwrap();
+    assert!(slower > 1.0 && slower.is_finite(), "csr5 over csr-vector: {slower}");
+    let faster = crate::measure::cpu_race([&slow, &fast], &x).unwrap();
+    assert!(faster < 1.0 && faster > 0.0, "csr-vector over csr5: {faster}");
 }
 
 /// The confidence of a choice reads the neighbours' own times: a training matrix's nearest

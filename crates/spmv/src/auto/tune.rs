@@ -175,16 +175,19 @@ pub fn tune_with_cache<T: Scalar>(
     // On the CPU the model's GPU ranking comes after `auto`'s own CPU choices (its choice
     // first, so that tune never keeps a format it measured slower than auto's) and the CPU's
     // usual leaders, which the model may rank low.
-    let mut names: Vec<&str> = match backend {
+    let auto_cpu: String;
+    let cpu_first: Vec<&str> = match backend {
         Backend::Cpu => {
             let eligible = super::candidates::<T>(options.deterministic);
-            let cpu = super::cpu_preference(a).into_iter().chain(CPU_LEADERS);
+            auto_cpu = super::cpu_choice(a)?;
+            let cpu = std::iter::once(auto_cpu.as_str()).chain(CPU_LEADERS);
             cpu.filter(|n| eligible.contains(n)).collect()
         }
         Backend::Gpu(_) => Vec::new(),
     };
-    for (name, _) in &ranking {
-        if !names.contains(&name.as_str()) {
+    let mut names: Vec<&str> = Vec::new();
+    for name in cpu_first.into_iter().chain(ranking.iter().map(|(n, _)| n.as_str())) {
+        if !names.contains(&name) {
             names.push(name);
         }
     }
