@@ -112,7 +112,7 @@ pub(crate) fn cpu_race<T: Scalar>(pair: [&HostMatrix<T>; 2], x: &[T]) -> Result<
 }
 
 /// Most rounds of [`cpu_race`].
-const RACE_ROUNDS: usize = 15;
+const RACE_ROUNDS: usize = 31;
 /// Fewest rounds of [`cpu_race`].
 const RACE_MIN_ROUNDS: usize = 5;
 /// After this many milliseconds [`cpu_race`] runs no round past its [`RACE_MIN_ROUNDS`].

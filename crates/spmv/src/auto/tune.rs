@@ -1,7 +1,7 @@
 //! `tune`: the few candidates `auto` ranks first, measured on the backend (back to back on the
-//! GPU, a timed loop on the CPU), the fastest kept; the result is cached on disk per matrix
-//! fingerprint, precision, device, library version and candidate set, so that a second run
-//! costs a fingerprint and one conversion. Two processes tuning at once each write a complete
+//! GPU; on the CPU each raced against the fastest so far), the fastest kept; the result is
+//! cached on disk per matrix fingerprint, precision, device, library version and candidate
+//! set, so that a second run costs a fingerprint and one conversion. Two processes tuning at once each write a complete
 //! file under a temporary name and rename it into place (atomic on one file system): the
 //! last one wins and no reader sees half a file.
 
@@ -15,7 +15,7 @@ use super::{Features, Options, Timing, TRAINING_L2_BYTES};
 use crate::error::{Error, Result};
 use crate::formats::{self, FormatHandle, FormatSpec, HostMatrix, Param};
 use crate::matrix::{Csr, Scalar};
-use crate::measure::product_ms;
+use crate::measure::{cpu_race, product_ms};
 use crate::reference::test_vector;
 use crate::Backend;
 
@@ -214,7 +214,13 @@ pub fn tune_with_cache<T: Scalar>(
             Err(Error::Format { .. } | Error::Unsupported(_)) => continue,
             Err(e) => return Err(e),
         };
-        let ms = product_ms(backend, &host, &x)?;
+        let ms = match (backend, &best) {
+            // On the CPU each candidate races the fastest so far, and its time is recorded on
+            // that one's scale: times of one format taken apart moved more between runs than
+            // the formats differ (docs/auto.md), a race's ratio holds.
+            (Backend::Cpu, Some((held, held_ms))) => held_ms * cpu_race([held, &host], &x)?,
+            _ => product_ms(backend, &host, &x)?,
+        };
         measured.push((host.spec().label(), ms));
         if best.as_ref().is_none_or(|(_, t)| ms < *t) {
             best = Some((host, ms));

@@ -11,8 +11,11 @@
 //!
 //! ```text
 //! cargo run --release -p spmv-lab --bin cpu_formats -- [--rounds 25] [--round-ms 1]
-//!     [--formats all|a,b,...] [--min-nnz 50000] MATRIX... > rows.jsonl
+//!     [--formats all|a,b,...] [--min-nnz 50000] [--tune BUDGET_MS] MATRIX... > rows.jsonl
 //! ```
+//!
+//! `--tune` also runs `tune` on the CPU (no cache) after `auto` and scores its choice the same
+//! way; auto's and tune's choices are timed whether or not `--formats` names them.
 //!
 //! One JSON object per matrix on stdout (name, entries, auto's choice and the time it took
 //! to choose, each format's median milliseconds); a summary on stderr.
@@ -28,12 +31,20 @@ struct Args {
     round_ms: f64,
     formats: Option<Vec<String>>,
     min_nnz: usize,
+    /// Also run `tune` (no cache) with this budget and score its choice.
+    tune_ms: Option<u64>,
     inputs: Vec<String>,
 }
 
 fn parse_args() -> Args {
-    let mut args =
-        Args { rounds: 25, round_ms: 1.0, formats: None, min_nnz: 0, inputs: Vec::new() };
+    let mut args = Args {
+        rounds: 25,
+        round_ms: 1.0,
+        formats: None,
+        min_nnz: 0,
+        tune_ms: None,
+        inputs: Vec::new(),
+    };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         let mut value = || it.next().unwrap_or_else(|| panic!("{a} needs a value"));
@@ -41,6 +52,7 @@ fn parse_args() -> Args {
             "--rounds" => args.rounds = value().parse().expect("--rounds N"),
             "--round-ms" => args.round_ms = value().parse().expect("--round-ms MS"),
             "--min-nnz" => args.min_nnz = value().parse().expect("--min-nnz N"),
+            "--tune" => args.tune_ms = Some(value().parse().expect("--tune BUDGET_MS")),
             "--formats" => {
                 let v = value();
                 if v != "all" {
@@ -52,6 +64,9 @@ fn parse_args() -> Args {
     }
     args
 }
+
+/// A matrix's name, `auto`'s time over the best, csr-vector's over `auto`'s, `tune`'s over the best.
+type Score = (String, f64, f64, Option<f64>);
 
 fn ms_since(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
@@ -76,7 +91,7 @@ fn main() {
             .map(|f| f.name.to_string())
             .collect()
     });
-    let mut scores = Vec::new();
+    let mut scores: Vec<Score> = Vec::new();
     for input in inputs::resolve(&args.inputs).expect("inputs") {
         let name = input.name();
         let a = match input.load() {
@@ -92,7 +107,24 @@ fn main() {
         let t = Instant::now();
         let auto = spmv::auto::choose_cpu(&a).expect("auto on the CPU").spec().label();
         let choose_ms = ms_since(t);
-        let built: Vec<HostMatrix<f64>> = names
+        let t = Instant::now();
+        let tune = args.tune_ms.map(|ms| {
+            let budget = std::time::Duration::from_millis(ms);
+            let options = spmv::auto::Options::default();
+            let (host, _) =
+                spmv::auto::tune_with_cache(&spmv::Backend::Cpu, &a, budget, options, None)
+                    .expect("tune on the CPU");
+            host.spec().label()
+        });
+        let tune_ms = ms_since(t);
+        // The formats timed: the list, and auto's and tune's choices where it lacks them.
+        let mut labels = names.clone();
+        for chosen in std::iter::once(&auto).chain(&tune) {
+            if !labels.contains(chosen) {
+                labels.push(chosen.clone());
+            }
+        }
+        let built: Vec<HostMatrix<f64>> = labels
             .iter()
             .filter_map(|n| formats::build(&formats::parse_spec(n).ok()?, &a).ok())
             .collect();
@@ -134,8 +166,9 @@ fn main() {
         let best_name = medians.iter().find(|(_, t)| *t == best).map(|(n, _)| n.clone());
         let of = |label: &str| medians.iter().find(|(n, _)| n == label).map(|(_, t)| *t);
         let (auto_ms, csr_ms) = (of(&auto), of("csr-vector"));
+        let tune_of_best = tune.as_deref().and_then(of).map(|t| best / t);
         if let (Some(auto_ms), Some(csr_ms)) = (auto_ms, csr_ms) {
-            scores.push((name.clone(), best / auto_ms, csr_ms / auto_ms));
+            scores.push((name.clone(), best / auto_ms, csr_ms / auto_ms, tune_of_best));
         }
         let row = serde_json::json!({
             "matrix": name,
@@ -145,6 +178,9 @@ fn main() {
             "best": best_name,
             "auto_of_best": auto_ms.map(|t| best / t),
             "auto_over_csr_vector": auto_ms.zip(csr_ms).map(|(t, c)| c / t),
+            "tune": tune,
+            "tune_cost_ms": tune.as_ref().map(|_| tune_ms),
+            "tune_of_best": tune_of_best,
             "median_ms": medians.iter().map(|(n, t)| (n.clone(), serde_json::json!(t))).collect::<serde_json::Map<_, _>>(),
         });
         println!("{row}");
@@ -156,7 +192,7 @@ fn main() {
         );
     }
     if !scores.is_empty() {
-        let geo = |f: &dyn Fn(&(String, f64, f64)) -> f64| {
+        let geo = |f: &dyn Fn(&Score) -> f64| {
             (scores.iter().map(|s| f(s).ln()).sum::<f64>() / scores.len() as f64).exp()
         };
         let below =
@@ -170,5 +206,11 @@ fn main() {
             geo(&|s| s.2),
             slower
         );
+        let tuned: Vec<f64> = scores.iter().filter_map(|s| s.3).collect();
+        if !tuned.is_empty() {
+            let geo = (tuned.iter().map(|v| v.ln()).sum::<f64>() / tuned.len() as f64).exp();
+            let below = tuned.iter().filter(|v| **v < 0.9).count();
+            eprintln!("tune: {geo:.3} of the best (geomean), {below} below 0.9");
+        }
     }
 }
