@@ -80,6 +80,26 @@ def test_precisions_alpha_beta_and_in_place_output(precision):
     assert "bytes" in op.stats
 
 
+def test_plain_numpy_calls_give_the_general_paths_bits():
+    """A NumPy vector of the operator's dtype (y None or such a vector) skips the general
+    path's checks and conversions: same bits as that path (reached here through a list), and
+    what the fast path does not take still gets the general path's errors."""
+    m = spmv.generate("random:rows=300,cols=200,mean=5")
+    op = m.to_device(format="csr-vector", device="cpu")
+    x, xt = np.linspace(-1, 1, 200), np.linspace(1, 2, 300)
+    general = op.apply(x.tolist())
+    assert np.array_equal(op @ x, general) and np.array_equal(op.apply(x), general)
+    assert np.array_equal(op.T @ xt, op.T.apply(xt.tolist()))
+    y, y_general = np.full(300, 0.5), np.full(300, 0.5)
+    assert op.apply(x, y, 2.0, -1.0) is y
+    op.apply(x.tolist(), y_general, 2.0, -1.0)
+    assert np.array_equal(y, y_general)
+    with pytest.raises(ValueError, match="x has 199 entries"):
+        op.apply(x[:-1])
+    with pytest.raises(ValueError, match="beta"):
+        op.apply(x, None, 1.0, 0.5)
+
+
 def test_auto_names_its_choice():
     op = spmv.generate("poisson2d:n=20").to_device()
     assert op.format.startswith("auto(") and op.format.endswith(")")

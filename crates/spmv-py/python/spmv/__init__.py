@@ -552,6 +552,10 @@ class Operator(_Products):
 
     def __init__(self, raw: _spmv.Operator) -> None:
         self._raw = raw
+        # Read on every product (the fast path of _product): kept rather than asked of the
+        # extension each time.
+        self._dtype = _DTYPES[raw.precision]
+        self._shape = tuple(raw.shape)
 
     # The extension's operator's figures, as they are.
     shape = _PassedOn[tuple[int, int]]("_raw")
@@ -564,7 +568,7 @@ class Operator(_Products):
 
     @property
     def dtype(self) -> np.dtype:
-        return _DTYPES[self._raw.precision]
+        return self._dtype
 
     @property
     def transpose_path(self) -> str:
@@ -587,6 +591,10 @@ class Operator(_Products):
 
     def _product(self, x: Any, y: Any, alpha: Any, beta: Any, transpose: bool) -> Any:
         """y = alpha·op(A)·x + beta·y, op(A) = Aᵀ when `transpose`; x 1-D or 2-D."""
+        plain = self._plain_vector_y(x, y, alpha, beta, transpose)
+        if plain is not None:
+            self._raw.apply(x, plain, alpha, beta, transpose)
+            return plain
         alpha, beta = _real(alpha, "alpha"), _real(beta, "beta")
         if y is None and beta != 0:
             raise ValueError("beta != 0 needs y")
@@ -604,6 +612,30 @@ class Operator(_Products):
             result = self._product(xh, yh, alpha, beta, transpose)
             return _write_back(y, result) if y_cuda else _like(result, origin, x)
         return self._product_host(x, y, alpha, beta, transpose)
+
+    def _plain_vector_y(self, x: Any, y: Any, alpha: Any, beta: Any, transpose: bool) -> np.ndarray | None:
+        """The y to write when the call is the common one that needs no conversion — x a 1-D
+        NumPy array of this operator's dtype, contiguous and aligned, of op(A)'s columns; y
+        None (a new array; beta 0) or such an array of op(A)'s rows, writable; alpha and beta
+        Python floats — else None, and the general path checks and converts (and names what
+        is wrong). The general path's checks cost about 14 µs a call, as much as a product of
+        10^4 entries on the CPU."""
+        dtype = self._dtype
+        if not (type(x) is np.ndarray and type(alpha) is float and type(beta) is float):
+            return None
+        flags = x.flags
+        if x.ndim != 1 or x.dtype != dtype or not (flags.c_contiguous and flags.aligned):
+            return None
+        m, n = self._shape
+        rows, cols = (n, m) if transpose else (m, n)
+        if x.shape[0] != cols:
+            return None
+        if y is None:
+            return np.empty(rows, dtype=dtype) if beta == 0.0 else None
+        if type(y) is not np.ndarray or y.shape != (rows,) or y.dtype != dtype:
+            return None
+        flags = y.flags
+        return y if flags.c_contiguous and flags.aligned and flags.writeable else None
 
     def _shapes(self, x_shape: tuple[int, ...], y_shape: tuple[int, ...] | None, transpose: bool) -> tuple[int, int]:
         """Checks x's shape (and y's, unless None) against op(A); returns (rows of y, k: 0 for
