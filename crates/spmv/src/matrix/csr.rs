@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::{mul_acc, Coo, Scalar};
+use super::{mul_acc, threads, Coo, Scalar};
 use crate::error::{Error, Result};
 
 /// A sparse matrix in compressed sparse row form (layout and invariants in the module doc);
@@ -285,9 +285,15 @@ impl<T: Scalar> Csr<T> {
         }
     }
 
-    /// Whether a CPU product of this matrix runs on the calling thread ([`SERIAL_WORK`]).
+    /// Whether a CPU product of this matrix always runs on the calling thread
+    /// ([`threads::SERIAL_WORK`]).
     pub(crate) fn runs_serially(&self) -> bool {
-        self.nnz() + self.nrows < SERIAL_WORK
+        self.cpu_work() < threads::SERIAL_WORK
+    }
+
+    /// A CPU product's work for [`threads::cpu_product`]: entries plus rows.
+    pub(crate) fn cpu_work(&self) -> usize {
+        self.nnz() + self.nrows
     }
 
     /// `parts + 1` row indices from 0 to `nrows` that cut the rows into contiguous runs of
@@ -310,15 +316,22 @@ impl<T: Scalar> Csr<T> {
     }
 
     /// `y = A·x` over rayon's threads in runs of consecutive rows of about equal entries
-    /// ([`RUNS_PER_THREAD`] per thread), each run a serial loop; below [`SERIAL_WORK`] on
-    /// the calling thread alone. The same sums either way: each row is summed alone, in its
-    /// own order.
+    /// ([`RUNS_PER_THREAD`] per thread), each run a serial loop; on the calling thread alone
+    /// where threads do not pay ([`threads::cpu_product`]). The same sums either way: each
+    /// row is summed alone, in its own order.
     pub fn spmv_parallel(&self, x: &[T], y: &mut [T]) {
         assert_eq!(x.len(), self.ncols, "x has the wrong length");
         assert_eq!(y.len(), self.nrows, "y has the wrong length");
-        if self.runs_serially() {
-            return self.rows_into(0, x, y);
-        }
+        threads::cpu_product(
+            self.cpu_work(),
+            y,
+            |y| self.rows_into(0, x, y),
+            |y| self.rows_over_threads(x, y),
+        )
+    }
+
+    /// [`Csr::spmv_parallel`]'s runs of rows over rayon's threads.
+    fn rows_over_threads(&self, x: &[T], y: &mut [T]) {
         let starts = self.balanced_row_starts(rayon::current_num_threads() * RUNS_PER_THREAD);
         let mut runs = Vec::with_capacity(starts.len() - 1);
         let mut rest = y;
@@ -337,12 +350,6 @@ impl<T: Scalar> Csr<T> {
 /// items was 1.36× slower, geomean over the 22 shared matrices of ≥ 5·10^4 stored entries on
 /// 2 cores: docs/auto.md).
 const RUNS_PER_THREAD: usize = 8;
-
-/// Work (entries plus rows) below which a CPU product runs on the calling thread: waking
-/// rayon's threads costs more than such a product takes. Measured (2 cores, median µs of
-/// csr-vector, parallel / one thread): `poisson2d:nx=40` (9.4k) 21 / 3.9, `Chem97ZtZ` (9.9k)
-/// 21 / 3.6, `poisson2d:nx=80` (38k) 13–27 / 15, `ex10` (57k) 15 / 18, `crack` (71k) 21 / 26.
-pub(crate) const SERIAL_WORK: usize = 1 << 15;
 
 #[cfg(test)]
 mod tests {

@@ -3,6 +3,7 @@
 pub(crate) mod coo;
 mod csr;
 mod scalar;
+pub(crate) mod threads;
 
 pub use coo::Coo;
 pub use csr::Csr;

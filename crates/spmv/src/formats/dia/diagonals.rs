@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::formats::FormatStats;
 use crate::gpu::{grid_for, Gpu, Kernel, KernelModule};
-use crate::matrix::{Csr, Scalar};
+use crate::matrix::{threads, Csr, Scalar};
 use crate::measure::ms_since;
 
 /// Rows of an HDIA hack, a DRM segment and a BRCSD-II block in the registered formats: one
@@ -261,18 +261,26 @@ const DIA_CHUNK: usize = 2048;
 /// `y = A·x` on the CPU for a DIA block of the whole matrix (diagonal `i` at
 /// `data[i·m .. (i+1)·m]`, `m = y.len()`), then `rest(row0, out)` adds whatever else the
 /// rows `row0 .. row0 + out.len()` hold (HDC's CSR part; nothing for DIA): chunks of rows
-/// over rayon's threads, each chunk's block streamed diagonal by diagonal.
+/// over rayon's threads (or the calling thread: `matrix::threads`), each chunk's block
+/// streamed diagonal by diagonal.
 pub(crate) fn spmv_dia<T: Scalar>(
     offsets: &[i32], data: &[T], x: &[T], y: &mut [T], rest: impl Fn(usize, &mut [T]) + Sync,
 ) {
     let m = y.len();
-    y.par_chunks_mut(DIA_CHUNK).enumerate().for_each(|(k, out)| {
+    let chunk = |(k, out): (usize, &mut [T])| {
         let row0 = k * DIA_CHUNK;
         out.fill(T::ZERO);
         // Block = rows row0.. of every diagonal: data[i·m + row0 + l], stride m.
         accumulate_block(out, row0, offsets, &data[row0.min(data.len())..], m, x);
         rest(row0, out);
-    });
+    };
+    // On the calling thread where rayon's threads do not pay (the same sums either way).
+    threads::cpu_product(
+        data.len() + m,
+        y,
+        |y| y.chunks_mut(DIA_CHUNK).enumerate().for_each(chunk),
+        |y| y.par_chunks_mut(DIA_CHUNK).enumerate().for_each(chunk),
+    );
 }
 
 /// `y = A·x` on the CPU for blocks of `h` rows stored DIA-style with stride `h`, one after
