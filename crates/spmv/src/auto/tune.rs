@@ -1,9 +1,9 @@
 //! `tune`: the few candidates `auto` ranks first, measured on the backend (back to back on the
 //! GPU; on the CPU each raced against the fastest so far), the fastest kept; the result is
 //! cached on disk per matrix fingerprint, precision, device, library version and candidate
-//! set, so that a second run costs a fingerprint and one conversion. Two processes tuning at once each write a complete
-//! file under a temporary name and rename it into place (atomic on one file system): the
-//! last one wins and no reader sees half a file.
+//! set, so that a second run costs a fingerprint and one conversion. Two processes tuning at
+//! once each write a complete file under a temporary name and rename it into place (atomic on
+//! one file system): the last one wins and no reader sees half a file.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

@@ -27,7 +27,7 @@ pub(crate) const SERIAL_WORK: usize = 1 << 15;
 pub(crate) const COLD_GAP: Duration = Duration::from_micros(250);
 
 /// Nanoseconds a serial CPU product takes per unit of work (entry or row), for weighing it
-/// against the wake-up: 0.53–0.77 on the 2-core VM (csr-vector on `pesa`, `cti`, `t60k`,
+/// against the wake-up: 0.53–0.69 on the 2-core VM (csr-vector on `pesa`, `cti`, `t60k`,
 /// `cvxbqp1`, one thread).
 const SERIAL_NS_PER_WORK: f64 = 0.6;
 
