@@ -1,10 +1,11 @@
-//! CSR SpMV on the CPU: rows split over rayon's threads (small products on one thread).
+//! CSR SpMV on the CPU: rows split over rayon's threads (on the calling thread where they do
+//! not pay: `matrix::threads`).
 
 use rayon::prelude::*;
 
 use crate::formats::values::columns::Delta16Columns;
 use crate::formats::values::EncodedValues;
-use crate::matrix::{mul_acc, Csr, Scalar};
+use crate::matrix::{mul_acc, threads, Csr, Scalar};
 
 pub fn spmv<T: Scalar>(a: &Csr<T>, x: &[T], y: &mut [T]) {
     a.spmv_parallel(x, y)
@@ -27,9 +28,11 @@ pub fn spmv_coded<T: Scalar>(
         });
         *yr = T::from_acc(sum);
     };
-    if a.runs_serially() {
-        y.iter_mut().enumerate().for_each(row);
-    } else {
-        y.par_iter_mut().with_min_len(256).enumerate().for_each(row);
-    }
+    // On the calling thread where rayon's threads do not pay (the same sums either way).
+    threads::cpu_product(
+        a.cpu_work(),
+        y,
+        |y| y.iter_mut().enumerate().for_each(row),
+        |y| y.par_iter_mut().with_min_len(256).enumerate().for_each(row),
+    );
 }
