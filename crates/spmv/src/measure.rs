@@ -80,8 +80,8 @@ pub(crate) fn product_ms<T: Scalar>(
 /// then the other's (the first of each round alternating). On a shared VM one product's time
 /// moved by up to 2.4× between runs, more than the formats differ (docs/auto.md); a round's
 /// two times are taken within a millisecond of each other, so their ratio holds where the
-/// times themselves drift. [`RACE_ROUNDS`] rounds, fewer
-/// (at least [`RACE_MIN_ROUNDS`]) once the race has taken [`RACE_BUDGET_MS`].
+/// times themselves drift. [`RACE_ROUNDS`] rounds, fewer (at least [`RACE_MIN_ROUNDS`]) once
+/// the race has taken [`RACE_BUDGET_MS`].
 pub(crate) fn cpu_race<T: Scalar>(pair: [&HostMatrix<T>; 2], x: &[T]) -> Result<f64> {
     let start = Instant::now();
     let mut y = vec![T::ZERO; pair[0].nrows()];

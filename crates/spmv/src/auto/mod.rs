@@ -272,15 +272,6 @@ pub fn choose_cpu<T: Scalar>(a: &Csr<T>) -> Result<HostMatrix<T>> {
     Ok(chosen)
 }
 
-/// The label of the format [`choose_cpu`] builds for `a` (measuring only where it has not
-/// chosen for this matrix yet): what `tune` on the CPU measures first.
-pub fn cpu_choice<T: Scalar>(a: &Csr<T>) -> Result<String> {
-    match remembered(&cpu_choice_key(a)) {
-        Some(spec) => Ok(spec),
-        None => Ok(choose_cpu(a)?.spec().label()),
-    }
-}
-
 /// The formats [`choose_cpu`] races for `a`, in order, ending with `csr-vector` (which wins
 /// ties). A matrix of few full diagonals (stencils, banded FEM meshes) can run fastest in
 /// DIA: no column to read, x in order (1.5–5.6× csr-vector on such matrices); TEB's blocks of

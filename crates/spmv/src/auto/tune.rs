@@ -175,15 +175,19 @@ pub fn tune_with_cache<T: Scalar>(
     // On the CPU the model's GPU ranking comes after `auto`'s own CPU choices (its choice
     // first, so that tune never keeps a format it measured slower than auto's) and the CPU's
     // usual leaders, which the model may rank low.
-    let auto_cpu: String;
-    let cpu_first: Vec<&str> = match backend {
-        Backend::Cpu => {
+    // `auto`'s CPU choice, as built for auto (measured or remembered): not built again.
+    let mut auto_cpu = match backend {
+        Backend::Cpu => Some(super::choose_cpu(a)?),
+        Backend::Gpu(_) => None,
+    };
+    let auto_label = auto_cpu.as_ref().map(|h| h.spec().label());
+    let cpu_first: Vec<&str> = match &auto_label {
+        Some(label) => {
             let eligible = super::candidates::<T>(options.deterministic);
-            auto_cpu = super::cpu_choice(a)?;
-            let cpu = std::iter::once(auto_cpu.as_str()).chain(CPU_LEADERS);
+            let cpu = std::iter::once(label.as_str()).chain(CPU_LEADERS);
             cpu.filter(|n| eligible.contains(n)).collect()
         }
-        Backend::Gpu(_) => Vec::new(),
+        None => Vec::new(),
     };
     let mut names: Vec<&str> = Vec::new();
     for name in cpu_first.into_iter().chain(ranking.iter().map(|(n, _)| n.as_str())) {
@@ -209,10 +213,13 @@ pub fn tune_with_cache<T: Scalar>(
         if baseline && matches!(backend, Backend::Cpu) {
             continue;
         }
-        let host = match formats::build(&spec, a) {
-            Ok(h) => h,
-            Err(Error::Format { .. } | Error::Unsupported(_)) => continue,
-            Err(e) => return Err(e),
+        let host = match auto_cpu.take().filter(|h| h.spec().label() == name) {
+            Some(h) => h,
+            None => match formats::build(&spec, a) {
+                Ok(h) => h,
+                Err(Error::Format { .. } | Error::Unsupported(_)) => continue,
+                Err(e) => return Err(e),
+            },
         };
         let ms = match (backend, &best) {
             // On the CPU each candidate races the fastest so far, and its time is recorded on

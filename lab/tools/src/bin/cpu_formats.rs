@@ -22,6 +22,7 @@
 
 use std::time::Instant;
 
+use spmv::bench::median_min;
 use spmv::formats::{self, FormatHandle, HostMatrix};
 use spmv::io::inputs;
 use spmv::reference::test_vector;
@@ -70,16 +71,6 @@ type Score = (String, f64, f64, Option<f64>);
 
 fn ms_since(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
-    }
 }
 
 fn main() {
@@ -160,8 +151,11 @@ fn main() {
                 times[i].push(ms_since(t) / reps[i] as f64);
             }
         }
-        let medians: Vec<(String, f64)> =
-            built.iter().zip(&mut times).map(|(h, t)| (h.spec().label(), median(t))).collect();
+        let medians: Vec<(String, f64)> = built
+            .iter()
+            .zip(&mut times)
+            .map(|(h, t)| (h.spec().label(), median_min(t).0))
+            .collect();
         let best = medians.iter().map(|(_, t)| *t).fold(f64::INFINITY, f64::min);
         let best_name = medians.iter().find(|(_, t)| *t == best).map(|(n, _)| n.clone());
         let of = |label: &str| medians.iter().find(|(n, _)| n == label).map(|(_, t)| *t);
