@@ -52,8 +52,8 @@ impl Input {
     }
 
     /// Rows `rows` of the matrix, all its columns (rows past the end clipped): a generator
-    /// builds only those; a file is read whole and only those rows' entries are kept. The
-    /// row block that one process of a multi-process run holds.
+    /// builds only those; a file is read a window at a time and only those rows' entries
+    /// kept. The row block that one process of a multi-process run holds.
     pub fn load_rows(&self, rows: Range<usize>, options: &ReadOptions) -> Result<Csr<f64>> {
         match self {
             Input::File(p) => mtx::read_matrix_market_rows(p, options, rows),

@@ -6,15 +6,20 @@
 //! Writes `/tmp/spmv_parse_timing_<ENTRIES>.mtx` and `.mtx.gz` (a 1M x 1M `coordinate real
 //! general` matrix, entries in random order, values with 17 significant digits; files left
 //! by an earlier run with the same size line are reused), then
-//! times `read_matrix_market` on both, and separately the file read, the gunzip and the
-//! parse of the in-memory text, with all of rayon's threads and with one.
+//! times `read_matrix_market` on both (and `read_matrix_market_rows` of a quarter of the
+//! rows), and separately the file read, the gunzip and the parse of the in-memory text, with
+//! all of rayon's threads and with one. Beside each read, the peak resident memory of a
+//! process that does only that read (this program run again with `--peak WHAT`; Linux's
+//! `VmHWM`), against the text read whole and parsed in memory.
 
 use std::io::{Read, Write};
 use std::path::Path;
 use std::time::Instant;
 
 use rayon::prelude::*;
-use spmv::io::mtx::{read_header, read_matrix_market, read_matrix_market_bytes};
+use spmv::io::mtx::{
+    read_header, read_matrix_market, read_matrix_market_bytes, read_matrix_market_rows,
+};
 use spmv::Csr;
 
 const N: usize = 1_000_000;
@@ -69,18 +74,63 @@ fn time<R>(mut f: impl FnMut() -> R) -> ((f64, f64, f64), R) {
 
 fn report(what: &str, (first, min, median): (f64, f64, f64), entries: usize) {
     println!(
-        "{what:<46} first {first:6.3} s  min {min:6.3} s  median {median:6.3} s  ({:5.1} M entries/s at min)",
+        "{what:<48} first {first:6.3} s  min {min:6.3} s  median {median:6.3} s  ({:5.1} M entries/s at min)",
         entries as f64 / min / 1e6
     );
 }
 
+/// The reads whose peak memory is measured, each in a process of its own.
+const PEAKS: [&str; 6] = ["mtx", "mtx-f32", "gz", "mtx-rows", "gz-rows", "mtx-in-memory"];
+
+/// Does the read `what` of the files `plain` and `gz` (one of [`PEAKS`]).
+fn read_one(what: &str, plain: &str, gz: &str) {
+    let quarter =
+        |p: &str| read_matrix_market_rows::<f64>(Path::new(p), &Default::default(), 0..N / 4);
+    match what {
+        "mtx" => drop(read_matrix_market::<f64>(Path::new(plain)).unwrap()),
+        "mtx-f32" => drop(read_matrix_market::<f32>(Path::new(plain)).unwrap()),
+        "gz" => drop(read_matrix_market::<f64>(Path::new(gz)).unwrap()),
+        "mtx-rows" => drop(quarter(plain).unwrap()),
+        "gz-rows" => drop(quarter(gz).unwrap()),
+        "mtx-in-memory" => {
+            drop(read_matrix_market_bytes::<f64>(&std::fs::read(plain).unwrap()).unwrap())
+        }
+        _ => panic!("unknown read {what}"),
+    }
+}
+
+/// The peak resident memory (MB) of this program run again to do only the read `what`.
+fn peak_mb(what: &str, entries: usize) -> f64 {
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new(exe)
+        .args(["--peak", what, &entries.to_string()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "--peak {what}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().parse::<f64>().unwrap() / 1e6
+}
+
+/// The process's peak resident memory in bytes (Linux: `VmHWM` of `/proc/self/status`).
+fn peak_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap_or("");
+    line.split_whitespace().nth(1).and_then(|kb| kb.parse::<u64>().ok()).unwrap_or(0) * 1024
+}
+
 fn main() {
-    let entries: usize = std::env::args()
-        .nth(1)
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let peak_of = (args.first().map(String::as_str) == Some("--peak")).then(|| args[1].clone());
+    let entries: usize = args[if peak_of.is_some() { 2 } else { 0 }..]
+        .first()
         .map(|s| s.parse().expect("ENTRIES must be an integer"))
         .unwrap_or(10_000_000);
     let plain = format!("/tmp/spmv_parse_timing_{entries}.mtx");
     let gz = format!("{plain}.gz");
+    if let Some(what) = peak_of {
+        read_one(&what, &plain, &gz);
+        println!("{}", peak_bytes());
+        return;
+    }
     let threads = rayon::current_num_threads();
     println!(
         "rayon threads: {threads}, available cores: {}",
@@ -112,6 +162,13 @@ fn main() {
     let (t, _) = time(|| read_matrix_market::<f64>(Path::new(&gz)).unwrap());
     report("read_matrix_market::<f64>(.mtx.gz)", t, entries);
 
+    let quarter =
+        |p: &str| read_matrix_market_rows::<f64>(Path::new(p), &Default::default(), 0..N / 4);
+    let (t, _) = time(|| quarter(&plain).unwrap());
+    report("read_matrix_market_rows::<f64>(.mtx, N/4 rows)", t, entries);
+    let (t, _) = time(|| quarter(&gz).unwrap());
+    report("read_matrix_market_rows::<f64>(.mtx.gz, N/4 rows)", t, entries);
+
     // The parts: reading the file, gunzip, parsing the text in memory.
     let (t, raw) = time(|| std::fs::read(&plain).unwrap());
     report("  std::fs::read(.mtx)", t, entries);
@@ -127,4 +184,9 @@ fn main() {
     let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
     let (t, _) = one.install(|| time(|| read_matrix_market_bytes::<f64>(&raw).unwrap()));
     report("  parse + CSR build in memory, 1 thread", t, entries);
+
+    println!("peak resident memory of a process doing one read (MB):");
+    for what in PEAKS {
+        println!("  {what:<14} {:7.0}", peak_mb(what, entries));
+    }
 }

@@ -1,9 +1,11 @@
 //! The entries of a Matrix Market file, parsed in parallel, and the CSR built from them.
 //!
-//! The body (everything after the size line) is cut into chunks at line boundaries. Each
-//! chunk is parsed on its own (rayon) into triplets, counting its newlines; a second,
-//! sequential pass over the chunk results turns chunk-relative line numbers into file line
-//! numbers (prefix sums of the newline counts) and checks the number of entries.
+//! The body (everything after the size line) comes in windows of whole lines (a file's, or
+//! all of a text held in memory), each cut into chunks at line boundaries. Each chunk is
+//! parsed on its own (rayon) into triplets, counting its newlines; a second, sequential pass
+//! over the chunk results turns chunk-relative line numbers into file line numbers (prefix
+//! sums of the newline counts, carried from window to window) and checks the number of
+//! entries.
 
 use rayon::prelude::*;
 
@@ -20,11 +22,10 @@ const MAX_CHUNK: usize = 1 << 23;
 
 /// What one chunk of the body parses into.
 struct Chunk<T> {
-    /// Triplets (0-based), symmetric mirrors included; for an array file only `vals` (every
-    /// value, zeros included, in file order).
-    rows: Vec<u32>,
-    cols: Vec<u32>,
-    vals: Vec<T>,
+    /// Coordinate files: the entries of the rows read, symmetric mirrors included.
+    kept: Triplets<T>,
+    /// Array files: every value, zeros included, in file order.
+    values: Vec<T>,
     /// Entry lines parsed without error.
     entries: usize,
     /// Newlines consumed (all of the chunk's unless it stopped at an error).
@@ -48,88 +49,152 @@ struct Ctx {
 }
 
 /// Parses the body of a file whose header is `h`; `first_line` is the body's first line
-/// number. With `rows`, every line is parsed and checked but only the entries of those rows
-/// kept: a matrix of `rows.len()` rows (the first of them row 0), the file's columns.
+/// number.
 pub(super) fn read_body<T: Scalar>(
     h: &MatrixMarketHeader, body: &[u8], first_line: usize, options: &super::ReadOptions,
-    rows: Option<std::ops::Range<usize>>,
 ) -> Result<Csr<T>> {
-    let rows = rows.map_or(0..h.nrows, |r| r.start.min(h.nrows)..r.end.min(h.nrows));
-    let ctx = Ctx {
-        first_row: rows.start as u64,
-        row_count: rows.len() as u64,
-        allow_non_finite: options.allow_non_finite,
-        format: h.format,
-        field: h.field,
-        symmetry: h.symmetry,
-        nrows: h.nrows as u64,
-        ncols: h.ncols as u64,
-    };
-    let pieces = split_chunks(body);
-    let chunks: Vec<Chunk<T>> = if pieces.len() == 1 {
-        vec![parse_chunk(&ctx, pieces[0])]
-    } else {
-        pieces.par_iter().map(|piece| parse_chunk(&ctx, piece)).collect()
-    };
+    let mut reader = BodyReader::new(h, first_line, options, 0..h.nrows);
+    reader.feed(body)?;
+    reader.finish()
+}
 
-    // In file order: line numbers, the entry count and the first error.
-    let expected = h.entries;
-    let mut line0 = first_line; // file line number of the chunk's first line
-    let mut count = 0usize;
-    for (piece, chunk) in pieces.iter().zip(&chunks) {
-        if count + chunk.entries > expected {
-            let rel = nth_entry_line(piece, expected - count);
-            return Err(too_many(line0 + rel, expected));
+/// A body fed in windows, in file order, each ending at a line end (the last one may not):
+/// each window is parsed in parallel, checked, and only the entries of the rows read kept,
+/// so reading a file by windows holds one window of text at a time.
+pub(super) struct BodyReader<T> {
+    h: MatrixMarketHeader,
+    ctx: Ctx,
+    /// File line number of the next window's first line.
+    line: usize,
+    /// Entry lines read so far.
+    count: usize,
+    /// Whether the last window ended inside a line (no final newline).
+    partial_line: bool,
+    /// The entries kept, in file order: each chunk's (coordinate files) or the array's.
+    parts: Vec<Triplets<T>>,
+    /// Array files: the position of the next value.
+    array: ArrayCursor,
+}
+
+/// Triplets (0-based rows of the rows read, columns, values).
+type Triplets<T> = (Vec<u32>, Vec<u32>, Vec<T>);
+
+impl<T: Scalar> BodyReader<T> {
+    /// A reader of the body of a file whose header is `h`, starting at line `first_line`,
+    /// keeping the entries of `rows` (clipped to the matrix): a matrix of those rows (the
+    /// first of them row 0) and the file's columns. Every line is parsed and checked.
+    pub(super) fn new(
+        h: &MatrixMarketHeader, first_line: usize, options: &super::ReadOptions,
+        rows: std::ops::Range<usize>,
+    ) -> Self {
+        let rows = rows.start.min(h.nrows)..rows.end.min(h.nrows).max(rows.start.min(h.nrows));
+        let ctx = Ctx {
+            first_row: rows.start as u64,
+            row_count: rows.len() as u64,
+            allow_non_finite: options.allow_non_finite,
+            format: h.format,
+            field: h.field,
+            symmetry: h.symmetry,
+            nrows: h.nrows as u64,
+            ncols: h.ncols as u64,
+        };
+        let array = ArrayCursor::new(h.symmetry);
+        BodyReader {
+            h: *h,
+            ctx,
+            line: first_line,
+            count: 0,
+            partial_line: false,
+            parts: Vec::new(),
+            array,
         }
-        if let Some((rel, message)) = &chunk.error {
-            if count + chunk.entries == expected {
-                // The line is one too many, whatever is wrong with it.
-                return Err(too_many(line0 + rel, expected));
-            }
-            return Err(Error::parse(line0 + rel, message.clone()));
-        }
-        count += chunk.entries;
-        line0 += chunk.newlines;
-    }
-    if count < expected {
-        // line0 is now the number of the line after the last newline.
-        let last_line = if body.last().is_some_and(|&b| b != b'\n') { line0 } else { line0 - 1 };
-        return Err(Error::parse(
-            last_line,
-            format!(
-                "too few entries: the file ended at line {last_line} after {count} of the {expected} entries \
-                 the size line announces (expected {expected}, found {count})"
-            ),
-        ));
     }
 
-    let (nrows, ncols) = (rows.len(), h.ncols);
-    // The size line alone may ask for far more than the entries: row pointers (and the
-    // per-row counts that build them) take 16 bytes per row. Refuse with the size rather
-    // than abort in the allocator.
-    let needed = 16 * (nrows as u64 + 1) + count as u64 * (4 + std::mem::size_of::<T>() as u64);
-    crate::error::check_host_memory(
-        || format!("a {nrows} x {ncols} matrix with {count} entries (its row pointers)"),
-        needed,
-    )?;
-    match h.format {
-        MmFormat::Coordinate => {
-            let parts: Vec<(&[u32], &[u32], &[T])> =
-                chunks.iter().map(|c| (&c.rows[..], &c.cols[..], &c.vals[..])).collect();
-            build_csr(nrows, ncols, &parts)
+    /// File line number of the next window's first line.
+    pub(super) fn line(&self) -> usize {
+        self.line
+    }
+
+    /// Parses `window`, the text that follows the windows fed before; every window but the
+    /// last must end with a newline. Stops at the first error in file order, with its line.
+    pub(super) fn feed(&mut self, window: &[u8]) -> Result<()> {
+        if window.is_empty() {
+            return Ok(());
         }
-        MmFormat::Array => {
-            let (mut r, mut c, mut v) =
-                array_triplets(h, chunks.iter().flat_map(|c| c.vals.iter().copied()));
-            if rows.len() < h.nrows {
-                let keep: Vec<usize> =
-                    (0..r.len()).filter(|&i| rows.contains(&(r[i] as usize))).collect();
-                r = keep.iter().map(|&i| r[i] - rows.start as u32).collect();
-                c = keep.iter().map(|&i| c[i]).collect();
-                v = keep.iter().map(|&i| v[i]).collect();
+        let pieces = split_chunks(window);
+        let chunks: Vec<Chunk<T>> = if pieces.len() == 1 {
+            vec![parse_chunk(&self.ctx, pieces[0])]
+        } else {
+            pieces.par_iter().map(|piece| parse_chunk(&self.ctx, piece)).collect()
+        };
+        // In file order: line numbers, the entry count and the first error.
+        let expected = self.h.entries;
+        let filtering = self.ctx.row_count < self.ctx.nrows;
+        for (piece, chunk) in pieces.iter().zip(chunks) {
+            if self.count + chunk.entries > expected {
+                let rel = nth_entry_line(piece, expected - self.count);
+                return Err(too_many(self.line + rel, expected));
             }
-            build_csr(nrows, ncols, &[(&r, &c, &v)])
+            if let Some((rel, message)) = &chunk.error {
+                if self.count + chunk.entries == expected {
+                    // The line is one too many, whatever is wrong with it.
+                    return Err(too_many(self.line + rel, expected));
+                }
+                return Err(Error::parse(self.line + rel, message.clone()));
+            }
+            self.count += chunk.entries;
+            self.line += chunk.newlines;
+            match self.h.format {
+                MmFormat::Coordinate => {
+                    let (mut rows, mut cols, mut vals) = chunk.kept;
+                    if filtering {
+                        // Sized for every entry of the chunk; only a few were kept.
+                        rows.shrink_to_fit();
+                        cols.shrink_to_fit();
+                        vals.shrink_to_fit();
+                    }
+                    self.parts.push((rows, cols, vals));
+                }
+                MmFormat::Array => {
+                    if self.parts.is_empty() {
+                        self.parts.push(Default::default());
+                    }
+                    self.array.place(&self.ctx, self.h.nrows, &chunk.values, &mut self.parts[0]);
+                }
+            }
         }
+        self.partial_line = window.last() != Some(&b'\n');
+        Ok(())
+    }
+
+    /// The CSR of the rows read, once every window has been fed; an error if the file held
+    /// fewer entries than its size line announces.
+    pub(super) fn finish(self) -> Result<Csr<T>> {
+        let (count, expected) = (self.count, self.h.entries);
+        if count < expected {
+            // self.line is now the number of the line after the last newline.
+            let last_line = if self.partial_line { self.line } else { self.line - 1 };
+            return Err(Error::parse(
+                last_line,
+                format!(
+                    "too few entries: the file ended at line {last_line} after {count} of the {expected} entries \
+                     the size line announces (expected {expected}, found {count})"
+                ),
+            ));
+        }
+        let (nrows, ncols) = (self.ctx.row_count as usize, self.h.ncols);
+        let kept: usize = self.parts.iter().map(|p| p.0.len()).sum();
+        // The size line alone may ask for far more than the entries: row pointers (and the
+        // per-row counts that build them) take 16 bytes per row. Refuse with the size rather
+        // than abort in the allocator.
+        let needed = 16 * (nrows as u64 + 1) + kept as u64 * (4 + std::mem::size_of::<T>() as u64);
+        crate::error::check_host_memory(
+            || format!("a {nrows} x {ncols} matrix with {kept} entries (its row pointers)"),
+            needed,
+        )?;
+        let parts: Vec<(&[u32], &[u32], &[T])> =
+            self.parts.iter().map(|(r, c, v)| (&r[..], &c[..], &v[..])).collect();
+        build_csr(nrows, ncols, &parts)
     }
 }
 
@@ -212,10 +277,15 @@ fn parse_chunk<T: Scalar>(ctx: &Ctx, s: &[u8]) -> Chunk<T> {
     let mirrored = ctx.symmetry != MmSymmetry::General && ctx.format == MmFormat::Coordinate;
     let cap = if mirrored { 2 * estimate } else { estimate };
     let coordinate = ctx.format == MmFormat::Coordinate;
+    // Reading some rows keeps about their share of the entries.
+    let kept = (cap as u64 * ctx.row_count / ctx.nrows.max(1)) as usize + 16;
     let mut out = Chunk {
-        rows: Vec::with_capacity(if coordinate { cap } else { 0 }),
-        cols: Vec::with_capacity(if coordinate { cap } else { 0 }),
-        vals: Vec::with_capacity(cap),
+        kept: if coordinate {
+            (Vec::with_capacity(kept), Vec::with_capacity(kept), Vec::with_capacity(kept))
+        } else {
+            Default::default()
+        },
+        values: Vec::with_capacity(if coordinate { 0 } else { cap }),
         entries: 0,
         newlines: 0,
         error: None,
@@ -286,7 +356,7 @@ fn entry<T: Scalar>(
         if nt != 1 {
             return Err(format!("expected 1 value per line in an array matrix, found {nt} fields"));
         }
-        out.vals.push(value::<T>(ctx, toks[0])?);
+        out.values.push(value::<T>(ctx, toks[0])?);
         return Ok(());
     }
     let expected = if ctx.field == MmField::Pattern { 2 } else { 3 };
@@ -301,11 +371,11 @@ fn entry<T: Scalar>(
     let c = index(toks[1], "column", "columns", ctx.ncols)?;
     let v = if ctx.field == MmField::Pattern { T::ONE } else { value::<T>(ctx, toks[2])? };
     match ctx.symmetry {
-        MmSymmetry::General => push(ctx, out, r, c, v),
+        MmSymmetry::General => push(ctx, &mut out.kept, r, c, v),
         MmSymmetry::Symmetric => {
-            push(ctx, out, r, c, v);
+            push(ctx, &mut out.kept, r, c, v);
             if r != c {
-                push(ctx, out, c, r, v);
+                push(ctx, &mut out.kept, c, r, v);
             }
         }
         MmSymmetry::SkewSymmetric => {
@@ -318,10 +388,10 @@ fn entry<T: Scalar>(
                         show(toks[2])
                     ));
                 }
-                push(ctx, out, r, c, v);
+                push(ctx, &mut out.kept, r, c, v);
             } else {
-                push(ctx, out, r, c, v);
-                push(ctx, out, c, r, -v);
+                push(ctx, &mut out.kept, r, c, v);
+                push(ctx, &mut out.kept, c, r, -v);
             }
         }
     }
@@ -330,14 +400,13 @@ fn entry<T: Scalar>(
 
 /// Keeps the entry when its row is in the rows read (renumbered from the first of them).
 #[inline]
-fn push<T>(ctx: &Ctx, out: &mut Chunk<T>, r: u32, c: u32, v: T) {
+fn push<T>(ctx: &Ctx, (rows, cols, vals): &mut Triplets<T>, r: u32, c: u32, v: T) {
     let Some(r) = (r as u64).checked_sub(ctx.first_row).filter(|&r| r < ctx.row_count) else {
         return;
     };
-    let r = r as u32;
-    out.rows.push(r);
-    out.cols.push(c);
-    out.vals.push(v);
+    rows.push(r as u32);
+    cols.push(c);
+    vals.push(v);
 }
 
 /// A 1-based index in `1..=bound`, returned 0-based.
@@ -455,50 +524,53 @@ fn integer<T: Scalar>(tok: &[u8]) -> Result<T, String> {
     })
 }
 
-/// Positions of the values of a dense array file (column-major; symmetric: the lower
-/// triangle column by column; skew-symmetric: the strict lower triangle), keeping the
-/// nonzeros and mirroring the stored triangle.
-fn array_triplets<T: Scalar>(
-    h: &MatrixMarketHeader, values: impl Iterator<Item = T>,
-) -> (Vec<u32>, Vec<u32>, Vec<T>) {
-    let (m, sym) = (h.nrows, h.symmetry);
-    let (mut rows, mut cols, mut vals) = (Vec::new(), Vec::new(), Vec::new());
-    let first_row = |j: usize| match sym {
-        MmSymmetry::General => 0,
-        MmSymmetry::Symmetric => j,
-        MmSymmetry::SkewSymmetric => j + 1,
-    };
-    let (mut i, mut j) = (first_row(0), 0usize);
-    for v in values {
-        // Every index is below the size (the header checked the count of values).
-        if v != T::ZERO {
-            let (r, c) = (i as u32, j as u32);
-            rows.push(r);
-            cols.push(c);
-            vals.push(v);
-            if r != c {
-                match sym {
-                    MmSymmetry::General => {}
-                    MmSymmetry::Symmetric => {
-                        rows.push(c);
-                        cols.push(r);
-                        vals.push(v);
-                    }
-                    MmSymmetry::SkewSymmetric => {
-                        rows.push(c);
-                        cols.push(r);
-                        vals.push(-v);
+/// Where the next value of a dense array file goes (column-major; symmetric: the lower
+/// triangle column by column; skew-symmetric: the strict lower triangle).
+struct ArrayCursor {
+    symmetry: MmSymmetry,
+    row: usize,
+    col: usize,
+}
+
+impl ArrayCursor {
+    fn new(symmetry: MmSymmetry) -> Self {
+        let mut cursor = ArrayCursor { symmetry, row: 0, col: 0 };
+        cursor.row = cursor.first_row(0);
+        cursor
+    }
+
+    /// The first row stored of column `j`.
+    fn first_row(&self, j: usize) -> usize {
+        match self.symmetry {
+            MmSymmetry::General => 0,
+            MmSymmetry::Symmetric => j,
+            MmSymmetry::SkewSymmetric => j + 1,
+        }
+    }
+
+    /// Places the next `values` of an `m`-row array, keeping the nonzeros of the rows read
+    /// (`ctx`) and mirroring the stored triangle.
+    fn place<T: Scalar>(&mut self, ctx: &Ctx, m: usize, values: &[T], kept: &mut Triplets<T>) {
+        for &v in values {
+            // Every index is below the size (the reader checked the count of values).
+            if v != T::ZERO {
+                let (r, c) = (self.row as u32, self.col as u32);
+                push(ctx, kept, r, c, v);
+                if r != c {
+                    match self.symmetry {
+                        MmSymmetry::General => {}
+                        MmSymmetry::Symmetric => push(ctx, kept, c, r, v),
+                        MmSymmetry::SkewSymmetric => push(ctx, kept, c, r, -v),
                     }
                 }
             }
-        }
-        i += 1;
-        if i >= m {
-            j += 1;
-            i = first_row(j);
+            self.row += 1;
+            if self.row >= m {
+                self.col += 1;
+                self.row = self.first_row(self.col);
+            }
         }
     }
-    (rows, cols, vals)
 }
 
 /// CSR from triplet parts (indices checked by the parser): a counting sort by row that

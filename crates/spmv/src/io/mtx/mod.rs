@@ -31,6 +31,7 @@
 
 mod body;
 mod header;
+mod stream;
 mod write;
 
 use std::borrow::Cow;
@@ -65,29 +66,21 @@ pub fn read_matrix_market<T: Scalar>(path: &Path) -> Result<Csr<T>> {
 
 /// [`read_matrix_market`] with options.
 pub fn read_matrix_market_with<T: Scalar>(path: &Path, options: &ReadOptions) -> Result<Csr<T>> {
-    read_file(path, options, None)
+    read_file(path, options)
 }
 
-/// Rows `rows` of a Matrix Market file (all its columns; rows past the end are clipped): the
-/// whole file is read and checked, only those rows' entries are kept — the row block of one
-/// process of a multi-process run.
+/// Rows `rows` of a Matrix Market file (all its columns; rows past the end are clipped) —
+/// the row block of one process of a multi-process run, which holds only those rows' entries
+/// (and a window of the text). Every line is read and checked, as by [`read_matrix_market`].
 pub fn read_matrix_market_rows<T: Scalar>(
     path: &Path, options: &ReadOptions, rows: Range<usize>,
 ) -> Result<Csr<T>> {
-    read_file(path, options, Some(rows))
+    stream::read(path, options, Some(rows), stream::WINDOW)
 }
 
-fn read_file<T: Scalar>(
-    path: &Path, options: &ReadOptions, rows: Option<Range<usize>>,
-) -> Result<Csr<T>> {
-    let raw = read_regular_file(path)?;
-    if raw.starts_with(&GZIP_MAGIC) {
-        let text = decompress(&raw).map_err(|e| e.into_error(Some(path)))?.into_owned();
-        drop(raw); // the compressed bytes are no longer needed
-        parse_text(&text, options, rows)
-    } else {
-        parse_text(&raw, options, rows)
-    }
+/// A file is read a window of text at a time ([`stream`]): the whole text is never held.
+fn read_file<T: Scalar>(path: &Path, options: &ReadOptions) -> Result<Csr<T>> {
+    stream::read(path, options, None, stream::WINDOW)
 }
 
 /// Reads a Matrix Market text held in memory, plain or gzipped.
@@ -100,7 +93,7 @@ pub fn read_matrix_market_bytes_with<T: Scalar>(
     bytes: &[u8], options: &ReadOptions,
 ) -> Result<Csr<T>> {
     let text = decompress(bytes).map_err(|e| e.into_error(None))?;
-    parse_text(&text, options, None)
+    parse_text(&text, options)
 }
 
 /// Reads only the banner and the size line of a Matrix Market file (gzipped or not): at
@@ -128,11 +121,9 @@ pub fn read_header_bytes(bytes: &[u8]) -> Result<MatrixMarketHeader> {
     parse_header(&head).map(|(h, _, _)| h)
 }
 
-fn parse_text<T: Scalar>(
-    text: &[u8], options: &ReadOptions, rows: Option<Range<usize>>,
-) -> Result<Csr<T>> {
+fn parse_text<T: Scalar>(text: &[u8], options: &ReadOptions) -> Result<Csr<T>> {
     let (h, body_offset, first_line) = parse_header(text)?;
-    body::read_body(&h, &text[body_offset..], first_line, options, rows)
+    body::read_body(&h, &text[body_offset..], first_line, options)
 }
 
 /// [`header::parse_header`], after refusing texts that are another compressed format.
@@ -215,29 +206,6 @@ fn describe_file_type(kind: std::fs::FileType) -> &'static str {
     }
 }
 
-/// The whole of a regular file, its length checked against the memory available first.
-fn read_regular_file(path: &Path) -> Result<Vec<u8>> {
-    let (file, len) = open_regular_file(path)?;
-    crate::error::check_host_memory(|| format!("reading {}", path.display()), len)?;
-    let mut raw = Vec::new();
-    raw.try_reserve_exact(len as usize).map_err(|_| {
-        Error::out_of_memory(
-            format!("reading {}", path.display()),
-            len,
-            available_memory().unwrap_or(0),
-        )
-    })?;
-    // One byte more than the length: a file that grows while it is read is not cut short.
-    file.take(len.saturating_add(1)).read_to_end(&mut raw).map_err(|e| Error::io(path, e))?;
-    if raw.len() as u64 > len {
-        let error = std::io::Error::other(format!(
-            "the file grew past its length of {len} bytes while it was read"
-        ));
-        return Err(Error::io(path, error));
-    }
-    Ok(raw)
-}
-
 /// Why inflating a gzip stream stopped before its end.
 enum InflateError {
     /// The stream ended early or is corrupt: the text decompressed so far and the reason.
@@ -251,33 +219,40 @@ impl InflateError {
     /// The error of a file (`Some(path)`: a corrupt stream is an I/O error of the file) or
     /// of bytes in memory (a parse error at the last line decompressed).
     fn into_error(self, path: Option<&Path>) -> Error {
-        let (decompressed, source) = match self {
-            InflateError::Refused(e) => return e,
-            InflateError::Corrupt { decompressed, source } => (decompressed, source),
-        };
-        let line = last_line(&decompressed);
-        let message = format!(
-            "gzip stream is truncated or corrupt after {} decompressed bytes (line {line}): {source}",
-            decompressed.len(),
-        );
-        match path {
-            None => Error::parse(line, message),
-            Some(path) => {
-                let kind = match source.kind() {
-                    std::io::ErrorKind::UnexpectedEof => std::io::ErrorKind::UnexpectedEof,
-                    _ => std::io::ErrorKind::InvalidData,
-                };
-                Error::io(path, std::io::Error::new(kind, message))
+        match self {
+            InflateError::Refused(e) => e,
+            InflateError::Corrupt { decompressed, source } => {
+                corrupt_stream(path, decompressed.len() as u64, last_line(0, &decompressed), source)
             }
         }
     }
 }
 
-/// The last line (1-based) of `text`: the line a truncated stream stopped in.
-fn last_line(text: &[u8]) -> usize {
+/// The error of a gzip stream that ended early or is corrupt after `bytes` decompressed bytes,
+/// in line `line`: from a file (`Some(path)`) an I/O error of the file, from bytes in memory a
+/// parse error at that line.
+fn corrupt_stream(path: Option<&Path>, bytes: u64, line: usize, source: std::io::Error) -> Error {
+    let message = format!(
+        "gzip stream is truncated or corrupt after {bytes} decompressed bytes (line {line}): {source}"
+    );
+    match path {
+        None => Error::parse(line, message),
+        Some(path) => {
+            let kind = match source.kind() {
+                std::io::ErrorKind::UnexpectedEof => std::io::ErrorKind::UnexpectedEof,
+                _ => std::io::ErrorKind::InvalidData,
+            };
+            Error::io(path, std::io::Error::new(kind, message))
+        }
+    }
+}
+
+/// The last line (1-based) of a text that follows `lines` lines: the line a truncated stream
+/// stopped in.
+fn last_line(lines: usize, text: &[u8]) -> usize {
     let newlines = text.iter().filter(|&&b| b == b'\n').count();
     let partial = text.last().is_some_and(|&b| b != b'\n');
-    (newlines + usize::from(partial)).max(1)
+    (lines + newlines + usize::from(partial)).max(1)
 }
 
 /// The most bytes an entry line may take on average in a gzipped file (two indices and a
@@ -325,9 +300,7 @@ fn decompress(bytes: &[u8]) -> std::result::Result<Cow<'_, [u8]>, InflateError> 
     let (h, offset, first_line) = parse_header(&out).map_err(InflateError::Refused)?;
     let size_line = first_line - 1;
     body::check_memory_for_entries(&h, size_line).map_err(InflateError::Refused)?;
-    let limit = (offset as u64)
-        .saturating_add((h.entries as u64).saturating_add(1).saturating_mul(MAX_LINE_BYTES))
-        .saturating_add(1 << 20);
+    let limit = inflation_limit(&h, offset);
     // 2. The rest, in growing reads, never past the limit or the host's memory.
     loop {
         let room = limit.saturating_sub(out.len() as u64);
@@ -341,7 +314,7 @@ fn decompress(bytes: &[u8]) -> std::result::Result<Cow<'_, [u8]>, InflateError> 
                 format!(
                     "inflating the gzip stream past {} (line {})",
                     human_bytes(out.len() as u64),
-                    last_line(out)
+                    last_line(0, out)
                 ),
                 needed,
                 available,
@@ -361,18 +334,35 @@ fn decompress(bytes: &[u8]) -> std::result::Result<Cow<'_, [u8]>, InflateError> 
             return Ok(Cow::Owned(out));
         }
         if out.len() as u64 > limit {
-            return Err(InflateError::Refused(Error::parse(
-                last_line(&out),
-                format!(
-                    "the gzip stream inflates past {}, more than the {} entries of its size \
-                     line (line {size_line}) allow at {MAX_LINE_BYTES} bytes per entry line; \
-                     refused (the stream itself was intact as far as it was read)",
-                    human_bytes(limit),
-                    h.entries
-                ),
+            return Err(InflateError::Refused(inflates_past(
+                &h,
+                limit,
+                size_line,
+                last_line(0, &out),
             )));
         }
     }
+}
+
+/// The most text a gzipped file with header `h` (ending at `offset`) may inflate to.
+fn inflation_limit(h: &MatrixMarketHeader, offset: usize) -> u64 {
+    (offset as u64)
+        .saturating_add((h.entries as u64).saturating_add(1).saturating_mul(MAX_LINE_BYTES))
+        .saturating_add(1 << 20)
+}
+
+/// The error of a gzip stream that inflated past `limit` ([`inflation_limit`]) in `line`.
+fn inflates_past(h: &MatrixMarketHeader, limit: u64, size_line: usize, line: usize) -> Error {
+    Error::parse(
+        line,
+        format!(
+            "the gzip stream inflates past {}, more than the {} entries of its size line (line \
+             {size_line}) allow at {MAX_LINE_BYTES} bytes per entry line; refused (the stream \
+             itself was intact as far as it was read)",
+            human_bytes(limit),
+            h.entries
+        ),
+    )
 }
 
 /// Whether `text` could still become a Matrix Market header: it starts like a banner (or is
