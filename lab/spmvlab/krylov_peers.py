@@ -90,9 +90,7 @@ def measure(name, args):
     def tol(solver):
         return {tol_key(solver): args.tol}
 
-    peers = {
-        "gmres": lambda: peer.gmres(a, b, atol=0.0, restart=RESTART, maxiter=gmres_maxiter, **tol(peer.gmres))[0]
-    }
+    peers = {"gmres": lambda: peer.gmres(a, b, atol=0.0, restart=RESTART, maxiter=gmres_maxiter, **tol(peer.gmres))[0]}
     if symmetric:
         peers["cg"] = lambda: peer.cg(a, b, atol=0.0, maxiter=args.max_iter, **tol(peer.cg))[0]
         peers["minres"] = lambda: peer.minres(a, b, maxiter=args.max_iter, **tol(peer.minres))[0]
@@ -136,7 +134,8 @@ def peer_of(rows):
 
 def table(path):
     with open(path) as f:
-        rows = [json.loads(line) for line in f if line.strip()]
+        # A peer's library may print to stdout too (LAPACK's "On entry to DLASCL …").
+        rows = [json.loads(line) for line in f if line.startswith("{")]
     peer = peer_of(rows)
     shown = {"cupy": "CuPy", "scipy": "SciPy"}[peer]
     for method in ("minres", "gmres"):
@@ -156,14 +155,16 @@ def table(path):
         auto = r.get("ours_auto", {})
         if peers and not auto.get("converged"):
             exceptions.append(
-                f"{r['matrix']} ({r['rows']} rows, symmetric {r['symmetric']}): {shown}'s {', '.join(peers)} converged; "
+                f"{r['matrix']} ({r['rows']} rows, symmetric {r['symmetric']}): "
+                f"{shown}'s {', '.join(peers)} converged; "
                 f"auto ({auto.get('method_auto', auto.get('error'))}) true residual {auto.get('true_residual')}"
             )
     solved = sum(1 for r in rows if r.get("ours_auto", {}).get("converged"))
     peer_solved = sum(
         1 for r in rows if any(r.get(f"{peer}_{m}", {}).get("converged") for m in ("cg", "minres", "gmres"))
     )
-    print(f"auto converged on {solved} of {len(rows)} square matrices; {shown} (any of cg/minres/gmres) on {peer_solved}")
+    print(f"auto converged on {solved} of {len(rows)} square matrices; ", end="")
+    print(f"{shown} (any of cg/minres/gmres) on {peer_solved}")
     print(f"where one of {shown}'s converged and auto did not: {len(exceptions)}")
     for e in exceptions:
         print("  " + e)

@@ -72,7 +72,7 @@ enum Command {
     Pagerank(pagerank::PagerankArgs),
     /// Why `auto` chooses its format for a matrix: features, ranked candidates, conversion cost.
     Explain(explain::ExplainArgs),
-    /// Solve A·x = b by CG or BiCGSTAB over any format (docs/solve.md).
+    /// Solve A·x = b by CG, MINRES, BiCGSTAB or GMRES over any format (docs/solve.md).
     #[command(allow_negative_numbers = true)]
     Solve(solve::SolveArgs),
     /// Start n processes of an spmv command on this machine with torchrun's variables (RANK,
