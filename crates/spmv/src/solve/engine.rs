@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::krylov::{dot, stop, KrylovSettings, Progress};
+use super::krylov::{dot, stop, KrylovSettings, Progress, MIN_SHARE};
 use crate::error::Result;
 use crate::gpu::jit::cuda_constants;
 use crate::matrix::Scalar;
@@ -597,6 +597,7 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> HostEngine<'_, T, A
     fn precondition(&self, v: &[T], out: &mut [T]) {
         let d = self.m_inv.expect("with a preconditioner");
         out.par_iter_mut()
+            .with_min_len(MIN_SHARE)
             .zip(v)
             .zip(d)
             .for_each(|((o, &v), &d)| *o = T::from_f64(v.to_f64() * d.to_f64()));
@@ -642,9 +643,11 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
         }
         let alpha = self.get(slot::CG_ALPHA);
         x.par_iter_mut()
+            .with_min_len(MIN_SHARE)
             .zip(p)
             .for_each(|(x, &p)| *x = T::from_f64(x.to_f64() + alpha * p.to_f64()));
         r.par_iter_mut()
+            .with_min_len(MIN_SHARE)
             .zip(q)
             .for_each(|(r, &q)| *r = T::from_f64(r.to_f64() - alpha * q.to_f64()));
         let rz = if self.m_inv.is_some() {
@@ -662,6 +665,7 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
         if self.running() {
             let beta = self.get(slot::CG_BETA);
             p.par_iter_mut()
+                .with_min_len(MIN_SHARE)
                 .zip(z)
                 .for_each(|(p, &z)| *p = T::from_f64(z.to_f64() + beta * p.to_f64()));
         }
@@ -673,7 +677,7 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
             return Ok(());
         }
         let (beta, omega) = (self.get(slot::BI_BETA), self.get(slot::BI_OMEGA));
-        p.par_iter_mut().zip(r).zip(v).for_each(|((p, &r), &v)| {
+        p.par_iter_mut().with_min_len(MIN_SHARE).zip(r).zip(v).for_each(|((p, &r), &v)| {
             *p = T::from_f64(r.to_f64() + beta * (p.to_f64() - omega * v.to_f64()));
         });
         if self.m_inv.is_some() {
@@ -687,6 +691,7 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
         if self.running() {
             let alpha = self.get(slot::BI_ALPHA);
             r.par_iter_mut()
+                .with_min_len(MIN_SHARE)
                 .zip(v)
                 .for_each(|(r, &v)| *r = T::from_f64(r.to_f64() - alpha * v.to_f64()));
             if self.m_inv.is_some() {
@@ -703,10 +708,13 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
         if self.running() {
             let (alpha, omega) = (self.get(slot::BI_ALPHA), self.get(slot::BI_OMEGA));
             let s_used = if self.m_inv.is_some() { s_hat } else { &*r };
-            x.par_iter_mut().zip(p_used).zip(s_used).for_each(|((x, &p), &s)| {
-                *x = T::from_f64(x.to_f64() + alpha * p.to_f64() + omega * s.to_f64());
-            });
+            x.par_iter_mut().with_min_len(MIN_SHARE).zip(p_used).zip(s_used).for_each(
+                |((x, &p), &s)| {
+                    *x = T::from_f64(x.to_f64() + alpha * p.to_f64() + omega * s.to_f64());
+                },
+            );
             r.par_iter_mut()
+                .with_min_len(MIN_SHARE)
                 .zip(t)
                 .for_each(|(r, &t)| *r = T::from_f64(r.to_f64() - omega * t.to_f64()));
             (rho, rr) = (dot(r_hat, r), dot(r, r));
@@ -721,6 +729,7 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
             let oldb = self.get(slot::MR_OLDB);
             let c = if oldb == 0.0 { 0.0 } else { self.get(slot::MR_BETA) / oldb };
             q.par_iter_mut()
+                .with_min_len(MIN_SHARE)
                 .zip(r1)
                 .for_each(|(q, &r1)| *q = T::from_f64(q.to_f64() - c * r1.to_f64()));
             vq = dot(v, q);
@@ -733,10 +742,12 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
         let mut ry = 0.0;
         if self.running() {
             let c = self.get(slot::MR_ALPHA) / self.get(slot::MR_BETA);
-            r1.par_iter_mut().zip(r2.par_iter_mut()).zip(q).for_each(|((r1, r2), &q)| {
-                *r1 = *r2;
-                *r2 = T::from_f64(q.to_f64() - c * r2.to_f64());
-            });
+            r1.par_iter_mut().with_min_len(MIN_SHARE).zip(r2.par_iter_mut()).zip(q).for_each(
+                |((r1, r2), &q)| {
+                    *r1 = *r2;
+                    *r2 = T::from_f64(q.to_f64() - c * r2.to_f64());
+                },
+            );
             ry = if self.m_inv.is_some() {
                 self.precondition(r2, y);
                 dot(r2, y)
@@ -754,17 +765,19 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
                     .map(|i| self.get(i));
             let y = if self.m_inv.is_some() { &vs.y } else { &vs.r2 };
             let MrVectors { ref mut v, ref mut w1, ref mut w2, ref mut x, .. } = *vs;
-            (v, w1, w2, x, y).into_par_iter().for_each(|(v, w1, w2, x, &y)| {
-                let w = T::from_f64(
-                    ((v.to_f64() - oldeps * w2.to_f64()) - delta * w1.to_f64()) / gamma,
-                );
-                *w2 = *w1;
-                *w1 = w;
-                *x = T::from_f64(x.to_f64() + phi * w.to_f64());
-                if beta != 0.0 {
-                    *v = T::from_f64(y.to_f64() / beta);
-                }
-            });
+            (v, w1, w2, x, y).into_par_iter().with_min_len(MIN_SHARE).for_each(
+                |(v, w1, w2, x, &y)| {
+                    let w = T::from_f64(
+                        ((v.to_f64() - oldeps * w2.to_f64()) - delta * w1.to_f64()) / gamma,
+                    );
+                    *w2 = *w1;
+                    *w1 = w;
+                    *x = T::from_f64(x.to_f64() + phi * w.to_f64());
+                    if beta != 0.0 {
+                        *v = T::from_f64(y.to_f64() / beta);
+                    }
+                },
+            );
         }
         self.finish(0.0, 0.0, Op::MrCheck);
         Ok(())
@@ -778,7 +791,9 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
             let h = self.get(slot::GM_HNEXT);
             let (lower, upper) = vs.basis.split_at_mut(j + 1);
             for v in [&mut lower[j], &mut upper[0]] {
-                v.par_iter_mut().for_each(|v| *v = T::from_f64(v.to_f64() / h));
+                v.par_iter_mut()
+                    .with_min_len(MIN_SHARE)
+                    .for_each(|v| *v = T::from_f64(v.to_f64() / h));
             }
         }
         self.gm_totals(vs, j, active, Op::GmH1);
@@ -795,7 +810,7 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
             };
             let (lower, upper) = vs.basis.split_at_mut(j + 1);
             let w = &mut upper[0];
-            w.par_iter_mut().enumerate().for_each(|(i, w)| {
+            w.par_iter_mut().with_min_len(MIN_SHARE).enumerate().for_each(|(i, w)| {
                 let mut wi = w.to_f64();
                 for (k, &t) in t.iter().enumerate() {
                     wi -= t * lower[k][i].to_f64();
@@ -822,7 +837,7 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
         }
         let y = gm_solve(&self.s.borrow());
         let (basis, m_inv) = (&vs.basis, self.m_inv);
-        vs.x.par_iter_mut().enumerate().for_each(|(i, x)| {
+        vs.x.par_iter_mut().with_min_len(MIN_SHARE).enumerate().for_each(|(i, x)| {
             let mut t = 0.0;
             for (k, &y) in y.iter().enumerate() {
                 t += y * basis[k][i].to_f64();
@@ -839,6 +854,7 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
         if self.running() {
             let r = &mut vs.basis[0];
             r.par_iter_mut()
+                .with_min_len(MIN_SHARE)
                 .zip(&vs.b)
                 .for_each(|(r, &b)| *r = T::from_f64(b.to_f64() - r.to_f64()));
             rr = dot(r, r);

@@ -27,6 +27,9 @@ use crate::matrix::{Csr, Precision, Scalar};
 pub(crate) const BLOCK: usize = 256;
 /// Blocks of the GPU's vector kernels at most: a grid fixed by n alone, so the sums' order is too.
 pub(crate) const MAX_BLOCKS: usize = 1024;
+/// Elements below which the host's vector steps stay on one thread: a few µs of work, less
+/// than handing a share to another thread.
+pub(crate) const MIN_SHARE: usize = 1 << 13;
 
 /// Unknowns up to which the vector kernels run as one block: small systems are bound by the
 /// round trips of a grid's reduction (partial sums, the block counter), not by bandwidth, and
@@ -340,8 +343,10 @@ pub fn device_order_sum(n: usize, term: impl Fn(usize) -> f64 + Sync) -> f64 {
     }
     let grid = blocks(n);
     let stride = grid * BLOCK;
+    let blocks_per_share = (MIN_SHARE * grid).div_ceil(n.max(1)).max(1);
     let block_sums: Vec<f64> = (0..grid)
         .into_par_iter()
+        .with_min_len(blocks_per_share)
         .map(|b| {
             let mut lanes = [0.0f64; BLOCK];
             for (t, lane) in lanes.iter_mut().enumerate() {
