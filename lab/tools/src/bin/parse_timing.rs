@@ -82,10 +82,13 @@ fn report(what: &str, (first, min, median): (f64, f64, f64), entries: usize) {
 /// The reads whose peak memory is measured, each in a process of its own.
 const PEAKS: [&str; 6] = ["mtx", "mtx-f32", "gz", "mtx-rows", "gz-rows", "mtx-in-memory"];
 
+/// The first quarter of the rows of the file `p`.
+fn quarter(p: &str) -> spmv::Result<Csr<f64>> {
+    read_matrix_market_rows(Path::new(p), &Default::default(), 0..N / 4)
+}
+
 /// Does the read `what` of the files `plain` and `gz` (one of [`PEAKS`]).
 fn read_one(what: &str, plain: &str, gz: &str) {
-    let quarter =
-        |p: &str| read_matrix_market_rows::<f64>(Path::new(p), &Default::default(), 0..N / 4);
     match what {
         "mtx" => drop(read_matrix_market::<f64>(Path::new(plain)).unwrap()),
         "mtx-f32" => drop(read_matrix_market::<f32>(Path::new(plain)).unwrap()),
@@ -162,8 +165,6 @@ fn main() {
     let (t, _) = time(|| read_matrix_market::<f64>(Path::new(&gz)).unwrap());
     report("read_matrix_market::<f64>(.mtx.gz)", t, entries);
 
-    let quarter =
-        |p: &str| read_matrix_market_rows::<f64>(Path::new(p), &Default::default(), 0..N / 4);
     let (t, _) = time(|| quarter(&plain).unwrap());
     report("read_matrix_market_rows::<f64>(.mtx, N/4 rows)", t, entries);
     let (t, _) = time(|| quarter(&gz).unwrap());

@@ -87,7 +87,8 @@ impl<T: Scalar> BodyReader<T> {
         h: &MatrixMarketHeader, first_line: usize, options: &super::ReadOptions,
         rows: std::ops::Range<usize>,
     ) -> Self {
-        let rows = rows.start.min(h.nrows)..rows.end.min(h.nrows).max(rows.start.min(h.nrows));
+        let start = rows.start.min(h.nrows);
+        let rows = start..rows.end.clamp(start, h.nrows);
         let ctx = Ctx {
             first_row: rows.start as u64,
             row_count: rows.len() as u64,

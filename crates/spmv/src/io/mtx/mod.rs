@@ -64,9 +64,10 @@ pub fn read_matrix_market<T: Scalar>(path: &Path) -> Result<Csr<T>> {
     read_matrix_market_with(path, &ReadOptions::default())
 }
 
-/// [`read_matrix_market`] with options.
+/// [`read_matrix_market`] with options. The file is read a window of text at a time
+/// ([`stream`]): its whole text is never held.
 pub fn read_matrix_market_with<T: Scalar>(path: &Path, options: &ReadOptions) -> Result<Csr<T>> {
-    read_file(path, options)
+    stream::read(path, options, None, stream::WINDOW)
 }
 
 /// Rows `rows` of a Matrix Market file (all its columns; rows past the end are clipped) —
@@ -76,11 +77,6 @@ pub fn read_matrix_market_rows<T: Scalar>(
     path: &Path, options: &ReadOptions, rows: Range<usize>,
 ) -> Result<Csr<T>> {
     stream::read(path, options, Some(rows), stream::WINDOW)
-}
-
-/// A file is read a window of text at a time ([`stream`]): the whole text is never held.
-fn read_file<T: Scalar>(path: &Path, options: &ReadOptions) -> Result<Csr<T>> {
-    stream::read(path, options, None, stream::WINDOW)
 }
 
 /// Reads a Matrix Market text held in memory, plain or gzipped.

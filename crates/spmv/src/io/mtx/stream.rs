@@ -217,18 +217,17 @@ mod tests {
         e.finish().unwrap()
     }
 
-    /// Rows `rows` of `a` (clipped), as a matrix of their own.
-    fn block(a: &Csr<f64>, rows: &Range<usize>) -> (Vec<usize>, Vec<u32>, Vec<u64>) {
-        let (r0, r1) =
-            (rows.start.min(a.nrows()), rows.end.min(a.nrows()).max(rows.start.min(a.nrows())));
-        let (p0, p1) = (a.row_ptr()[r0], a.row_ptr()[r1]);
-        let ptr = a.row_ptr()[r0..=r1].iter().map(|&p| p - p0).collect();
-        let bits = a.values()[p0..p1].iter().map(|v| v.to_bits()).collect();
-        (ptr, a.col_idx()[p0..p1].to_vec(), bits)
+    /// A matrix's arrays, values as bits.
+    fn parts(a: &Csr<f64>) -> (Vec<usize>, Vec<u32>, Vec<u64>) {
+        let bits = a.values().iter().map(|v| v.to_bits()).collect();
+        (a.row_ptr().to_vec(), a.col_idx().to_vec(), bits)
     }
 
-    fn parts(a: &Csr<f64>) -> (Vec<usize>, Vec<u32>, Vec<u64>) {
-        block(a, &(0..a.nrows()))
+    /// [`parts`] of rows `rows` of `a` (clipped), as a matrix of their own.
+    fn block(a: &Csr<f64>, rows: &Range<usize>) -> (Vec<usize>, Vec<u32>, Vec<u64>) {
+        let start = rows.start.min(a.nrows());
+        let (_, rest) = a.clone().split_rows(start);
+        parts(&rest.split_rows(rows.end.clamp(start, a.nrows()) - start).0)
     }
 
     /// A text of `entries` random entries in every layout the reader takes, with comments,
