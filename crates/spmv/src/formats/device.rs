@@ -130,6 +130,33 @@ impl LanesRule {
     }
 }
 
+/// What a format loads on its first block product in each layout (row-major, column-major):
+/// its block kernels, which take the layout in their names (`_row`, `_col`).
+pub(crate) struct PerLayout<K>([OnceLock<K>; 2]);
+
+impl<K> Default for PerLayout<K> {
+    fn default() -> Self {
+        PerLayout(Default::default())
+    }
+}
+
+impl<K> PerLayout<K> {
+    /// The item for `layout`, made by `load` (given `"row"` or `"col"`) on first use.
+    pub(crate) fn get_or_load(
+        &self, layout: Layout, load: impl FnOnce(&str) -> Result<K>,
+    ) -> Result<&K> {
+        let (slot, name) = match layout {
+            Layout::RowMajor => (0, "row"),
+            Layout::ColMajor => (1, "col"),
+        };
+        if let Some(item) = self.0[slot].get() {
+            return Ok(item);
+        }
+        let item = load(name)?;
+        Ok(self.0[slot].get_or_init(|| item))
+    }
+}
+
 /// A format's block kernels (common.cuh: tiles and lanes) of `module`: `{tiles}_row_{T}` and
 /// `{tiles}_col_{T}` over a tile of 8 columns at a time, launched like the format's single
 /// product; for row-major blocks, as its [`LanesRule`] says, `{lanes}_g8_{T}` .. `_g32_{T}`
@@ -663,11 +690,13 @@ impl<T: Scalar> DeviceMatrix<T> {
     }
 
     /// `Y = α·A·X + β·Y` for `block.k` vectors on the GPU's stream, the first of:
-    /// 1. the format's own block kernels (CSR over full values, SELL-C-σ, DIA: tiles of 8
-    ///    columns in either layout, a group of 16 or 32 lanes per row over consecutive columns
-    ///    for row-major blocks of more than 8 — [`BlockKernels`]; cuSPARSE's SpMM): column j
-    ///    has the bits of the format's single product A·x_j (CSR-scalar's for CSR's lanes
-    ///    kernels);
+    /// 1. the format's own block kernels (CSR over full values, SELL-C-σ, DIA, HDC: tiles of
+    ///    8 columns in either layout, a group of 16 or 32 lanes per row over consecutive
+    ///    columns for row-major blocks of more than 8 — [`BlockKernels`]; DASP and merge-path
+    ///    CSR: their kernels written once for both products (common.cuh's `BlockColumns`),
+    ///    one launch per 8 columns, each column through the single product's steps;
+    ///    cuSPARSE's SpMM): column j has the bits of the format's single product A·x_j
+    ///    (CSR-scalar's for CSR's lanes kernels);
     /// 2. a copy's block product, built on first use ([`DeviceMatrix::block_copy_bytes`]):
     ///    for k ≥ 2 where the matrix's rows are balanced (the longest at most 32 times the
     ///    mean + 256, or below 8 vectors at most 2048 entries) and a CSR copy costs less than

@@ -101,7 +101,9 @@ pub(crate) mod test_support;
 pub mod values;
 
 pub(crate) use block_grid::BlockGrid;
-pub(crate) use device::{arg_u32, wide_aligned, Arg, BlockKernels, LanesRule, OneKernel};
+pub(crate) use device::{
+    arg_u32, wide_aligned, Arg, BlockKernels, LanesRule, OneKernel, PerLayout,
+};
 pub use device::{DeviceEntries, DeviceFormat, DeviceMatrix, Scaled};
 pub use host::{FormatHandle, HostMatrix, MatrixInfo, SpmvFormat, TransposeFormat};
 pub use spec::{FormatSpec, Param};

@@ -110,6 +110,44 @@ __device__ __forceinline__ u64 block_at(u64 i, u64 j, u64 rows, u64 k) {
     return ROW ? i * k + j : j * rows + i;
 }
 
+// Where a kernel written once for both products reads x and writes y (DASP, merge-path CSR):
+// OneVector, the single product y = A·x (P = 1); BlockColumns, P = BLOCK_TILE columns j0 ..
+// j0 + cols - 1 of a block Y = α·A·X + β·Y (X of n rows and Y of m, k columns, both row-major
+// or both column-major, block_at). A row's sum is rounded to T before α and β meet it, as
+// the single product's epilogue (util.cu's axpby) rounds it, so that column j has the bits of
+// the scaled single product. has(j): whether column j is in the block; at(c, j): x_j[c];
+// gather(c, v): x_j[c] of every column (T() past the block); put(row, j, sum): y_j[row].
+template <typename T>
+struct OneVector {
+    static constexpr int P = 1;
+    const T* __restrict__ x;
+    T* __restrict__ y;
+    __device__ __forceinline__ bool has(int) const { return true; }
+    __device__ __forceinline__ T at(u32 c, int) const { return load_ro(x + c); }
+    __device__ __forceinline__ void gather(u32 c, T (&v)[P]) const { v[0] = at(c, 0); }
+    __device__ __forceinline__ void put(u32 row, int, acc_t<T> sum) const { y[row] = from_acc<T>(sum); }
+};
+template <typename T, bool ROW>
+struct BlockColumns {
+    static constexpr int P = BLOCK_TILE;
+    const T* __restrict__ x;
+    T* __restrict__ y;
+    u32 m, n, k, j0, cols;
+    T alpha, beta;
+    __device__ __forceinline__ bool has(int j) const { return (u32)j < cols; }
+    __device__ __forceinline__ T at(u32 c, int j) const { return load_ro(x + block_at<ROW>(c, j0 + j, n, k)); }
+    // Row c of this launch's columns (T() past the block's k).
+    __device__ __forceinline__ void gather(u32 c, T (&v)[P]) const {
+        const T* p = x + block_at<ROW>(c, j0, n, k);
+        const u64 step = ROW ? 1 : n;
+#pragma unroll
+        for (int j = 0; j < P; ++j) v[j] = has(j) ? load_ro(p + j * step) : T();
+    }
+    __device__ __forceinline__ void put(u32 row, int j, acc_t<T> sum) const {
+        store_y<T, true>(y + block_at<ROW>(row, j0 + j, m, k), to_acc(from_acc<T>(sum)), alpha, beta);
+    }
+};
+
 // A tile kernel's row: `entries(add)` calls add(value, column) for this thread's share of the
 // row's entries, in the single product's order; the LANES threads of a row then add their
 // sums as the single product does (group_sum), and the first writes the tile to Y. Every

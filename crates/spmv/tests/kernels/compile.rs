@@ -30,6 +30,19 @@ pub fn every_kernel_module_compiles_for_sm_90() -> Result<(), &'static str> {
     for name in ["csr_scalar_f64", "csr_scalar_f32", "csr_vector_2_f64", "csr_vector_32_f32"] {
         assert!(csr.contains(&format!(".entry {name}(")), "kernel {name} missing");
     }
+    // The block kernels' names as gpu.rs builds them (dasp: per codec and offsets; merge-csr:
+    // per items and offsets, and its fixup).
+    let dasp = jit::compile(&spmv::formats::dasp::BLOCK_KERNELS, "sm_90").unwrap().to_src();
+    let merge = jit::compile(&spmv::formats::merge_csr::BLOCK_KERNELS, "sm_90").unwrap().to_src();
+    for (ptx, name) in [
+        (&dasp, "dasp_block_row_f64"),
+        (&dasp, "dasp_block_col_o64_f16"),
+        (&merge, "merge_csr_block_7_row_f64"),
+        (&merge, "merge_csr_block_15_o64_col_f32"),
+        (&merge, "merge_csr_fixup_block_row_f16"),
+    ] {
+        assert!(ptx.contains(&format!(".entry {name}(")), "kernel {name} missing");
+    }
     assert!(registry::<f64>().len() >= 4);
     Ok(())
 }

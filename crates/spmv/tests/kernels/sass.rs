@@ -119,8 +119,43 @@ pub fn dasp_runs_on_the_tensor_cores_without_spills() -> Result<(), &'static str
         has(body("dasp_f64"), "LDG") && body("dasp_f64").contains("LDG.E.EF"),
         "dasp_f64 has no evict-first (streaming) load"
     );
+    // The block kernels (8 columns per launch, full and coded values): the same MMAs, and no
+    // spills either.
+    let (blocks, block_log) = sass(&spmv::formats::dasp::BLOCK_KERNELS, &tool);
+    for name in ["dasp_block_row_f64", "dasp_block_col_f64"] {
+        let body = &blocks.iter().find(|(k, _)| k == name).expect("a DASP block kernel").1;
+        assert!(body.contains("DMMA.8x8x4"), "{name} has no DMMA.8x8x4 instruction");
+    }
+    let (_, coded_log) = sass(&spmv::formats::dasp::CODED_BLOCK_KERNELS, &tool);
+    let reports = spills(&(log + &block_log + &coded_log));
+    assert!(reports.len() >= 3, "ptxas reported no functions");
+    for (function, report) in &reports {
+        assert!(
+            report.contains(" 0 bytes spill stores, 0 bytes spill loads"),
+            "{function} spills registers: {report}"
+        );
+    }
+    Ok(())
+}
+
+/// Merge-path CSR's block kernels (each column's walk in turn, 8 per launch) keep their sums
+/// in registers: no spills for any items, offsets, layout or precision.
+pub fn merge_csr_block_kernels_do_not_spill() -> Result<(), &'static str> {
+    if !jit::nvrtc_available() {
+        assert!(
+            !required(),
+            "SPMV_REQUIRE_NVRTC is set but libnvrtc.so.13 is not on LD_LIBRARY_PATH"
+        );
+        return Err("NVRTC not found, merge-csr's block kernels not checked");
+    }
+    let Some(tool) = nvdisasm() else {
+        assert!(!required(), "SPMV_REQUIRE_NVRTC is set but SPMV_NVDISASM names no nvdisasm");
+        return Err("nvdisasm not found (SPMV_NVDISASM), merge-csr's block kernels not checked");
+    };
+    let (kernels, log) = sass(&spmv::formats::merge_csr::BLOCK_KERNELS, &tool);
+    assert!(kernels.len() >= 72, "{} merge-csr block kernels", kernels.len());
     let reports = spills(&log);
-    assert!(reports.len() >= 3, "ptxas reported no functions:\n{log}");
+    assert!(reports.len() >= 72, "ptxas reported {} functions", reports.len());
     for (function, report) in &reports {
         assert!(
             report.contains(" 0 bytes spill stores, 0 bytes spill loads"),

@@ -213,10 +213,12 @@ fn gpu_distributed_transposes_and_multiplies_blocks() {
     assert_clean(failures);
 }
 
-/// The formats' own block kernels (block.cu of csr, sell, dia and hdc): for k ∈ {1, 2, 3, 4, 7, 8,
-/// 16, 32} in both layouts, with and without α, β, every column has the bits of the single
-/// product A·x_j of the same format (CSR-scalar, CSR-vector at every lane count, 64-bit
-/// offsets, SELL-C-σ, DIA over full and coded values, HDC) — CSR-scalar's for CSR's row-major
+/// The formats' own block kernels (block.cu of csr, sell, dia, hdc, dasp and merge-csr): for k ∈
+/// {1, 2, 3, 4, 7, 8, 16, 32} in both layouts, with and without α, β, every column has the bits
+/// of the single product A·x_j of the same format (CSR-scalar, CSR-vector at every lane count,
+/// 64-bit offsets, SELL-C-σ, DIA over full and coded values, HDC, DASP over full and coded
+/// values and with most rows long, merge-path CSR with its default and smallest tiles and
+/// 64-bit offsets) — CSR-scalar's for CSR's row-major
 /// blocks of 8 or more, whose lanes kernels sum each row in order — f64, f32 and f16, on the
 /// edge cases and shared matrices; the output is poisoned where β = 0. (CSR over coded values
 /// has no block kernel: a csr-vector copy's, whose f16 sums meet α and β unrounded where the
@@ -239,6 +241,11 @@ fn gpu_block_kernels_give_each_columns_single_product_bits() {
             "dia",
             "dia:values=auto",
             "hdc",
+            "dasp",
+            "dasp:values=auto",
+            "dasp:max_len=8",
+            "merge-csr",
+            "merge-csr:items=3,offsets=64",
         ];
         let mut bad = Vec::new();
         for (name, a64) in cases {

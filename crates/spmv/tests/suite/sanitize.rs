@@ -95,12 +95,22 @@ fn products<T: Scalar>(gpu: &Arc<Gpu>, matrices: &[(String, Csr<f64>)]) -> Vec<S
 /// The block kernels (A·X, common.cuh's tiles, lanes and wide lanes, and the copies' and the
 /// transpose's kernels of formats without their own) for k ∈ {3, 4, 8, 32}, row-major and
 /// column-major, into a NaN-poisoned Y, each column against the oracle, on the formats with
-/// block kernels and one without (HYB).
+/// block kernels (DASP's and merge-path CSR's included) and one without (HYB).
 fn blocks<T: Scalar>(gpu: &Arc<Gpu>, matrices: &[(String, Csr<f64>)]) -> Vec<String> {
     use spmv::{Block, Layout};
     let mut failures = Vec::new();
-    let specs =
-        ["csr-scalar", "csr-vector", "sell-c-sigma", "dia", "dia:values=auto", "hdc", "hyb"];
+    let specs = [
+        "csr-scalar",
+        "csr-vector",
+        "sell-c-sigma",
+        "dia",
+        "dia:values=auto",
+        "hdc",
+        "hyb",
+        "dasp",
+        "dasp:max_len=8",
+        "merge-csr",
+    ];
     for (name, a64) in matrices.iter().filter(|(_, a)| a.nnz() <= 20_000) {
         let a: Csr<T> = a64.cast();
         let (m, n) = (a.nrows(), a.ncols());

@@ -27,21 +27,25 @@ __device__ __forceinline__ void finish_tile_lanes(u32 lane, u32 key, A carry, bo
     if (lane == 31) tile_carry[t] = scan;
 }
 
-// One warp per segment: y[seg_row] = tile_head[end] + the carries of tiles first..end.
-template <typename T>
+// One warp per segment: y[seg_row] = tile_head[end] + the carries of tiles first..end, for
+// each column q of the IO (common.cuh), whose carries and heads lie at q·tiles.
+template <typename T, typename IO>
 __device__ __forceinline__ void carry_fixup(u32 segments, const u32* __restrict__ seg_row,
                                             const u32* __restrict__ seg_first, const u32* __restrict__ seg_end,
                                             const acc_t<T>* __restrict__ tile_carry,
-                                            const acc_t<T>* __restrict__ tile_head, T* __restrict__ y) {
+                                            const acc_t<T>* __restrict__ tile_head, const IO& io, u32 tiles) {
     typedef acc_t<T> A;
     const u32 s = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x & 31;
     if (s >= segments) return;  // whole warps
     const u32 first = seg_first[s], end = seg_end[s];
-    A sum = 0;
-    for (u32 k = first + lane; k < end; k += 32) sum += tile_carry[k];
+    for (int q = 0; q < IO::P && io.has(q); ++q) {
+        const A* carry = tile_carry + (u64)q * tiles;
+        A sum = 0;
+        for (u32 k = first + lane; k < end; k += 32) sum += carry[k];
 #pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
-    if (lane == 0) y[seg_row[s]] = from_acc<T>(tile_head[end] + sum);
+        for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+        if (lane == 0) io.put(seg_row[s], q, tile_head[(u64)q * tiles + end] + sum);
+    }
 }
 
 // extern "C" NAME_S: the fixup kernel for element type T.
@@ -50,5 +54,20 @@ __device__ __forceinline__ void carry_fixup(u32 segments, const u32* __restrict_
                                           const u32* __restrict__ seg_first, const u32* __restrict__ seg_end, \
                                           const acc_t<T>* __restrict__ tile_carry,                      \
                                           const acc_t<T>* __restrict__ tile_head, T* __restrict__ y) {  \
-        carry_fixup<T>(segments, seg_row, seg_first, seg_end, tile_carry, tile_head, y);                 \
+        carry_fixup<T>(segments, seg_row, seg_first, seg_end, tile_carry, tile_head, OneVector<T>{nullptr, y}, 0); \
     }
+
+// extern "C" NAME_block_LAYOUT_S: the fixup of a block product's pass (common.cuh's
+// BlockColumns: columns j0 .. j0 + BLOCK_TILE - 1 below k of Y, m rows, row- or column-major).
+#define CARRY_FIXUP_BLOCK_KERNEL(NAME, T, S, LAYOUT, ROW)                                                     \
+    extern "C" __global__ void NAME##_block_##LAYOUT##_##S(                                                  \
+        u32 segments, const u32* __restrict__ seg_row, const u32* __restrict__ seg_first,                    \
+        const u32* __restrict__ seg_end, const acc_t<T>* __restrict__ tile_carry,                           \
+        const acc_t<T>* __restrict__ tile_head, T* __restrict__ y, u32 m, u32 k, u32 j0, u32 tiles, T alpha, \
+        T beta) {                                                                                            \
+        const BlockColumns<T, ROW> io{nullptr, y, m, 0, k, j0, min((u32)BLOCK_TILE, k - j0), alpha, beta};  \
+        carry_fixup<T>(segments, seg_row, seg_first, seg_end, tile_carry, tile_head, io, tiles);             \
+    }
+#define CARRY_FIXUP_BLOCK_KERNELS(NAME, T, S)            \
+    CARRY_FIXUP_BLOCK_KERNEL(NAME, T, S, row, true)      \
+    CARRY_FIXUP_BLOCK_KERNEL(NAME, T, S, col, false)

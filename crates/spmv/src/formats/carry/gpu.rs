@@ -1,7 +1,7 @@
 //! The device side of the carry-out: the per-tile carries and heads the tile kernel writes,
 //! the segments, and the launch of the fixup kernel (`CARRY_FIXUP_KERNEL` in carry.cuh).
 
-use cudarc::driver::{CudaSlice, DeviceRepr, PushKernelArg};
+use cudarc::driver::{CudaSlice, DeviceRepr, LaunchArgs, LaunchConfig, PushKernelArg};
 
 use super::Segment;
 use crate::error::Result;
@@ -44,6 +44,20 @@ impl DeviceSpans {
         &self, kernel: &Kernel, gpu: &Gpu, (before, after): (&CudaSlice<A>, &CudaSlice<A>),
         y: &mut CudaSlice<T>,
     ) -> Result<()> {
+        // SAFETY: the caller's.
+        unsafe { self.launch_with(kernel, gpu, (before, after), y, |_| {}) }
+    }
+
+    /// [`DeviceSpans::launch`] for a kernel that takes more arguments after `y`, as `more`
+    /// pushes them.
+    ///
+    /// # Safety
+    /// As for [`DeviceSpans::launch`], with the kernel's further parameters.
+    pub(crate) unsafe fn launch_with<'a, A: DeviceRepr, T: DeviceRepr>(
+        &'a self, kernel: &'a Kernel, gpu: &'a Gpu,
+        (before, after): (&'a CudaSlice<A>, &'a CudaSlice<A>), y: &'a mut CudaSlice<T>,
+        more: impl FnOnce(&mut LaunchArgs<'a>),
+    ) -> Result<()> {
         if self.count == 0 {
             return Ok(());
         }
@@ -52,6 +66,7 @@ impl DeviceSpans {
             kernel.launch(gpu, |a| {
                 a.arg(&self.count).arg(&self.row).arg(&self.first).arg(&self.last);
                 a.arg(before).arg(after).arg(y);
+                more(a);
             })
         }
     }
@@ -94,5 +109,26 @@ impl<T: Scalar> DeviceCarry<T> {
         // SAFETY: the arguments match CARRY_FIXUP_KERNEL; a segment reads tiles first..=end <
         // tiles (its row ends in a later tile) and writes its row < y.len() (the caller's word).
         unsafe { self.segments.launch(&self.fixup, gpu, (&self.tile_carry, &self.tile_head), y) }
+    }
+
+    /// The grid of the fixup kernel (a warp per segment), for other fixups of these segments.
+    pub(crate) fn fixup_config(&self) -> LaunchConfig {
+        self.fixup.config()
+    }
+
+    /// Launches `fixup`, a block product's fixup of these segments (CARRY_FIXUP_BLOCK_KERNEL),
+    /// over `carries` (that pass's carries and heads, BLOCK_TILE columns of them), with its
+    /// arguments after `y` as `more` pushes them (nothing when no rows cross tiles).
+    ///
+    /// # Safety
+    /// As for [`DeviceCarry::launch_fixup`], for `fixup`'s parameters and buffers of
+    /// BLOCK_TILE·tiles carries and heads.
+    pub(crate) unsafe fn launch_block_fixup<'a>(
+        &'a self, gpu: &'a Gpu, fixup: &'a Kernel,
+        carries: (&'a CudaSlice<T::Acc>, &'a CudaSlice<T::Acc>), y: &'a mut CudaSlice<T>,
+        more: impl FnOnce(&mut LaunchArgs<'a>),
+    ) -> Result<()> {
+        // SAFETY: the caller's.
+        unsafe { self.segments.launch_with(fixup, gpu, carries, y, more) }
     }
 }

@@ -5,7 +5,9 @@
 //   long groups | medium warps (loop_num row-blocks each) | 1&3 tiles | 4 tiles | 2&2 tiles
 //   | group-1 rows (32 per warp) | empty rows (32 per warp)
 // Matrix data (values, columns) is read once: streaming loads (ld.global.cs) keep it out of
-// the way of x in the caches. y is written in the original row order.
+// the way of x in the caches. y is written in the original row order. x and y come as an IO
+// (common.cuh): one vector (the single product) or IO::P columns of a block (block.cu), each
+// column through the same MMAs in the same order, so column j has A·x_j's bits.
 // Row ids, tile and group indices are 32-bit (the conversion checks every count); slot
 // indices and irreg_ptr are of type O: u32 below 2^31 stored slots, u64 from there on (the
 // `_o64` kernels, formats/offsets.rs), so that 32 · tile + lane cannot wrap. Sums run in
@@ -106,23 +108,38 @@ __device__ __forceinline__ T operand(const ValuesFull<T>& val, O i) {
     return load_cs(val.v + i);
 }
 
-// A slot of a tile for this lane: its value and the x of its column (0 and 0 for a lane
-// past the end, so that padding lanes still join the MMA).
-template <typename T, typename V, typename O>
-__device__ __forceinline__ void load_slot(const u32* __restrict__ cid, const V& val, const T* __restrict__ x,
-                                          O slot, bool valid, T& a, T& b) {
+// A slot of a tile for this lane: its value and the x of its column in each of the IO's
+// columns (0 and 0 for a lane past the end, so that padding lanes still join the MMA).
+template <typename T, typename V, typename O, typename IO>
+__device__ __forceinline__ void load_slot(const u32* __restrict__ cid, const V& val, const IO& io, O slot, bool valid,
+                                          T& a, T (&b)[IO::P]) {
     a = T();
-    b = T();
+#pragma unroll
+    for (int j = 0; j < IO::P; ++j) b[j] = T();
     if (valid) {
         a = operand<T>(val, slot);
-        b = load_ro(x + load_cs(cid + slot));
+        io.gather(load_cs(cid + slot), b);
     }
 }
 
-// One entry's product val[e]·x[cid[e]] in acc_t<T> (exact for f16 in f32).
-template <typename T, typename V, typename O>
-__device__ __forceinline__ acc_t<T> product(const u32* __restrict__ cid, const V& val, const T* __restrict__ x, O e) {
-    return to_acc(operand<T>(val, e)) * to_acc(load_ro(x + load_cs(cid + e)));
+// Adds entry e's products val[e]·x_j[cid[e]] to sums[j], in acc_t<T> (exact for f16 in f32).
+template <typename T, typename V, typename O, typename IO>
+__device__ __forceinline__ void add_products(acc_t<T> (&sums)[IO::P], const u32* __restrict__ cid, const V& val,
+                                             const IO& io, O e) {
+    const acc_t<T> a = to_acc(operand<T>(val, e));
+    T x[IO::P];
+    io.gather(load_cs(cid + e), x);
+#pragma unroll
+    for (int j = 0; j < IO::P; ++j) {
+        if (io.has(j)) sums[j] += a * to_acc(x[j]);
+    }
+}
+
+// Zeroed per-column sums.
+template <typename S, int P>
+__device__ __forceinline__ void zero(S (&s)[P]) {
+#pragma unroll
+    for (int j = 0; j < P; ++j) s[j] = S();
 }
 
 // The loader of part `val` seen from slot `first` on (the short groups share one array).
@@ -143,41 +160,48 @@ __device__ __forceinline__ Shifted<V> from_slot(const V& val, O first) {
     return Shifted<V>{val, first};
 }
 
-// Adds the tiles first .. end - 1 (32 slots each, slot indices in O) of `cid`/`val` to `acc`,
-// loading BATCH tiles before their MMAs so that a warp has that many loads in flight (2: more
-// cost registers and measured slower on the H200).
-template <typename O, typename T, typename V>
-__device__ __forceinline__ void add_tiles(Diagonal<T>& acc, const u32* __restrict__ cid, const V& val,
-                                          const T* __restrict__ x, u32 first, u32 end) {
+// Adds the tiles first .. end - 1 (32 slots each, slot indices in O) of `cid`/`val` to `acc`
+// (one per column of the IO), loading BATCH tiles before their MMAs so that a warp has that
+// many loads in flight (2: more cost registers and measured slower on the H200).
+template <typename O, typename T, typename V, typename IO>
+__device__ __forceinline__ void add_tiles(Diagonal<T> (&acc)[IO::P], const u32* __restrict__ cid, const V& val,
+                                          const IO& io, u32 first, u32 end) {
     const int BATCH = 2;
     u32 lane = threadIdx.x % 32;
     u32 t = first;
     for (; t + BATCH <= end; t += BATCH) {
-        T a[BATCH], b[BATCH];
+        T a[BATCH], b[BATCH][IO::P];
 #pragma unroll
-        for (int j = 0; j < BATCH; ++j) load_slot(cid, val, x, O(32) * (t + j) + lane, true, a[j], b[j]);
+        for (int j = 0; j < BATCH; ++j) load_slot(cid, val, io, O(32) * (t + j) + lane, true, a[j], b[j]);
 #pragma unroll
-        for (int j = 0; j < BATCH; ++j) acc.mma(a[j], b[j]);
+        for (int j = 0; j < BATCH; ++j) {
+#pragma unroll
+            for (int q = 0; q < IO::P; ++q) {
+                if (io.has(q)) acc[q].mma(a[j], b[j][q]);
+            }
+        }
     }
     for (; t < end; ++t) {
-        T a, b;
-        load_slot(cid, val, x, O(32) * t + lane, true, a, b);
-        acc.mma(a, b);
+        T a, b[IO::P];
+        load_slot(cid, val, io, O(32) * t + lane, true, a, b);
+#pragma unroll
+        for (int q = 0; q < IO::P; ++q) {
+            if (io.has(q)) acc[q].mma(a, b[q]);
+        }
     }
 }
 
 // Four tiles per HMMA (see Diagonal<half_t>): lane (g, t) takes slots 4g + 2(t%2) + {0, 1}
 // of tiles first + t/2 and first + 2 + t/2, as pairs (two halves, two columns per load); a
 // tile at or past `end` counts as zeros.
-template <typename O>
-__device__ __forceinline__ void add_tiles(Diagonal<half_t>& acc, const u32* __restrict__ cid,
-                                          const ValuesFull<half_t>& values, const half_t* __restrict__ x, u32 first,
-                                          u32 end) {
+template <typename O, typename IO>
+__device__ __forceinline__ void add_tiles(Diagonal<half_t> (&acc)[IO::P], const u32* __restrict__ cid,
+                                          const ValuesFull<half_t>& values, const IO& io, u32 first, u32 end) {
     const half_t* __restrict__ val = values.v;
     u32 lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     u32 offset = 4 * g + 2 * (t & 1);
     for (u32 tile = first; tile < end; tile += 4) {
-        u32 pair[2] = {0u, 0u}, xs[2] = {0u, 0u};
+        u32 pair[2] = {0u, 0u}, xs[2][IO::P] = {};
 #pragma unroll
         for (int j = 0; j < 2; ++j) {
             u32 at = tile + 2 * j + t / 2;
@@ -185,62 +209,78 @@ __device__ __forceinline__ void add_tiles(Diagonal<half_t>& acc, const u32* __re
                 O slot = O(32) * at + offset;
                 pair[j] = __ldcs(reinterpret_cast<const unsigned int*>(val + slot));
                 uint2 c = __ldcs(reinterpret_cast<const uint2*>(cid + slot));
-                xs[j] = load_ro(x + c.x).bits | ((u32)load_ro(x + c.y).bits << 16);
+                half_t lo[IO::P], hi[IO::P];
+                io.gather(c.x, lo);
+                io.gather(c.y, hi);
+#pragma unroll
+                for (int q = 0; q < IO::P; ++q) xs[j][q] = lo[q].bits | ((u32)hi[q].bits << 16);
             }
         }
-        acc.hmma(pair[0], pair[1], xs[0], xs[1]);
+#pragma unroll
+        for (int q = 0; q < IO::P; ++q) {
+            if (io.has(q)) acc[q].hmma(pair[0], pair[1], xs[0][q], xs[1][q]);
+        }
     }
 }
 
 // Long rows: warp w = up to warp_groups consecutive groups of 64 entries of one row (two MMAs
-// per group). Its sum goes to partial[w]; the warp that finishes a row's last piece (an
+// per group). Its sums go to partial[P·w + j]; the warp that finishes a row's last piece (an
 // integer counter per row, reset by that warp for the next launch) adds the row's partials
 // in warp order: deterministic, whichever warp arrives last. A row of one warp skips all that.
-template <typename O, typename T, typename V>
+template <typename O, typename T, typename V, typename IO>
 __device__ __forceinline__ void dasp_long(u32 w, u32 warp_groups, const u32* __restrict__ rows,
                                           const u32* __restrict__ group_ptr, const u32* __restrict__ warp_ptr,
                                           const u32* __restrict__ warp_row, const u32* __restrict__ cid,
-                                          const V& val, acc_t<T>* partial, u32* count,
-                                          const T* __restrict__ x, T* __restrict__ y) {
+                                          const V& val, acc_t<T>* partial, u32* count, const IO& io) {
+    constexpr int P = IO::P;
     u32 lane = threadIdx.x % 32;
     u32 r = warp_row[w];
     u32 first_warp = warp_ptr[r], warps = warp_ptr[r + 1] - first_warp;
     u32 g = group_ptr[r] + warp_groups * (w - first_warp), g_end = min(g + warp_groups, group_ptr[r + 1]);
     u32 row = rows[r];
-    Diagonal<T> acc;
-    add_tiles<O>(acc, cid, val, x, 2 * g, 2 * g_end);  // a group is two tiles
-    acc_t<T> sum = quads_sum(acc.row_sum());
+    Diagonal<T> acc[P];
+    add_tiles<O>(acc, cid, val, io, 2 * g, 2 * g_end);  // a group is two tiles
+    acc_t<T> sum[P];
+#pragma unroll
+    for (int j = 0; j < P; ++j) sum[j] = quads_sum(acc[j].row_sum());
     if (warps == 1) {
-        if (lane == 0) y[row] = from_acc<T>(sum);
+        if (lane == 0) {
+#pragma unroll
+            for (int j = 0; j < P; ++j) {
+                if (io.has(j)) io.put(row, j, sum[j]);
+            }
+        }
         return;
     }
     u32 arrived = 0;
     if (lane == 0) {
-        partial[w] = sum;
-        __threadfence();  // the partial is visible before the counter says so
+#pragma unroll
+        for (int j = 0; j < P; ++j) partial[(u64)P * w + j] = sum[j];
+        __threadfence();  // the partials are visible before the counter says so
         arrived = atomicAdd(count + r, 1u);
     }
     if (__shfl_sync(FULL_MASK, arrived, 0) != warps - 1) return;
     __threadfence();
-    acc_t<T> total = 0;
-    for (u32 p = lane; p < warps; p += 32) total += __ldcg(partial + first_warp + p);  // L2: fresh
-    total = group_sum(total, 32);
-    if (lane == 0) {
-        y[row] = from_acc<T>(total);
-        count[r] = 0;
+#pragma unroll
+    for (int j = 0; j < P; ++j) {
+        acc_t<T> total = 0;
+        for (u32 p = lane; p < warps; p += 32) total += __ldcg(partial + (u64)P * (first_warp + p) + j);  // L2: fresh
+        total = group_sum(total, 32);
+        if (lane == 0 && io.has(j)) io.put(row, j, total);
     }
+    if (lane == 0) count[r] = 0;
 }
 
 // Medium rows: warp = loop_num consecutive row-blocks of 8 sorted rows. Regular tiles by MMA;
 // the irregular rest by 4 lanes per row (lanes 4i .. 4i + 3 for row i, a fixed-order quad
 // sum), added to the tile sum in lane 4i. The index loads of a block are issued together
 // (they are independent) so that a warp waits for one memory latency, not a chain of them.
-template <typename O, typename T, typename V>
+template <typename O, typename T, typename V, typename IO>
 __device__ __forceinline__ void dasp_medium(u32 first_block, u32 loop_num, u32 medium, const u32* __restrict__ rows,
                                             const u32* __restrict__ block_tile_ptr, const u32* __restrict__ reg_cid,
                                             const V& reg_val, const O* __restrict__ irreg_ptr,
-                                            const u32* __restrict__ irreg_cid, const V& irreg_val,
-                                            const T* __restrict__ x, T* __restrict__ y) {
+                                            const u32* __restrict__ irreg_cid, const V& irreg_val, const IO& io) {
+    constexpr int P = IO::P;
     u32 lane = threadIdx.x % 32, i = lane / 4, k = lane % 4;
     u32 blocks = (medium + 7) / 8;
     for (u32 block = first_block; block < first_block + loop_num && block < blocks; ++block) {
@@ -249,18 +289,22 @@ __device__ __forceinline__ void dasp_medium(u32 first_block, u32 loop_num, u32 m
         u32 t = block_tile_ptr[block], t_end = block_tile_ptr[block + 1];
         O e = valid ? irreg_ptr[m] + k : 0, e_end = valid ? irreg_ptr[m + 1] : 0;
         u32 row = valid ? rows[m] : 0;
-        Diagonal<T> acc;
-        add_tiles<O>(acc, reg_cid, reg_val, x, t, t_end);
-        acc_t<T> rest = 0;
+        Diagonal<T> acc[P];
+        add_tiles<O>(acc, reg_cid, reg_val, io, t, t_end);
+        acc_t<T> rest[P];
+        zero(rest);
         for (; e + 4 < e_end; e += 8) {
-            rest += product(irreg_cid, irreg_val, x, e);
-            rest += product(irreg_cid, irreg_val, x, e + 4);
+            add_products<T>(rest, irreg_cid, irreg_val, io, e);
+            add_products<T>(rest, irreg_cid, irreg_val, io, e + 4);
         }
-        if (e < e_end) rest += product(irreg_cid, irreg_val, x, e);
-        acc_t<T> sum = acc.row_sum();
-        rest += __shfl_xor_sync(FULL_MASK, rest, 1);
-        rest += __shfl_xor_sync(FULL_MASK, rest, 2);
-        if (k == 0 && valid) y[row] = from_acc<T>(sum + rest);
+        if (e < e_end) add_products<T>(rest, irreg_cid, irreg_val, io, e);
+#pragma unroll
+        for (int j = 0; j < P; ++j) {
+            acc_t<T> sum = acc[j].row_sum();
+            rest[j] += __shfl_xor_sync(FULL_MASK, rest[j], 1);
+            rest[j] += __shfl_xor_sync(FULL_MASK, rest[j], 2);
+            if (k == 0 && valid && io.has(j)) io.put(row, j, sum + rest[j]);
+        }
     }
 }
 
@@ -269,36 +313,45 @@ __device__ __forceinline__ void dasp_medium(u32 first_block, u32 loop_num, u32 m
 // (2&2): two MMAs, the first with the x of slots 0 .. SPLIT-1 of each piece only, the second
 // with the rest, so one tile yields two rows per piece; SPLIT = 0 (group 4): one MMA, one row
 // per piece.
-template <typename O, typename T, int SPLIT, typename V>
+template <typename O, typename T, int SPLIT, typename V, typename IO>
 __device__ __forceinline__ void dasp_short(u32 first_tile, u32 tiles, u32 count, const u32* __restrict__ rows,
-                                           const u32* __restrict__ cid, const V& val,
-                                           const T* __restrict__ x, T* __restrict__ y) {
+                                           const u32* __restrict__ cid, const V& val, const IO& io) {
+    constexpr int P = IO::P;
     u32 lane = threadIdx.x % 32, k = lane % 4;
     for (u32 tile = first_tile; tile < first_tile + tiles && 8 * tile < count; ++tile) {
         u32 piece = 8 * tile + lane / 4;
         bool valid = piece < count;
-        T a, b;
-        load_slot(cid, val, x, O(32) * tile + lane, valid, a, b);
+        T a, b[P];
+        load_slot(cid, val, io, O(32) * tile + lane, valid, a, b);
         if (SPLIT == 0) {
             u32 row = valid ? rows[piece] : 0;
-            Diagonal<T> acc;
-            acc.mma(a, b);
-            acc_t<T> sum = acc.row_sum();
-            if (k == 0 && valid) y[row] = from_acc<T>(sum);
+#pragma unroll
+            for (int j = 0; j < P; ++j) {
+                if (!io.has(j)) continue;
+                Diagonal<T> acc;
+                acc.mma(a, b[j]);
+                acc_t<T> sum = acc.row_sum();
+                if (k == 0 && valid) io.put(row, j, sum);
+            }
         } else {
             u32 row1 = valid ? rows[2 * piece] : 0, row2 = valid ? rows[2 * piece + 1] : 0;
-            Diagonal<T> first, second;
-            first.mma(a, k < SPLIT ? b : T());
-            second.mma(a, k < SPLIT ? T() : b);
-            acc_t<T> s1 = first.row_sum(), s2 = second.row_sum();
-            if (k == 0 && valid) {
-                y[row1] = from_acc<T>(s1);
-                y[row2] = from_acc<T>(s2);
+#pragma unroll
+            for (int j = 0; j < P; ++j) {
+                if (!io.has(j)) continue;
+                Diagonal<T> first, second;
+                first.mma(a, k < SPLIT ? b[j] : T());
+                second.mma(a, k < SPLIT ? T() : b[j]);
+                acc_t<T> s1 = first.row_sum(), s2 = second.row_sum();
+                if (k == 0 && valid) {
+                    io.put(row1, j, s1);
+                    io.put(row2, j, s2);
+                }
             }
         }
     }
 }
 
+// The matrix's arguments of every DASP kernel (x and y, or a block's, follow them).
 #define DASP_ARGS(T, O)                                                                                       \
     u32 long_warps, u32 medium_warps, u32 warps_13, u32 warps_4, u32 warps_22, u32 warps_1, u32 warps_empty, \
         u32 long_warp_groups, const u32* __restrict__ long_rows, const u32* __restrict__ long_group_ptr,     \
@@ -309,46 +362,52 @@ __device__ __forceinline__ void dasp_short(u32 first_tile, u32 tiles, u32 count,
         const T* reg_table, const O* __restrict__ irreg_ptr, const u32* __restrict__ irreg_cid,                \
         const void* irreg_val, const T* irreg_table,                                                             \
         u32 short_tiles, u32 n13, u32 n4, u32 n22, u32 n1, const u32* __restrict__ short_rows, const u32* __restrict__ short_cid, \
-        const void* short_val, const T* short_table, u32 n_empty, const u32* __restrict__ empty_rows,            \
-        const T* __restrict__ x,                                                                                 \
-        T* __restrict__ y
+        const void* short_val, const T* short_table, u32 n_empty, const u32* __restrict__ empty_rows
+#define DASP_PASS                                                                                                  \
+    long_warps, medium_warps, warps_13, warps_4, warps_22, warps_1, warps_empty, long_warp_groups, long_rows,      \
+        long_group_ptr, long_warp_ptr, long_warp_row, long_cid, long_val, long_table, long_partial, long_count,   \
+        loop_num, medium, medium_rows, block_tile_ptr, reg_cid, reg_val, reg_table, irreg_ptr, irreg_cid,          \
+        irreg_val, irreg_table, short_tiles, n13, n4, n22, n1, short_rows, short_cid, short_val, short_table,      \
+        n_empty, empty_rows
 
 // The dispatch over the warp ranges (see the top of the file). short_rows lists the rows of
 // the 1&3 pairs, the 4 pieces, the 2&2 pairs and group 1, in the order of their slots.
-template <typename T, typename O, typename V>
-__device__ __forceinline__ void dasp(DASP_ARGS(T, O)) {
+template <typename T, typename O, typename V, typename IO>
+__device__ __forceinline__ void dasp(DASP_ARGS(T, O), const IO& io) {
+    constexpr int P = IO::P;
     u32 w = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x % 32;
     V long_v(long_val, long_table), reg_v(reg_val, reg_table), irreg_v(irreg_val, irreg_table);
     V short_v(short_val, short_table);
     if (w < long_warps) {
-        dasp_long<O>(w, long_warp_groups, long_rows, long_group_ptr, long_warp_ptr, long_warp_row, long_cid, long_v,
-                  long_partial, long_count, x, y);
+        dasp_long<O, T>(w, long_warp_groups, long_rows, long_group_ptr, long_warp_ptr, long_warp_row, long_cid,
+                        long_v, long_partial, long_count, io);
         return;
     }
     w -= long_warps;
     if (w < medium_warps) {
-        dasp_medium<O>(w * loop_num, loop_num, medium, medium_rows, block_tile_ptr, reg_cid, reg_v, irreg_ptr, irreg_cid,
-                    irreg_v, x, y);
+        dasp_medium<O, T>(w * loop_num, loop_num, medium, medium_rows, block_tile_ptr, reg_cid, reg_v, irreg_ptr,
+                          irreg_cid, irreg_v, io);
         return;
     }
     w -= medium_warps;
     if (w < warps_13) {
-        dasp_short<O, T, 1>(w * short_tiles, short_tiles, n13, short_rows, short_cid, short_v, x, y);
+        dasp_short<O, T, 1>(w * short_tiles, short_tiles, n13, short_rows, short_cid, short_v, io);
         return;
     }
     w -= warps_13;
     O slots = O(4) * n13;
     u32 row0 = 2 * n13;
     if (w < warps_4) {
-        dasp_short<O, T, 0>(w * short_tiles, short_tiles, n4, short_rows + row0, short_cid + slots, from_slot(short_v, slots), x, y);
+        dasp_short<O, T, 0>(w * short_tiles, short_tiles, n4, short_rows + row0, short_cid + slots,
+                            from_slot(short_v, slots), io);
         return;
     }
     w -= warps_4;
     slots += O(4) * n4;
     row0 += n4;
     if (w < warps_22) {
-        dasp_short<O, T, 2>(w * short_tiles, short_tiles, n22, short_rows + row0, short_cid + slots, from_slot(short_v, slots),
-                         x, y);
+        dasp_short<O, T, 2>(w * short_tiles, short_tiles, n22, short_rows + row0, short_cid + slots,
+                            from_slot(short_v, slots), io);
         return;
     }
     w -= warps_22;
@@ -356,22 +415,46 @@ __device__ __forceinline__ void dasp(DASP_ARGS(T, O)) {
     row0 += 2 * n22;
     if (w < warps_1) {
         u32 p = 32 * w + lane;
-        if (p < n1) y[short_rows[row0 + p]] = from_acc<T>(product(short_cid + slots, from_slot(short_v, slots), x, p));
+        if (p < n1) {
+            acc_t<T> sum[P];
+            zero(sum);
+            add_products<T>(sum, short_cid + slots, from_slot(short_v, slots), io, p);
+            const u32 row = short_rows[row0 + p];
+#pragma unroll
+            for (int j = 0; j < P; ++j) {
+                if (io.has(j)) io.put(row, j, sum[j]);
+            }
+        }
         return;
     }
     w -= warps_1;
     if (w < warps_empty) {
         u32 p = 32 * w + lane;
-        if (p < n_empty) y[empty_rows[p]] = T();
+        if (p < n_empty) {
+#pragma unroll
+            for (int j = 0; j < P; ++j) {
+                if (io.has(j)) io.put(empty_rows[p], j, acc_t<T>());
+            }
+        }
     }
 }
 
-// The kernel dasp<SUFFIX>_<S> over values of loader V, slot indices of type O.
-#define DASP_KERNEL(T, S, SUFFIX, V, O)                                                                                \
-    extern "C" __global__ void __launch_bounds__(256) dasp##SUFFIX##_##S(DASP_ARGS(T, O)) {                            \
-        dasp<T, O, V>(long_warps, medium_warps, warps_13, warps_4, warps_22, warps_1, warps_empty, long_warp_groups,      \
-                   long_rows, long_group_ptr, long_warp_ptr, long_warp_row, long_cid, long_val, long_table,            \
-                   long_partial, long_count, loop_num, medium, medium_rows, block_tile_ptr, reg_cid, reg_val,          \
-                   reg_table, irreg_ptr, irreg_cid, irreg_val, irreg_table, short_tiles, n13, n4, n22, n1, short_rows, \
-                   short_cid, short_val, short_table, n_empty, empty_rows, x, y);                                      \
+// The kernel dasp<SUFFIX>_<S> over values of loader V, slot indices of type O: y = A·x.
+#define DASP_KERNEL(T, S, SUFFIX, V, O)                                                                        \
+    extern "C" __global__ void __launch_bounds__(256)                                                         \
+        dasp##SUFFIX##_##S(DASP_ARGS(T, O), const T* __restrict__ x, T* __restrict__ y) {                     \
+        dasp<T, O, V>(DASP_PASS, OneVector<T>{x, y});                                                         \
     }
+
+// The block kernels dasp_block_<row|col><SUFFIX>_<S>: columns j0 .. j0 + BLOCK_TILE - 1 (those
+// below k) of Y = α·A·X + β·Y, X of n rows and Y of m, k columns each (block.cu); the host
+// launches one per BLOCK_TILE columns.
+#define DASP_BLOCK_KERNEL(T, S, SUFFIX, V, O, LAYOUT, ROW)                                                      \
+    extern "C" __global__ void __launch_bounds__(256, 1) dasp_block_##LAYOUT##SUFFIX##_##S(                       \
+        DASP_ARGS(T, O), u32 m, u32 n, u32 k, u32 j0, const T* __restrict__ x, T* __restrict__ y, T alpha,    \
+        T beta) {                                                                                              \
+        dasp<T, O, V>(DASP_PASS, BlockColumns<T, ROW>{x, y, m, n, k, j0, min((u32)BLOCK_TILE, k - j0), alpha, beta}); \
+    }
+#define DASP_BLOCK_KERNELS(T, S, SUFFIX, V, O)            \
+    DASP_BLOCK_KERNEL(T, S, SUFFIX, V, O, row, true)      \
+    DASP_BLOCK_KERNEL(T, S, SUFFIX, V, O, col, false)

@@ -61,6 +61,16 @@ pub const KERNELS: KernelModule =
 /// compile it).
 pub const CODED_KERNELS: KernelModule =
     KernelModule { name: "dasp_coded", source: include_str!("coded.cu"), headers: HEADERS };
+/// The block kernels (`Y = α·A·X + β·Y`, 8 columns per launch) over full values: a module of
+/// its own, compiled on the first block product.
+pub const BLOCK_KERNELS: KernelModule =
+    KernelModule { name: "dasp_block", source: include_str!("block.cu"), headers: HEADERS };
+/// The block kernels over coded values.
+pub const CODED_BLOCK_KERNELS: KernelModule = KernelModule {
+    name: "dasp_block_coded",
+    source: include_str!("block_coded.cu"),
+    headers: HEADERS,
+};
 /// Rows longer than this are long (the paper's MAX_LEN).
 pub const MAX_LEN: usize = 256;
 /// Entries per long-row group: 2 MMAs × 8 pieces × 4.
@@ -625,7 +635,7 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
         values::VALUES,
         offsets::OFFSETS,
     ])
-    .kernels(&[KERNELS, CODED_KERNELS])
+    .kernels(&[KERNELS, CODED_KERNELS, BLOCK_KERNELS, CODED_BLOCK_KERNELS])
     .deterministic()
     .half()
     .wide()

@@ -1,103 +1,19 @@
-// Merge-path CSR (Merrill & Garland 2016); the layout and the order of every addition are
-// documented in merge_csr/mod.rs, and merge_csr/cpu.rs does the same steps on the CPU.
-//
-// merge_csr_ITEMS_S: one warp per tile of 32·ITEMS merge items (row ends and entries), four
-// warps per block, no __syncthreads (warps share nothing). Products and row ends of the tile
-// are staged in shared memory with coalesced loads; each lane then walks ITEMS items.
-// merge_csr_fixup_S: one warp per segment (a row crossing tiles), summing the tiles' carries
-// (carry.cuh).
+// Merge-path CSR's single product y = A·x (merge_csr.cuh): merge_csr_ITEMS_S, then, when rows
+// cross tiles, merge_csr_fixup_S (carry.cuh).
 
-#define MERGE_WARPS 4
-
-template <typename T, typename O, int ITEMS>
-__device__ __forceinline__ void merge_csr(u32 m, O path, const u32* __restrict__ tile_row,
-                                          const O* __restrict__ row_ptr, const u32* __restrict__ col,
-                                          const T* __restrict__ val, const T* __restrict__ x, T* __restrict__ y,
-                                          acc_t<T>* __restrict__ tile_carry, acc_t<T>* __restrict__ tile_head,
-                                          u32 tiles) {
-    typedef acc_t<T> A;
-    constexpr u32 TILE = 32 * ITEMS;
-    // One buffer per warp holds the tile's products (entries of them) and then its row ends
-    // (rows + 1 of them, as u32 counted from the tile's first entry j0, so that 64-bit
-    // offsets O need no more room): entries + rows = the tile's items, so the two together
-    // take TILE products' room and a sentinel. Less shared memory leaves more L1 for x.
-    __shared__ A s_buf[MERGE_WARPS][TILE + 1];
-    const u32 warp = threadIdx.x / 32, lane = threadIdx.x & 31;
-    const u32 t = blockIdx.x * MERGE_WARPS + warp;
-    if (t >= tiles) return;  // whole warps leave: the shuffles below see all 32 lanes
-
-    // Path coordinates (diagonals d, entries j) in O; everything inside the tile in u32.
-    const O d0 = (O)t * TILE, d1 = min(d0 + TILE, path);
-    const u32 i0 = tile_row[t], i1 = tile_row[t + 1];
-    const O j0 = d0 - i0, j1 = d1 - i1;
-    const u32 rows = i1 - i0, entries = (u32)(j1 - j0);
-    A* s_prod = s_buf[warp];
-    u32* s_end = reinterpret_cast<u32*>(s_prod + entries);
-#pragma unroll
-    for (u32 k = lane; k < TILE; k += 32) {
-        if (k < entries) {
-            const O j = j0 + k;
-            s_prod[k] = to_acc(load_cs(val + j)) * to_acc(load_ro(x + load_cs(col + j)));
-        }
-    }
-    // The ends of rows i0 .. i1 - 1 lie in j0 .. j1 (the path passes them inside the tile).
-#pragma unroll
-    for (u32 k = lane; k < TILE; k += 32) {
-        if (k < rows) s_end[k] = (u32)(row_ptr[i0 + k + 1] - j0);
-    }
-    if (lane == 0) s_end[rows] = entries;  // sentinel: past the last row end, only entries remain
-    __syncwarp();
-
-    // This lane's start on the path: a binary search among the tile's row ends.
-    const u32 dl = (u32)min((O)(lane * ITEMS), d1 - d0);
-    u32 lo = dl > entries ? dl - entries : 0, hi = min(dl, rows);
-    while (lo < hi) {
-        const u32 mid = (lo + hi) / 2;
-        if (s_end[mid] + mid + 1 <= dl) lo = mid + 1;
-        else hi = mid;
-    }
-    u32 li = lo, j = dl - lo;  // j: entries from j0
-    const u32 remaining = min((u32)ITEMS, (u32)(d1 - d0) - dl);
-    A sum = 0, own = 0;
-    int first = -1;  // local row of the first row end this lane meets
-#pragma unroll
-    for (u32 step = 0; step < ITEMS; ++step) {
-        if (step < remaining) {
-            if (j < s_end[li]) {
-                sum += s_prod[j];
-                ++j;
-            } else {
-                if (first < 0) {
-                    first = (int)li;
-                    own = sum;
-                } else {
-                    y[i0 + li] = from_acc<T>(sum);
-                }
-                sum = 0;
-                ++li;
-            }
-        }
-    }
-    // The tile's first row began in an earlier tile when the tile starts inside it.
-    const bool continues = i0 < m && j0 > row_ptr[i0];
-    finish_tile_lanes(lane, i0 + li, sum, first >= 0, i0 + (u32)first, own, continues, i0, tile_carry, tile_head, t,
-                      [&](u32 row, A v) { y[row] = from_acc<T>(v); });
-}
-
-#define MERGE_ARGS(T, O) u32 m, O path, const u32* __restrict__ tile_row, const O* __restrict__ row_ptr,         \
-                      const u32* __restrict__ col, const T* __restrict__ val, const T* __restrict__ x,          \
-                      T* __restrict__ y, acc_t<T>* __restrict__ tile_carry, acc_t<T>* __restrict__ tile_head, \
-                      u32 tiles
-#define MERGE_PASS m, path, tile_row, row_ptr, col, val, x, y, tile_carry, tile_head, tiles
+#define MERGE_ARGS(T, O)                                                                                     \
+    MERGE_MATRIX_ARGS(T, O), const T* __restrict__ x, T* __restrict__ y, acc_t<T>* __restrict__ tile_carry, \
+        acc_t<T>* __restrict__ tile_head, u32 tiles
+#define MERGE_PASS(T) m, path, tile_row, row_ptr, col, val, OneVector<T>{x, y}, tile_carry, tile_head, tiles
 
 // merge_csr_ITEMS_S with 32-bit path coordinates and row offsets, merge_csr_ITEMS_o64_S with
 // 64-bit ones (formats/offsets.rs).
-#define MERGE_ITEMS(T, S, ITEMS)                                                                                         \
-    extern "C" __global__ void __launch_bounds__(32 * MERGE_WARPS) merge_csr_##ITEMS##_##S(MERGE_ARGS(T, u32)) {         \
-        merge_csr<T, u32, ITEMS>(MERGE_PASS);                                                                            \
-    }                                                                                                                    \
-    extern "C" __global__ void __launch_bounds__(32 * MERGE_WARPS) merge_csr_##ITEMS##_o64_##S(MERGE_ARGS(T, u64)) {     \
-        merge_csr<T, u64, ITEMS>(MERGE_PASS);                                                                            \
+#define MERGE_ITEMS(T, S, ITEMS)                                                                                     \
+    extern "C" __global__ void __launch_bounds__(32 * MERGE_WARPS) merge_csr_##ITEMS##_##S(MERGE_ARGS(T, u32)) {     \
+        merge_csr<T, u32, ITEMS>(MERGE_PASS(T));                                                                     \
+    }                                                                                                                \
+    extern "C" __global__ void __launch_bounds__(32 * MERGE_WARPS) merge_csr_##ITEMS##_o64_##S(MERGE_ARGS(T, u64)) { \
+        merge_csr<T, u64, ITEMS>(MERGE_PASS(T));                                                                     \
     }
 
 #define MERGE_KERNELS(T, S)                                                                                  \

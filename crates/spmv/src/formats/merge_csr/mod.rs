@@ -70,12 +70,15 @@ use crate::gpu::KernelModule;
 use crate::matrix::{Csr, Scalar};
 use crate::measure::ms_since;
 
-/// The format's CUDA kernels (`kernel.cu`, after the shared carry code `carry.cuh`).
-pub const KERNELS: KernelModule = KernelModule {
-    name: "merge_csr",
-    source: include_str!("kernel.cu"),
-    headers: &[super::carry::CUDA_HEADER],
-};
+/// The format's tile walk (`merge_csr.cuh`) after the shared carry code (`carry.cuh`).
+const HEADERS: &[&str] = &[super::carry::CUDA_HEADER, include_str!("merge_csr.cuh")];
+/// The format's CUDA kernels (`kernel.cu`).
+pub const KERNELS: KernelModule =
+    KernelModule { name: "merge_csr", source: include_str!("kernel.cu"), headers: HEADERS };
+/// The block kernels (`Y = α·A·X + β·Y`, 8 columns per launch, `block.cu`): a module of its
+/// own, compiled on the first block product.
+pub const BLOCK_KERNELS: KernelModule =
+    KernelModule { name: "merge_csr_block", source: include_str!("block.cu"), headers: HEADERS };
 
 const NAME: &str = "merge-csr";
 
@@ -257,7 +260,7 @@ pub(crate) fn entry<T: Scalar>() -> FormatInfo<T> {
         },
     )
     .params(&[Param { key: "items", default: "auto", doc: "merge items per lane: 3, 5, 7, 9, 11 or 15 (auto: 9)" }, offsets::OFFSETS])
-    .kernels(&[KERNELS])
+    .kernels(&[KERNELS, BLOCK_KERNELS])
     .deterministic()
     .half()
     .wide()
