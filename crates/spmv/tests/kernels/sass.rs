@@ -2,7 +2,7 @@
 //! cubin for sm_90 and nvdisasm (from PyPI, scripts/cuda-tools.sh; its path in
 //! SPMV_NVDISASM) disassembles it. The FP64 kernel must run its tiles on the tensor cores
 //! (DMMA), the FP16 one too (HMMA, f16 inputs with f32 accumulators), and no DASP kernel
-//! may spill registers (ptxas's report).
+//! may spill registers (ptxas's report); nor may merge-path CSR's block kernels.
 //! CI sets SPMV_REQUIRE_NVRTC=1, which makes a missing NVRTC or nvdisasm a failure.
 
 use std::path::PathBuf;
@@ -74,21 +74,41 @@ fn spills(log: &str) -> Vec<(String, String)> {
     out
 }
 
-pub fn dasp_runs_on_the_tensor_cores_without_spills() -> Result<(), &'static str> {
+/// nvdisasm, once NVRTC and it are found; else why `what` was not checked (a failure instead
+/// where SPMV_REQUIRE_NVRTC is set).
+fn tools(what: &'static str) -> Result<PathBuf, &'static str> {
     if !jit::nvrtc_available() {
         assert!(
             !required(),
             "SPMV_REQUIRE_NVRTC is set but libnvrtc.so.13 is not on LD_LIBRARY_PATH"
         );
-        return Err("NVRTC not found, DASP's SASS not checked");
+        return Err(what);
     }
     let Some(tool) = nvdisasm() else {
         assert!(
             !required(),
             "SPMV_REQUIRE_NVRTC is set but SPMV_NVDISASM names no nvdisasm (scripts/cuda-tools.sh)"
         );
-        return Err("nvdisasm not found (SPMV_NVDISASM), DASP's SASS not checked");
+        return Err(what);
     };
+    Ok(tool)
+}
+
+/// Fails on any function of the ptxas log `log` that spills registers.
+fn assert_no_spills(log: &str, at_least: usize) {
+    let reports = spills(log);
+    assert!(reports.len() >= at_least, "ptxas reported {} functions", reports.len());
+    for (function, report) in &reports {
+        assert!(
+            report.contains(" 0 bytes spill stores, 0 bytes spill loads"),
+            "{function} spills registers: {report}"
+        );
+    }
+}
+
+pub fn dasp_runs_on_the_tensor_cores_without_spills() -> Result<(), &'static str> {
+    let tool =
+        tools("NVRTC or nvdisasm not found (scripts/cuda-tools.sh), DASP's SASS not checked")?;
     let (kernels, log) = sass(&spmv::formats::dasp::KERNELS, &tool);
     let body = |name: &str| {
         &kernels
@@ -127,40 +147,16 @@ pub fn dasp_runs_on_the_tensor_cores_without_spills() -> Result<(), &'static str
         assert!(body.contains("DMMA.8x8x4"), "{name} has no DMMA.8x8x4 instruction");
     }
     let (_, coded_log) = sass(&spmv::formats::dasp::CODED_BLOCK_KERNELS, &tool);
-    let reports = spills(&(log + &block_log + &coded_log));
-    assert!(reports.len() >= 3, "ptxas reported no functions");
-    for (function, report) in &reports {
-        assert!(
-            report.contains(" 0 bytes spill stores, 0 bytes spill loads"),
-            "{function} spills registers: {report}"
-        );
-    }
+    assert_no_spills(&(log + &block_log + &coded_log), 3);
     Ok(())
 }
 
 /// Merge-path CSR's block kernels (each column's walk in turn, 8 per launch) keep their sums
 /// in registers: no spills for any items, offsets, layout or precision.
 pub fn merge_csr_block_kernels_do_not_spill() -> Result<(), &'static str> {
-    if !jit::nvrtc_available() {
-        assert!(
-            !required(),
-            "SPMV_REQUIRE_NVRTC is set but libnvrtc.so.13 is not on LD_LIBRARY_PATH"
-        );
-        return Err("NVRTC not found, merge-csr's block kernels not checked");
-    }
-    let Some(tool) = nvdisasm() else {
-        assert!(!required(), "SPMV_REQUIRE_NVRTC is set but SPMV_NVDISASM names no nvdisasm");
-        return Err("nvdisasm not found (SPMV_NVDISASM), merge-csr's block kernels not checked");
-    };
+    let tool = tools("NVRTC or nvdisasm not found (scripts/cuda-tools.sh), merge-csr's block kernels not checked")?;
     let (kernels, log) = sass(&spmv::formats::merge_csr::BLOCK_KERNELS, &tool);
     assert!(kernels.len() >= 72, "{} merge-csr block kernels", kernels.len());
-    let reports = spills(&log);
-    assert!(reports.len() >= 72, "ptxas reported {} functions", reports.len());
-    for (function, report) in &reports {
-        assert!(
-            report.contains(" 0 bytes spill stores, 0 bytes spill loads"),
-            "{function} spills registers: {report}"
-        );
-    }
+    assert_no_spills(&log, 72);
     Ok(())
 }

@@ -458,3 +458,13 @@ __device__ __forceinline__ void dasp(DASP_ARGS(T, O), const IO& io) {
 #define DASP_BLOCK_KERNELS(T, S, SUFFIX, V, O)            \
     DASP_BLOCK_KERNEL(T, S, SUFFIX, V, O, row, true)      \
     DASP_BLOCK_KERNEL(T, S, SUFFIX, V, O, col, false)
+
+// X(T, S, SUFFIX, V, O) for the kernels over full values: f64, f32 and f16, with 32-bit slot
+// indices and, as `_o64`, 64-bit ones (from 2^31 stored slots on).
+#define DASP_FULL_VALUES(X)                        \
+    X(double, f64, , ValuesFull<double>, u32)      \
+    X(float, f32, , ValuesFull<float>, u32)        \
+    X(half_t, f16, , ValuesFull<half_t>, u32)      \
+    X(double, f64, _o64, ValuesFull<double>, u64)  \
+    X(float, f32, _o64, ValuesFull<float>, u64)    \
+    X(half_t, f16, _o64, ValuesFull<half_t>, u64)

@@ -25,13 +25,8 @@
     MERGE_BLOCK_LAYOUT(T, S, ITEMS, row, true)      \
     MERGE_BLOCK_LAYOUT(T, S, ITEMS, col, false)
 
-#define MERGE_BLOCK_KERNELS(T, S)                        \
-    MERGE_BLOCK_ITEMS(T, S, 3)                           \
-    MERGE_BLOCK_ITEMS(T, S, 5)                           \
-    MERGE_BLOCK_ITEMS(T, S, 7)                           \
-    MERGE_BLOCK_ITEMS(T, S, 9)                           \
-    MERGE_BLOCK_ITEMS(T, S, 11)                          \
-    MERGE_BLOCK_ITEMS(T, S, 15)                          \
+#define MERGE_BLOCK_KERNELS(T, S)              \
+    MERGE_EACH_ITEMS(MERGE_BLOCK_ITEMS, T, S) \
     CARRY_FIXUP_BLOCK_KERNELS(merge_csr_fixup, T, S)
 
 MERGE_BLOCK_KERNELS(double, f64)

@@ -16,13 +16,8 @@
         merge_csr<T, u64, ITEMS>(MERGE_PASS(T));                                                                     \
     }
 
-#define MERGE_KERNELS(T, S)                                                                                  \
-    MERGE_ITEMS(T, S, 3)                                                                                     \
-    MERGE_ITEMS(T, S, 5)                                                                                     \
-    MERGE_ITEMS(T, S, 7)                                                                                     \
-    MERGE_ITEMS(T, S, 9)                                                                                     \
-    MERGE_ITEMS(T, S, 11)                                                                                    \
-    MERGE_ITEMS(T, S, 15)                                                                                    \
+#define MERGE_KERNELS(T, S)              \
+    MERGE_EACH_ITEMS(MERGE_ITEMS, T, S) \
     CARRY_FIXUP_KERNEL(merge_csr_fixup, T, S)
 
 MERGE_KERNELS(double, f64)

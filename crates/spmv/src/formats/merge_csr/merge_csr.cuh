@@ -91,6 +91,9 @@ __device__ __forceinline__ void merge_csr(u32 m, O path, const u32* __restrict__
     }
 }
 
+// X(T, S, ITEMS) for each tile size the format offers (mod.rs's `items`).
+#define MERGE_EACH_ITEMS(X, T, S) X(T, S, 3) X(T, S, 5) X(T, S, 7) X(T, S, 9) X(T, S, 11) X(T, S, 15)
+
 // The matrix's arguments of the tile kernels.
 #define MERGE_MATRIX_ARGS(T, O)                                                                       \
     u32 m, O path, const u32* __restrict__ tile_row, const O* __restrict__ row_ptr,                  \
