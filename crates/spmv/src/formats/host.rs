@@ -9,7 +9,7 @@ use super::FormatStats;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::matrix::{Csr, Scalar};
-use crate::operator::{host_block, Block, LinearOperator};
+use crate::operator::{host_block, to_columns, Block, Layout, LinearOperator};
 
 /// What a format implements on the host: its statistics, its CPU algorithm and its upload.
 /// Only the format's own work goes here; [`HostMatrix`] and [`DeviceMatrix`] know the shape
@@ -204,8 +204,15 @@ impl<T: Scalar> HostMatrix<T> {
         Ok(())
     }
 
-    /// `Y = α·A·X + β·Y` for `block.k` vectors on the CPU, one product per column.
+    /// `Y = α·A·X + β·Y` for `block.k` vectors on the CPU: from 2 vectors on, through the CSR
+    /// it was built from, each row read once for all the columns ([`csr_block`]; column j
+    /// has the bits of csr-vector's A·x_j, which may differ in the last bits from this
+    /// format's own order of sums); one product per column for one vector and for a
+    /// reordered handle (its CSR is P·A·Pᵀ).
     pub fn apply_block(&self, alpha: T, x: &[T], beta: T, y: &mut [T], block: Block) -> Result<()> {
+        if block.k >= 2 && !self.source_permuted {
+            return csr_block(&self.source, (alpha, x, beta, y), block);
+        }
         let apply = |a, x: &[T], b, y: &mut [T]| self.apply(a, x, b, y);
         host_block((self.info.nrows, self.info.ncols), apply, (alpha, x, beta, y), block)
     }
@@ -244,6 +251,39 @@ pub(crate) fn combine<T: Scalar>(alpha: T, beta: T, y: &mut [T], product: impl F
         product(&mut t);
         axpby_cpu(alpha, &t, beta, y);
     }
+}
+
+/// `Y = α·A·X + β·Y` for a block of vectors on the CPU through [`Csr::block_product`] (the
+/// matrix read once per row for every column), combined as [`combine`] combines a single
+/// product: column j has the bits of `Csr::apply(α, x_j, β, y_j)`.
+pub(crate) fn csr_block<T: Scalar>(
+    a: &Csr<T>, (alpha, x, beta, y): (T, &[T], T, &mut [T]), block: Block,
+) -> Result<()> {
+    let (m, k) = (a.nrows(), block.k);
+    crate::operator::check_block((m, a.ncols()), x.len(), y.len(), block)?;
+    if m == 0 || alpha == T::ZERO {
+        scale_cpu(beta, y);
+        return Ok(());
+    }
+    let row_major = block.layout == Layout::RowMajor;
+    if row_major && alpha == T::ONE && beta == T::ZERO {
+        a.block_product(x, block, y);
+        return Ok(());
+    }
+    // A·X rounded to T as the single product rounds it, then in Y's layout.
+    let what = || format!("a block product's {m} × {k} intermediate");
+    crate::error::check_host_memory(what, (y.len() * std::mem::size_of::<T>()) as u64)?;
+    let mut t = vec![T::ZERO; y.len()];
+    a.block_product(x, block, &mut t);
+    if !row_major {
+        t = to_columns(&t, m, k, Layout::RowMajor);
+    }
+    if alpha == T::ONE && beta == T::ZERO {
+        y.copy_from_slice(&t);
+    } else {
+        axpby_cpu(alpha, &t, beta, y);
+    }
+    Ok(())
 }
 
 /// The transpose kept in `cell`, built from `a` on the first call.
@@ -312,8 +352,6 @@ impl<T: Scalar> LinearOperator<T> for Csr<T> {
     fn apply_block(
         &self, alpha: T, x: &[T], beta: T, y: &mut [T], block: crate::operator::Block,
     ) -> Result<()> {
-        let apply =
-            |a, x: &[T], b, y: &mut [T]| crate::operator::LinearOperator::apply(self, a, x, b, y);
-        crate::operator::host_block(self.shape(), apply, (alpha, x, beta, y), block)
+        csr_block(self, (alpha, x, beta, y), block)
     }
 }

@@ -344,6 +344,70 @@ impl<T: Scalar> Csr<T> {
     }
 }
 
+impl<T: Scalar> Csr<T> {
+    /// `T = A·X` for a block of `block.k` vectors (X in `block.layout`, of `ncols` rows), into
+    /// `t`, row-major (`t[i·k + j]`): each row's entries are read once for every column, and
+    /// column j's sums run in the order of [`Csr::spmv_parallel`] (the same bits as A·x_j).
+    /// Rows over rayon's threads where they pay, as the single product decides.
+    pub(crate) fn block_product(&self, x: &[T], block: crate::operator::Block, t: &mut [T]) {
+        let (n, k) = (self.ncols, block.k);
+        assert_eq!(x.len(), n * k, "X has the wrong length");
+        assert_eq!(t.len(), self.nrows * k, "T has the wrong length");
+        if k == 0 {
+            return;
+        }
+        let row_major = block.layout == crate::operator::Layout::RowMajor;
+        // Rows first .. first + t.len() / k of T.
+        let rows = |first: usize, t: &mut [T]| {
+            for (i, out) in t.chunks_mut(k).enumerate() {
+                let run = self.row_ptr[first + i]..self.row_ptr[first + i + 1];
+                let (cols, vals) = (&self.col_idx[run.clone()], &self.values[run]);
+                // BLOCK columns at a time: their sums stay in registers.
+                for (j0, out) in (0..k).step_by(BLOCK).zip(out.chunks_mut(BLOCK)) {
+                    let mut sums = [T::Acc::ZERO; BLOCK];
+                    let sums = &mut sums[..out.len()];
+                    for (&c, &v) in cols.iter().zip(vals) {
+                        let c = c as usize;
+                        if row_major {
+                            let xs = &x[c * k + j0..c * k + j0 + sums.len()];
+                            for (sum, &xv) in sums.iter_mut().zip(xs) {
+                                *sum = mul_acc(*sum, v, xv);
+                            }
+                        } else {
+                            for (jj, sum) in sums.iter_mut().enumerate() {
+                                *sum = mul_acc(*sum, v, x[(j0 + jj) * n + c]);
+                            }
+                        }
+                    }
+                    for (o, &sum) in out.iter_mut().zip(sums.iter()) {
+                        *o = T::from_acc(sum);
+                    }
+                }
+            }
+        };
+        threads::cpu_product(
+            self.cpu_work().saturating_mul(k),
+            t,
+            |t| rows(0, t),
+            |t| {
+                let starts =
+                    self.balanced_row_starts(rayon::current_num_threads() * RUNS_PER_THREAD);
+                let mut runs = Vec::with_capacity(starts.len() - 1);
+                let mut rest = t;
+                for w in starts.windows(2) {
+                    let (run, tail) = std::mem::take(&mut rest).split_at_mut((w[1] - w[0]) * k);
+                    runs.push((w[0], run));
+                    rest = tail;
+                }
+                runs.into_par_iter().for_each(|(first, t)| rows(first, t));
+            },
+        )
+    }
+}
+
+/// Columns of a CPU block product whose sums run together ([`Csr::block_product`]).
+const BLOCK: usize = 8;
+
 /// Runs of rows per rayon thread in a CPU product ([`Csr::spmv_parallel`]): several, so that
 /// a thread that finishes early takes another. Runs rather than rows as rayon's items: a row
 /// of a few entries costs less than rayon's bookkeeping of an item (the product with rows as

@@ -125,6 +125,62 @@ fn plain_csr_transposes_and_multiplies_blocks() {
     assert_clean(failures);
 }
 
+/// The CPU block product (`Csr::block_product`, behind every CPU handle's and plain CSR's
+/// `apply_block` from 2 vectors on): for k ∈ {1, 2, 3, 4, 7, 8, 16, 32} in both layouts, with
+/// four (α, β) pairs, column j has the bits of `Csr::apply(α, x_j, β, y_j)` (f64, f32, f16),
+/// on the edge cases, a few shared matrices and a generated one large enough for rayon's
+/// threads; β = 0 never reads the NaN-poisoned Y.
+#[test]
+fn cpu_block_product_gives_each_columns_single_product_bits() {
+    fn run<T: Scalar>(cases: &[(String, Csr<f64>)]) -> Vec<String> {
+        let mut bad = Vec::new();
+        for (name, a64) in cases {
+            let a: Csr<T> = a64.cast();
+            if Oracle::new(&a, &test_vector::<T>(a.ncols())).range_error::<T>().is_some() {
+                continue;
+            }
+            let (m, n) = (a.nrows(), a.ncols());
+            let handle =
+                Matrix::from_csr(a.clone()).to_device(&Backend::Cpu, "csr-vector").unwrap();
+            for k in BLOCKS {
+                for layout in [Layout::ColMajor, Layout::RowMajor] {
+                    let (xb, y0) = (block_of::<T>(n, k, layout), block_of::<T>(m, k, layout));
+                    let scalars = [(1.0, 0.0), (-2.5, 1.0), (0.0, -2.5), (1.0, 1.0)];
+                    for (alpha, beta) in scalars.map(|(a, b)| (T::from_f64(a), T::from_f64(b))) {
+                        let start =
+                            if beta == T::ZERO { vec![T::nan(); m * k] } else { y0.clone() };
+                        let (mut plain, mut through) = (start.clone(), start.clone());
+                        let block = Block { k, layout };
+                        a.apply_block(alpha, &xb, beta, &mut plain, block).unwrap();
+                        handle.apply_block(alpha, &xb, beta, &mut through, block).unwrap();
+                        for j in 0..k {
+                            let mut single = column(&start, m, k, j, layout);
+                            a.apply(alpha, &column(&xb, n, k, j, layout), beta, &mut single)
+                                .unwrap();
+                            for (what, y) in [("Csr", &plain), ("csr-vector on the CPU", &through)]
+                            {
+                                if bits(&column(y, m, k, j, layout)) != bits(&single) {
+                                    bad.push(format!(
+                                        "{name} / {what} / {} / k = {k} {layout:?} α = {alpha} β = {beta}: column {j} differs from A·x_j",
+                                        T::SUFFIX
+                                    ));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        bad
+    }
+    let mut cases = common::edge_cases();
+    let shared = ["bcsstk08", "cage9", "lund_a"];
+    cases.extend(common::named_matrices("operator (CPU block product)", &shared, &[]));
+    let large = "random:rows=6000,cols=5000,mean=6";
+    cases.push((large.into(), spmv::io::gen::generate(large).unwrap()));
+    assert_clean(every_precision!(run(&cases)));
+}
+
 #[test]
 fn wrong_block_and_transpose_shapes_are_errors() {
     let a = Matrix::<f64>::generate("random:rows=30,cols=20,mean=3").unwrap();
