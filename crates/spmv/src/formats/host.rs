@@ -272,7 +272,7 @@ pub(crate) fn csr_block<T: Scalar>(
     }
     // A·X rounded to T as the single product rounds it, then in Y's layout.
     let what = || format!("a block product's {m} × {k} intermediate");
-    crate::error::check_host_memory(what, (y.len() * std::mem::size_of::<T>()) as u64)?;
+    crate::error::check_host_memory(what, std::mem::size_of_val(y) as u64)?;
     let mut t = vec![T::ZERO; y.len()];
     a.block_product(x, block, &mut t);
     if !row_major {
