@@ -42,6 +42,18 @@ __device__ __forceinline__ void merge_csr(u32 m, O path, const u32* __restrict__
     if (lane == 0) s_end[rows] = entries;  // sentinel: past the last row end, only entries remain
     // The tile's first row began in an earlier tile when the tile starts inside it.
     const bool continues = i0 < m && j0 > row_ptr[i0];
+    __syncwarp();
+
+    // This lane's start on the path (the same for every column): a binary search among the
+    // tile's row ends.
+    const u32 dl = (u32)min((O)(lane * ITEMS), d1 - d0);
+    u32 lo = dl > entries ? dl - entries : 0, hi = min(dl, rows);
+    while (lo < hi) {
+        const u32 mid = (lo + hi) / 2;
+        if (s_end[mid] + mid + 1 <= dl) lo = mid + 1;
+        else hi = mid;
+    }
+    const u32 remaining = min((u32)ITEMS, (u32)(d1 - d0) - dl);
 
     for (int q = 0; q < IO::P && io.has(q); ++q) {
 #pragma unroll
@@ -53,16 +65,7 @@ __device__ __forceinline__ void merge_csr(u32 m, O path, const u32* __restrict__
         }
         __syncwarp();
 
-        // This lane's start on the path: a binary search among the tile's row ends.
-        const u32 dl = (u32)min((O)(lane * ITEMS), d1 - d0);
-        u32 lo = dl > entries ? dl - entries : 0, hi = min(dl, rows);
-        while (lo < hi) {
-            const u32 mid = (lo + hi) / 2;
-            if (s_end[mid] + mid + 1 <= dl) lo = mid + 1;
-            else hi = mid;
-        }
         u32 li = lo, j = dl - lo;  // j: entries from j0
-        const u32 remaining = min((u32)ITEMS, (u32)(d1 - d0) - dl);
         A sum = 0, own = 0;
         int first = -1;  // local row of the first row end this lane meets
 #pragma unroll
@@ -87,7 +90,8 @@ __device__ __forceinline__ void merge_csr(u32 m, O path, const u32* __restrict__
         finish_tile_lanes(lane, i0 + li, sum, first >= 0, i0 + (u32)first, own, continues, i0,
                           tile_carry + (u64)q * tiles, tile_head + (u64)q * tiles, t,
                           [&](u32 row, A v) { io.put(row, q, v); });
-        __syncwarp();  // the walk has read s_prod before the next column's products go there
+        // The walk has read s_prod before the next column's products go there.
+        if (IO::P > 1) __syncwarp();
     }
 }
 

@@ -237,6 +237,13 @@ pub fn alpha_beta<T: spmv::Scalar>() -> Vec<(T, T)> {
     v.iter().flat_map(|&a| v.iter().map(move |&b| (a, b))).collect()
 }
 
+/// `a` in T, or `None` where T cannot hold its product with the test vector (f16's range).
+pub fn cast_if_fits<T: spmv::Scalar>(a: &spmv::Csr<f64>) -> Option<spmv::Csr<T>> {
+    let a: spmv::Csr<T> = a.cast();
+    let x = spmv::reference::test_vector::<T>(a.ncols());
+    spmv::reference::Oracle::new(&a, &x).range_error::<T>().is_none().then_some(a)
+}
+
 /// A start vector y0 for y = α·A·x + β·y0: entries in [-1, 1), exact in f32, unlike x.
 pub fn start_vector<T: spmv::Scalar>(n: usize) -> Vec<T> {
     (0..n).map(|i| T::from_f64(((i * 7919 + 13) % 2048) as f64 / 1024.0 - 1.0)).collect()
