@@ -464,21 +464,27 @@ impl<T: Scalar> Engine<T> for DistEngine<'_, T> {
     fn cycle_done(&self) -> bool {
         !self.gm_active()
     }
-    fn run(&self, iteration: &mut dyn FnMut() -> Result<()>, pace: Pace) -> Result<Stopped> {
+    fn scalars(&self) -> Result<Vec<f64>> {
+        Ok(self.s.borrow().to_vec())
+    }
+    fn run_until(
+        &self, iteration: &mut dyn FnMut() -> Result<()>, pace: Pace,
+        scalars: &dyn Fn() -> Result<Vec<f64>>,
+    ) -> Result<Stopped> {
         // The host knows the scalars at every step: no read-back to batch.
         let started = Instant::now();
         let mut launched = 0;
-        while launched < pace.launches && self.running() {
+        let mut s = scalars()?;
+        while launched < pace.launches && s[slot::STATUS] == stop::RUNNING as f64 {
             iteration()?;
             launched += 1;
+            s = scalars()?;
             if let Some(progress) = &self.settings.progress {
-                let s = self.s.borrow();
-                if launched % pace.check_every == 0 || !self.running() {
+                if launched % pace.check_every == 0 || s[slot::STATUS] != stop::RUNNING as f64 {
                     progress(s[slot::ITER] as usize, s[slot::RR].sqrt() / self.bnorm);
                 }
             }
         }
-        let s = self.s.borrow();
         Ok(Stopped::from_scalars(&s, launched, started, false))
     }
 }

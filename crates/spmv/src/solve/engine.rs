@@ -17,7 +17,7 @@ use crate::error::Result;
 use crate::gpu::jit::cuda_constants;
 use crate::matrix::Scalar;
 use crate::measure::ms_since;
-use crate::operator::LinearOperator;
+use crate::operator::{Block, LinearOperator};
 
 cuda_constants! {
     /// The solve's scalars (krylov.cu's `s[]`, as `KR_<NAME>`).
@@ -483,12 +483,33 @@ pub(crate) trait Engine<T: Scalar> {
     fn cycle_done(&self) -> bool {
         false
     }
-    /// Runs `iteration` (one iteration's steps) until the scalars report a stop or
+    /// The solve's scalars, a copy (a GPU's read back).
+    fn scalars(&self) -> Result<Vec<f64>>;
+    /// `ys[j] = A·xs[j]` for several vectors of solves in lock step ([`super::lockstep`]):
+    /// one block product through [`LinearOperator::apply_block`] where the engine has one
+    /// (after [`Engine::reserve_products`]), else one product each.
+    fn products(&self, xs: &[&Self::Vector], ys: &mut [&mut Self::Vector]) -> Result<()> {
+        xs.iter().zip(ys).try_for_each(|(x, y)| self.product(x, y))
+    }
+    /// Makes room for [`Engine::products`] of k vectors, and runs one, so that none
+    /// allocates or loads a module inside a captured iteration.
+    fn reserve_products(&mut self, _k: usize) -> Result<()> {
+        Ok(())
+    }
+    /// Runs `iteration` (one iteration's steps) until `scalars` report a stop or
     /// `pace.launches` iterations ran ([`drive`]).
-    fn run(&self, iteration: &mut dyn FnMut() -> Result<()>, pace: Pace) -> Result<Stopped>;
+    fn run_until(
+        &self, iteration: &mut dyn FnMut() -> Result<()>, pace: Pace,
+        scalars: &dyn Fn() -> Result<Vec<f64>>,
+    ) -> Result<Stopped>;
+    /// [`Engine::run_until`] this engine's own scalars report a stop.
+    fn run(&self, iteration: &mut dyn FnMut() -> Result<()>, pace: Pace) -> Result<Stopped> {
+        self.run_until(iteration, pace, &|| self.scalars())
+    }
 }
 
 /// MINRES's vectors (y stored only with a preconditioner: it is r2 without one).
+#[derive(Default)]
 pub(crate) struct MrVectors<V> {
     pub x: V,
     pub v: V,
@@ -513,6 +534,7 @@ impl<V> MrVectors<V> {
 
 /// GMRES's vectors: the basis V (m + 1 vectors; v_j is normalised by step j's first kernel,
 /// after the product that reads it), z = M⁻¹·v_j (only with a preconditioner).
+#[derive(Default)]
 pub(crate) struct GmVectors<V> {
     pub x: V,
     pub b: V,
@@ -521,6 +543,7 @@ pub(crate) struct GmVectors<V> {
 }
 
 /// CG's vectors (z stored only with a preconditioner), one argument for every step.
+#[derive(Default)]
 pub(crate) struct CgVectors<V> {
     pub x: V,
     pub r: V,
@@ -537,6 +560,7 @@ impl<V> CgVectors<V> {
 }
 
 /// BiCGSTAB's vectors (p̂ and ŝ stored only with a preconditioner; s is kept in r).
+#[derive(Default)]
 pub(crate) struct BiVectors<V> {
     pub x: V,
     pub r: V,
@@ -566,6 +590,8 @@ pub(crate) struct HostEngine<'a, T, A: ?Sized> {
     pub settings: &'a KrylovSettings,
     pub bnorm: f64,
     pub s: RefCell<Vec<f64>>,
+    /// The block product's X and Y (n·k each) once [`Engine::reserve_products`] ran.
+    pub block: RefCell<Vec<T>>,
 }
 
 impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> HostEngine<'_, T, A> {
@@ -868,25 +894,47 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
     fn cycle_done(&self) -> bool {
         !self.gm_active()
     }
-    fn run(&self, iteration: &mut dyn FnMut() -> Result<()>, pace: Pace) -> Result<Stopped> {
+    fn scalars(&self) -> Result<Vec<f64>> {
+        Ok(self.s.borrow().to_vec())
+    }
+    fn products(&self, xs: &[&Vec<T>], ys: &mut [&mut Vec<T>]) -> Result<()> {
+        let mut block = self.block.borrow_mut();
+        let (n, k) = (self.n, xs.len());
+        if block.len() != 2 * n * k {
+            drop(block);
+            return xs.iter().zip(ys).try_for_each(|(x, y)| self.product(x, y));
+        }
+        let (bx, by) = block.split_at_mut(n * k);
+        bx.par_chunks_mut(n.max(1)).zip(xs).for_each(|(to, x)| to.copy_from_slice(x));
+        self.a.apply_block(T::ONE, bx, T::ZERO, by, Block::columns(k))?;
+        by.par_chunks(n.max(1)).zip(ys).for_each(|(from, y)| y.copy_from_slice(from));
+        Ok(())
+    }
+    fn reserve_products(&mut self, k: usize) -> Result<()> {
+        *self.block.get_mut() = vec![T::ZERO; 2 * self.n * k];
+        Ok(())
+    }
+    fn run_until(
+        &self, iteration: &mut dyn FnMut() -> Result<()>, pace: Pace,
+        scalars: &dyn Fn() -> Result<Vec<f64>>,
+    ) -> Result<Stopped> {
         // Every iteration is checked on the host (nothing to batch), the progress at the
         // settings' pace.
         let checked = Pace { check_every: 1, ..pace };
         let mut since = 0;
         let progress: Option<&Progress> = self.settings.progress.as_ref();
-        let scalars = || -> Result<Vec<f64>> { Ok(self.s.borrow().to_vec()) };
         let mut replay = || -> Result<()> {
             iteration()?;
             since += 1;
             if let Some(report) = progress {
-                let s = self.s.borrow();
+                let s = scalars()?;
                 if since % pace.check_every == 0 || s[slot::STATUS] != 0.0 {
                     report(s[slot::ITER] as usize, s[slot::RR].sqrt() / self.bnorm);
                 }
             }
             Ok(())
         };
-        drive(checked, None, self.bnorm, &mut replay, &scalars, false)
+        drive(checked, None, self.bnorm, &mut replay, scalars, false)
     }
 }
 

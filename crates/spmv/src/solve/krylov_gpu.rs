@@ -6,6 +6,8 @@
 //! are in [`super::methods`]; dot products are summed in f64 in a fixed order, so a
 //! deterministic format gives the same bits in every run, and the host engine's bits.
 
+use std::cell::RefCell;
+
 use cudarc::driver::{CudaSlice, DevicePtr, LaunchArgs, LaunchConfig, PushKernelArg};
 
 use super::engine::{
@@ -16,8 +18,9 @@ use super::krylov::{blocks, stop, KrylovSettings, BLOCK};
 use super::methods::{initial_scalars, Backing, Job, Solvable};
 use crate::error::{Error, Result};
 use crate::formats::DeviceMatrix;
-use crate::gpu::{Gpu, Kernel, KernelModule};
+use crate::gpu::{with_sub_slice, with_sub_slice_ref, Gpu, Kernel, KernelModule};
 use crate::matrix::Scalar;
+use crate::operator::Block;
 
 /// The GPU solvers' vector kernels.
 pub const KERNELS: KernelModule = KernelModule {
@@ -54,6 +57,8 @@ struct GpuEngine<'a, T: Scalar> {
     kernels: StepKernels,
     /// GMRES: the device addresses of the basis' vectors (krylov.cu's `V`).
     table: Option<CudaSlice<u64>>,
+    /// The block product's X and Y (n·k each) once [`Engine::reserve_products`] ran.
+    block: Option<(RefCell<CudaSlice<T>>, RefCell<CudaSlice<T>>)>,
 }
 
 /// The step kernels, each an index into [`StepKernels::steps`]: step `NAME` is krylov.cu's
@@ -181,6 +186,7 @@ pub(crate) fn engine<'a, T: Scalar>(
         use_d: m_inv.is_some() as u32,
         kernels: StepKernels::new::<T>(gpu, n)?,
         table: None,
+        block: None,
     })
 }
 
@@ -351,15 +357,52 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
             })
         }
     }
-    fn run(&self, iteration: &mut dyn FnMut() -> Result<()>, pace: Pace) -> Result<Stopped> {
+    fn scalars(&self) -> Result<Vec<f64>> {
+        self.gpu.download(&self.s)
+    }
+    fn products(&self, xs: &[&CudaSlice<T>], ys: &mut [&mut CudaSlice<T>]) -> Result<()> {
+        let Some((bx, by)) = &self.block else {
+            return xs.iter().zip(ys).try_for_each(|(x, y)| self.product(x, y));
+        };
+        let (n, k) = (self.n, xs.len());
+        // The columns are copied in and out (2·n·k entries each way, a fraction of a product's
+        // traffic), so that each solve keeps vectors of its own for its kernels.
+        let mut bx = bx.borrow_mut();
+        for (j, x) in xs.iter().enumerate() {
+            with_sub_slice(&mut bx, j * n..(j + 1) * n, |to| {
+                self.gpu.stream().memcpy_dtod(*x, to)
+            })?;
+        }
+        let mut by = by.borrow_mut();
+        self.a.apply_block(T::ONE, &bx, T::ZERO, &mut by, Block::columns(k))?;
+        for (j, y) in ys.iter_mut().enumerate() {
+            with_sub_slice_ref(&by, j * n..(j + 1) * n, |from| {
+                self.gpu.stream().memcpy_dtod(from, *y)
+            })?;
+        }
+        Ok(())
+    }
+    fn reserve_products(&mut self, k: usize) -> Result<()> {
+        let (bx, by) = (self.gpu.alloc(self.n * k)?, self.gpu.alloc(self.n * k)?);
+        self.block = Some((RefCell::new(bx), RefCell::new(by)));
+        // One product now: a block product's first call may build a copy or load a module,
+        // which a graph capture cannot hold.
+        let x: Vec<CudaSlice<T>> = (0..k).map(|_| self.gpu.alloc(self.n)).collect::<Result<_>>()?;
+        let mut y: Vec<CudaSlice<T>> =
+            (0..k).map(|_| self.gpu.alloc(self.n)).collect::<Result<_>>()?;
+        self.products(&x.iter().collect::<Vec<_>>(), &mut y.iter_mut().collect::<Vec<_>>())
+    }
+    fn run_until(
+        &self, iteration: &mut dyn FnMut() -> Result<()>, pace: Pace,
+        scalars: &dyn Fn() -> Result<Vec<f64>>,
+    ) -> Result<Stopped> {
         let graph = if self.settings.graph { self.gpu.capture(iteration) } else { None };
         let captured = graph.is_some();
         let mut replay = || match &graph {
             Some(g) => g.launch(),
             None => iteration(),
         };
-        let scalars = || self.gpu.download(&self.s);
         let progress = self.settings.progress.as_ref();
-        drive(pace, progress, self.bnorm, &mut replay, &scalars, captured)
+        drive(pace, progress, self.bnorm, &mut replay, scalars, captured)
     }
 }

@@ -5,6 +5,7 @@
 //! distributed one. Every run starts from x = 0; the steps and their order are those of
 //! krylov.cu (module docs of [`super::krylov`] and [`super::engine`]).
 
+use std::cell::RefCell;
 use std::time::Instant;
 
 use super::engine::{
@@ -14,11 +15,12 @@ use super::krylov::{
     check_inputs, dot, judge, preconditioned, relative_residual, stop_outcome, threshold,
     trivial_outcome, KrylovSettings, Method, Outcome, Solution,
 };
+use super::lockstep::run_lockstep;
 use super::pagerank::{PowerEngine, Transition};
 use crate::error::{Error, Result};
 use crate::matrix::Scalar;
 use crate::measure::ms_since;
-use crate::operator::LinearOperator;
+use crate::operator::{to_columns, Block, LinearOperator};
 
 /// Where a solver runs: the backend of the matrix, which makes the engine.
 pub enum Backing<'a, T: Scalar> {
@@ -61,31 +63,96 @@ pub trait Solvable<T: Scalar> {
 pub fn solve<T: Scalar, A: Solvable<T> + ?Sized>(
     a: &A, method: Method, b: &[T], m_inv: Option<&[T]>, settings: &KrylovSettings,
 ) -> Result<Solution<T>> {
-    let (shape, bnorm) = match a.backing() {
-        Backing::Host(h) => (h.shape(), dot(b, b).sqrt()),
-        Backing::Gpu(d) => (d.shape(), dot(b, b).sqrt()),
-        Backing::Own(d) => (d.shape(), d.host_dot(b, b)?.sqrt()),
-    };
-    let job = match begin(shape, b, bnorm, m_inv, settings, method)? {
+    let job = match begin(shape(a), b, norm(a, b)?, m_inv, settings, method)? {
         Ok(job) => job,
         Err(trivial) => return Ok(trivial),
     };
-    let bnorm = job.bnorm;
     match a.backing() {
         // The whole solve on one of rayon's threads: each vector step then shares its work
         // without the caller blocking until a sleeping thread wakes (60–180 µs on a VM),
         // which cost small systems most of their time per iteration.
-        Backing::Host(a) => rayon::scope(|_| {
-            let s = std::cell::RefCell::new(initial_scalars(settings, bnorm, method));
-            let mut engine = HostEngine { a, n: b.len(), m_inv, settings, bnorm, s };
-            run(&mut engine, job)
-        }),
+        Backing::Host(a) => rayon::scope(|_| run(&mut host_engine(a, &job), job)),
         Backing::Gpu(d) => {
             let mut engine = super::krylov_gpu::engine(d, &job)?;
             run(&mut engine, job)
         }
         Backing::Own(d) => d.krylov(job),
     }
+}
+
+/// Runs `method` on A·X = B for the k right-hand sides of `b` (k vectors of A's n rows, laid
+/// out as `block` says) together, on A's backend: one solution per column, in order. On the
+/// host and one GPU the k solves run in lock step, their products one block product A·X per
+/// step ([`super::lockstep`]: the matrix read once per block of columns, not once per column),
+/// each column with its own scalars, stop and iterations, so column j has the bits of
+/// `solve(a, method, b_j, ..)` wherever the block product gives each column the single
+/// product's bits (the formats' block kernels; CSR on the host). Over several GPUs the columns
+/// are solved one after the other. Each column is checked and answered as [`solve`] does (a
+/// zero column at once); `m_inv` and `settings` are every column's.
+pub fn solve_block<T: Scalar, A: Solvable<T> + ?Sized>(
+    a: &A, method: Method, b: &[T], block: Block, m_inv: Option<&[T]>, settings: &KrylovSettings,
+) -> Result<Vec<Solution<T>>> {
+    let (n, ncols) = shape(a);
+    let k = block.k;
+    if k == 0 || n.checked_mul(k) != Some(b.len()) {
+        return Err(Error::Shape(format!(
+            "{method:?} for {k} right-hand sides of a matrix of {n} rows needs B of {n}·{k} \
+             entries (and at least one right-hand side); given {}",
+            b.len()
+        )));
+    }
+    let columns = to_columns(b, n, k, block.layout);
+    let mut solutions: Vec<Option<Solution<T>>> = (0..k).map(|_| None).collect();
+    let mut jobs = Vec::new();
+    for (j, b) in (0..k).map(|j| &columns[j * n..(j + 1) * n]).enumerate() {
+        match begin((n, ncols), b, norm(a, b)?, m_inv, settings, method)? {
+            Ok(job) => jobs.push((j, job)),
+            Err(trivial) => solutions[j] = Some(trivial),
+        }
+    }
+    let (which, jobs): (Vec<usize>, Vec<Job<'_, T>>) = jobs.into_iter().unzip();
+    let solved = match a.backing() {
+        Backing::Host(a) if jobs.len() > 1 => rayon::scope(|_| {
+            run_lockstep(jobs.iter().map(|job| host_engine(a, job)).collect(), &jobs)
+        })?,
+        Backing::Gpu(d) if jobs.len() > 1 => {
+            let engine = |job| super::krylov_gpu::engine(d, job);
+            run_lockstep(jobs.iter().map(engine).collect::<Result<_>>()?, &jobs)?
+        }
+        _ => jobs
+            .into_iter()
+            .map(|job| solve(a, method, job.b, m_inv, settings))
+            .collect::<Result<_>>()?,
+    };
+    which.into_iter().zip(solved).for_each(|(j, solution)| solutions[j] = Some(solution));
+    Ok(solutions.into_iter().map(|s| s.expect("every column answered")).collect())
+}
+
+/// (rows, columns) of A as its backend sees it.
+fn shape<T: Scalar, A: Solvable<T> + ?Sized>(a: &A) -> (usize, usize) {
+    match a.backing() {
+        Backing::Host(h) => h.shape(),
+        Backing::Gpu(d) => d.shape(),
+        Backing::Own(d) => d.shape(),
+    }
+}
+
+/// ‖b‖ as A's backend sums it.
+fn norm<T: Scalar, A: Solvable<T> + ?Sized>(a: &A, b: &[T]) -> Result<f64> {
+    Ok(match a.backing() {
+        Backing::Own(d) => d.host_dot(b, b)?,
+        Backing::Host(_) | Backing::Gpu(_) => dot(b, b),
+    }
+    .sqrt())
+}
+
+/// The host engine of `job` on `a`.
+fn host_engine<'a, T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized>(
+    a: &'a A, job: &Job<'a, T>,
+) -> HostEngine<'a, T, A> {
+    let s = RefCell::new(initial_scalars(job.settings, job.bnorm, job.method));
+    let (n, m_inv, settings, bnorm) = (job.b.len(), job.m_inv, job.settings, job.bnorm);
+    HostEngine { a, n, m_inv, settings, bnorm, s, block: RefCell::default() }
 }
 
 /// Each method's entry point: [`solve`] with the method fixed, one signature for all.
@@ -190,70 +257,96 @@ pub(crate) fn initial_scalars(settings: &KrylovSettings, bnorm: f64, method: Met
 
 /// Runs the job's method on engine `e` (made after [`begin`]) and judges the result.
 pub(crate) fn run<T: Scalar, E: Engine<T>>(e: &mut E, job: Job<'_, T>) -> Result<Solution<T>> {
-    let Job { method, b, m_inv, settings, bnorm, start } = job;
+    let Job { method, b, m_inv, settings, bnorm, .. } = job;
     let (x, stopped) = match method {
-        Method::Cg => run_cg(e, b, m_inv, settings)?,
-        Method::Bicgstab => run_bicgstab(e, b, settings)?,
-        Method::Minres => run_minres(e, b, m_inv, settings, bnorm)?,
-        Method::Gmres => run_gmres(e, b, m_inv, settings)?,
+        Method::Cg => {
+            let mut vs = cg_start(e, b, m_inv)?;
+            let stopped = cg_iterate(&*e, &mut vs, settings)?;
+            (vs.x, stopped)
+        }
+        Method::Bicgstab => {
+            let mut vs = bi_start(e, b)?;
+            let stopped = bi_iterate(&*e, &mut vs, settings)?;
+            (vs.x, stopped)
+        }
+        Method::Minres => {
+            let mut vs = mr_start(e, b, m_inv, bnorm)?;
+            let stopped = mr_iterate(&*e, &mut vs, settings)?;
+            (vs.x, stopped)
+        }
+        Method::Gmres => {
+            let mut vs = gm_start(e, b, m_inv, settings)?;
+            let stopped = gm_iterate(&*e, &mut vs, settings)?;
+            (vs.x, stopped)
+        }
     };
     // The true residual from one more product of the final x.
     let mut ax = e.vector(None)?;
     e.product(&x, &mut ax)?;
-    let mut ax = e.download(&ax)?;
-    let true_residual = relative_residual(b, &mut ax, bnorm, |r| e.host_dot(r, r))?;
+    let ax = e.download(&ax)?;
+    let x = e.download(&x)?;
+    judged(&job, stopped, x, ax, |r| e.host_dot(r, r))
+}
+
+/// The solution of `job` from its stop, its x and A·x (the true residual's product).
+pub(crate) fn judged<T: Scalar>(
+    job: &Job<'_, T>, stopped: Stopped, x: Vec<T>, mut ax: Vec<T>,
+    host_dot: impl Fn(&[T]) -> Result<f64>,
+) -> Result<Solution<T>> {
+    let true_residual = relative_residual(job.b, &mut ax, job.bnorm, host_dot)?;
     let outcome = judge(
         stop_outcome(stopped.code, stopped.iterations, stopped.value),
         true_residual,
-        settings.tol,
+        job.settings.tol,
     );
     Ok(Solution {
-        x: e.download(&x)?,
+        x,
         outcome,
         iterations: stopped.iterations,
-        residual: stopped.rr.sqrt() / bnorm,
+        residual: stopped.rr.sqrt() / job.bnorm,
         true_residual,
-        ms: ms_since(start),
+        ms: ms_since(job.start),
         iteration_ms: stopped.iteration_ms,
         graph: stopped.graph,
     })
 }
 
-/// Conjugate gradients: q = A·p, p·q (α), the update (x, r, z, r·z, r·r: β), the direction.
-fn run_cg<T: Scalar, E: Engine<T>>(
-    e: &mut E, b: &[T], m_inv: Option<&[T]>, settings: &KrylovSettings,
-) -> Result<(E::Vector, Stopped)> {
-    // z0 = M⁻¹·b and r·z0 on the host, once; p0 = z0.
+/// Conjugate gradients' start: z0 = M⁻¹·b and r·z0 on the host, once; x = 0, r = b, p0 = z0.
+pub(crate) fn cg_start<T: Scalar, E: Engine<T>>(
+    e: &mut E, b: &[T], m_inv: Option<&[T]>,
+) -> Result<CgVectors<E::Vector>> {
     let z0 = preconditioned(m_inv, b);
     e.set_scalars(&[(slot::CG_RZ, e.host_dot(b, &z0)?)])?;
-    let mut vs = CgVectors {
+    Ok(CgVectors {
         x: e.vector(None)?,
         r: e.vector(Some(b))?,
         z: e.optional(Some(&z0))?,
         p: e.vector(Some(&z0))?,
         q: e.vector(None)?,
-    };
-    let e = &*e;
-    let stopped = e.run(
+    })
+}
+
+/// Conjugate gradients: q = A·p, p·q (α), the update (x, r, z, r·z, r·r: β), the direction.
+pub(crate) fn cg_iterate<T: Scalar, E: Engine<T>>(
+    e: &E, vs: &mut CgVectors<E::Vector>, settings: &KrylovSettings,
+) -> Result<Stopped> {
+    e.run(
         &mut || {
             e.product(&vs.p, &mut vs.q)?;
             e.dots(&vs.p, &vs.q, &vs.q, Op::CgPq)?;
-            e.cg_update(&mut vs)?;
-            e.cg_direction(&mut vs)
+            e.cg_update(vs)?;
+            e.cg_direction(vs)
         },
         Pace::of(settings),
-    )?;
-    Ok((vs.x, stopped))
+    )
 }
 
-/// BiCGSTAB: the direction (p, p̂), v = A·p̂, r̂·v (α), s (in r) and ŝ, t = A·ŝ, t·t and t·s
-/// (ω), the update (x, r, r̂·r, r·r: β).
-fn run_bicgstab<T: Scalar, E: Engine<T>>(
-    e: &mut E, b: &[T], settings: &KrylovSettings,
-) -> Result<(E::Vector, Stopped)> {
-    // ρ = r̂·r = b·b; β = ω = 0 with p = v = 0 make the first direction p = r.
+/// BiCGSTAB's start: ρ = r̂·r = b·b; β = ω = 0 with p = v = 0 make the first direction p = r.
+pub(crate) fn bi_start<T: Scalar, E: Engine<T>>(
+    e: &mut E, b: &[T],
+) -> Result<BiVectors<E::Vector>> {
     e.set_scalars(&[(slot::BI_RHO, e.host_dot(b, b)?)])?;
-    let mut vs = BiVectors {
+    Ok(BiVectors {
         x: e.vector(None)?,
         r: e.vector(Some(b))?,
         r_hat: e.vector(Some(b))?,
@@ -262,30 +355,33 @@ fn run_bicgstab<T: Scalar, E: Engine<T>>(
         t: e.vector(None)?,
         p_hat: e.optional(None)?,
         s_hat: e.optional(None)?,
-    };
-    let preconditioned = e.preconditioned();
-    let e = &*e;
-    let stopped = e.run(
-        &mut || {
-            e.bi_direction(&mut vs)?;
-            e.product(if preconditioned { &vs.p_hat } else { &vs.p }, &mut vs.v)?;
-            e.dots(&vs.r_hat, &vs.v, &vs.v, Op::BiRv)?;
-            e.bi_s(&mut vs)?;
-            e.product(if preconditioned { &vs.s_hat } else { &vs.r }, &mut vs.t)?;
-            e.dots(&vs.t, &vs.t, &vs.r, Op::BiOmega)?;
-            e.bi_update(&mut vs)
-        },
-        Pace::of(settings),
-    )?;
-    Ok((vs.x, stopped))
+    })
 }
 
-/// MINRES: q = A·v, the Lanczos step's α (v·q) and β' (‖r2‖ in M⁻¹'s norm) with the QR
-/// factor's rotation, then the update (directions, x, the next v) and the residual's test.
-fn run_minres<T: Scalar, E: Engine<T>>(
-    e: &mut E, b: &[T], m_inv: Option<&[T]>, settings: &KrylovSettings, bnorm: f64,
-) -> Result<(E::Vector, Stopped)> {
-    // β₁ = √(b·M⁻¹b), v = M⁻¹b/β₁, r1 = r2 = b on the host, once.
+/// BiCGSTAB: the direction (p, p̂), v = A·p̂, r̂·v (α), s (in r) and ŝ, t = A·ŝ, t·t and t·s
+/// (ω), the update (x, r, r̂·r, r·r: β).
+pub(crate) fn bi_iterate<T: Scalar, E: Engine<T>>(
+    e: &E, vs: &mut BiVectors<E::Vector>, settings: &KrylovSettings,
+) -> Result<Stopped> {
+    let preconditioned = e.preconditioned();
+    e.run(
+        &mut || {
+            e.bi_direction(vs)?;
+            e.product(if preconditioned { &vs.p_hat } else { &vs.p }, &mut vs.v)?;
+            e.dots(&vs.r_hat, &vs.v, &vs.v, Op::BiRv)?;
+            e.bi_s(vs)?;
+            e.product(if preconditioned { &vs.s_hat } else { &vs.r }, &mut vs.t)?;
+            e.dots(&vs.t, &vs.t, &vs.r, Op::BiOmega)?;
+            e.bi_update(vs)
+        },
+        Pace::of(settings),
+    )
+}
+
+/// MINRES's start: β₁ = √(b·M⁻¹b), v = M⁻¹b/β₁, r1 = r2 = b on the host, once.
+pub(crate) fn mr_start<T: Scalar, E: Engine<T>>(
+    e: &mut E, b: &[T], m_inv: Option<&[T]>, bnorm: f64,
+) -> Result<MrVectors<E::Vector>> {
     let y0 = preconditioned(m_inv, b);
     let beta1 = e.host_dot(b, &y0)?.sqrt();
     let v0: Vec<T> = y0.iter().map(|&y| T::from_f64(y.to_f64() / beta1)).collect();
@@ -295,7 +391,7 @@ fn run_minres<T: Scalar, E: Engine<T>>(
         (slot::MR_CS, -1.0),
         (slot::MR_SCALE, bnorm / beta1),
     ])?;
-    let mut vs = MrVectors {
+    Ok(MrVectors {
         x: e.vector(None)?,
         v: e.vector(Some(&v0))?,
         q: e.vector(None)?,
@@ -304,38 +400,49 @@ fn run_minres<T: Scalar, E: Engine<T>>(
         y: e.optional(Some(&y0))?,
         w1: e.vector(None)?,
         w2: e.vector(None)?,
-    };
-    let e = &*e;
-    let stopped = e.run(
+    })
+}
+
+/// MINRES: q = A·v, the Lanczos step's α (v·q) and β' (‖r2‖ in M⁻¹'s norm) with the QR
+/// factor's rotation, then the update (directions, x, the next v) and the residual's test.
+pub(crate) fn mr_iterate<T: Scalar, E: Engine<T>>(
+    e: &E, vs: &mut MrVectors<E::Vector>, settings: &KrylovSettings,
+) -> Result<Stopped> {
+    e.run(
         &mut || {
             e.product(&vs.v, &mut vs.q)?;
-            e.mr_alpha(&mut vs)?;
-            e.mr_beta(&mut vs)?;
-            e.mr_update(&mut vs)
+            e.mr_alpha(vs)?;
+            e.mr_beta(vs)?;
+            e.mr_update(vs)
         },
         Pace::of(settings),
-    )?;
-    Ok((vs.x, stopped))
+    )
+}
+
+/// GMRES's start: v_0 = b and z = M⁻¹·b, as a restart from x = 0 leaves them (v_0 is
+/// normalised by the first step, h = ‖b‖ in the starting scalars), and the basis made
+/// addressable.
+pub(crate) fn gm_start<T: Scalar, E: Engine<T>>(
+    e: &mut E, b: &[T], m_inv: Option<&[T]>, settings: &KrylovSettings,
+) -> Result<GmVectors<E::Vector>> {
+    let mut basis = vec![e.vector(Some(b))?];
+    for _ in 0..settings.restart {
+        basis.push(e.vector(None)?);
+    }
+    let z = e.optional(Some(&preconditioned(m_inv, b)))?;
+    let vs = GmVectors { x: e.vector(None)?, b: e.vector(Some(b))?, basis, z };
+    e.gm_basis(&vs)?;
+    Ok(vs)
 }
 
 /// GMRES(m): a launch is a cycle of m Arnoldi steps (v_{j+1} = A·M⁻¹·v_j, CGS2 against the
 /// basis, the rotations; steps after the cycle is done do nothing), then x += M⁻¹·V·y, the
 /// true residual b − A·x and the restart.
-fn run_gmres<T: Scalar, E: Engine<T>>(
-    e: &mut E, b: &[T], m_inv: Option<&[T]>, settings: &KrylovSettings,
-) -> Result<(E::Vector, Stopped)> {
+pub(crate) fn gm_iterate<T: Scalar, E: Engine<T>>(
+    e: &E, vs: &mut GmVectors<E::Vector>, settings: &KrylovSettings,
+) -> Result<Stopped> {
     let m = settings.restart;
-    // v_0 = b and z = M⁻¹·b, as a restart from x = 0 leaves them (v_0 is normalised by the
-    // first step, h = ‖b‖ in the starting scalars).
-    let mut basis = vec![e.vector(Some(b))?];
-    for _ in 0..m {
-        basis.push(e.vector(None)?);
-    }
-    let z = e.optional(Some(&preconditioned(m_inv, b)))?;
-    let mut vs = GmVectors { x: e.vector(None)?, b: e.vector(Some(b))?, basis, z };
-    e.gm_basis(&vs)?;
     let preconditioned = e.preconditioned();
-    let e = &*e;
     // Each cycle has at least one Arnoldi step, and max_iter steps stop the solve (LIMIT).
     let pace = Pace { launches: settings.max_iter, check_every: settings.check_every.div_ceil(m) };
     let mut stopped = e.run(
@@ -346,21 +453,21 @@ fn run_gmres<T: Scalar, E: Engine<T>>(
                 }
                 let (lower, upper) = vs.basis.split_at_mut(j + 1);
                 e.product(if preconditioned { &vs.z } else { &lower[j] }, &mut upper[0])?;
-                if !e.gm_fused(&mut vs, j)? {
-                    e.gm_dots(&mut vs, j)?;
-                    e.gm_subtract(&mut vs, j, false)?;
-                    e.gm_subtract(&mut vs, j, true)?;
+                if !e.gm_fused(vs, j)? {
+                    e.gm_dots(vs, j)?;
+                    e.gm_subtract(vs, j, false)?;
+                    e.gm_subtract(vs, j, true)?;
                 }
             }
-            e.gm_update(&mut vs)?;
+            e.gm_update(vs)?;
             e.product(&vs.x, &mut vs.basis[0])?;
-            e.gm_restart(&mut vs)
+            e.gm_restart(vs)
         },
         pace,
     )?;
     // Time per Arnoldi step, not per cycle.
     stopped.iteration_ms *= stopped.launched as f64 / stopped.iterations.max(1) as f64;
-    Ok((vs.x, stopped))
+    Ok(stopped)
 }
 
 /// The host handles solve on the host.

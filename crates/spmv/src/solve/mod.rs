@@ -19,11 +19,12 @@
 pub(crate) mod engine;
 pub mod krylov;
 pub mod krylov_gpu;
+pub(crate) mod lockstep;
 pub(crate) mod methods;
 pub mod pagerank;
 
 pub use krylov::{jacobi, jacobi_rows, KrylovSettings, Method, Outcome, Progress, Solution};
-pub use methods::{bicgstab, cg, gmres, minres, solve, Backing, OwnEngines, Solvable};
+pub use methods::{bicgstab, cg, gmres, minres, solve, solve_block, Backing, OwnEngines, Solvable};
 
 pub use pagerank::{
     pagerank, pagerank_exact, top_k, top_k_agreement, Agreement, EdgeWeights, PageRank, Settings,

@@ -4,6 +4,7 @@
 
 mod common;
 
+mod block_solve;
 mod diagonal_cpu;
 mod distributed;
 mod formats_cpu;
