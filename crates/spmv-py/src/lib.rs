@@ -987,6 +987,51 @@ fn solve_system<'py>(
     }
 }
 
+/// [`solve_system`] for k right-hand sides together: `b` (read) and `x` (written) hold k
+/// vectors of n entries one after the other (a C-contiguous (k, n) array: column-major
+/// n × k), column j solved to its own tolerance `tols[j]`; returns one result's figures per
+/// column.
+#[pyfunction]
+fn solve_block<'py>(
+    py: Python<'py>, op: &PyOperator, b: &Bound<'py, PyAny>, x: &Bound<'py, PyAny>,
+    args: SolveArgs, tols: Vec<f64>,
+) -> PyResult<Bound<'py, PyList>> {
+    let (method, precond, settings) = args.parse()?;
+    let a = &op.csr;
+    let k = tols.len();
+    let entries = a.nrows().checked_mul(k).ok_or_else(|| value_err("too many right-hand sides"))?;
+    macro_rules! run {
+        ($op:expr) => {{
+            let (bb, mut xb) = system(b, x, entries)?;
+            let (bs, xs) = (bb.as_slice(), xb.as_mut_slice());
+            let solved = py
+                .allow_threads(|| {
+                    let all = app::solve::solve_block_choosing(
+                        $op, a, method, precond, bs, k, &tols, &settings,
+                    )?;
+                    let n = a.nrows();
+                    for (j, s) in all.iter().enumerate() {
+                        xs[j * n..(j + 1) * n].copy_from_slice(&s.solution.x);
+                    }
+                    Ok(all)
+                })
+                .map_err(py_err)?;
+            let list = PyList::empty(py);
+            for (s, tol) in solved.iter().zip(&tols) {
+                list.append(solution_dict(py, s, *tol)?)?;
+            }
+            Ok(list)
+        }};
+    }
+    match &op.op {
+        AnyOperator::F64(o) => run!(o),
+        AnyOperator::F32(o) => run!(o),
+        AnyOperator::F16(_) => {
+            Err(py_err(Error::Unsupported("the solvers run in f64 and f32".into())))
+        }
+    }
+}
+
 /// [`solve_system`] with A split over `devices` (parts in `format`, the halo moved by
 /// `exchange`), in `precision` ("f64" or "f32"); b and x of that precision.
 #[pyfunction]
@@ -1111,7 +1156,8 @@ mod _spmv {
     #[pymodule_export]
     use super::{
         bench_matrices, default_specs, format_list, generate, gpu_available, pagerank, read,
-        read_bytes, report_html, solve_distributed, solve_system, to_device, PyCsr, PyOperator,
+        read_bytes, report_html, solve_block, solve_distributed, solve_system, to_device, PyCsr,
+        PyOperator,
     };
 
     use pyo3::prelude::*;

@@ -160,6 +160,34 @@ def test_minres_gmres_and_auto():
         spmv.gmres(c, bc, method="cg")  # the method is the function's own
 
 
+def test_several_right_hand_sides_are_solved_together():
+    a = spmv.generate("poisson2d:n=30").to_scipy()
+    n = a.shape[0]
+    x_true = np.stack([np.cos(np.arange(n)), np.sin(0.1 * np.arange(n)), np.zeros(n), np.ones(n)], axis=1)
+    b = a @ x_true
+    op = spmv.Matrix.from_scipy(a).to_device(format="csr-vector", device="cpu")
+    r = spmv.cg(op, b, tol=1e-10)
+    assert r.x.shape == b.shape and r.converged and len(r.columns) == 4
+    assert np.allclose(r.x, x_true, atol=1e-6)
+    # Each column has the bits, iterations and residuals of its own solve.
+    for j, c in enumerate(r.columns):
+        alone = spmv.cg(op, np.ascontiguousarray(b[:, j]), tol=1e-10)
+        assert np.array_equal(c.x, alone.x) and c.iterations == alone.iterations, j
+        assert (c.residual, c.true_residual, c.outcome) == (alone.residual, alone.true_residual, alone.outcome)
+    assert r.columns[2].iterations == 0 and r.iterations == max(c.iterations for c in r.columns)
+    # x0 and atol per column; auto on an indefinite matrix goes on to MINRES for every column.
+    r0 = spmv.cg(op, b, x0=x_true + 1e-4, tol=1e-10, atol=1e-12)
+    assert r0.converged and np.allclose(r0.x, x_true, atol=1e-6)
+    shifted = (a - 1.3 * sp.identity(n)).tocsr()
+    auto = spmv.solve(shifted, shifted @ x_true, tol=1e-10)
+    assert auto.converged and all(c.method == "minres" for c in auto.columns if c.iterations)
+    assert np.allclose(auto.x, x_true, atol=1e-6)
+    with pytest.raises(ValueError, match="shape"):
+        spmv.cg(op, b[:-1])
+    with pytest.raises(ValueError, match="x0"):
+        spmv.cg(op, b, x0=x_true[:, :2])
+
+
 def test_pagerank_ranks_sum_to_n():
     g = spmv.generate("kron:scale=10")
     r = spmv.pagerank(g, tol=1e-8)

@@ -792,6 +792,9 @@ class SolveResult:
     ms: float
     iteration_ms: float
     graph: bool
+    columns: list[SolveResult] | None = None
+    """With several right-hand sides (b of shape (n, k)): each column's result; the figures
+    above are then the worst column's."""
     history: list[dict[str, Any]]
     """Each method run (``method="auto"`` may run two): ``{"method": "cg", "residuals":
     [(iteration, ‖r‖/‖b‖), ...]}``, the recurrence's residual where the solver read it (the
@@ -954,6 +957,8 @@ def _solve(
     if op.shape[0] != op.shape[1]:
         raise ValueError(f"{method} needs a square matrix, this one is {op.shape[0]} x {op.shape[1]}")
     bh, origin = _to_host(b)
+    if np.ndim(bh) == 2:
+        return _solve_block(method, op, bh, origin, b, x0, args)
     bs = _host_vector(bh, "b", op.dtype)
     if bs.shape[0] != n:
         raise ValueError(f"b has {bs.shape[0]} entries, the matrix needs {n}")
@@ -961,6 +966,50 @@ def _solve(
     x = np.empty(n, dtype=op.dtype)
     figures = _spmv.solve(op._raw, rhs, x, args.request(method, tol))
     return args.result(x, figures, scale, x0h, origin, b)
+
+
+def _solve_block(method: str, op: Operator, bh: Any, origin: str | None, b: Any, x0: Any, args: _Krylov) -> SolveResult:
+    """b of shape (n, k): the k columns solved together, in lock step with one block product
+    per step, each to its own ‖r‖ ≤ max(rtol·‖b_j‖, atol) from its column of x0. x has b's
+    shape; ``columns`` holds each column's result, and the figures are the worst column's
+    (converged only if every column did)."""
+    n = op.shape[0]
+    bs = _host_array(bh, "b", op.dtype)
+    if bs.shape[0] != n or bs.shape[1] == 0:
+        raise ValueError(f"b has shape {bs.shape}, the matrix needs ({n},) or ({n}, k) with k ≥ 1")
+    k = bs.shape[1]
+    x0s = None
+    if x0 is not None:
+        x0s = _host_array(_to_host(x0)[0], "x0", op.dtype)
+        if x0s.shape != bs.shape:
+            raise ValueError(f"x0 has shape {x0s.shape}, b has {bs.shape}")
+    systems = [args.system(op.apply, bs[:, j], None if x0s is None else x0s[:, j], op.dtype) for j in range(k)]
+    # Column j of the solvers' blocks is row j of a C-ordered (k, n) array, passed flat.
+    rhs = np.ascontiguousarray(np.stack([system[0] for system in systems]))
+    xt = np.empty((k, n), dtype=op.dtype)
+    request = args.request(method, args.rtol)
+    figures = _spmv.solve_block(op._raw, rhs.reshape(-1), xt.reshape(-1), request, [t[1] for t in systems])
+    columns = []
+    for j, ((_, _, scale, x0h), f) in enumerate(zip(systems, figures)):
+        if scale != 1.0:
+            f["residual"] *= scale
+            f["true_residual"] *= scale
+        if x0h is not None:
+            xt[j] += x0h
+        columns.append(SolveResult(xt[j], f))
+    out = _like(np.ascontiguousarray(xt.T), origin, b)
+    if args.callback is not None:
+        args.callback(out)
+    worst = next((c for c in columns if not c.converged), max(columns, key=lambda c: c.iterations))
+    figures = {key: getattr(worst, key) for key in figures[0]}
+    figures["method"] = ", ".join(dict.fromkeys(c.method for c in columns))
+    figures["converged"] = all(c.converged for c in columns)
+    figures["iterations"] = max(c.iterations for c in columns)
+    for key in ("residual", "true_residual", "ms"):
+        figures[key] = max(getattr(c, key) for c in columns)
+    figures["tol"] = args.rtol
+    figures["columns"] = columns
+    return SolveResult(out, figures)
 
 
 Devices = Union[int, Sequence[int]]
@@ -1082,6 +1131,11 @@ cg = _krylov(
     relative to ‖b‖). ``atol``: an absolute floor, turned into the relative tolerance it
     amounts to. ``callback``: called once, at the end, with the solution x (the solver runs
     on the device without returning to Python between iterations).
+
+    ``b`` of shape (n, k): k right-hand sides solved together, x of the same shape — the k
+    solves run in lock step, each product one block product A·X (the matrix read once per
+    block of columns), each column with its own iterations, stop and result
+    (``result.columns[j]``; ``x0`` of b's shape; ``atol`` per column), on one GPU or the CPU.
 
     ``devices``: spread A over several GPUs — a count (``2``: devices 0 and 1) or a list of
     ordinals — in row parts of about equal entries, each in ``format`` (``auto`` chooses per

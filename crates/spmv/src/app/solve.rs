@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::io::output::Provenance;
 use crate::matrix::{Csr, Precision, Scalar};
 use crate::measure::ms_since;
+use crate::operator::Block;
 use crate::reference::{test_vector, test_vector_rows};
 use rayon::prelude::*;
 
@@ -163,12 +164,31 @@ fn solve_choosing_with<T: Scalar, A: Solvable<T> + ?Sized>(
         }
         MethodChoice::Auto => first_method()?,
     };
-    let (seen, first) = match method {
-        Method::Cg => ("symmetric, positive diagonal", Method::Cg),
-        Method::Minres => ("symmetric, a diagonal entry ≤ 0", Method::Minres),
-        _ => ("nonsymmetric", Method::Gmres),
-    };
+    let first = auto_first(method);
     let (solution, attempt) = once(first)?;
+    auto_next(first, (solution, attempt), &once)
+}
+
+/// `auto`'s first method after [`method_for`]'s look at A (GMRES for a nonsymmetric A).
+fn auto_first(seen: Method) -> Method {
+    match seen {
+        Method::Cg | Method::Minres => seen,
+        _ => Method::Gmres,
+    }
+}
+
+/// `auto` after its first method's solve: done, or the second method (`once` solves with one)
+/// where CG found A indefinite (MINRES) or GMRES did not converge (BiCGSTAB, whose answer
+/// stays only if it does better); says what it saw and did.
+fn auto_next<T: Scalar>(
+    first: Method, (solution, attempt): (Solution<T>, Attempt),
+    once: &dyn Fn(Method) -> Result<(Solution<T>, Attempt)>,
+) -> Result<Solved<T>> {
+    let seen = match first {
+        Method::Cg => "symmetric, positive diagonal",
+        Method::Minres => "symmetric, a diagonal entry ≤ 0",
+        _ => "nonsymmetric",
+    };
     let mut history = vec![attempt];
     let (next, why) = match (&solution.outcome, first) {
         (Outcome::Indefinite(_), Method::Cg) => (Method::Minres, "cg found A indefinite"),
@@ -202,6 +222,43 @@ fn solve_choosing_with<T: Scalar, A: Solvable<T> + ?Sized>(
         next.name()
     );
     Ok(Solved { solution: retried, method: next, auto: Some(auto), history })
+}
+
+/// [`solve_choosing`] for the k right-hand sides of `b` (column-major, n·k entries), column j
+/// to its own tolerance `tols[j]`: the method (`auto`'s first) solves the columns together
+/// ([`solve::solve_block_tols`]: in lock step, one block product per step); with `auto`, a
+/// column whose solve calls for a second method gets it alone, as [`solve_choosing`] does.
+/// Each column's history is its start and its stop (the lock step's progress is the worst
+/// column's).
+#[allow(clippy::too_many_arguments)]
+pub fn solve_block_choosing<T: Scalar, A: Solvable<T> + ?Sized>(
+    a: &A, a64: &Csr<f64>, choice: MethodChoice, precond: Preconditioner, b: &[T], k: usize,
+    tols: &[f64], settings: &KrylovSettings,
+) -> Result<Vec<Solved<T>>> {
+    let (auto, method) = match choice {
+        MethodChoice::Given(method) => (false, method),
+        MethodChoice::Auto => (true, auto_first(method_for(a64))),
+    };
+    let m_inv = precond.inverse::<T>(a64, method)?;
+    let block = Block::columns(k);
+    let solutions = solve::solve_block_tols(a, method, b, block, tols, m_inv.as_deref(), settings)?;
+    let n = a64.nrows();
+    let each = solutions.into_iter().zip(tols).enumerate();
+    each.map(|(j, (solution, &tol))| {
+        let residuals = vec![(0, 1.0), (solution.iterations, solution.residual)];
+        let attempt = Attempt { method: method.name().to_string(), residuals };
+        if !auto {
+            return Ok(Solved { solution, method, auto: None, history: vec![attempt] });
+        }
+        let column = KrylovSettings { tol, ..settings.clone() };
+        let bj = &b[j * n..(j + 1) * n];
+        let once = |method| -> Result<(Solution<T>, Attempt)> {
+            let m_inv = precond.inverse::<T>(a64, method)?;
+            recorded(method, &column, |s| solve::solve(a, method, bj, m_inv.as_deref(), s))
+        };
+        auto_next(method, (solution, attempt), &once)
+    })
+    .collect()
 }
 
 /// `auto`'s first method for A: CG (symmetric, every diagonal entry positive), MINRES (another

@@ -92,19 +92,33 @@ pub fn solve<T: Scalar, A: Solvable<T> + ?Sized>(
 pub fn solve_block<T: Scalar, A: Solvable<T> + ?Sized>(
     a: &A, method: Method, b: &[T], block: Block, m_inv: Option<&[T]>, settings: &KrylovSettings,
 ) -> Result<Vec<Solution<T>>> {
+    solve_block_tols(a, method, b, block, &vec![settings.tol; block.k], m_inv, settings)
+}
+
+/// [`solve_block`] with each column's own tolerance: column j stops at ‖r_j‖/‖b_j‖ ≤
+/// `tols[j]` (`settings.tol` is not used), as SciPy's `max(rtol·‖b‖, atol)` or a start from
+/// an x0 of each column's ask.
+pub fn solve_block_tols<T: Scalar, A: Solvable<T> + ?Sized>(
+    a: &A, method: Method, b: &[T], block: Block, tols: &[f64], m_inv: Option<&[T]>,
+    settings: &KrylovSettings,
+) -> Result<Vec<Solution<T>>> {
     let (n, ncols) = shape(a);
     let k = block.k;
-    if k == 0 || n.checked_mul(k) != Some(b.len()) {
+    if k == 0 || n.checked_mul(k) != Some(b.len()) || tols.len() != k {
         return Err(Error::Shape(format!(
             "{method:?} for {k} right-hand sides of a matrix of {n} rows needs B of {n}·{k} \
-             entries (and at least one right-hand side); given {}",
-            b.len()
+             entries and {k} tolerances (and at least one right-hand side); given {} and {}",
+            b.len(),
+            tols.len()
         )));
     }
     let columns = to_columns(b, n, k, block.layout);
+    let each: Vec<KrylovSettings> =
+        tols.iter().map(|&tol| KrylovSettings { tol, ..settings.clone() }).collect();
     let mut solutions: Vec<Option<Solution<T>>> = (0..k).map(|_| None).collect();
     let mut jobs = Vec::new();
-    for (j, b) in (0..k).map(|j| &columns[j * n..(j + 1) * n]).enumerate() {
+    for (j, settings) in each.iter().enumerate() {
+        let b = &columns[j * n..(j + 1) * n];
         match begin((n, ncols), b, norm(a, b)?, m_inv, settings, method)? {
             Ok(job) => jobs.push((j, job)),
             Err(trivial) => solutions[j] = Some(trivial),
@@ -121,7 +135,7 @@ pub fn solve_block<T: Scalar, A: Solvable<T> + ?Sized>(
         }
         _ => jobs
             .into_iter()
-            .map(|job| solve(a, method, job.b, m_inv, settings))
+            .map(|job| solve(a, method, job.b, m_inv, job.settings))
             .collect::<Result<_>>()?,
     };
     which.into_iter().zip(solved).for_each(|(j, solution)| solutions[j] = Some(solution));

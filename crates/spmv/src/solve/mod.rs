@@ -24,7 +24,10 @@ pub(crate) mod methods;
 pub mod pagerank;
 
 pub use krylov::{jacobi, jacobi_rows, KrylovSettings, Method, Outcome, Progress, Solution};
-pub use methods::{bicgstab, cg, gmres, minres, solve, solve_block, Backing, OwnEngines, Solvable};
+pub use methods::{
+    bicgstab, cg, gmres, minres, solve, solve_block, solve_block_tols, Backing, OwnEngines,
+    Solvable,
+};
 
 pub use pagerank::{
     pagerank, pagerank_exact, top_k, top_k_agreement, Agreement, EdgeWeights, PageRank, Settings,
