@@ -365,17 +365,29 @@ impl<T: Scalar> Csr<T> {
                 // BLOCK columns at a time: their sums stay in registers.
                 for (j0, out) in (0..k).step_by(BLOCK).zip(out.chunks_mut(BLOCK)) {
                     let mut sums = [T::Acc::ZERO; BLOCK];
-                    let sums = &mut sums[..out.len()];
-                    for (&c, &v) in cols.iter().zip(vals) {
-                        let c = c as usize;
-                        if row_major {
-                            let xs = &x[c * k + j0..c * k + j0 + sums.len()];
+                    if row_major && out.len() == BLOCK {
+                        // A fixed width: the sums stay in vector registers (2× faster on
+                        // the 2-core VM, poisson3d:n=100, 8 vectors).
+                        for (&c, &v) in cols.iter().zip(vals) {
+                            let at = c as usize * k + j0;
+                            let xs: &[T; BLOCK] = x[at..at + BLOCK].try_into().expect("BLOCK");
                             for (sum, &xv) in sums.iter_mut().zip(xs) {
                                 *sum = mul_acc(*sum, v, xv);
                             }
-                        } else {
-                            for (jj, sum) in sums.iter_mut().enumerate() {
-                                *sum = mul_acc(*sum, v, x[(j0 + jj) * n + c]);
+                        }
+                    } else {
+                        let sums = &mut sums[..out.len()];
+                        for (&c, &v) in cols.iter().zip(vals) {
+                            let c = c as usize;
+                            if row_major {
+                                let xs = &x[c * k + j0..c * k + j0 + sums.len()];
+                                for (sum, &xv) in sums.iter_mut().zip(xs) {
+                                    *sum = mul_acc(*sum, v, xv);
+                                }
+                            } else {
+                                for (jj, sum) in sums.iter_mut().enumerate() {
+                                    *sum = mul_acc(*sum, v, x[(j0 + jj) * n + c]);
+                                }
                             }
                         }
                     }

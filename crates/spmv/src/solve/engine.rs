@@ -486,8 +486,8 @@ pub(crate) trait Engine<T: Scalar> {
     /// The solve's scalars, a copy (a GPU's read back).
     fn scalars(&self) -> Result<Vec<f64>>;
     /// `ys[j] = A·xs[j]` for several vectors of solves in lock step ([`super::lockstep`]):
-    /// one block product through [`LinearOperator::apply_block`] where the engine has one
-    /// (after [`Engine::reserve_products`]), else one product each.
+    /// one block product through [`LinearOperator::apply_block`] (the matrix read once per
+    /// block of vectors) after [`Engine::reserve_products`], else one product each.
     fn products(&self, xs: &[&Self::Vector], ys: &mut [&mut Self::Vector]) -> Result<()> {
         xs.iter().zip(ys).try_for_each(|(x, y)| self.product(x, y))
     }
@@ -590,7 +590,8 @@ pub(crate) struct HostEngine<'a, T, A: ?Sized> {
     pub settings: &'a KrylovSettings,
     pub bnorm: f64,
     pub s: RefCell<Vec<f64>>,
-    /// The block product's X and Y (n·k each) once [`Engine::reserve_products`] ran.
+    /// The block product's X and Y (n·k each, row by row) once [`Engine::reserve_products`]
+    /// ran.
     pub block: RefCell<Vec<T>>,
 }
 
@@ -900,17 +901,30 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
     fn products(&self, xs: &[&Vec<T>], ys: &mut [&mut Vec<T>]) -> Result<()> {
         let mut block = self.block.borrow_mut();
         let (n, k) = (self.n, xs.len());
-        if block.len() != 2 * n * k {
+        if block.len() != 2 * n * k || n == 0 {
             drop(block);
             return xs.iter().zip(ys).try_for_each(|(x, y)| self.product(x, y));
         }
+        // X and Y row by row (row i: the k vectors' entries i): the CPU block product reads
+        // a row's k entries of X from one cache line and writes Y in place.
         let (bx, by) = block.split_at_mut(n * k);
-        bx.par_chunks_mut(n.max(1)).zip(xs).for_each(|(to, x)| to.copy_from_slice(x));
-        self.a.apply_block(T::ONE, bx, T::ZERO, by, Block::columns(k))?;
-        by.par_chunks(n.max(1)).zip(ys).for_each(|(from, y)| y.copy_from_slice(from));
+        const ROWS: usize = 4096;
+        bx.par_chunks_mut(ROWS * k).enumerate().for_each(|(chunk, rows)| {
+            for (i, row) in (chunk * ROWS..).zip(rows.chunks_mut(k)) {
+                row.iter_mut().zip(xs).for_each(|(to, x)| *to = x[i]);
+            }
+        });
+        self.a.apply_block(T::ONE, bx, T::ZERO, by, Block::rows(k))?;
+        let by = &*by;
+        ys.par_iter_mut().enumerate().for_each(|(j, y)| {
+            y.iter_mut().zip(by.iter().skip(j).step_by(k)).for_each(|(to, &v)| *to = v);
+        });
         Ok(())
     }
     fn reserve_products(&mut self, k: usize) -> Result<()> {
+        let what = || format!("the block product's X and Y ({} x {k} each)", self.n);
+        let bytes = (2 * self.n * k) as u64 * std::mem::size_of::<T>() as u64;
+        crate::error::check_host_memory(what, bytes)?;
         *self.block.get_mut() = vec![T::ZERO; 2 * self.n * k];
         Ok(())
     }

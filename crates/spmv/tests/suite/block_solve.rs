@@ -16,21 +16,24 @@ fn generate(spec: &str) -> Csr<f64> {
     spmv::io::gen::generate(spec).unwrap()
 }
 
-/// Each method on a matrix it solves: CG on Poisson (SPD), MINRES on Poisson shifted to be
-/// indefinite, BiCGSTAB and GMRES(20) on convection–diffusion (nonsymmetric).
+/// Each method on a matrix it solves, with rows long enough (27-point stencil, about 21
+/// entries a row) for the host to run the columns in lock step: CG on the stencil (SPD),
+/// MINRES on it shifted to be indefinite, BiCGSTAB and GMRES(20) on a nonsymmetric variant;
+/// then CG on 2-D Poisson (5 a row), whose columns the host solves one after the other.
 fn systems() -> Vec<(Method, Csr<f64>)> {
-    let poisson = generate("poisson2d:n=24");
-    let shifted = common::with_values(&poisson, |r, c, v| if r == c { v - 0.7 } else { v });
-    let convection = common::with_values(&poisson, |r, c, v| match c as isize - r as isize {
-        1 => v - 0.3,
-        -1 => v + 0.3,
+    let stencil = generate("poisson3d:n=8,points=27");
+    let shifted = common::with_values(&stencil, |r, c, v| if r == c { v - 10.0 } else { v });
+    let skewed = common::with_values(&stencil, |r, c, v| match c as isize - r as isize {
+        1 => v - 0.6,
+        -1 => v + 0.6,
         _ => v,
     });
     vec![
-        (Method::Cg, poisson),
+        (Method::Cg, stencil),
         (Method::Minres, shifted),
-        (Method::Bicgstab, convection.clone()),
-        (Method::Gmres, convection),
+        (Method::Bicgstab, skewed.clone()),
+        (Method::Gmres, skewed),
+        (Method::Cg, generate("poisson2d:n=24")),
     ]
 }
 
