@@ -365,28 +365,19 @@ impl<T: Scalar> Csr<T> {
                 // BLOCK columns at a time: their sums stay in registers.
                 for (j0, out) in (0..k).step_by(BLOCK).zip(out.chunks_mut(BLOCK)) {
                     let mut sums = [T::Acc::ZERO; BLOCK];
-                    if row_major && out.len() == BLOCK {
-                        // A fixed width: the sums stay in vector registers (2× faster on
-                        // the 2-core VM, poisson3d:n=100, 8 vectors).
-                        for (&c, &v) in cols.iter().zip(vals) {
-                            let at = c as usize * k + j0;
-                            let xs: &[T; BLOCK] = x[at..at + BLOCK].try_into().expect("BLOCK");
-                            for (sum, &xv) in sums.iter_mut().zip(xs) {
-                                *sum = mul_acc(*sum, v, xv);
-                            }
-                        }
-                    } else {
-                        let sums = &mut sums[..out.len()];
-                        for (&c, &v) in cols.iter().zip(vals) {
-                            let c = c as usize;
-                            if row_major {
-                                let xs = &x[c * k + j0..c * k + j0 + sums.len()];
-                                for (sum, &xv) in sums.iter_mut().zip(xs) {
-                                    *sum = mul_acc(*sum, v, xv);
-                                }
-                            } else {
+                    match (row_major, out.len()) {
+                        // Fixed widths keep the sums in vector registers (2× faster on the
+                        // 2-core VM, poisson3d:n=100, 8 vectors).
+                        (true, 8) => sums_at_width::<T, 8>(cols, vals, x, k, j0, &mut sums),
+                        (true, 4) => sums_at_width::<T, 4>(cols, vals, x, k, j0, &mut sums),
+                        (_, width) => {
+                            let sums = &mut sums[..width];
+                            for (&c, &v) in cols.iter().zip(vals) {
+                                let c = c as usize;
                                 for (jj, sum) in sums.iter_mut().enumerate() {
-                                    *sum = mul_acc(*sum, v, x[(j0 + jj) * n + c]);
+                                    let at =
+                                        if row_major { c * k + j0 + jj } else { (j0 + jj) * n + c };
+                                    *sum = mul_acc(*sum, v, x[at]);
                                 }
                             }
                         }
@@ -415,6 +406,23 @@ impl<T: Scalar> Csr<T> {
             },
         )
     }
+}
+
+/// One row's sums for vectors j0 .. j0 + W of a row-major X (k a row) into `sums[..W]`, in
+/// the single product's order; W fixed at compile time.
+#[inline(always)]
+fn sums_at_width<T: Scalar, const W: usize>(
+    cols: &[u32], vals: &[T], x: &[T], k: usize, j0: usize, sums: &mut [T::Acc; BLOCK],
+) {
+    let mut acc = [T::Acc::ZERO; W];
+    for (&c, &v) in cols.iter().zip(vals) {
+        let at = c as usize * k + j0;
+        let xs: &[T; W] = x[at..at + W].try_into().expect("W entries");
+        for (sum, &xv) in acc.iter_mut().zip(xs) {
+            *sum = mul_acc(*sum, v, xv);
+        }
+    }
+    sums[..W].copy_from_slice(&acc);
 }
 
 /// Columns of a CPU block product whose sums run together ([`Csr::block_product`]).
