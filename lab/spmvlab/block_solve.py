@@ -44,30 +44,36 @@ def main(argv=None):
         op = m.to_device(format=args.format, precision="f64", device=args.device)
         a = m.to_scipy().tocsr()
         rng = np.random.default_rng(7)
+        args.name = item
         for k in [int(v) for v in args.rhs.split(",")]:
-            b = a @ rng.standard_normal((a.shape[0], k))
+            print(line(spmv, np, op, a, rng, k, args))
 
-            def together():
-                return spmv.cg(op, b, tol=args.tol, max_iter=20_000)
 
-            def apart():
-                return [spmv.cg(op, np.ascontiguousarray(b[:, j]), tol=args.tol, max_iter=20_000) for j in range(k)]
+def line(spmv, np, op, a, rng, k, args):
+    """One (matrix, k): B = A·X for seeded X, the block solve and the k single solves timed."""
+    b = a @ rng.standard_normal((a.shape[0], k))
 
-            block, single = together(), apart()
-            same = all(c.iterations == s.iterations for c, s in zip(block.columns, single))
-            times = {"together": [], "apart": []}
-            for _ in range(args.runs):
-                for name, run in (("together", together), ("apart", apart)):
-                    start = time.perf_counter()
-                    run()
-                    times[name].append(time.perf_counter() - start)
-            t, s = (1e3 * statistics.median(times[n]) for n in ("together", "apart"))
-            its = max(c.iterations for c in block.columns)
-            print(
-                f"{item} ({a.shape[0]} rows, {a.nnz} entries) {op.format} {args.device} k = {k}: "
-                f"together {t:.1f} ms, apart {s:.1f} ms, ratio {s / t:.2f}; "
-                f"up to {its} iterations, converged {block.converged}, same iterations {same}"
-            )
+    def together():
+        return spmv.cg(op, b, tol=args.tol, max_iter=20_000)
+
+    def apart():
+        return [spmv.cg(op, np.ascontiguousarray(b[:, j]), tol=args.tol, max_iter=20_000) for j in range(k)]
+
+    block, single = together(), apart()
+    same = all(c.iterations == s.iterations for c, s in zip(block.columns, single))
+    times = {"together": [], "apart": []}
+    for _ in range(args.runs):
+        for name, run in (("together", together), ("apart", apart)):
+            start = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - start)
+    t, s = (1e3 * statistics.median(times[n]) for n in ("together", "apart"))
+    its = max(c.iterations for c in block.columns)
+    return (
+        f"{args.name} ({a.shape[0]} rows, {a.nnz} entries) {op.format} {args.device} k = {k}: "
+        f"together {t:.1f} ms, apart {s:.1f} ms, ratio {s / t:.2f}; "
+        f"up to {its} iterations, converged {block.converged}, same iterations {same}"
+    )
 
 
 if __name__ == "__main__":

@@ -57,8 +57,14 @@ struct GpuEngine<'a, T: Scalar> {
     kernels: StepKernels,
     /// GMRES: the device addresses of the basis' vectors (krylov.cu's `V`).
     table: Option<CudaSlice<u64>>,
-    /// The block product's X and Y (n·k each) once [`Engine::reserve_products`] ran.
-    block: Option<(RefCell<CudaSlice<T>>, RefCell<CudaSlice<T>>)>,
+    /// The block product's X and Y once [`Engine::reserve_products`] ran.
+    block: Option<BlockBuffers<T>>,
+}
+
+/// A block product's X and Y (n·k entries each, column-major) for solves in lock step.
+struct BlockBuffers<T> {
+    x: RefCell<CudaSlice<T>>,
+    y: RefCell<CudaSlice<T>>,
 }
 
 /// The step kernels, each an index into [`StepKernels::steps`]: step `NAME` is krylov.cu's
@@ -361,7 +367,7 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
         self.gpu.download(&self.s)
     }
     fn products(&self, xs: &[&CudaSlice<T>], ys: &mut [&mut CudaSlice<T>]) -> Result<()> {
-        let Some((bx, by)) = &self.block else {
+        let Some(BlockBuffers { x: bx, y: by }) = &self.block else {
             return xs.iter().zip(ys).try_for_each(|(x, y)| self.product(x, y));
         };
         let (n, k) = (self.n, xs.len());
@@ -384,7 +390,7 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
     }
     fn reserve_products(&mut self, k: usize) -> Result<()> {
         let (bx, by) = (self.gpu.alloc(self.n * k)?, self.gpu.alloc(self.n * k)?);
-        self.block = Some((RefCell::new(bx), RefCell::new(by)));
+        self.block = Some(BlockBuffers { x: RefCell::new(bx), y: RefCell::new(by) });
         // One product now: a block product's first call may build a copy or load a module,
         // which a graph capture cannot hold.
         let x: Vec<CudaSlice<T>> = (0..k).map(|_| self.gpu.alloc(self.n)).collect::<Result<_>>()?;

@@ -145,8 +145,12 @@ impl<T: Scalar, E: Engine<T>> Engine<T> for Lockstep<E> {
         self.columns[0].preconditioned()
     }
     fn dots(&self, a: &Self::Vector, b: &Self::Vector, c: &Self::Vector, op: Op) -> Result<()> {
-        let each = self.columns.iter().zip(a).zip(b).zip(c);
-        each.map(|(((e, a), b), c)| e.dots(a, b, c, op)).collect()
+        self.columns
+            .iter()
+            .zip(a)
+            .zip(b)
+            .zip(c)
+            .try_for_each(|(((e, a), b), c)| e.dots(a, b, c, op))
     }
     fn cg_update(&self, vs: &mut CgVectors<Self::Vector>) -> Result<()> {
         self.each(vs, |e, v| e.cg_update(v))

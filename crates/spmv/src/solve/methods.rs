@@ -66,10 +66,11 @@ pub trait Solvable<T: Scalar> {
 }
 
 /// Entries a row (mean) from which right-hand sides solved together on the host run in lock
-/// step. Measured on the 2-core VM (CG, 8 vectors, f64): 1.6× faster than one column after
-/// another on `poisson3d:n=60,points=27` (27 a row), 0.85–1.0× on `poisson3d` with 7 a row
-/// (n = 40 and 100): below, the block product saves little over single products of a
-/// cache-resident x, and k columns' vectors outgrow the caches that one column's fit.
+/// step. Measured on the 2-core VM (CG, f64, docs/solve.md): 1.2–1.7× faster than one column
+/// after another with 26 entries a row (`poisson3d:n=40|60,points=27`, k = 4, 8, 16), 0.8–1.0×
+/// with 7 (`poisson3d:n=40`, `n=100`, k = 8): there the block product saves little over
+/// single products of a cache-resident x, and k columns' vectors outgrow the caches that one
+/// column's fit.
 const HOST_LOCKSTEP_ROW: usize = 16;
 
 /// Runs `method` on A·x = b on A's backend (see [`cg`] and [`bicgstab`]).
