@@ -103,8 +103,8 @@ pub fn solve<T: Scalar, A: Solvable<T> + ?Sized>(
 /// product's bits (the formats' block kernels; CSR on the host). On the host only where A
 /// has at least `HOST_LOCKSTEP_ROW` (16) entries a row (below, the columns run one after the
 /// other, which measured faster); over several GPUs the columns are solved one after the
-/// other. Each column is checked and answered as [`solve`] does (a
-/// zero column at once); `m_inv` and `settings` are every column's.
+/// other. Each column is checked and answered as [`solve`] does (a zero column at once);
+/// `m_inv` and `settings` are every column's.
 pub fn solve_block<T: Scalar, A: Solvable<T> + ?Sized>(
     a: &A, method: Method, b: &[T], block: Block, m_inv: Option<&[T]>, settings: &KrylovSettings,
 ) -> Result<Vec<Solution<T>>> {
@@ -136,13 +136,12 @@ pub fn solve_block_tols<T: Scalar, A: Solvable<T> + ?Sized>(
     }
     let (which, jobs): (Vec<usize>, Vec<Job<'_, T>>) = jobs.into_iter().unzip();
     let solved = match a.backing() {
-        Backing::Host(h)
+        Backing::Host(host)
             if jobs.len() > 1
                 && a.stored_entries().is_some_and(|e| e >= HOST_LOCKSTEP_ROW.saturating_mul(n)) =>
         {
-            let a = h;
             rayon::scope(|_| {
-                run_lockstep(jobs.iter().map(|job| host_engine(a, job)).collect(), &jobs)
+                run_lockstep(jobs.iter().map(|job| host_engine(host, job)).collect(), &jobs)
             })?
         }
         Backing::Gpu(d) if jobs.len() > 1 => {
