@@ -11,7 +11,7 @@
 //! This is not O'Leary's block CG, which searches the k columns' joint Krylov space (fewer
 //! iterations, but k×k systems that turn singular as columns converge or coincide, and no
 //! column's result is the single solve's): here a column takes the single solve's iterations,
-//! and the block saves the matrix's reads (docs/solvers.md measures it).
+//! and the block saves the matrix's reads (docs/solve.md, "Several right-hand sides").
 
 use super::engine::{slot, BiVectors, CgVectors, Engine, GmVectors, MrVectors, Op, Pace, Stopped};
 use super::krylov::{stop, Method, Solution};
