@@ -186,6 +186,8 @@ def test_several_right_hand_sides_are_solved_together():
         spmv.cg(op, b[:-1])
     with pytest.raises(ValueError, match="x0"):
         spmv.cg(op, b, x0=x_true[:, :2])
+    with pytest.raises(ValueError, match="one at a time"):
+        spmv.cg(a, b, devices=1)
 
 
 def test_pagerank_ranks_sum_to_n():

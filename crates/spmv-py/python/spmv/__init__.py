@@ -1091,6 +1091,11 @@ def _krylov(method: str | None, doc: str) -> Callable[..., SolveResult]:
             raise ValueError(f"{method} needs a square matrix, this one is {m.shape[0]} x {m.shape[1]}")
         dtype = _DTYPES[precision]
         bh, origin = _to_host(b)
+        if np.ndim(bh) == 2:
+            raise ValueError(
+                f"devices: b of shape {np.shape(bh)}: several right-hand sides are solved together "
+                "on one GPU or the CPU (leave devices out), over several GPUs one at a time"
+            )
         bs = _host_vector(bh, "b", dtype)
         if bs.shape[0] != m.shape[0]:
             raise ValueError(f"b has {bs.shape[0]} entries, the matrix needs {m.shape[0]}")
