@@ -370,14 +370,18 @@ impl<T: Scalar> Csr<T> {
                         // 2-core VM, poisson3d:n=100, 8 vectors).
                         (true, 8) => sums_at_width::<T, 8>(cols, vals, x, k, j0, &mut sums),
                         (true, 4) => sums_at_width::<T, 4>(cols, vals, x, k, j0, &mut sums),
-                        (_, width) => {
-                            let sums = &mut sums[..width];
+                        (true, width) => {
                             for (&c, &v) in cols.iter().zip(vals) {
-                                let c = c as usize;
-                                for (jj, sum) in sums.iter_mut().enumerate() {
-                                    let at =
-                                        if row_major { c * k + j0 + jj } else { (j0 + jj) * n + c };
-                                    *sum = mul_acc(*sum, v, x[at]);
+                                let xs = &x[c as usize * k + j0..][..width];
+                                for (sum, &xv) in sums.iter_mut().zip(xs) {
+                                    *sum = mul_acc(*sum, v, xv);
+                                }
+                            }
+                        }
+                        (false, width) => {
+                            for (&c, &v) in cols.iter().zip(vals) {
+                                for (jj, sum) in sums[..width].iter_mut().enumerate() {
+                                    *sum = mul_acc(*sum, v, x[(j0 + jj) * n + c as usize]);
                                 }
                             }
                         }

@@ -901,7 +901,7 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
     fn products(&self, xs: &[&Vec<T>], ys: &mut [&mut Vec<T>]) -> Result<()> {
         let mut block = self.block.borrow_mut();
         let (n, k) = (self.n, xs.len());
-        if block.len() != 2 * n * k || n == 0 {
+        if block.len() != 2 * n * k {
             drop(block);
             return xs.iter().zip(ys).try_for_each(|(x, y)| self.product(x, y));
         }
@@ -923,9 +923,9 @@ impl<T: Scalar, A: LinearOperator<T, Vector = [T]> + ?Sized> Engine<T> for HostE
     }
     fn reserve_products(&mut self, k: usize) -> Result<()> {
         let what = || format!("the block product's X and Y ({} x {k} each)", self.n);
-        let bytes = (2 * self.n * k) as u64 * std::mem::size_of::<T>() as u64;
-        crate::error::check_host_memory(what, bytes)?;
-        *self.block.get_mut() = vec![T::ZERO; 2 * self.n * k];
+        let len = 2 * self.n * k;
+        crate::error::check_host_memory(what, (len * std::mem::size_of::<T>()) as u64)?;
+        *self.block.get_mut() = vec![T::ZERO; len];
         Ok(())
     }
     fn run_until(

@@ -389,14 +389,12 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
         Ok(())
     }
     fn reserve_products(&mut self, k: usize) -> Result<()> {
-        let (bx, by) = (self.gpu.alloc(self.n * k)?, self.gpu.alloc(self.n * k)?);
+        let (bx, mut by) = (self.gpu.alloc(self.n * k)?, self.gpu.alloc(self.n * k)?);
+        // One block product now: its first call may build a copy or load a module, which a
+        // graph capture cannot hold.
+        self.a.apply_block(T::ONE, &bx, T::ZERO, &mut by, Block::columns(k))?;
         self.block = Some(BlockBuffers { x: RefCell::new(bx), y: RefCell::new(by) });
-        // One product now: a block product's first call may build a copy or load a module,
-        // which a graph capture cannot hold.
-        let x: Vec<CudaSlice<T>> = (0..k).map(|_| self.gpu.alloc(self.n)).collect::<Result<_>>()?;
-        let mut y: Vec<CudaSlice<T>> =
-            (0..k).map(|_| self.gpu.alloc(self.n)).collect::<Result<_>>()?;
-        self.products(&x.iter().collect::<Vec<_>>(), &mut y.iter_mut().collect::<Vec<_>>())
+        Ok(())
     }
     fn run_until(
         &self, iteration: &mut dyn FnMut() -> Result<()>, pace: Pace,
