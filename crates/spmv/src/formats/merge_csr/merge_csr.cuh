@@ -5,8 +5,9 @@
 // __syncthreads (warps share nothing). Products and row ends of the tile are staged in shared
 // memory with coalesced loads; each lane then walks ITEMS items. A fixup kernel (one warp per
 // segment, a row crossing tiles) sums the tiles' carries (carry.cuh). x and y come as an IO
-// (common.cuh): one vector (kernel.cu) or BLOCK_TILE columns of a block (block.cu), each
-// column staged and walked in turn exactly as the single product does it.
+// (common.cuh): one vector (kernel.cu) or BLOCK_TILE columns of a block (block.cu): the tile's
+// entries are read once, then each column staged and walked in turn exactly as the single
+// product does it.
 
 #define MERGE_WARPS 4
 
@@ -55,13 +56,22 @@ __device__ __forceinline__ void merge_csr(u32 m, O path, const u32* __restrict__
     }
     const u32 remaining = min((u32)ITEMS, (u32)(d1 - d0) - dl);
 
+    // The tile's entries, read once into registers (ITEMS a lane, coalesced) for every column.
+    T a[ITEMS];
+    u32 c[ITEMS];
+#pragma unroll
+    for (u32 i = 0; i < ITEMS; ++i) {
+        const u32 k = lane + 32 * i;
+        if (k < entries) {
+            a[i] = load_cs(val + j0 + k);
+            c[i] = load_cs(col + j0 + k);
+        }
+    }
     for (int q = 0; q < IO::P && io.has(q); ++q) {
 #pragma unroll
-        for (u32 k = lane; k < TILE; k += 32) {
-            if (k < entries) {
-                const O j = j0 + k;
-                s_prod[k] = to_acc(load_cs(val + j)) * to_acc(io.at(load_cs(col + j), q));
-            }
+        for (u32 i = 0; i < ITEMS; ++i) {
+            const u32 k = lane + 32 * i;
+            if (k < entries) s_prod[k] = to_acc(a[i]) * to_acc(io.at(c[i], q));
         }
         __syncwarp();
 
