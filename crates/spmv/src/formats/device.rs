@@ -41,6 +41,11 @@ pub trait DeviceFormat<T: Scalar>: Send {
         None
     }
 
+    /// The kind of block kernel [`DeviceFormat::launch_block`] runs (`None` where it has none).
+    fn block_kernel(&self) -> BlockKernel {
+        BlockKernel::None
+    }
+
     /// Launches `Y = α·A·X + β·Y` for a block of vectors (`block.k` columns of `x` and `y`
     /// in `block.layout`) in the format's own block kernel, where it has one (the matrix read
     /// once per tile of columns, not once per vector; each column with the bits of the single
@@ -74,6 +79,33 @@ pub trait DeviceFormat<T: Scalar>: Send {
     fn conversion_ms(&self) -> Option<f64> {
         None
     }
+}
+
+/// A format's own block kernel, which decides whether a copy's serves a block better
+/// ([`DeviceMatrix::block_path`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockKernel {
+    /// None: a copy's block product or one product per column.
+    None,
+    /// Tiles of columns, each entry of the matrix read once and multiplied by a row of the
+    /// tile (CSR, SELL-C-σ, DIA, HDC; cuSPARSE's SpMM).
+    Tiles,
+    /// Each column of a tile through the single product's own steps, the matrix read once per
+    /// tile (DASP, merge-path CSR): measured (H100, `spmv bench --rhs 4,8,16,32`, the default
+    /// set) 1.1–3.4× slower than a CSR copy's tiles on balanced rows at every k, and no faster
+    /// than k single products there, so those go to the copy; on power-law rows they stay.
+    PerColumn,
+}
+
+/// Which product serves a block of vectors ([`DeviceMatrix::block_path`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockPath {
+    /// The format's own block kernel: column j has the bits of the format's single product.
+    Own,
+    /// The block kernel of a copy in this format, built on first use.
+    Copy(&'static str),
+    /// One product of the format per column.
+    Columns,
 }
 
 /// The formats of the copies block products may keep (`block_copy_choice` picks one by index).
@@ -416,6 +448,13 @@ impl<T: Scalar> DeviceFormat<T> for OneKernel<T> {
             })
         }
     }
+    fn block_kernel(&self) -> BlockKernel {
+        if self.block.is_some() {
+            BlockKernel::Tiles
+        } else {
+            BlockKernel::None
+        }
+    }
     unsafe fn launch_block(&self, gpu: &Gpu, p: Scaled<'_, T>, block: Block) -> Option<Result<()>> {
         let kernels = self.block.as_ref()?;
         // SAFETY: `with_block`'s contract: the block kernels take (m, n, k), the arguments
@@ -694,9 +733,10 @@ impl<T: Scalar> DeviceMatrix<T> {
     ///    8 columns in either layout, a group of 16 or 32 lanes per row over consecutive
     ///    columns for row-major blocks of more than 8 — [`BlockKernels`]; DASP and merge-path
     ///    CSR: their kernels written once for both products (common.cuh's `BlockColumns`),
-    ///    one launch per 8 columns, each column through the single product's steps;
-    ///    cuSPARSE's SpMM): column j has the bits of the format's single product A·x_j
-    ///    (CSR-scalar's for CSR's lanes kernels);
+    ///    one launch per 8 columns, each column through the single product's steps, except
+    ///    where rule 2 takes a CSR copy, [`BlockKernel::PerColumn`]; cuSPARSE's SpMM):
+    ///    column j has the bits of the format's single product A·x_j (CSR-scalar's for CSR's
+    ///    lanes kernels);
     /// 2. a copy's block product, built on first use ([`DeviceMatrix::block_copy_bytes`]):
     ///    for k ≥ 2 where the matrix's rows are balanced (the longest at most 32 times the
     ///    mean + 256, or below 8 vectors at most 2048 entries) and a CSR copy costs less than
@@ -717,10 +757,13 @@ impl<T: Scalar> DeviceMatrix<T> {
         if m == 0 {
             return Ok(()); // nothing to write, however many (empty) vectors the block says
         }
-        if let Some(done) = self.native_block(Scaled { alpha, x, beta, y: &mut *y }, block) {
-            return done;
+        let (own, copy) = self.block_route(block);
+        if own {
+            if let Some(done) = self.native_block(Scaled { alpha, x, beta, y: &mut *y }, block) {
+                return done;
+            }
         }
-        if let Some(copy) = self.block_copy_choice(block) {
+        if let Some(copy) = copy {
             let p = Scaled { alpha, x, beta, y: &mut *y };
             if let Some(done) = self.block_copy(copy)?.native_block(p, block) {
                 return done;
@@ -749,6 +792,29 @@ impl<T: Scalar> DeviceMatrix<T> {
             with_sub_slice(&mut yc, 0..m * k, |yc| columns(xc, yc))
         })?;
         self.transpose_copy((k, m), &yc, y)
+    }
+
+    /// Which product serves `block` in [`DeviceMatrix::apply_block`]: the format's own
+    /// block kernel, a copy's, or one product per column (see there).
+    pub fn block_path(&self, block: Block) -> BlockPath {
+        match self.block_route(block) {
+            (true, _) => BlockPath::Own,
+            (false, Some(copy)) => BlockPath::Copy(BLOCK_COPIES[copy]),
+            (false, None) => BlockPath::Columns,
+        }
+    }
+
+    /// Whether the format's own block kernel comes first for `block`, and the copy whose
+    /// block product serves it otherwise, if one does.
+    fn block_route(&self, block: Block) -> (bool, Option<usize>) {
+        let kernel = self.product.lock().unwrap_or_else(|p| p.into_inner()).format.block_kernel();
+        let copy = self.block_copy_choice(block);
+        let own = match kernel {
+            BlockKernel::None => false,
+            BlockKernel::Tiles => true,
+            BlockKernel::PerColumn => copy != Some(CSR_COPY),
+        };
+        (own, copy)
     }
 
     /// The copy (its index in [`BLOCK_COPIES`]) whose block product serves `block` better

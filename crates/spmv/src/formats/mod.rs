@@ -104,7 +104,7 @@ pub(crate) use block_grid::BlockGrid;
 pub(crate) use device::{
     arg_u32, wide_aligned, Arg, BlockKernels, LanesRule, OneKernel, PerLayout,
 };
-pub use device::{DeviceEntries, DeviceFormat, DeviceMatrix, Scaled};
+pub use device::{BlockKernel, BlockPath, DeviceEntries, DeviceFormat, DeviceMatrix, Scaled};
 pub use host::{FormatHandle, HostMatrix, MatrixInfo, SpmvFormat, TransposeFormat};
 pub use spec::{FormatSpec, Param};
 

@@ -17,7 +17,7 @@ use super::krylov::Method;
 use super::krylov::{blocks, stop, KrylovSettings, BLOCK};
 use super::methods::{initial_scalars, Backing, Job, Solvable};
 use crate::error::{Error, Result};
-use crate::formats::DeviceMatrix;
+use crate::formats::{BlockPath, DeviceMatrix};
 use crate::gpu::{with_sub_slice, with_sub_slice_ref, Gpu, Kernel, KernelModule};
 use crate::matrix::Scalar;
 use crate::operator::Block;
@@ -161,6 +161,13 @@ impl<T: Scalar> GpuEngine<'_, T> {
     fn table(&self) -> &CudaSlice<u64> {
         self.table.as_ref().expect("gm_basis runs before GMRES's steps")
     }
+}
+
+/// Whether k right-hand sides on `a` run in lock step on its GPU (else one after the
+/// other): where the block product is the format's own kernel, so that each column keeps the
+/// bits of its single solve (a copy's would give it another format's).
+pub(crate) fn lockstep_pays<T: Scalar>(a: &DeviceMatrix<T>, k: usize) -> bool {
+    a.block_path(Block::columns(k)) == BlockPath::Own
 }
 
 /// One GPU's engine for `a` and the job.

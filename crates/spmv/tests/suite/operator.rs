@@ -6,7 +6,7 @@
 
 use crate::common::{self, assert_clean, every_precision};
 
-use spmv::formats::registry;
+use spmv::formats::{registry, BlockPath};
 use spmv::reference::{test_vector, Oracle};
 use spmv::{Backend, Block, Csr, Error, Layout, LinearOperator, Matrix, Scalar};
 
@@ -272,8 +272,10 @@ fn gpu_distributed_transposes_and_multiplies_blocks() {
 /// 64-bit offsets, SELL-C-σ, DIA over full and coded values, HDC, DASP over full and coded
 /// values and with most rows long, merge-path CSR with its default and smallest tiles and
 /// 64-bit offsets) — CSR-scalar's for CSR's row-major
-/// blocks of 8 or more, whose lanes kernels sum each row in order — f64, f32 and f16, on the
-/// edge cases and shared matrices; the output is poisoned where β = 0. (CSR over coded values
+/// blocks of 8 or more, whose lanes kernels sum each row in order; DASP and merge-csr on
+/// balanced rows go to a csr-vector copy (`BlockPath::Copy`), whose bits those columns have,
+/// and each format's own kernels must run on some case (kron's rows) — f64, f32 and f16, on
+/// the edge cases and shared matrices; the output is poisoned where β = 0. (CSR over coded values
 /// has no block kernel: a csr-vector copy's, whose f16 sums meet α and β unrounded where the
 /// coded single product rounds A·x to f16 first, or one product per column; checked against
 /// the oracle with every format.)
@@ -301,14 +303,19 @@ fn gpu_block_kernels_give_each_columns_single_product_bits() {
             "merge-csr:items=3,offsets=64",
         ];
         let mut bad = Vec::new();
+        let mut own = std::collections::BTreeSet::new();
         for (name, a64) in cases {
             let Some(a) = common::cast_if_fits::<T>(a64) else { continue };
             let (m, n) = (a.nrows(), a.ncols());
             // CSR's row-major blocks of 8 or more run its lanes kernels: CSR-scalar's order.
-            let scalar =
-                spmv::formats::build(&spmv::formats::parse_spec("csr-scalar").unwrap(), &a)
+            let upload = |spec: &str| {
+                spmv::formats::build(&spmv::formats::parse_spec(spec).unwrap(), &a)
                     .and_then(|h| h.upload(gpu))
-                    .unwrap();
+                    .unwrap()
+            };
+            let scalar = upload("csr-scalar");
+            // DASP and merge-csr leave balanced rows to a csr-vector copy (BlockPath::Copy).
+            let vector = upload("csr-vector");
             for spec in specs {
                 let Some(d) =
                     common::upload_spec(gpu, spec, &a, &format!("{name} / {spec}"), &mut bad)
@@ -333,7 +340,19 @@ fn gpu_block_kernels_give_each_columns_single_product_bits() {
                             let y = gpu.download(&y).unwrap();
                             let lanes = layout == Layout::RowMajor && k >= 8;
                             let csr = spec.starts_with("csr");
-                            let single_of = if lanes && csr { &scalar } else { &d };
+                            let single_of = match d.block_path(block) {
+                                BlockPath::Own if lanes && csr => &scalar,
+                                BlockPath::Own => {
+                                    own.insert(spec);
+                                    &d
+                                }
+                                BlockPath::Copy("csr-vector") if lanes => &scalar,
+                                BlockPath::Copy("csr-vector") => &vector,
+                                path => {
+                                    bad.push(format!("{name} / {spec} / k = {k}: {path:?}"));
+                                    continue;
+                                }
+                            };
                             for j in 0..k {
                                 let xj = gpu.upload(&column(&xb, n, k, j, layout)).unwrap();
                                 let mut yj = gpu.upload(&column(&start, m, k, j, layout)).unwrap();
@@ -351,6 +370,10 @@ fn gpu_block_kernels_give_each_columns_single_product_bits() {
                     }
                 }
             }
+        }
+        // Every format's own kernels ran somewhere (DASP's and merge-csr's on kron's rows).
+        for spec in specs.iter().filter(|spec| !own.contains(*spec)) {
+            bad.push(format!("{spec} / {}: its own block kernels never ran", T::SUFFIX));
         }
         bad
     }

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::formats::offsets::{DeviceOffsets, OffsetWidth};
 use crate::formats::values::columns::Delta16Columns;
 use crate::formats::values::{DeviceValues, EncodedValues};
-use crate::formats::{arg_u32, BlockKernels, DeviceFormat, LanesRule, Scaled};
+use crate::formats::{arg_u32, BlockKernel, BlockKernels, DeviceFormat, LanesRule, Scaled};
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::{Csr, Scalar};
 use crate::operator::Block;
@@ -149,6 +149,13 @@ impl<T: Scalar> DeviceFormat<T> for DeviceCsr<T> {
                 a.arg(x).arg(y).arg(&alpha).arg(&beta);
             })
         })
+    }
+    fn block_kernel(&self) -> BlockKernel {
+        if self.block.is_some() {
+            BlockKernel::Tiles
+        } else {
+            BlockKernel::None
+        }
     }
     unsafe fn launch_block(&self, gpu: &Gpu, p: Scaled<'_, T>, block: Block) -> Option<Result<()>> {
         // SAFETY: see above; block.cu's kernels take (m, n, k) first, then CSR_ARGS and

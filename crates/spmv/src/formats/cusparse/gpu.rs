@@ -15,7 +15,7 @@ use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use super::Algorithm;
 use crate::error::Result;
-use crate::formats::{DeviceFormat, Scaled};
+use crate::formats::{BlockKernel, DeviceFormat, Scaled};
 use crate::gpu::cusparse::{check, Handle};
 use crate::gpu::Gpu;
 use crate::matrix::{Csr, Precision, Scalar};
@@ -511,6 +511,13 @@ impl<T: Scalar> DeviceFormat<T> for DeviceCusparse<T> {
     /// cuSPARSE's SpMM (the baseline of `spmv bench --rhs`), f64 and f32: with `CUDA_R_16F` data
     /// its sums left the oracle's bound by up to 3.6e-4 of Σ|a·x| (H200, CUDA 13.0), so f16
     /// runs one product per column.
+    fn block_kernel(&self) -> BlockKernel {
+        if self.prepared.is_some() && T::PRECISION != Precision::F16 {
+            BlockKernel::Tiles
+        } else {
+            BlockKernel::None
+        }
+    }
     unsafe fn launch_block(
         &self, gpu: &Gpu, product: Scaled<'_, T>, block: Block,
     ) -> Option<Result<()>> {

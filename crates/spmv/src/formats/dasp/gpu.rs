@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::formats::device::BLOCK_TILE;
 use crate::formats::offsets::DeviceOffsets;
 use crate::formats::values::{DeviceValues, EncodedValues, ValueCodec};
-use crate::formats::{DeviceFormat, PerLayout, Scaled};
+use crate::formats::{BlockKernel, DeviceFormat, PerLayout, Scaled};
 use crate::gpu::{Gpu, Kernel, KernelModule};
 use crate::matrix::Scalar;
 use crate::operator::{Block, Layout};
@@ -207,6 +207,9 @@ impl<T: Scalar> DeviceFormat<T> for DeviceDasp<T> {
         }
     }
 
+    fn block_kernel(&self) -> BlockKernel {
+        BlockKernel::PerColumn
+    }
     unsafe fn launch_block(&self, gpu: &Gpu, p: Scaled<'_, T>, block: Block) -> Option<Result<()>> {
         // Row ids and columns are 32-bit (the conversion checks them), so m and n are; k may
         // not be: past 2^32 vectors the handle runs one product per column.

@@ -6,7 +6,7 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 use super::{diagonals, Dia, BLOCK_KERNELS, KERNELS};
 use crate::error::Result;
 use crate::formats::values::DeviceValues;
-use crate::formats::{arg_u32, BlockKernels, DeviceFormat, LanesRule, Scaled};
+use crate::formats::{arg_u32, BlockKernel, BlockKernels, DeviceFormat, LanesRule, Scaled};
 use crate::gpu::{Gpu, Kernel};
 use crate::matrix::Scalar;
 use crate::operator::Block;
@@ -61,6 +61,9 @@ impl<T: Scalar> DeviceFormat<T> for DeviceDia<T> {
                 a.arg(x).arg(y);
             })
         }
+    }
+    fn block_kernel(&self) -> BlockKernel {
+        BlockKernel::Tiles
     }
     unsafe fn launch_block(&self, gpu: &Gpu, p: Scaled<'_, T>, block: Block) -> Option<Result<()>> {
         // SAFETY: as for `launch`, with block.cu's (m, n, k) and (alpha, beta); x holds n·k and

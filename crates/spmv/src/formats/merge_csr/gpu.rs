@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::formats::carry::DeviceCarry;
 use crate::formats::device::BLOCK_TILE;
 use crate::formats::offsets::DeviceOffsets;
-use crate::formats::{DeviceEntries, DeviceFormat, PerLayout, Scaled};
+use crate::formats::{BlockKernel, DeviceEntries, DeviceFormat, PerLayout, Scaled};
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::Scalar;
 use crate::operator::{Block, Layout};
@@ -131,6 +131,9 @@ impl<T: Scalar> DeviceFormat<T> for DeviceMergeCsr<T> {
         }
     }
 
+    fn block_kernel(&self) -> BlockKernel {
+        BlockKernel::PerColumn
+    }
     unsafe fn launch_block(&self, gpu: &Gpu, p: Scaled<'_, T>, block: Block) -> Option<Result<()>> {
         // Rows and columns are below 2^32 (the conversion checks them); past 2^32 vectors the
         // handle runs one product per column.

@@ -5,7 +5,9 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 use super::{SellCSigma, BLOCK_KERNELS, KERNELS, NAME};
 use crate::error::Result;
 use crate::formats::offsets::DeviceOffsets;
-use crate::formats::{arg_u32, BlockKernels, DeviceEntries, DeviceFormat, LanesRule, Scaled};
+use crate::formats::{
+    arg_u32, BlockKernel, BlockKernels, DeviceEntries, DeviceFormat, LanesRule, Scaled,
+};
 use crate::gpu::{grid_for, Gpu, Kernel};
 use crate::matrix::Scalar;
 use crate::operator::Block;
@@ -66,6 +68,9 @@ impl<T: Scalar> DeviceFormat<T> for DeviceSell<T> {
                 a.arg(x).arg(y);
             })
         }
+    }
+    fn block_kernel(&self) -> BlockKernel {
+        BlockKernel::Tiles
     }
     unsafe fn launch_block(&self, gpu: &Gpu, p: Scaled<'_, T>, block: Block) -> Option<Result<()>> {
         // SAFETY: as for `launch`, with block.cu's (m, n, k) first and (alpha, beta) last; x
