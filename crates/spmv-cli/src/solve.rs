@@ -27,8 +27,9 @@ use crate::select;
 pub struct SolveArgs {
     /// The matrix A (square): a .mtx/.mtx.gz file or a generator spec.
     input: String,
-    /// The right-hand side: ones, random (the test vector, reproducible) or a Matrix Market
-    /// file with one column (array or coordinate).
+    /// The right-hand side: ones, random (the test vector, reproducible), random:K (K such
+    /// columns, solved together) or a Matrix Market file (array or coordinate) of A's rows and
+    /// one column or several (solved together: one block product a step; -o writes them all).
     #[arg(long, default_value = "ones")]
     rhs: String,
     /// cg (symmetric positive definite A), minres (symmetric A), bicgstab or gmres (general A),
@@ -122,7 +123,7 @@ pub fn run(args: SolveArgs) -> Result<ExitCode> {
         if place.is_some() { inputs::resolve_for_rows(arg)? } else { inputs::resolve(arg)? };
     let input = inputs.into_iter().next().context("no matrix given")?;
     let name = input.name();
-    let (a, b, target) = match &place {
+    let (a, (b, k), target) = match &place {
         Some(p) => {
             let options = spmv::io::ReadOptions::default();
             let (partition, own) =
@@ -149,7 +150,7 @@ pub fn run(args: SolveArgs) -> Result<ExitCode> {
             repeat: args.repeat,
             measure_parts: true,
         };
-        let solve::Run { report, x } = solve::run(&name, &a, &b, &request, &target)?;
+        let solve::Run { report, x } = solve::run_block(&name, &a, &b, k, &request, &target)?;
         let x = match &place {
             Some(p) if args.output.is_some() => p.ranks.gather_rows(&x)?,
             _ => x,
@@ -157,7 +158,7 @@ pub fn run(args: SolveArgs) -> Result<ExitCode> {
         if lead {
             print!("{}", report.summary());
             if let Some(path) = &args.output {
-                write_array(path, &x).context("-o")?;
+                write_array(path, &x, k).context("-o")?;
             }
         }
         reports.push(report);
@@ -194,25 +195,57 @@ fn curves(reports: &[solve::Report]) -> Vec<spmv::picture::Curve> {
     curves
 }
 
-/// Rows `rows` of the right-hand side of length n.
-fn rhs(which: &str, n: usize, rows: Range<usize>) -> spmv::Result<Vec<f64>> {
+/// Most right-hand sides solved together (`random:K` or a file's columns): B's n·k entries
+/// are allocated only once k is known to be at most this.
+const MOST_RIGHT_HAND_SIDES: usize = 1024;
+
+/// Rows `rows` of the right-hand sides (of length n) and how many there are: k columns, one
+/// after the other.
+fn rhs(which: &str, n: usize, rows: Range<usize>) -> spmv::Result<(Vec<f64>, usize)> {
+    let too_many = |k: usize| {
+        spmv::Error::Argument(format!(
+            "--rhs {which}: {k} right-hand sides; at most {MOST_RIGHT_HAND_SIDES} are solved together"
+        ))
+    };
+    if let Some(count) = which.strip_prefix("random:") {
+        let k: usize = count.parse().ok().filter(|&k| k > 0).ok_or_else(|| {
+            spmv::Error::Argument(format!("--rhs {which}: K of random:K is a count from 1"))
+        })?;
+        if k > MOST_RIGHT_HAND_SIDES {
+            return Err(too_many(k));
+        }
+        // Column j: the test vector's entries n·j + rows (each column its own values).
+        let b = (0..k).flat_map(|j| test_vector_rows::<f64>(n * j + rows.start..n * j + rows.end));
+        return Ok((b.collect(), k));
+    }
     match which {
-        "ones" => Ok(vec![1.0; rows.len()]),
-        "random" => Ok(test_vector_rows::<f64>(rows)),
+        "ones" => Ok((vec![1.0; rows.len()], 1)),
+        "random" => Ok((test_vector_rows::<f64>(rows), 1)),
         file => {
             let path = Path::new(file);
             let named = |e: spmv::Error| spmv::Error::Argument(format!("--rhs {file}: {e}"));
             let h = spmv::io::read_header(path).map_err(named)?;
-            if h.nrows != n || h.ncols != 1 {
+            if h.nrows != n || h.ncols == 0 {
                 return Err(spmv::Error::Argument(format!(
-                    "--rhs {file}: a {} x {} matrix, but b needs {n} x 1",
+                    "--rhs {file}: a {} x {} matrix, but B needs {n} rows and at least one column",
                     h.nrows, h.ncols
                 )));
+            }
+            if h.ncols > MOST_RIGHT_HAND_SIDES {
+                return Err(too_many(h.ncols));
             }
             let options = spmv::io::ReadOptions::default();
             let v = spmv::io::read_matrix_market_rows::<f64>(path, &options, rows.clone())
                 .map_err(named)?;
-            Ok((0..rows.len()).map(|r| v.row(r).1.first().copied().unwrap_or(0.0)).collect())
+            let (m, k) = (rows.len(), h.ncols);
+            let mut b = vec![0.0; m * k];
+            for r in 0..m {
+                let (cols, values) = v.row(r);
+                for (&c, &value) in cols.iter().zip(values) {
+                    b[c as usize * m + r] += value;
+                }
+            }
+            Ok((b, k))
         }
     }
 }
@@ -232,12 +265,13 @@ fn with_progress_line(settings: &KrylovSettings) -> KrylovSettings {
     KrylovSettings { progress: Some(std::sync::Arc::new(show)), ..settings.clone() }
 }
 
-/// x as a Matrix Market array file (one column; shortest decimal forms that read back exactly).
-fn write_array(path: &Path, x: &[f64]) -> spmv::Result<()> {
+/// X (k columns, one after the other) as a Matrix Market array file (which lists a column
+/// after the other; shortest decimal forms that read back exactly).
+fn write_array(path: &Path, x: &[f64], k: usize) -> spmv::Result<()> {
     spmv::io::output::write_file(path, |out| {
         writeln!(out, "%%MatrixMarket matrix array real general")?;
         writeln!(out, "% the solution of spmv solve")?;
-        writeln!(out, "{} 1", x.len())?;
+        writeln!(out, "{} {k}", x.len() / k)?;
         for v in x {
             writeln!(out, "{v}")?;
         }

@@ -4,7 +4,7 @@ use crate::common;
 
 use common::{
     fails_with, spmv, spmv_json, spmv_json_on_mtx, spmv_ok, temp_dir, text, words, words_at,
-    write_mtx,
+    write_file, write_mtx,
 };
 
 /// A 3 x 2 matrix: not square, so neither reordered nor solved.
@@ -318,13 +318,74 @@ fn solve_writes_the_solution_and_reports_failures() {
     fails_with(&["solve", tall.to_str().unwrap(), "--cpu"], "square matrix");
     fails_with(
         &["solve", "poisson2d:n=5", "--cpu", "--rhs", rhs.to_str().unwrap()],
-        "b needs 25 x 1",
+        "B needs 25 rows",
     );
     fails_with(&["solve", "poisson2d:n=5", "--cpu", "--tol", "0"], "tolerance");
     fails_with(&["solve", "poisson2d:n=5", "--cpu", "--repeat", "0"], "repeat");
     fails_with(
         &["solve", "poisson2d:n=5", "--cpu", "--precond", "jacobi", "--format", "nope"],
         "nope",
+    );
+}
+
+/// Several right-hand sides (a file of k columns, or random:K) are solved together: one
+/// report with each column's figures, X written as an n × k array whose column j is the
+/// solution of b_j alone (the same bits); bad blocks are refused with the reason.
+#[test]
+fn solve_takes_several_right_hand_sides() {
+    let dir = temp_dir("solve-block");
+    let (b_path, json, x_path) = (dir.join("b.mtx"), dir.join("r.json"), dir.join("x.mtx"));
+    // poisson2d:n=20 (400 rows), columns: ones, (i mod 7) − 3, i / 400.
+    let column = |j: usize, i: usize| match j {
+        0 => 1.0,
+        1 => (i % 7) as f64 - 3.0,
+        _ => i as f64 / 400.0,
+    };
+    let values: String =
+        (0..3).flat_map(|j| (0..400).map(move |i| format!("{}\n", column(j, i)))).collect();
+    std::fs::write(&b_path, format!("%%MatrixMarket matrix array real general\n400 3\n{values}"))
+        .unwrap();
+    let (b, x) = (b_path.to_str().unwrap(), x_path.to_str().unwrap());
+    let (out, report) =
+        spmv_json(&json, &["solve", "poisson2d:n=20", "--cpu", "--rhs", b, "-o", x]);
+    assert!(out.status.success(), "{}", text(&out.stdout));
+    let columns = report["columns"].as_array().unwrap();
+    assert_eq!(columns.len(), 3);
+    assert!(columns.iter().all(|c| c["outcome"] == "converged" && c["method"] == "cg"));
+    assert!(text(&out.stdout).contains("column 2: cg converged"), "{}", text(&out.stdout));
+    let most = columns.iter().map(|c| c["iterations"].as_u64().unwrap()).max().unwrap();
+    assert_eq!(report["iterations"].as_u64(), Some(most));
+    let written = std::fs::read_to_string(&x_path).unwrap();
+    let mut lines = written.lines().filter(|l| !l.starts_with('%'));
+    assert_eq!(lines.next(), Some("400 3"));
+    let all: Vec<&str> = lines.collect();
+    // Column 1 alone: the same digits.
+    let one: String = (0..400).map(|i| format!("{}\n", column(1, i))).collect();
+    std::fs::write(&b_path, format!("%%MatrixMarket matrix array real general\n400 1\n{one}"))
+        .unwrap();
+    spmv_ok(&["solve", "poisson2d:n=20", "--cpu", "--rhs", b, "-o", x]);
+    let single = std::fs::read_to_string(&x_path).unwrap();
+    let single: Vec<&str> = single.lines().filter(|l| !l.starts_with('%')).skip(1).collect();
+    assert_eq!(&all[400..800], &single[..]);
+    // random:K: K columns of the test vector.
+    let (out, report) = spmv_json(
+        &json,
+        &["solve", "poisson2d:n=12", "--cpu", "--rhs", "random:4", "--method", "minres"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stdout));
+    assert_eq!(report["columns"].as_array().map(Vec::len), Some(4));
+    // Bad blocks: a clear message each.
+    fails_with(&["solve", "poisson2d:n=5", "--cpu", "--rhs", "random:0"], "count from 1");
+    fails_with(&["solve", "poisson2d:n=5", "--cpu", "--rhs", "random:x"], "count from 1");
+    fails_with(&["solve", "poisson2d:n=5", "--cpu", "--rhs", "random:100000"], "at most 1024");
+    let wide = write_file(
+        &dir,
+        "wide.mtx",
+        "%%MatrixMarket matrix coordinate real general\n25 5000 1\n1 1 1.0\n",
+    );
+    fails_with(
+        &["solve", "poisson2d:n=5", "--cpu", "--rhs", wide.to_str().unwrap()],
+        "at most 1024",
     );
 }
 

@@ -356,8 +356,24 @@ pub struct Report {
     pub parts: Option<IterationParts>,
     /// Several GPUs: the distributed matrix.
     pub distributed: Option<Distributed>,
-    /// The last solve's residual history, per method run (`auto` may run two).
+    /// The last solve's residual history, per method run (`auto` may run two; with several
+    /// right-hand sides each column's start and stop, labelled with the column).
     pub history: Vec<Attempt>,
+    /// Several right-hand sides: each column's figures (the fields above are the worst
+    /// column's: its outcome, the most iterations, the largest residuals).
+    pub columns: Option<Vec<ColumnFigures>>,
+}
+
+/// One right-hand side's figures in a [`Report`] of several.
+#[derive(Serialize)]
+#[allow(missing_docs)] // the JSON schema: docs/solve.md
+pub struct ColumnFigures {
+    pub method: String,
+    pub outcome: String,
+    pub breakdown: Option<String>,
+    pub iterations: usize,
+    pub residual: f64,
+    pub true_residual: f64,
 }
 
 /// What a solve took, in milliseconds.
@@ -447,6 +463,16 @@ impl Report {
             if self.graph { ", CUDA graph" } else { "" },
             self.time.convert_ms,
         );
+        for (j, c) in self.columns.iter().flatten().enumerate() {
+            let outcome = c
+                .breakdown
+                .as_ref()
+                .map_or(c.outcome.replace('_', " "), |why| format!("breakdown: {why}"));
+            s += &format!(
+                "  column {j}: {} {outcome} after {} iterations, ‖r‖/‖b‖ = {:.3e} (true {:.3e})\n",
+                c.method, c.iterations, c.residual, c.true_residual
+            );
+        }
         if let Some(p) = &self.parts {
             s += &format!(
                 "per iteration: {:.2}x its parts ({} x SpMV {:.4} ms + {:.1} MB of vector traffic at {:.0} GB/s = {:.4} ms); {:.0} GB/s achieved\n",
@@ -503,7 +529,22 @@ pub struct Run {
 /// sees A's symmetry through two products (x·Ay against y·Ax for two test vectors) instead
 /// of comparing entries, which no rank holds all of.
 pub fn run(name: &str, a: &Csr<f64>, b: &[f64], request: &Request, target: &Target) -> Result<Run> {
+    run_block(name, a, b, 1, request, target)
+}
+
+/// [`run`] for the k right-hand sides of `b` (column-major, k columns of A's rows), solved
+/// together ([`solve_block_choosing`]) on one device or the parts of [`Target::Parts`]; x is
+/// column-major too, and the report has each column's figures (`columns`; its other figures
+/// are the worst column's). One process per GPU ([`Target::Ranks`]) takes one right-hand side.
+pub fn run_block(
+    name: &str, a: &Csr<f64>, b: &[f64], k: usize, request: &Request, target: &Target,
+) -> Result<Run> {
     request.settings.validate()?;
+    if k == 0 || (k > 1 && matches!(target, Target::Ranks(_))) {
+        return Err(Error::Argument(format!(
+            "{k} right-hand sides: give at least one, and one process per GPU solves one at a time"
+        )));
+    }
     let spread = matches!(target, Target::Ranks(_)); // `a`: rows of a square matrix
     if !spread && a.nrows() != a.ncols() {
         return Err(Error::Unsupported(format!(
@@ -513,9 +554,9 @@ pub fn run(name: &str, a: &Csr<f64>, b: &[f64], request: &Request, target: &Targ
             a.ncols()
         )));
     }
-    if b.len() != a.nrows() {
+    if a.nrows().checked_mul(k) != Some(b.len()) {
         return Err(Error::Argument(format!(
-            "b has {} entries, A has {} rows",
+            "B has {} entries, A has {} rows and B {k} columns",
             b.len(),
             a.nrows()
         )));
@@ -523,8 +564,8 @@ pub fn run(name: &str, a: &Csr<f64>, b: &[f64], request: &Request, target: &Targ
     let mut report = Report::new(name, (a.nrows(), a.nnz()), request, target.describe());
     let x = match request.precision {
         // f64 runs on `a` itself: no copy of the matrix.
-        Precision::F64 => typed(a, a, b, request, target, &mut report)?,
-        Precision::F32 => typed(&fitted::<f32>(a)?, a, b, request, target, &mut report)?,
+        Precision::F64 => typed(a, a, (b, k), request, target, &mut report)?,
+        Precision::F32 => typed(&fitted::<f32>(a)?, a, (b, k), request, target, &mut report)?,
         Precision::F16 => {
             return Err(Error::Unsupported("the solvers run in f64 and f32, not f16".into()))
         }
@@ -599,6 +640,7 @@ impl Report {
             parts: None,
             distributed: None,
             history: Vec::new(),
+            columns: None,
         }
     }
 }
@@ -618,14 +660,24 @@ pub fn outcome_name(outcome: &solve::Outcome) -> (&'static str, Option<String>) 
 
 /// The solve in T on `a` (`a64` rounded to T; M⁻¹ comes from `a64`).
 fn typed<T: Scalar>(
-    a: &Csr<T>, a64: &Csr<f64>, b64: &[f64], request: &Request, target: &Target,
+    a: &Csr<T>, a64: &Csr<f64>, (b64, k): (&[f64], usize), request: &Request, target: &Target,
     report: &mut Report,
 ) -> Result<Vec<f64>> {
     let b: Vec<T> = b64.iter().map(|&v| T::from_f64(v)).collect();
     let (choice, precond, settings) = (request.method, request.precond, &request.settings);
     let start = Instant::now();
     let mut solves = Solves::default();
-    let solve = |a: &dyn Solvable<T>| solve_choosing(a, a64, choice, precond, &b, settings);
+    let tols = vec![settings.tol; k];
+    // One right-hand side: its solve's own time; several: the wall time of their solve.
+    let solve = |a: &dyn Solvable<T>| -> Result<(f64, Vec<Solved<T>>)> {
+        if k == 1 {
+            let one = solve_choosing(a, a64, choice, precond, &b, settings)?;
+            return Ok((one.solution.ms, vec![one]));
+        }
+        let start = Instant::now();
+        let all = solve_block_choosing(a, a64, choice, precond, &b, k, &tols, settings)?;
+        Ok((ms_since(start), all))
+    };
     match target {
         Target::Parts(parts) => {
             let d = parts.distribute(a, &request.choice)?;
@@ -644,14 +696,8 @@ fn typed<T: Scalar>(
             let inverse = |method| d.agree(precond.inverse_rows::<T>(a64, first, method));
             let first_method = || method_for_parts(&d, a64, first);
             for _ in 0..request.repeat.max(1) {
-                solves.push(solve_choosing_with(
-                    &d,
-                    &first_method,
-                    &inverse,
-                    choice,
-                    &b,
-                    settings,
-                )?);
+                let one = solve_choosing_with(&d, &first_method, &inverse, choice, &b, settings)?;
+                solves.push((one.solution.ms, vec![one]));
             }
             report_parts(report, &d, request.measure_parts)?;
         }
@@ -668,8 +714,9 @@ fn typed<T: Scalar>(
                     for _ in 0..request.repeat.max(1) {
                         solves.push(solve(&device)?);
                     }
-                    if let (true, Some(last)) =
-                        (request.measure_parts && a.nrows() > 0, &solves.last)
+                    // The parts of one column's iteration (not of a lock step's).
+                    if let (true, Some([last])) =
+                        (request.measure_parts && a.nrows() > 0, solves.last.as_deref())
                     {
                         let preconditioned = precond != Preconditioner::None;
                         let parts =
@@ -716,7 +763,8 @@ fn report_parts<T: Scalar>(
 /// whatever the count).
 struct Solves<T> {
     ms: Vec<f64>,
-    last: Option<Solved<T>>,
+    /// Each column's solve, the last time.
+    last: Option<Vec<Solved<T>>>,
 }
 
 impl<T> Default for Solves<T> {
@@ -726,29 +774,68 @@ impl<T> Default for Solves<T> {
 }
 
 impl<T: Scalar> Solves<T> {
-    fn push(&mut self, s: Solved<T>) {
-        self.ms.push(s.solution.ms);
-        self.last = Some(s);
+    fn push(&mut self, (ms, columns): (f64, Vec<Solved<T>>)) {
+        self.ms.push(ms);
+        self.last = Some(columns);
     }
 
-    /// The report's figures from the solves (the median time of all but the first); x.
+    /// The report's figures from the solves (the median time of all but the first; the worst
+    /// column's figures, and each column's where there are several); x, column after column.
     fn finish(self, report: &mut Report) -> Vec<f64> {
-        let Solved { solution, method, auto, history } = self.last.expect("at least one solve");
-        report.method = method.name().into();
-        report.method_auto = auto;
-        report.history = history;
+        let columns = self.last.expect("at least one solve");
         report.time.first_solve_ms = self.ms[0];
         let mut times = self.ms[1..].to_vec();
         report.time.solve_ms = if times.is_empty() { self.ms[0] } else { median_min(&mut times).0 };
-        let (outcome, breakdown) = outcome_name(&solution.outcome);
-        report.outcome = outcome.into();
-        report.breakdown = breakdown;
-        report.iterations = solution.iterations;
-        report.residual = solution.residual;
-        report.true_residual = solution.true_residual;
-        report.time.ms_per_iteration = solution.iteration_ms;
-        report.graph = solution.graph;
-        solution.x.iter().map(|v| v.to_f64()).collect()
+        let several = columns.len() > 1;
+        let figures: Vec<ColumnFigures> = columns.iter().map(ColumnFigures::of).collect();
+        // The first column that did not converge, else the one of the most iterations.
+        let worst = (0..columns.len())
+            .find(|&j| figures[j].outcome != "converged")
+            .or_else(|| (0..columns.len()).max_by_key(|&j| figures[j].iterations))
+            .expect("at least one column");
+        let mut methods: Vec<&str> = Vec::new();
+        for f in &figures {
+            if !methods.contains(&f.method.as_str()) {
+                methods.push(&f.method);
+            }
+        }
+        report.method = methods.join(", ");
+        report.method_auto = columns[worst].auto.clone();
+        report.outcome = figures[worst].outcome.clone();
+        report.breakdown = figures[worst].breakdown.clone();
+        report.iterations = figures[worst].iterations;
+        let largest = |f: fn(&ColumnFigures) -> f64| figures.iter().map(f).fold(0.0, f64::max);
+        report.residual = largest(|f| f.residual);
+        report.true_residual = largest(|f| f.true_residual);
+        report.time.ms_per_iteration = columns[worst].solution.iteration_ms;
+        report.graph = columns.iter().all(|c| c.solution.graph);
+        let mut x = Vec::new();
+        for (j, solved) in columns.into_iter().enumerate() {
+            x.extend(solved.solution.x.iter().map(|v| v.to_f64()));
+            for mut attempt in solved.history {
+                if several {
+                    attempt.method = format!("{} (column {j})", attempt.method);
+                }
+                report.history.push(attempt);
+            }
+        }
+        report.columns = several.then_some(figures);
+        x
+    }
+}
+
+impl ColumnFigures {
+    fn of<T>(solved: &Solved<T>) -> Self {
+        let s = &solved.solution;
+        let (outcome, breakdown) = outcome_name(&s.outcome);
+        ColumnFigures {
+            method: solved.method.name().into(),
+            outcome: outcome.into(),
+            breakdown,
+            iterations: s.iterations,
+            residual: s.residual,
+            true_residual: s.true_residual,
+        }
     }
 }
 
