@@ -102,8 +102,9 @@ pub fn solve<T: Scalar, A: Solvable<T> + ?Sized>(
 /// `solve(a, method, b_j, ..)` wherever the block product gives each column the single
 /// product's bits (the formats' block kernels; CSR on the host). On the host only where A
 /// has at least `HOST_LOCKSTEP_ROW` (16) entries a row (below, the columns run one after the
-/// other, which measured faster); over several GPUs the columns are solved one after the
-/// other. Each column is checked and answered as [`solve`] does (a zero column at once);
+/// other, which measured faster); on a GPU only where the block product is the format's own
+/// kernel (`DeviceMatrix::block_path`; else one after the other, each with its own bits);
+/// over several GPUs the columns are solved one after the other. Each column is checked and answered as [`solve`] does (a zero column at once);
 /// `m_inv` and `settings` are every column's.
 pub fn solve_block<T: Scalar, A: Solvable<T> + ?Sized>(
     a: &A, method: Method, b: &[T], block: Block, m_inv: Option<&[T]>, settings: &KrylovSettings,
