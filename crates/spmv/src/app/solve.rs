@@ -555,8 +555,9 @@ pub fn run_block(
         )));
     }
     if a.nrows().checked_mul(k) != Some(b.len()) {
+        let what = if k == 1 { "b".to_string() } else { format!("B of {k} columns") };
         return Err(Error::Argument(format!(
-            "B has {} entries, A has {} rows and B {k} columns",
+            "{what} has {} entries, A has {} rows",
             b.len(),
             a.nrows()
         )));
@@ -906,6 +907,38 @@ mod tests {
         }
     }
 
+    /// Several right-hand sides: x column after column, each the single solve's, and the
+    /// report's figures the worst column's.
+    #[test]
+    fn a_block_solve_reports_each_column() {
+        let a = laplacian(8);
+        let n = a.nrows();
+        let b: Vec<f64> = (0..3 * n).map(|i| 1.0 + (i % 5) as f64).collect();
+        let request = Request {
+            method: MethodChoice::Auto,
+            precond: Preconditioner::Jacobi,
+            choice: Choice::parse("csr-vector").unwrap(),
+            precision: Precision::F64,
+            settings: KrylovSettings::default(),
+            repeat: 1,
+            measure_parts: false,
+        };
+        let cpu = Target::One(Backend::Cpu);
+        let all = run_block("p", &a, &b, 3, &request, &cpu).unwrap();
+        let columns = all.report.columns.as_ref().unwrap();
+        assert_eq!((columns.len(), all.x.len()), (3, 3 * n));
+        for j in 0..3 {
+            let one = run("p", &a, &b[j * n..(j + 1) * n], &request, &cpu).unwrap();
+            assert_eq!(&all.x[j * n..(j + 1) * n], &one.x[..], "column {j}");
+            assert_eq!(columns[j].iterations, one.report.iterations);
+            assert!(one.report.columns.is_none());
+        }
+        let most = columns.iter().map(|c| c.iterations).max();
+        assert_eq!(Some(all.report.iterations), most);
+        assert_eq!(all.report.method, "cg");
+        assert!(all.report.summary().contains("column 2: cg converged"));
+    }
+
     #[test]
     fn bad_requests_are_refused() {
         let a = laplacian(4);
@@ -923,6 +956,11 @@ mod tests {
         assert!(e.to_string().contains("f16"), "{e}");
         let e = run("p", &a, &[1.0], &request, &cpu).err().unwrap();
         assert!(e.to_string().contains("b has 1 entries"), "{e}");
+        let f64_request = Request { precision: Precision::F64, ..request.clone() };
+        let e = run_block("p", &a, &[1.0; 20], 2, &f64_request, &cpu).err().unwrap();
+        assert!(e.to_string().contains("B of 2 columns has 20 entries"), "{e}");
+        let e = run_block("p", &a, &[], 0, &f64_request, &cpu).err().unwrap();
+        assert!(e.to_string().contains("at least one"), "{e}");
         assert!("ilu".parse::<Preconditioner>().is_err());
         assert!("lsqr".parse::<MethodChoice>().is_err());
         assert_eq!("gmres".parse::<MethodChoice>().unwrap(), MethodChoice::Given(Method::Gmres));
