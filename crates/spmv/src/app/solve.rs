@@ -540,9 +540,12 @@ pub fn run_block(
     name: &str, a: &Csr<f64>, b: &[f64], k: usize, request: &Request, target: &Target,
 ) -> Result<Run> {
     request.settings.validate()?;
-    if k == 0 || (k > 1 && matches!(target, Target::Ranks(_))) {
-        return Err(Error::Argument(format!(
-            "{k} right-hand sides: give at least one, and one process per GPU solves one at a time"
+    if k == 0 {
+        return Err(Error::Argument("no right-hand side: B needs at least one column".into()));
+    }
+    if k > 1 && matches!(target, Target::Ranks(_)) {
+        return Err(Error::Unsupported(format!(
+            "{k} right-hand sides: one process per GPU solves one at a time"
         )));
     }
     let spread = matches!(target, Target::Ranks(_)); // `a`: rows of a square matrix
@@ -805,7 +808,16 @@ impl<T: Scalar> Solves<T> {
         report.outcome = figures[worst].outcome.clone();
         report.breakdown = figures[worst].breakdown.clone();
         report.iterations = figures[worst].iterations;
-        let largest = |f: fn(&ColumnFigures) -> f64| figures.iter().map(f).fold(0.0, f64::max);
+        // NaN where a column's is (f64::max would pass over it).
+        let largest = |f: fn(&ColumnFigures) -> f64| {
+            figures.iter().map(f).fold(0.0, |m: f64, v| {
+                if m.is_nan() || v.is_nan() {
+                    f64::NAN
+                } else {
+                    m.max(v)
+                }
+            })
+        };
         report.residual = largest(|f| f.residual);
         report.true_residual = largest(|f| f.true_residual);
         report.time.ms_per_iteration = columns[worst].solution.iteration_ms;
