@@ -82,8 +82,17 @@ fn same_bits<T: Scalar>(a: &Csr<T>, b: &Csr<T>) -> bool {
 
 fn tmp_path(name: &str) -> PathBuf {
     static N: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!("spmv-mtx-tests-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    // The process id and its start: a folder of an earlier run whose process had the same id
+    // (a killed run leaves its files) is never reused.
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+        let nanos = since.map_or(0, |d| d.as_nanos());
+        let name = format!("spmv-mtx-tests-{}-{nanos}", std::process::id());
+        let dir = std::env::temp_dir().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    });
     dir.join(format!("{}-{name}", N.fetch_add(1, Ordering::Relaxed)))
 }
 
