@@ -440,10 +440,7 @@ impl Report {
     pub fn summary(&self) -> String {
         let chosen =
             self.chosen.as_ref().map_or(self.format.clone(), |c| format!("{}({c})", self.format));
-        let outcome = self
-            .breakdown
-            .as_ref()
-            .map_or(self.outcome.replace('_', " "), |why| format!("breakdown: {why}"));
+        let outcome = outcome_words(&self.outcome, self.breakdown.as_deref());
         let method = match (&self.method_auto, self.restart) {
             (Some(why), _) => format!("{} (auto: {why})", self.method),
             (None, Some(m)) => format!("{}({m})", self.method),
@@ -464,10 +461,7 @@ impl Report {
             self.time.convert_ms,
         );
         for (j, c) in self.columns.iter().flatten().enumerate() {
-            let outcome = c
-                .breakdown
-                .as_ref()
-                .map_or(c.outcome.replace('_', " "), |why| format!("breakdown: {why}"));
+            let outcome = outcome_words(&c.outcome, c.breakdown.as_deref());
             s += &format!(
                 "  column {j}: {} {outcome} after {} iterations, ‖r‖/‖b‖ = {:.3e} (true {:.3e})\n",
                 c.method, c.iterations, c.residual, c.true_residual
@@ -647,6 +641,11 @@ impl Report {
             columns: None,
         }
     }
+}
+
+/// An outcome as a summary says it ("not converged", "breakdown: what vanished").
+fn outcome_words(outcome: &str, breakdown: Option<&str>) -> String {
+    breakdown.map_or(outcome.replace('_', " "), |why| format!("breakdown: {why}"))
 }
 
 /// The solution's outcome in reports: its name and, for a breakdown, what vanished.

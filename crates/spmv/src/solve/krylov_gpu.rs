@@ -166,7 +166,7 @@ impl<T: Scalar> GpuEngine<'_, T> {
 /// Whether k right-hand sides on `a` run in lock step on its GPU (else one after the
 /// other): where the block product is the format's own kernel, so that each column keeps the
 /// bits of its single solve (a copy's would give it another format's).
-pub(crate) fn lockstep_pays<T: Scalar>(a: &DeviceMatrix<T>, k: usize) -> bool {
+pub(crate) fn lockstep_keeps_bits<T: Scalar>(a: &DeviceMatrix<T>, k: usize) -> bool {
     a.block_path(Block::columns(k)) == BlockPath::Own
 }
 

@@ -145,7 +145,9 @@ pub fn solve_block_tols<T: Scalar, A: Solvable<T> + ?Sized>(
                 run_lockstep(jobs.iter().map(|job| host_engine(host, job)).collect(), &jobs)
             })?
         }
-        Backing::Gpu(d) if jobs.len() > 1 && super::krylov_gpu::lockstep_pays(d, jobs.len()) => {
+        Backing::Gpu(d)
+            if jobs.len() > 1 && super::krylov_gpu::lockstep_keeps_bits(d, jobs.len()) =>
+        {
             let engine = |job| super::krylov_gpu::engine(d, job);
             run_lockstep(jobs.iter().map(engine).collect::<Result<_>>()?, &jobs)?
         }
