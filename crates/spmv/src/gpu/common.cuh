@@ -167,8 +167,12 @@ __device__ __forceinline__ void block_tiles(bool write, u64 row, u32 m, u32 n, u
                 if (t < kt) acc[t] += v * to_acc(load_ro(x + block_at<ROW>(c, j0 + t, n, k)));
             }
         });
+        // Only the tile's columns are summed (kt is the same in every lane, so the shuffles
+        // stay whole-group): below 8 vectors the rest would be shuffles of zeros.
 #pragma unroll
-        for (int t = 0; t < BLOCK_TILE; ++t) acc[t] = group_sum(acc[t], LANES);
+        for (int t = 0; t < BLOCK_TILE; ++t) {
+            if (t < kt) acc[t] = group_sum(acc[t], LANES);
+        }
         if (write) {
 #pragma unroll
             for (int t = 0; t < BLOCK_TILE; ++t) {

@@ -6,9 +6,13 @@
 //! are in [`super::methods`]; dot products are summed in f64 in a fixed order, so a
 //! deterministic format gives the same bits in every run, and the host engine's bits.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
+use std::mem::ManuallyDrop;
+use std::ops::{Deref, DerefMut};
+use std::rc::Rc;
+use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, DevicePtr, LaunchArgs, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, LaunchArgs, LaunchConfig, PushKernelArg};
 
 use super::engine::{
     drive, slot, BiVectors, CgVectors, Engine, GmVectors, MrVectors, Op, Pace, Stopped,
@@ -18,7 +22,7 @@ use super::krylov::{blocks, stop, KrylovSettings, BLOCK};
 use super::methods::{initial_scalars, Backing, Job, Solvable};
 use crate::error::{Error, Result};
 use crate::formats::{BlockPath, DeviceMatrix};
-use crate::gpu::{with_sub_slice, with_sub_slice_ref, Gpu, Kernel, KernelModule};
+use crate::gpu::{alias, Gpu, Kernel, KernelModule};
 use crate::matrix::Scalar;
 use crate::operator::Block;
 
@@ -57,14 +61,81 @@ struct GpuEngine<'a, T: Scalar> {
     kernels: StepKernels,
     /// GMRES: the device addresses of the basis' vectors (krylov.cu's `V`).
     table: Option<CudaSlice<u64>>,
-    /// The block product's X and Y once [`Engine::reserve_products`] ran.
-    block: Option<BlockBuffers<T>>,
+    /// In lock step: the slabs shared with the other columns' engines, this engine's column,
+    /// and how many vectors it has asked for.
+    lockstep: Option<(Rc<Slabs<T>>, usize, Cell<usize>)>,
 }
 
-/// A block product's X and Y (n·k entries each, column-major) for solves in lock step.
-struct BlockBuffers<T> {
-    x: RefCell<CudaSlice<T>>,
-    y: RefCell<CudaSlice<T>>,
+/// A solve's vector of n entries on the GPU: column `column` of a slab (n·k entries,
+/// column-major) — of its own (k = 1), or shared by k solves in lock step ([`Slabs`]), so
+/// that their vectors of one name form the n × k block X or Y of a block product in place.
+pub(crate) struct DeviceVector<T: DeviceRepr> {
+    /// The column as a buffer of its own that never frees the memory (the slab's).
+    view: ManuallyDrop<CudaSlice<T>>,
+    slab: Arc<CudaSlice<T>>,
+    column: usize,
+}
+
+impl<T: DeviceRepr> DeviceVector<T> {
+    /// Column `column` of `slab`, columns of n entries.
+    fn column_of(slab: Arc<CudaSlice<T>>, column: usize, n: usize) -> Self {
+        // SAFETY: the vector keeps the slab alive as long as the view; columns of one slab
+        // do not overlap, and each is one vector's, written by its own solve's kernels.
+        let view = unsafe { alias(&slab, column * n..(column + 1) * n) };
+        DeviceVector { view, slab, column }
+    }
+    /// The whole slab of `vectors` as one n × k column-major block, if they are its columns
+    /// 0, 1, …, k − 1 in order.
+    fn block_of<'v>(vectors: impl ExactSizeIterator<Item = &'v Self>, n: usize) -> Option<Self>
+    where
+        T: 'v,
+    {
+        let k = vectors.len();
+        let mut slab = None;
+        for (j, v) in vectors.enumerate() {
+            let first = slab.get_or_insert(&v.slab);
+            if !Arc::ptr_eq(first, &v.slab) || v.column != j || v.slab.len() != n * k {
+                return None;
+            }
+        }
+        slab.map(|s| Self::column_of(s.clone(), 0, n * k))
+    }
+}
+
+impl<T: DeviceRepr> Deref for DeviceVector<T> {
+    type Target = CudaSlice<T>;
+    fn deref(&self) -> &CudaSlice<T> {
+        &self.view
+    }
+}
+
+impl<T: DeviceRepr> DerefMut for DeviceVector<T> {
+    fn deref_mut(&mut self) -> &mut CudaSlice<T> {
+        &mut self.view
+    }
+}
+
+// SAFETY: pushes the column's view as cudarc pushes any buffer.
+unsafe impl<'a, 'b: 'a, T: DeviceRepr> PushKernelArg<&'b DeviceVector<T>> for LaunchArgs<'a> {
+    fn arg(&mut self, v: &'b DeviceVector<T>) -> &mut Self {
+        self.arg(&*v.view)
+    }
+}
+
+impl<T: DeviceRepr> Drop for DeviceVector<T> {
+    fn drop(&mut self) {
+        // SAFETY: the view is not used again; `leak` releases what it holds but the memory.
+        unsafe { ManuallyDrop::take(&mut self.view) }.leak();
+    }
+}
+
+/// The slabs of k solves in lock step: the i-th vector each column's engine asks for is its
+/// column of slab i (every column runs the same method, so they ask in the same order), and
+/// [`Engine::products`] hands the slab of the p's and the q's to the block product whole,
+/// with no copies.
+pub(crate) struct Slabs<T> {
+    k: usize,
+    made: RefCell<Vec<Arc<CudaSlice<T>>>>,
 }
 
 /// The step kernels, each an index into [`StepKernels::steps`]: step `NAME` is krylov.cu's
@@ -174,6 +245,21 @@ pub(crate) fn lockstep_keeps_bits<T: Scalar>(a: &DeviceMatrix<T>, k: usize) -> b
 pub(crate) fn engine<'a, T: Scalar>(
     a: &'a DeviceMatrix<T>, job: &Job<'a, T>,
 ) -> Result<impl Engine<T> + 'a> {
+    new_engine(a, job, None)
+}
+
+/// The engines of `jobs` in lock step on `a`, their vectors columns of shared slabs.
+pub(crate) fn lockstep_engines<'a, T: Scalar>(
+    a: &'a DeviceMatrix<T>, jobs: &[Job<'a, T>],
+) -> Result<Vec<impl Engine<T> + 'a>> {
+    let slabs = Rc::new(Slabs { k: jobs.len(), made: RefCell::new(Vec::new()) });
+    let each = jobs.iter().enumerate();
+    each.map(|(j, job)| new_engine(a, job, Some((slabs.clone(), j, Cell::new(0))))).collect()
+}
+
+fn new_engine<'a, T: Scalar>(
+    a: &'a DeviceMatrix<T>, job: &Job<'a, T>, lockstep: Option<(Rc<Slabs<T>>, usize, Cell<usize>)>,
+) -> Result<GpuEngine<'a, T>> {
     let Job { method, b, m_inv, settings, bnorm, .. } = *job;
     let n = b.len();
     let n32 = u32::try_from(n).map_err(|_| {
@@ -199,7 +285,7 @@ pub(crate) fn engine<'a, T: Scalar>(
         use_d: m_inv.is_some() as u32,
         kernels: StepKernels::new::<T>(gpu, n)?,
         table: None,
-        block: None,
+        lockstep,
     })
 }
 
@@ -211,22 +297,34 @@ pub(crate) fn engine<'a, T: Scalar>(
 // table holds the m + 1 basis vectors' addresses, alive as long as `vs`, and j < m; `op` is
 // one of krylov.cu's KR_OP_*.
 impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
-    type Vector = CudaSlice<T>;
+    type Vector = DeviceVector<T>;
 
-    fn vector(&self, init: Option<&[T]>) -> Result<CudaSlice<T>> {
-        match init {
-            Some(v) => self.gpu.upload(v),
-            None => self.gpu.alloc(self.n),
+    fn vector(&self, init: Option<&[T]>) -> Result<DeviceVector<T>> {
+        let n = self.n;
+        let mut v = match &self.lockstep {
+            Some((slabs, column, asked)) => {
+                let i = asked.replace(asked.get() + 1);
+                let mut made = slabs.made.borrow_mut();
+                if made.len() == i {
+                    made.push(Arc::new(self.gpu.alloc(n * slabs.k)?));
+                }
+                DeviceVector::column_of(made[i].clone(), *column, n)
+            }
+            None => DeviceVector::column_of(Arc::new(self.gpu.alloc(n)?), 0, n),
+        };
+        if let Some(init) = init {
+            self.gpu.stream().memcpy_htod(init, &mut *v)?;
         }
+        Ok(v)
     }
-    fn optional(&self, init: Option<&[T]>) -> Result<CudaSlice<T>> {
+    fn optional(&self, init: Option<&[T]>) -> Result<DeviceVector<T>> {
         if self.use_d != 0 {
             self.vector(init)
         } else {
-            self.gpu.alloc(1)
+            Ok(DeviceVector::column_of(Arc::new(self.gpu.alloc(1)?), 0, 1))
         }
     }
-    fn download(&self, v: &CudaSlice<T>) -> Result<Vec<T>> {
+    fn download(&self, v: &DeviceVector<T>) -> Result<Vec<T>> {
         self.gpu.download(v)
     }
     fn set_scalars(&mut self, values: &[(usize, f64)]) -> Result<()> {
@@ -236,13 +334,15 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
         self.gpu.stream().memcpy_htod(&self.initial, &mut self.s)?;
         Ok(())
     }
-    fn product(&self, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+    fn product(&self, x: &DeviceVector<T>, y: &mut DeviceVector<T>) -> Result<()> {
         self.a.spmv(x, y)
     }
     fn preconditioned(&self) -> bool {
         self.use_d != 0
     }
-    fn dots(&self, a: &CudaSlice<T>, b: &CudaSlice<T>, c: &CudaSlice<T>, op: Op) -> Result<()> {
+    fn dots(
+        &self, a: &DeviceVector<T>, b: &DeviceVector<T>, c: &DeviceVector<T>, op: Op,
+    ) -> Result<()> {
         let op = op as u32;
         unsafe {
             self.kernels.dots.launch(self.gpu, |l| {
@@ -257,7 +357,7 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
             })
         }
     }
-    fn cg_update(&self, vs: &mut CgVectors<CudaSlice<T>>) -> Result<()> {
+    fn cg_update(&self, vs: &mut CgVectors<DeviceVector<T>>) -> Result<()> {
         let CgVectors { x, r, z, p, q } = &*vs;
         unsafe {
             self.step(CG_UPDATE, Some(&(Op::CgRz as u32)), |l| {
@@ -265,7 +365,7 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
             })
         }
     }
-    fn cg_direction(&self, vs: &mut CgVectors<CudaSlice<T>>) -> Result<()> {
+    fn cg_direction(&self, vs: &mut CgVectors<DeviceVector<T>>) -> Result<()> {
         let (z, p) = vs.direction(self.use_d != 0);
         unsafe {
             self.step(CG_DIRECTION, None, |l| {
@@ -273,7 +373,7 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
             })
         }
     }
-    fn bi_direction(&self, vs: &mut BiVectors<CudaSlice<T>>) -> Result<()> {
+    fn bi_direction(&self, vs: &mut BiVectors<DeviceVector<T>>) -> Result<()> {
         let BiVectors { r, v, p, p_hat, .. } = &*vs;
         unsafe {
             self.step(BI_DIRECTION, None, |l| {
@@ -281,7 +381,7 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
             })
         }
     }
-    fn bi_s(&self, vs: &mut BiVectors<CudaSlice<T>>) -> Result<()> {
+    fn bi_s(&self, vs: &mut BiVectors<DeviceVector<T>>) -> Result<()> {
         let BiVectors { v, r, s_hat, .. } = &*vs;
         unsafe {
             self.step(BI_S, Some(&(Op::BiS as u32)), |l| {
@@ -289,7 +389,7 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
             })
         }
     }
-    fn bi_update(&self, vs: &mut BiVectors<CudaSlice<T>>) -> Result<()> {
+    fn bi_update(&self, vs: &mut BiVectors<DeviceVector<T>>) -> Result<()> {
         let ((p_used, s_hat, t, r_hat), (x, r)) = vs.update(self.use_d != 0);
         unsafe {
             self.step(BI_UPDATE, Some(&(Op::BiRho as u32)), |l| {
@@ -297,7 +397,7 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
             })
         }
     }
-    fn mr_alpha(&self, vs: &mut MrVectors<CudaSlice<T>>) -> Result<()> {
+    fn mr_alpha(&self, vs: &mut MrVectors<DeviceVector<T>>) -> Result<()> {
         let MrVectors { v, r1, q, .. } = &*vs;
         unsafe {
             self.step(MR_ALPHA, Some(&(Op::MrAlpha as u32)), |l| {
@@ -305,7 +405,7 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
             })
         }
     }
-    fn mr_beta(&self, vs: &mut MrVectors<CudaSlice<T>>) -> Result<()> {
+    fn mr_beta(&self, vs: &mut MrVectors<DeviceVector<T>>) -> Result<()> {
         let MrVectors { q, r1, r2, y, .. } = &*vs;
         unsafe {
             self.step(MR_BETA, Some(&(Op::MrBeta as u32)), |l| {
@@ -313,7 +413,7 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
             })
         }
     }
-    fn mr_update(&self, vs: &mut MrVectors<CudaSlice<T>>) -> Result<()> {
+    fn mr_update(&self, vs: &mut MrVectors<DeviceVector<T>>) -> Result<()> {
         let y = vs.y_used(self.use_d != 0);
         let MrVectors { v, w1, w2, x, .. } = &*vs;
         unsafe {
@@ -322,11 +422,11 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
             })
         }
     }
-    fn gm_basis(&mut self, vs: &GmVectors<CudaSlice<T>>) -> Result<()> {
+    fn gm_basis(&mut self, vs: &GmVectors<DeviceVector<T>>) -> Result<()> {
         self.table = Some(address_table(self.gpu, vs.basis.iter().map(|v| v.as_view()))?);
         Ok(())
     }
-    fn gm_dots(&self, _: &mut GmVectors<CudaSlice<T>>, j: usize) -> Result<()> {
+    fn gm_dots(&self, _: &mut GmVectors<DeviceVector<T>>, j: usize) -> Result<()> {
         let (table, j) = (self.table(), j as u32);
         unsafe {
             self.step(GM_DOTS, Some(&(Op::GmH1 as u32)), |l| {
@@ -334,7 +434,7 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
             })
         }
     }
-    fn gm_subtract(&self, vs: &mut GmVectors<CudaSlice<T>>, j: usize, norm: bool) -> Result<()> {
+    fn gm_subtract(&self, vs: &mut GmVectors<DeviceVector<T>>, j: usize, norm: bool) -> Result<()> {
         let (table, j) = (self.table(), j as u32);
         let (norm, op) = if norm { (1u32, Op::GmArnoldi) } else { (0, Op::GmH2) };
         unsafe {
@@ -343,7 +443,7 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
             })
         }
     }
-    fn gm_fused(&self, vs: &mut GmVectors<CudaSlice<T>>, j: usize) -> Result<bool> {
+    fn gm_fused(&self, vs: &mut GmVectors<DeviceVector<T>>, j: usize) -> Result<bool> {
         if blocks(self.n) != 1 {
             return Ok(false);
         }
@@ -355,7 +455,7 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
         }
         Ok(true)
     }
-    fn gm_update(&self, vs: &mut GmVectors<CudaSlice<T>>) -> Result<()> {
+    fn gm_update(&self, vs: &mut GmVectors<DeviceVector<T>>) -> Result<()> {
         let table = self.table();
         unsafe {
             self.step(GM_UPDATE, None, |l| {
@@ -363,7 +463,7 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
             })
         }
     }
-    fn gm_restart(&self, vs: &mut GmVectors<CudaSlice<T>>) -> Result<()> {
+    fn gm_restart(&self, vs: &mut GmVectors<DeviceVector<T>>) -> Result<()> {
         unsafe {
             self.step(GM_RESTART, Some(&(Op::GmRestart as u32)), |l| {
                 l.arg(&vs.b).arg(&vs.basis[0]).arg(&self.d).arg(&self.use_d).arg(&vs.z);
@@ -373,35 +473,22 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
     fn scalars(&self) -> Result<Vec<f64>> {
         self.gpu.download(&self.s)
     }
-    fn products(&self, xs: &[&CudaSlice<T>], ys: &mut [&mut CudaSlice<T>]) -> Result<()> {
-        let Some(BlockBuffers { x: bx, y: by }) = &self.block else {
-            return xs.iter().zip(ys).try_for_each(|(x, y)| self.product(x, y));
-        };
+    fn products(&self, xs: &[&DeviceVector<T>], ys: &mut [&mut DeviceVector<T>]) -> Result<()> {
         let (n, k) = (self.n, xs.len());
-        // The columns are copied in and out (2·n·k entries each way, a fraction of a product's
-        // traffic), so that each solve keeps vectors of its own for its kernels.
-        let mut bx = bx.borrow_mut();
-        for (j, x) in xs.iter().enumerate() {
-            with_sub_slice(&mut bx, j * n..(j + 1) * n, |to| {
-                self.gpu.stream().memcpy_dtod(*x, to)
-            })?;
+        let x = DeviceVector::block_of(xs.iter().copied(), n);
+        match (x, DeviceVector::block_of(ys.iter().map(|y| &**y), n)) {
+            // The lock step's p's and q's: their slabs are X and Y.
+            (Some(x), Some(mut y)) => {
+                self.a.apply_block(T::ONE, &x, T::ZERO, &mut y, Block::columns(k))
+            }
+            _ => xs.iter().zip(ys).try_for_each(|(x, y)| self.product(x, y)),
         }
-        let mut by = by.borrow_mut();
-        self.a.apply_block(T::ONE, &bx, T::ZERO, &mut by, Block::columns(k))?;
-        for (j, y) in ys.iter_mut().enumerate() {
-            with_sub_slice_ref(&by, j * n..(j + 1) * n, |from| {
-                self.gpu.stream().memcpy_dtod(from, *y)
-            })?;
-        }
-        Ok(())
     }
     fn reserve_products(&mut self, k: usize) -> Result<()> {
-        let (bx, mut by) = (self.gpu.alloc(self.n * k)?, self.gpu.alloc(self.n * k)?);
+        let (x, mut y) = (self.gpu.alloc(self.n * k)?, self.gpu.alloc(self.n * k)?);
         // One block product now: its first call may build a copy or load a module, which a
         // graph capture cannot hold.
-        self.a.apply_block(T::ONE, &bx, T::ZERO, &mut by, Block::columns(k))?;
-        self.block = Some(BlockBuffers { x: RefCell::new(bx), y: RefCell::new(by) });
-        Ok(())
+        self.a.apply_block(T::ONE, &x, T::ZERO, &mut y, Block::columns(k))
     }
     fn run_until(
         &self, iteration: &mut dyn FnMut() -> Result<()>, pace: Pace,

@@ -148,8 +148,7 @@ pub fn solve_block_tols<T: Scalar, A: Solvable<T> + ?Sized>(
         Backing::Gpu(d)
             if jobs.len() > 1 && super::krylov_gpu::lockstep_keeps_bits(d, jobs.len()) =>
         {
-            let engine = |job| super::krylov_gpu::engine(d, job);
-            run_lockstep(jobs.iter().map(engine).collect::<Result<_>>()?, &jobs)?
+            run_lockstep(super::krylov_gpu::lockstep_engines(d, &jobs)?, &jobs)?
         }
         _ => jobs
             .into_iter()
