@@ -61,9 +61,8 @@ struct GpuEngine<'a, T: Scalar> {
     kernels: StepKernels,
     /// GMRES: the device addresses of the basis' vectors (krylov.cu's `V`).
     table: Option<CudaSlice<u64>>,
-    /// In lock step: the slabs shared with the other columns' engines, this engine's column,
-    /// and how many vectors it has asked for.
-    lockstep: Option<(Rc<Slabs<T>>, usize, Cell<usize>)>,
+    /// In lock step: where this engine's vectors come from.
+    lockstep: Option<SlabColumn<T>>,
 }
 
 /// A solve's vector of n entries on the GPU: column `column` of a slab (n·k entries,
@@ -136,6 +135,14 @@ impl<T: DeviceRepr> Drop for DeviceVector<T> {
 pub(crate) struct Slabs<T> {
     k: usize,
     made: RefCell<Vec<Arc<CudaSlice<T>>>>,
+}
+
+/// One lock-step engine's share of the [`Slabs`]: its column, and how many vectors it has
+/// asked for (the next one's slab).
+struct SlabColumn<T> {
+    slabs: Rc<Slabs<T>>,
+    column: usize,
+    asked: Cell<usize>,
 }
 
 /// The step kernels, each an index into [`StepKernels::steps`]: step `NAME` is krylov.cu's
@@ -253,12 +260,14 @@ pub(crate) fn lockstep_engines<'a, T: Scalar>(
     a: &'a DeviceMatrix<T>, jobs: &[Job<'a, T>],
 ) -> Result<Vec<impl Engine<T> + 'a>> {
     let slabs = Rc::new(Slabs { k: jobs.len(), made: RefCell::new(Vec::new()) });
-    let each = jobs.iter().enumerate();
-    each.map(|(j, job)| new_engine(a, job, Some((slabs.clone(), j, Cell::new(0))))).collect()
+    let column = |column| SlabColumn { slabs: slabs.clone(), column, asked: Cell::new(0) };
+    jobs.iter().enumerate().map(|(j, job)| new_engine(a, job, Some(column(j)))).collect()
 }
 
+/// One GPU's engine for `a` and the job, its vectors its own or (`lockstep`) a column of
+/// shared slabs.
 fn new_engine<'a, T: Scalar>(
-    a: &'a DeviceMatrix<T>, job: &Job<'a, T>, lockstep: Option<(Rc<Slabs<T>>, usize, Cell<usize>)>,
+    a: &'a DeviceMatrix<T>, job: &Job<'a, T>, lockstep: Option<SlabColumn<T>>,
 ) -> Result<GpuEngine<'a, T>> {
     let Job { method, b, m_inv, settings, bnorm, .. } = *job;
     let n = b.len();
@@ -302,7 +311,7 @@ impl<T: Scalar> Engine<T> for GpuEngine<'_, T> {
     fn vector(&self, init: Option<&[T]>) -> Result<DeviceVector<T>> {
         let n = self.n;
         let mut v = match &self.lockstep {
-            Some((slabs, column, asked)) => {
+            Some(SlabColumn { slabs, column, asked }) => {
                 let i = asked.replace(asked.get() + 1);
                 let mut made = slabs.made.borrow_mut();
                 if made.len() == i {
