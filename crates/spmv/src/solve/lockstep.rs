@@ -2,8 +2,9 @@
 //! its own engine (its scalars, vectors and stop), their products one block product A·X per
 //! step ([`Engine::products`]: a format's block kernel reads the matrix once per block of
 //! columns; on a GPU each engine's vectors are its column of slabs the k engines share, so the
-//! columns of a product are already one n × k block, `krylov_gpu::lockstep_engines`). [`Lockstep`] is itself an [`Engine`] whose vectors are the columns' vectors, so
-//! the iterations of [`super::methods`] run on it unchanged; each column's steps are its own
+//! columns of a product are already one n × k block, `krylov_gpu::lockstep_engines`).
+//! [`Lockstep`] is itself an [`Engine`] whose vectors are the columns' vectors, so the
+//! iterations of [`super::methods`] run on it unchanged; each column's steps are its own
 //! engine's, so where the block product gives each column the single product's bits (every
 //! native block kernel, and CSR on the host) column j has the bits of the single solve of
 //! b_j. A column that has stopped keeps its x (its steps do nothing) while the others go on;
