@@ -895,6 +895,21 @@ mod tests {
         crate::io::gen::generate(&format!("poisson2d:n={n}")).unwrap()
     }
 
+    /// A request of one solve with the default settings.
+    fn request(
+        method: MethodChoice, precond: Preconditioner, spec: &str, precision: Precision,
+    ) -> Request {
+        Request {
+            method,
+            precond,
+            choice: Choice::parse(spec).unwrap(),
+            precision,
+            settings: KrylovSettings::default(),
+            repeat: 1,
+            measure_parts: false,
+        }
+    }
+
     #[test]
     fn a_cpu_solve_reports_and_returns_x() {
         let a = laplacian(8);
@@ -903,13 +918,10 @@ mod tests {
             [(Precision::F64, Preconditioner::None), (Precision::F32, Preconditioner::Jacobi)]
         {
             let request = Request {
-                method: MethodChoice::Given(Method::Cg),
-                precond,
-                choice: Choice::parse("csr-scalar").unwrap(),
-                precision,
                 settings: KrylovSettings { tol: 1e-5, ..KrylovSettings::default() },
                 repeat: 2,
                 measure_parts: true,
+                ..request(MethodChoice::Given(Method::Cg), precond, "csr-scalar", precision)
             };
             let run = run("p", &a, &b, &request, &Target::One(Backend::Cpu)).unwrap();
             assert!(run.report.converged(), "{}", run.report.summary());
@@ -925,15 +937,8 @@ mod tests {
         let a = laplacian(8);
         let n = a.nrows();
         let b: Vec<f64> = (0..3 * n).map(|i| 1.0 + (i % 5) as f64).collect();
-        let request = Request {
-            method: MethodChoice::Auto,
-            precond: Preconditioner::Jacobi,
-            choice: Choice::parse("csr-vector").unwrap(),
-            precision: Precision::F64,
-            settings: KrylovSettings::default(),
-            repeat: 1,
-            measure_parts: false,
-        };
+        let request =
+            request(MethodChoice::Auto, Preconditioner::Jacobi, "csr-vector", Precision::F64);
         let cpu = Target::One(Backend::Cpu);
         let all = run_block("p", &a, &b, 3, &request, &cpu).unwrap();
         let columns = all.report.columns.as_ref().unwrap();
@@ -953,15 +958,12 @@ mod tests {
     #[test]
     fn bad_requests_are_refused() {
         let a = laplacian(4);
-        let request = Request {
-            method: MethodChoice::Given(Method::Cg),
-            precond: Preconditioner::None,
-            choice: Choice::parse("csr-scalar").unwrap(),
-            precision: Precision::F16,
-            settings: KrylovSettings::default(),
-            repeat: 1,
-            measure_parts: false,
-        };
+        let request = request(
+            MethodChoice::Given(Method::Cg),
+            Preconditioner::None,
+            "csr-scalar",
+            Precision::F16,
+        );
         let cpu = Target::One(Backend::Cpu);
         let e = run("p", &a, &vec![1.0; a.nrows()], &request, &cpu).err().unwrap();
         assert!(e.to_string().contains("f16"), "{e}");
