@@ -88,12 +88,17 @@ pub enum BlockKernel {
     /// None: a copy's block product or one product per column.
     None,
     /// Tiles of columns, each entry of the matrix read once and multiplied by a row of the
-    /// tile (CSR, SELL-C-σ, DIA, HDC; cuSPARSE's SpMM).
+    /// tile (SELL-C-σ, DIA, HDC; cuSPARSE's SpMM).
     Tiles,
+    /// Tiles as above, and for row-major blocks of 8 or more vectors lanes kernels whose
+    /// every lane walks a whole row, one entry after another (CSR): the longest row can set
+    /// the time, so unbalanced rows go to cuSPARSE's SpMM there ([`block_rule`]).
+    RowLanes,
     /// Each column of a tile through the single product's own steps, the matrix read once per
     /// tile (DASP, merge-path CSR): measured (H100, `spmv bench --rhs 4,8,16,32`, the default
     /// set) 1.1–3.4× slower than a CSR copy's tiles on balanced rows at every k, and no faster
-    /// than k single products there, so those go to the copy; on power-law rows they stay.
+    /// than k single products there, so those go to the copy; on power-law rows they stay up
+    /// to 31 vectors ([`SPMM_OVER_OWN_FROM_K`]).
     PerColumn,
 }
 
@@ -118,6 +123,84 @@ const SPMM_COPY: usize = 1;
 /// Columns of X a tile kernel takes per pass (common.cuh's BLOCK_TILE); row-major blocks run
 /// lanes kernels where a format's [`LanesRule`] says so.
 pub(crate) const BLOCK_TILE: usize = 8;
+
+/// What [`block_rule`] looks at: the rows of the matrix as given, and the bytes of a product.
+#[derive(Clone, Copy, Debug)]
+struct RowShape {
+    nrows: usize,
+    nnz: usize,
+    /// Entries of the longest row.
+    longest: usize,
+    /// Device bytes of a CSR copy (full values, 32-bit columns).
+    csr_bytes: usize,
+    /// Bytes one product of the format reads.
+    format_bytes: usize,
+}
+
+impl RowShape {
+    /// Rows no longer than this are short enough for the tile kernels whatever the mean.
+    const SHORT_ROWS: usize = 2048;
+
+    /// Whether a kernel that gives each row to one thread group does well enough: the
+    /// longest row at most 32 times the mean + 256, or below 8 vectors (the tile kernels,
+    /// which split a row over lanes) at most [`RowShape::SHORT_ROWS`] entries.
+    fn balanced(&self, k: usize) -> bool {
+        self.longest <= 32 * self.nnz.div_ceil(self.nrows.max(1)) + 256
+            || (k < BLOCK_TILE && self.longest <= Self::SHORT_ROWS)
+    }
+}
+
+/// From this many vectors cuSPARSE's SpMM serves unbalanced rows better than DASP's and
+/// merge-path CSR's own block kernels, which read the matrix once per 8 columns: H100, `spmv
+/// bench --rhs 16,32` (`lab/results/products-default-h100-29f1c45.json.gz`), per-launch µs
+/// DASP / SpMM at k = 16 and 32: `kron:scale=20` 2551 / 1948 and 5109 / 2306, `powerlaw`
+/// 1625 / 1853 and 3264 / 2524, `longrows` 977 / 1423 and 1964 / 2220.
+const SPMM_OVER_OWN_FROM_K: usize = 32;
+
+/// [`DeviceMatrix::apply_block`]'s rule for `k ≥ 2` vectors (a matrix in its given row order):
+/// whether the format's own block kernel (`kernel`) serves `block`, and the copy of
+/// [`BLOCK_COPIES`] that serves it otherwise, if one does (`spmm`: cuSPARSE's SpMM runs in
+/// this precision). Measured (H200, `spmv bench --rhs`): CSR's kernels of 8 or more vectors
+/// give a row to one thread group, so on power-law rows (`kron:scale=20`, `powerlaw`,
+/// `longrows`, `wiki-Vote`) a CSR copy was 10–20× slower than k products, and cuSPARSE's SpMM
+/// 2–4× faster than them from k = 16 (near them at k = 8, slower at k = 4). Up to 8 vectors
+/// the CSR tile kernel splits a row over lanes as csr-vector does, and rows of up to
+/// [`RowShape::SHORT_ROWS`] entries cost it little (`wiki-Vote`, k = 4, from Python: the copy
+/// 2.7× faster than k products of HYB). Each product also costs about `LAUNCH_BYTES` beyond
+/// its bytes, which is what decides on small matrices (`bcsstk33`, `nasa2910`, k = 4: the copy
+/// 2.5–2.8× faster than k products of CSR with coded values and columns, which read 4–5×
+/// fewer bytes). So CSR's own row-major kernels of 8 or more vectors leave unbalanced rows to
+/// cuSPARSE's SpMM too (H100, `csr-vector`, µs at k = 8 / 16 / 32: `kron:scale=20` 13,188 /
+/// 18,763 / 19,371 against SpMM's 1,868 / 1,948 / 2,306; `powerlaw` 49,993 / 73,138 / 73,266
+/// against 1,659 / 1,853 / 2,524), and DASP and merge-path CSR from [`SPMM_OVER_OWN_FROM_K`].
+fn block_rule(kernel: BlockKernel, s: RowShape, block: Block, spmm: bool) -> (bool, Option<usize>) {
+    /// A launch and its ramp in bytes streamed meanwhile (about 5 µs at 4 TB/s).
+    const LAUNCH_BYTES: u128 = 20 << 20;
+    let copy = if !s.balanced(block.k) {
+        (spmm && block.k >= BLOCK_TILE).then_some(SPMM_COPY)
+    } else {
+        let per_pass = match block.layout {
+            Layout::RowMajor if block.k > 2 * BLOCK_TILE => 32,
+            Layout::RowMajor if block.k > BLOCK_TILE => 16,
+            _ => BLOCK_TILE,
+        };
+        let passes = block.k.div_ceil(per_pass) as u128;
+        let products = block.k as u128;
+        let (csr, format) = (s.csr_bytes as u128, s.format_bytes as u128);
+        (passes * (csr + LAUNCH_BYTES) < products * (format + LAUNCH_BYTES)).then_some(CSR_COPY)
+    };
+    let own = match kernel {
+        BlockKernel::None => false,
+        BlockKernel::Tiles => true,
+        BlockKernel::RowLanes => copy != Some(SPMM_COPY) || block.layout == Layout::ColMajor,
+        BlockKernel::PerColumn => match copy {
+            Some(CSR_COPY) => false,
+            Some(_) => block.k < SPMM_OVER_OWN_FROM_K,
+            None => true,
+        },
+    };
+    (own, copy)
+}
 
 /// Bytes of a row of X a wide lanes kernel's lane reads (common.cuh's WIDE_COLUMNS).
 const WIDE_BYTES: usize = 32;
@@ -733,10 +816,11 @@ impl<T: Scalar> DeviceMatrix<T> {
     ///    8 columns in either layout, a group of 16 or 32 lanes per row over consecutive
     ///    columns for row-major blocks of more than 8 — [`BlockKernels`]; DASP and merge-path
     ///    CSR: their kernels written once for both products (common.cuh's `BlockColumns`),
-    ///    one launch per 8 columns, each column through the single product's steps, except
-    ///    where rule 2 takes a CSR copy, [`BlockKernel::PerColumn`]; cuSPARSE's SpMM):
-    ///    column j has the bits of the format's single product A·x_j (CSR-scalar's for CSR's
-    ///    lanes kernels);
+    ///    one launch per 8 columns, each column through the single product's steps; cuSPARSE's
+    ///    SpMM): column j has the bits of the format's single product A·x_j (CSR-scalar's for
+    ///    CSR's lanes kernels); except where rule 2's copy serves better ([`block_rule`]):
+    ///    DASP's and merge-path CSR's balanced rows, and on unbalanced rows CSR's row-major
+    ///    blocks of 8 or more vectors and DASP's and merge-path CSR's blocks of 32 or more;
     /// 2. a copy's block product, built on first use ([`DeviceMatrix::block_copy_bytes`]):
     ///    for k ≥ 2 where the matrix's rows are balanced (the longest at most 32 times the
     ///    mean + 256, or below 8 vectors at most 2048 entries) and a CSR copy costs less than
@@ -805,56 +889,21 @@ impl<T: Scalar> DeviceMatrix<T> {
     }
 
     /// Whether the format's own block kernel comes first for `block`, and the copy whose
-    /// block product serves it otherwise, if one does.
+    /// block product serves it otherwise, if one does ([`block_rule`]).
     fn block_route(&self, block: Block) -> (bool, Option<usize>) {
         let kernel = self.product.lock().unwrap_or_else(|p| p.into_inner()).format.block_kernel();
-        let copy = self.block_copy_choice(block);
-        let own = match kernel {
-            BlockKernel::None => false,
-            BlockKernel::Tiles => true,
-            BlockKernel::PerColumn => copy != Some(CSR_COPY),
-        };
-        (own, copy)
-    }
-
-    /// The copy (its index in [`BLOCK_COPIES`]) whose block product serves `block` better
-    /// than k products of the format, if one does (`apply_block`'s rule 2); it may differ
-    /// with k, so each has its own copy. Measured (H200, `spmv bench --rhs`): the CSR kernels
-    /// of more than 8 vectors give a row to one thread group, so on power-law rows
-    /// (`kron:scale=20`, `powerlaw`, `longrows`, `wiki-Vote`) a CSR copy was 10–20×
-    /// slower than k products, and cuSPARSE's SpMM 2–4× faster than them from k = 16 (near
-    /// them at k = 8, slower at k = 4). Up to 8 vectors the CSR tile kernel splits a row over
-    /// lanes as csr-vector does, and rows of up to `SHORT_ROWS` entries cost it little
-    /// (`wiki-Vote`, k = 4, from Python: the copy 2.7× faster than k products of HYB). Each
-    /// product also costs about `LAUNCH_BYTES` beyond its bytes, which is what decides on
-    /// small matrices (`bcsstk33`, `nasa2910`, k = 4: the copy 2.5–2.8× faster than k
-    /// products of CSR with coded values and columns, which read 4–5× fewer bytes).
-    fn block_copy_choice(&self, block: Block) -> Option<usize> {
-        /// Rows no longer than this are short enough for the tile kernels whatever the mean.
-        const SHORT_ROWS: usize = 2048;
-        /// A launch and its ramp in bytes streamed meanwhile (about 5 µs at 4 TB/s).
-        const LAUNCH_BYTES: u128 = 20 << 20;
         if block.k < 2 || self.source_permuted {
-            return None;
+            return (kernel != BlockKernel::None, None);
         }
         let a = &self.source;
-        let longest = *self.longest_row.get_or_init(|| a.max_row_len());
-        let balanced = longest <= 32 * a.nnz().div_ceil(a.nrows().max(1)) + 256
-            || (block.k < BLOCK_TILE && longest <= SHORT_ROWS);
-        if !balanced {
-            let spmm = block.k >= BLOCK_TILE && T::PRECISION != crate::matrix::Precision::F16;
-            return spmm.then_some(SPMM_COPY);
-        }
-        let csr = super::csr::device_bytes(a) as u128;
-        let per_pass = match block.layout {
-            Layout::RowMajor if block.k > 2 * BLOCK_TILE => 32,
-            Layout::RowMajor if block.k > BLOCK_TILE => 16,
-            _ => BLOCK_TILE,
+        let shape = RowShape {
+            nrows: a.nrows(),
+            nnz: a.nnz(),
+            longest: *self.longest_row.get_or_init(|| a.max_row_len()),
+            csr_bytes: super::csr::device_bytes(a),
+            format_bytes: self.bytes_read,
         };
-        let passes = block.k.div_ceil(per_pass) as u128;
-        let products = block.k as u128;
-        (passes * (csr + LAUNCH_BYTES) < products * (self.bytes_read as u128 + LAUNCH_BYTES))
-            .then_some(CSR_COPY)
+        block_rule(kernel, shape, block, T::PRECISION != crate::matrix::Precision::F16)
     }
 
     /// Block products' copy `i` of [`BLOCK_COPIES`], built and uploaded on its first call.
@@ -977,3 +1026,87 @@ crate::operator::by_inherent_methods!(DeviceMatrix, CudaSlice<T>, |d: &DeviceMat
     d.nrows(),
     d.ncols()
 ));
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 10^6 rows of about 16 entries; the longest row as given.
+    fn rows(longest: usize) -> RowShape {
+        let bytes = 12 * 16_000_000;
+        RowShape {
+            nrows: 1_000_000,
+            nnz: 16_000_000,
+            longest,
+            csr_bytes: bytes,
+            format_bytes: bytes,
+        }
+    }
+
+    fn row_major(k: usize) -> Block {
+        Block { k, layout: Layout::RowMajor }
+    }
+
+    #[test]
+    fn balanced_rows_take_a_csr_copy_where_k_products_cost_more() {
+        let (balanced, f64) = (rows(40), true);
+        for k in [2, 4, 8, 16, 32] {
+            assert_eq!(
+                block_rule(BlockKernel::None, balanced, row_major(k), f64),
+                (false, Some(CSR_COPY))
+            );
+            assert_eq!(
+                block_rule(BlockKernel::PerColumn, balanced, row_major(k), f64),
+                (false, Some(CSR_COPY))
+            );
+            assert!(block_rule(BlockKernel::RowLanes, balanced, row_major(k), f64).0);
+            assert!(block_rule(BlockKernel::Tiles, balanced, Block::columns(k), f64).0);
+        }
+        // A format that reads 8 times fewer bytes keeps its k products at k = 2.
+        let small = RowShape { format_bytes: 12 * 2_000_000, ..balanced };
+        assert_eq!(block_rule(BlockKernel::None, small, row_major(2), f64), (false, None));
+    }
+
+    #[test]
+    fn unbalanced_rows_go_to_cusparse_spmm_where_a_row_would_hold_up_a_thread_group() {
+        let unbalanced = rows(100_000);
+        let rule = |kernel, block, spmm| block_rule(kernel, unbalanced, block, spmm);
+        // Below 8 vectors: no copy; the formats' own kernels, else one product per column.
+        assert_eq!(rule(BlockKernel::None, row_major(4), true), (false, None));
+        assert_eq!(rule(BlockKernel::PerColumn, row_major(4), true), (true, None));
+        assert_eq!(rule(BlockKernel::RowLanes, row_major(4), true), (true, None));
+        for k in [8, 16, 32] {
+            assert_eq!(rule(BlockKernel::None, row_major(k), true), (false, Some(SPMM_COPY)));
+            // CSR's lanes kernels give the longest row to one group; its column-major tiles
+            // split rows over lanes as its single product does.
+            assert_eq!(rule(BlockKernel::RowLanes, row_major(k), true), (false, Some(SPMM_COPY)));
+            assert_eq!(
+                rule(BlockKernel::RowLanes, Block::columns(k), true),
+                (true, Some(SPMM_COPY))
+            );
+            let dasp_own = k < SPMM_OVER_OWN_FROM_K;
+            assert_eq!(
+                rule(BlockKernel::PerColumn, row_major(k), true),
+                (dasp_own, Some(SPMM_COPY))
+            );
+            assert_eq!(rule(BlockKernel::Tiles, row_major(k), true), (true, Some(SPMM_COPY)));
+            // No SpMM in f16: the format's own kernels, else one product per column.
+            assert_eq!(rule(BlockKernel::RowLanes, row_major(k), false), (true, None));
+            assert_eq!(rule(BlockKernel::PerColumn, row_major(k), false), (true, None));
+            assert_eq!(rule(BlockKernel::None, row_major(k), false), (false, None));
+        }
+    }
+
+    #[test]
+    fn rows_up_to_2048_entries_count_as_balanced_below_8_vectors() {
+        let (shape, f64) = (rows(2048), true);
+        assert_eq!(
+            block_rule(BlockKernel::None, shape, row_major(4), f64),
+            (false, Some(CSR_COPY))
+        );
+        assert_eq!(
+            block_rule(BlockKernel::None, shape, row_major(8), f64),
+            (false, Some(SPMM_COPY))
+        );
+    }
+}

@@ -273,8 +273,10 @@ fn gpu_distributed_transposes_and_multiplies_blocks() {
 /// values and with most rows long, merge-path CSR with its default and smallest tiles and
 /// 64-bit offsets) — CSR-scalar's for CSR's row-major
 /// blocks of 8 or more, whose lanes kernels sum each row in order; DASP and merge-csr on
-/// balanced rows go to a csr-vector copy (`BlockPath::Copy`), whose bits those columns have,
-/// and each format's own kernels must run on some case and k ≥ 2 (kron's rows) — f64, f32 and f16, on
+/// balanced rows go to a csr-vector copy (`BlockPath::Copy`), whose bits those columns have;
+/// unbalanced rows from k = 8 (CSR's row-major blocks, and DASP's and merge-csr's from 32) to
+/// cuSPARSE's SpMM, whose columns the oracle checks; and each format's own kernels must run on
+/// some case and k ≥ 2 (kron's rows) — f64, f32 and f16, on
 /// the edge cases and shared matrices; the output is poisoned where β = 0. (CSR over coded values
 /// has no block kernel: a csr-vector copy's, whose f16 sums meet α and β unrounded where the
 /// coded single product rounds A·x to f16 first, or one product per column; checked against
@@ -353,6 +355,21 @@ fn gpu_block_kernels_give_each_columns_single_product_bits() {
                                 }
                                 BlockPath::Copy("csr-vector") if lanes => &scalar,
                                 BlockPath::Copy("csr-vector") => &vector,
+                                BlockPath::Copy("cusparse-alg1") => {
+                                    // SpMM sums in its own order: the oracle checks it.
+                                    for j in 0..k {
+                                        let oracle = Oracle::new(&a, &column(&xb, n, k, j, layout));
+                                        let (yj, y0j) = (
+                                            column(&y, m, k, j, layout),
+                                            column(&start, m, k, j, layout),
+                                        );
+                                        let check = oracle.check_scaled(alpha, beta, &y0j, &yj);
+                                        if !check.passed() {
+                                            bad.push(format!("{name} / {spec} / k = {k} {layout:?}: SpMM column {j}: {check:?}"));
+                                        }
+                                    }
+                                    continue;
+                                }
                                 path => {
                                     bad.push(format!("{name} / {spec} / k = {k}: {path:?}"));
                                     continue;

@@ -152,7 +152,7 @@ impl<T: Scalar> DeviceFormat<T> for DeviceCsr<T> {
     }
     fn block_kernel(&self) -> BlockKernel {
         if self.block.is_some() {
-            BlockKernel::Tiles
+            BlockKernel::RowLanes
         } else {
             BlockKernel::None
         }
