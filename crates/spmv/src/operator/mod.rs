@@ -174,26 +174,64 @@ pub(crate) fn check_transpose((nrows, ncols): (usize, usize), x: usize, y: usize
     Ok(())
 }
 
+/// Rows per tile of the transposes between layouts: a tile's `TILE_ROWS · k` values of a
+/// row-major block are read once and stay in cache while its piece of each of the k columns
+/// is written, and the tiles run on rayon's threads. Column by column over the whole block
+/// read (or wrote) each row-major value in a cache line of its own, k passes over the block:
+/// 10^6 rows, k = 16, 191 ms one way and 170 ms back on this project's 2-core VM; tiled,
+/// [`host_block`]'s row-major product through them (an identity product) 470–515 → 245–265
+/// ms, most of the rest the first touch of the fresh copies' pages.
+const TILE_ROWS: usize = 1024;
+
 /// `k` vectors of length `n` in `layout`, as column-major (a copy for row-major).
-pub(crate) fn to_columns<T: Copy>(data: &[T], n: usize, k: usize, layout: Layout) -> Vec<T> {
-    match layout {
-        Layout::ColMajor => data.to_vec(),
-        Layout::RowMajor => (0..k).flat_map(|j| (0..n).map(move |i| data[i * k + j])).collect(),
+pub(crate) fn to_columns<T: Copy + Send + Sync>(
+    data: &[T], n: usize, k: usize, layout: Layout,
+) -> Vec<T> {
+    use rayon::prelude::*;
+    assert_eq!(data.len(), n * k, "to_columns: the caller checks the block's shape");
+    if layout == Layout::ColMajor || data.is_empty() {
+        return data.to_vec();
     }
+    let mut cols = Vec::with_capacity(n * k);
+    // Each tile of rows owns its piece of every column.
+    let tiles = n.div_ceil(TILE_ROWS);
+    let mut pieces: Vec<Vec<_>> = (0..tiles).map(|_| Vec::with_capacity(k)).collect();
+    for column in cols.spare_capacity_mut()[..n * k].chunks_mut(n) {
+        for (tile, piece) in pieces.iter_mut().zip(column.chunks_mut(TILE_ROWS)) {
+            tile.push(piece);
+        }
+    }
+    pieces.into_par_iter().zip(data.par_chunks(TILE_ROWS * k)).for_each(|(tile, rows)| {
+        for (j, piece) in tile.into_iter().enumerate() {
+            for (i, value) in piece.iter_mut().enumerate() {
+                value.write(rows[i * k + j]);
+            }
+        }
+    });
+    // SAFETY: data holds n·k values (asserted; n, k ≥ 1 as it is not empty), so the k columns of n
+    // cut into tiles of TILE_ROWS pair with data's tiles of TILE_ROWS rows one to one, a
+    // piece as long as its tile's rows: every slot of 0..n·k was written above.
+    unsafe { cols.set_len(n * k) };
+    cols
 }
 
 /// Column-major `cols` (k vectors of length n) written into `out` in `layout`.
-pub(crate) fn from_columns<T: Copy>(cols: &[T], n: usize, k: usize, layout: Layout, out: &mut [T]) {
-    match layout {
-        Layout::ColMajor => out.copy_from_slice(cols),
-        Layout::RowMajor => {
-            for j in 0..k {
-                for i in 0..n {
-                    out[i * k + j] = cols[j * n + i];
-                }
+pub(crate) fn from_columns<T: Copy + Send + Sync>(
+    cols: &[T], n: usize, k: usize, layout: Layout, out: &mut [T],
+) {
+    use rayon::prelude::*;
+    if layout == Layout::ColMajor || out.is_empty() {
+        return out.copy_from_slice(cols);
+    }
+    out.par_chunks_mut(TILE_ROWS * k).enumerate().for_each(|(tile, rows)| {
+        let first = tile * TILE_ROWS;
+        for j in 0..k {
+            let piece = &cols[j * n + first..j * n + first + rows.len() / k];
+            for (i, &value) in piece.iter().enumerate() {
+                rows[i * k + j] = value;
             }
         }
-    }
+    });
 }
 
 /// `Y = α·op(A)·X + β·Y` on the host, one column at a time with `apply`, the single-vector
