@@ -208,9 +208,9 @@ pub(crate) fn to_columns<T: Copy + Send + Sync>(
             }
         }
     });
-    // SAFETY: data holds n·k values (asserted; n, k ≥ 1 as it is not empty), so the k columns of n
-    // cut into tiles of TILE_ROWS pair with data's tiles of TILE_ROWS rows one to one, a
-    // piece as long as its tile's rows: every slot of 0..n·k was written above.
+    // SAFETY: data holds n·k values (asserted; n, k ≥ 1 as it is not empty), so the k
+    // columns of n cut into tiles of TILE_ROWS pair with data's tiles of TILE_ROWS rows one
+    // to one, a piece as long as its tile's rows: every slot of 0..n·k was written above.
     unsafe { cols.set_len(n * k) };
     cols
 }
