@@ -983,9 +983,17 @@ def _solve_block(method: str, op: Operator, bh: Any, origin: str | None, b: Any,
         x0s = _host_array(_to_host(x0)[0], "x0", op.dtype)
         if x0s.shape != bs.shape:
             raise ValueError(f"x0 has shape {x0s.shape}, b has {bs.shape}")
-    systems = [args.system(op.apply, bs[:, j], None if x0s is None else x0s[:, j], op.dtype) for j in range(k)]
-    # Column j of the solvers' blocks is row j of a C-ordered (k, n) array, passed flat.
-    rhs = np.ascontiguousarray(np.stack([system[0] for system in systems]))
+    # Column j of the solvers' blocks is row j of a C-ordered (k, n) array, passed flat: one
+    # transposing copy of b (k strided column copies and a stack: 297-416 ms against 107-257
+    # for b of 10^6 x 16 on the 2-core VM).
+    bt = np.ascontiguousarray(bs.T)
+    rows = list(bt)
+    x0t = None if x0s is None else np.ascontiguousarray(x0s.T)
+    systems = [args.system(op.apply, rows[j], None if x0t is None else x0t[j], op.dtype) for j in range(k)]
+    if all(system[0] is rows[j] for j, system in enumerate(systems)):
+        rhs = bt  # no x0 moved a right-hand side
+    else:
+        rhs = np.ascontiguousarray(np.stack([system[0] for system in systems]))
     xt = np.empty((k, n), dtype=op.dtype)
     request = args.request(method, args.rtol)
     figures = _spmv.solve_block(op._raw, rhs.reshape(-1), xt.reshape(-1), request, [t[1] for t in systems])
