@@ -37,6 +37,22 @@ fn bits<T: Scalar>(v: &[T]) -> Vec<u64> {
     v.iter().map(|v| v.to_f64().to_bits()).collect()
 }
 
+/// The columns of a block product `y = α·A·X + β·y0` (X = `xb`, both in `block`'s layout) that
+/// the oracle rejects, each as "column j: the check".
+fn oracle_rejects<T: Scalar>(
+    a: &Csr<T>, xb: &[T], (alpha, beta): (T, T), y0: &[T], y: &[T], block: Block,
+) -> Vec<String> {
+    let (m, n, Block { k, layout }) = (a.nrows(), a.ncols(), block);
+    (0..k)
+        .filter_map(|j| {
+            let oracle = Oracle::new(a, &column(xb, n, k, j, layout));
+            let (yj, y0j) = (column(y, m, k, j, layout), column(y0, m, k, j, layout));
+            let check = oracle.check_scaled(alpha, beta, &y0j, &yj);
+            (!check.passed()).then(|| format!("column {j}: {check:?}"))
+        })
+        .collect()
+}
+
 /// Aᵀ·x and the block products of `op` (on host vectors) checked against the oracle.
 pub fn check_products<T: Scalar, Op: LinearOperator<T, Vector = [T]> + ?Sized>(
     label: &str, a: &Csr<T>, op: &Op,
@@ -69,15 +85,11 @@ pub fn check_products<T: Scalar, Op: LinearOperator<T, Vector = [T]> + ?Sized>(
                     bad.push(format!("{label}: A·X (k = {k}, {layout:?}) failed: {e}"));
                     continue;
                 }
-                for j in 0..k {
-                    let oracle = Oracle::new(a, &column(&xb, n, k, j, layout));
-                    let (yj, y0j) = (column(&y, m, k, j, layout), column(&y0b, m, k, j, layout));
-                    let check = oracle.check_scaled(alpha, beta, &y0j, &yj);
-                    if !check.passed() {
-                        bad.push(format!(
-                            "{label}: A·X (k = {k}, {layout:?}, column {j}, α = {alpha}, β = {beta}): {check:?}"
-                        ));
-                    }
+                let block = Block { k, layout };
+                for reject in oracle_rejects(a, &xb, (alpha, beta), &y0b, &y, block) {
+                    bad.push(format!(
+                        "{label}: A·X (k = {k}, {layout:?}, α = {alpha}, β = {beta}), {reject}"
+                    ));
                 }
             }
         }
@@ -357,16 +369,11 @@ fn gpu_block_kernels_give_each_columns_single_product_bits() {
                                 BlockPath::Copy("csr-vector") => &vector,
                                 BlockPath::Copy("cusparse-alg1") => {
                                     // SpMM sums in its own order: the oracle checks it.
-                                    for j in 0..k {
-                                        let oracle = Oracle::new(&a, &column(&xb, n, k, j, layout));
-                                        let (yj, y0j) = (
-                                            column(&y, m, k, j, layout),
-                                            column(&start, m, k, j, layout),
-                                        );
-                                        let check = oracle.check_scaled(alpha, beta, &y0j, &yj);
-                                        if !check.passed() {
-                                            bad.push(format!("{name} / {spec} / k = {k} {layout:?}: SpMM column {j}: {check:?}"));
-                                        }
+                                    let ab = (alpha, beta);
+                                    for reject in oracle_rejects(&a, &xb, ab, &start, &y, block) {
+                                        bad.push(format!(
+                                            "{name} / {spec} / k = {k} {layout:?}: SpMM {reject}"
+                                        ));
                                     }
                                     continue;
                                 }
@@ -462,18 +469,9 @@ fn gpu_block_kernels_take_unaligned_blocks() {
                     if d.block_path(block) == BlockPath::Copy("cusparse-alg1") {
                         // cuSPARSE's SpMM picks its kernel by the arrays' alignment too, so
                         // its bits may differ: the oracle checks the unaligned product.
-                        for j in 0..k {
-                            let oracle = Oracle::new(&a, &column(&xb, n, k, j, block.layout));
-                            let (yj, y0j) = (
-                                column(&unaligned, m, k, j, block.layout),
-                                column(&y0, m, k, j, block.layout),
-                            );
-                            let check = oracle.check_scaled(alpha, T::ONE, &y0j, &yj);
-                            if !check.passed() {
-                                bad.push(format!(
-                                    "{name} / {spec} / k = {k}: SpMM column {j}: {check:?}"
-                                ));
-                            }
+                        let ab = (alpha, T::ONE);
+                        for reject in oracle_rejects(&a, &xb, ab, &y0, &unaligned, block) {
+                            bad.push(format!("{name} / {spec} / k = {k}: SpMM {reject}"));
                         }
                     } else if bits(&unaligned) != bits(&aligned) {
                         bad.push(format!(
