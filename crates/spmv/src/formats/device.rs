@@ -148,6 +148,25 @@ impl RowShape {
         self.longest <= 32 * self.nnz.div_ceil(self.nrows.max(1)) + 256
             || (k < BLOCK_TILE && self.longest <= Self::SHORT_ROWS)
     }
+
+    /// Whether CSR's lanes kernels (row-major, 8 or more vectors), whose group walks a row
+    /// alone, one batch of entries after another, would wait longer on the longest row's
+    /// memory latencies than cuSPARSE's SpMM takes for the whole block. Measured on an H100
+    /// (`spmv bench --rhs 8,16,32`, back to back, the same time in two runs): the lanes
+    /// kernels took 0.12–0.22 µs per entry of the longest row at every k on matrices of
+    /// 1.7–6·10^5 entries whose rows' bytes are few (`cond-mat-2005`, longest 278: 37 / 54 /
+    /// 50 µs at k = 8 / 16 / 32; `nasa2910`, 175: 22 / 31 / 28; `bcsstk33`, 141: 21 / 25 /
+    /// 30; `Kuu`, 98: 15 / 21 / 20), SpMM about 20 µs plus 30 µs per 10^6 entries at each k
+    /// (36, 19, 37, 26 µs). Loading the next batch while adding this one (one latency a
+    /// batch instead of two) was measured too: 5–8% faster at k = 16 and 32 on these, 6–16%
+    /// slower at k = 8 and 2–7% slower on `NotreDame_www` and `poisson3d:n=128`; not kept.
+    fn lanes_wait_on_longest_row(&self) -> bool {
+        const LANES_NS_PER_LONGEST_ENTRY: f64 = 150.0;
+        const SPMM_NS: f64 = 20_000.0;
+        const SPMM_NS_PER_ENTRY: f64 = 0.03;
+        self.longest as f64 * LANES_NS_PER_LONGEST_ENTRY
+            > SPMM_NS + self.nnz as f64 * SPMM_NS_PER_ENTRY
+    }
 }
 
 /// From this many vectors cuSPARSE's SpMM serves unbalanced rows better than DASP's and
@@ -173,11 +192,18 @@ const SPMM_OVER_OWN_FROM_K: usize = 32;
 /// cuSPARSE's SpMM too (H100, `csr-vector`, µs at k = 8 / 16 / 32: `kron:scale=20` 13,188 /
 /// 18,763 / 19,371 against SpMM's 1,868 / 1,948 / 2,306; `powerlaw` 49,993 / 73,138 / 73,266
 /// against 1,659 / 1,853 / 2,524), and DASP and merge-path CSR from [`SPMM_OVER_OWN_FROM_K`].
+/// Row-major blocks of 8 or more whose longest row CSR's lanes kernels would walk for longer
+/// than SpMM takes ([`RowShape::lanes_wait_on_longest_row`]: small matrices with rows of a few
+/// hundred entries) go to SpMM too, whichever format's.
 fn block_rule(kernel: BlockKernel, s: RowShape, block: Block, spmm: bool) -> (bool, Option<usize>) {
     /// A launch and its ramp in bytes streamed meanwhile (about 5 µs at 4 TB/s).
     const LAUNCH_BYTES: u128 = 20 << 20;
-    let copy = if !s.balanced(block.k) {
-        (spmm && block.k >= BLOCK_TILE).then_some(SPMM_COPY)
+    let spmm_copy = (spmm && block.k >= BLOCK_TILE).then_some(SPMM_COPY);
+    // The CSR kernels a row-major block of 8 or more would run (CSR's own, a CSR copy's) are
+    // lanes kernels.
+    let lanes_wait = block.layout == Layout::RowMajor && s.lanes_wait_on_longest_row();
+    let copy = if !s.balanced(block.k) || (lanes_wait && spmm_copy.is_some()) {
+        spmm_copy
     } else {
         let per_pass = match block.layout {
             Layout::RowMajor if block.k > 2 * BLOCK_TILE => 32,
@@ -195,7 +221,9 @@ fn block_rule(kernel: BlockKernel, s: RowShape, block: Block, spmm: bool) -> (bo
         BlockKernel::RowLanes => copy != Some(SPMM_COPY) || block.layout == Layout::ColMajor,
         BlockKernel::PerColumn => match copy {
             Some(CSR_COPY) => false,
-            Some(_) => block.k < SPMM_OVER_OWN_FROM_K,
+            // Unbalanced rows; balanced ones that only the CSR copy's lanes would wait on
+            // are SpMM's (the CSR copy served them before).
+            Some(_) => !s.balanced(block.k) && block.k < SPMM_OVER_OWN_FROM_K,
             None => true,
         },
     };
@@ -1095,6 +1123,39 @@ mod tests {
             assert_eq!(rule(BlockKernel::PerColumn, row_major(k), false), (true, None));
             assert_eq!(rule(BlockKernel::None, row_major(k), false), (false, None));
         }
+    }
+
+    #[test]
+    fn rows_whose_walk_outlasts_spmm_go_to_spmm_in_row_major_blocks_of_8_or_more() {
+        // cond-mat-2005's shape: 40,421 rows, 351,386 entries, the longest row 278 (balanced
+        // by the mean's rule); Kuu's: 7,102 rows, 340,200 entries, the longest 98.
+        let shape = |nrows, nnz, longest| RowShape {
+            nrows,
+            nnz,
+            longest,
+            csr_bytes: 12 * nnz,
+            format_bytes: 12 * nnz,
+        };
+        let (waits, walks) = (shape(40_421, 351_386, 278), shape(7_102, 340_200, 98));
+        assert!(waits.balanced(8) && waits.lanes_wait_on_longest_row());
+        assert!(!walks.lanes_wait_on_longest_row());
+        for k in [8, 16, 32] {
+            for kernel in [BlockKernel::RowLanes, BlockKernel::None, BlockKernel::PerColumn] {
+                let spmm = (false, Some(SPMM_COPY));
+                assert_eq!(block_rule(kernel, waits, row_major(k), true), spmm, "{kernel:?}");
+                assert_ne!(block_rule(kernel, walks, row_major(k), true), spmm, "{kernel:?}");
+                // No SpMM in f16: what served before.
+                assert_ne!(block_rule(kernel, waits, row_major(k), false).1, Some(SPMM_COPY));
+            }
+            // Column-major blocks run CSR's tile kernels, which split rows over lanes.
+            let columns = block_rule(BlockKernel::RowLanes, waits, Block::columns(k), true);
+            assert!(columns.0);
+        }
+        // Below 8 vectors the tile kernels serve row-major blocks too.
+        assert_eq!(
+            block_rule(BlockKernel::RowLanes, waits, row_major(4), true),
+            (true, Some(CSR_COPY))
+        );
     }
 
     #[test]
