@@ -110,7 +110,7 @@ fn explain<T: Scalar>(
     let best_ms = model.estimate_best_ms(&f, k);
     let _ = writeln!(
         s,
-        "candidates ({} formats{}; {} time predicted relative to the best of the {k} nearest, and estimated on the H200):",
+        "candidates ({} formats{}; {} time predicted relative to the best of the {k} nearest, and estimated on the H200; ranked by the prediction and each one's worst neighbour):",
         choice.ranking.len(),
         if args.deterministic { ", deterministic only" } else { "" },
         if timing == auto::Timing::Graph { "CUDA-graph replay" } else { "host-issued" }
