@@ -157,9 +157,7 @@ impl RowShape {
     /// 1.7–6·10^5 entries whose rows' bytes are few (`cond-mat-2005`, longest 278: 37 / 54 /
     /// 50 µs at k = 8 / 16 / 32; `nasa2910`, 175: 22 / 31 / 28; `bcsstk33`, 141: 21 / 25 /
     /// 30; `Kuu`, 98: 15 / 21 / 20), SpMM about 20 µs plus 30 µs per 10^6 entries at each k
-    /// (36, 19, 37, 26 µs). Loading the next batch while adding this one (one latency a
-    /// batch instead of two) was measured too: 5–8% faster at k = 16 and 32 on these, 6–16%
-    /// slower at k = 8 and 2–7% slower on `NotreDame_www` and `poisson3d:n=128`; not kept.
+    /// (36, 19, 37, 26 µs; `lab/results/lanes-prefetch-h100.txt`).
     fn lanes_wait_on_longest_row(&self) -> bool {
         const LANES_NS_PER_LONGEST_ENTRY: f64 = 150.0;
         const SPMM_NS: f64 = 20_000.0;

@@ -24,7 +24,11 @@ __device__ __forceinline__ void csr_block(u32 m, u32 n, u32 k, const O* __restri
 // Row-major blocks of k >= BLOCK_TILE vectors (block_lanes, G lanes per row of P columns each):
 // each column summed in the row's order, so column j has the bits of CSR-scalar's A·x_j. The
 // group reads G entries at once, one per lane (two coalesced loads, not two per entry), and
-// passes them round in order.
+// passes them round in order. Loading the next G entries while adding these (one memory latency
+// a batch instead of two) was measured on an H100 and not kept: 5-8% faster at k = 16 and 32 on
+// small matrices with rows of 100-300 entries, 6-16% slower at k = 8 and 2-7% slower on larger
+// ones (lab/results/lanes-prefetch-h100.txt); such rows go to cuSPARSE's SpMM instead
+// (formats/device.rs, RowShape::lanes_wait_on_longest_row).
 template <typename T, typename O, int G, int P>
 __device__ __forceinline__ void csr_lanes(u32 m, u32 n, u32 k, const O* __restrict__ row_ptr, const u32* __restrict__ col,
                                           const void* __restrict__ codes, const T* __restrict__ table,
