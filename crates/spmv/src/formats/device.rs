@@ -197,10 +197,11 @@ fn block_rule(kernel: BlockKernel, s: RowShape, block: Block, spmm: bool) -> (bo
     /// A launch and its ramp in bytes streamed meanwhile (about 5 µs at 4 TB/s).
     const LAUNCH_BYTES: u128 = 20 << 20;
     let spmm_copy = (spmm && block.k >= BLOCK_TILE).then_some(SPMM_COPY);
+    let unbalanced = !s.balanced(block.k);
     // The CSR kernels a row-major block of 8 or more would run (CSR's own, a CSR copy's) are
     // lanes kernels.
     let lanes_wait = block.layout == Layout::RowMajor && s.lanes_wait_on_longest_row();
-    let copy = if !s.balanced(block.k) || (lanes_wait && spmm_copy.is_some()) {
+    let copy = if unbalanced || (lanes_wait && spmm_copy.is_some()) {
         spmm_copy
     } else {
         let per_pass = match block.layout {
@@ -221,7 +222,7 @@ fn block_rule(kernel: BlockKernel, s: RowShape, block: Block, spmm: bool) -> (bo
             Some(CSR_COPY) => false,
             // Unbalanced rows; balanced ones that only the CSR copy's lanes would wait on
             // are SpMM's (the CSR copy served them before).
-            Some(_) => !s.balanced(block.k) && block.k < SPMM_OVER_OWN_FROM_K,
+            Some(_) => unbalanced && block.k < SPMM_OVER_OWN_FROM_K,
             None => true,
         },
     };
