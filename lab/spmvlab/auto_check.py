@@ -12,7 +12,14 @@ counted too). Shared matrices and generated ones (names with ':') are reported a
 --auto/--tune pick the rows (default: the format label auto / tune, or one starting with
 `auto:` / `tune:`). --time graph scores every row by its CUDA-graph replay time (`graph_ms`:
 the same back-to-back products without the host's launch cost), a row that could not be
-captured by its host-issued back-to-back time; the default, b2b, by the host-issued time."""
+captured by its host-issued back-to-back time; the default, b2b, by the host-issued time.
+
+--best-from OTHER: the per-matrix best is the format fastest in OTHER (another run of the same
+formats on the same matrices), timed by this run. The fastest of some 25 rows of one run is
+partly the luck of its own measurement (the winner's curse): where the formats differ less
+than a row's noise (products of a few microseconds, host-issued), the plain best is biased
+fast and every choice scores below it. Choosing the best in one run and timing it in another
+removes that bias; matrices whose OTHER best failed or is missing here keep this run's."""
 
 import math
 
@@ -26,6 +33,7 @@ def main(argv=None):
     ap.add_argument("--auto", default="auto")
     ap.add_argument("--tune", default="tune")
     ap.add_argument("--time", choices=("b2b", "graph"), default="b2b")
+    ap.add_argument("--best-from", metavar="OTHER", help="choose each matrix's best format in another run")
     args = ap.parse_args(argv)
 
     def t(r):
@@ -41,13 +49,21 @@ def main(argv=None):
         return (r.get("convert_ms") or 0) + (r.get("upload_ms") or 0) + (r.get("device_convert_ms") or 0)
 
     by = data.ok_by_matrix(args.results)
+    other = data.ok_by_matrix(args.best_from) if args.best_from else {}
+
+    def best(key, row):
+        """This run's row of the matrix's best format: its own fastest, or OTHER's fastest."""
+        there = [r for f, r in other.get(key, {}).items() if own(f)]
+        chosen = min(there, key=t)["format"] if there else None
+        return row.get(chosen) or min((r for f, r in row.items() if own(f)), key=t)
+
     for precision in sorted({p for p, _ in by}):
         groups = {"shared": [], "generated": []}
         for (p, m), row in sorted(by.items()):
-            mine = [r for f, r in row.items() if own(f)]
-            if p == precision and mine:
-                groups["generated" if data.generated(m) else "shared"].append((m, row, min(mine, key=t)))
-        print(f"\n## {precision} ({args.time} timing)\n")
+            if p == precision and any(own(f) for f in row):
+                groups["generated" if data.generated(m) else "shared"].append((m, row, best((p, m), row)))
+        how = f", best chosen in {args.best_from}" if args.best_from else ""
+        print(f"\n## {precision} ({args.time} timing{how})\n")
         print(
             md.header(
                 [

@@ -360,7 +360,7 @@ fn bench(args: BenchArgs) -> Result<ExitCode> {
     for (i, input) in inputs.iter().enumerate() {
         progress.matrix(i, inputs.len(), &input.name());
         let loaded = match &place {
-            Some(p) => select::own_rows(input, &read_options, p).map(|(_, own)| own),
+            Some(p) => select::own_rows(input, &read_options, p).map(|(_, own, _)| own),
             None => input.load_with(&read_options),
         };
         let a = match loaded {

@@ -106,7 +106,7 @@ pub fn rank_place(world: World) -> Result<RankPlace> {
 /// This rank's rows of `input` (the balanced partition's, found with the other ranks).
 pub fn own_rows(
     input: &spmv::io::inputs::Input, options: &spmv::io::ReadOptions, place: &RankPlace,
-) -> spmv::Result<(spmv::distributed::Partition, spmv::Csr<f64>)> {
+) -> spmv::Result<(spmv::distributed::Partition, spmv::Csr<f64>, spmv::distributed::Phases)> {
     let (n, m) = place.ranks.agree(input.dims())?;
     if n != m {
         return Err(spmv::Error::Unsupported(format!(

@@ -123,19 +123,21 @@ pub fn run(args: SolveArgs) -> Result<ExitCode> {
         if place.is_some() { inputs::resolve_for_rows(arg)? } else { inputs::resolve(arg)? };
     let input = inputs.into_iter().next().context("no matrix given")?;
     let name = input.name();
-    let (a, (b, k), target) = match &place {
+    // Reading A is the setup's first phase in a distributed solve's report.
+    let (a, (b, k), target, read) = match &place {
         Some(p) => {
             let options = spmv::io::ReadOptions::default();
-            let (partition, own) =
+            let (partition, own, read) =
                 select::own_rows(&input, &options, p).with_context(|| printable_name(&name))?;
             let rows = partition.rows(p.ranks.world().rank);
             let b = p.ranks.agree(rhs(&args.rhs, own.ncols(), rows))?;
-            (own, b, Target::Ranks(p.clone()))
+            (own, b, Target::Ranks(p.clone()), read)
         }
         None => {
-            let a = input.load().with_context(|| printable_name(&name))?;
+            let mut read = spmv::distributed::Phases::default();
+            let a = read.time("read", || input.load()).with_context(|| printable_name(&name))?;
             let b = rhs(&args.rhs, a.nrows(), 0..a.nrows())?;
-            (a, b, args.place.target()?)
+            (a, b, args.place.target()?, read)
         }
     };
     let lead = place.as_ref().is_none_or(|p| p.ranks.world().rank == 0);
@@ -150,7 +152,10 @@ pub fn run(args: SolveArgs) -> Result<ExitCode> {
             repeat: args.repeat,
             measure_parts: true,
         };
-        let solve::Run { report, x } = solve::run_block(&name, &a, &b, k, &request, &target)?;
+        let solve::Run { mut report, x } = solve::run_block(&name, &a, &b, k, &request, &target)?;
+        if let Some(d) = report.distributed.as_mut() {
+            d.setup = read.clone().then(std::mem::take(&mut d.setup));
+        }
         let x = match &place {
             Some(p) if args.output.is_some() => p.ranks.gather_rows(&x)?,
             _ => x,

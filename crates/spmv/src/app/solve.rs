@@ -23,7 +23,7 @@ use crate::solve::{self, jacobi_rows, KrylovSettings, Method, Outcome, Solution,
 use crate::{Backend, DeviceMatrix, FormatHandle};
 
 use super::{fitted, Named, RankPlace, Target};
-use crate::distributed::{DistributedMatrix, RankWaits};
+use crate::distributed::{DistributedMatrix, Phases, RankWaits};
 
 /// A preconditioner.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -408,6 +408,9 @@ pub struct Distributed {
     /// solves (the solvers' sums, the checks that every rank agrees).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rank_waits: Option<RankWaits>,
+    /// The setup phase by phase: time and host memory (one process per GPU: the slowest
+    /// rank's time, the largest rank's memory); the CLI puts its reading of A first.
+    pub setup: Phases,
 }
 
 /// An iteration's parts on the GPU: its products, each timed alone (back to back), plus the
@@ -490,6 +493,7 @@ impl Report {
                 d.spmv_ms,
                 d.exchange_ms
             );
+            s += &format!("setup: {}\n", d.setup.summary());
             if let Some(w) = &d.rank_waits {
                 s += &format!(
                     "rank 0 waited in {} gathers across processes: for its GPU {:.1} µs, then for the gather {:.1} µs (medians)\n",
@@ -748,6 +752,7 @@ fn report_parts<T: Scalar>(
     let rank_waits = d.world().map(|_| d.rank_waits());
     let (spmv_ms, exchange_ms) = if measure { d.time_products(100)? } else { (f64::NAN, f64::NAN) };
     let parts = d.describe_parts()?;
+    let setup = d.setup_phases()?;
     report.chosen = Some(parts.iter().map(|p| p.0.as_str()).collect::<Vec<_>>().join(" | "));
     report.distributed = Some(Distributed {
         devices: parts.iter().map(|p| p.2).collect(),
@@ -758,6 +763,7 @@ fn report_parts<T: Scalar>(
         spmv_ms,
         exchange_ms,
         rank_waits,
+        setup,
     });
     Ok(())
 }

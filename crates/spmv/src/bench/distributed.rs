@@ -113,6 +113,7 @@ fn measure_ranks<T: Scalar>(
     d.synchronize()?;
     let convert_ms = ms_since(t);
     let parts = d.describe_parts()?;
+    m.parts.setup_phases = Some(d.setup_phases()?);
     m.parts.devices = Some(parts.iter().map(|p| p.2).collect());
     if parts.iter().any(|p| p.0 != m.format) {
         m.chosen = Some(parts.iter().map(|p| p.0.as_str()).collect::<Vec<_>>().join("|"));
@@ -179,6 +180,7 @@ fn measure<T: Scalar>(
     m.parts.overlapping_parts = Some(if settings.overlap { d.parts_with_interior() } else { 0 });
     d.synchronize()?;
     m.setup.convert_ms = ms_since(t); // conversion and upload of every part
+    m.parts.setup_phases = Some(d.setup_phases()?);
     let formats = d.part_formats();
     if formats.iter().any(|f| *f != m.format) {
         m.chosen = Some(formats.join("|"));

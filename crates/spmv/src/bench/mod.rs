@@ -305,6 +305,8 @@ pub struct PartsFigures {
     pub exchange_ms: Option<f64>,
     /// Bytes of x crossing between parts per product.
     pub halo_bytes: Option<usize>,
+    /// The distributed setup (in `convert_ms`) phase by phase: time and host memory.
+    pub setup_phases: Option<crate::distributed::Phases>,
 }
 
 /// A measurement's rates, from the median time.

@@ -49,6 +49,7 @@ mod nccl;
 mod pagerank;
 mod partition;
 mod rank;
+mod setup;
 pub mod world;
 
 use std::ops::Range;
@@ -60,6 +61,7 @@ use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, 
 pub use nccl::version as nccl_version;
 pub use partition::{LocalPart, Partition};
 pub use rank::{own_rows, rank_gpu, Ranks};
+pub use setup::{Phase, Phases};
 
 use crate::choice::Choice;
 use crate::error::{Error, Result};
@@ -134,6 +136,8 @@ pub struct DistributedMatrix<T: Scalar> {
     /// Where this process waited in each [`DistributedMatrix::gathered`] (one process per
     /// GPU): for its own GPU, then for the gather, ms (at most `MAX_WAIT_SAMPLES` kept).
     waits: Mutex<Vec<(f64, f64)>>,
+    /// What the setup took, phase by phase (this process's).
+    setup: Phases,
 }
 
 /// Gathers whose waits are kept (16 bytes each): a solve's first 2^20.
@@ -201,6 +205,7 @@ struct Built<T: Scalar> {
     index: usize,
     part: Part<T>,
     receives: Vec<Receive>,
+    phases: Phases,
 }
 
 /// Halo entries part `to` receives from part `from`: their global columns, in order, and
@@ -304,7 +309,11 @@ impl<T: Scalar> DistributedMatrix<T> {
     /// `a` cut into `gpus.len()` parts balanced by entries, part `i` built as `spec` and
     /// uploaded to `gpus[i]` (one [`Gpu`] may carry several parts).
     pub fn new(a: &Csr<T>, gpus: &[Arc<Gpu>], spec: &Choice) -> Result<Self> {
-        Self::with_partition(a, gpus, spec, Partition::balanced(a, gpus.len())?)
+        let mut phases = Phases::default();
+        let partition = phases.time("partition", || Partition::balanced(a, gpus.len()))?;
+        let mut d = Self::with_partition(a, gpus, spec, partition)?;
+        d.setup = phases.then(std::mem::take(&mut d.setup));
+        Ok(d)
     }
 
     /// The same with a given partition (`partition.parts() == gpus.len()`).
@@ -328,14 +337,17 @@ impl<T: Scalar> DistributedMatrix<T> {
                 )));
             }
         }
+        let mut setup = Phases::default();
         // Copies between devices go straight over NVLink (or PCIe) where the devices allow;
         // where peer access cannot be had (or fails), the driver stages them: slower, but
         // the same results, so it is not an error.
-        for g in gpus {
-            for h in gpus.iter().filter(|h| !Arc::ptr_eq(g, h)) {
-                let _ = g.enable_peer_access(h);
+        setup.time("peer access", || {
+            for g in gpus {
+                for h in gpus.iter().filter(|h| !Arc::ptr_eq(g, h)) {
+                    let _ = g.enable_peer_access(h);
+                }
             }
-        }
+        });
         // One exchange stream per device, shared by its parts.
         let mut comms: Vec<Arc<CudaStream>> = Vec::with_capacity(gpus.len());
         for (i, gpu) in gpus.iter().enumerate() {
@@ -345,11 +357,15 @@ impl<T: Scalar> DistributedMatrix<T> {
             });
         }
         let build = |i: usize| -> Result<Built<T>> {
-            let local = LocalPart::of(a, &partition, i);
-            let receives = Receive::of(&local, &partition, i);
+            let mut phases = Phases::default();
+            let (local, receives) = phases.time("local copy", || {
+                let local = LocalPart::of(a, &partition, i);
+                let receives = Receive::of(&local, &partition, i);
+                (local, receives)
+            });
             let whole = || LocalPart::of(a, &partition, i).local;
-            let part = Part::build(local, &gpus[i], comms[i].clone(), spec, whole)?;
-            Ok(Built { index: i, part, receives })
+            let part = Part::build(local, &gpus[i], comms[i].clone(), spec, whole, &mut phases)?;
+            Ok(Built { index: i, part, receives, phases })
         };
         // The devices' parts are built side by side (one thread per device: the conversions,
         // kernel compilations and uploads overlap), a device's parts one after another — when
@@ -363,6 +379,7 @@ impl<T: Scalar> DistributedMatrix<T> {
             }
         }
         let room = crate::error::available_memory().unwrap_or(0);
+        let start = std::time::Instant::now();
         let built: Vec<Result<Built<T>>> = if devices.len() > 1 && room > 3 * copy {
             std::thread::scope(|scope| {
                 let threads: Vec<_> = (devices.iter())
@@ -375,12 +392,24 @@ impl<T: Scalar> DistributedMatrix<T> {
         } else {
             (0..gpus.len()).map(build).collect()
         };
+        let parts_ms = ms_since(start);
         let mut built = built.into_iter().collect::<Result<Vec<_>>>()?;
         built.sort_by_key(|b| b.index);
+        // Each phase's slowest device (its parts one after another), then their wall time.
+        let per_device: Vec<Phases> = (devices.iter())
+            .map(|d| {
+                let mut sum = Phases::default();
+                d.iter().for_each(|&i| sum.add(std::mem::take(&mut built[i].phases)));
+                sum
+            })
+            .collect();
+        setup = setup.then(Phases::side_by_side(&per_device));
+        setup.record("parts (wall)", parts_ms);
         let receives: Vec<Receive> =
             built.iter_mut().flat_map(|b| std::mem::take(&mut b.receives)).collect();
         let mut parts: Vec<Part<T>> = built.into_iter().map(|b| b.part).collect();
-        let (transfers, sends) = plan(&receives, partition.parts(), &mut parts, 0)?;
+        let (transfers, sends) =
+            setup.time("halo plan", || plan(&receives, partition.parts(), &mut parts, 0))?;
         Ok(DistributedMatrix {
             nccl: None,
             partition,
@@ -395,6 +424,7 @@ impl<T: Scalar> DistributedMatrix<T> {
             transposed: OnceLock::new(),
             spec: spec.clone(),
             waits: Mutex::default(),
+            setup,
         })
     }
 
@@ -404,11 +434,13 @@ impl<T: Scalar> DistributedMatrix<T> {
     /// pieces are cut from `local`'s arrays, not copied). Also the largest piece's format.
     fn pieces(
         local: LocalPart<T>, gpu: &Arc<Gpu>, spec: &Choice, whole: impl FnOnce() -> Csr<T>,
+        times: &mut PieceTimes,
     ) -> Result<(Vec<Piece<T>>, String)> {
         let n = local.rows.len();
         let inner = local.interior_rows();
         if inner.len() == n || inner.len() < MIN_INTERIOR_ROWS.max(n / 2) {
-            return Self::build_pieces(gpu, spec, vec![(0..n, local.local, inner.len() == n)]);
+            let one = vec![(0..n, local.local, inner.len() == n)];
+            return Self::build_pieces(gpu, spec, one, times);
         }
         let (head, rest) = local.local.split_rows(inner.start);
         let (middle, tail) = rest.split_rows(inner.len());
@@ -417,10 +449,10 @@ impl<T: Scalar> DistributedMatrix<T> {
             (inner.clone(), middle, true),
             (inner.end..n, tail, false),
         ];
-        match Self::build_pieces(gpu, spec, three) {
+        match Self::build_pieces(gpu, spec, three, times) {
             // A piece the format refuses (a boundary piece's padding, say): the part whole.
             Err(Error::Format { .. }) => {
-                Self::build_pieces(gpu, spec, vec![(0..n, whole(), false)])
+                Self::build_pieces(gpu, spec, vec![(0..n, whole(), false)], times)
             }
             built => built,
         }
@@ -428,15 +460,21 @@ impl<T: Scalar> DistributedMatrix<T> {
 
     fn build_pieces(
         gpu: &Arc<Gpu>, spec: &Choice, pieces: Vec<(Range<usize>, Csr<T>, bool)>,
+        times: &mut PieceTimes,
     ) -> Result<(Vec<Piece<T>>, String)> {
         let mut built = Vec::with_capacity(pieces.len());
         let mut label = (0, spec.label());
         for (rows, matrix, interior) in pieces.into_iter().filter(|(r, _, _)| !r.is_empty()) {
+            let start = std::time::Instant::now();
             let host = spec.build(&matrix)?;
+            times.convert_ms += ms_since(start);
             if rows.len() >= label.0 {
                 label = (rows.len(), host.chosen().unwrap_or_else(|| spec.label()));
             }
-            built.push(Piece { rows, matrix: host.upload(gpu)?, interior });
+            let start = std::time::Instant::now();
+            let matrix = host.upload(gpu)?;
+            times.upload_ms += ms_since(start);
+            built.push(Piece { rows, matrix, interior });
         }
         Ok((built, label.1))
     }
@@ -476,13 +514,27 @@ impl<T: Scalar> DistributedMatrix<T> {
                     rank_of_part.push(rank);
                 }
                 self.synchronize()?;
-                Some(NcclRoute { comms: nccl::Comms::new(&ordinals)?, rank_of_part })
+                let start = std::time::Instant::now();
+                let comms = nccl::Comms::new(&ordinals)?;
+                self.setup.record("nccl init", ms_since(start));
+                Some(NcclRoute { comms, rank_of_part })
             }
         };
         if self.nccl.is_some() {
+            let start = std::time::Instant::now();
             self.connect()?;
+            self.setup.record("nccl connect", ms_since(start));
         }
         Ok(())
+    }
+
+    /// What this matrix's setup took, phase by phase; with one process per GPU, over every
+    /// rank (the slowest's time, the largest's memory), so every rank calls it together.
+    pub fn setup_phases(&self) -> Result<Phases> {
+        match &self.ranks {
+            Some(ranks) => self.setup.across(ranks),
+            None => Ok(self.setup.clone()),
+        }
     }
 
     /// One exchange of a zero `x` (and, with one process per GPU, one gather across the
@@ -1057,6 +1109,13 @@ impl<T: Scalar> DistributedMatrix<T> {
 }
 
 /// Aᵀ of a distributed matrix, and the x its products read (A's x has A's halo layout).
+/// A part's pieces' conversion and upload times, summed, ms.
+#[derive(Default)]
+struct PieceTimes {
+    convert_ms: f64,
+    upload_ms: f64,
+}
+
 struct Transposed<T: Scalar> {
     matrix: DistributedMatrix<T>,
     x: Mutex<DistVector<T>>,
@@ -1065,15 +1124,21 @@ struct Transposed<T: Scalar> {
 impl<T: Scalar> Part<T> {
     /// `local` built as `spec` on `gpu` ([`DistributedMatrix::pieces`]; `whole` gives its
     /// matrix again), its halo travelling on `comm`; no send list yet ([`plan`]).
+    /// The conversion's and the upload's times go into `phases` ("convert", "upload": the
+    /// upload with the kernels' compilation).
     fn build(
         local: LocalPart<T>, gpu: &Arc<Gpu>, comm: Arc<CudaStream>, spec: &Choice,
-        whole: impl FnOnce() -> Csr<T>,
+        whole: impl FnOnce() -> Csr<T>, phases: &mut Phases,
     ) -> Result<Self> {
         let (rows, own_offset, local_len) =
             (local.rows.clone(), local.own_offset(), local.local_len());
-        let (pieces, label) = DistributedMatrix::pieces(local, gpu, spec, whole)?;
+        let mut times = PieceTimes::default();
+        let (pieces, label) = DistributedMatrix::pieces(local, gpu, spec, whole, &mut times)?;
+        phases.record("convert", times.convert_ms);
+        let start = std::time::Instant::now();
         let name = format!("gather_{}", T::SUFFIX);
         let gather = Kernel::new(gpu, &crate::reorder::KERNELS, &name, grid_stride(1))?;
+        phases.record("upload", times.upload_ms + ms_since(start));
         // Only ordering: no timing, which makes recording and waiting cheaper.
         let event = || gpu.context().new_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING));
         Ok(Part {

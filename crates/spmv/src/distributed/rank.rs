@@ -24,7 +24,9 @@ use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::world::{Rendezvous, World};
-use super::{nccl, plan, DistributedMatrix, LocalPart, NcclRoute, Part, Partition, Receive};
+use super::{
+    nccl, plan, DistributedMatrix, LocalPart, NcclRoute, Part, Partition, Phases, Receive,
+};
 use crate::choice::Choice;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
@@ -206,10 +208,11 @@ fn stack_rows<T: Scalar>(blocks: &[Csr<T>], ncols: usize) -> Csr<T> {
 /// This rank's part of an `nrows`-row square matrix whose row blocks `read` gives (a row
 /// range → those rows, global columns): its stripe read, the balanced partition found with
 /// the other ranks, then the rows of its part that the stripe lacks read and the rest of the
-/// stripe dropped. A rank whose read fails fails every rank (with its reason).
+/// stripe dropped; also what each step took. A rank whose read fails fails every rank (with
+/// its reason).
 pub fn own_rows(
     nrows: usize, read: impl Fn(Range<usize>) -> Result<Csr<f64>>, meet: &Ranks,
-) -> Result<(Partition, Csr<f64>)> {
+) -> Result<(Partition, Csr<f64>, Phases)> {
     let world = meet.world();
     let rows = stripe(nrows, &world);
     let read_checked = |range: Range<usize>| -> Result<Option<Csr<f64>>> {
@@ -218,19 +221,25 @@ pub fn own_rows(
         }
         read(range.clone()).and_then(|b| checked(b, &range, nrows)).map(Some)
     };
-    let block = meet.agree(read(rows.clone()).and_then(|b| checked(b, &rows, nrows)))?;
-    let partition = balanced_from_stripes(&block, nrows, meet)?;
+    let mut phases = Phases::default();
+    let block = phases.time("read stripe", || {
+        meet.agree(read(rows.clone()).and_then(|b| checked(b, &rows, nrows)))
+    })?;
+    let partition = phases.time("cuts", || balanced_from_stripes(&block, nrows, meet))?;
     let part = partition.rows(world.rank);
-    let before = meet.agree(read_checked(part.start..part.end.min(rows.start)))?;
-    let after = meet.agree(read_checked(part.start.max(rows.end)..part.end))?;
-    let kept = part.start.max(rows.start)..part.end.min(rows.end);
-    let mut pieces: Vec<Csr<f64>> = before.into_iter().collect();
-    if !kept.is_empty() {
-        pieces.push(row_block(&block, kept.start - rows.start..kept.end - rows.start));
-    }
-    drop(block);
-    pieces.extend(after);
-    Ok((partition, stack_rows(&pieces, nrows)))
+    let own = phases.time("read own rows", || -> Result<Csr<f64>> {
+        let before = meet.agree(read_checked(part.start..part.end.min(rows.start)))?;
+        let after = meet.agree(read_checked(part.start.max(rows.end)..part.end))?;
+        let kept = part.start.max(rows.start)..part.end.min(rows.end);
+        let mut pieces: Vec<Csr<f64>> = before.into_iter().collect();
+        if !kept.is_empty() {
+            pieces.push(row_block(&block, kept.start - rows.start..kept.end - rows.start));
+        }
+        drop(block);
+        pieces.extend(after);
+        Ok(stack_rows(&pieces, nrows))
+    })?;
+    Ok((partition, own, phases.across(meet)?))
 }
 
 /// `b`, checked to be rows `range` of a square matrix of `nrows` rows.
@@ -270,27 +279,35 @@ impl<T: Scalar> DistributedMatrix<T> {
     /// refused (run fewer processes).
     pub fn for_rank(own: &Csr<T>, gpu: &Arc<Gpu>, spec: &Choice, meet: &Ranks) -> Result<Self> {
         let World { rank, size, .. } = meet.world();
-        let shape = bytes(&[own.nrows() as u64, own.ncols() as u64, own.nnz() as u64]);
-        let shapes: Vec<Vec<u64>> = meet.all_gather(&shape)?.iter().map(|m| words(m)).collect();
-        let partition = meet.agree(partition_of_blocks(&shapes))?;
-        meet.agree(check_rank_part(own, &partition, rank, size))?;
-        let local = LocalPart::of_rows(own, &partition, rank);
-        let mine = Receive::of(&local, &partition, rank);
-        let mut receives = Vec::new();
-        for (to, message) in meet.all_gather(&encode(&mine))?.iter().enumerate() {
-            receives.extend(decode(to, message)?);
-        }
-        let id = shared_nccl_id(meet)?;
+        let mut setup = Phases::default();
+        let (shapes, partition) = setup.time("partition", || -> Result<_> {
+            let shape = bytes(&[own.nrows() as u64, own.ncols() as u64, own.nnz() as u64]);
+            let shapes: Vec<Vec<u64>> = meet.all_gather(&shape)?.iter().map(|m| words(m)).collect();
+            let partition = meet.agree(partition_of_blocks(&shapes))?;
+            meet.agree(check_rank_part(own, &partition, rank, size))?;
+            Ok((shapes, partition))
+        })?;
+        let local = setup.time("local copy", || LocalPart::of_rows(own, &partition, rank));
+        let receives = setup.time("halo lists", || -> Result<_> {
+            let mine = Receive::of(&local, &partition, rank);
+            let mut receives = Vec::new();
+            for (to, message) in meet.all_gather(&encode(&mine))?.iter().enumerate() {
+                receives.extend(decode(to, message)?);
+            }
+            Ok(receives)
+        })?;
+        let id = setup.time("nccl id", || shared_nccl_id(meet))?;
         let built = (|| {
             let comm = gpu.context().new_stream()?;
             let whole = || LocalPart::of_rows(own, &partition, rank).local;
-            let mut parts = vec![Part::build(local, gpu, comm, spec, whole)?];
-            let (transfers, sends) = plan(&receives, size, &mut parts, rank)?;
+            let mut parts = vec![Part::build(local, gpu, comm, spec, whole, &mut setup)?];
+            let (transfers, sends) =
+                setup.time("halo plan", || plan(&receives, size, &mut parts, rank))?;
             Ok((parts, transfers, sends))
         })();
         let (parts, transfers, sends) = meet.agree(built)?;
-        let comms = nccl::Comms::for_rank(&id, size, rank, gpu)?;
-        let matrix = DistributedMatrix {
+        let comms = setup.time("nccl init", || nccl::Comms::for_rank(&id, size, rank, gpu))?;
+        let mut matrix = DistributedMatrix {
             nccl: Some(NcclRoute { comms, rank_of_part: (0..size).collect() }),
             partition,
             parts,
@@ -304,8 +321,10 @@ impl<T: Scalar> DistributedMatrix<T> {
             transposed: OnceLock::new(),
             spec: spec.clone(),
             waits: Mutex::default(),
+            setup: Phases::default(),
         };
-        matrix.connect()?;
+        setup.time("nccl connect", || matrix.connect())?;
+        matrix.setup = setup;
         Ok(matrix)
     }
 }
@@ -500,7 +519,12 @@ mod tests {
                 let (n, input2) = (whole.nrows(), input.clone());
                 let got = on_ranks(size, move |_, meet| {
                     let options = crate::io::ReadOptions::default();
-                    own_rows(n, |rows| input2.load_rows(rows, &options), &meet).unwrap()
+                    let (partition, own, phases) =
+                        own_rows(n, |rows| input2.load_rows(rows, &options), &meet).unwrap();
+                    let names: Vec<&str> =
+                        phases.phases().iter().map(|p| p.name.as_str()).collect();
+                    assert_eq!(names, ["read stripe", "cuts", "read own rows"]);
+                    (partition, own)
                 });
                 let want = Partition::balanced(&whole, size).unwrap();
                 assert!(got.iter().all(|(p, _)| *p == want), "{input:?} over {size}");

@@ -78,11 +78,17 @@ fn gpu_rank_child() {
     let input = input(spec);
     let n = input.dims().unwrap().0;
     let options = spmv::io::ReadOptions::default();
-    let (_, own) = own_rows(n, |r| input.load_rows(r, &options), &ranks).unwrap();
+    let (_, own, read) = own_rows(n, |r| input.load_rows(r, &options), &ranks).unwrap();
+    assert_eq!(read.phases().len(), 3);
     let gpu = rank_gpu(&world).unwrap();
     let choice = Choice::parse(format).unwrap();
     let d = DistributedMatrix::for_rank(&own, &gpu, &choice, &ranks).unwrap();
     assert_eq!((d.nrows(), d.world().unwrap().rank), (n, world.rank));
+    let setup = d.setup_phases().unwrap();
+    let names: Vec<&str> = setup.phases().iter().map(|p| p.name.as_str()).collect();
+    let want = ["partition", "local copy", "halo lists", "nccl id", "convert", "upload"];
+    let want = [&want[..], &["halo plan", "nccl init", "nccl connect"]].concat();
+    assert_eq!(names, want);
     let words = figures(&d, method.parse().unwrap());
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     std::fs::write(format!("{output}.{}", world.rank), bytes).unwrap();
