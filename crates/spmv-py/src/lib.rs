@@ -1062,6 +1062,16 @@ fn solve_distributed<'py>(
             let dict = solution_dict(py, &solved, settings.tol)?;
             dict.set_item("part_formats", d.part_formats())?;
             dict.set_item("halo_bytes", d.halo_bytes())?;
+            let setup = PyList::empty(py);
+            for p in d.setup_phases().map_err(py_err)?.phases() {
+                let phase = PyDict::new(py);
+                phase.set_item("name", &p.name)?;
+                phase.set_item("ms", p.ms)?;
+                phase.set_item("host_bytes", p.host_bytes)?;
+                phase.set_item("peak_host_bytes", p.peak_host_bytes)?;
+                setup.append(phase)?;
+            }
+            dict.set_item("setup", setup)?;
             Ok(dict)
         }};
     }
