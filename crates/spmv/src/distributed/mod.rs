@@ -379,8 +379,9 @@ impl<T: Scalar> DistributedMatrix<T> {
             }
         }
         let room = crate::error::available_memory().unwrap_or(0);
+        let side_by_side = devices.len() > 1 && room > 3 * copy;
         let start = std::time::Instant::now();
-        let built: Vec<Result<Built<T>>> = if devices.len() > 1 && room > 3 * copy {
+        let built: Vec<Result<Built<T>>> = if side_by_side {
             std::thread::scope(|scope| {
                 let threads: Vec<_> = (devices.iter())
                     .map(|d| scope.spawn(|| d.iter().map(|&i| build(i)).collect::<Vec<_>>()))
@@ -395,7 +396,11 @@ impl<T: Scalar> DistributedMatrix<T> {
         let parts_ms = ms_since(start);
         let mut built = built.into_iter().collect::<Result<Vec<_>>>()?;
         built.sort_by_key(|b| b.index);
-        // Each phase's slowest device (its parts one after another), then their wall time.
+        // Each phase's slowest device (its parts one after another; all parts one after
+        // another when they were not built side by side), then their wall time.
+        if !side_by_side {
+            devices = vec![(0..gpus.len()).collect()];
+        }
         let per_device: Vec<Phases> = (devices.iter())
             .map(|d| {
                 let mut sum = Phases::default();
