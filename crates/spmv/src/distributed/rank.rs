@@ -60,10 +60,18 @@ impl Ranks {
     /// The whole of a vector of which each rank holds its rows (`mine`; the ranks' rows follow
     /// each other in rank order), on every rank (at most 1 GiB per rank).
     pub fn gather_rows(&self, mine: &[f64]) -> Result<Vec<f64>> {
+        Ok(self.all_gather_f64(mine)?.concat())
+    }
+
+    /// Every rank's `mine`, in rank order (at most 1 GiB per rank).
+    pub fn all_gather_f64(&self, mine: &[f64]) -> Result<Vec<Vec<f64>>> {
         let bytes: Vec<u8> = mine.iter().flat_map(|v| v.to_le_bytes()).collect();
         let all = self.all_gather(&bytes)?;
-        let words = all.iter().flat_map(|m| m.chunks_exact(8));
-        Ok(words.map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes"))).collect())
+        let floats = |m: &Vec<u8>| -> Vec<f64> {
+            let words = m.chunks_exact(8);
+            words.map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes"))).collect()
+        };
+        Ok(all.iter().map(floats).collect())
     }
 
     /// Rank 0's `bytes` on every rank (the others' are ignored).

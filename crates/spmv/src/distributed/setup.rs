@@ -62,8 +62,9 @@ impl Phases {
         merged
     }
 
-    /// This device's phases of `part`, added to those of its earlier parts (by position: every
-    /// part takes the same phases).
+    /// This device's phases of `part`, their times added to those of its earlier parts (by
+    /// position: every part takes the same phases; the memory is read again by
+    /// [`Phases::side_by_side`]).
     pub fn add(&mut self, part: Phases) {
         if self.0.is_empty() {
             self.0 = part.0;
@@ -71,7 +72,6 @@ impl Phases {
         }
         for (mine, other) in self.0.iter_mut().zip(part.0) {
             mine.ms += other.ms;
-            (mine.host_bytes, mine.peak_host_bytes) = (other.host_bytes, other.peak_host_bytes);
         }
     }
 
@@ -89,13 +89,7 @@ impl Phases {
     /// These phases over every rank of a run of one process per GPU (every rank calls it
     /// together, after the same phases): each phase's slowest rank and largest memory.
     pub fn across(&self, ranks: &Ranks) -> Result<Phases> {
-        let mine: Vec<u8> = self.as_numbers().iter().flat_map(|v| v.to_le_bytes()).collect();
-        let all: Vec<Vec<f64>> = (ranks.all_gather(&mine)?.iter())
-            .map(|m| {
-                m.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().expect("8"))).collect()
-            })
-            .collect();
-        Ok(self.over_ranks(&all))
+        Ok(self.over_ranks(&ranks.all_gather_f64(&self.as_numbers())?))
     }
 
     /// Every phase's figures as numbers (ms, host bytes, peak bytes; -1 for none), for a
