@@ -307,7 +307,7 @@ def test_several_parts_equal_one_gpu():
         assert r.converged and abs(r.iterations - one.iterations) <= 2, (exchange, r)
         assert np.allclose(r.x, one.x, rtol=1e-8, atol=1e-10)
         assert len(r.part_formats) == 3 and r.halo_bytes > 0
-        assert [p["name"] for p in r.setup][:3] == ["partition", "peer access", "local copy"], r.setup
+        assert [p["name"] for p in r.setup][:3] == ["partition", "peer access", "renumber"], r.setup
         r32 = spmv.cg(m, b, tol=1e-5, precision="f32", devices=parts, exchange=exchange)
         assert r32.converged and r32.x.dtype == np.float32
         rb = spmv.bicgstab(m, b, tol=1e-10, precond="jacobi", devices=parts, exchange=exchange)

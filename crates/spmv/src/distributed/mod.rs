@@ -358,19 +358,18 @@ impl<T: Scalar> DistributedMatrix<T> {
         }
         let build = |i: usize| -> Result<Built<T>> {
             let mut phases = Phases::default();
-            let (local, receives) = phases.time("local copy", || {
+            let (local, receives) = phases.time("renumber", || {
                 let local = LocalPart::of(a, &partition, i);
                 let receives = Receive::of(&local, &partition, i);
                 (local, receives)
             });
-            let whole = || LocalPart::of(a, &partition, i).local;
-            let part = Part::build(local, &gpus[i], comms[i].clone(), spec, whole, &mut phases)?;
+            let part = Part::build(local, &gpus[i], comms[i].clone(), spec, &mut phases)?;
             Ok(Built { index: i, part, receives, phases })
         };
         // The devices' parts are built side by side (one thread per device: the conversions,
         // kernel compilations and uploads overlap), a device's parts one after another — when
-        // the host can hold every device's local copy at once; else one part at a time.
-        let copy = 12 * a.nnz() as u64 + 16 * a.nrows() as u64;
+        // the host can hold every device's renumbered columns at once; else one part at a time.
+        let copy = 4 * a.nnz() as u64 + 16 * a.nrows() as u64;
         let mut devices: Vec<Vec<usize>> = Vec::new();
         for i in 0..gpus.len() {
             match devices.iter_mut().find(|d| Arc::ptr_eq(&gpus[d[0]], &gpus[i])) {
@@ -435,11 +434,10 @@ impl<T: Scalar> DistributedMatrix<T> {
 
     /// A part's rows built as `spec` and uploaded: in three pieces when its interior run is
     /// long enough to be worth running during the exchange (and the format takes every
-    /// piece), else in one (`whole` gives the part's matrix again in that rare case: the
-    /// pieces are cut from `local`'s arrays, not copied). Also the largest piece's format.
+    /// piece), else in one (the pieces are row blocks sharing `local`'s arrays, not copies).
+    /// Also the largest piece's format.
     fn pieces(
-        local: LocalPart<T>, gpu: &Arc<Gpu>, spec: &Choice, whole: impl FnOnce() -> Csr<T>,
-        times: &mut PieceTimes,
+        local: LocalPart<T>, gpu: &Arc<Gpu>, spec: &Choice, times: &mut PieceTimes,
     ) -> Result<(Vec<Piece<T>>, String)> {
         let n = local.rows.len();
         let inner = local.interior_rows();
@@ -447,17 +445,14 @@ impl<T: Scalar> DistributedMatrix<T> {
             let one = vec![(0..n, local.local, inner.len() == n)];
             return Self::build_pieces(gpu, spec, one, times);
         }
-        let (head, rest) = local.local.split_rows(inner.start);
-        let (middle, tail) = rest.split_rows(inner.len());
-        let three = vec![
-            (0..inner.start, head, false),
-            (inner.clone(), middle, true),
-            (inner.end..n, tail, false),
-        ];
-        match Self::build_pieces(gpu, spec, three, times) {
+        let block = |rows: &Range<usize>| local.local.row_block(rows.clone());
+        let three = [(0..inner.start, false), (inner.clone(), true), (inner.end..n, false)];
+        let three =
+            three.into_iter().map(|(rows, interior)| (rows.clone(), block(&rows), interior));
+        match Self::build_pieces(gpu, spec, three.collect(), times) {
             // A piece the format refuses (a boundary piece's padding, say): the part whole.
             Err(Error::Format { .. }) => {
-                Self::build_pieces(gpu, spec, vec![(0..n, whole(), false)], times)
+                Self::build_pieces(gpu, spec, vec![(0..n, local.local, false)], times)
             }
             built => built,
         }
@@ -1127,18 +1122,18 @@ struct Transposed<T: Scalar> {
 }
 
 impl<T: Scalar> Part<T> {
-    /// `local` built as `spec` on `gpu` ([`DistributedMatrix::pieces`]; `whole` gives its
-    /// matrix again), its halo travelling on `comm`; no send list yet ([`plan`]).
+    /// `local` built as `spec` on `gpu` ([`DistributedMatrix::pieces`]), its halo travelling
+    /// on `comm`; no send list yet ([`plan`]).
     /// The conversion's and the upload's times go into `phases` ("convert", "upload": the
     /// upload with the kernels' compilation).
     fn build(
         local: LocalPart<T>, gpu: &Arc<Gpu>, comm: Arc<CudaStream>, spec: &Choice,
-        whole: impl FnOnce() -> Csr<T>, phases: &mut Phases,
+        phases: &mut Phases,
     ) -> Result<Self> {
         let (rows, own_offset, local_len) =
             (local.rows.clone(), local.own_offset(), local.local_len());
         let mut times = PieceTimes::default();
-        let (pieces, label) = DistributedMatrix::pieces(local, gpu, spec, whole, &mut times)?;
+        let (pieces, label) = DistributedMatrix::pieces(local, gpu, spec, &mut times)?;
         phases.record("convert", times.convert_ms);
         let start = std::time::Instant::now();
         let name = format!("gather_{}", T::SUFFIX);

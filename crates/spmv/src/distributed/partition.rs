@@ -97,49 +97,54 @@ impl<T: Scalar> LocalPart<T> {
     /// Part `i` of `a` under `partition`.
     pub fn of(a: &Csr<T>, partition: &Partition, i: usize) -> Self {
         let rows = partition.rows(i);
-        let (first, last) = (a.row_ptr()[rows.start], a.row_ptr()[rows.end]);
-        let row_ptr = &a.row_ptr()[rows.start..=rows.end];
-        Self::from_rows(rows, row_ptr, &a.col_idx()[first..last], &a.values()[first..last])
+        Self::from_block(rows.clone(), &a.row_block(rows))
     }
 
     /// Part `i` under `partition` from its rows alone (`own`: those rows, global columns),
     /// as one process of several holds them.
     pub fn of_rows(own: &Csr<T>, partition: &Partition, i: usize) -> Self {
-        Self::from_rows(partition.rows(i), own.row_ptr(), own.col_idx(), own.values())
+        Self::from_block(partition.rows(i), own)
     }
 
-    /// The part of rows `rows` whose pointers (from any base), columns and values are given.
-    fn from_rows(rows: Range<usize>, row_ptr: &[usize], cols: &[u32], values: &[T]) -> Self {
-        let first = row_ptr[0];
+    /// The part of rows `rows` from `block`, those rows in global columns. Only the columns
+    /// are new (and not even they where the renumbering leaves every column as it is): the
+    /// row offsets and values stay shared with `block`.
+    fn from_block(rows: Range<usize>, block: &Csr<T>) -> Self {
+        let cols = block.col_idx();
         let (lo, hi) = (rows.start as u32, rows.end as u32);
-        let halo = |keep: fn(u32, u32, u32) -> bool| {
-            let mut v: Vec<u32> = cols.par_iter().copied().filter(|&c| keep(c, lo, hi)).collect();
-            v.par_sort_unstable();
-            v.dedup();
-            v
+        // The halo: the columns outside the part's own, in order, each once (none can be
+        // when the part's own range spans every column).
+        let mut above: Vec<u32> = if rows.start == 0 && rows.end >= block.ncols() {
+            Vec::new()
+        } else {
+            cols.par_iter().copied().filter(|&c| c < lo || c >= hi).collect()
         };
-        let below = halo(|c, lo, _| c < lo);
-        let above = halo(|c, _, hi| c >= hi);
+        above.par_sort_unstable();
+        above.dedup();
+        let below: Vec<u32> = above.drain(..above.partition_point(|&c| c < lo)).collect();
         let own = rows.len() as u32;
         let b = below.len() as u32;
-        let local_cols: Vec<u32> = cols
-            .par_iter()
-            .map(|&c| {
-                if c < lo {
-                    below.binary_search(&c).expect("collected above") as u32
-                } else if c < hi {
-                    b + (c - lo)
-                } else {
-                    b + own + above.binary_search(&c).expect("collected above") as u32
-                }
-            })
-            .collect();
-        let row_ptr: Vec<usize> = row_ptr.iter().map(|&p| p - first).collect();
+        // Every column below the part's and a run straight above it (one part alone, say):
+        // each column's rank among them is the column itself.
+        let unchanged =
+            b == lo && above.last().is_none_or(|&c| c as usize + 1 == rows.end + above.len());
+        let local_cols = (!unchanged).then(|| {
+            cols.par_iter()
+                .map(|&c| {
+                    if c < lo {
+                        below.binary_search(&c).expect("collected above") as u32
+                    } else if c < hi {
+                        b + (c - lo)
+                    } else {
+                        b + own + above.binary_search(&c).expect("collected above") as u32
+                    }
+                })
+                .collect()
+        });
         let ncols = below.len() + rows.len() + above.len();
         // SAFETY: the renumbering is monotone in the global column (module doc), so each row's
         // local columns stay strictly increasing, and every one is below ncols.
-        let local =
-            unsafe { Csr::new_unchecked(rows.len(), ncols, row_ptr, local_cols, values.to_vec()) };
+        let local = unsafe { block.with_columns(ncols, local_cols) };
         LocalPart { rows, local, below, above }
     }
     /// Where the part's own `x` entries sit in its local `x`.
@@ -236,6 +241,27 @@ mod tests {
         let halves = Partition::from_starts(vec![0, 500, 1000], 1000).unwrap();
         assert_eq!(LocalPart::of(&g, &halves, 0).interior_rows(), 0..400);
         assert_eq!(LocalPart::of(&g, &halves, 1).interior_rows(), 100..500);
+    }
+
+    #[test]
+    fn a_part_shares_the_values_and_keeps_the_columns_the_renumbering_leaves_alone() {
+        let g = crate::io::gen::generate("poisson3d:n=10").unwrap();
+        let same = |a: &[u32], b: &[u32]| std::ptr::eq(a.as_ptr(), b.as_ptr());
+        // One part: no halo, nothing renumbered, nothing copied.
+        let whole = LocalPart::of(&g, &Partition::from_starts(vec![0, 1000], 1000).unwrap(), 0);
+        assert!(same(whole.local.col_idx(), g.col_idx()));
+        assert!(std::ptr::eq(whole.local.values().as_ptr(), g.values().as_ptr()));
+        assert_eq!(whole.local, g);
+        // Part 0's halo is the plane straight above it: its columns stay too. Part 1's halo is
+        // the plane below it, so its columns move down, and its values are a run of g's.
+        let halves = Partition::from_starts(vec![0, 500, 1000], 1000).unwrap();
+        let (p0, p1) = (LocalPart::of(&g, &halves, 0), LocalPart::of(&g, &halves, 1));
+        assert!(same(p0.local.col_idx(), g.col_idx()));
+        assert_eq!((p0.local_len(), p1.local_len(), p1.own_offset()), (600, 600, 100));
+        assert!(!same(p1.local.col_idx(), &g.col_idx()[g.row_ptr()[500]..]));
+        assert!(std::ptr::eq(p1.local.values().as_ptr(), g.values()[g.row_ptr()[500]..].as_ptr()));
+        let shifted: Vec<u32> = (g.col_idx()[g.row_ptr()[500]..].iter()).map(|c| c - 400).collect();
+        assert_eq!(p1.local.col_idx(), shifted);
     }
 
     #[test]

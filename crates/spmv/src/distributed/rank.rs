@@ -295,7 +295,7 @@ impl<T: Scalar> DistributedMatrix<T> {
             meet.agree(check_rank_part(own, &partition, rank, size))?;
             Ok((shapes, partition))
         })?;
-        let local = setup.time("local copy", || LocalPart::of_rows(own, &partition, rank));
+        let local = setup.time("renumber", || LocalPart::of_rows(own, &partition, rank));
         let receives = setup.time("halo lists", || -> Result<_> {
             let mine = Receive::of(&local, &partition, rank);
             let mut receives = Vec::new();
@@ -307,8 +307,7 @@ impl<T: Scalar> DistributedMatrix<T> {
         let id = setup.time("nccl id", || shared_nccl_id(meet))?;
         let built = (|| {
             let comm = gpu.context().new_stream()?;
-            let whole = || LocalPart::of_rows(own, &partition, rank).local;
-            let mut parts = vec![Part::build(local, gpu, comm, spec, whole, &mut setup)?];
+            let mut parts = vec![Part::build(local, gpu, comm, spec, &mut setup)?];
             let (transfers, sends) =
                 setup.time("halo plan", || plan(&receives, size, &mut parts, rank))?;
             Ok((parts, transfers, sends))

@@ -12,7 +12,10 @@
 //! The three arrays are shared (`Arc`), and a matrix is never changed after it is built, so
 //! `clone` copies no entries: a format that keeps the CSR it was built from (CSR-vector,
 //! merge-CSR, CSR5 …) costs no second copy of a matrix that fills most of the host's memory.
+//! A block of rows ([`Csr::row_block`]) shares its runs of the larger matrix's columns and
+//! values the same way: a distributed matrix's parts are cut from the input without copying it.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -26,14 +29,55 @@ use crate::error::{Error, Result};
 pub struct Csr<T> {
     nrows: usize,
     ncols: usize,
-    row_ptr: Arc<Vec<usize>>,
-    col_idx: Arc<Vec<u32>>,
-    values: Arc<Vec<T>>,
+    row_ptr: Shared<usize>,
+    col_idx: Shared<u32>,
+    values: Shared<T>,
 }
 
-/// The vector inside `v`, copied only when another matrix still shares it.
-fn unshare<V: Clone>(v: Arc<Vec<V>>) -> Vec<V> {
-    Arc::try_unwrap(v).unwrap_or_else(|shared| (*shared).clone())
+/// An array shared between matrices: the whole of a vector, or a run of it (a block of a
+/// larger matrix's rows, [`Csr::row_block`], shares that matrix's columns and values).
+#[derive(Clone, Debug)]
+struct Shared<V> {
+    all: Arc<Vec<V>>,
+    run: Range<usize>,
+}
+
+impl<V: Clone> Shared<V> {
+    fn run(&self, run: Range<usize>) -> Self {
+        let start = self.run.start + run.start;
+        Shared { all: self.all.clone(), run: start..start + run.len() }
+    }
+    /// The entries as a vector of their own, copied only when another matrix still shares
+    /// them (or this is a run of a longer vector).
+    fn into_vec(self) -> Vec<V>
+    where
+        V: Send + Sync,
+    {
+        if self.run == (0..self.all.len()) {
+            Arc::try_unwrap(self.all).unwrap_or_else(|shared| (*shared).clone())
+        } else {
+            self.all[self.run].par_iter().cloned().collect()
+        }
+    }
+}
+
+impl<V> From<Vec<V>> for Shared<V> {
+    fn from(v: Vec<V>) -> Self {
+        Shared { run: 0..v.len(), all: Arc::new(v) }
+    }
+}
+
+impl<V> std::ops::Deref for Shared<V> {
+    type Target = [V];
+    fn deref(&self) -> &[V] {
+        &self.all[self.run.clone()]
+    }
+}
+
+impl<V: PartialEq> PartialEq for Shared<V> {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
 }
 
 impl<T: Scalar> Csr<T> {
@@ -86,9 +130,9 @@ impl<T: Scalar> Csr<T> {
             None => Ok(Csr {
                 nrows,
                 ncols,
-                row_ptr: Arc::new(row_ptr),
-                col_idx: Arc::new(col_idx),
-                values: Arc::new(values),
+                row_ptr: row_ptr.into(),
+                col_idx: col_idx.into(),
+                values: values.into(),
             }),
         }
     }
@@ -106,9 +150,9 @@ impl<T: Scalar> Csr<T> {
         Csr {
             nrows,
             ncols,
-            row_ptr: Arc::new(row_ptr),
-            col_idx: Arc::new(col_idx),
-            values: Arc::new(values),
+            row_ptr: row_ptr.into(),
+            col_idx: col_idx.into(),
+            values: values.into(),
         }
     }
 
@@ -117,9 +161,9 @@ impl<T: Scalar> Csr<T> {
         Csr {
             nrows,
             ncols,
-            row_ptr: Arc::new(vec![0; nrows + 1]),
-            col_idx: Arc::default(),
-            values: Arc::default(),
+            row_ptr: vec![0; nrows + 1].into(),
+            col_idx: Vec::new().into(),
+            values: Vec::new().into(),
         }
     }
 
@@ -150,7 +194,8 @@ impl<T: Scalar> Csr<T> {
     /// The raw parts `(nrows, ncols, row_ptr, col_idx, values)` (each array copied only
     /// when a clone of this matrix still shares it).
     pub fn into_parts(self) -> (usize, usize, Vec<usize>, Vec<u32>, Vec<T>) {
-        (self.nrows, self.ncols, unshare(self.row_ptr), unshare(self.col_idx), unshare(self.values))
+        let (row_ptr, col_idx) = (self.row_ptr.into_vec(), self.col_idx.into_vec());
+        (self.nrows, self.ncols, row_ptr, col_idx, self.values.into_vec())
     }
 
     /// Column indices and values of row `r`.
@@ -159,27 +204,42 @@ impl<T: Scalar> Csr<T> {
         let range = self.row_ptr[r]..self.row_ptr[r + 1];
         (&self.col_idx[range.clone()], &self.values[range])
     }
-    #[inline]
-    /// The rows before `at` and the rows from `at` on, as two matrices (same columns). The
-    /// one with more entries keeps this matrix's arrays (when they are not shared); only the
-    /// other is copied.
-    pub fn split_rows(self, at: usize) -> (Csr<T>, Csr<T>) {
-        let (nrows, ncols, row_ptr, mut cols, mut vals) = self.into_parts();
-        let cut = row_ptr[at];
-        let (front, back) = if cut <= cols.len() - cut {
-            let front = (cols.drain(..cut).collect(), vals.drain(..cut).collect());
-            (front, (cols, vals))
+    /// The rows before `at` and the rows from `at` on, as two matrices (same columns) that
+    /// share this matrix's columns and values ([`Csr::row_block`]).
+    pub fn split_rows(&self, at: usize) -> (Csr<T>, Csr<T>) {
+        (self.row_block(0..at), self.row_block(at..self.nrows))
+    }
+    /// Rows `rows` as a matrix of their own (same columns) that shares this matrix's columns
+    /// and values: only the row offsets of a block that does not start at row 0 are new.
+    pub fn row_block(&self, rows: Range<usize>) -> Csr<T> {
+        let entries = self.row_ptr[rows.start]..self.row_ptr[rows.end];
+        let row_ptr = if entries.start == 0 {
+            self.row_ptr.run(rows.start..rows.end + 1)
         } else {
-            let back = (cols.split_off(cut), vals.split_off(cut));
-            ((cols, vals), back)
+            let offsets = &self.row_ptr[rows.start..=rows.end];
+            offsets.par_iter().map(|&p| p - entries.start).collect::<Vec<_>>().into()
         };
-        let back_ptr = row_ptr[at..].iter().map(|&p| p - cut).collect();
-        // SAFETY: whole rows of a valid CSR, the back's pointers rebased to 0: both valid.
-        unsafe {
-            (
-                Csr::new_unchecked(at, ncols, row_ptr[..=at].to_vec(), front.0, front.1),
-                Csr::new_unchecked(nrows - at, ncols, back_ptr, back.0, back.1),
-            )
+        Csr {
+            nrows: rows.len(),
+            ncols: self.ncols,
+            row_ptr,
+            col_idx: self.col_idx.run(entries.clone()),
+            values: self.values.run(entries),
+        }
+    }
+    /// The same rows and values (shared) in `ncols` columns, with each entry's column
+    /// replaced by `col_idx`'s where given (one per entry), else kept.
+    ///
+    /// # Safety
+    /// As [`Csr::new_unchecked`]: every row's columns strictly increasing and below `ncols`.
+    pub unsafe fn with_columns(&self, ncols: usize, col_idx: Option<Vec<u32>>) -> Csr<T> {
+        debug_assert!(col_idx.as_ref().is_none_or(|c| c.len() == self.nnz()));
+        Csr {
+            nrows: self.nrows,
+            ncols,
+            row_ptr: self.row_ptr.clone(),
+            col_idx: col_idx.map_or_else(|| self.col_idx.clone(), Shared::from),
+            values: self.values.clone(),
         }
     }
     /// Number of entries in row `r` (panics if `r >= nrows`).
@@ -206,7 +266,12 @@ impl<T: Scalar> Csr<T> {
             ncols: self.ncols,
             row_ptr: self.row_ptr.clone(),
             col_idx: self.col_idx.clone(),
-            values: Arc::new(self.values.par_iter().map(|v| U::from_f64(v.to_f64())).collect()),
+            values: self
+                .values
+                .par_iter()
+                .map(|v| U::from_f64(v.to_f64()))
+                .collect::<Vec<_>>()
+                .into(),
         }
     }
 
@@ -260,9 +325,9 @@ impl<T: Scalar> Csr<T> {
         Ok(Csr {
             nrows: self.ncols,
             ncols: self.nrows,
-            row_ptr: Arc::new(row_ptr),
-            col_idx: Arc::new(col_idx),
-            values: Arc::new(values),
+            row_ptr: row_ptr.into(),
+            col_idx: col_idx.into(),
+            values: values.into(),
         })
     }
 
@@ -495,12 +560,48 @@ mod tests {
     fn clones_share_the_entries_and_into_parts_copies_only_shared_arrays() {
         let a = crate::io::gen::generate("kron:scale=12").unwrap();
         let b = a.clone();
-        assert!(Arc::ptr_eq(&a.col_idx, &b.col_idx) && Arc::ptr_eq(&a.values, &b.values));
+        assert!(Arc::ptr_eq(&a.col_idx.all, &b.col_idx.all));
+        assert!(Arc::ptr_eq(&a.values.all, &b.values.all));
         let cast = a.cast::<f32>();
-        assert!(Arc::ptr_eq(&a.row_ptr, &cast.row_ptr));
+        assert!(Arc::ptr_eq(&a.row_ptr.all, &cast.row_ptr.all));
         let (m, n, p, c, v) = b.into_parts(); // a still shares them: copied
         assert_eq!(super::Csr::new_checked(m, n, p, c, v).unwrap(), a);
         let e = super::Csr::<f32>::zeros(3, 0);
         assert_eq!(e.clone(), e);
+    }
+
+    #[test]
+    fn row_blocks_share_the_entries_and_copy_out_only_their_own() {
+        let a = crate::io::gen::generate("random:rows=300,cols=200,mean=5").unwrap();
+        for rows in [0..300, 0..0, 0..17, 17..300, 150..151, 299..300, 300..300] {
+            let block = a.row_block(rows.clone());
+            assert!(Arc::ptr_eq(&a.values.all, &block.values.all), "{rows:?}");
+            assert_eq!((block.nrows(), block.ncols()), (rows.len(), 200));
+            assert_eq!(block.row_ptr()[0], 0);
+            for r in rows.clone() {
+                assert_eq!(block.row(r - rows.start), a.row(r), "block {rows:?}, row {r}");
+            }
+            let (_, _, p, c, v) = block.clone().into_parts();
+            assert_eq!(super::Csr::new_checked(rows.len(), 200, p, c, v).unwrap(), block);
+            // A block equals the same rows built on their own.
+            let own = super::Csr::new_checked(
+                rows.len(),
+                200,
+                block.row_ptr().to_vec(),
+                block.col_idx().to_vec(),
+                block.values().to_vec(),
+            );
+            assert_eq!(own.unwrap(), block);
+        }
+        let (front, _) = a.split_rows(100);
+        // SAFETY: every column + 1 stays increasing and below 201.
+        let shifted = unsafe {
+            front.with_columns(201, Some(front.col_idx().iter().map(|c| c + 1).collect()))
+        };
+        assert!(Arc::ptr_eq(&shifted.values.all, &a.values.all));
+        assert_eq!(shifted.row(5).0.iter().map(|c| c - 1).collect::<Vec<_>>(), front.row(5).0);
+        // SAFETY: the same columns in as many columns.
+        let same = unsafe { front.with_columns(200, None) };
+        assert_eq!(same, front);
     }
 }

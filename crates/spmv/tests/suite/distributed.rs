@@ -190,7 +190,7 @@ fn gpu_distributed_cg_matches_the_one_gpu_cg_and_repeats_its_bits() {
         assert!(d.halo_entries() > 0 || parts == 1);
         let setup = d.setup_phases().unwrap();
         let names: Vec<&str> = setup.phases().iter().map(|p| p.name.as_str()).collect();
-        let want = ["partition", "peer access", "local copy", "convert", "upload"];
+        let want = ["partition", "peer access", "renumber", "convert", "upload"];
         assert_eq!(names, [&want[..], &["parts (wall)", "halo plan"]].concat());
         assert!(setup.phases().iter().all(|p| p.ms >= 0.0), "{setup:?}");
     }

@@ -86,7 +86,7 @@ fn gpu_rank_child() {
     assert_eq!((d.nrows(), d.world().unwrap().rank), (n, world.rank));
     let setup = d.setup_phases().unwrap();
     let names: Vec<&str> = setup.phases().iter().map(|p| p.name.as_str()).collect();
-    let want = ["partition", "local copy", "halo lists", "nccl id", "convert", "upload"];
+    let want = ["partition", "renumber", "halo lists", "nccl id", "convert", "upload"];
     let want = [&want[..], &["halo plan", "nccl init", "nccl connect"]].concat();
     assert_eq!(names, want);
     let words = figures(&d, method.parse().unwrap());
