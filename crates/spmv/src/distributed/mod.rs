@@ -368,8 +368,9 @@ impl<T: Scalar> DistributedMatrix<T> {
         };
         // The devices' parts are built side by side (one thread per device: the conversions,
         // kernel compilations and uploads overlap), a device's parts one after another — when
-        // the host can hold every device's renumbered columns at once; else one part at a time.
-        let copy = 4 * a.nnz() as u64 + 16 * a.nrows() as u64;
+        // the host can hold what every device's build holds at once (a part's renumbered
+        // columns and its format's arrays, about a CSR's size); else one part at a time.
+        let held = 16 * a.nnz() as u64 + 16 * a.nrows() as u64;
         let mut devices: Vec<Vec<usize>> = Vec::new();
         for i in 0..gpus.len() {
             match devices.iter_mut().find(|d| Arc::ptr_eq(&gpus[d[0]], &gpus[i])) {
@@ -378,7 +379,7 @@ impl<T: Scalar> DistributedMatrix<T> {
             }
         }
         let room = crate::error::available_memory().unwrap_or(0);
-        let side_by_side = devices.len() > 1 && room > 3 * copy;
+        let side_by_side = devices.len() > 1 && room > 3 * held;
         let start = std::time::Instant::now();
         let built: Vec<Result<Built<T>>> = if side_by_side {
             std::thread::scope(|scope| {
