@@ -446,11 +446,9 @@ impl<T: Scalar> DistributedMatrix<T> {
             let one = vec![(0..n, local.local, inner.len() == n)];
             return Self::build_pieces(gpu, spec, one, times);
         }
-        let block = |rows: &Range<usize>| local.local.row_block(rows.clone());
-        let three = [(0..inner.start, false), (inner.clone(), true), (inner.end..n, false)];
-        let three =
-            three.into_iter().map(|(rows, interior)| (rows.clone(), block(&rows), interior));
-        match Self::build_pieces(gpu, spec, three.collect(), times) {
+        let three = [(0..inner.start, false), (inner.clone(), true), (inner.end..n, false)]
+            .map(|(rows, interior)| (rows.clone(), local.local.row_block(rows), interior));
+        match Self::build_pieces(gpu, spec, three.into(), times) {
             // A piece the format refuses (a boundary piece's padding, say): the part whole.
             Err(Error::Format { .. }) => {
                 Self::build_pieces(gpu, spec, vec![(0..n, local.local, false)], times)

@@ -43,21 +43,24 @@ struct Shared<V> {
 }
 
 impl<V: Clone> Shared<V> {
-    fn run(&self, run: Range<usize>) -> Self {
-        let start = self.run.start + run.start;
-        Shared { all: self.all.clone(), run: start..start + run.len() }
+    /// Entries `within` of this array, shared.
+    fn sub(&self, within: Range<usize>) -> Self {
+        let start = self.run.start + within.start;
+        Shared { all: self.all.clone(), run: start..start + within.len() }
     }
     /// The entries as a vector of their own, copied only when another matrix still shares
     /// them (or this is a run of a longer vector).
-    fn into_vec(self) -> Vec<V>
+    fn into_vec(mut self) -> Vec<V>
     where
         V: Send + Sync,
     {
         if self.run == (0..self.all.len()) {
-            Arc::try_unwrap(self.all).unwrap_or_else(|shared| (*shared).clone())
-        } else {
-            self.all[self.run].par_iter().cloned().collect()
+            match Arc::try_unwrap(self.all) {
+                Ok(v) => return v,
+                Err(all) => self.all = all,
+            }
         }
+        self.all[self.run].par_iter().cloned().collect()
     }
 }
 
@@ -214,7 +217,7 @@ impl<T: Scalar> Csr<T> {
     pub fn row_block(&self, rows: Range<usize>) -> Csr<T> {
         let entries = self.row_ptr[rows.start]..self.row_ptr[rows.end];
         let row_ptr = if entries.start == 0 {
-            self.row_ptr.run(rows.start..rows.end + 1)
+            self.row_ptr.sub(rows.start..rows.end + 1)
         } else {
             let offsets = &self.row_ptr[rows.start..=rows.end];
             offsets.par_iter().map(|&p| p - entries.start).collect::<Vec<_>>().into()
@@ -223,8 +226,8 @@ impl<T: Scalar> Csr<T> {
             nrows: rows.len(),
             ncols: self.ncols,
             row_ptr,
-            col_idx: self.col_idx.run(entries.clone()),
-            values: self.values.run(entries),
+            col_idx: self.col_idx.sub(entries.clone()),
+            values: self.values.sub(entries),
         }
     }
     /// The same rows and values (shared) in `ncols` columns, with each entry's column
