@@ -23,7 +23,8 @@
 //! `MANIFEST.tsv`), per family and over all: the score of matrices unlike any it has seen.
 //! Last, where the table of the other timing sits beside OUT (`h200-f64.json` graph,
 //! `h200-f64-host.json` host-issued), that table's leave-one-out choices scored by this run's
-//! times: what ranking by one timing costs a caller who sees the other.
+//! times: what ranking by one timing costs a caller who sees the other. `AUTO_FIT_SHOW=A,B`
+//! also prints the leave-one-out score and choice of the training matrices named A and B.
 //!
 //! ```sh
 //! # the host-issued table
@@ -167,6 +168,11 @@ fn main() {
         candidates.len()
     );
     println!("below 0.7: {:?}", best.low);
+    if let Ok(show) = std::env::var("AUTO_FIT_SHOW") {
+        for s in best.scores.iter().filter(|s| show.split(',').any(|n| n == s.0)) {
+            println!("SHOW {s:?}");
+        }
+    }
     // Per family at the chosen k: leave-one-out beside leave-one-family-out.
     let lofo = model.cross_validate(&candidates, best.k, 1, Some(&families));
     let mut by_family: BTreeMap<&str, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
