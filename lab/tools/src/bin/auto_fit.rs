@@ -62,8 +62,10 @@ fn main() {
     // Every run's back-to-back times; a format measured in several runs keeps the geometric
     // mean (on matrices of a few microseconds two measurements of one kernel differ by tens
     // of percent: averaging runs is the cheapest way to a less noisy table).
-    let mut l2_bytes = 0.0;
-    let mut device = String::new();
+    // The first run's L2 is the one the size feature is measured against (the model's GPU);
+    // every run's device is named in the table's source.
+    let mut l2_bytes = None;
+    let mut devices: Vec<String> = Vec::new();
     let mut logs: BTreeMap<String, HashMap<String, Vec<f64>>> = BTreeMap::new();
     for bench in benches {
         let mut text = String::new();
@@ -74,8 +76,11 @@ fn main() {
             std::io::BufReader::new(file).read_to_string(&mut text).unwrap();
         }
         let report: serde_json::Value = serde_json::from_str(&text).unwrap();
-        l2_bytes = report["machine"]["l2_bytes"].as_f64().unwrap();
-        device = report["machine"]["name"].as_str().unwrap_or("?").to_string();
+        l2_bytes.get_or_insert(report["machine"]["l2_bytes"].as_f64().unwrap());
+        let device = report["machine"]["name"].as_str().unwrap_or("?").to_string();
+        if !devices.contains(&device) {
+            devices.push(device);
+        }
         for r in report["results"].as_array().unwrap() {
             // auto's and tune's own rows are choices, not candidates.
             let format = r["format"].as_str().unwrap();
@@ -108,6 +113,8 @@ fn main() {
         })
         .collect();
     let bench = benches.join(" ");
+    let l2_bytes = l2_bytes.expect("at least one bench run");
+    let device = devices.join(" and ");
     let matrices: Vec<TrainingMatrix> = times
         .into_par_iter()
         .map(|(name, times_ms)| {
