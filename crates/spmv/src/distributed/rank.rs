@@ -178,22 +178,6 @@ fn balanced_from_stripes<T: Scalar>(
     partition_from_proposals(&proposals, nrows, nnz, world.size)
 }
 
-/// Rows `range` (local to `a`) of `a` as a matrix of their own (same columns).
-fn row_block<T: Scalar>(a: &Csr<T>, range: Range<usize>) -> Csr<T> {
-    let (first, last) = (a.row_ptr()[range.start], a.row_ptr()[range.end]);
-    let row_ptr = a.row_ptr()[range.start..=range.end].iter().map(|&p| p - first).collect();
-    // SAFETY: whole rows of a valid matrix, their pointers rebased to 0.
-    unsafe {
-        Csr::new_unchecked(
-            range.len(),
-            a.ncols(),
-            row_ptr,
-            a.col_idx()[first..last].to_vec(),
-            a.values()[first..last].to_vec(),
-        )
-    }
-}
-
 /// Row blocks of one width stacked in order.
 fn stack_rows<T: Scalar>(blocks: &[Csr<T>], ncols: usize) -> Csr<T> {
     let nrows = blocks.iter().map(|b| b.nrows()).sum();
@@ -241,9 +225,8 @@ pub fn own_rows(
         let kept = part.start.max(rows.start)..part.end.min(rows.end);
         let mut pieces: Vec<Csr<f64>> = before.into_iter().collect();
         if !kept.is_empty() {
-            pieces.push(row_block(&block, kept.start - rows.start..kept.end - rows.start));
+            pieces.push(block.row_block(kept.start - rows.start..kept.end - rows.start));
         }
-        drop(block);
         pieces.extend(after);
         Ok(stack_rows(&pieces, nrows))
     })?;
@@ -451,7 +434,7 @@ mod tests {
                     .map(|rank| {
                         let world = World { rank, size, local_rank: rank, launcher: "test" };
                         let rows = stripe(n, &world);
-                        let block = row_block(&a, rows.clone());
+                        let block = a.row_block(rows.clone());
                         let base = a.row_ptr()[rows.start];
                         cut_proposals(block.row_ptr(), &rows, base, a.nnz(), size)
                     })
@@ -554,7 +537,7 @@ mod tests {
                 if rank == 1 {
                     Err(Error::Argument("no such rows here".into()))
                 } else {
-                    crate::io::gen::generate("poisson2d:n=9").map(|a| row_block(&a, rows))
+                    crate::io::gen::generate("poisson2d:n=9").map(|a| a.row_block(rows))
                 }
             };
             own_rows(81, read, &meet).unwrap_err().to_string()
@@ -595,7 +578,7 @@ mod tests {
             let n = whole.nrows();
             for rows in [0..0, 0..n, 1..n / 3, n / 2..n, n - 1..n + 5] {
                 let got = g.generate_rows(rows.clone()).unwrap();
-                let want = row_block(&whole, rows.start.min(n)..rows.end.min(n));
+                let want = whole.row_block(rows.start.min(n)..rows.end.min(n));
                 assert_eq!(
                     (got.ncols(), got.row_ptr(), got.col_idx(), got.values()),
                     (want.ncols(), want.row_ptr(), want.col_idx(), want.values()),
@@ -622,7 +605,7 @@ mod tests {
             for rows in [0..0, 0..1, 1..3, 2..3, 0..3, 2..9] {
                 let got: Csr<f64> =
                     crate::io::read_matrix_market_rows(&file, &options, rows.clone()).unwrap();
-                let want = row_block(&whole, rows.start.min(3)..rows.end.min(3));
+                let want = whole.row_block(rows.start.min(3)..rows.end.min(3));
                 assert_eq!(
                     (got.ncols(), got.row_ptr(), got.col_idx(), got.values()),
                     (want.ncols(), want.row_ptr(), want.col_idx(), want.values()),
@@ -657,7 +640,7 @@ mod tests {
     fn row_blocks_stack_back_into_the_matrix() {
         let a = crate::io::gen::generate("powerlaw:n=500,mean=5,exp=2.2").unwrap();
         let cuts = [0, 0, 130, 131, 400, 500];
-        let blocks: Vec<Csr<f64>> = cuts.windows(2).map(|w| row_block(&a, w[0]..w[1])).collect();
+        let blocks: Vec<Csr<f64>> = cuts.windows(2).map(|w| a.row_block(w[0]..w[1])).collect();
         let back = stack_rows(&blocks, a.ncols());
         assert_eq!(
             (back.row_ptr(), back.col_idx(), back.values()),

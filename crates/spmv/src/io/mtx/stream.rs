@@ -226,8 +226,7 @@ mod tests {
     /// [`parts`] of rows `rows` of `a` (clipped), as a matrix of their own.
     fn block(a: &Csr<f64>, rows: &Range<usize>) -> (Vec<usize>, Vec<u32>, Vec<u64>) {
         let start = rows.start.min(a.nrows());
-        let (_, rest) = a.clone().split_rows(start);
-        parts(&rest.split_rows(rows.end.clamp(start, a.nrows()) - start).0)
+        parts(&a.row_block(start..rows.end.clamp(start, a.nrows())))
     }
 
     /// A text of `entries` random entries in every layout the reader takes, with comments,
